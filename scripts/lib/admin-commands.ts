@@ -1,0 +1,36 @@
+import { parseArgs } from 'node:util';
+import { configuredIssuer, DEFAULT_TTL_SECONDS } from '#shared/auth/issuer.ts';
+import { baseDb } from '#shared/db/client.ts';
+import { getEntity } from '#shared/db/store.ts';
+import { createTenant } from '#shared/domain/tenants.ts';
+import { userEntity } from '#shared/domain/users/entity.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Operator commands; environment (TABLE_NAME, DYNAMODB_ENDPOINT or AWS credentials, issuer) set by the caller. */
+export async function runAdmin(argv: string[]): Promise<Record<string, unknown>> {
+  const [command, ...rest] = argv;
+  const db = baseDb(); // operator path: table-wide access by design (see docs/deploy.md)
+  if (command === 'create-tenant') {
+    const { values } = parseArgs({ args: rest, options: { name: { type: 'string' }, 'admin-email': { type: 'string' }, ttl: { type: 'string' } } });
+    if (!values.name?.trim()) throw new Error('--name is required');
+    if (!values['admin-email'] || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(values['admin-email'])) throw new Error('--admin-email must be an e-mail address');
+    const { tenant, admin } = await createTenant(async (tenantId) => ({ tenantId, db }), { name: values.name.trim(), adminEmail: values['admin-email'] });
+    const issuer = await configuredIssuer();
+    const { token } = await issuer.sign({ tenantId: tenant.uuid, userId: admin.uuid, ttlSeconds: Number(values.ttl ?? DEFAULT_TTL_SECONDS) });
+    return { tenant_uuid: tenant.uuid, user_uuid: admin.uuid, token };
+  }
+  if (command === 'issue-token') {
+    const { values } = parseArgs({ args: rest, options: { tenant: { type: 'string' }, user: { type: 'string' }, ttl: { type: 'string' } } });
+    if (!values.tenant || !UUID.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
+    if (!values.user || !UUID.test(values.user)) throw new Error('--user <user_uuid> is required');
+    const ttl = Number(values.ttl ?? DEFAULT_TTL_SECONDS);
+    if (!Number.isInteger(ttl) || ttl <= 0 || ttl > 30 * 86400) throw new Error('--ttl must be a positive number of seconds (at most 30 days)');
+    const user = await getEntity({ tenantId: values.tenant, db }, userEntity, values.user);
+    if (!user) throw new Error(`No user ${values.user} in tenant ${values.tenant}`);
+    const issuer = await configuredIssuer();
+    const { token, expiresAt } = await issuer.sign({ tenantId: values.tenant, userId: values.user, ttlSeconds: ttl });
+    return { token, expires_at: expiresAt };
+  }
+  throw new Error(`Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]`);
+}

@@ -1,0 +1,89 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { createServer } from 'node:net';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { createTableInput } from '#shared/db/table.ts';
+
+/** DynamoDB Local, the official emulator, whose jar ships in the npm package amplify-dynamodb-simulator. */
+export function emulatorDir(): string {
+  const require = createRequire(import.meta.url);
+  return join(dirname(require.resolve('amplify-dynamodb-simulator/package.json')), 'emulator');
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DynamoLocal {
+  endpoint: string;
+  stop(): Promise<void>;
+}
+
+export async function startDynamoLocal(opts: { port?: number; dbPath?: string; log?: (line: string) => void }): Promise<DynamoLocal> {
+  const port = opts.port || (await freePort());
+  const dir = emulatorDir();
+  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-Xmx512m', '-jar', join(dir, 'DynamoDBLocal.jar'), '-port', String(port)];
+  if (opts.dbPath) {
+    mkdirSync(opts.dbPath, { recursive: true });
+    args.push('-sharedDb', '-dbPath', opts.dbPath);
+  } else args.push('-sharedDb', '-inMemory'); // shared: one database whatever region/credentials a client uses
+  const child: ChildProcess = spawn('java', args, { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+  let exited = false;
+  let output = '';
+  child.stdout?.on('data', (d) => (output += d));
+  child.stderr?.on('data', (d) => (output += d));
+  child.on('exit', () => (exited = true));
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  const endpoint = `http://127.0.0.1:${port}`;
+  const client = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (exited) throw new Error(`DynamoDB Local exited during start (is Java 17 installed?):\n${output}`);
+    try {
+      await client.send(new ListTablesCommand({}));
+      break;
+    } catch {
+      if (Date.now() > deadline) throw new Error(`DynamoDB Local did not start within 60s:\n${output}`);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  }
+  client.destroy();
+  opts.log?.(`DynamoDB Local listening on ${endpoint} (${opts.dbPath ? `data in ${opts.dbPath}` : 'in memory'})`);
+  return {
+    endpoint,
+    stop: () =>
+      new Promise((resolve) => {
+        process.removeListener('exit', killOnExit);
+        if (exited) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 3000).unref();
+      }),
+  };
+}
+
+/** Creates the table from the shared definition unless it exists (a persisted DATA_DIR keeps it). */
+export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
+  const client = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  try {
+    await client.send(new DescribeTableCommand({ TableName: tableName }));
+  } catch {
+    try {
+      await client.send(new CreateTableCommand(createTableInput(tableName)));
+    } catch (err) {
+      if (!(err instanceof ResourceInUseException)) throw err;
+    }
+  } finally {
+    client.destroy();
+  }
+}

@@ -1,0 +1,217 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { mkdirSync, writeFileSync, appendFileSync, rmSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import type { Context } from 'aws-lambda';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { fileIssuer, type Issuer } from '#shared/auth/issuer.ts';
+import { LocalQueues, installLocalQueues, type WorkerHandler } from '#shared/queue/queue.ts';
+import { routes, workers, type Route } from '#shared/routes/index.ts';
+import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
+import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
+
+/**
+ * The local stack: DynamoDB Local + every route of the route table served over HTTP, each request turned
+ * into an API Gateway HTTP API (payload 2.0) event for the same handler the Lambda runs, behind a JWT check
+ * that behaves like the HTTP API JWT authorizer. Workers run in-process behind LocalQueues.
+ */
+export interface LocalStackOptions {
+  port?: number;
+  host?: string;
+  dataDir: string;
+  inMemory?: boolean;
+  dynamoPort?: number;
+  tableName?: string;
+  quiet?: boolean;
+}
+
+export interface LocalStack {
+  url: string;
+  dynamoEndpoint: string;
+  tableName: string;
+  issuer: Issuer;
+  queues: LocalQueues;
+  stop(): Promise<void>;
+}
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+
+export const stackFile = (dataDir: string) => join(dataDir, 'stack.json');
+export const keyFile = (dataDir: string) => join(dataDir, 'issuer-key.json');
+
+interface CompiledRoute {
+  route: Route;
+  regex: RegExp;
+  params: string[];
+}
+
+function compile(route: Route): CompiledRoute {
+  const params: string[] = [];
+  const pattern = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}|\{(\w+)\}/g, (_m, a, b) => {
+    params.push(a ?? b);
+    return '([^/]+)';
+  });
+  return { route, regex: new RegExp(`^${pattern}$`), params };
+}
+
+export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
+  const dataDir = resolve(opts.dataDir);
+  mkdirSync(dataDir, { recursive: true });
+  const log = (msg: string, extra: Record<string, unknown> = {}) => {
+    if (!opts.quiet) console.log(JSON.stringify({ level: 'INFO', timestamp: new Date().toISOString(), service: 'local-stack', message: msg, ...extra }));
+  };
+  const tableName = opts.tableName ?? 'goal-tracking';
+  const dynamo: DynamoLocal = await startDynamoLocal({ port: opts.dynamoPort, dbPath: opts.inMemory ? undefined : join(dataDir, 'dynamodb'), log: (l) => log(l) });
+  await ensureTable(dynamo.endpoint, tableName);
+
+  const server: Server = createServer();
+  await new Promise<void>((r) => server.listen(opts.port ?? 3000, opts.host ?? '127.0.0.1', () => r()));
+  const { port } = server.address() as { port: number };
+  const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
+
+  // The handlers read their configuration from the environment, as in Lambda.
+  Object.assign(process.env, {
+    TABLE_NAME: tableName,
+    DYNAMODB_ENDPOINT: dynamo.endpoint,
+    AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
+    ISSUER_URL: process.env.ISSUER_URL ?? url,
+    ISSUER_KEY_FILE: keyFile(dataDir),
+    EMAIL_OUTBOX_DIR: join(dataDir, 'outbox'),
+    ...(opts.quiet ? { POWERTOOLS_LOG_LEVEL: 'SILENT', LOG_LEVEL: 'SILENT' } : {}),
+  });
+  const issuer = await fileIssuer(keyFile(dataDir), process.env.ISSUER_URL!, process.env.JWT_AUDIENCE || undefined);
+  const jwks = createLocalJWKSet(await issuer.jwks());
+
+  const dlqFile = join(dataDir, 'dead-letters.jsonl');
+  const queues = new LocalQueues({ log: (m, e) => log(m, e), onDeadLetter: (d) => appendFileSync(dlqFile, `${JSON.stringify(d)}\n`) });
+  installLocalQueues(queues);
+  const handlers = new Map<string, Promise<(e: unknown, c: Context) => Promise<unknown>>>();
+  const load = (file: string) => {
+    if (!handlers.has(file)) handlers.set(file, import(pathToFileURL(join(ROOT, file)).href).then((m) => m.handler));
+    return handlers.get(file)!;
+  };
+  for (const w of workers) {
+    queues.register({ queue: w.queue, maxReceiveCount: w.maxReceiveCount, batchSize: w.batchSize, timeoutSeconds: w.timeoutSeconds, handler: () => load(w.handler) as Promise<WorkerHandler> });
+  }
+  queues.start();
+
+  const compiled = routes.map(compile);
+  server.on('request', (req, res) => {
+    handle(req, res).catch((err) => {
+      log('local stack error', { error: String(err?.stack ?? err) });
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ message: 'Internal Server Error' }));
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const started = Date.now();
+    const requestId = randomUUID();
+    const [rawPath = '/', rawQueryString = ''] = (req.url ?? '/').split(/\?(.*)/s);
+    const method = (req.method ?? 'GET').toUpperCase();
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const send = (status: number, headers: Record<string, string>, body: string) => {
+      res.writeHead(status, { 'apigw-requestid': requestId, ...headers });
+      res.end(body);
+      log('access', { request_id: requestId, method, path: rawPath, status, ms: Date.now() - started });
+    };
+    let match: { c: CompiledRoute; m: RegExpExecArray } | undefined;
+    for (const c of compiled) {
+      const m = c.route.method === method ? c.regex.exec(rawPath) : null;
+      if (m) {
+        match = { c, m };
+        break;
+      }
+    }
+    if (!match) return send(404, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Not Found' }));
+    const { route, params } = match.c;
+
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
+
+    let claims: Record<string, string | number | boolean | string[]> | undefined;
+    if (route.auth === 'jwt') {
+      // As the HTTP API JWT authorizer: Bearer token, signature against the issuer's JWKS, iss, aud, exp, nbf.
+      const m = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
+      try {
+        if (!m) throw new Error('missing token');
+        const { payload } = await jwtVerify(m[1]!, jwks, { issuer: issuer.issuer, audience: issuer.audience, algorithms: ['RS256', 'ES256'] });
+        claims = Object.fromEntries(Object.entries(payload).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : (v as string | number | boolean)]));
+      } catch {
+        return send(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }, JSON.stringify({ message: 'Unauthorized' }));
+      }
+    }
+
+    const pathParameters = Object.fromEntries(params.map((p, i) => [p, decodeURIComponent(match!.m[i + 1]!)]));
+    const queryStringParameters: Record<string, string> = {};
+    for (const [k, v] of new URLSearchParams(rawQueryString)) queryStringParameters[k] = k in queryStringParameters ? `${queryStringParameters[k]},${v}` : v;
+    const body = Buffer.concat(chunks).toString('utf8');
+    const routeKey = `${route.method} ${route.path}`;
+    const now = new Date();
+    const event = {
+      version: '2.0',
+      routeKey,
+      rawPath,
+      rawQueryString,
+      headers,
+      ...(Object.keys(queryStringParameters).length ? { queryStringParameters } : {}),
+      ...(params.length ? { pathParameters } : {}),
+      requestContext: {
+        accountId: '000000000000',
+        apiId: 'local',
+        domainName: headers.host ?? '127.0.0.1',
+        domainPrefix: 'local',
+        http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+        requestId,
+        routeKey,
+        stage: '$default',
+        time: now.toUTCString(),
+        timeEpoch: now.getTime(),
+        ...(claims ? { authorizer: { principalId: '', integrationLatency: 0, jwt: { claims, scopes: [] } } } : {}),
+      },
+      ...(body ? { body } : {}),
+      isBase64Encoded: false,
+    } as unknown as ApiEvent;
+    const context = {
+      awsRequestId: requestId,
+      functionName: routeKey,
+      functionVersion: '$LATEST',
+      invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${routeKey}`,
+      memoryLimitInMB: '1024',
+      logGroupName: 'local',
+      logStreamName: 'local',
+      callbackWaitsForEmptyEventLoop: true,
+      getRemainingTimeInMillis: () => 29_000,
+      done: () => undefined,
+      fail: () => undefined,
+      succeed: () => undefined,
+    } as unknown as Context;
+    const handler = await load(route.handler);
+    const result = (await handler(event, context)) as ApiResult;
+    const out: Record<string, string> = {};
+    for (const [k, v] of Object.entries(result.headers ?? {})) out[k] = String(v);
+    send(result.statusCode ?? 200, out, typeof result.body === 'string' ? result.body : '');
+  }
+
+  writeFileSync(stackFile(dataDir), JSON.stringify({ url, dynamoEndpoint: dynamo.endpoint, tableName, issuer: issuer.issuer, pid: process.pid }, null, 2));
+  log(`Goal-tracking API listening on ${url}`);
+
+  return {
+    url,
+    dynamoEndpoint: dynamo.endpoint,
+    tableName,
+    issuer,
+    queues,
+    stop: async () => {
+      queues.stop();
+      await new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      });
+      await dynamo.stop();
+      rmSync(stackFile(dataDir), { force: true });
+    },
+  };
+}

@@ -1,0 +1,26 @@
+/**
+ * `npm start` — the whole service on this machine. Options: `--in-memory` (throwaway data), `--port N`.
+ * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000 + random fallback), ISSUER_URL, JWT_AUDIENCE.
+ */
+import { parseArgs } from 'node:util';
+import { startLocalStack } from './lib/local-stack.ts';
+
+const { values } = parseArgs({ options: { 'in-memory': { type: 'boolean', default: false }, port: { type: 'string' } } });
+
+const stack = await startLocalStack({
+  port: Number(values.port ?? process.env.PORT ?? 3000),
+  dataDir: process.env.DATA_DIR ?? '.data',
+  inMemory: values['in-memory'],
+  dynamoPort: process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : undefined,
+});
+console.log(`\n  Goal-tracking API: ${stack.url}\n  OpenAPI: ${stack.url}/openapi.json\n  Create a tenant: npm run admin -- create-tenant --name Acme --admin-email admin@acme.test\n  Ctrl-C stops everything.\n`);
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    console.log('Stopping…');
+    stack.stop().then(() => process.exit(0), () => process.exit(1));
+  });
+}

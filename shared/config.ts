@@ -1,0 +1,42 @@
+/**
+ * Configuration read once at cold start. A missing required variable throws while the module loads, so a
+ * misconfigured function fails its first invocation loudly instead of misbehaving later.
+ */
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`Missing required environment variable ${name}`);
+  return value;
+}
+
+function optional(name: string, fallback: string): string {
+  return process.env[name] || fallback;
+}
+
+export const config = {
+  get tableName(): string {
+    return required('TABLE_NAME');
+  },
+  /** Set only locally (DynamoDB Local); unset in AWS. */
+  get dynamoEndpoint(): string | undefined {
+    return process.env.DYNAMODB_ENDPOINT || undefined;
+  },
+  get region(): string {
+    return optional('AWS_REGION', 'us-east-1');
+  },
+  /** JWT claim names that carry the tenant and the user (configurable so a Cognito pool can be the issuer). */
+  get tenantClaim(): string {
+    return optional('TENANT_CLAIM', 'tenant_uuid');
+  },
+  get userClaim(): string {
+    return optional('USER_CLAIM', 'user_uuid');
+  },
+  /** Role assumed with a per-tenant session policy (dynamodb:LeadingKeys); unset locally. */
+  get tenantRoleArn(): string | undefined {
+    return process.env.TENANT_ROLE_ARN || undefined;
+  },
+};
+
+/** Validates at cold start that the variables every data-touching function needs are present. */
+export function assertDataConfig(): void {
+  void config.tableName;
+}

@@ -1,0 +1,40 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AwsCredentialIdentity } from '@aws-sdk/types';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { config } from '#shared/config.ts';
+import { recordDbCall } from '#shared/db/metrics.ts';
+
+export type Db = DynamoDBDocumentClient;
+
+/** Wraps a low-level client so every call asks for consumed capacity and is counted per request. */
+export function instrument(client: DynamoDBClient): DynamoDBDocumentClient {
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const input = args.input as { ReturnConsumedCapacity?: string };
+      input.ReturnConsumedCapacity ??= 'TOTAL';
+      const result = await next(args);
+      recordDbCall(result.output as Parameters<typeof recordDbCall>[0]);
+      return result;
+    },
+    { step: 'initialize', name: 'dbMetrics' },
+  );
+  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
+}
+
+export function createDynamoClient(credentials?: AwsCredentialIdentity): DynamoDBClient {
+  const endpoint = config.dynamoEndpoint;
+  return new DynamoDBClient({
+    region: config.region,
+    ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    ...(credentials && !endpoint ? { credentials } : {}),
+    maxAttempts: 5,
+  });
+}
+
+let sharedClient: DynamoDBDocumentClient | undefined;
+
+/** The function's own (execution-role) client. Created once per container. */
+export function baseDb(): DynamoDBDocumentClient {
+  sharedClient ??= instrument(createDynamoClient());
+  return sharedClient;
+}

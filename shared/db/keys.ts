@@ -1,0 +1,42 @@
+/**
+ * Every key of the table is built here and nowhere else. Every partition key (base table and GSI) starts
+ * with `T#<tenant>#`, so an IAM session policy on `dynamodb:LeadingKeys` = `T#<tenant>#*` confines a
+ * credential to one tenant (see tenant-scope.ts).
+ *
+ * Item families:
+ *  - entity:  PK = T#t#<type>#<id>            SK = #              GSI1PK = T#t#<type>              GSI1SK = <created_at>#<id>
+ *  - entry:   PK = T#t#<type>#<id>            SK = IX#<name>#<v>  GSI1PK = T#t#<type>@<name>#<v>   GSI1SK = <created_at>#<id>
+ *             (one per association value: goal owner, label, team...; lists "<type>s whose <name> is <v>")
+ *  - unique:  PK = T#t#unique#<name>#<value>  SK = #              (uniqueness claim: user email, label name, short_id)
+ *  - misc:    PK = T#t#<kind>#<id>            SK = <anything>     (counters, throttles, per-entity side items)
+ */
+export const ENTITY_SK = '#';
+export const ENTRY_SK_PREFIX = 'IX#';
+
+const tenantPrefix = (tenantId: string) => `T#${tenantId}#`;
+
+export const keys = {
+  tenantPrefix,
+  /** The `dynamodb:LeadingKeys` pattern that confines a credential to one tenant. */
+  leadingKeysPattern: (tenantId: string) => `${tenantPrefix(tenantId)}*`,
+
+  entity: (tenantId: string, type: string, id: string) => ({ PK: `${tenantPrefix(tenantId)}${type}#${id}`, SK: ENTITY_SK }),
+  entityList: (tenantId: string, type: string) => `${tenantPrefix(tenantId)}${type}`,
+
+  entry: (tenantId: string, type: string, id: string, name: string, value: string) => ({
+    PK: `${tenantPrefix(tenantId)}${type}#${id}`,
+    SK: `${ENTRY_SK_PREFIX}${name}#${value}`,
+  }),
+  entryList: (tenantId: string, type: string, name: string, value: string) => `${tenantPrefix(tenantId)}${type}@${name}#${value}`,
+
+  listSortKey: (createdAt: string, id: string) => `${createdAt}#${id}`,
+
+  unique: (tenantId: string, name: string, value: string) => ({ PK: `${tenantPrefix(tenantId)}unique#${name}#${value}`, SK: ENTITY_SK }),
+
+  misc: (tenantId: string, kind: string, id: string, sk = ENTITY_SK) => ({ PK: `${tenantPrefix(tenantId)}${kind}#${id}`, SK: sk }),
+};
+
+/** The id at the end of a list sort key (`<created_at>#<id>`). */
+export function idFromListSortKey(sk: string): string {
+  return sk.slice(sk.lastIndexOf('#') + 1);
+}

@@ -1,0 +1,313 @@
+import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { config } from '#shared/config.ts';
+import type { Db } from '#shared/db/client.ts';
+import { ENTITY_SK, keys } from '#shared/db/keys.ts';
+import { AppError, ConcurrentUpdateError } from '#shared/errors.ts';
+
+/** What every request-scoped data access needs: the caller's tenant and a client confined to it. */
+export interface DataCtx {
+  tenantId: string;
+  db: Db;
+}
+
+export interface BaseRecord {
+  uuid: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One association value of an entity, indexed so "entities whose <name> is <value>" is one Query. */
+export interface EntryDef {
+  name: string;
+  value: string;
+  /** List family the entry is indexed under; defaults to the entity's list name. */
+  list?: string;
+}
+
+/** A uniqueness claim: at most one entity of the tenant may hold (name, value). */
+export interface UniqueDef {
+  name: string;
+  value: string;
+  /** Error raised when the claim is already held. */
+  onTaken: () => AppError;
+}
+
+/** Visibility envelope copied onto list-index items so list paging can skip invisible records without reading them. */
+export interface Envelope {
+  vis?: string;
+  acl?: string[];
+  /** Lifecycle marker (e.g. `discarded`, `archived`) so lists can leave such records out without reading them. */
+  state?: string;
+}
+
+export interface EntityDef<R extends BaseRecord> {
+  /** Key prefix of the entity item, e.g. `user`, `goal`. */
+  type: string;
+  /** List the entity appears in (GSI1PK); default `type`. Goals use their kind. */
+  listName?(r: R): string;
+  entries?(r: R): EntryDef[];
+  uniques?(r: R): UniqueDef[];
+  envelope?(r: R): Envelope;
+}
+
+export interface Stored<R> {
+  record: R;
+  version: number;
+}
+
+/** A row of GSI1: an entity or entry item seen through the list index. */
+export interface ListEntry {
+  id: string;
+  sortKey: string;
+  vis?: string;
+  acl?: string[];
+  state?: string;
+}
+
+const tableName = () => config.tableName;
+const listNameOf = <R extends BaseRecord>(def: EntityDef<R>, r: R) => def.listName?.(r) ?? def.type;
+
+// ---------- reads ----------
+
+export async function getEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, id: string, consistent = false): Promise<Stored<R> | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: tableName(), Key: keys.entity(ctx.tenantId, def.type, id), ConsistentRead: consistent }));
+  if (!out.Item) return undefined;
+  return { record: out.Item.rec as R, version: out.Item.v as number };
+}
+
+/** Fetches many entities by id (BatchGetItem, 100 per call, unprocessed keys retried). Missing ids are absent from the map. */
+export async function getEntities<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, ids: Iterable<string>): Promise<Map<string, Stored<R>>> {
+  const unique = [...new Set(ids)];
+  const found = new Map<string, Stored<R>>();
+  for (let i = 0; i < unique.length; i += 100) {
+    let requestKeys: Record<string, unknown>[] = unique.slice(i, i + 100).map((id) => keys.entity(ctx.tenantId, def.type, id));
+    for (let attempt = 0; requestKeys.length > 0; attempt++) {
+      const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: requestKeys } } }));
+      for (const item of out.Responses?.[tableName()] ?? []) found.set(item.id as string, { record: item.rec as R, version: item.v as number });
+      requestKeys = (out.UnprocessedKeys?.[tableName()]?.Keys as Record<string, unknown>[] | undefined) ?? [];
+      if (requestKeys.length && attempt > 8) throw new Error('BatchGet: unprocessed keys after retries');
+      if (requestKeys.length) await sleep(20 * 2 ** attempt);
+    }
+  }
+  return found;
+}
+
+/** The id holding a uniqueness claim, if any. */
+export async function findUnique(ctx: DataCtx, name: string, value: string): Promise<string | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: tableName(), Key: keys.unique(ctx.tenantId, name, value) }));
+  return out.Item?.id as string | undefined;
+}
+
+export interface ListPage {
+  entries: ListEntry[];
+  lastKey?: Record<string, unknown>;
+}
+
+/** One page of a GSI1 list (entity list or entry list), in creation order. */
+export async function queryList(
+  ctx: DataCtx,
+  partition: string,
+  opts: { forward?: boolean; startKey?: Record<string, unknown>; limit?: number; countOnly?: boolean } = {},
+): Promise<ListPage & { count: number }> {
+  const out = await ctx.db.send(
+    new QueryCommand({
+      TableName: tableName(),
+      IndexName: 'GSI1',
+      KeyConditionExpression: 'GSI1PK = :pk',
+      ExpressionAttributeValues: { ':pk': partition },
+      ScanIndexForward: opts.forward ?? true,
+      ExclusiveStartKey: opts.startKey,
+      Limit: opts.limit,
+      ...(opts.countOnly ? { Select: 'COUNT' as const } : {}),
+    }),
+  );
+  const entries = (out.Items ?? []).map((i) => ({ id: i.id as string, sortKey: i.GSI1SK as string, vis: i.vis as string | undefined, acl: i.acl as string[] | undefined, state: i.state as string | undefined }));
+  return { entries, lastKey: out.LastEvaluatedKey, count: out.Count ?? entries.length };
+}
+
+export const entityListPartition = (ctx: DataCtx, listName: string) => keys.entityList(ctx.tenantId, listName);
+export const entryListPartition = (ctx: DataCtx, listName: string, name: string, value: string) => keys.entryList(ctx.tenantId, listName, name, value);
+
+// ---------- writes ----------
+
+type TxItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/**
+ * Collects the writes of one logical change and commits them atomically (TransactWriteItems), mapping a
+ * failed condition back to the typed error of the operation that carried it. Nothing is written unless
+ * everything is.
+ */
+export class WriteTx {
+  private items: TxItem[] = [];
+  private failures: Array<() => AppError> = [];
+
+  constructor(private readonly ctx: DataCtx) {}
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  /** Adds a raw operation (Put/Update/Delete/ConditionCheck) with the error its failed condition means. */
+  add(item: TxItem, onConditionFail: () => AppError = () => new ConcurrentUpdateError()): this {
+    this.items.push(item);
+    this.failures.push(onConditionFail);
+    return this;
+  }
+
+  create<R extends BaseRecord>(def: EntityDef<R>, record: R): this {
+    const env = def.envelope?.(record) ?? {};
+    this.add({
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.entity(this.ctx.tenantId, def.type, record.uuid), ...this.listKeys(listNameOf(def, record), record), id: record.uuid, kind: def.type, v: 1, rec: record, ...env },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    });
+    for (const e of def.entries?.(record) ?? []) this.putEntry(def, record, e, env);
+    for (const u of def.uniques?.(record) ?? []) this.claim(u, record.uuid);
+    return this;
+  }
+
+  /** Replaces an entity read at `before.version`; fails with ConcurrentUpdateError if it changed since. */
+  replace<R extends BaseRecord>(def: EntityDef<R>, before: Stored<R>, after: R): this {
+    const envBefore = def.envelope?.(before.record) ?? {};
+    const env = def.envelope?.(after) ?? {};
+    const envChanged = JSON.stringify(envBefore) !== JSON.stringify(env);
+    this.add({
+      Put: {
+        TableName: tableName(),
+        Item: { ...keys.entity(this.ctx.tenantId, def.type, after.uuid), ...this.listKeys(listNameOf(def, after), after), id: after.uuid, kind: def.type, v: before.version + 1, rec: after, ...env },
+        ConditionExpression: 'v = :v',
+        ExpressionAttributeValues: { ':v': before.version },
+      },
+    });
+    const oldEntries = new Map((def.entries?.(before.record) ?? []).map((e) => [entryId(def, before.record, e), e]));
+    const newEntries = new Map((def.entries?.(after) ?? []).map((e) => [entryId(def, after, e), e]));
+    for (const [k, e] of oldEntries) if (!newEntries.has(k)) this.deleteEntry(def, before.record, e);
+    for (const [k, e] of newEntries) if (envChanged || !oldEntries.has(k)) this.putEntry(def, after, e, env);
+    const oldUniques = new Map((def.uniques?.(before.record) ?? []).map((u) => [`${u.name}#${u.value}`, u]));
+    const newUniques = new Map((def.uniques?.(after) ?? []).map((u) => [`${u.name}#${u.value}`, u]));
+    for (const [k, u] of oldUniques) if (!newUniques.has(k)) this.release(u, before.record.uuid);
+    for (const [k, u] of newUniques) if (!oldUniques.has(k)) this.claim(u, after.uuid);
+    return this;
+  }
+
+  /** Hard-deletes an entity with its entries and uniqueness claims. */
+  remove<R extends BaseRecord>(def: EntityDef<R>, before: Stored<R>): this {
+    this.add({
+      Delete: { TableName: tableName(), Key: keys.entity(this.ctx.tenantId, def.type, before.record.uuid), ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': before.version } },
+    });
+    for (const e of def.entries?.(before.record) ?? []) this.deleteEntry(def, before.record, e);
+    for (const u of def.uniques?.(before.record) ?? []) this.release(u, before.record.uuid);
+    return this;
+  }
+
+  async commit(): Promise<void> {
+    if (this.items.length === 0) return;
+    if (this.items.length > 100) throw new Error(`Transaction of ${this.items.length} items exceeds DynamoDB's limit of 100`);
+    try {
+      await this.ctx.db.send(new TransactWriteCommand({ TransactItems: this.items }));
+    } catch (err) {
+      if (err instanceof TransactionCanceledException || (err as Error).name === 'TransactionCanceledException') {
+        const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
+        const failed = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
+        if (failed >= 0) throw this.failures[failed]!();
+        if (reasons.some((r) => r.Code === 'TransactionConflict')) throw new ConcurrentUpdateError();
+      }
+      if (err instanceof ConditionalCheckFailedException) throw this.failures[0]!();
+      throw err;
+    }
+  }
+
+  private listKeys(listName: string, r: BaseRecord) {
+    return { GSI1PK: keys.entityList(this.ctx.tenantId, listName), GSI1SK: keys.listSortKey(r.created_at, r.uuid) };
+  }
+
+  private putEntry<R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef, env: Envelope) {
+    this.add({
+      Put: {
+        TableName: tableName(),
+        Item: {
+          ...keys.entry(this.ctx.tenantId, def.type, r.uuid, entryName(def, r, e), e.value),
+          GSI1PK: keys.entryList(this.ctx.tenantId, e.list ?? listNameOf(def, r), e.name, e.value),
+          GSI1SK: keys.listSortKey(r.created_at, r.uuid),
+          id: r.uuid,
+          kind: 'entry',
+          ...env,
+        },
+      },
+    });
+  }
+
+  private deleteEntry<R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) {
+    this.add({ Delete: { TableName: tableName(), Key: keys.entry(this.ctx.tenantId, def.type, r.uuid, entryName(def, r, e), e.value) } });
+  }
+
+  private claim(u: UniqueDef, id: string) {
+    this.add(
+      {
+        Put: {
+          TableName: tableName(),
+          Item: { ...keys.unique(this.ctx.tenantId, u.name, u.value), id, kind: 'unique' },
+          ConditionExpression: 'attribute_not_exists(PK) OR id = :id',
+          ExpressionAttributeValues: { ':id': id },
+        },
+      },
+      u.onTaken,
+    );
+  }
+
+  private release(u: UniqueDef, id: string) {
+    this.add({
+      Delete: { TableName: tableName(), Key: keys.unique(this.ctx.tenantId, u.name, u.value), ConditionExpression: 'attribute_not_exists(PK) OR id = :id', ExpressionAttributeValues: { ':id': id } },
+    });
+  }
+}
+
+// An entry's sort key names its list too, so two entries with the same name and value in different lists stay distinct.
+const entryName = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) => (e.list && e.list !== listNameOf(def, r) ? `${e.list}@${e.name}` : e.name);
+const entryId = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) => `${entryName(def, r, e)}#${e.value}`;
+
+export async function createEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, record: R): Promise<R> {
+  await new WriteTx(ctx).create(def, record).commit();
+  return record;
+}
+
+/**
+ * Optimistic read-modify-write: reads the entity, lets `change` compute the new record (and add related
+ * writes to the same transaction), commits conditioned on the version read, and retries on a lost race.
+ * `change` must be side-effect free apart from `tx` because it may run more than once.
+ */
+export async function mutateEntity<R extends BaseRecord>(
+  ctx: DataCtx,
+  def: EntityDef<R>,
+  id: string,
+  change: (current: Stored<R>, tx: WriteTx) => Promise<R | undefined> | R | undefined,
+  onMissing: () => AppError,
+): Promise<{ before: Stored<R>; after: R }> {
+  for (let attempt = 0; ; attempt++) {
+    const current = await getEntity(ctx, def, id, true);
+    if (!current) throw onMissing();
+    const tx = new WriteTx(ctx);
+    const next = await change(current, tx);
+    if (next === undefined) return { before: current, after: current.record };
+    tx.replace(def, current, next);
+    try {
+      await tx.commit();
+      return { before: current, after: next };
+    } catch (err) {
+      if (err instanceof ConcurrentUpdateError && attempt < 10) {
+        await sleep(Math.random() * 15 * (attempt + 1));
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const nowIso = () => new Date().toISOString();
+
+export { ENTITY_SK };

@@ -1,0 +1,26 @@
+import { randomUUID } from 'node:crypto';
+import { getEntity, nowIso, WriteTx, type BaseRecord, type DataCtx, type EntityDef } from '#shared/db/store.ts';
+import { newUserRecord } from '#shared/domain/users/entity.ts';
+import type { UserRecord } from '#shared/domain/users/entity.ts';
+import { userEntity } from '#shared/domain/users/entity.ts';
+
+export interface TenantRecord extends BaseRecord {
+  name: string;
+}
+
+export const tenantEntity: EntityDef<TenantRecord> = { type: 'tenant' };
+
+/** Operator path: a new tenant and its first admin, written atomically. */
+export async function createTenant(dataFor: (tenantId: string) => Promise<DataCtx>, input: { name: string; adminEmail: string }): Promise<{ tenant: TenantRecord; admin: UserRecord }> {
+  const tenantId = randomUUID();
+  const ctx = await dataFor(tenantId);
+  const now = nowIso();
+  const tenant: TenantRecord = { uuid: tenantId, name: input.name, created_at: now, updated_at: now };
+  const admin = newUserRecord({ email: input.adminEmail, role: 'admin', creator_uuid: null }, now);
+  await new WriteTx(ctx).create(tenantEntity, tenant).create(userEntity, admin).commit();
+  return { tenant, admin };
+}
+
+export async function getTenant(ctx: DataCtx): Promise<TenantRecord | undefined> {
+  return (await getEntity(ctx, tenantEntity, ctx.tenantId))?.record;
+}

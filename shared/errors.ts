@@ -1,0 +1,82 @@
+/**
+ * Typed domain errors. Handlers and domain code throw these; `shared/http/middleware.ts` is the one place
+ * that turns them into HTTP responses in the contract's error shape (contract section 1).
+ */
+export interface ErrorDetail {
+  field?: string;
+  code: string;
+  message: string;
+}
+
+export class AppError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: ErrorDetail[] = [],
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = new.target.name;
+  }
+}
+
+export class BadRequestError extends AppError {
+  constructor(message: string, details: ErrorDetail[] = []) {
+    super(400, 'bad_request', message, details);
+  }
+}
+
+export class UnauthorizedError extends AppError {
+  constructor(message = 'Authentication required') {
+    super(401, 'unauthorized', message);
+  }
+}
+
+export class ForbiddenError extends AppError {
+  constructor(message = 'You do not have permission to do this') {
+    super(403, 'forbidden', message);
+  }
+}
+
+export class NotFoundError extends AppError {
+  constructor(resource: string, id?: string) {
+    super(404, 'not_found', id ? `${resource} ${id} not found` : `${resource} not found`);
+  }
+}
+
+export class ValidationError extends AppError {
+  constructor(message: string, details: ErrorDetail[] = []) {
+    super(422, 'validation_failed', message, details);
+  }
+
+  /** A single-field rule violation, the common case. */
+  static field(field: string, code: string, message: string): ValidationError {
+    return new ValidationError(message, [{ field, code, message }]);
+  }
+}
+
+export class TakenError extends AppError {
+  constructor(field: string, message: string) {
+    super(422, 'taken', message, [{ field, code: 'taken', message }]);
+  }
+}
+
+export class HasDependentsError extends AppError {
+  constructor(message: string, details: ErrorDetail[] = []) {
+    super(422, 'has_dependents', message, details);
+  }
+}
+
+export class RateLimitedError extends AppError {
+  constructor(retryAfterSeconds: number) {
+    super(429, 'rate_limited', 'Too many requests', [], { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) });
+  }
+}
+
+/** A write lost an optimistic-concurrency race; retried internally, surfaced only when retries run out. */
+export class ConcurrentUpdateError extends AppError {
+  constructor() {
+    super(409, 'conflict', 'The resource was changed concurrently; retry the request');
+  }
+}

@@ -1,0 +1,169 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { z } from 'zod';
+import { callerTeamUuids, type Caller } from '#shared/auth/caller.ts';
+import { config } from '#shared/config.ts';
+import { currentDbMetrics, newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
+import { getEntity, type DataCtx } from '#shared/db/store.ts';
+import { tenantDb } from '#shared/db/tenant-scope.ts';
+import { userEntity } from '#shared/domain/users/entity.ts';
+import { AppError, BadRequestError, UnauthorizedError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
+import { Loader } from '#shared/list/loader.ts';
+import { queryPairs } from '#shared/list/params.ts';
+import { logger, type Log } from '#shared/logger.ts';
+
+export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
+export type ApiResult = APIGatewayProxyStructuredResultV2;
+
+/** Everything a request handler gets: the caller, a tenant-confined data context, and the parsed request. */
+export interface RequestCtx extends DataCtx {
+  caller: Caller;
+  requestId: string;
+  log: Log;
+  loader: Loader;
+  /** Caller's team uuids, read once on first use. */
+  teams(): Promise<Set<string>>;
+}
+
+export interface ApiRequest<B> {
+  ctx: RequestCtx;
+  body: B;
+  params: Record<string, string>;
+  /** Query string pairs, repeated keys kept apart. */
+  query: Array<[string, string]>;
+  event: ApiEvent;
+}
+
+export interface PublicRequest {
+  requestId: string;
+  log: Log;
+  event: ApiEvent;
+  query: Array<[string, string]>;
+}
+
+export const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): ApiResult => ({
+  statusCode,
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
+
+interface Internal extends Record<string, unknown> {
+  requestId: string;
+  log: Log;
+}
+
+/**
+ * Request id, structured request logging and the error mapping: the one place typed errors become HTTP
+ * responses (contract section 1). Registered last so its onError sees every failure; only <500 messages
+ * reach the client.
+ */
+const errorsAndLogging = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, Internal> => ({
+  name: 'errorsAndLogging',
+  before: (request) => {
+    const requestId = request.event.requestContext?.requestId ?? request.context.awsRequestId;
+    request.internal.requestId = requestId;
+    request.internal.log = logger.createChild({ persistentKeys: { request_id: requestId, route: request.event.routeKey } });
+  },
+  after: (request) => {
+    const res = request.response;
+    if (res) res.headers = { ...res.headers, 'x-request-id': request.internal.requestId };
+    request.internal.log.info('request', { status: res?.statusCode, db: currentDbMetrics() });
+  },
+  onError: (request) => {
+    const requestId = request.internal.requestId ?? request.context.awsRequestId;
+    const log = request.internal.log ?? logger;
+    const err = request.error;
+    if (err instanceof AppError) {
+      log.info('request refused', { status: err.status, code: err.code, message: err.message, db: currentDbMetrics() });
+      request.response = json(err.status, { error: { status: err.status, code: err.code, message: err.message, details: err.details, request_id: requestId } }, { ...err.headers, 'x-request-id': requestId });
+      return;
+    }
+    log.error('request failed', err as Error);
+    request.response = json(500, { error: { status: 500, code: 'internal', message: 'Internal server error', details: [], request_id: requestId } }, { 'x-request-id': requestId });
+  },
+});
+
+async function resolveCaller(event: ApiEvent): Promise<{ caller: Caller; data: DataCtx }> {
+  const claims = event.requestContext?.authorizer?.jwt?.claims ?? {};
+  const tenantId = claims[config.tenantClaim];
+  const userId = claims[config.userClaim];
+  if (typeof tenantId !== 'string' || typeof userId !== 'string' || !tenantId || !userId) throw new UnauthorizedError('Token does not name a tenant and a user');
+  const data: DataCtx = { tenantId, db: await tenantDb(tenantId) };
+  const user = await getEntity(data, userEntity, userId);
+  if (!user || user.record.status !== 'active') throw new UnauthorizedError('User is unknown or inactive');
+  return { caller: { tenantId, userId, role: user.record.role, user: user.record }, data };
+}
+
+function zodDetails(error: z.ZodError): { badRequest: boolean; details: ErrorDetail[] } {
+  let badRequest = false;
+  const details: ErrorDetail[] = [];
+  for (const issue of error.issues) {
+    const path = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      badRequest = true;
+      for (const key of issue.keys) details.push({ field: path ? `${path}.${key}` : key, code: 'unknown_field', message: `unknown field ${key}` });
+      continue;
+    }
+    // A wrong JSON type is a malformed request (400); a well-typed value that breaks a rule is 422.
+    const wrongType = issue.code === 'invalid_type' || issue.code === 'invalid_union';
+    if (wrongType) badRequest = true;
+    details.push({ field: path || undefined, code: wrongType ? 'invalid_type' : issue.code, message: issue.message });
+  }
+  return { badRequest, details };
+}
+
+/** Parses and validates a JSON body: 400 for malformed JSON, wrong types or unknown fields; 422 for rule violations. */
+export function parseBody<S extends z.ZodType>(schema: S, raw: string | undefined, isBase64: boolean | undefined): z.infer<S> {
+  let value: unknown;
+  const text = raw === undefined ? '' : isBase64 ? Buffer.from(raw, 'base64').toString('utf8') : raw;
+  if (text.trim() === '') value = {};
+  else {
+    try {
+      value = JSON.parse(text);
+    } catch {
+      throw new BadRequestError('Request body is not valid JSON');
+    }
+  }
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const { badRequest, details } = zodDetails(result.error);
+  const message = details.map((d) => (d.field ? `${d.field}: ${d.message}` : d.message)).join('; ');
+  throw badRequest ? new BadRequestError(message, details) : new ValidationError(message, details);
+}
+
+function wrap(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Context, Internal>) {
+  return (event: ApiEvent, context: Context): Promise<ApiResult> =>
+    withDbMetrics(newDbMetrics(), async () => (await handler(event, context, { signal: new AbortController().signal })) as ApiResult);
+}
+
+/**
+ * An authenticated API handler: resolves the caller from the JWT claims (401 if the user is unknown or
+ * inactive), validates the body with `body`, and runs `handle`. Handlers stay thin: parse, call a domain
+ * function in shared/, shape the response.
+ */
+export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: S; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
+  const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
+    .use(errorsAndLogging())
+    .handler(async (event) => {
+      const { caller, data } = await resolveCaller(event);
+      const requestId = event.requestContext?.requestId ?? '';
+      const log = logger.createChild({ persistentKeys: { request_id: requestId, tenant_uuid: caller.tenantId, user_uuid: caller.userId } });
+      let teams: Promise<Set<string>> | undefined;
+      const ctx: RequestCtx = { ...data, caller, requestId, log, loader: new Loader(data), teams: () => (teams ??= callerTeamUuids(data, caller.userId)) };
+      ctx.loader.prime(userEntity, caller.user);
+      const body = opts.body ? parseBody(opts.body, event.body, event.isBase64Encoded) : (undefined as z.infer<S>);
+      return opts.handle({ ctx, body, params: (event.pathParameters ?? {}) as Record<string, string>, query: queryPairs(event.rawQueryString), event });
+    });
+  return wrap(handler);
+}
+
+/** A handler for public routes (OpenAPI document, JWKS): no caller, same errors and logging. */
+export function publicHandler(handle: (req: PublicRequest) => Promise<ApiResult>) {
+  const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
+    .use(errorsAndLogging())
+    .handler(async (event) => {
+      const requestId = event.requestContext?.requestId ?? '';
+      return handle({ requestId, log: logger.createChild({ persistentKeys: { request_id: requestId } }), event, query: queryPairs(event.rawQueryString) });
+    });
+  return wrap(handler);
+}

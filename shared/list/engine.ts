@@ -1,0 +1,214 @@
+import { keys } from '#shared/db/keys.ts';
+import { getEntities, queryList, type BaseRecord, type DataCtx, type EntityDef, type ListEntry } from '#shared/db/store.ts';
+import { BadRequestError } from '#shared/errors.ts';
+import { matchValue, parseFilters, type AttrType, type ParsedFilter } from '#shared/list/filter.ts';
+import { Loader } from '#shared/list/loader.ts';
+import { parsePageParams } from '#shared/list/params.ts';
+
+/**
+ * The list planner and executor shared by every list endpoint.
+ *
+ * Plan: one filter that an index can serve (eq/in on an attribute with `index`) becomes the *driver*: the
+ * list is read from that index's partition(s) instead of the resource's whole list. Every other filter is a
+ * *residual*, checked on the fetched items. With no residual, paging walks index keys only (projected
+ * id/vis/acl/state) and fetches just the page's items; with residuals it fetches candidates 100 at a time
+ * and stops once the page (plus one record, to know `next`) is found. A residual-only scan is bounded by
+ * MAX_EXAMINED items; past that the request is refused with a hint to add an indexed filter.
+ */
+export const MAX_EXAMINED = 10_000;
+/** Cap on entries gathered from multi-partition drivers (`in` lists, ancestors) before sorting. */
+export const MAX_COLLECTED = 20_000;
+
+export type IndexSource = { partitions: string[] } | { entries: ListEntry[] } | { ids: string[] };
+
+export interface AttrDef<R> {
+  type: AttrType;
+  /** The attribute's value for a record; an array is an association (a record matches if any element does). */
+  get(r: R, loader: Loader): unknown | Promise<unknown>;
+  /** Serves `eq`/`in` from an index. `values` are the filter's (coerced) values. */
+  index?(values: unknown[], env: IndexEnv): Promise<IndexSource>;
+}
+
+export interface IndexEnv {
+  ctx: DataCtx;
+  loader: Loader;
+  /** GSI1 partition of an entry list of this resource: `<list>@<name>#<value>`. */
+  entryPartition(list: string, name: string, value: string): string;
+}
+
+export interface ListResource<R extends BaseRecord> {
+  /** `type` in the response (`user`, `objective`, ...). */
+  type: string;
+  entity: EntityDef<R>;
+  /** GSI1 list partitions holding every record of the resource (creation order). */
+  lists: string[];
+  attributes: Record<string, AttrDef<R>>;
+  /** Attributes tried as driver first, most selective first. Defaults to declaration order. */
+  driverOrder?: string[];
+}
+
+export interface ListRun<R> {
+  ctx: DataCtx;
+  loader: Loader;
+  pairs: Array<[string, string]>;
+  /** Caller-specific check on an index entry (visibility, discarded state) without reading the item. */
+  entryFilter?(e: ListEntry, filters: ParsedFilter[]): boolean;
+  /** Caller-specific check that needs the item. */
+  itemFilter?(r: R): boolean;
+}
+
+export interface ListResult<R> {
+  records: R[];
+  pagy: { page: number; per_page: number; offset: number; next: number | null; prev: number | null; count?: number };
+  filters: Record<string, unknown>;
+}
+
+export async function runList<R extends BaseRecord>(resource: ListResource<R>, run: ListRun<R>): Promise<ListResult<R>> {
+  const { page, rest } = parsePageParams(run.pairs);
+  const { filters, sort, echo } = parseFilters(rest, resource.attributes);
+  const env: IndexEnv = { ctx: run.ctx, loader: run.loader, entryPartition: (list, name, value) => keys.entryList(run.ctx.tenantId, list, name, value) };
+
+  const order = resource.driverOrder ?? Object.keys(resource.attributes);
+  const driver = filters
+    .filter((f) => (f.predicate === 'eq' || f.predicate === 'in') && resource.attributes[f.attribute]!.index)
+    .sort((a, b) => rank(order, a.attribute) - rank(order, b.attribute))[0];
+  const source: IndexSource = driver
+    ? await resource.attributes[driver.attribute]!.index!(driver.predicate === 'in' ? (driver.value as unknown[]) : [driver.value], env)
+    : { partitions: resource.lists.map((l) => keys.entityList(run.ctx.tenantId, l)) };
+  const residual = filters.filter((f) => f !== driver);
+
+  const descending = sort?.attribute === 'created_at' && sort.direction === 'desc';
+  const memorySort = sort && sort.attribute !== 'created_at' ? sort : undefined;
+  const needItems = residual.length > 0 || !!memorySort || !!run.itemFilter;
+  const skip = (page.page - 1) * page.perPage + page.offset;
+  const wanted = skip + page.perPage + 1; // one past the page tells whether there is a next page
+
+  const entries = entryStream(run, resource, source, descending);
+  const accepted = (e: ListEntry) => !run.entryFilter || run.entryFilter(e, filters);
+
+  let total = 0;
+  let pageRecords: R[] = [];
+  let hasNext = false;
+
+  if (!needItems) {
+    const pageIds: string[] = [];
+    for await (const e of entries) {
+      if (!accepted(e)) continue;
+      if (total >= skip && total < skip + page.perPage) pageIds.push(e.id);
+      total++;
+      if (!page.count && total >= wanted) break;
+    }
+    hasNext = total > skip + page.perPage;
+    const found = await getEntities(run.ctx, resource.entity, pageIds);
+    pageRecords = pageIds.map((id) => found.get(id)?.record).filter((r): r is R => !!r);
+  } else {
+    const matched: R[] = [];
+    let examined = 0;
+    let batch: ListEntry[] = [];
+    const flush = async () => {
+      examined += batch.length;
+      if (examined > MAX_EXAMINED) {
+        throw new BadRequestError(`This filter would read more than ${MAX_EXAMINED} records; add a filter an index can serve (${indexed(resource)})`, [{ code: 'filter_too_broad', message: 'add an indexed filter' }]);
+      }
+      const records = await run.loader.many(resource.entity, batch.map((e) => e.id));
+      batch = [];
+      for (const r of records) {
+        if (run.itemFilter && !run.itemFilter(r)) continue;
+        if (await matchesAll(r, residual, resource, run.loader)) {
+          if (memorySort) matched.push(r);
+          else {
+            if (total >= skip && total < skip + page.perPage) pageRecords.push(r);
+            total++;
+          }
+        }
+      }
+    };
+    for await (const e of entries) {
+      if (!accepted(e)) continue;
+      batch.push(e);
+      if (batch.length === 100) await flush();
+      if (!memorySort && !page.count && total >= wanted) break;
+    }
+    if (batch.length) await flush();
+    if (memorySort) {
+      const attr = resource.attributes[memorySort.attribute]!;
+      const keyed = await Promise.all(matched.map(async (r) => ({ r, k: await attr.get(r, run.loader) })));
+      keyed.sort((a, b) => compare(a.k, b.k) * (memorySort.direction === 'desc' ? -1 : 1));
+      total = keyed.length;
+      pageRecords = keyed.slice(skip, skip + page.perPage).map((x) => x.r);
+    }
+    hasNext = total > skip + page.perPage;
+  }
+
+  return {
+    records: pageRecords,
+    pagy: {
+      page: page.page,
+      per_page: page.perPage,
+      offset: page.offset,
+      next: hasNext ? page.page + 1 : null,
+      prev: page.page > 1 ? page.page - 1 : null,
+      ...(page.count ? { count: total } : {}),
+    },
+    filters: echo,
+  };
+}
+
+async function matchesAll<R>(r: R, filters: ParsedFilter[], resource: ListResource<BaseRecord & R>, loader: Loader): Promise<boolean> {
+  for (const f of filters) {
+    const v = await resource.attributes[f.attribute]!.get(r as BaseRecord & R, loader);
+    if (!matchValue(v, f)) return false;
+  }
+  return true;
+}
+
+async function* entryStream<R extends BaseRecord>(run: ListRun<R>, resource: ListResource<R>, source: IndexSource, descending: boolean): AsyncGenerator<ListEntry> {
+  if ('partitions' in source && source.partitions.length === 1) {
+    let startKey: Record<string, unknown> | undefined;
+    do {
+      const page = await queryList(run.ctx, source.partitions[0]!, { forward: !descending, startKey });
+      yield* page.entries;
+      startKey = page.lastKey;
+    } while (startKey);
+    return;
+  }
+  let collected: ListEntry[];
+  if ('partitions' in source) {
+    collected = [];
+    for (const partition of source.partitions) {
+      let startKey: Record<string, unknown> | undefined;
+      do {
+        const page = await queryList(run.ctx, partition, { startKey });
+        collected.push(...page.entries);
+        startKey = page.lastKey;
+        if (collected.length > MAX_COLLECTED) throw tooBroad();
+      } while (startKey);
+    }
+  } else if ('entries' in source) {
+    collected = source.entries;
+  } else {
+    if (source.ids.length > MAX_COLLECTED) throw tooBroad();
+    const found = await getEntities(run.ctx, resource.entity, source.ids);
+    collected = [];
+    for (const s of found.values()) {
+      run.loader.prime(resource.entity, s.record);
+      collected.push({ id: s.record.uuid, sortKey: keys.listSortKey(s.record.created_at, s.record.uuid), ...(resource.entity.envelope?.(s.record) ?? {}) });
+    }
+  }
+  const seen = new Set<string>();
+  const unique = collected.filter((e) => !seen.has(e.id) && seen.add(e.id));
+  unique.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0) * (descending ? -1 : 1));
+  yield* unique;
+}
+
+const tooBroad = () => new BadRequestError(`This filter matches more than ${MAX_COLLECTED} records; narrow it`, [{ code: 'filter_too_broad', message: 'narrow the filter' }]);
+const rank = (order: string[], a: string) => (order.indexOf(a) === -1 ? order.length : order.indexOf(a));
+const indexed = <R extends BaseRecord>(resource: ListResource<R>) => Object.entries(resource.attributes).filter(([, a]) => a.index).map(([n]) => n).join(', ');
+
+function compare(a: unknown, b: unknown): number {
+  const na = a === null || a === undefined;
+  const nb = b === null || b === undefined;
+  if (na || nb) return na === nb ? 0 : na ? 1 : -1; // nulls last
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  return String(a).localeCompare(String(b));
+}

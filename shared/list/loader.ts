@@ -1,0 +1,27 @@
+import { getEntities, type BaseRecord, type DataCtx, type EntityDef } from '#shared/db/store.ts';
+
+/** Per-request cache of entities by id, so association filters and presenters read each item at most once. */
+export class Loader {
+  private cache = new Map<string, BaseRecord | null>();
+
+  constructor(readonly ctx: DataCtx) {}
+
+  prime<R extends BaseRecord>(def: EntityDef<R>, record: R): void {
+    this.cache.set(`${def.type}#${record.uuid}`, record);
+  }
+
+  async many<R extends BaseRecord>(def: EntityDef<R>, ids: Iterable<string>): Promise<R[]> {
+    const list = [...ids];
+    const missing = list.filter((id) => !this.cache.has(`${def.type}#${id}`));
+    if (missing.length) {
+      const found = await getEntities(this.ctx, def, missing);
+      for (const id of missing) this.cache.set(`${def.type}#${id}`, found.get(id)?.record ?? null);
+    }
+    return list.map((id) => this.cache.get(`${def.type}#${id}`)).filter((r): r is R => !!r) as R[];
+  }
+
+  async one<R extends BaseRecord>(def: EntityDef<R>, id: string | null | undefined): Promise<R | undefined> {
+    if (!id) return undefined;
+    return (await this.many(def, [id]))[0];
+  }
+}

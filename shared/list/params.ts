@@ -1,0 +1,53 @@
+import { BadRequestError } from '#shared/errors.ts';
+
+export const DEFAULT_PER_PAGE = 20;
+export const MAX_PER_PAGE = 100;
+
+export interface PageParams {
+  page: number;
+  perPage: number;
+  offset: number;
+  count: boolean;
+}
+
+const PAGE_KEYS = new Set(['page', 'per_page', 'limit', 'limit_max', 'offset', 'count']);
+
+/** Splits a raw query string into pairs, keeping repeated keys apart (API Gateway joins them with commas). */
+export function queryPairs(rawQueryString: string | undefined): Array<[string, string]> {
+  return [...new URLSearchParams(rawQueryString ?? '')];
+}
+
+function nonNegativeInt(name: string, raw: string | undefined, min: number): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw.trim())) throw new BadRequestError(`${name} must be a non-negative integer`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
+  const n = Number(raw);
+  if (n < min) throw new BadRequestError(`${name} must be at least ${min}`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
+  return n;
+}
+
+/**
+ * The spec's common list parameters. per_page/limit above 100 are clamped (contract section 1);
+ * limit_max caps the page size and is the size when neither per_page nor limit is sent.
+ */
+export function parsePageParams(pairs: Array<[string, string]>, extraKeys: string[] = []): { page: PageParams; rest: Array<[string, string]> } {
+  const single = new Map<string, string>();
+  const rest: Array<[string, string]> = [];
+  for (const [k, v] of pairs) {
+    if (PAGE_KEYS.has(k)) single.set(k, v);
+    else if (k.startsWith('q[') || extraKeys.includes(k)) rest.push([k, v]);
+    else throw new BadRequestError(`Unknown query parameter ${k}`, [{ field: k, code: 'unknown_parameter', message: 'not a list parameter or q[...] filter' }]);
+  }
+  const page = nonNegativeInt('page', single.get('page'), 1) ?? 1;
+  const perPageRaw = nonNegativeInt('per_page', single.get('per_page'), 1);
+  const limitRaw = nonNegativeInt('limit', single.get('limit'), 1);
+  const limitMax = nonNegativeInt('limit_max', single.get('limit_max'), 1);
+  const offset = nonNegativeInt('offset', single.get('offset'), 0) ?? 0;
+  const countRaw = single.get('count');
+  if (countRaw !== undefined && !['true', 'false', '1', '0'].includes(countRaw)) {
+    throw new BadRequestError('count must be true or false', [{ field: 'count', code: 'invalid_value', message: `got '${countRaw}'` }]);
+  }
+  let perPage = perPageRaw ?? limitRaw ?? limitMax ?? DEFAULT_PER_PAGE;
+  if (limitMax !== undefined) perPage = Math.min(perPage, limitMax);
+  perPage = Math.min(perPage, MAX_PER_PAGE);
+  return { page: { page, perPage, offset, count: countRaw === 'true' || countRaw === '1' }, rest };
+}

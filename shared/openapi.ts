@@ -1,0 +1,74 @@
+import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { z } from 'zod';
+import { routes } from '#shared/routes/index.ts';
+
+const ErrorBody = z.object({
+  error: z.object({
+    status: z.number().int(),
+    code: z.string(),
+    message: z.string(),
+    details: z.array(z.object({ field: z.string().optional(), code: z.string(), message: z.string() })),
+    request_id: z.string(),
+  }),
+});
+
+const listQuery = z.object({
+  page: z.string().optional().meta({ description: 'Page number (default 1)' }),
+  per_page: z.string().optional().meta({ description: 'Records per page (default 20, clamped to 100)' }),
+  limit: z.string().optional().meta({ description: 'Alias for per_page' }),
+  limit_max: z.string().optional().meta({ description: 'Maximum records per page' }),
+  offset: z.string().optional().meta({ description: 'Records to skip before the page' }),
+  count: z.string().optional().meta({ description: "'true' adds data.pagy.count" }),
+});
+
+/**
+ * The OpenAPI 3.1 document, generated from the route table and the same zod schemas that validate
+ * requests. Served at GET /openapi.json and committed as docs/openapi.json (a test fails when stale).
+ */
+export function buildOpenApiDocument() {
+  const registry = new OpenAPIRegistry();
+  registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } });
+  for (const r of routes) {
+    const pathParams = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+    registry.registerPath({
+      method: r.method.toLowerCase() as 'get',
+      path: r.path,
+      summary: r.doc.summary,
+      tags: [r.doc.tag],
+      security: r.auth === 'jwt' ? [{ bearer: [] }] : [],
+      ...(r.doc.extension ? { 'x-extension': true } : {}),
+      request: {
+        ...(pathParams.length ? { params: z.object(Object.fromEntries(pathParams.map((p) => [p, z.string()]))) } : {}),
+        ...(r.doc.list ? { query: listQuery } : {}),
+        ...(r.doc.body ? { body: { content: { 'application/json': { schema: r.doc.body } } } } : {}),
+      },
+      responses: {
+        [r.doc.success.status]: {
+          description: r.doc.success.description ?? 'Success',
+          ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}),
+        },
+        ...(r.auth === 'jwt'
+          ? {
+              400: errorResponse('Malformed request: bad JSON, wrong types, unknown fields, unknown filters'),
+              401: { description: 'Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape)' },
+              403: errorResponse('The caller may not do this'),
+              404: errorResponse('No such resource in the caller tenant'),
+              422: errorResponse('A rule is broken (validation_failed, taken, has_dependents)'),
+              429: errorResponse('Rate limited; see Retry-After'),
+            }
+          : {}),
+        500: errorResponse('Internal error; request_id identifies the log line'),
+      },
+    });
+  }
+  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Goal-tracking API',
+      version: '2.0.0',
+      description: 'OKR goal tracking: objectives, key results, initiatives, check-ins, users, teams, labels. Operations marked x-extension are additions of the contract to the specification.',
+    },
+    servers: [{ url: '/' }],
+  });
+}

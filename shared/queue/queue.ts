@@ -1,0 +1,179 @@
+import { randomUUID } from 'node:crypto';
+import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSEvent, SQSBatchResponse } from 'aws-lambda';
+
+/**
+ * The queue interface every producer uses. In AWS it is SQS (queue URL from `QUEUE_URL_<NAME>`); on the
+ * local stack it is the in-process LocalQueues below, with the same semantics: at-least-once delivery,
+ * retries with back-off, partial batch failures, dead letter after `maxReceiveCount` receives.
+ */
+export interface QueueSender {
+  send(queue: string, body: unknown, opts?: { delaySeconds?: number }): Promise<string>;
+}
+
+export type WorkerHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
+
+const envName = (queue: string) => `QUEUE_URL_${queue.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+
+export function sqsSender(client = new SQSClient({})): QueueSender {
+  return {
+    async send(queue, body, opts) {
+      const url = process.env[envName(queue)];
+      if (!url) throw new Error(`Missing required environment variable ${envName(queue)}`);
+      const out = await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body), DelaySeconds: opts?.delaySeconds }));
+      return out.MessageId!;
+    },
+  };
+}
+
+interface Pending {
+  id: string;
+  body: string;
+  receiveCount: number;
+  visibleAt: number;
+  sentAt: number;
+}
+
+export interface DeadLetter {
+  queue: string;
+  id: string;
+  body: unknown;
+  receiveCount: number;
+  error?: string;
+}
+
+export interface LocalWorker {
+  queue: string;
+  maxReceiveCount: number;
+  batchSize: number;
+  timeoutSeconds: number;
+  handler: () => Promise<WorkerHandler>;
+}
+
+/** In-process queues for the local stack and tests, with SQS semantics. */
+export class LocalQueues implements QueueSender {
+  private queues = new Map<string, Pending[]>();
+  private workers = new Map<string, LocalWorker>();
+  readonly deadLetters: DeadLetter[] = [];
+  private timer?: NodeJS.Timeout;
+  private busy = new Set<string>();
+  private idleWaiters: Array<() => void> = [];
+
+  constructor(
+    private readonly opts: { log?: (msg: string, extra?: Record<string, unknown>) => void; onDeadLetter?: (d: DeadLetter) => void; baseBackoffMs?: number; pollMs?: number } = {},
+  ) {}
+
+  register(worker: LocalWorker): void {
+    this.workers.set(worker.queue, worker);
+    this.queues.set(worker.queue, this.queues.get(worker.queue) ?? []);
+  }
+
+  async send(queue: string, body: unknown, opts?: { delaySeconds?: number }): Promise<string> {
+    const list = this.queues.get(queue);
+    if (!list) throw new Error(`Unknown queue ${queue}`);
+    const id = randomUUID();
+    list.push({ id, body: JSON.stringify(body), receiveCount: 0, visibleAt: Date.now() + (opts?.delaySeconds ?? 0) * 1000, sentAt: Date.now() });
+    this.opts.log?.('queue: message sent', { queue, message_id: id });
+    this.kick();
+    return id;
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => this.kick(), this.opts.pollMs ?? 200);
+    this.timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Resolves once no message is visible or in flight (delayed retries excluded). For tests. */
+  async drain(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      this.kick();
+      const pendingVisible = [...this.queues.values()].some((l) => l.some((m) => m.visibleAt <= Date.now()));
+      if (!pendingVisible && this.busy.size === 0) return;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error('queues did not drain');
+  }
+
+  pending(queue: string): number {
+    return this.queues.get(queue)?.length ?? 0;
+  }
+
+  private kick(): void {
+    for (const [queue, worker] of this.workers) if (!this.busy.has(queue)) void this.poll(queue, worker);
+  }
+
+  private async poll(queue: string, worker: LocalWorker): Promise<void> {
+    const list = this.queues.get(queue)!;
+    const now = Date.now();
+    const batch = list.filter((m) => m.visibleAt <= now).slice(0, worker.batchSize);
+    if (batch.length === 0) return;
+    this.busy.add(queue);
+    for (const m of batch) {
+      m.receiveCount += 1;
+      m.visibleAt = now + worker.timeoutSeconds * 6 * 1000; // in flight: invisible for the visibility timeout
+    }
+    let failedIds = new Set<string>();
+    let error: string | undefined;
+    try {
+      const handler = await worker.handler();
+      const event: SQSEvent = {
+        Records: batch.map((m) => ({
+          messageId: m.id,
+          receiptHandle: m.id,
+          body: m.body,
+          attributes: { ApproximateReceiveCount: String(m.receiveCount), SentTimestamp: String(m.sentAt), SenderId: 'local', ApproximateFirstReceiveTimestamp: String(now) },
+          messageAttributes: {},
+          md5OfBody: '',
+          eventSource: 'aws:sqs',
+          eventSourceARN: `arn:aws:sqs:local:000000000000:${queue}`,
+          awsRegion: 'local',
+        })),
+      };
+      const res = await handler(event);
+      failedIds = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch (err) {
+      error = (err as Error).message;
+      failedIds = new Set(batch.map((m) => m.id));
+    }
+    for (const m of batch) {
+      if (!failedIds.has(m.id)) {
+        list.splice(list.indexOf(m), 1);
+        continue;
+      }
+      if (m.receiveCount >= worker.maxReceiveCount) {
+        list.splice(list.indexOf(m), 1);
+        const dead: DeadLetter = { queue, id: m.id, body: JSON.parse(m.body), receiveCount: m.receiveCount, error };
+        this.deadLetters.push(dead);
+        this.opts.onDeadLetter?.(dead);
+        this.opts.log?.('queue: message dead-lettered', { queue, message_id: m.id, receive_count: m.receiveCount, error });
+      } else {
+        const backoff = (this.opts.baseBackoffMs ?? 500) * 2 ** (m.receiveCount - 1);
+        m.visibleAt = Date.now() + backoff;
+        this.opts.log?.('queue: delivery failed, will retry', { queue, message_id: m.id, receive_count: m.receiveCount, retry_in_ms: backoff, error });
+      }
+    }
+    this.busy.delete(queue);
+    for (const w of this.idleWaiters.splice(0)) w();
+  }
+}
+
+const LOCAL_KEY = Symbol.for('goal-tracking.localQueues');
+
+/** Installed by the local stack so producers running in-process use LocalQueues instead of SQS. */
+export function installLocalQueues(q: LocalQueues): void {
+  (globalThis as Record<symbol, unknown>)[LOCAL_KEY] = q;
+}
+
+let sqs: QueueSender | undefined;
+
+/** The sender for this process: LocalQueues on the local stack, SQS in AWS. */
+export function queueSender(): QueueSender {
+  const local = (globalThis as Record<symbol, unknown>)[LOCAL_KEY] as QueueSender | undefined;
+  return local ?? (sqs ??= sqsSender());
+}

@@ -1,0 +1,20 @@
+import type { Route } from '#shared/routes/types.ts';
+import { platformRoutes } from '#shared/routes/platform.ts';
+import { userRoutes } from '#shared/routes/users.ts';
+import { teamRoutes } from '#shared/routes/teams.ts';
+import { labelRoutes } from '#shared/routes/labels.ts';
+import { timePeriodRoutes } from '#shared/routes/time-periods.ts';
+import { goalRoutes } from '#shared/routes/goals.ts';
+import { checkinRoutes } from '#shared/routes/checkins.ts';
+
+export type { Route, Worker } from '#shared/routes/types.ts';
+export { workers } from '#shared/routes/workers.ts';
+
+/** The route table: the single source for the CDK stack, the local stack and the OpenAPI document. */
+export const routes: Route[] = [...platformRoutes, ...userRoutes, ...teamRoutes, ...labelRoutes, ...timePeriodRoutes, ...goalRoutes, ...checkinRoutes];
+
+/** Stable function name for a route, used for CDK construct ids and logs: `GET /rest/v2/users/{id}` → `GetRestV2UsersId`. */
+export function routeName(r: Pick<Route, 'method' | 'path'>): string {
+  const words = [r.method.toLowerCase(), ...r.path.split(/[^A-Za-z0-9]+/).filter(Boolean)];
+  return words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+}

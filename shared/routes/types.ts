@@ -1,0 +1,46 @@
+import type { z } from 'zod';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/**
+ * One row of the route table. The CDK stack makes one Lambda + HTTP API route per row; the local stack
+ * serves the same rows in-process; the OpenAPI document is generated from the same rows.
+ */
+export interface Route {
+  method: HttpMethod;
+  /** API Gateway path syntax: `/rest/v2/users/{id}`. */
+  path: string;
+  /** Repository-relative handler file exporting `handler`. One file per endpoint (goal kinds share theirs). */
+  handler: string;
+  auth: 'jwt' | 'public';
+  /** Table access the function needs: `read` (get/query) or `write` (read + write); `none` for no table access. */
+  table: 'none' | 'read' | 'write';
+  /** Queues the function sends to (names from shared/routes/workers.ts). */
+  sendsTo?: string[];
+  /** Extra IAM needs, spelled out so infra grants exactly these (e.g. `kms:sign`). */
+  needs?: Array<'kms:sign' | 'kms:public-key'>;
+  doc: {
+    summary: string;
+    tag: string;
+    /** Marked `x-extension: true` in OpenAPI: endpoints the contract adds to the spec (contract section 8). */
+    extension?: boolean;
+    body?: z.ZodType;
+    /** Success status and response schema. */
+    success: { status: number; schema?: z.ZodType; description?: string };
+    /** Documented list endpoint (adds the common list parameters). */
+    list?: boolean;
+  };
+}
+
+/** A queue consumer: one Lambda behind an SQS queue (locally, an in-process poller with SQS semantics). */
+export interface Worker {
+  queue: string;
+  handler: string;
+  /** Receives before a message goes to the dead-letter queue. */
+  maxReceiveCount: number;
+  batchSize: number;
+  timeoutSeconds: number;
+  table: 'none' | 'read' | 'write';
+  sendsEmail?: boolean;
+  sendsTo?: string[];
+}
