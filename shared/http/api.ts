@@ -6,6 +6,7 @@ import { config } from '#shared/config.ts';
 import { currentDbMetrics, newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
 import { getEntity, type DataCtx } from '#shared/db/store.ts';
 import { tenantDb } from '#shared/db/tenant-scope.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { AppError, BadRequestError, UnauthorizedError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 import { Loader } from '#shared/list/loader.ts';
@@ -15,15 +16,8 @@ import { logger, type Log } from '#shared/logger.ts';
 export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
 export type ApiResult = APIGatewayProxyStructuredResultV2;
 
-/** Everything a request handler gets: the caller, a tenant-confined data context, and the parsed request. */
-export interface RequestCtx extends DataCtx {
-  caller: Caller;
-  requestId: string;
-  log: Log;
-  loader: Loader;
-  /** Caller's team uuids, read once on first use. */
-  teams(): Promise<Set<string>>;
-}
+/** Everything a request handler gets: the caller, a tenant-confined data context, per-request caches. */
+export type RequestCtx = DomainCtx;
 
 export interface ApiRequest<B> {
   ctx: RequestCtx;

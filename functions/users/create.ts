@@ -1,0 +1,12 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { createUser, presentUser, userAccessSource, userChecks } from '#shared/domain/users/service.ts';
+import { UserCreateBody } from '#shared/schemas/users.ts';
+
+export const handler = apiHandler({
+  body: UserCreateBody,
+  handle: async ({ ctx, body }) => {
+    const user = await createUser(ctx, body.user);
+    return recordResponse(201, 'user', presentUser(user), userChecks(ctx, user), userAccessSource(ctx));
+  },
+});

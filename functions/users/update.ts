@@ -1,0 +1,12 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { presentUser, updateUser, userAccessSource, userChecks } from '#shared/domain/users/service.ts';
+import { UserUpdateBody } from '#shared/schemas/users.ts';
+
+export const handler = apiHandler({
+  body: UserUpdateBody,
+  handle: async ({ ctx, params, body }) => {
+    const user = await updateUser(ctx, params.id!, body.user);
+    return recordResponse(200, 'user', presentUser(user), userChecks(ctx, user), userAccessSource(ctx));
+  },
+});

@@ -1,0 +1,30 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { TestProject } from 'vitest/node';
+import { startLocalStack } from '../../scripts/lib/local-stack.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    apiUrl: string;
+    dynamoEndpoint: string;
+    tableName: string;
+    dataDir: string;
+    issuerUrl: string;
+  }
+}
+
+/** One local stack (DynamoDB Local in memory + the HTTP server running the real handlers) for the whole run. */
+export default async function setup(project: TestProject) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'goal-tracking-test-'));
+  const stack = await startLocalStack({ port: 0, dataDir, inMemory: true, quiet: !process.env.TEST_LOGS });
+  project.provide('apiUrl', stack.url);
+  project.provide('dynamoEndpoint', stack.dynamoEndpoint);
+  project.provide('tableName', stack.tableName);
+  project.provide('dataDir', dataDir);
+  project.provide('issuerUrl', stack.issuer.issuer);
+  return async () => {
+    await stack.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+}
