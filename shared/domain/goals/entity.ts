@@ -1,0 +1,120 @@
+import type { BaseRecord, EntityDef, EntryDef } from '#shared/db/store.ts';
+import { TakenError } from '#shared/errors.ts';
+
+export const GOAL_KINDS = ['objective', 'key_result', 'initiative'] as const;
+export type GoalKind = (typeof GOAL_KINDS)[number];
+/** Path segment → kind: `/rest/v2/key_results` → `key_result`. */
+export const KIND_BY_PATH: Record<string, GoalKind> = { objectives: 'objective', key_results: 'key_result', initiatives: 'initiative' };
+export const PATH_BY_KIND: Record<GoalKind, string> = { objective: 'objectives', key_result: 'key_results', initiative: 'initiatives' };
+
+export const GOAL_STATUSES = ['not_started', 'in_progress', 'on_track', 'behind', 'at_risk', 'closed', 'postponed'] as const;
+export type GoalStatus = (typeof GOAL_STATUSES)[number];
+export const PROGRESS_MODES = ['manual', 'rollup', 'integration'] as const;
+export type ProgressMode = (typeof PROGRESS_MODES)[number];
+export const VISIBILITIES = ['public', 'limited'] as const;
+export type Visibility = (typeof VISIBILITIES)[number];
+export const GOAL_TYPES = ['aspirational', 'committed'] as const;
+export const METRIC_TYPES = ['reach', 'stay_above', 'stay_below', 'stay_between'] as const;
+export type MetricType = (typeof METRIC_TYPES)[number];
+
+export interface MetricRecord {
+  uuid: string;
+  name: string | null;
+  start_value: number;
+  target_value: number;
+  unit: string | null;
+  metric_type: MetricType;
+}
+
+export interface ParentLink {
+  parent_uuid: string;
+  contribution_percent: number;
+}
+
+export interface VisibleEntity {
+  entity_type: 'user' | 'team';
+  entity_uuid: string;
+  mode: 'view' | 'edit';
+}
+
+/**
+ * The stored goal. Every field of the spec's goal record is here (null when unset) except the ones the
+ * presenter derives: `target`/`unit`/`metric_type` (from `metric`), `delegate_uuid` (first delegate),
+ * `data_sources_count` may be kept here as a counter.
+ */
+export interface GoalRecord extends BaseRecord {
+  type: GoalKind;
+  title: string;
+  description: string | null;
+  start_date: string;
+  end_date: string;
+  goal_type: (typeof GOAL_TYPES)[number];
+  time_period_uuid: string;
+  current_metric_uuid: string | null;
+  metric: MetricRecord | null;
+  creator_uuid: string;
+  last_checkin_date: string | null;
+  score: number | null;
+  current_progress: number | null;
+  current_value: number | null;
+  current_status: GoalStatus;
+  status: string | null;
+  source_uuid: string | null;
+  source_type: string | null;
+  path: string | null;
+  searchable_content: string | null;
+  progress_mode: ProgressMode;
+  value_updated_at: string | null;
+  status_updated_at: string | null;
+  value_updated_by_uuid: string | null;
+  status_updated_by_uuid: string | null;
+  visibility: Visibility;
+  ai_rollup_enabled: boolean;
+  data_sources_count: number;
+  discarded_at: string | null;
+  discarded_by_uuid: string | null;
+  short_id: string | null;
+  short_id_uuid: string | null;
+  archived_at: string | null;
+  archived_by_uuid: string | null;
+  owner_uuids: string[];
+  team_uuids: string[];
+  label_uuids: string[];
+  delegate_uuids: string[];
+  parent_links: ParentLink[];
+  visible_entities: VisibleEntity[];
+  checkin_due_days: number | null;
+  partner_goals_external_id: string | null;
+}
+
+/** Principals a limited goal is visible to without being admin: `u:<user>` and `t:<team>`. */
+export function goalAcl(g: GoalRecord): string[] {
+  const acl = new Set<string>([`u:${g.creator_uuid}`]);
+  for (const u of g.owner_uuids) acl.add(`u:${u}`);
+  for (const u of g.delegate_uuids) acl.add(`u:${u}`);
+  for (const t of g.team_uuids) acl.add(`t:${t}`);
+  for (const e of g.visible_entities) acl.add(`${e.entity_type === 'team' ? 't' : 'u'}:${e.entity_uuid}`);
+  return [...acl];
+}
+
+export const goalState = (g: GoalRecord): string | undefined => (g.discarded_at ? 'discarded' : g.archived_at ? 'archived' : undefined);
+
+export const goalEntity: EntityDef<GoalRecord> = {
+  type: 'goal',
+  listName: (g) => g.type,
+  entries: (g) => {
+    const e: EntryDef[] = [{ name: 'time_period', value: g.time_period_uuid }];
+    for (const u of g.owner_uuids) e.push({ name: 'owner', value: u });
+    for (const t of g.team_uuids) e.push({ name: 'team', value: t });
+    for (const l of g.label_uuids) e.push({ name: 'label', value: l });
+    for (const d of g.delegate_uuids) e.push({ name: 'delegate', value: d });
+    for (const p of g.parent_links) {
+      e.push({ name: 'parent', value: p.parent_uuid });
+      // kind-agnostic child list: one Query finds every child of a goal (rollup, hierarchy delete, ancestors)
+      e.push({ list: 'goal', name: 'child_of', value: p.parent_uuid });
+    }
+    return e;
+  },
+  uniques: (g) => (g.short_id ? [{ name: 'short_id', value: g.short_id.toUpperCase(), onTaken: () => new TakenError('short_id', `short_id ${g.short_id} is already taken`) }] : []),
+  envelope: (g) => ({ vis: g.visibility, acl: g.visibility === 'limited' ? goalAcl(g) : undefined, state: goalState(g) }),
+};
