@@ -1,0 +1,67 @@
+import { isAdmin } from '#shared/auth/caller.ts';
+import type { AccessSource } from '#shared/auth/permissions.ts';
+import { getEntity, type ListEntry } from '#shared/db/store.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import { teamEntity } from '#shared/domain/teams/entity.ts';
+import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
+
+/**
+ * Goal permissions (contract section 5).
+ * - admin: everything.
+ * - view: a public goal is visible to everyone in the tenant; a limited goal to its creator, owners,
+ *   delegates, members of its teams, and the users/teams named in visible_entities.
+ * - edit (update, delete, check in, archive): members (not viewers) who are owner, delegate or creator, an
+ *   owner of a team on the goal, or named in visible_entities with mode `edit` (directly or via a team).
+ */
+export interface GoalAccess {
+  canView: boolean;
+  canEdit: boolean;
+  /** Why the caller can see the goal; null when it cannot. */
+  source: AccessSource | null;
+}
+
+export async function goalAccess(ctx: DomainCtx, goal: GoalRecord): Promise<GoalAccess> {
+  if (isAdmin(ctx.caller)) return { canView: true, canEdit: true, source: 'admin' };
+  const me = ctx.caller.userId;
+  const myTeams = await ctx.teams();
+  const writer = ctx.caller.role !== 'viewer';
+  const owner = goal.owner_uuids.includes(me);
+  const creator = goal.creator_uuid === me;
+  const delegate = goal.delegate_uuids.includes(me);
+  const onTeam = goal.team_uuids.some((t) => myTeams.has(t));
+  const entity = goal.visible_entities.filter((e) => (e.entity_type === 'user' ? e.entity_uuid === me : myTeams.has(e.entity_uuid)));
+  const ownsTeam = onTeam && (await ctx.loader.many(teamEntity, goal.team_uuids)).some((t) => t.owner_uuids.includes(me));
+
+  const source: AccessSource | null = owner ? 'owner' : creator ? 'creator' : delegate ? 'delegate' : onTeam ? 'team' : entity.length ? 'visible_entity' : goal.visibility === 'public' ? 'public' : null;
+  const canEdit = writer && (owner || creator || delegate || ownsTeam || entity.some((e) => e.mode === 'edit'));
+  return { canView: source !== null, canEdit, source };
+}
+
+/** The principals a caller matches in a limited goal's ACL (`u:<user>`, `t:<team>`). */
+export async function callerPrincipals(ctx: DomainCtx): Promise<Set<string>> {
+  return new Set([`u:${ctx.caller.userId}`, ...[...(await ctx.teams())].map((t) => `t:${t}`)]);
+}
+
+/** List-time visibility from the index entry alone (vis/acl projected on GSI1): no item read needed. */
+export async function goalEntryVisibility(ctx: DomainCtx): Promise<(e: ListEntry) => boolean> {
+  if (isAdmin(ctx.caller)) return () => true;
+  const principals = await callerPrincipals(ctx);
+  return (e) => e.vis !== 'limited' || (e.acl ?? []).some((p) => principals.has(p));
+}
+
+/** Reads a goal the caller may see: 404 when it is not in the caller's tenant, 403 when it is but is not visible. */
+export async function readableGoal(ctx: DomainCtx, uuid: string): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
+  const stored = await getEntity(ctx, goalEntity, uuid);
+  if (!stored) throw new NotFoundError('Goal', uuid);
+  const access = await goalAccess(ctx, stored.record);
+  if (!access.canView) throw new ForbiddenError('You cannot see this goal');
+  return { goal: stored.record, version: stored.version, access };
+}
+
+/** As readableGoal, and the caller must be allowed to edit it (403 otherwise). */
+export async function editableGoal(ctx: DomainCtx, uuid: string): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
+  const r = await readableGoal(ctx, uuid);
+  if (!r.access.canEdit) throw new ForbiddenError('You cannot change this goal');
+  return r;
+}
