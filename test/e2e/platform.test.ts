@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { SignJWT, generateKeyPair, importJWK, type JWK } from 'jose';
+import { beforeAll, describe, expect, it, inject } from 'vitest';
+import { Api, expectError, newTenant, type TenantFixture } from '../support/api.ts';
+
+const url = () => inject('apiUrl');
+
+describe('public routes', () => {
+  it('serves the OpenAPI document, the JWKS and the discovery document without a token', async () => {
+    const anon = new Api(undefined);
+    const doc = await anon.get('/openapi.json');
+    expect(doc.status).toBe(200);
+    expect(doc.body.openapi).toBe('3.1.0');
+    expect(doc.body).toEqual(JSON.parse(readFileSync('docs/openapi.json', 'utf8')));
+    const disco = await anon.get('/.well-known/openid-configuration');
+    expect(disco.body.issuer).toBe(inject('issuerUrl'));
+    expect(disco.body.jwks_uri).toBe(`${inject('issuerUrl')}/.well-known/jwks.json`);
+    const jwks = await anon.get('/.well-known/jwks.json');
+    expect(jwks.body.keys).toHaveLength(1);
+    expect(jwks.body.keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256' });
+    expect(jwks.body.keys[0].d).toBeUndefined(); // never the private half
+  });
+
+  it('answers unknown routes as API Gateway does', async () => {
+    const res = await new Api(undefined).get('/rest/v2/nothing-here');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({ message: 'Not Found' });
+  });
+});
+
+describe('JWT authorizer behaviour', () => {
+  let t: TenantFixture;
+  let key: CryptoKey | Uint8Array;
+  let kid: string;
+  beforeAll(async () => {
+    t = await newTenant();
+    const jwk = JSON.parse(readFileSync(join(inject('dataDir'), 'issuer-key.json'), 'utf8')) as JWK;
+    key = await importJWK(jwk, 'ES256');
+    kid = jwk.kid!;
+  });
+
+  const sign = (claims: Record<string, unknown>, opts: { iss?: string; aud?: string; exp?: number; nbf?: number } = {}, signingKey = key, alg = 'ES256', k = kid) => {
+    const jwt = new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid, ...claims })
+      .setProtectedHeader({ alg, kid: k })
+      .setIssuer(opts.iss ?? inject('issuerUrl'))
+      .setAudience(opts.aud ?? 'goal-tracking-api')
+      .setIssuedAt()
+      .setExpirationTime(opts.exp ?? Math.floor(Date.now() / 1000) + 600);
+    if (opts.nbf) jwt.setNotBefore(opts.nbf);
+    return jwt.sign(signingKey);
+  };
+
+  const expectGatewayRefusal = async (token: string) => {
+    const res = await new Api(token).get('/rest/v2/users');
+    expect(res.status).toBe(401);
+    expect(res.body).toEqual({ message: 'Unauthorized' });
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+  };
+
+  it('accepts a well-formed token of the issuer', async () => {
+    expect((await new Api(await sign({})).get('/rest/v2/users')).status).toBe(200);
+  });
+
+  it('refuses wrong issuer, wrong audience, expired, not-yet-valid, alg none, foreign keys and garbage', async () => {
+    await expectGatewayRefusal(await sign({}, { iss: 'https://evil.example' }));
+    await expectGatewayRefusal(await sign({}, { aud: 'someone-else' }));
+    await expectGatewayRefusal(await sign({}, { exp: Math.floor(Date.now() / 1000) - 120 }));
+    await expectGatewayRefusal(await sign({}, { nbf: Math.floor(Date.now() / 1000) + 3600 }));
+    const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
+    const payload = Buffer.from(JSON.stringify({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid, iss: inject('issuerUrl'), aud: 'goal-tracking-api', exp: Math.floor(Date.now() / 1000) + 600 })).toString('base64url');
+    await expectGatewayRefusal(`${header}.${payload}.`);
+    const foreignEs = await generateKeyPair('ES256');
+    await expectGatewayRefusal(await sign({}, {}, foreignEs.privateKey));
+    const foreignRs = await generateKeyPair('RS256');
+    await expectGatewayRefusal(await sign({}, {}, foreignRs.privateKey, 'RS256'));
+    await expectGatewayRefusal('not-a-jwt');
+    const res = await fetch(`${url()}/rest/v2/users`, { headers: { authorization: 'Basic abc' } });
+    expect(res.status).toBe(401);
+  });
+
+  it('refuses a valid token whose user is unknown in the tenant, or whose tenant does not exist, in the contract shape', async () => {
+    expectError(await new Api(await sign({ user_uuid: randomUUID() })).get('/rest/v2/users'), 401, 'unauthorized');
+    expectError(await new Api(await sign({ tenant_uuid: randomUUID() })).get('/rest/v2/users'), 401, 'unauthorized');
+    expectError(await new Api(await sign({ tenant_uuid: undefined })).get('/rest/v2/users'), 401, 'unauthorized');
+  });
+
+  it('puts the same request id in the error body and the response header', async () => {
+    const res = await new Api(await sign({ user_uuid: randomUUID() })).get('/rest/v2/users');
+    expect(res.body.error.request_id).toBe(res.headers.get('x-request-id'));
+    expect(res.body.error.request_id).toBe(res.headers.get('apigw-requestid'));
+  });
+
+  it('refuses unknown query parameters, bad paging values, unknown filters; clamps per_page', async () => {
+    expectError(await t.admin.get('/rest/v2/users?page=abc'), 400, 'bad_request');
+    expectError(await t.admin.get('/rest/v2/users?per_page=-1'), 400, 'bad_request');
+    expectError(await t.admin.get('/rest/v2/users?q[shoe_size_eq]=9'), 400, 'bad_request');
+    expectError(await t.admin.get('/rest/v2/users?q[display_name_sounds_like]=x'), 400, 'bad_request');
+    const big = await t.admin.get('/rest/v2/users?per_page=100000');
+    expect(big.status).toBe(200);
+    expect(big.body.data.pagy.per_page).toBe(100);
+  });
+});
