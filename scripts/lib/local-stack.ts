@@ -78,6 +78,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     ISSUER_URL: process.env.ISSUER_URL ?? url,
     ISSUER_KEY_FILE: keyFile(dataDir),
     EMAIL_OUTBOX_DIR: join(dataDir, 'outbox'),
+    EXPOSE_DB_METRICS: process.env.EXPOSE_DB_METRICS ?? 'true',
     ...(opts.quiet ? { POWERTOOLS_LOG_LEVEL: 'SILENT', LOG_LEVEL: 'SILENT' } : {}),
   });
   const issuer = await fileIssuer(keyFile(dataDir), process.env.ISSUER_URL!, process.env.JWT_AUDIENCE || undefined);

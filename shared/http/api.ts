@@ -60,7 +60,7 @@ const errorsAndLogging = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, 
   },
   after: (request) => {
     const res = request.response;
-    if (res) res.headers = { ...res.headers, 'x-request-id': request.internal.requestId };
+    if (res) res.headers = { ...res.headers, 'x-request-id': request.internal.requestId, ...dbMetricHeaders() };
     request.internal.log.info('request', { status: res?.statusCode, db: currentDbMetrics() });
   },
   onError: (request) => {
@@ -69,13 +69,23 @@ const errorsAndLogging = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, 
     const err = request.error;
     if (err instanceof AppError) {
       log.info('request refused', { status: err.status, code: err.code, message: err.message, db: currentDbMetrics() });
-      request.response = json(err.status, { error: { status: err.status, code: err.code, message: err.message, details: err.details, request_id: requestId } }, { ...err.headers, 'x-request-id': requestId });
+      request.response = json(err.status, { error: { status: err.status, code: err.code, message: err.message, details: err.details, request_id: requestId } }, { ...err.headers, 'x-request-id': requestId, ...dbMetricHeaders() });
       return;
     }
     log.error('request failed', err as Error);
     request.response = json(500, { error: { status: 500, code: 'internal', message: 'Internal server error', details: [], request_id: requestId } }, { 'x-request-id': requestId });
   },
 });
+
+/**
+ * The local stack (EXPOSE_DB_METRICS=true) reports each request's DynamoDB round trips, consumed capacity and
+ * items read in response headers, so tests and `npm run bench` can assert data-access costs over HTTP.
+ */
+function dbMetricHeaders(): Record<string, string> {
+  const m = process.env.EXPOSE_DB_METRICS === 'true' ? currentDbMetrics() : undefined;
+  if (!m) return {};
+  return { 'x-db-round-trips': String(m.roundTrips), 'x-db-read-units': String(m.readCapacity), 'x-db-write-units': String(m.writeCapacity), 'x-db-items-read': String(m.itemsRead) };
+}
 
 async function resolveCaller(event: ApiEvent): Promise<{ caller: Caller; data: DataCtx }> {
   const claims = event.requestContext?.authorizer?.jwt?.claims ?? {};
