@@ -10,6 +10,7 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { AppError, BadRequestError, UnauthorizedError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 import { Loader } from '#shared/list/loader.ts';
+import { tenantRateLimiter } from '#shared/http/rate-limit.ts';
 import { queryPairs } from '#shared/list/params.ts';
 import { logger, type Log } from '#shared/logger.ts';
 
@@ -92,6 +93,7 @@ async function resolveCaller(event: ApiEvent): Promise<{ caller: Caller; data: D
   const tenantId = claims[config.tenantClaim];
   const userId = claims[config.userClaim];
   if (typeof tenantId !== 'string' || typeof userId !== 'string' || !tenantId || !userId) throw new UnauthorizedError('Token does not name a tenant and a user');
+  tenantRateLimiter.take(tenantId);
   const data: DataCtx = { tenantId, db: await tenantDb(tenantId) };
   const user = await getEntity(data, userEntity, userId);
   if (!user || user.record.status !== 'active') throw new UnauthorizedError('User is unknown or inactive');

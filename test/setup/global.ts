@@ -16,6 +16,8 @@ declare module 'vitest' {
 
 /** One local stack (DynamoDB Local in memory + the HTTP server running the real handlers) for the whole run. */
 export default async function setup(project: TestProject) {
+  // Tests hammer single tenants (concurrency, pagination); the limiter is unit-tested in test/unit/rate-limit.test.ts.
+  process.env.TENANT_RATE_LIMIT_RPS ??= '0';
   const dataDir = mkdtempSync(join(tmpdir(), 'goal-tracking-test-'));
   const stack = await startLocalStack({ port: 0, dataDir, inMemory: true, quiet: !process.env.TEST_LOGS });
   project.provide('apiUrl', stack.url);
