@@ -83,7 +83,10 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   const skip = (page.page - 1) * page.perPage + page.offset;
   const wanted = skip + page.perPage + 1; // one past the page tells whether there is a next page
 
-  const entries = entryStream(run, resource, source, descending);
+  // Read no more index keys than the page needs (plus slack for entries the caller cannot see): a Query
+  // without Limit would read up to 1 MB of keys for a 20-record page.
+  const firstChunk = page.count || memorySort ? undefined : Math.min(wanted + 10, 1000);
+  const entries = entryStream(run, resource, source, descending, firstChunk);
   const accepted = (e: ListEntry) => !run.entryFilter || run.entryFilter(e, filters);
 
   let total = 0;
@@ -162,13 +165,15 @@ async function matchesAll<R>(r: R, filters: ParsedFilter[], resource: ListResour
   return true;
 }
 
-async function* entryStream<R extends BaseRecord>(run: ListRun<R>, resource: ListResource<R>, source: IndexSource, descending: boolean): AsyncGenerator<ListEntry> {
+async function* entryStream<R extends BaseRecord>(run: ListRun<R>, resource: ListResource<R>, source: IndexSource, descending: boolean, firstChunk: number | undefined): AsyncGenerator<ListEntry> {
   if ('partitions' in source && source.partitions.length === 1) {
     let startKey: Record<string, unknown> | undefined;
+    let limit = firstChunk;
     do {
-      const page = await queryList(run.ctx, source.partitions[0]!, { forward: !descending, startKey });
+      const page = await queryList(run.ctx, source.partitions[0]!, { forward: !descending, startKey, limit });
       yield* page.entries;
       startKey = page.lastKey;
+      if (limit) limit = Math.min(limit * 2, 1000); // further reads mean filtered-out entries: grow the chunk
     } while (startKey);
     return;
   }

@@ -1,0 +1,12 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { createTeam, presentTeam, teamAccessSource, teamChecks } from '#shared/domain/teams/service.ts';
+import { TeamCreateBody } from '#shared/schemas/teams.ts';
+
+export const handler = apiHandler({
+  body: TeamCreateBody,
+  handle: async ({ ctx, body }) => {
+    const team = await createTeam(ctx, body);
+    return recordResponse(201, 'team', presentTeam(team), teamChecks(ctx, team), teamAccessSource(ctx, team));
+  },
+});

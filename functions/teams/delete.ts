@@ -1,0 +1,11 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { deleteTeam, presentTeam, teamAccessSource, teamChecks } from '#shared/domain/teams/service.ts';
+
+/** 200 with the deleted team, wrapped like get. */
+export const handler = apiHandler({
+  handle: async ({ ctx, params }) => {
+    const team = await deleteTeam(ctx, params.id!);
+    return recordResponse(200, 'team', presentTeam(team), teamChecks(ctx, team), teamAccessSource(ctx, team));
+  },
+});

@@ -1,0 +1,11 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { listResponse } from '#shared/http/respond.ts';
+import { listTeams } from '#shared/domain/teams/list.ts';
+import { presentTeam, teamCollectionChecks } from '#shared/domain/teams/service.ts';
+
+export const handler = apiHandler({
+  handle: async ({ ctx, query }) => {
+    const result = await listTeams(ctx, query);
+    return listResponse('team', result, result.records.map(presentTeam), teamCollectionChecks(ctx));
+  },
+});

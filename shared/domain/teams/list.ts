@@ -1,0 +1,40 @@
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { teamEntity, teamMemberships, type TeamRecord } from '#shared/domain/teams/entity.ts';
+import { runList, type AttrDef, type ListResource } from '#shared/list/engine.ts';
+
+/** A team matches a `team_memberships_*` filter when any of its memberships does (contract section 4). */
+const membershipAttr = (pick: (m: ReturnType<typeof teamMemberships>[number]) => unknown): AttrDef<TeamRecord>['get'] => (t) => teamMemberships(t).map(pick);
+
+/** Filterable attributes of the spec's teams row; uuid, parent_uuid and team_memberships_user_uuid are index-served. */
+export const teamListResource: ListResource<TeamRecord> = {
+  type: 'team',
+  entity: teamEntity,
+  lists: ['team'],
+  driverOrder: ['uuid', 'team_memberships_user_uuid', 'parent_uuid'],
+  attributes: {
+    uuid: { type: 'string', get: (t) => t.uuid, index: async (values) => ({ ids: values as string[] }) },
+    name: { type: 'string', get: (t) => t.name },
+    display_name: { type: 'string', get: (t) => t.display_name },
+    parent_uuid: {
+      type: 'string',
+      get: (t) => t.parent_uuid,
+      index: async (values, env) => ({ partitions: (values as string[]).map((v) => env.entryPartition('team', 'parent', v)) }),
+    },
+    status: { type: 'string', get: (t) => t.status },
+    is_org: { type: 'boolean', get: (t) => t.is_org },
+    depth: { type: 'number', get: (t) => t.depth },
+    created_at: { type: 'timestamp', get: (t) => t.created_at },
+    team_memberships_uuid: { type: 'string', get: membershipAttr((m) => m.uuid) },
+    team_memberships_user_uuid: {
+      type: 'string',
+      get: membershipAttr((m) => m.user_uuid),
+      // the `member` entry list holds owners too, as memberships do
+      index: async (values, env) => ({ partitions: (values as string[]).map((v) => env.entryPartition('team', 'member', v)) }),
+    },
+    team_memberships_role: { type: 'string', get: membershipAttr((m) => m.role) },
+  },
+};
+
+export function listTeams(ctx: DomainCtx, pairs: Array<[string, string]>) {
+  return runList(teamListResource, { ctx, loader: ctx.loader, pairs });
+}
