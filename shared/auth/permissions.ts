@@ -14,13 +14,10 @@ export function requireContentWriter(caller: Caller): void {
   if (!canWriteContent(caller)) throw new ForbiddenError('Viewers cannot change content');
 }
 
-/**
- * Directory resources (users, teams, time periods): everyone reads, admins write. Teams add their owners
- * as managers of the team (teams.ts passes `manages`).
- */
-export function directoryChecks(caller: Caller, manages = false): Checks {
+/** Directory resources (time periods): everyone reads, admins write. Teams compute their own (owners update). */
+export function directoryChecks(caller: Caller): Checks {
   const admin = isAdmin(caller);
-  return { can_update: admin || manages, can_delete: admin || manages };
+  return { can_update: admin, can_delete: admin };
 }
 
 export const directoryAccessSource = (caller: Caller): AccessSource => (isAdmin(caller) ? 'admin' : 'public');

@@ -55,6 +55,23 @@ describe('users', () => {
     expect(byManagerName.map((u) => u.uuid)).toEqual([b.uuid]);
   });
 
+  it('filters on teams, memberships and profile attributes', async () => {
+    const a = await t.user({ extra: { profile_attributes: { job_title: 'Staff Engineer' } } });
+    const b = await t.user({ extra: { profile_attributes: { job_title: 'Designer' } } });
+    const team = await t.admin.post('/rest/v2/teams', { name: 'Filters team', owner_uuids: [a.uuid], member_uuids: [b.uuid] });
+    expect(team.status).toBe(201);
+    const teamUuid = team.body.data.record.uuid;
+    const ids = async (q: string) => (await listAll(t.admin, `/rest/v2/users?${q}`)).map((u) => u.uuid).sort();
+    expect(await ids(`q[direct_teams_uuid_eq]=${teamUuid}`)).toEqual([a.uuid, b.uuid].sort());
+    expect(await ids(`q[teams_uuid_eq]=${teamUuid}`)).toEqual([a.uuid, b.uuid].sort());
+    expect(await ids(`q[direct_teams_name_eq]=Filters%20team&q[profile_job_title_cont]=staff`)).toEqual([a.uuid]);
+    expect(await ids(`q[team_memberships_team_uuid_eq]=${teamUuid}&q[team_memberships_role_eq]=member`)).toEqual([b.uuid]);
+    expect(await ids(`q[team_memberships_user_uuid_eq]=${b.uuid}`)).toEqual([b.uuid]);
+    expect(await ids(`q[profile_job_title_in]=Designer,Nobody`)).toEqual([b.uuid]);
+    const withoutTeams = await ids('q[direct_teams_uuid_null]=1&q[profile_job_title_present]=1');
+    expect(withoutTeams).not.toContain(a.uuid);
+  });
+
   it('members update only their own profile; viewers nothing; role/status admin-only', async () => {
     const m = await t.user({ role: 'member' });
     const v = await t.user({ role: 'viewer' });

@@ -299,7 +299,7 @@ export const presentTeam = (t: TeamRecord) => ({
   updated_at: t.updated_at,
 });
 
-/** Not `directoryChecks(caller, manages)`: that would let owners delete, which this resource refuses (header comment). */
+/** Owners update but do not delete their team (header comment), so checks are computed here. */
 export const teamChecks = (ctx: DomainCtx, t: TeamRecord): Checks => ({ can_update: isAdmin(ctx.caller) || managesTeam(ctx, t), can_delete: isAdmin(ctx.caller) });
 
 export const teamAccessSource = (ctx: DomainCtx, t: TeamRecord): AccessSource => (isAdmin(ctx.caller) ? 'admin' : t.owner_uuids.includes(ctx.caller.userId) ? 'owner' : 'public');
