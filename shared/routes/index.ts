@@ -6,12 +6,14 @@ import { labelRoutes } from '#shared/routes/labels.ts';
 import { timePeriodRoutes } from '#shared/routes/time-periods.ts';
 import { goalRoutes } from '#shared/routes/goals.ts';
 import { checkinRoutes } from '#shared/routes/checkins.ts';
+import { sharingRoutes } from '#shared/routes/sharing.ts';
+import { integrationRoutes } from '#shared/routes/integrations.ts';
 
 export type { Route, Worker } from '#shared/routes/types.ts';
 export { workers } from '#shared/routes/workers.ts';
 
 /** The route table: the single source for the CDK stack, the local stack and the OpenAPI document. */
-export const routes: Route[] = [...platformRoutes, ...userRoutes, ...teamRoutes, ...labelRoutes, ...timePeriodRoutes, ...goalRoutes, ...checkinRoutes];
+export const routes: Route[] = [...platformRoutes, ...userRoutes, ...teamRoutes, ...labelRoutes, ...timePeriodRoutes, ...goalRoutes, ...checkinRoutes, ...sharingRoutes, ...integrationRoutes];
 
 /** Stable function name for a route, used for CDK construct ids and logs: `GET /rest/v2/users/{id}` → `GetRestV2UsersId`. */
 export function routeName(r: Pick<Route, 'method' | 'path'>): string {

@@ -1,0 +1,3 @@
+import type { Route } from '#shared/routes/types.ts';
+
+export const integrationRoutes: Route[] = [];
