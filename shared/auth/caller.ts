@@ -1,6 +1,6 @@
 import type { Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { queryList, type DataCtx } from '#shared/db/store.ts';
+import { partitionEntries, type DataCtx } from '#shared/db/store.ts';
 import type { UserRecord, Role } from '#shared/domain/users/entity.ts';
 
 /** The authenticated caller, resolved from the JWT claims and the user's own record. */
@@ -18,11 +18,6 @@ export const canWriteContent = (c: Caller) => c.role !== 'viewer';
 /** Uuids of the teams the caller belongs to (as member or owner), read once per request when needed. */
 export async function callerTeamUuids(ctx: DataCtx & { db: Db }, userId: string): Promise<Set<string>> {
   const ids = new Set<string>();
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await queryList(ctx, keys.entryList(ctx.tenantId, 'team', 'member', userId), { startKey });
-    for (const e of page.entries) if (e.state !== 'archived') ids.add(e.id);
-    startKey = page.lastKey;
-  } while (startKey);
+  for await (const e of partitionEntries(ctx, keys.entryList(ctx.tenantId, 'team', 'member', userId))) if (e.state !== 'archived') ids.add(e.id);
   return ids;
 }

@@ -126,6 +126,16 @@ export async function queryList(
   return { entries, lastKey: out.LastEvaluatedKey, count: out.Count ?? entries.length };
 }
 
+/** Every entry of a GSI1 partition, following pages (creation order). */
+export async function* partitionEntries(ctx: DataCtx, partition: string): AsyncGenerator<ListEntry> {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await queryList(ctx, partition, { startKey });
+    yield* page.entries;
+    startKey = page.lastKey;
+  } while (startKey);
+}
+
 export const entityListPartition = (ctx: DataCtx, listName: string) => keys.entityList(ctx.tenantId, listName);
 export const entryListPartition = (ctx: DataCtx, listName: string, name: string, value: string) => keys.entryList(ctx.tenantId, listName, name, value);
 
@@ -269,6 +279,23 @@ export class WriteTx {
 const entryName = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) => (e.list && e.list !== listNameOf(def, r) ? `${e.list}@${e.name}` : e.name);
 const entryId = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) => `${entryName(def, r, e)}#${e.value}`;
 
+/**
+ * Runs a read-check-write attempt again when its transaction lost an optimistic race. Creates need it because
+ * two overlapping transactions on one uniqueness claim can be cancelled as a conflict rather than a failed
+ * condition (the retry then sees the claim: 422 taken); deletes because they are conditioned on the version read.
+ */
+export async function retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> {
+  for (let n = 0; ; n++) {
+    try {
+      return await attempt();
+    } catch (err) {
+      if (!(err instanceof ConcurrentUpdateError) || n >= 15) throw err;
+      // Exponential back-off with full jitter: a burst of writes on one item spreads out instead of colliding in lockstep.
+      await sleep(Math.random() * Math.min(400, 10 * 2 ** n));
+    }
+  }
+}
+
 export async function createEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, record: R): Promise<R> {
   await new WriteTx(ctx).create(def, record).commit();
   return record;
@@ -286,24 +313,16 @@ export async function mutateEntity<R extends BaseRecord>(
   change: (current: Stored<R>, tx: WriteTx) => Promise<R | undefined> | R | undefined,
   onMissing: () => AppError,
 ): Promise<{ before: Stored<R>; after: R }> {
-  for (let attempt = 0; ; attempt++) {
+  return retryOnConflict(async () => {
     const current = await getEntity(ctx, def, id, true);
     if (!current) throw onMissing();
     const tx = new WriteTx(ctx);
     const next = await change(current, tx);
     if (next === undefined) return { before: current, after: current.record };
     tx.replace(def, current, next);
-    try {
-      await tx.commit();
-      return { before: current, after: next };
-    } catch (err) {
-      if (err instanceof ConcurrentUpdateError && attempt < 10) {
-        await sleep(Math.random() * 15 * (attempt + 1));
-        continue;
-      }
-      throw err;
-    }
-  }
+    await tx.commit();
+    return { before: current, after: next };
+  });
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

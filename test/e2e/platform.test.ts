@@ -32,7 +32,7 @@ describe('public routes', () => {
 
 describe('JWT authorizer behaviour', () => {
   let t: TenantFixture;
-  let key: CryptoKey | Uint8Array;
+  let key: Awaited<ReturnType<typeof importJWK>>;
   let kid: string;
   beforeAll(async () => {
     t = await newTenant();

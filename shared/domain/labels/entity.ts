@@ -10,6 +10,9 @@ export interface LabelRecord extends BaseRecord {
   creator_uuid: string | null;
 }
 
+/** Longest label name; the request schema and labelsForNames (goal/check-in `labels`) share it. */
+export const LABEL_NAME_MAX = 100;
+
 /** Label names are unique per tenant ignoring case and surrounding/collapsed whitespace. */
 export const normalizeLabelName = (name: string) => name.trim().replace(/\s+/g, ' ').toLowerCase();
 
@@ -18,3 +21,21 @@ export const labelEntity: EntityDef<LabelRecord> = {
   entries: (l) => (l.parent_uuid ? [{ name: 'parent', value: l.parent_uuid }] : []),
   uniques: (l) => [{ name: 'label_name', value: normalizeLabelName(l.name), onTaken: () => new TakenError('name', `A label named ${l.name} already exists`) }],
 };
+
+/** A label record with every field set (null when unset); a regular label unless `is_group`. */
+export function newLabelRecord(
+  input: { name: string; is_group?: boolean; parent_uuid?: string | null; color?: string | null; creator_uuid: string | null },
+  now: string,
+  uuid: string = crypto.randomUUID(),
+): LabelRecord {
+  return {
+    uuid,
+    name: input.name.trim(),
+    is_group: input.is_group ?? false,
+    parent_uuid: input.parent_uuid ?? null,
+    color: input.color ?? null,
+    creator_uuid: input.creator_uuid,
+    created_at: now,
+    updated_at: now,
+  };
+}

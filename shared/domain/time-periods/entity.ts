@@ -9,3 +9,11 @@ export interface TimePeriodRecord extends BaseRecord {
 }
 
 export const timePeriodEntity: EntityDef<TimePeriodRecord> = { type: 'time_period' };
+
+export function newTimePeriodRecord(
+  input: { name: string; start_date: string; end_date: string; creator_uuid: string | null },
+  now: string,
+  uuid: string = crypto.randomUUID(),
+): TimePeriodRecord {
+  return { uuid, name: input.name.trim(), start_date: input.start_date, end_date: input.end_date, creator_uuid: input.creator_uuid, created_at: now, updated_at: now };
+}

@@ -1,5 +1,5 @@
 import { keys } from '#shared/db/keys.ts';
-import { queryList, type DataCtx } from '#shared/db/store.ts';
+import { partitionEntries, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { teamEntity, teamMemberships, teamUserUuids, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { PROFILE_FILTERABLE, userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
@@ -9,12 +9,7 @@ import type { Loader } from '#shared/list/loader.ts';
 /** Teams the user belongs to (owner or member), from the team entry list `team@member#<user>`. */
 async function teamsOf(ctx: DataCtx, loader: Loader, userUuid: string): Promise<TeamRecord[]> {
   const ids: string[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await queryList(ctx, keys.entryList(ctx.tenantId, 'team', 'member', userUuid), { startKey });
-    ids.push(...page.entries.map((e) => e.id));
-    startKey = page.lastKey;
-  } while (startKey);
+  for await (const e of partitionEntries(ctx, keys.entryList(ctx.tenantId, 'team', 'member', userUuid))) ids.push(e.id);
   return loader.many(teamEntity, ids);
 }
 

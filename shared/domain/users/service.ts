@@ -3,6 +3,7 @@ import { isAdmin } from '#shared/auth/caller.ts';
 import { requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
 import { getEntity, mutateEntity, nowIso, createEntity } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { sentFields } from '#shared/domain/fields.ts';
 import { newUserRecord, userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
 import type { UserCreateBody, UserUpdateBody } from '#shared/schemas/users.ts';
@@ -65,7 +66,7 @@ export async function updateUser(ctx: DomainCtx, id: string, input: UserUpdateIn
       const { profile_attributes, ...rest } = input;
       return {
         ...current.record,
-        ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)),
+        ...sentFields(rest),
         profile_attributes: compact({ ...current.record.profile_attributes, ...(profile_attributes ?? {}) }),
         updated_at: nowIso(),
       } as UserRecord;

@@ -1,0 +1,11 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { listResponse } from '#shared/http/respond.ts';
+import { listLabels } from '#shared/domain/labels/list.ts';
+import { labelCollectionChecks, presentLabel } from '#shared/domain/labels/service.ts';
+
+export const handler = apiHandler({
+  handle: async ({ ctx, query }) => {
+    const result = await listLabels(ctx, query);
+    return listResponse('label', result, result.records.map(presentLabel), labelCollectionChecks(ctx));
+  },
+});

@@ -1,0 +1,12 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { labelAccessSource, labelChecks, presentLabel, updateLabel } from '#shared/domain/labels/service.ts';
+import { LabelUpdateBody } from '#shared/schemas/labels.ts';
+
+export const handler = apiHandler({
+  body: LabelUpdateBody,
+  handle: async ({ ctx, params, body }) => {
+    const label = await updateLabel(ctx, params.id!, body);
+    return recordResponse(200, 'label', presentLabel(label), labelChecks(ctx, label), labelAccessSource(ctx, label));
+  },
+});

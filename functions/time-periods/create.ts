@@ -1,0 +1,12 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { createTimePeriod, presentTimePeriod, timePeriodAccessSource, timePeriodChecks } from '#shared/domain/time-periods/service.ts';
+import { TimePeriodCreateBody } from '#shared/schemas/time-periods.ts';
+
+export const handler = apiHandler({
+  body: TimePeriodCreateBody,
+  handle: async ({ ctx, body }) => {
+    const period = await createTimePeriod(ctx, body);
+    return recordResponse(201, 'time_period', presentTimePeriod(period), timePeriodChecks(ctx), timePeriodAccessSource(ctx));
+  },
+});

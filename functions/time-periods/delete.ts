@@ -1,0 +1,11 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { deleteTimePeriod, presentTimePeriod, timePeriodAccessSource, timePeriodChecks } from '#shared/domain/time-periods/service.ts';
+
+/** 200 with the deleted period in the get wrapper (as label delete). */
+export const handler = apiHandler({
+  handle: async ({ ctx, params }) => {
+    const period = await deleteTimePeriod(ctx, params.id!);
+    return recordResponse(200, 'time_period', presentTimePeriod(period), timePeriodChecks(ctx), timePeriodAccessSource(ctx));
+  },
+});

@@ -1,0 +1,10 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { presentTimePeriod, showTimePeriod, timePeriodAccessSource, timePeriodChecks } from '#shared/domain/time-periods/service.ts';
+
+export const handler = apiHandler({
+  handle: async ({ ctx, params }) => {
+    const period = await showTimePeriod(ctx, params.id!);
+    return recordResponse(200, 'time_period', presentTimePeriod(period), timePeriodChecks(ctx), timePeriodAccessSource(ctx));
+  },
+});

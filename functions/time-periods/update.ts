@@ -1,0 +1,12 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { presentTimePeriod, timePeriodAccessSource, timePeriodChecks, updateTimePeriod } from '#shared/domain/time-periods/service.ts';
+import { TimePeriodUpdateBody } from '#shared/schemas/time-periods.ts';
+
+export const handler = apiHandler({
+  body: TimePeriodUpdateBody,
+  handle: async ({ ctx, params, body }) => {
+    const period = await updateTimePeriod(ctx, params.id!, body);
+    return recordResponse(200, 'time_period', presentTimePeriod(period), timePeriodChecks(ctx), timePeriodAccessSource(ctx));
+  },
+});

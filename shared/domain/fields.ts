@@ -1,0 +1,2 @@
+/** The fields of a partial update body that were sent (undefined means "leave as is"; null clears). */
+export const sentFields = <T extends Record<string, unknown>>(input: T): Partial<T> => Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<T>;

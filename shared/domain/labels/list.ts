@@ -1,0 +1,51 @@
+import { findUnique, type DataCtx } from '#shared/db/store.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { runList, type AttrDef, type ListResource } from '#shared/list/engine.ts';
+
+/** Label uuids holding the given names, through the `label_name` uniqueness claims (one GetItem per name). */
+async function idsByName(ctx: DataCtx, names: unknown[]): Promise<string[]> {
+  const ids = await Promise.all(names.map((n) => findUnique(ctx, 'label_name', normalizeLabelName(String(n)))));
+  return ids.filter((id): id is string => !!id);
+}
+
+/** An attribute of the label's group (the `parent` association), read through the per-request loader. */
+const parentAttr = (pick: (p: LabelRecord) => unknown): AttrDef<LabelRecord>['get'] => async (l, loader) => {
+  const parent = await loader.one(labelEntity, l.parent_uuid);
+  return parent ? pick(parent) : null;
+};
+
+export const labelListResource: ListResource<LabelRecord> = {
+  type: 'label',
+  entity: labelEntity,
+  lists: ['label'],
+  driverOrder: ['uuid', 'name', 'parent_uuid', 'parent_name'],
+  attributes: {
+    uuid: { type: 'string', get: (l) => l.uuid, index: async (values) => ({ ids: values as string[] }) },
+    name: { type: 'string', get: (l) => l.name, index: async (values, env) => ({ ids: await idsByName(env.ctx, values) }) },
+    // parent_uuid is both the label's own attribute and the `parent` association's uuid
+    parent_uuid: {
+      type: 'string',
+      get: (l) => l.parent_uuid,
+      index: async (values, env) => ({ partitions: (values as string[]).map((v) => env.entryPartition('label', 'parent', v)) }),
+    },
+    is_group: { type: 'boolean', get: (l) => l.is_group },
+    color: { type: 'string', get: (l) => l.color },
+    creator_uuid: { type: 'string', get: (l) => l.creator_uuid },
+    created_at: { type: 'timestamp', get: (l) => l.created_at },
+    updated_at: { type: 'timestamp', get: (l) => l.updated_at },
+    parent_name: {
+      type: 'string',
+      get: parentAttr((p) => p.name),
+      // children of the named groups: group ids from the name claims, then their child entry lists
+      index: async (values, env) => ({ partitions: (await idsByName(env.ctx, values)).map((id) => env.entryPartition('label', 'parent', id)) }),
+    },
+    parent_parent_uuid: { type: 'string', get: parentAttr((p) => p.parent_uuid) },
+    parent_is_group: { type: 'boolean', get: parentAttr((p) => p.is_group) },
+    parent_color: { type: 'string', get: parentAttr((p) => p.color) },
+  },
+};
+
+export function listLabels(ctx: DomainCtx, pairs: Array<[string, string]>) {
+  return runList(labelListResource, { ctx, loader: ctx.loader, pairs });
+}

@@ -1,0 +1,22 @@
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
+import { runList, type ListResource } from '#shared/list/engine.ts';
+
+export const timePeriodListResource: ListResource<TimePeriodRecord> = {
+  type: 'time_period',
+  entity: timePeriodEntity,
+  lists: ['time_period'],
+  attributes: {
+    uuid: { type: 'string', get: (p) => p.uuid, index: async (values) => ({ ids: values as string[] }) },
+    name: { type: 'string', get: (p) => p.name },
+    start_date: { type: 'date', get: (p) => p.start_date },
+    end_date: { type: 'date', get: (p) => p.end_date },
+    creator_uuid: { type: 'string', get: (p) => p.creator_uuid },
+    created_at: { type: 'timestamp', get: (p) => p.created_at },
+    updated_at: { type: 'timestamp', get: (p) => p.updated_at },
+  },
+};
+
+export function listTimePeriods(ctx: DomainCtx, pairs: Array<[string, string]>) {
+  return runList(timePeriodListResource, { ctx, loader: ctx.loader, pairs });
+}
