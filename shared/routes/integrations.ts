@@ -1,3 +1,5 @@
-import type { Route } from '#shared/routes/types.ts';
+import type { Route, Worker } from '#shared/routes/types.ts';
 
 export const integrationRoutes: Route[] = [];
+
+export const integrationWorkers: Worker[] = [];
