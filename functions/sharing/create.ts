@@ -1,0 +1,14 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { shareableChecks } from '#shared/domain/sharing/access.ts';
+import { createShareable, presentShareable } from '#shared/domain/sharing/service.ts';
+import { shareablePathOfRoute } from '#shared/domain/sharing/types.ts';
+import { ShareableCreateBody } from '#shared/schemas/sharing.ts';
+
+export const handler = apiHandler({
+  body: ShareableCreateBody,
+  handle: async ({ ctx, body, event }) => {
+    const { record, access } = await createShareable(ctx, shareablePathOfRoute(event.routeKey), body);
+    return recordResponse(201, record.type, presentShareable(record), shareableChecks(ctx.caller, access), access.source!);
+  },
+});

@@ -1,0 +1,14 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { shareableChecks } from '#shared/domain/sharing/access.ts';
+import { presentShareable, setGrant } from '#shared/domain/sharing/service.ts';
+import { shareablePathOfRoute } from '#shared/domain/sharing/types.ts';
+import { GrantBody } from '#shared/schemas/sharing.ts';
+
+export const handler = apiHandler({
+  body: GrantBody,
+  handle: async ({ ctx, params, body, event }) => {
+    const { record, access } = await setGrant(ctx, shareablePathOfRoute(event.routeKey), params.shareable_uuid!, body);
+    return recordResponse(200, record.type, presentShareable(record), shareableChecks(ctx.caller, access), access.source!);
+  },
+});

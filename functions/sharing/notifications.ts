@@ -1,0 +1,10 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { listResponse } from '#shared/http/respond.ts';
+import { listMyNotifications, presentNotification } from '#shared/domain/sharing/notifications.ts';
+
+export const handler = apiHandler({
+  handle: async ({ ctx, query }) => {
+    const result = await listMyNotifications(ctx, query);
+    return listResponse('notification', result, result.records.map(presentNotification), {});
+  },
+});

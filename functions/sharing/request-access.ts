@@ -1,0 +1,12 @@
+import { apiHandler, json } from '#shared/http/api.ts';
+import { presentAccessRequest, requestAccess } from '#shared/domain/sharing/requests.ts';
+import { shareablePathOfRoute } from '#shared/domain/sharing/types.ts';
+import { AccessRequestBody } from '#shared/schemas/sharing.ts';
+
+export const handler = apiHandler({
+  body: AccessRequestBody,
+  handle: async ({ ctx, params, body, event }) => {
+    const { record, outcome } = await requestAccess(ctx, shareablePathOfRoute(event.routeKey), params.shareable_uuid!, body);
+    return json(200, { data: { type: 'access_request', record: record && presentAccessRequest(record), outcome } });
+  },
+});

@@ -1,0 +1,56 @@
+import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
+import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
+import { getEntity, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
+import { resourceUuidOf, satisfies, SHAREABLE_TYPE_BY_PATH, type Level, type ShareablePath } from '#shared/domain/sharing/types.ts';
+import { NotFoundError } from '#shared/errors.ts';
+
+/**
+ * Who may do what with a shareable resource:
+ * - the owner and admins (contract section 5: everything in the tenant) hold every level;
+ * - anyone else holds the level of their grant, if any;
+ * - viewers (role) write only access requests, so their checks never allow commenting, editing or managing
+ *   grants, whatever their grant says.
+ */
+export interface ShareableAccess {
+  /** Highest level held (owner and admins: `manage`); null: no access. */
+  level: Level | null;
+  /** Why the caller can see the resource; null when it cannot. A grant holder is `visible_entity`. */
+  source: AccessSource | null;
+}
+
+export function shareableAccess(caller: Caller, s: ShareableRecord): ShareableAccess {
+  if (s.owner_uuid === caller.userId) return { level: 'manage', source: 'owner' };
+  if (isAdmin(caller)) return { level: 'manage', source: 'admin' };
+  const grant = s.grants.find((g) => g.user_uuid === caller.userId);
+  return grant ? { level: grant.level, source: 'visible_entity' } : { level: null, source: null };
+}
+
+/** Whether the caller may change grants: the owner, admins, and `manage` grantees who are not viewers. */
+export const canManageGrants = (caller: Caller, access: ShareableAccess) => canWriteContent(caller) && satisfies(access.level, 'manage');
+
+export function shareableChecks(caller: Caller, access: ShareableAccess): Checks {
+  const writer = canWriteContent(caller);
+  return {
+    can_comment: writer && satisfies(access.level, 'comment'),
+    can_edit: writer && satisfies(access.level, 'edit'),
+    can_manage_grants: canManageGrants(caller, access),
+    // There is something left to ask for.
+    can_request_access: !satisfies(access.level, 'manage'),
+  };
+}
+
+/**
+ * The shareable of type `path` named by `shareableUuid` in the caller's tenant, whatever the caller's
+ * access (access requests need none): 404 when absent, of another type, or named with another tenant.
+ */
+export async function loadShareable(ctx: DataCtx, path: ShareablePath, shareableUuid: string, consistent = false): Promise<Stored<ShareableRecord>> {
+  const uuid = resourceUuidOf(ctx.tenantId, shareableUuid, path);
+  const stored = await getEntity(ctx, shareableEntity, uuid, consistent);
+  if (!stored || stored.record.type !== SHAREABLE_TYPE_BY_PATH[path]) throw new NotFoundError(SHAREABLE_TYPE_BY_PATH[path].replace('_', ' '), shareableUuid);
+  return stored;
+}
+
+/** Who is told about an access request: the owner and every `manage` grantee (not admins at large). */
+export const requestRecipients = (s: ShareableRecord, requesterUuid: string): string[] =>
+  [...new Set([s.owner_uuid, ...s.grants.filter((g) => g.level === 'manage').map((g) => g.user_uuid)])].filter((u) => u !== requesterUuid);

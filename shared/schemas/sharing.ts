@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { MAX_CONTENT_LENGTH, NOTIFICATION_KINDS } from '#shared/domain/sharing/entity.ts';
+import { LEVELS, SHAREABLE_PATHS, SHAREABLE_TYPES } from '#shared/domain/sharing/types.ts';
+import { listEnvelope, nonBlank, recordEnvelope, uuid } from '#shared/schemas/common.ts';
+
+const level = z.enum(LEVELS).meta({ description: 'Access level; ordered view < comment < edit < manage' });
+/**
+ * A level in a request body: a non-string is a wrong JSON type (400) and a string outside the levels breaks a
+ * rule (422); a bare z.enum reports both as invalid_value, which the error mapping would make a 422.
+ */
+const levelInput = z.string().pipe(level).meta({ description: 'view, comment, edit or manage (ordered)', enum: [...LEVELS] });
+const levelOrNullInput = z.string().nullable().pipe(level.nullable()).meta({ description: 'view, comment, edit or manage (ordered); null revokes', enum: [...LEVELS, null] });
+const shareablePath = z.enum(SHAREABLE_PATHS as [string, ...string[]]);
+
+// ---------- shareable resources (extension, contract section 8) ----------
+
+export const ShareableCreateBody = z
+  .strictObject({ title: nonBlank(200), content: z.string().max(MAX_CONTENT_LENGTH).nullable().optional() })
+  .meta({ id: 'ShareableCreateBody', description: 'The caller becomes the owner.' });
+
+export const GrantBody = z
+  .strictObject({ user_uuid: uuid, level: levelOrNullInput })
+  .meta({ id: 'GrantBody', description: 'Sets the user\'s level on the resource; null revokes it. A grant at or above the level of the user\'s pending access request resolves that request.' });
+
+const GrantSchema = z.object({ user_uuid: z.string(), level, granted_by_uuid: z.string(), granted_at: z.string() });
+
+export const ShareableRecordSchema = z
+  .object({
+    uuid: z.string(),
+    type: z.enum(SHAREABLE_TYPES as [string, ...string[]]),
+    shareable_type: shareablePath,
+    title: z.string(),
+    content: z.string().nullable(),
+    owner_uuid: z.string(),
+    grants: z.array(GrantSchema),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'Shareable' });
+
+/** `type` is the singular name of the path (`documents` → `document`, `okrs-dashboards` → `okrs_dashboard`). */
+export const shareableResponse = (type: string) => recordEnvelope(type, ShareableRecordSchema);
+
+// ---------- access requests (spec: application endpoints) ----------
+
+export const AccessRequestBody = z
+  .strictObject({
+    requested_level: levelInput,
+    message: z.string().max(2000).optional().meta({ description: 'Shown to the recipients; replaces the pending request\'s message when given; blank clears it' }),
+  })
+  .meta({ id: 'AccessRequestBody' });
+
+export const ResendBody = z.strictObject({}).meta({ id: 'AccessRequestResendBody', description: 'No fields: the request is the caller\'s own pending one.' });
+
+export const AccessRequestRecordSchema = z
+  .object({
+    uuid: z.string(),
+    shareable_type: shareablePath,
+    shareable_uuid: z.string().meta({ description: 'The resource uuid (without tenant prefix)' }),
+    requester_uuid: z.string(),
+    requested_level: level,
+    message: z.string().nullable(),
+    status: z.enum(['pending', 'resolved']),
+    created_at: z.string(),
+    updated_at: z.string(),
+    last_email_sent_at: z.string().meta({ description: 'When the last notification e-mail was queued (the one at creation included); resend is allowed an hour later' }),
+    resolved_at: z.string().nullable(),
+    resolved_by_uuid: z.string().nullable(),
+  })
+  .meta({ id: 'AccessRequest' });
+
+export const AccessRequestResponse = z
+  .object({
+    data: z.object({
+      type: z.literal('access_request'),
+      record: AccessRequestRecordSchema.nullable().meta({ description: 'The caller\'s pending request after the call; null when already_satisfied and none is pending' }),
+      outcome: z.enum(['created', 'upgraded', 'updated', 'unchanged', 'already_satisfied']).meta({
+        description:
+          'created: a new pending request (owner and managers notified in-app and by e-mail); upgraded: the pending request now asks for the higher level (message replaced if given), no notice; updated: only the message changed; unchanged: nothing to change; already_satisfied: the caller is owner or already holds the level (no-op)',
+      }),
+    }),
+  })
+  .meta({ id: 'AccessRequestResponse' });
+
+export const MyAccessRequestResponse = z
+  .object({ data: z.object({ type: z.literal('access_request'), record: AccessRequestRecordSchema.nullable().meta({ description: 'The caller\'s pending request, or null' }) }) })
+  .meta({ id: 'MyAccessRequestResponse' });
+
+export const ResendResponse = z
+  .object({
+    status: z.enum(['resent', 'throttled', 'no_pending_request']),
+    next_resend_at: z.string().nullable().meta({ description: 'Earliest time of the next resend (after resent or throttled); null with no_pending_request' }),
+  })
+  .meta({ id: 'AccessRequestResendResponse' });
+
+// ---------- notifications (extension) ----------
+
+export const NotificationRecordSchema = z
+  .object({
+    uuid: z.string(),
+    kind: z.enum(NOTIFICATION_KINDS),
+    recipient_uuid: z.string(),
+    actor_uuid: z.string(),
+    actor_display_name: z.string(),
+    subject_type: z.literal('access_request'),
+    subject_uuid: z.string(),
+    shareable_type: shareablePath,
+    shareable_uuid: z.string(),
+    shareable_title: z.string(),
+    requested_level: level,
+    message: z.string().nullable(),
+    email_sent_at: z.string().nullable().meta({ description: 'Set once the e-mail of this notification went out' }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'Notification' });
+
+export const NotificationListResponse = listEnvelope('notification', NotificationRecordSchema);
