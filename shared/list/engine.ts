@@ -53,8 +53,8 @@ export interface ListRun<R> {
   pairs: Array<[string, string]>;
   /** Caller-specific check on an index entry (visibility, discarded state) without reading the item. */
   entryFilter?(e: ListEntry, filters: ParsedFilter[]): boolean;
-  /** Caller-specific check that needs the item. */
-  itemFilter?(r: R): boolean;
+  /** Caller-specific check that needs the item; receives each fetched batch, so it can load related items once per batch. */
+  itemFilter?(records: R[]): Promise<boolean[]> | boolean[];
 }
 
 export interface ListResult<R> {
@@ -115,8 +115,9 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
       }
       const records = await run.loader.many(resource.entity, batch.map((e) => e.id));
       batch = [];
-      for (const r of records) {
-        if (run.itemFilter && !run.itemFilter(r)) continue;
+      const keep = run.itemFilter ? await run.itemFilter(records) : undefined;
+      for (const [i, r] of records.entries()) {
+        if (keep && !keep[i]) continue;
         if (await matchesAll(r, residual, resource, run.loader)) {
           if (memorySort) matched.push(r);
           else {
