@@ -102,8 +102,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
       if (!page.count && total >= wanted) break;
     }
     hasNext = total > skip + page.perPage;
-    const found = await getEntities(run.ctx, resource.entity, pageIds);
-    pageRecords = pageIds.map((id) => found.get(id)?.record).filter((r): r is R => !!r);
+    pageRecords = await run.loader.many(resource.entity, pageIds); // the loader keeps id order and skips vanished items
   } else {
     const matched: R[] = [];
     let examined = 0;
@@ -127,10 +126,17 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
         }
       }
     };
+    // Fetch candidates in batches sized to what the page still needs (doubling up to 100), so a selective
+    // driver with a residual filter reads about what it returns.
+    let lastBatch = 0;
     for await (const e of entries) {
       if (!accepted(e)) continue;
       batch.push(e);
-      if (batch.length === 100) await flush();
+      const need = memorySort || page.count ? 100 : Math.min(100, Math.max(wanted - total, lastBatch * 2, 1));
+      if (batch.length >= need) {
+        lastBatch = batch.length;
+        await flush();
+      }
       if (!memorySort && !page.count && total >= wanted) break;
     }
     if (batch.length) await flush();

@@ -1,3 +1,4 @@
+import { keys } from '#shared/db/keys.ts';
 import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
 import type { GoalKind, GoalStatus } from '#shared/domain/goals/entity.ts';
 
@@ -13,6 +14,8 @@ export interface CheckinRecord extends BaseRecord {
   status: GoalStatus;
   note: string | null;
   creator_uuid: string;
+  /** Who wrote the check-in last (creator, or the last updater): the goal's value/status_updated_by_uuid. Not presented. */
+  updated_by_uuid: string;
   source_type: string | null;
   source_info: Record<string, unknown>;
   mentioned_entities: Record<string, unknown> | unknown[];
@@ -23,3 +26,17 @@ export const checkinEntity: EntityDef<CheckinRecord> = {
   type: 'checkin',
   entries: (c) => [{ name: 'goal', value: c.goal_uuid }],
 };
+
+/**
+ * The order in which check-ins of one goal follow each other: latest `checkin_date`, then latest creation
+ * (uuid breaks a tie of the same millisecond). Fixed for a check-in's life (neither field is updatable).
+ */
+export const checkinOrderKey = (c: Pick<CheckinRecord, 'checkin_date' | 'created_at' | 'uuid'>) => `${c.checkin_date}#${c.created_at}#${c.uuid}`;
+
+/**
+ * Per-goal order items: one per check-in, in the goal's own base-table partition
+ * `T#<t>#checkin_order#<goal>` with SK = checkinOrderKey. Unlike the GSI1 list (eventually consistent and in
+ * creation order), a strongly consistent Query of this partition, newest first, names the goal's latest
+ * check-in exactly, which is what the goal must follow. Written and deleted in the check-in's transaction.
+ */
+export const checkinOrderItemKey = (tenantId: string, goalUuid: string, orderKey: string) => keys.misc(tenantId, 'checkin_order', goalUuid, orderKey);

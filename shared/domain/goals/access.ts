@@ -2,7 +2,7 @@ import { isAdmin } from '#shared/auth/caller.ts';
 import type { AccessSource } from '#shared/auth/permissions.ts';
 import { getEntity, type ListEntry } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
 
@@ -50,18 +50,21 @@ export async function goalEntryVisibility(ctx: DomainCtx): Promise<(e: ListEntry
   return (e) => e.vis !== 'limited' || (e.acl ?? []).some((p) => principals.has(p));
 }
 
-/** Reads a goal the caller may see: 404 when it is not in the caller's tenant, 403 when it is but is not visible. */
-export async function readableGoal(ctx: DomainCtx, uuid: string): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
+/**
+ * Reads a goal the caller may see: 404 when it is not in the caller's tenant (or, with `kind`, is a goal of
+ * another kind: `/key_results/{uuid of an objective}` does not exist), 403 when it is but is not visible.
+ */
+export async function readableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
   const stored = await getEntity(ctx, goalEntity, uuid);
-  if (!stored) throw new NotFoundError('Goal', uuid);
+  if (!stored || (kind && stored.record.type !== kind)) throw new NotFoundError(kind ? kind.replace('_', ' ') : 'Goal', uuid);
   const access = await goalAccess(ctx, stored.record);
   if (!access.canView) throw new ForbiddenError('You cannot see this goal');
   return { goal: stored.record, version: stored.version, access };
 }
 
 /** As readableGoal, and the caller must be allowed to edit it (403 otherwise). */
-export async function editableGoal(ctx: DomainCtx, uuid: string): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
-  const r = await readableGoal(ctx, uuid);
+export async function editableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
+  const r = await readableGoal(ctx, uuid, kind);
   if (!r.access.canEdit) throw new ForbiddenError('You cannot change this goal');
   return r;
 }

@@ -1,0 +1,10 @@
+import { apiHandler, json } from '#shared/http/api.ts';
+import { updateCheckin } from '#shared/domain/checkins/service.ts';
+import { presentCheckin } from '#shared/domain/checkins/present.ts';
+import { CheckinUpdateBody } from '#shared/schemas/checkins.ts';
+
+// The spec's update answers the flat check-in record, not the data wrapper (contract section 2).
+export const handler = apiHandler({
+  body: CheckinUpdateBody,
+  handle: async ({ ctx, params, body }) => json(200, await presentCheckin(ctx, (await updateCheckin(ctx, params.id!, body)).checkin)),
+});

@@ -1,0 +1,13 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { listResponse } from '#shared/http/respond.ts';
+import { listGoals } from '#shared/domain/goals/list.ts';
+import { goalCollectionChecks, presentGoals } from '#shared/domain/goals/present.ts';
+import { kindOfRoute } from '#shared/domain/goals/route.ts';
+
+export const handler = apiHandler({
+  handle: async ({ ctx, query, event }) => {
+    const kind = kindOfRoute(event.routeKey);
+    const result = await listGoals(ctx, kind, query);
+    return listResponse(kind, result, await presentGoals(ctx.loader, result.records), goalCollectionChecks(ctx));
+  },
+});

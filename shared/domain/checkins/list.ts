@@ -1,0 +1,61 @@
+import { isAdmin } from '#shared/auth/caller.ts';
+import { checkinEntity, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
+import { goalEntity } from '#shared/domain/goals/entity.ts';
+import { runList, type AttrDef, type ListResource } from '#shared/list/engine.ts';
+
+const goalIndex: AttrDef<CheckinRecord> = {
+  type: 'string',
+  get: (c) => c.goal_uuid,
+  // check-ins of the named goals: the `checkin@goal#<goal>` entry lists, creation order
+  index: async (values, env) => ({ partitions: (values as string[]).map((v) => env.entryPartition('checkin', 'goal', v)) }),
+};
+
+/** Filterable attributes: the spec's list, plus `goal_uuid` (alias of checkinable_uuid) and a few record fields. */
+export const checkinListResource: ListResource<CheckinRecord> = {
+  type: 'checkin',
+  entity: checkinEntity,
+  lists: ['checkin'],
+  driverOrder: ['uuid', 'checkinable_uuid', 'goal_uuid'],
+  attributes: {
+    uuid: { type: 'string', get: (c) => c.uuid, index: async (values) => ({ ids: values as string[] }) },
+    checkinable_type: { type: 'string', get: (c) => c.goal_type },
+    checkinable_uuid: goalIndex,
+    goal_uuid: goalIndex,
+    checkin_date: { type: 'date', get: (c) => c.checkin_date },
+    created_at: { type: 'timestamp', get: (c) => c.created_at },
+    updated_at: { type: 'timestamp', get: (c) => c.updated_at },
+    status: { type: 'string', get: (c) => c.status },
+    value: { type: 'number', get: (c) => c.value },
+    progress: { type: 'number', get: (c) => c.progress },
+    score: { type: 'number', get: (c) => c.score },
+    source_type: { type: 'string', get: (c) => c.source_type },
+    creator_uuid: { type: 'string', get: (c) => c.creator_uuid },
+    metric_uuid: { type: 'string', get: (c) => c.metric_uuid },
+  },
+};
+
+/**
+ * GET /checkins. Check-ins of goals the caller cannot see are left out. A check-in carries no copy of its
+ * goal's visibility (it would go stale when the goal's owners or visibility change), so for non-admins the
+ * goal is read with each batch and judged by the same rule as goal lists (goalEntryVisibility on the goal's
+ * envelope).
+ */
+export async function listCheckins(ctx: DomainCtx, pairs: Array<[string, string]>) {
+  if (isAdmin(ctx.caller)) return runList(checkinListResource, { ctx, loader: ctx.loader, pairs });
+  const visible = await goalEntryVisibility(ctx);
+  return runList(checkinListResource, {
+    ctx,
+    loader: ctx.loader,
+    pairs,
+    // one batch read of the goals of each batch of check-ins
+    itemFilter: async (checkins) => {
+      const goals = new Map((await ctx.loader.many(goalEntity, new Set(checkins.map((c) => c.goal_uuid)))).map((g) => [g.uuid, g]));
+      return checkins.map((c) => {
+        const goal = goals.get(c.goal_uuid);
+        return !!goal && visible({ id: goal.uuid, sortKey: '', ...goalEntity.envelope!(goal) });
+      });
+    },
+  });
+}

@@ -1,0 +1,99 @@
+import { keys } from '#shared/db/keys.ts';
+import { partitionEntries, type DataCtx, type ListEntry } from '#shared/db/store.ts';
+import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import type { Loader } from '#shared/list/loader.ts';
+
+/**
+ * Walking the goal hierarchy through the index only. Children are found from GSI1 entry lists
+ * (`goal@child_of#<parent>` for every kind, `<kind>@parent#<parent>` for one kind), so a walk reads index
+ * keys (id + envelope), never goal items. GSI1 is eventually consistent: a link written a moment ago may not
+ * be seen yet (the same window every list has).
+ */
+
+/** Every entry of one GSI1 partition, all pages, in creation order. */
+async function allEntries(ctx: DataCtx, partition: string): Promise<ListEntry[]> {
+  const out: ListEntry[] = [];
+  for await (const e of partitionEntries(ctx, partition)) out.push(e);
+  return out;
+}
+
+/** Direct children of a goal, any kind (with their envelope). */
+export const childEntries = (ctx: DataCtx, parentUuid: string) => allEntries(ctx, keys.entryList(ctx.tenantId, 'goal', 'child_of', parentUuid));
+
+/** Direct children of a goal of one kind. */
+export const childEntriesOfKind = (ctx: DataCtx, kind: GoalKind, parentUuid: string) => allEntries(ctx, keys.entryList(ctx.tenantId, kind, 'parent', parentUuid));
+
+export interface Walk {
+  /** Descendants in breadth-first order (each once, the roots excluded unless reachable from another root). */
+  ids: string[];
+  /** Entries of descendants of `kind` (when asked), deduplicated. */
+  kindEntries: ListEntry[];
+  /** True when the walk stopped at `limit` descendants. */
+  truncated: boolean;
+}
+
+/**
+ * Breadth-first walk below `roots`, one Query per visited goal (a level's queries run in parallel).
+ * `stopAt` ends the walk as soon as that goal is reached (cycle checks). `kind` also collects the
+ * descendants of that kind with their creation-order keys and envelopes (what the list engine pages on)
+ * from `<kind>@parent#<goal>`, queried only for goals that have children: leaves cost one Query, and no
+ * item of any kind is read.
+ */
+export async function walkDescendants(ctx: DataCtx, roots: string[], opts: { limit?: number; stopAt?: string; kind?: GoalKind } = {}): Promise<Walk & { found: boolean }> {
+  const limit = opts.limit ?? Number.POSITIVE_INFINITY;
+  const seen = new Set<string>(roots);
+  const ids: string[] = [];
+  const kindEntries = new Map<string, ListEntry>();
+  const done = (found: boolean, truncated: boolean) => ({ ids, kindEntries: [...kindEntries.values()], truncated, found });
+  let level = [...new Set(roots)];
+  while (level.length) {
+    const children = await Promise.all(level.map((id) => childEntries(ctx, id)));
+    if (opts.kind) {
+      const parents = level.filter((_, i) => children[i]!.length > 0);
+      for (const e of (await Promise.all(parents.map((id) => childEntriesOfKind(ctx, opts.kind!, id)))).flat()) kindEntries.set(e.id, e);
+    }
+    const next: string[] = [];
+    for (const e of children.flat()) {
+      if (e.id === opts.stopAt) return done(true, false);
+      if (seen.has(e.id)) continue;
+      seen.add(e.id);
+      ids.push(e.id);
+      next.push(e.id);
+      if (ids.length >= limit) return done(false, true);
+    }
+    level = next;
+  }
+  return done(false, false);
+}
+
+/** True when `candidate` is `goalUuid` itself or below it: linking goalUuid under candidate would close a cycle. */
+export async function wouldCycle(ctx: DataCtx, goalUuid: string, candidate: string): Promise<boolean> {
+  if (candidate === goalUuid) return true;
+  return (await walkDescendants(ctx, [goalUuid], { stopAt: candidate })).found;
+}
+
+/**
+ * Every ancestor of a goal (all parents, at any depth), nearest first, read through the per-request loader
+ * (one batch per level). Used by the `ancestors_*` filters that need ancestor attributes.
+ */
+export async function ancestorsOf(goal: GoalRecord, loader: Loader): Promise<GoalRecord[]> {
+  const seen = new Set<string>([goal.uuid]);
+  const out: GoalRecord[] = [];
+  let level = goal.parent_links.map((p) => p.parent_uuid);
+  while (level.length) {
+    const fresh = level.filter((id) => !seen.has(id));
+    fresh.forEach((id) => seen.add(id));
+    const parents = await loader.many(goalEntity, fresh);
+    out.push(...parents);
+    level = parents.flatMap((p) => p.parent_links.map((l) => l.parent_uuid));
+  }
+  return out;
+}
+
+/**
+ * `path`: the chain of uuids from the root of the goal's first-parent line down to the goal itself, joined
+ * with `/` (a root goal's path is its own uuid). Lets a client draw breadcrumbs and filter a subtree with
+ * `q[path_start]=<root uuid>` without walking links. Only the first parent counts: with several parents,
+ * `parent_links` and the `ancestors_*` filters carry the rest.
+ */
+export const pathFor = (uuid: string, firstParent: Pick<GoalRecord, 'uuid' | 'path'> | undefined) => (firstParent ? `${firstParent.path ?? firstParent.uuid}/${uuid}` : uuid);

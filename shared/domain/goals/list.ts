@@ -1,0 +1,161 @@
+import { keys } from '#shared/db/keys.ts';
+import { findUnique, type ListEntry } from '#shared/db/store.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
+import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import { ancestorsOf, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
+import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { teamEntity, type TeamRecord } from '#shared/domain/teams/entity.ts';
+import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
+import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
+import { BadRequestError } from '#shared/errors.ts';
+import { runList, type AttrDef, type IndexEnv, type IndexSource, type ListResource } from '#shared/list/engine.ts';
+import type { AttrType } from '#shared/list/filter.ts';
+import type { Loader } from '#shared/list/loader.ts';
+
+/**
+ * Goal lists (spec filter table + contract 4), one resource per kind over the kind's list `<kind>`.
+ *
+ * Index-served (eq/in), so a filtered page reads only the entries of that index and the page's items:
+ * uuid and short_id (item reads by id), time_period_uuid, owners_uuid, teams_uuid, labels_uuid,
+ * labels_name (name → label via its uniqueness claim), delegates_uuid, links_as_child_ancestor_uuid and
+ * links_as_child_uuid (the kind's `parent` entries), ancestors_uuid (walk of `goal@child_of`). Every other
+ * attribute is checked on the items (engine residual). Associations match when any associated record does.
+ *
+ * The caller's visibility and the discarded state are checked on the index entries (envelope), so
+ * invisible and deleted goals cost no item read. Deleted goals are listed only when a filter names
+ * discarded_at (contract 4); archived goals are listed (filter archived_at_null to leave them out).
+ */
+
+type Attr = AttrDef<GoalRecord>;
+const attr = (type: AttrType, get: Attr['get'], index?: Attr['index']): Attr => (index ? { type, get, index } : { type, get });
+
+/** Index entry of a goal read by id: what the engine would have found in the kind's list. */
+const entryOf = (g: GoalRecord): ListEntry => ({ id: g.uuid, sortKey: keys.listSortKey(g.created_at, g.uuid), ...goalEntity.envelope!(g) });
+
+/** Goals by id, of this kind only (the ids of another kind's goals match nothing on this kind's path). */
+async function byIds(kind: GoalKind, ids: string[], env: IndexEnv): Promise<IndexSource> {
+  const goals = await env.loader.many(goalEntity, ids);
+  return { entries: goals.filter((g) => g.type === kind).map(entryOf) };
+}
+
+const entryPartitions = (kind: GoalKind, name: string) => async (values: unknown[], env: IndexEnv): Promise<IndexSource> => ({
+  partitions: (values as string[]).map((v) => env.entryPartition(kind, name, v)),
+});
+
+const many =
+  <T>(load: (g: GoalRecord, l: Loader) => Promise<T[]>) =>
+  (pick: (t: T) => unknown): Attr['get'] =>
+  async (g, l) =>
+    (await load(g, l)).map(pick);
+
+const owners = many<UserRecord>((g, l) => l.many(userEntity, g.owner_uuids));
+const delegates = many<UserRecord>((g, l) => l.many(userEntity, g.delegate_uuids));
+const teams = many<TeamRecord>((g, l) => l.many(teamEntity, g.team_uuids));
+const labels = many<LabelRecord>((g, l) => l.many(labelEntity, g.label_uuids));
+const ancestors = many<GoalRecord>((g, l) => ancestorsOf(g, l));
+const period = (pick: (p: TimePeriodRecord) => unknown): Attr['get'] => async (g, l) => {
+  const p = await l.one(timePeriodEntity, g.time_period_uuid);
+  return p ? pick(p) : null;
+};
+
+const userAttrs = (prefix: string, of: typeof owners, uuidIndex: Attr['index']): Record<string, Attr> => ({
+  [`${prefix}_uuid`]: attr('string', of((u) => u.uuid), uuidIndex),
+  [`${prefix}_display_name`]: attr('string', of((u) => u.display_name)),
+  [`${prefix}_status`]: attr('string', of((u) => u.status)),
+  [`${prefix}_manager_uuid`]: attr('string', of((u) => u.manager_uuid)),
+  [`${prefix}_license_type`]: attr('string', of((u) => u.license_type)),
+});
+
+function goalListResource(kind: GoalKind): ListResource<GoalRecord> {
+  return {
+    type: kind,
+    entity: goalEntity,
+    lists: [kind],
+    // most selective first: a single goal, a parent's children, a person's or label's goals, a subtree, a team's, a period's
+    driverOrder: ['uuid', 'short_id', 'links_as_child_ancestor_uuid', 'links_as_child_uuid', 'delegates_uuid', 'owners_uuid', 'labels_uuid', 'labels_name', 'ancestors_uuid', 'teams_uuid', 'time_period_uuid'],
+    attributes: {
+      uuid: attr('string', (g) => g.uuid, (values, env) => byIds(kind, values as string[], env)),
+      type: attr('string', (g) => g.type),
+      title: attr('string', (g) => g.title),
+      description: attr('string', (g) => g.description),
+      short_id: attr('string', (g) => g.short_id, async (values, env) => {
+        const ids = await Promise.all((values as string[]).map((v) => findUnique(env.ctx, 'short_id', v.toUpperCase())));
+        return byIds(kind, ids.filter((id): id is string => !!id), env);
+      }),
+      searchable_content: attr('string', (g) => g.searchable_content),
+      path: attr('string', (g) => g.path),
+      goal_type: attr('string', (g) => g.goal_type),
+      visibility: attr('string', (g) => g.visibility),
+      progress_mode: attr('string', (g) => g.progress_mode),
+      current_status: attr('string', (g) => g.current_status),
+      status: attr('string', (g) => g.current_status), // earlier-variant name of current_status
+      last_checkin_date: attr('date', (g) => g.last_checkin_date),
+      start_date: attr('date', (g) => g.start_date),
+      end_date: attr('date', (g) => g.end_date),
+      created_at: attr('timestamp', (g) => g.created_at),
+      updated_at: attr('timestamp', (g) => g.updated_at),
+      discarded_at: attr('timestamp', (g) => g.discarded_at),
+      archived_at: attr('timestamp', (g) => g.archived_at),
+      creator_uuid: attr('string', (g) => g.creator_uuid),
+      current_progress: attr('number', (g) => g.current_progress),
+      current_value: attr('number', (g) => g.current_value),
+      score: attr('number', (g) => g.score),
+      checkin_due_days: attr('number', (g) => g.checkin_due_days),
+      current_metric_uuid: attr('string', (g) => g.current_metric_uuid),
+      metric_type: attr('string', (g) => g.metric?.metric_type ?? null),
+      time_period_uuid: attr('string', (g) => g.time_period_uuid, entryPartitions(kind, 'time_period')),
+      time_period_name: attr('string', period((p) => p.name)),
+      time_period_start_date: attr('date', period((p) => p.start_date)),
+      time_period_end_date: attr('date', period((p) => p.end_date)),
+      ...userAttrs('owners', owners, entryPartitions(kind, 'owner')),
+      ...userAttrs('delegates', delegates, entryPartitions(kind, 'delegate')),
+      labels_uuid: attr('string', (g) => g.label_uuids, entryPartitions(kind, 'label')),
+      labels_name: attr('string', labels((l) => l.name), async (values, env) => {
+        const ids = await Promise.all((values as string[]).map((v) => findUnique(env.ctx, 'label_name', normalizeLabelName(v))));
+        return { partitions: ids.filter((id): id is string => !!id).map((id) => env.entryPartition(kind, 'label', id)) };
+      }),
+      labels_parent_uuid: attr('string', labels((l) => l.parent_uuid)),
+      labels_is_group: attr('boolean', labels((l) => l.is_group)),
+      teams_uuid: attr('string', (g) => g.team_uuids, entryPartitions(kind, 'team')),
+      teams_name: attr('string', teams((t) => t.name)),
+      teams_display_name: attr('string', teams((t) => t.display_name)),
+      teams_parent_uuid: attr('string', teams((t) => t.parent_uuid)),
+      teams_status: attr('string', teams((t) => t.status)),
+      teams_is_org: attr('boolean', teams((t) => t.is_org)),
+      teams_depth: attr('number', teams((t) => t.depth)),
+      // the goal's links as a child: each names a parent (the link has no identity of its own beyond it)
+      links_as_child_uuid: attr('string', (g) => g.parent_links.map((p) => p.parent_uuid), entryPartitions(kind, 'parent')),
+      links_as_child_ancestor_uuid: attr('string', (g) => g.parent_links.map((p) => p.parent_uuid), entryPartitions(kind, 'parent')),
+      links_as_child_contribution_percent: attr('number', (g) => g.parent_links.map((p) => p.contribution_percent)),
+      ancestors_uuid: attr('string', ancestors((a) => a.uuid), async (values, env) => {
+        const walk = await walkDescendants(env.ctx, values as string[], { kind, limit: MAX_SUBTREE });
+        if (walk.truncated) throw new BadRequestError(`q[ancestors_uuid] names a hierarchy of more than ${MAX_SUBTREE} goals; add a narrower filter (links_as_child_ancestor_uuid for direct children)`, [{ field: 'q[ancestors_uuid]', code: 'filter_too_broad', message: 'hierarchy too large' }]);
+        return { entries: walk.kindEntries };
+      }),
+      ancestors_type: attr('string', ancestors((a) => a.type)),
+      ancestors_current_status: attr('string', ancestors((a) => a.current_status)),
+      ancestors_status: attr('string', ancestors((a) => a.current_status)),
+      ancestors_last_checkin_date: attr('date', ancestors((a) => a.last_checkin_date)),
+      ancestors_time_period_uuid: attr('string', ancestors((a) => a.time_period_uuid)),
+      ancestors_discarded_at: attr('timestamp', ancestors((a) => a.discarded_at)),
+      ancestors_creator_uuid: attr('string', ancestors((a) => a.creator_uuid)),
+      ancestors_archived_at: attr('timestamp', ancestors((a) => a.archived_at)),
+    },
+  };
+}
+
+/** Largest subtree `ancestors_uuid` walks (one index Query per goal that has children). */
+const MAX_SUBTREE = 5_000;
+
+const resources = Object.fromEntries(GOAL_KINDS.map((k) => [k, goalListResource(k)])) as Record<GoalKind, ListResource<GoalRecord>>;
+
+export async function listGoals(ctx: DomainCtx, kind: GoalKind, pairs: Array<[string, string]>) {
+  const visible = await goalEntryVisibility(ctx);
+  return runList(resources[kind], {
+    ctx,
+    loader: ctx.loader,
+    pairs,
+    entryFilter: (e, filters) => visible(e) && (e.state !== 'discarded' || filters.some((f) => f.attribute === 'discarded_at')),
+  });
+}

@@ -1,0 +1,99 @@
+import { canWriteContent } from '#shared/auth/caller.ts';
+import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import type { GoalAccess } from '#shared/domain/goals/access.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import type { GoalRecord } from '#shared/domain/goals/entity.ts';
+import { labelEntity } from '#shared/domain/labels/entity.ts';
+import type { Loader } from '#shared/list/loader.ts';
+
+/**
+ * The goal record as every endpoint returns it: every field of the spec's goal record (null when unset),
+ * both delegate variants, and `team_uuids`, `labels` ({uuid, name}), `created_at`, `updated_at`.
+ * `status` is the earlier-variant name of `current_status`; `target`/`unit`/`metric_type` mirror the
+ * current metric. Labels are stored as uuids and named here, so a renamed label shows its new name: one
+ * batch read for a whole page (distinct labels only).
+ */
+export async function presentGoals(loader: Loader, goals: GoalRecord[]) {
+  const labels = new Map((await loader.many(labelEntity, new Set(goals.flatMap((g) => g.label_uuids)))).map((l) => [l.uuid, l]));
+  return goals.map((g) => presentGoal(g, labels));
+}
+
+export async function presentOne(loader: Loader, goal: GoalRecord) {
+  return (await presentGoals(loader, [goal]))[0]!;
+}
+
+function presentGoal(g: GoalRecord, labels: Map<string, { uuid: string; name: string }>) {
+  return {
+    uuid: g.uuid,
+    type: g.type,
+    title: g.title,
+    description: g.description,
+    start_date: g.start_date,
+    end_date: g.end_date,
+    goal_type: g.goal_type,
+    time_period_uuid: g.time_period_uuid,
+    current_metric_uuid: g.current_metric_uuid,
+    creator_uuid: g.creator_uuid,
+    last_checkin_date: g.last_checkin_date,
+    score: g.score,
+    current_progress: g.current_progress,
+    current_value: g.current_value,
+    current_status: g.current_status,
+    status: g.current_status,
+    source_uuid: g.source_uuid,
+    source_type: g.source_type,
+    path: g.path,
+    searchable_content: g.searchable_content,
+    progress_mode: g.progress_mode,
+    value_updated_at: g.value_updated_at,
+    status_updated_at: g.status_updated_at,
+    value_updated_by_uuid: g.value_updated_by_uuid,
+    status_updated_by_uuid: g.status_updated_by_uuid,
+    visibility: g.visibility,
+    ai_rollup_enabled: g.ai_rollup_enabled,
+    data_sources_count: g.data_sources_count ?? 0,
+    discarded_at: g.discarded_at,
+    discarded_by_uuid: g.discarded_by_uuid,
+    short_id_uuid: g.short_id_uuid,
+    archived_at: g.archived_at,
+    archived_by_uuid: g.archived_by_uuid,
+    short_id: g.short_id,
+    owner_uuids: g.owner_uuids,
+    target: g.metric?.target_value ?? null,
+    unit: g.metric?.unit ?? null,
+    metric_type: g.metric?.metric_type ?? null,
+    parent_links: g.parent_links,
+    visible_entities: g.visible_entities,
+    checkin_due_days: g.checkin_due_days,
+    delegate_uuid: g.delegate_uuids[0] ?? null,
+    delegate_uuids: g.delegate_uuids,
+    partner_goals_external_id: g.partner_goals_external_id,
+    team_uuids: g.team_uuids,
+    // a label deleted since it was attached is left out rather than shown without a name
+    labels: g.label_uuids.flatMap((id) => (labels.has(id) ? [{ uuid: id, name: labels.get(id)!.name }] : [])),
+    created_at: g.created_at,
+    updated_at: g.updated_at,
+  };
+}
+
+export type PresentedGoal = ReturnType<typeof presentGoal>;
+
+/**
+ * What the caller may do with a goal. A discarded goal is read-only (nothing to update, delete or archive
+ * any more); check-ins also need a goal that is not archived.
+ */
+export function goalChecks(goal: GoalRecord, access: GoalAccess): Checks {
+  const live = access.canEdit && !goal.discarded_at;
+  return { can_update: live, can_delete: live, can_checkin: live && !goal.archived_at, can_archive: live };
+}
+
+export const goalAccessSource = (access: GoalAccess): AccessSource => access.source ?? 'public';
+
+/** Members and admins create goals; viewers do not (contract section 5). */
+export const goalCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: canWriteContent(ctx.caller) });
+
+/** `data = { type, record, checks, access_source }` for a goal (get, create, update, archive, unarchive). */
+export async function goalRecordResponse(ctx: DomainCtx, status: number, view: { goal: GoalRecord; access: GoalAccess }) {
+  return recordResponse(status, view.goal.type, await presentOne(ctx.loader, view.goal), goalChecks(view.goal, view.access), goalAccessSource(view.access));
+}

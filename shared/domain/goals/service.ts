@@ -1,0 +1,511 @@
+/**
+ * Goals (objectives, key results, initiatives): domain rules. One implementation for the three kinds; the
+ * kind comes from the route. Decisions are listed in shared/domain/goals/README.md.
+ *
+ * Every write is one TransactWriteItems: the goal item, its index entries, its short_id claim, the labels
+ * it creates, and condition checks on what it references. A write that would need more than 100 items is
+ * refused (422 too_many) rather than split, so nothing is ever half-applied.
+ */
+import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
+import { requireContentWriter } from '#shared/auth/permissions.ts';
+import { config } from '#shared/config.ts';
+import { keys } from '#shared/db/keys.ts';
+import { getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type Stored } from '#shared/db/store.ts';
+import { sentFields } from '#shared/domain/fields.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { editableGoal, goalAccess, readableGoal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord, type MetricRecord, type ParentLink, type VisibleEntity } from '#shared/domain/goals/entity.ts';
+import { childEntriesOfKind, pathFor, walkDescendants, wouldCycle } from '#shared/domain/goals/hierarchy.ts';
+import { metricProgress, refreshRollups } from '#shared/domain/goals/progress.ts';
+import { labelsForNames } from '#shared/domain/labels/service.ts';
+import { teamEntity } from '#shared/domain/teams/entity.ts';
+import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
+import { getTimePeriod } from '#shared/domain/time-periods/service.ts';
+import { userEntity } from '#shared/domain/users/entity.ts';
+import { ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
+import type { GoalCreateBody, GoalDeleteBody, GoalUpdateBody } from '#shared/schemas/goals.ts';
+
+export type GoalCreateInput = z.infer<typeof GoalCreateBody>;
+export type GoalUpdateInput = z.infer<typeof GoalUpdateBody>;
+export type GoalDeleteInput = z.infer<typeof GoalDeleteBody>;
+
+/** A goal with what the caller may do with it (for `checks` and `access_source`). */
+export interface GoalView {
+  goal: GoalRecord;
+  access: GoalAccess;
+}
+
+const MAX_TX_ITEMS = 100;
+const SHORT_ID = /^[A-Za-z0-9_-]{2,30}$/;
+
+const uniq = (ids: readonly string[] | null | undefined) => [...new Set(ids ?? [])];
+
+function fail(details: ErrorDetail[]): void {
+  if (details.length) throw new ValidationError(details.map((d) => (d.field ? `${d.field}: ${d.message}` : d.message)).join('; '), details);
+}
+
+const tooMany = () =>
+  new ValidationError(`This change needs more than ${MAX_TX_ITEMS} writes in one atomic transaction. Delete or change fewer goals or associations at once.`, [
+    { code: 'too_many', message: `at most ${MAX_TX_ITEMS} items per atomic write` },
+  ]);
+
+function assertFits(items: number): void {
+  if (items > MAX_TX_ITEMS) throw tooMany();
+}
+
+/** Items a `tx.replace` of the goal adds (the item, entries removed and written, a short_id claim and release). */
+const replaceCost = (before: GoalRecord, after: GoalRecord) => 1 + goalEntity.entries!(before).length + goalEntity.entries!(after).length + 2;
+
+// ---------- rules on the body ----------
+
+/** The time period a goal names: 422 when it is not one of the tenant's. */
+async function periodOf(ctx: DomainCtx, uuid: string): Promise<TimePeriodRecord> {
+  const period = await getTimePeriod(ctx, uuid);
+  if (!period) throw ValidationError.field('time_period_uuid', 'not_found', `time_period_uuid ${uuid} is not a time period of this tenant`);
+  return period;
+}
+
+/** Spec rules 1-2: both dates inside the period (inclusive) and start on or before end. */
+function dateDetails(period: TimePeriodRecord, start: string, end: string, sent: { start_date?: string; end_date?: string }): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const [field, value] of [['start_date', start], ['end_date', end]] as const) {
+    if (value < period.start_date || value > period.end_date) {
+      details.push({ field, code: 'out_of_range', message: `${field} ${value} must fall within the time period (${period.start_date} to ${period.end_date})` });
+    }
+  }
+  if (start > end) {
+    // name the date(s) the client sent; with neither sent (a period change) both are the period's and cannot be out of order
+    const fields = (['start_date', 'end_date'] as const).filter((f) => sent[f] !== undefined);
+    for (const field of fields.length ? fields : (['start_date'] as const)) {
+      details.push({ field, code: 'order', message: `start_date ${start} must be on or before end_date ${end}` });
+    }
+  }
+  return details;
+}
+
+/** Owners, delegates, teams and visible entities must exist in the caller's tenant; each bad uuid is named. */
+async function referenceDetails(
+  ctx: DomainCtx,
+  refs: { owner_uuids?: string[]; delegate_uuids?: string[]; team_uuids?: string[]; visible_entities?: VisibleEntity[] },
+): Promise<ErrorDetail[]> {
+  const userIds = uniq([...(refs.owner_uuids ?? []), ...(refs.delegate_uuids ?? []), ...(refs.visible_entities ?? []).filter((e) => e.entity_type === 'user').map((e) => e.entity_uuid)]);
+  const teamIds = uniq([...(refs.team_uuids ?? []), ...(refs.visible_entities ?? []).filter((e) => e.entity_type === 'team').map((e) => e.entity_uuid)]);
+  const [users, teams] = await Promise.all([ctx.loader.many(userEntity, userIds), ctx.loader.many(teamEntity, teamIds)]);
+  const knownUsers = new Set(users.map((u) => u.uuid));
+  const knownTeams = new Set(teams.map((t) => t.uuid));
+  const details: ErrorDetail[] = [];
+  const check = (field: string, ids: string[] | undefined, known: Set<string>, what: string) => {
+    for (const id of uniq(ids)) if (!known.has(id)) details.push({ field, code: 'not_found', message: `${id} is not a ${what} of this tenant` });
+  };
+  check('owner_uuids', refs.owner_uuids, knownUsers, 'user');
+  check('delegate_uuids', refs.delegate_uuids, knownUsers, 'user');
+  check('team_uuids', refs.team_uuids, knownTeams, 'team');
+  for (const e of refs.visible_entities ?? []) {
+    const known = e.entity_type === 'user' ? knownUsers : knownTeams;
+    if (!known.has(e.entity_uuid)) details.push({ field: 'visible_entities', code: 'not_found', message: `${e.entity_uuid} is not a ${e.entity_type} of this tenant` });
+  }
+  return details;
+}
+
+/**
+ * New parents: goals of the tenant the caller can see (an invisible one reads as unknown, so the answer
+ * does not reveal it exists), not deleted, and neither the goal itself nor one of its descendants.
+ */
+async function parentDetails(ctx: DomainCtx, goalUuid: string | undefined, added: string[]): Promise<{ details: ErrorDetail[]; parents: Map<string, Stored<GoalRecord>> }> {
+  const details: ErrorDetail[] = [];
+  const parents = await getEntities(ctx, goalEntity, added.filter((id) => id !== goalUuid));
+  for (const id of added) {
+    if (id === goalUuid) {
+      details.push({ field: 'parents', code: 'cycle', message: 'A goal cannot be its own parent' });
+      continue;
+    }
+    const p = parents.get(id)?.record;
+    if (!p || !(await goalAccess(ctx, p)).canView) details.push({ field: 'parents', code: 'not_found', message: `${id} is not a goal of this tenant` });
+    else if (p.discarded_at) details.push({ field: 'parents', code: 'discarded', message: `${id} is a deleted goal` });
+    else if (goalUuid && (await wouldCycle(ctx, goalUuid, id))) details.push({ field: 'parents', code: 'cycle', message: `${id} is below this goal: linking it as a parent would make a cycle` });
+  }
+  return { details, parents };
+}
+
+/** Metric rules (contract 6): progress must be computable for the metric type. */
+function metricDetails(m: MetricRecord | null): ErrorDetail[] {
+  if (!m) return [];
+  if (m.metric_type === 'reach' && m.start_value === m.target_value) {
+    return [{ field: 'metric.target_value', code: 'invalid', message: 'A reach metric needs target_value different from start_value' }];
+  }
+  if (m.metric_type === 'stay_between' && m.start_value > m.target_value) {
+    return [{ field: 'metric.target_value', code: 'invalid', message: 'A stay_between metric needs start_value (lower bound) on or before target_value (upper bound)' }];
+  }
+  return [];
+}
+
+/** The earlier variant's `delegate_uuid` (one delegate or null) or `delegate_uuids`; not both. */
+function delegatesOf(input: { delegate_uuids?: string[] | null; delegate_uuid?: string | null }): string[] | undefined {
+  if (input.delegate_uuids !== undefined && input.delegate_uuid !== undefined) {
+    throw ValidationError.field('delegate_uuid', 'conflict', 'Send delegate_uuids or delegate_uuid (earlier variant), not both');
+  }
+  if (input.delegate_uuid !== undefined) return input.delegate_uuid ? [input.delegate_uuid] : [];
+  return input.delegate_uuids === undefined ? undefined : uniq(input.delegate_uuids);
+}
+
+/** One entry per (entity_type, entity_uuid), the last one sent winning; mode defaults to view. */
+function visibleEntitiesOf(list: Array<{ entity_type: 'user' | 'team'; entity_uuid: string; mode?: 'view' | 'edit' }> | null | undefined): VisibleEntity[] {
+  const byKey = new Map<string, VisibleEntity>();
+  for (const e of list ?? []) byKey.set(`${e.entity_type}:${e.entity_uuid.toLowerCase()}`, { entity_type: e.entity_type, entity_uuid: e.entity_uuid, mode: e.mode ?? 'view' });
+  return [...byKey.values()];
+}
+
+/** Lower-cased title, description and short_id: one field a client can search with `_cont`. */
+const searchableContent = (g: Pick<GoalRecord, 'title' | 'description' | 'short_id'>) => [g.title, g.description, g.short_id].filter((s) => s).join(' ').toLowerCase();
+
+/** Spec rule 4: 2-30 letters, digits, dashes or underscores, stored upper-case (uniqueness is the entity's claim). */
+function normalizeShortId(raw: string | null): string | null {
+  if (raw === null) return null;
+  if (!SHORT_ID.test(raw)) throw ValidationError.field('short_id', 'malformed', 'short_id must be 2-30 letters, digits, dashes or underscores');
+  return raw.toUpperCase();
+}
+
+/**
+ * Guards what the goal references against a delete committing first: the write fails (422) if the time
+ * period or a team is gone by then. (Those deletes check for goals via the index before they commit; the
+ * opposite order is their side.)
+ */
+function requireExisting(ctx: DomainCtx, tx: WriteTx, type: string, id: string, field: string): void {
+  tx.add(
+    { ConditionCheck: { TableName: config.tableName, Key: keys.entity(ctx.tenantId, type, id), ConditionExpression: 'attribute_exists(PK)' } },
+    () => ValidationError.field(field, 'not_found', `${id} no longer exists`),
+  );
+}
+
+// ---------- reads ----------
+
+export async function getGoal(ctx: DomainCtx, kind: GoalKind, id: string): Promise<GoalView> {
+  const { goal, access } = await readableGoal(ctx, id, kind);
+  return { goal, access };
+}
+
+// ---------- create ----------
+
+export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCreateInput): Promise<GoalView> {
+  requireContentWriter(ctx.caller);
+  const delegates = delegatesOf(input) ?? [];
+  const owners = uniq(input.owner_uuids);
+  const teams = uniq(input.team_uuids);
+  const visible = visibleEntitiesOf(input.visible_entities);
+  const parentIds = uniq(input.parents);
+  const period = await periodOf(ctx, input.time_period_uuid);
+  const start = input.start_date ?? period.start_date;
+  const end = input.end_date ?? period.end_date;
+  const metric: MetricRecord | null = input.metric
+    ? { uuid: randomUUID(), name: input.metric.name ?? null, start_value: input.metric.start_value ?? 0, target_value: input.metric.target_value, unit: input.metric.unit ?? null, metric_type: input.metric.metric_type ?? 'reach' }
+    : null;
+  const [refs, parentCheck] = await Promise.all([
+    referenceDetails(ctx, { owner_uuids: owners, delegate_uuids: delegates, team_uuids: teams, visible_entities: visible }),
+    parentDetails(ctx, undefined, parentIds),
+  ]);
+  fail([...dateDetails(period, start, end, input), ...refs, ...parentCheck.details, ...metricDetails(metric)]);
+
+  const now = nowIso();
+  const uuid = randomUUID();
+  const base: GoalRecord = {
+    uuid,
+    type: kind,
+    title: input.title,
+    description: input.description ?? null,
+    start_date: start,
+    end_date: end,
+    goal_type: input.goal_type ?? 'aspirational',
+    time_period_uuid: period.uuid,
+    current_metric_uuid: metric?.uuid ?? null,
+    metric,
+    creator_uuid: ctx.caller.userId,
+    last_checkin_date: null,
+    score: null,
+    current_progress: metric ? metricProgress(metric, null) : null,
+    current_value: null,
+    current_status: 'not_started',
+    status: null, // presented from current_status (earlier-variant name)
+    source_uuid: null,
+    source_type: null,
+    path: pathFor(uuid, parentCheck.parents.get(parentIds[0]!)?.record),
+    searchable_content: null,
+    progress_mode: 'manual',
+    value_updated_at: null,
+    status_updated_at: null,
+    value_updated_by_uuid: null,
+    status_updated_by_uuid: null,
+    visibility: input.visibility ?? 'public',
+    ai_rollup_enabled: false,
+    data_sources_count: 0,
+    discarded_at: null,
+    discarded_by_uuid: null,
+    short_id: null,
+    short_id_uuid: null,
+    archived_at: null,
+    archived_by_uuid: null,
+    owner_uuids: owners,
+    team_uuids: teams,
+    label_uuids: [],
+    delegate_uuids: delegates,
+    parent_links: parentIds.map((parent_uuid) => ({ parent_uuid, contribution_percent: 100 })),
+    visible_entities: visible,
+    checkin_due_days: input.checkin_due_days ?? null,
+    partner_goals_external_id: null,
+    created_at: now,
+    updated_at: now,
+  };
+  base.searchable_content = searchableContent(base);
+
+  // retried when a label this request creates was created concurrently by another one (then reused)
+  const goal = await retryOnConflict(async () => {
+    const tx = new WriteTx(ctx);
+    const labels = await labelsForNames(ctx, input.labels ?? [], tx);
+    const record: GoalRecord = { ...base, label_uuids: uniq(labels.map((l) => l.uuid)) };
+    tx.create(goalEntity, record);
+    requireExisting(ctx, tx, timePeriodEntity.type, period.uuid, 'time_period_uuid');
+    for (const t of teams) requireExisting(ctx, tx, teamEntity.type, t, 'team_uuids');
+    assertFits(tx.size);
+    await tx.commit();
+    return record;
+  });
+  ctx.loader.prime(goalEntity, goal);
+  if (goal.parent_links.length) await refreshRollups(ctx, [goal.uuid]);
+  return { goal, access: await goalAccess(ctx, goal) };
+}
+
+// ---------- update ----------
+
+type Change = { details: ErrorDetail[] };
+
+/** Rules 1-3 on update: a new period resets the dates not sent to its own; any date change is checked against the period. */
+async function applyPeriod(ctx: DomainCtx, tx: WriteTx, g: GoalRecord, next: GoalRecord, input: GoalUpdateInput): Promise<Change> {
+  const periodChanged = input.time_period_uuid !== undefined && input.time_period_uuid !== g.time_period_uuid;
+  if (!periodChanged && input.start_date === undefined && input.end_date === undefined) return { details: [] };
+  const period = await periodOf(ctx, input.time_period_uuid ?? g.time_period_uuid);
+  next.time_period_uuid = period.uuid;
+  next.start_date = input.start_date ?? (periodChanged ? period.start_date : g.start_date);
+  next.end_date = input.end_date ?? (periodChanged ? period.end_date : g.end_date);
+  if (periodChanged) requireExisting(ctx, tx, timePeriodEntity.type, period.uuid, 'time_period_uuid');
+  return { details: dateDetails(period, next.start_date, next.end_date, input) };
+}
+
+/** New parent list: links kept keep their contribution; new ones are checked (existence, visibility, cycles). */
+async function applyParents(ctx: DomainCtx, tx: WriteTx, g: GoalRecord, next: GoalRecord, parents: string[] | null): Promise<Change & { removed: string[] }> {
+  const ids = uniq(parents);
+  const added = ids.filter((p) => !g.parent_links.some((l) => l.parent_uuid === p));
+  const check = await parentDetails(ctx, g.uuid, added);
+  next.parent_links = ids.map((p): ParentLink => g.parent_links.find((l) => l.parent_uuid === p) ?? { parent_uuid: p, contribution_percent: 100 });
+  // A new parent must be unchanged when this commits: a concurrent write that links the parent below this
+  // goal (a two-goal cycle) or deletes the parent then conflicts, and the retry sees it.
+  for (const s of check.parents.values()) {
+    tx.add({ ConditionCheck: { TableName: config.tableName, Key: keys.entity(ctx.tenantId, goalEntity.type, s.record.uuid), ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': s.version } } });
+  }
+  const first = ids[0];
+  if (first !== g.parent_links[0]?.parent_uuid) {
+    const parent = first ? (check.parents.get(first) ?? (await getEntity(ctx, goalEntity, first))) : undefined;
+    next.path = pathFor(g.uuid, parent?.record);
+  }
+  return { details: check.details, removed: g.parent_links.map((l) => l.parent_uuid).filter((p) => !ids.includes(p)) };
+}
+
+/**
+ * `metric` on update: merged onto the current metric (same uuid), a new metric when there is none (then
+ * target_value is required), null removes it. A changed metric re-reads progress from the current value,
+ * except in rollup mode where progress is the children's.
+ */
+function applyMetric(g: GoalRecord, next: GoalRecord, input: NonNullable<GoalUpdateInput['metric']> | null): Change {
+  const details: ErrorDetail[] = [];
+  if (input === null) next.metric = null;
+  else {
+    if (!g.metric && input.target_value === undefined) details.push({ field: 'metric.target_value', code: 'required', message: 'A new metric needs target_value' });
+    const current: MetricRecord = g.metric ?? { uuid: randomUUID(), name: null, start_value: 0, target_value: 0, unit: null, metric_type: 'reach' };
+    next.metric = { ...current, ...sentFields(input) };
+    details.push(...metricDetails(next.metric));
+  }
+  next.current_metric_uuid = next.metric?.uuid ?? null;
+  if (next.metric && JSON.stringify(next.metric) !== JSON.stringify(g.metric) && next.progress_mode !== 'rollup') {
+    next.current_progress = metricProgress(next.metric, next.current_value);
+  }
+  return { details };
+}
+
+export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, input: GoalUpdateInput): Promise<GoalView> {
+  let removedParents: string[] = [];
+  const { before, after } = await mutateEntity(
+    ctx,
+    goalEntity,
+    id,
+    async (current, tx) => {
+      const g = current.record;
+      await requireEditable(ctx, kind, g);
+      const now = nowIso();
+      const { title, description, goal_type, visibility, checkin_due_days, progress_mode } = input;
+      const next: GoalRecord = { ...g, ...sentFields({ title, description, goal_type, visibility, checkin_due_days, progress_mode }), updated_at: now };
+      if (input.current_status !== undefined && input.current_status !== g.current_status) {
+        Object.assign(next, { current_status: input.current_status, status_updated_at: now, status_updated_by_uuid: ctx.caller.userId });
+      }
+      if (input.short_id !== undefined) {
+        const shortId = normalizeShortId(input.short_id);
+        if (shortId !== g.short_id) Object.assign(next, { short_id: shortId, short_id_uuid: shortId ? randomUUID() : null });
+      }
+      const delegates = delegatesOf(input);
+      if (delegates !== undefined) next.delegate_uuids = delegates;
+      if (input.owner_uuids !== undefined) next.owner_uuids = uniq(input.owner_uuids);
+      if (input.team_uuids !== undefined) next.team_uuids = uniq(input.team_uuids);
+      if (input.visible_entities !== undefined) next.visible_entities = visibleEntitiesOf(input.visible_entities);
+      for (const t of next.team_uuids) if (!g.team_uuids.includes(t)) requireExisting(ctx, tx, teamEntity.type, t, 'team_uuids');
+
+      const details = [
+        ...(await applyPeriod(ctx, tx, g, next, input)).details,
+        ...(await referenceDetails(ctx, {
+          owner_uuids: input.owner_uuids === undefined ? undefined : next.owner_uuids,
+          delegate_uuids: delegates,
+          team_uuids: input.team_uuids === undefined ? undefined : next.team_uuids,
+          visible_entities: input.visible_entities === undefined ? undefined : next.visible_entities,
+        })),
+      ];
+      if (input.parents !== undefined) {
+        const change = await applyParents(ctx, tx, g, next, input.parents);
+        details.push(...change.details);
+        removedParents = change.removed;
+      }
+      if (input.metric !== undefined) details.push(...applyMetric(g, next, input.metric).details);
+      fail(details);
+
+      if (input.labels !== undefined) next.label_uuids = uniq((await labelsForNames(ctx, input.labels ?? [], tx)).map((l) => l.uuid));
+      next.searchable_content = searchableContent(next);
+      assertFits(tx.size + replaceCost(g, next));
+      return next;
+    },
+    () => notFound(kind, id),
+  );
+
+  const g = before.record;
+  const rollupInputsChanged =
+    JSON.stringify(g.parent_links) !== JSON.stringify(after.parent_links) || JSON.stringify(g.metric) !== JSON.stringify(after.metric) || g.progress_mode !== after.progress_mode;
+  let goal = after;
+  if (rollupInputsChanged) {
+    // the goal itself (when in rollup mode), its ancestors, and the parents it left
+    await refreshRollups(ctx, [after.uuid, ...removedParents]);
+    // a rollup goal's own progress was just recomputed: answer with it
+    if (after.progress_mode === 'rollup') goal = (await getEntity(ctx, goalEntity, id, true))?.record ?? after;
+  }
+  if (after.path !== g.path) await refreshDescendantPaths(ctx, after);
+  return { goal, access: await goalAccess(ctx, goal) };
+}
+
+/**
+ * Same answers as readableGoal/editableGoal, on a record already read inside a write's read-modify-write
+ * loop (so the goal item is read once): 404 other kind, 403 not visible or not editable, 422 deleted.
+ */
+async function requireEditable(ctx: DomainCtx, kind: GoalKind, g: GoalRecord): Promise<GoalAccess> {
+  if (g.type !== kind) throw notFound(kind, g.uuid);
+  const access = await goalAccess(ctx, g);
+  if (!access.canView) throw new ForbiddenError('You cannot see this goal');
+  if (!access.canEdit) throw new ForbiddenError('You cannot change this goal');
+  if (g.discarded_at) throw ValidationError.field('discarded_at', 'discarded', 'This goal is deleted; it cannot be changed');
+  return access;
+}
+
+const notFound = (kind: GoalKind, id: string) => new NotFoundError(kind.replace('_', ' '), id);
+
+/**
+ * Keeps `path` true below a goal whose first-parent line changed: each descendant whose own first parent
+ * is the goal or a rewritten descendant gets the new prefix. `path` is derived data, so this runs after the
+ * goal's write (not in its transaction, which a large subtree would not fit) and is bounded.
+ */
+const MAX_PATH_REWRITES = 500;
+async function refreshDescendantPaths(ctx: DomainCtx, root: GoalRecord): Promise<void> {
+  const walk = await walkDescendants(ctx, [root.uuid], { limit: MAX_PATH_REWRITES });
+  const goals = await getEntities(ctx, goalEntity, walk.ids);
+  const paths = new Map<string, string | null>([[root.uuid, root.path]]);
+  const pathOf = (id: string, depth = 0): string | null | undefined => {
+    if (paths.has(id)) return paths.get(id);
+    const g = goals.get(id)?.record;
+    const first = g?.parent_links[0]?.parent_uuid;
+    if (!g || !first || depth > 100 || (first !== root.uuid && !goals.has(first))) return undefined; // first-parent line does not pass through root
+    const parentPath = pathOf(first, depth + 1);
+    const p = parentPath === undefined ? undefined : `${parentPath ?? first}/${id}`;
+    if (p !== undefined) paths.set(id, p);
+    return p;
+  };
+  for (const id of walk.ids) {
+    const p = pathOf(id);
+    if (p === undefined || goals.get(id)?.record.path === p) continue;
+    await mutateEntity(ctx, goalEntity, id, (cur) => (cur.record.path === p ? undefined : { ...cur.record, path: p }), () => notFound(goals.get(id)!.record.type, id)).catch((err) => {
+      ctx.log.warn('goal path refresh failed', { goal_uuid: id, error: String(err) });
+    });
+  }
+}
+
+// ---------- delete (soft) ----------
+
+const IMMEDIATE_FLAGS: Record<GoalKind, keyof GoalDeleteInput> = {
+  objective: 'including_immediate_objectives',
+  key_result: 'including_immediate_key_results',
+  initiative: 'including_immediate_initiatives',
+};
+
+/**
+ * Contract 6: a soft delete. The flags add the direct children of a kind, or (delete_hierarchy) every
+ * descendant. The caller must be allowed to change each goal discarded (403 naming the first it may not);
+ * goals already deleted are left as they are. All in one transaction: a hierarchy that does not fit is
+ * refused with 422 too_many and nothing is deleted. Returns the goal as stored after the delete.
+ */
+export async function deleteGoal(ctx: DomainCtx, kind: GoalKind, id: string, input: GoalDeleteInput): Promise<GoalRecord> {
+  const result = await retryOnConflict(async () => {
+    const { goal, version } = await editableGoal(ctx, id, kind);
+    const others = new Set<string>();
+    if (input.delete_hierarchy) {
+      // each discarded goal is at least two items (the goal and its re-enveloped entries): 100 descendants never fit
+      const walk = await walkDescendants(ctx, [id], { limit: MAX_TX_ITEMS });
+      if (walk.truncated) throw tooMany();
+      walk.ids.forEach((c) => others.add(c));
+    }
+    const kinds = GOAL_KINDS.filter((k) => input[IMMEDIATE_FLAGS[k]]);
+    for (const entries of await Promise.all(kinds.map((k) => childEntriesOfKind(ctx, k, id)))) entries.forEach((e) => others.add(e.id));
+    others.delete(id);
+
+    const stored = await getEntities(ctx, goalEntity, others);
+    stored.set(id, { record: goal, version });
+    const now = nowIso();
+    const tx = new WriteTx(ctx);
+    const discarded: GoalRecord[] = [];
+    for (const gid of [id, ...others]) {
+      const s = stored.get(gid);
+      if (!s || s.record.discarded_at) continue;
+      if (gid !== id && !(await goalAccess(ctx, s.record)).canEdit) throw new ForbiddenError(`You cannot delete ${s.record.type.replace('_', ' ')} ${gid} of this hierarchy`);
+      const next = { ...s.record, discarded_at: now, discarded_by_uuid: ctx.caller.userId, updated_at: now };
+      tx.replace(goalEntity, s, next);
+      discarded.push(next);
+    }
+    assertFits(tx.size);
+    await tx.commit();
+    return { goal: discarded.find((g) => g.uuid === id) ?? goal, discarded };
+  });
+  if (result.discarded.length) await refreshRollups(ctx, result.discarded.map((g) => g.uuid));
+  return result.goal;
+}
+
+// ---------- archive (extension) ----------
+
+/** Sets (archive) or clears (unarchive) archived_at/archived_by_uuid; doing it twice changes nothing. */
+export async function setArchived(ctx: DomainCtx, kind: GoalKind, id: string, archived: boolean): Promise<GoalView> {
+  const { before, after } = await mutateEntity(
+    ctx,
+    goalEntity,
+    id,
+    async (current) => {
+      const g = current.record;
+      await requireEditable(ctx, kind, g);
+      if (!!g.archived_at === archived) return undefined;
+      const now = nowIso();
+      return { ...g, archived_at: archived ? now : null, archived_by_uuid: archived ? ctx.caller.userId : null, updated_at: now };
+    },
+    () => notFound(kind, id),
+  );
+  // archived children leave their parents' rollup
+  if (after !== before.record) await refreshRollups(ctx, [after.uuid]);
+  return { goal: after, access: await goalAccess(ctx, after) };
+}

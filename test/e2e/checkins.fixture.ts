@@ -1,0 +1,55 @@
+import { expect } from 'vitest';
+import { createDynamoClient, instrument } from '#shared/db/client.ts';
+import { mutateEntity, type DataCtx } from '#shared/db/store.ts';
+import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import type { Api } from '../support/api.ts';
+
+/** Shared set-up of the check-in suites (checkins*.test.ts). */
+export const CHECKINS = '/rest/v2/checkins';
+export const C = (id: string) => `${CHECKINS}/${id}`;
+
+/** Every field of a check-in record. */
+export const CHECKIN_FIELDS = [
+  'uuid', 'goal_uuid', 'metric_uuid', 'value', 'progress', 'score', 'checkin_date', 'status', 'note', 'creator_uuid', 'source_info',
+  'mentioned_entities', 'labels', 'created_at', 'updated_at',
+].sort();
+
+/** Creates a check-in (201 expected) and returns its record. */
+export async function checkin(api: Api, body: Record<string, unknown>): Promise<any> {
+  const res = await api.post(CHECKINS, body);
+  if (res.status !== 201) throw new Error(`check-in create failed: ${res.status} ${JSON.stringify(res.body)}`);
+  expect(res.body.data.type).toBe('checkin');
+  return res.body.data.record;
+}
+
+/** GET of a goal of any kind, by its record's `type`. */
+export async function goalNow(api: Api, g: { uuid: string; type: string }): Promise<any> {
+  const res = await api.get(`/rest/v2/${g.type}s/${g.uuid}`);
+  if (res.status !== 200) throw new Error(`goal get failed: ${res.status} ${JSON.stringify(res.body)}`);
+  return res.body.data.record;
+}
+
+/** The goal fields that follow its latest check-in. */
+export const followed = (g: any) => ({
+  current_value: g.current_value,
+  current_progress: g.current_progress,
+  current_status: g.current_status,
+  score: g.score,
+  last_checkin_date: g.last_checkin_date,
+});
+
+/**
+ * The goals API sets every parent link's contribution_percent to 100 and offers no way to change it, so
+ * the weighted rollup is exercised by setting the contribution directly in the table (as a future API or
+ * an operator would), then triggering a recompute with a check-in.
+ */
+export async function setContribution(tenantId: string, childUuid: string, parentUuid: string, percent: number): Promise<void> {
+  const ctx: DataCtx = { tenantId, db: instrument(createDynamoClient()) };
+  await mutateEntity(
+    ctx,
+    goalEntity,
+    childUuid,
+    (s) => ({ ...s.record, parent_links: s.record.parent_links.map((l) => (l.parent_uuid === parentUuid ? { ...l, contribution_percent: percent } : l)) }) as GoalRecord,
+    () => new Error('no such goal') as never,
+  );
+}
