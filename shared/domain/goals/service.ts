@@ -17,7 +17,7 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { editableGoal, goalAccess, readableGoal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord, type MetricRecord, type ParentLink, type VisibleEntity } from '#shared/domain/goals/entity.ts';
 import { childEntriesOfKind, pathFor, walkDescendants, wouldCycle } from '#shared/domain/goals/hierarchy.ts';
-import { metricProgress, refreshRollups } from '#shared/domain/goals/progress.ts';
+import { goalProgressAt, refreshRollups } from '#shared/domain/goals/progress.ts';
 import { labelsForNames } from '#shared/domain/labels/service.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
@@ -222,7 +222,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     creator_uuid: ctx.caller.userId,
     last_checkin_date: null,
     score: null,
-    current_progress: metric ? metricProgress(metric, null) : null,
+    current_progress: null, // no value yet
     current_value: null,
     current_status: 'not_started',
     status: null, // presented from current_status (earlier-variant name)
@@ -324,8 +324,8 @@ function applyMetric(g: GoalRecord, next: GoalRecord, input: NonNullable<GoalUpd
     details.push(...metricDetails(next.metric));
   }
   next.current_metric_uuid = next.metric?.uuid ?? null;
-  if (next.metric && JSON.stringify(next.metric) !== JSON.stringify(g.metric) && next.progress_mode !== 'rollup') {
-    next.current_progress = metricProgress(next.metric, next.current_value);
+  if (JSON.stringify(next.metric) !== JSON.stringify(g.metric) && next.progress_mode !== 'rollup') {
+    next.current_progress = goalProgressAt(next, next.current_value); // a removed metric reads the value as a percentage
   }
   return { details };
 }
@@ -342,6 +342,8 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
       const now = nowIso();
       const { title, description, goal_type, visibility, checkin_due_days, progress_mode } = input;
       const next: GoalRecord = { ...g, ...sentFields({ title, description, goal_type, visibility, checkin_due_days, progress_mode }), updated_at: now };
+      // Leaving rollup mode: progress follows the goal's own value again.
+      if (g.progress_mode === 'rollup' && next.progress_mode !== 'rollup') next.current_progress = goalProgressAt(next, next.current_value);
       if (input.current_status !== undefined && input.current_status !== g.current_status) {
         Object.assign(next, { current_status: input.current_status, status_updated_at: now, status_updated_by_uuid: ctx.caller.userId });
       }
