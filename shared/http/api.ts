@@ -100,7 +100,9 @@ async function resolveCaller(event: ApiEvent): Promise<{ caller: Caller; data: D
   return { caller: { tenantId, userId, role: user.record.role, user: user.record }, data };
 }
 
-function zodDetails(error: z.ZodError): { badRequest: boolean; details: ErrorDetail[] } {
+const valueAt = (root: unknown, path: PropertyKey[]) => path.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), root);
+
+function zodDetails(error: z.ZodError, input: unknown): { badRequest: boolean; details: ErrorDetail[] } {
   let badRequest = false;
   const details: ErrorDetail[] = [];
   for (const issue of error.issues) {
@@ -111,7 +113,11 @@ function zodDetails(error: z.ZodError): { badRequest: boolean; details: ErrorDet
       continue;
     }
     // A wrong JSON type is a malformed request (400); a well-typed value that breaks a rule is 422.
-    const wrongType = issue.code === 'invalid_type' || issue.code === 'invalid_union';
+    // An enum given a value of another JSON type (a number for a string enum) is a wrong type too.
+    const wrongType =
+      issue.code === 'invalid_type' ||
+      issue.code === 'invalid_union' ||
+      (issue.code === 'invalid_value' && issue.values.length > 0 && typeof valueAt(input, issue.path) !== typeof issue.values[0]);
     if (wrongType) badRequest = true;
     details.push({ field: path || undefined, code: wrongType ? 'invalid_type' : issue.code, message: issue.message });
   }
@@ -132,7 +138,7 @@ export function parseBody<S extends z.ZodType>(schema: S, raw: string | undefine
   }
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  const { badRequest, details } = zodDetails(result.error);
+  const { badRequest, details } = zodDetails(result.error, value);
   const message = details.map((d) => (d.field ? `${d.field}: ${d.message}` : d.message)).join('; ');
   throw badRequest ? new BadRequestError(message, details) : new ValidationError(message, details);
 }

@@ -41,6 +41,9 @@ describe('users', () => {
     expectError(await t.admin.request('POST', '/rest/v2/users', '{not json', { 'content-type': 'application/json' }), 400, 'bad_request');
     expectError(await t.admin.post('/rest/v2/users', { user: { email: 'not-an-email' } }), 422, 'validation_failed');
     expectError(await t.admin.post('/rest/v2/users', { user: {} }), 400, 'bad_request');
+    // an enum given another JSON type is a wrong type (400); a string outside the enum breaks a rule (422)
+    expectError(await t.admin.post('/rest/v2/users', { user: { email: 'r@example.test', role: 5 } }), 400, 'bad_request');
+    expectError(await t.admin.post('/rest/v2/users', { user: { email: 'r@example.test', role: 'boss' } }), 422, 'validation_failed');
   });
 
   it('validates manager_uuid: must exist in the tenant, no cycles', async () => {

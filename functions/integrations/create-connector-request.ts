@@ -1,0 +1,13 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { connectorRequestAccessSource, connectorRequestChecks, presentConnectorRequest, recordConnectorRequest } from '#shared/domain/integrations/connector-requests.ts';
+import { ConnectorRequestCreateBody } from '#shared/schemas/integrations.ts';
+
+/** 201 when this request put the connector on the tenant's list, 200 when it was already there. */
+export const handler = apiHandler({
+  body: ConnectorRequestCreateBody,
+  handle: async ({ ctx, body }) => {
+    const { record, created } = await recordConnectorRequest(ctx, body);
+    return recordResponse(created ? 201 : 200, 'connector_request', presentConnectorRequest(record), connectorRequestChecks(ctx), connectorRequestAccessSource(ctx));
+  },
+});

@@ -1,0 +1,12 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { createDataSource, dataSourceAccessSource, dataSourceChecks, presentDataSource } from '#shared/domain/integrations/data-sources.ts';
+import { DataSourceCreateBody } from '#shared/schemas/integrations.ts';
+
+export const handler = apiHandler({
+  body: DataSourceCreateBody,
+  handle: async ({ ctx, body }) => {
+    const { dataSource, access } = await createDataSource(ctx, body);
+    return recordResponse(201, 'data_source', presentDataSource(dataSource), dataSourceChecks(access), dataSourceAccessSource(access));
+  },
+});

@@ -1,0 +1,10 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { listResponse } from '#shared/http/respond.ts';
+import { connectorRequestCollectionChecks, listConnectorRequests, presentConnectorRequest } from '#shared/domain/integrations/connector-requests.ts';
+
+export const handler = apiHandler({
+  handle: async ({ ctx, query }) => {
+    const result = await listConnectorRequests(ctx, query);
+    return listResponse('connector_request', result, result.records.map(presentConnectorRequest), connectorRequestCollectionChecks(ctx));
+  },
+});

@@ -1,0 +1,195 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import type { z } from 'zod';
+import { isAdmin } from '#shared/auth/caller.ts';
+import { requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
+import { config } from '#shared/config.ts';
+import { getEntity, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import {
+  collapseWhitespace,
+  connectorRequestEntity,
+  connectorRequesterKey,
+  connectorRequestUuid,
+  normalizeConnectionType,
+  REQUESTERS_LISTED,
+  type ConnectorRequesterItem,
+  type ConnectorRequestRecord,
+} from '#shared/domain/integrations/entity.ts';
+import { SUPPORT_ISSUE_QUEUE, supportIssueKey, type SupportIssueMessage } from '#shared/domain/integrations/support.ts';
+import { getTenant } from '#shared/domain/tenants.ts';
+import { AppError, ConcurrentUpdateError } from '#shared/errors.ts';
+import { runList, type ListResource } from '#shared/list/engine.ts';
+import { queueSender } from '#shared/queue/queue.ts';
+import type { ConnectorRequestCreateBody } from '#shared/schemas/integrations.ts';
+
+export type ConnectorRequestInput = z.infer<typeof ConnectorRequestCreateBody>;
+
+/*
+ * Rules decided here (the spec leaves them open; the OpenAPI descriptions say the same):
+ *  - One record per connector and tenant, identified by the normalized name (case-insensitive, whitespace
+ *    collapsed). The first request fixes connection_type, connector_display_name and request_source;
+ *    later requests only add their requester.
+ *  - Idempotent per requester: asking again for a connector one already asked for changes nothing and
+ *    raises no second support issue. request_count counts distinct requesters.
+ *  - Every member (viewers included, contract section 5) may request; only admins list the requests.
+ *  - The support issue goes through a queue (the worker calls the support tool's webhook, or acknowledges
+ *    the message when none is configured): the record is persisted whatever the support tool does.
+ */
+
+/** Internal signal: the caller's requester item already exists. Never leaves this module. */
+class AlreadyRequested extends AppError {
+  constructor() {
+    super(409, 'already_requested', 'The caller already requested this connector');
+  }
+}
+
+export interface ConnectorRequestOutcome {
+  record: ConnectorRequestRecord;
+  /** The record did not exist before this request (201). */
+  created: boolean;
+}
+
+/**
+ * Records the caller's request for a connector. Concurrency: the record's key is derived from the
+ * normalized name and the caller's requester item is a conditional put in the same transaction, so of two
+ * concurrent identical requests one creates (or extends) the record and the other either loses the race
+ * (retried: it then sees the record) or finds its requester item (a repeat: nothing changes).
+ */
+export async function recordConnectorRequest(ctx: DomainCtx, input: ConnectorRequestInput): Promise<ConnectorRequestOutcome> {
+  const connectionType = collapseWhitespace(input.connection_type);
+  const normalizedKey = normalizeConnectionType(connectionType);
+  const id = connectorRequestUuid(ctx.tenantId, normalizedKey);
+  const me = ctx.caller.userId;
+
+  const outcome = await retryOnConflict(async () => {
+    const current = await getEntity(ctx, connectorRequestEntity, id, true);
+    const now = nowIso();
+    const requester: ConnectorRequesterItem = { user_uuid: me, requested_at: now, request_source: input.request_source ?? null };
+    // The requester claim goes first: when both it and the record's condition fail, the repeat is what is reported.
+    const tx = new WriteTx(ctx).add(
+      { Put: { TableName: config.tableName, Item: { ...connectorRequesterKey(ctx.tenantId, id, me), kind: 'connector_requester', ...requester }, ConditionExpression: 'attribute_not_exists(PK)' } },
+      () => new AlreadyRequested(),
+    );
+    let record: ConnectorRequestRecord;
+    if (current) {
+      const listed = current.record.requested_by_uuids;
+      record = {
+        ...current.record,
+        requested_by_uuids: listed.length < REQUESTERS_LISTED ? [...listed, me] : listed,
+        request_count: current.record.request_count + 1,
+        updated_at: now,
+      };
+      tx.replace(connectorRequestEntity, current, record);
+    } else {
+      record = {
+        uuid: id,
+        connection_type: connectionType,
+        normalized_key: normalizedKey,
+        connector_display_name: collapseWhitespace(input.connector_display_name ?? '') || connectionType,
+        request_source: input.request_source ?? null,
+        requested_by_uuids: [me],
+        request_count: 1,
+        created_at: now,
+        updated_at: now,
+      };
+      tx.create(connectorRequestEntity, record);
+    }
+    try {
+      await tx.commit();
+      return { record, created: !current, repeat: undefined };
+    } catch (err) {
+      if (!(err instanceof AlreadyRequested)) throw err;
+      // The requester item is only ever written together with the record, so the record exists now.
+      const stored = current ?? (await getEntity(ctx, connectorRequestEntity, id, true));
+      if (!stored) throw new ConcurrentUpdateError();
+      return { record: stored.record, created: false, repeat: await requesterItem(ctx, id, me) };
+    }
+  });
+
+  // A repeat re-queues the issue only if the first attempt failed between its commit and its enqueue (it
+  // answered 500 then): a client retry is how that requester's issue still reaches the support tool.
+  if (!outcome.repeat) await raiseSupportIssue(ctx, outcome.record, nowIso());
+  else if (!outcome.repeat.issue_queued_at) await raiseSupportIssue(ctx, outcome.record, outcome.repeat.requested_at);
+  return { record: outcome.record, created: outcome.created };
+}
+
+async function requesterItem(ctx: DomainCtx, requestUuid: string, userUuid: string): Promise<ConnectorRequesterItem | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: config.tableName, Key: connectorRequesterKey(ctx.tenantId, requestUuid, userUuid), ConsistentRead: true }));
+  return out.Item as ConnectorRequesterItem | undefined;
+}
+
+/** Hands the caller's issue to the support-issue worker, then marks the requester item so retries do not queue it again. */
+async function raiseSupportIssue(ctx: DomainCtx, record: ConnectorRequestRecord, requestedAt: string): Promise<void> {
+  const tenant = await getTenant(ctx);
+  const user = ctx.caller.user;
+  const message: SupportIssueMessage = {
+    version: 1,
+    idempotency_key: supportIssueKey(ctx.tenantId, record.uuid, user.uuid),
+    tenant: { uuid: ctx.tenantId, name: tenant?.name ?? null },
+    requester: { uuid: user.uuid, display_name: user.display_name, email: user.email },
+    connector_request: {
+      uuid: record.uuid,
+      connection_type: record.connection_type,
+      normalized_key: record.normalized_key,
+      connector_display_name: record.connector_display_name,
+      request_source: record.request_source,
+      request_count: record.request_count,
+    },
+    requested_at: requestedAt,
+  };
+  await queueSender().send(SUPPORT_ISSUE_QUEUE, message);
+  await new WriteTx(ctx)
+    .add({
+      Update: {
+        TableName: config.tableName,
+        Key: connectorRequesterKey(ctx.tenantId, record.uuid, user.uuid),
+        UpdateExpression: 'SET issue_queued_at = :at',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':at': nowIso() },
+      },
+    })
+    .commit();
+}
+
+// ---------- presentation and the admin list ----------
+
+export const presentConnectorRequest = (r: ConnectorRequestRecord) => ({
+  uuid: r.uuid,
+  connection_type: r.connection_type,
+  normalized_key: r.normalized_key,
+  connector_display_name: r.connector_display_name,
+  request_source: r.request_source,
+  requested_by_uuids: r.requested_by_uuids,
+  request_count: r.request_count,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
+
+/** Any member may request (and so sees what it requested); only admins read the tenant's whole list. */
+export const connectorRequestChecks = (ctx: DomainCtx): Checks => ({ can_list: isAdmin(ctx.caller) });
+export const connectorRequestAccessSource = (ctx: DomainCtx): AccessSource => (isAdmin(ctx.caller) ? 'admin' : 'creator');
+export const connectorRequestCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: true });
+
+export const connectorRequestListResource: ListResource<ConnectorRequestRecord> = {
+  type: 'connector_request',
+  entity: connectorRequestEntity,
+  lists: ['connector_request'],
+  driverOrder: ['uuid', 'normalized_key'],
+  attributes: {
+    uuid: { type: 'string', get: (r) => r.uuid, index: async (values) => ({ ids: values as string[] }) },
+    // The uuid is derived from the normalized key, so an exact normalized key is a direct read.
+    normalized_key: { type: 'string', get: (r) => r.normalized_key, index: async (values, env) => ({ ids: (values as string[]).map((v) => connectorRequestUuid(env.ctx.tenantId, v)) }) },
+    connection_type: { type: 'string', get: (r) => r.connection_type },
+    connector_display_name: { type: 'string', get: (r) => r.connector_display_name },
+    request_source: { type: 'string', get: (r) => r.request_source },
+    requested_by_uuids: { type: 'string', get: (r) => r.requested_by_uuids },
+    request_count: { type: 'number', get: (r) => r.request_count },
+    created_at: { type: 'timestamp', get: (r) => r.created_at },
+    updated_at: { type: 'timestamp', get: (r) => r.updated_at },
+  },
+};
+
+export function listConnectorRequests(ctx: DomainCtx, pairs: Array<[string, string]>) {
+  requireAdmin(ctx.caller, 'Only admins can list connector requests');
+  return runList(connectorRequestListResource, { ctx, loader: ctx.loader, pairs });
+}

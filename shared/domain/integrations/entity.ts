@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto';
+import { keys } from '#shared/db/keys.ts';
+import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+
+// ---------- connector requests ----------
+
+export const REQUEST_SOURCES = ['catalog', 'by_name'] as const;
+export type RequestSource = (typeof REQUEST_SOURCES)[number];
+
+/**
+ * Requesters listed on the record itself. The full set lives in one side item per requester (below), so a
+ * connector that thousands of people ask for never pushes the record towards DynamoDB's 400 KB item limit.
+ */
+export const REQUESTERS_LISTED = 100;
+
+/** One entry of the tenant's list of requested connections: one record per normalized connector name. */
+export interface ConnectorRequestRecord extends BaseRecord {
+  /** As first requested, trimmed and with whitespace runs collapsed (original case kept for display). */
+  connection_type: string;
+  /** The identity of the request: lower-cased, whitespace collapsed (see normalizeConnectionType). */
+  normalized_key: string;
+  connector_display_name: string;
+  request_source: RequestSource | null;
+  /** Distinct requesters in first-request order, the first REQUESTERS_LISTED of them. */
+  requested_by_uuids: string[];
+  /** Distinct requesters, all of them. */
+  request_count: number;
+}
+
+/** Trims and collapses every whitespace run to one space (NFC first, so composed and decomposed accents are one text). */
+export const collapseWhitespace = (s: string) => s.normalize('NFC').replace(/\s+/gu, ' ').trim();
+
+/** The connector's identity: "  Sales   Force " and "sales force" are the same request. */
+export const normalizeConnectionType = (s: string) => collapseWhitespace(s).toLowerCase();
+
+// RFC 4122 name-based (v5) uuids under this namespace. Any fixed value works; it only must never change.
+const CONNECTOR_NAMESPACE = Buffer.from('6f1c2a4e9b7d4c0e8a3f5d2b1e0c9a87', 'hex');
+
+/**
+ * The record's uuid is derived from (tenant, normalized key): the entity key itself is the uniqueness claim,
+ * so two concurrent first requests race on one conditional put and exactly one creates the record. The
+ * tenant is part of the name so that uuids stay globally unique across tenants.
+ */
+export function connectorRequestUuid(tenantId: string, normalizedKey: string): string {
+  const hash = createHash('sha1').update(CONNECTOR_NAMESPACE).update(`${tenantId}\n${normalizedKey}`, 'utf8').digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50; // version 5
+  hash[8] = (hash[8]! & 0x3f) | 0x80; // RFC 4122 variant
+  const h = hash.subarray(0, 16).toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+export const connectorRequestEntity: EntityDef<ConnectorRequestRecord> = { type: 'connector_request' };
+
+/**
+ * Side item per (connector request, requester) in the record's own partition: the per-user idempotency
+ * claim (a conditional put in the same transaction as the record) and the place that remembers when that
+ * user asked and whether their support issue was handed to the queue.
+ */
+export const connectorRequesterKey = (tenantId: string, requestUuid: string, userUuid: string) => keys.misc(tenantId, connectorRequestEntity.type, requestUuid, `requester#${userUuid}`);
+
+export interface ConnectorRequesterItem {
+  user_uuid: string;
+  requested_at: string;
+  request_source: RequestSource | null;
+  /** Set once the support-issue message for this requester is on the queue. */
+  issue_queued_at?: string;
+}
+
+// ---------- data sources ----------
+
+/** A data source feeding a goal (contract section 8). `config` is opaque to the service. */
+export interface DataSourceRecord extends BaseRecord {
+  goal_uuid: string;
+  name: string;
+  kind: string;
+  config: Record<string, unknown>;
+  creator_uuid: string;
+}
+
+export const dataSourceEntity: EntityDef<DataSourceRecord> = {
+  type: 'data_source',
+  // "the data sources of goal G" is one Query (GSI1 `data_source@goal#<G>`), for goal pages and clean-ups.
+  entries: (d) => [{ name: 'goal', value: d.goal_uuid }],
+};

@@ -1,0 +1,119 @@
+import type { SQSBatchItemFailure, SQSEvent, SQSRecord } from 'aws-lambda';
+import { z } from 'zod';
+import { REQUEST_SOURCES } from '#shared/domain/integrations/entity.ts';
+import type { Log } from '#shared/logger.ts';
+import type { WorkerHandler } from '#shared/queue/queue.ts';
+
+/** The queue between POST /connector_requests and the support-issue worker (shared/routes/integrations.ts). */
+export const SUPPORT_ISSUE_QUEUE = 'support-issues';
+
+/** Default time one webhook call may take; the worker's Lambda timeout (30 s) bounds the whole batch, sent concurrently. */
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
+
+/**
+ * One message per (connector request, requester): everything the issue needs is captured at request time,
+ * so the worker reads no table (its row is `table: 'none'`) and a later profile change does not rewrite
+ * history. `idempotency_key` is stable across client retries and queue redeliveries; the webhook receives
+ * it (header and body) so the support tool can drop duplicates of at-least-once delivery.
+ */
+export const SupportIssueMessageSchema = z.object({
+  version: z.literal(1),
+  idempotency_key: z.string().min(1),
+  tenant: z.object({ uuid: z.string().min(1), name: z.string().nullable() }),
+  requester: z.object({ uuid: z.string().min(1), display_name: z.string(), email: z.string() }),
+  connector_request: z.object({
+    uuid: z.string(),
+    connection_type: z.string(),
+    normalized_key: z.string(),
+    connector_display_name: z.string(),
+    request_source: z.enum(REQUEST_SOURCES).nullable(),
+    request_count: z.number().int(),
+  }),
+  requested_at: z.string(),
+});
+export type SupportIssueMessage = z.infer<typeof SupportIssueMessageSchema>;
+
+export const supportIssueKey = (tenantId: string, requestUuid: string, userUuid: string) => `connector-request:${tenantId}:${requestUuid}:${userUuid}`;
+
+/** The JSON the support tool receives: a ready-to-file issue, attributed to the requester (`reporter`). */
+export function supportIssuePayload(msg: SupportIssueMessage) {
+  const c = msg.connector_request;
+  const workspace = msg.tenant.name ? `${msg.tenant.name} (${msg.tenant.uuid})` : msg.tenant.uuid;
+  const via = c.request_source === 'catalog' ? ' from the connector catalog' : c.request_source === 'by_name' ? ' by name' : '';
+  return {
+    type: 'connector_request',
+    idempotency_key: msg.idempotency_key,
+    title: `Connector request: ${c.connector_display_name}`,
+    description: [
+      `${msg.requester.display_name} <${msg.requester.email}> requested the connector "${c.connector_display_name}" (${c.connection_type})${via} in workspace ${workspace}.`,
+      `Requesters of this connector in the workspace so far: ${c.request_count}.`,
+    ].join('\n'),
+    reporter: msg.requester,
+    workspace: msg.tenant,
+    connector_request: c,
+    requested_at: msg.requested_at,
+  };
+}
+
+export interface SupportWebhookDeps {
+  /** The support tool's webhook; unset means "not configured": messages are acknowledged without a call. */
+  webhookUrl(): string | undefined;
+  timeoutMs(): number;
+  fetch?: typeof fetch;
+  log?: Pick<Log, 'info' | 'warn' | 'error'>;
+}
+
+/** POSTs one issue; any non-2xx answer, network error or timeout throws (the queue retries, then dead-letters). */
+export async function postSupportIssue(url: string, msg: SupportIssueMessage, deps: Pick<SupportWebhookDeps, 'timeoutMs' | 'fetch'>): Promise<number> {
+  // Checked here so a misconfiguration fails with a message that does not echo the URL (fetch's would).
+  let target: URL;
+  try {
+    target = new URL(url);
+  } catch {
+    throw new Error('SUPPORT_WEBHOOK_URL is not a valid URL');
+  }
+  if (target.protocol !== 'https:' && target.protocol !== 'http:') throw new Error('SUPPORT_WEBHOOK_URL must be an http(s) URL');
+  const res = await (deps.fetch ?? fetch)(target, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': msg.idempotency_key },
+    body: JSON.stringify(supportIssuePayload(msg)),
+    signal: AbortSignal.timeout(deps.timeoutMs()),
+    redirect: 'error', // a redirect would re-send the body somewhere nobody configured
+  });
+  await res.body?.cancel(); // the answer's body is not used; release the connection
+  if (!res.ok) throw new Error(`support webhook answered ${res.status}`);
+  return res.status;
+}
+
+/**
+ * The SQS handler. Records are independent and sent concurrently (a batch of 10 slow calls must fit the
+ * worker's timeout); each failure is reported as a partial batch failure so only that message is
+ * redelivered, and dead-lettered after the queue's maxReceiveCount. A malformed message fails too, to land
+ * in the dead-letter queue as evidence rather than vanish. The webhook URL is never logged: such URLs often
+ * carry their credential in the path or query.
+ */
+export function supportIssueHandler(deps: SupportWebhookDeps): WorkerHandler {
+  return async (event: SQSEvent) => {
+    const url = deps.webhookUrl();
+    const failures: SQSBatchItemFailure[] = [];
+    await Promise.all(
+      event.Records.map(async (record) => {
+        try {
+          const msg = SupportIssueMessageSchema.parse(JSON.parse(record.body));
+          if (!url) {
+            deps.log?.info('support tool not configured; connector request issue skipped', { message_id: record.messageId, idempotency_key: msg.idempotency_key });
+            return;
+          }
+          const status = await postSupportIssue(url, msg, deps);
+          deps.log?.info('support issue raised', { message_id: record.messageId, idempotency_key: msg.idempotency_key, status });
+        } catch (err) {
+          deps.log?.error('support issue delivery failed', { message_id: record.messageId, receive_count: receiveCount(record), error: (err as Error).message });
+          failures.push({ itemIdentifier: record.messageId });
+        }
+      }),
+    );
+    return { batchItemFailures: failures };
+  };
+}
+
+const receiveCount = (r: SQSRecord) => Number(r.attributes?.ApproximateReceiveCount ?? 0);

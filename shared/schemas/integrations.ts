@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { REQUEST_SOURCES } from '#shared/domain/integrations/entity.ts';
+import { listEnvelope, nonBlank, recordEnvelope, uuid } from '#shared/schemas/common.ts';
+
+/** Largest data source config accepted, as JSON: keeps the item (and the goal's transaction) small. */
+export const DATA_SOURCE_CONFIG_MAX_BYTES = 16 * 1024;
+
+// ---------- connector requests (spec: application endpoints) ----------
+
+const requestSource = z.enum(REQUEST_SOURCES);
+/** A non-string is a wrong JSON type (400) and an unknown string breaks a rule (422); a bare z.enum would make both 422. */
+const requestSourceInput = z
+  .string()
+  .nullable()
+  .pipe(requestSource.nullable())
+  .meta({ description: 'catalog (picked from the connector catalog) or by_name (typed by the user); absent or null when unknown', enum: [...REQUEST_SOURCES, null] });
+
+export const ConnectorRequestCreateBody = z
+  .strictObject({
+    connection_type: nonBlank(200).meta({ description: 'Connector key or free-form name. Requests are one per tenant and name, ignoring case and repeated whitespace.' }),
+    connector_display_name: z.string().max(200).nullable().optional().meta({ description: 'Defaults to connection_type when absent or blank.' }),
+    request_source: requestSourceInput.optional(),
+  })
+  .meta({ id: 'ConnectorRequestCreateBody', description: 'No other fields (400 naming them). The workspace is always the caller\'s tenant.' });
+
+export const ConnectorRequestRecordSchema = z
+  .object({
+    uuid: z.string().meta({ description: 'Derived from the tenant and normalized_key: stable for a connector.' }),
+    connection_type: z.string().meta({ description: 'As first requested (trimmed, whitespace collapsed).' }),
+    normalized_key: z.string().meta({ description: 'connection_type lower-cased with whitespace collapsed: the identity of the request.' }),
+    connector_display_name: z.string(),
+    request_source: requestSource.nullable(),
+    requested_by_uuids: z.array(z.string()).meta({ description: 'Distinct requesters in first-request order (the first 100).' }),
+    request_count: z.number().int().meta({ description: 'Distinct requesters (all of them).' }),
+    created_at: z.string().meta({ description: 'First request.' }),
+    updated_at: z.string().meta({ description: 'Latest new requester.' }),
+  })
+  .meta({ id: 'ConnectorRequest' });
+
+export const ConnectorRequestResponse = recordEnvelope('connector_request', ConnectorRequestRecordSchema);
+export const ConnectorRequestListResponse = listEnvelope('connector_request', ConnectorRequestRecordSchema);
+
+// ---------- data sources (extension, contract section 8) ----------
+
+export const DataSourceCreateBody = z
+  .strictObject({
+    goal_uuid: uuid.meta({ description: 'A goal of any kind the caller can update (403 otherwise); unknown in the tenant: 422.' }),
+    name: nonBlank(200),
+    kind: nonBlank(100).meta({ description: 'The source type, e.g. a connector key.' }),
+    config: z
+      .record(z.string(), z.unknown())
+      .refine((c) => Buffer.byteLength(JSON.stringify(c), 'utf8') <= DATA_SOURCE_CONFIG_MAX_BYTES, `must be at most ${DATA_SOURCE_CONFIG_MAX_BYTES} bytes as JSON`)
+      .optional()
+      .meta({ description: 'Opaque settings, default {}. Shown to everyone who can see the goal, so keys naming a credential (password, secret, token, api_key, ...) are refused (422).' }),
+  })
+  .meta({ id: 'DataSourceCreateBody' });
+
+export const DataSourceRecordSchema = z
+  .object({
+    uuid: z.string(),
+    goal_uuid: z.string(),
+    name: z.string(),
+    kind: z.string(),
+    config: z.record(z.string(), z.unknown()),
+    creator_uuid: z.string(),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'DataSource' });
+
+/** checks.can_update: the caller can update the goal (and so manage its data sources); access_source is the goal's. */
+export const DataSourceResponse = recordEnvelope('data_source', DataSourceRecordSchema);
