@@ -4,8 +4,8 @@ import { baseDb } from '#shared/db/client.ts';
 import { getEntity } from '#shared/db/store.ts';
 import { createTenant } from '#shared/domain/tenants.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
+import { UUID_RE } from '#shared/domain/scoped-id.ts';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** Operator commands; environment (TABLE_NAME, DYNAMODB_ENDPOINT or AWS credentials, issuer) set by the caller. */
 export async function runAdmin(argv: string[]): Promise<Record<string, unknown>> {
@@ -22,8 +22,8 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
   }
   if (command === 'issue-token') {
     const { values } = parseArgs({ args: rest, options: { tenant: { type: 'string' }, user: { type: 'string' }, ttl: { type: 'string' } } });
-    if (!values.tenant || !UUID.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
-    if (!values.user || !UUID.test(values.user)) throw new Error('--user <user_uuid> is required');
+    if (!values.tenant || !UUID_RE.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
+    if (!values.user || !UUID_RE.test(values.user)) throw new Error('--user <user_uuid> is required');
     const ttl = Number(values.ttl ?? DEFAULT_TTL_SECONDS);
     if (!Number.isInteger(ttl) || ttl <= 0 || ttl > 30 * 86400) throw new Error('--ttl must be a positive number of seconds (at most 30 days)');
     const user = await getEntity({ tenantId: values.tenant, db }, userEntity, values.user);

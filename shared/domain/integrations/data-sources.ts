@@ -1,3 +1,4 @@
+import { scopedUuidOf } from '#shared/domain/scoped-id.ts';
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
@@ -71,7 +72,6 @@ export async function createDataSource(ctx: DomainCtx, input: DataSourceInput): 
   return { dataSource: record, access };
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The data source uuid named by a path id: `<tenant_uuid>_<data_source_uuid>` or the bare uuid. A prefix
@@ -79,11 +79,7 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
  * hint that the data source exists elsewhere.
  */
 export function dataSourceUuidOf(tenantId: string, id: string): string {
-  const cut = id.lastIndexOf('_');
-  const tenantPart = cut >= 0 ? id.slice(0, cut) : undefined;
-  const uuid = cut >= 0 ? id.slice(cut + 1) : id;
-  if ((tenantPart !== undefined && tenantPart.toLowerCase() !== tenantId.toLowerCase()) || !UUID_RE.test(uuid)) throw notFound(id);
-  return uuid.toLowerCase();
+  return scopedUuidOf(tenantId, id, () => notFound(id));
 }
 
 /** GET /data_sources/{id}: 404 outside the caller's tenant, 403 when the caller cannot see the goal. */

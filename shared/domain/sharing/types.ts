@@ -1,3 +1,4 @@
+import { scopedUuidOf } from '#shared/domain/scoped-id.ts';
 import { NotFoundError } from '#shared/errors.ts';
 
 /**
@@ -36,7 +37,6 @@ export function shareablePathOfRoute(routeKey: string): ShareablePath {
   return segment as ShareablePath;
 }
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * The resource uuid named by a `shareable_uuid` path value: `<tenant_uuid>_<resource_uuid>` or the bare
@@ -44,11 +44,5 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
  * caller's tenant: 404 (contract section 1), never a hint that the resource exists elsewhere.
  */
 export function resourceUuidOf(tenantId: string, shareableUuid: string, path: ShareablePath): string {
-  const cut = shareableUuid.lastIndexOf('_');
-  const tenantPart = cut >= 0 ? shareableUuid.slice(0, cut) : undefined;
-  const resource = cut >= 0 ? shareableUuid.slice(cut + 1) : shareableUuid;
-  const notFound = () => new NotFoundError(SHAREABLE_TYPE_BY_PATH[path].replace('_', ' '), shareableUuid);
-  if (tenantPart !== undefined && tenantPart.toLowerCase() !== tenantId.toLowerCase()) throw notFound();
-  if (!UUID_RE.test(resource)) throw notFound();
-  return resource.toLowerCase();
+  return scopedUuidOf(tenantId, shareableUuid, () => new NotFoundError(SHAREABLE_TYPE_BY_PATH[path].replace('_', ' '), shareableUuid));
 }
