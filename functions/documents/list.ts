@@ -1,0 +1,10 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { listResponse } from '#shared/http/respond.ts';
+import { documentCollectionChecks, listDocuments, presentDocumentSummary } from '#shared/domain/documents/list.ts';
+
+export const handler = apiHandler({
+  handle: async ({ ctx, query }) => {
+    const result = await listDocuments(ctx, query);
+    return listResponse('document', result, result.records.map((d) => presentDocumentSummary(ctx.caller, d)), documentCollectionChecks(ctx.caller));
+  },
+});

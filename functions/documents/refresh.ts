@@ -1,0 +1,8 @@
+import { apiHandler, json } from '#shared/http/api.ts';
+import { presentRefreshStart, startRefresh } from '#shared/domain/documents/service.ts';
+import { RefreshStartBody } from '#shared/schemas/documents.ts';
+
+export const handler = apiHandler({
+  body: RefreshStartBody,
+  handle: async ({ ctx, params }) => json(202, presentRefreshStart(await startRefresh(ctx, params.shareable_uuid!))),
+});

@@ -1,0 +1,67 @@
+import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
+import type { Checks } from '#shared/auth/permissions.ts';
+import { keys } from '#shared/db/keys.ts';
+import type { ListEntry } from '#shared/db/store.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { shareableAccess } from '#shared/domain/sharing/access.ts';
+import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
+import { PATH_BY_SHAREABLE_TYPE, SHAREABLE_TYPE_BY_PATH } from '#shared/domain/sharing/types.ts';
+import { runList, type ListResource } from '#shared/list/engine.ts';
+
+/**
+ * GET /documents: the documents list `document` (one GSI1 partition, creation order), common list
+ * parameters and the filter DSL on uuid, title, owner_uuid, created_at, updated_at. uuid is served by item
+ * reads; the others are checked on the items (no index holds them).
+ */
+const DOCUMENT = SHAREABLE_TYPE_BY_PATH.documents;
+
+const entryOf = (d: ShareableRecord): ListEntry => ({ id: d.uuid, sortKey: keys.listSortKey(d.created_at, d.uuid), ...shareableEntity.envelope!(d) });
+
+export const documentListResource: ListResource<ShareableRecord> = {
+  type: DOCUMENT,
+  entity: shareableEntity,
+  lists: [DOCUMENT],
+  attributes: {
+    // By id, documents only: the uuid of a dashboard or playbook names no document.
+    uuid: { type: 'string', get: (d) => d.uuid, index: async (values, env) => ({ entries: (await env.loader.many(shareableEntity, values as string[])).filter((d) => d.type === DOCUMENT).map(entryOf) }) },
+    title: { type: 'string', get: (d) => d.title },
+    owner_uuid: { type: 'string', get: (d) => d.owner_uuid },
+    created_at: { type: 'timestamp', get: (d) => d.created_at },
+    updated_at: { type: 'timestamp', get: (d) => d.updated_at },
+  },
+};
+
+/**
+ * Visibility from the index entry alone (envelope `vis`/`acl` projected on GSI1, see shareableEntity), so
+ * documents the caller cannot see cost no item read. The same rule as shareableAccess: admins see every
+ * document, others those whose ACL names them (owner or grantee).
+ */
+export function documentEntryVisibility(caller: Caller): (e: ListEntry) => boolean {
+  if (isAdmin(caller)) return () => true;
+  const me = `u:${caller.userId}`;
+  return (e) => e.vis !== 'limited' || (e.acl ?? []).includes(me);
+}
+
+export function listDocuments(ctx: DomainCtx, pairs: Array<[string, string]>) {
+  return runList(documentListResource, { ctx, loader: ctx.loader, pairs, entryFilter: documentEntryVisibility(ctx.caller) });
+}
+
+/** What the caller may do with the collection: create documents (not viewers). */
+export const documentCollectionChecks = (caller: Caller): Checks => ({ can_create: canWriteContent(caller) });
+
+/**
+ * A list record: the document without `content` and `grants` (GET /documents/{uuid} has them). A document
+ * holds up to 50 000 characters and 500 grants, so a page of 100 full records could exceed Lambda's 6 MB
+ * response limit; the summary stays a few hundred bytes. `access_level` is the caller's own level.
+ */
+export const presentDocumentSummary = (caller: Caller, d: ShareableRecord) => ({
+  uuid: d.uuid,
+  type: d.type,
+  shareable_type: PATH_BY_SHAREABLE_TYPE[d.type],
+  title: d.title,
+  owner_uuid: d.owner_uuid,
+  access_level: shareableAccess(caller, d).level,
+  grants_count: d.grants.length,
+  created_at: d.created_at,
+  updated_at: d.updated_at,
+});

@@ -1,0 +1,70 @@
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '#shared/config.ts';
+import { keys } from '#shared/db/keys.ts';
+import { getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { REFRESH_STALE_AFTER_MS, refreshThreadEntity, RUNNING_CLAIM, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
+import type { RefreshOutcome } from '#shared/domain/documents/status.ts';
+import { shareableEntity } from '#shared/domain/sharing/entity.ts';
+
+/**
+ * Reads and state changes of refresh runs, on a tenant-confined DataCtx: shared by the HTTP endpoints and
+ * the worker, so "a run ends once, only from running" is written in one place.
+ */
+
+export async function getThread(ctx: DataCtx, threadUuid: string): Promise<RefreshThreadRecord | undefined> {
+  // Strongly consistent: a poll right after the start must find the run, and one right after it ended must not say running.
+  return (await getEntity(ctx, refreshThreadEntity, threadUuid, true))?.record;
+}
+
+/** The document's running run, from its running claim (consistent read: the claim may have changed a moment ago). */
+export async function runningThreadOf(ctx: DataCtx, documentUuid: string): Promise<RefreshThreadRecord | undefined> {
+  const out = await ctx.db.send(new GetCommand({ TableName: config.tableName, Key: keys.unique(ctx.tenantId, RUNNING_CLAIM, documentUuid), ConsistentRead: true }));
+  const holder = out.Item?.id as string | undefined;
+  const thread = holder ? await getThread(ctx, holder) : undefined;
+  return thread?.state === 'running' ? thread : undefined;
+}
+
+/** Refreshed content to store with the outcome, if the document still holds what the writer was given. */
+export interface ContentChange {
+  documentUuid: string;
+  /** The content the writer refreshed. */
+  from: string | null;
+  to: string;
+}
+
+/**
+ * Ends a run: only from `running` (a redelivered message, a retried batch or a racing staleness check finds
+ * it ended and changes nothing: `applied: false`). The thread's new state, `completed_at`, the release of the
+ * document's running claim and the refreshed content commit in one transaction conditioned on the versions
+ * read, so a run never ends twice and content is never written by a run that did not end. Content changed by
+ * someone else since the writer read it is not overwritten: the run ends `failed` instead.
+ */
+export async function finishRun(ctx: DataCtx, threadUuid: string, outcome: RefreshOutcome, change?: ContentChange): Promise<{ applied: boolean; thread?: RefreshThreadRecord }> {
+  return retryOnConflict(async () => {
+    const current = await getEntity(ctx, refreshThreadEntity, threadUuid, true);
+    if (!current || current.record.state !== 'running') return { applied: false, thread: current?.record };
+    const now = nowIso();
+    const tx = new WriteTx(ctx);
+    let final = outcome;
+    if (change) {
+      const doc = await getEntity(ctx, shareableEntity, change.documentUuid, true);
+      if (!doc) final = { state: 'failed', skill_status: outcome.skill_status, summary: 'The document was deleted while it was being refreshed' };
+      else if (doc.record.content !== change.from) final = { state: 'failed', skill_status: outcome.skill_status, summary: 'The document changed while it was being refreshed; the refreshed content was discarded. Refresh it again.' };
+      else if (doc.record.content !== change.to) tx.replace(shareableEntity, doc, { ...doc.record, content: change.to, updated_at: now });
+    }
+    const thread: RefreshThreadRecord = { ...current.record, state: final.state, skill_status: final.skill_status, summary: final.summary, completed_at: now, updated_at: now };
+    tx.replace(refreshThreadEntity, current, thread);
+    await tx.commit();
+    return { applied: true, thread };
+  });
+}
+
+export const isStale = (t: RefreshThreadRecord, now = Date.now()) => t.state === 'running' && now - Date.parse(t.started_at) > REFRESH_STALE_AFTER_MS;
+
+/** A run whose message was lost ends `failed` when next looked at (see REFRESH_STALE_AFTER_MS); others are returned as they are. */
+export async function expireIfStale(ctx: DataCtx, thread: RefreshThreadRecord): Promise<RefreshThreadRecord> {
+  if (!isStale(thread)) return thread;
+  const minutes = Math.round(REFRESH_STALE_AFTER_MS / 60_000);
+  const { thread: after } = await finishRun(ctx, thread.uuid, { state: 'failed', skill_status: null, summary: `The refresh did not finish within ${minutes} minutes and was abandoned; start a new one` });
+  return after ?? thread;
+}

@@ -1,0 +1,96 @@
+import { nowIso, createEntity, retryOnConflict } from '#shared/db/store.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { DOCUMENT_REFRESH_QUEUE, RefreshAlreadyRunning, refreshThreadEntity, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
+import { expireIfStale, finishRun, getThread, runningThreadOf } from '#shared/domain/documents/runs.ts';
+import type { DocumentRefreshMessage } from '#shared/domain/documents/worker.ts';
+import { loadShareable, shareableAccess, shareableChecks } from '#shared/domain/sharing/access.ts';
+import { ConcurrentUpdateError, ForbiddenError, NotFoundError } from '#shared/errors.ts';
+import { uuid as uuidSchema } from '#shared/schemas/common.ts';
+import { queueSender } from '#shared/queue/queue.ts';
+
+/*
+ * Document refresh (spec: application endpoints; contract section 8). Rules decided here:
+ *  - Starting needs edit on the document: the owner, admins, or an edit/manage grant, viewers (role)
+ *    excluded, exactly the document's `checks.can_edit`.
+ *  - At most one run per document is running. A start while one runs joins it: 202 with that run's
+ *    thread_uuid (`already_running: true`), no second run, no second message.
+ *  - Polling needs only the thread uuid, from any user of the tenant (spec: Authentication 5).
+ */
+
+export interface RefreshStart {
+  thread: RefreshThreadRecord;
+  alreadyRunning: boolean;
+}
+
+const MAX_START_ATTEMPTS = 5;
+
+export async function startRefresh(ctx: DomainCtx, shareableUuid: string): Promise<RefreshStart> {
+  const { record: doc } = await loadShareable(ctx, 'documents', shareableUuid);
+  if (!shareableChecks(ctx.caller, shareableAccess(ctx.caller, doc)).can_edit) throw new ForbiddenError('Refreshing a document needs edit access: the owner, admins, or an edit or manage grant');
+
+  for (let attempt = 1; attempt <= MAX_START_ATTEMPTS; attempt++) {
+    const running = await runningThreadOf(ctx, doc.uuid);
+    // A stale run (its message was lost) is ended here, releasing the claim for the new run.
+    if (running && (await expireIfStale(ctx, running)).state === 'running') return { thread: running, alreadyRunning: true };
+    const now = nowIso();
+    const thread: RefreshThreadRecord = {
+      uuid: crypto.randomUUID(),
+      document_uuid: doc.uuid,
+      state: 'running',
+      skill_status: null,
+      summary: null,
+      started_at: now,
+      completed_at: null,
+      requested_by_uuid: ctx.caller.userId,
+      created_at: now,
+      updated_at: now,
+    };
+    try {
+      await retryOnConflict(() => createEntity(ctx, refreshThreadEntity, thread));
+    } catch (err) {
+      // A concurrent start took the claim first: read it again and join that run.
+      if (err instanceof RefreshAlreadyRunning) continue;
+      throw err;
+    }
+    await enqueueRun(ctx, thread);
+    return { thread, alreadyRunning: false };
+  }
+  throw new ConcurrentUpdateError();
+}
+
+/**
+ * Hands the run to the worker. If the queue refuses, the run is ended `failed` (releasing the document's
+ * claim) before the error answers 500, so a client retry starts a fresh run instead of joining a run that
+ * nobody will carry out.
+ */
+async function enqueueRun(ctx: DomainCtx, thread: RefreshThreadRecord): Promise<void> {
+  const message: DocumentRefreshMessage = { version: 1, tenant_uuid: ctx.tenantId, thread_uuid: thread.uuid };
+  try {
+    await queueSender().send(DOCUMENT_REFRESH_QUEUE, message);
+  } catch (err) {
+    ctx.log.error('document refresh not queued; ending the run failed', { thread_uuid: thread.uuid, error: (err as Error).message });
+    await finishRun(ctx, thread.uuid, { state: 'failed', skill_status: null, summary: 'The refresh could not be queued; start it again' });
+    throw err;
+  }
+}
+
+/** A run of the caller's tenant by its uuid (anything else, another tenant's run included, is 404). */
+export async function refreshStatus(ctx: DomainCtx, threadUuid: string): Promise<RefreshThreadRecord> {
+  const notFound = () => new NotFoundError('Refresh thread', threadUuid);
+  if (!uuidSchema.safeParse(threadUuid).success) throw notFound();
+  const thread = await getThread(ctx, threadUuid.toLowerCase());
+  if (!thread) throw notFound();
+  return expireIfStale(ctx, thread);
+}
+
+/** The status body (spec): skill_status null unless the agent's status code was parseable, completed_at null while running. */
+export const presentRefreshStatus = (t: RefreshThreadRecord) => ({
+  thread_uuid: t.uuid,
+  state: t.state,
+  skill_status: t.skill_status,
+  summary: t.summary,
+  started_at: t.started_at,
+  completed_at: t.completed_at,
+});
+
+export const presentRefreshStart = ({ thread, alreadyRunning }: RefreshStart) => ({ thread_uuid: thread.uuid, state: thread.state, already_running: alreadyRunning });

@@ -1,0 +1,113 @@
+import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { baseDb } from '#shared/db/client.ts';
+import { createEntity, type DataCtx } from '#shared/db/store.ts';
+import { REFRESH_MAX_RECEIVES, refreshThreadEntity, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
+import { finishRun, getThread, runningThreadOf } from '#shared/domain/documents/runs.ts';
+import { documentRefreshHandler, storeRefreshPort } from '#shared/domain/documents/worker.ts';
+import type { DocumentWriter } from '#shared/domain/documents/writer.ts';
+import { newTenant, type Api, type TenantFixture } from '../support/api.ts';
+
+/**
+ * The refresh worker against the real table (DynamoDB Local), invoked in this process with fake writers:
+ * the at-least-once and single-ending guarantees live in the store's conditional writes, which the unit
+ * tests' in-memory port only imitates.
+ */
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const event = (tenant: string, thread: string, receiveCount: number): SQSEvent => ({
+  Records: [
+    {
+      messageId: `m-${thread}`,
+      receiptHandle: 'r',
+      body: JSON.stringify({ version: 1, tenant_uuid: tenant, thread_uuid: thread }),
+      attributes: { ApproximateReceiveCount: String(receiveCount), SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn:aws:sqs:local:000000000000:document-refresh',
+      awsRegion: 'local',
+    },
+  ],
+});
+
+function countingWriter(answer: () => Promise<{ content: string | null; output: string }>): DocumentWriter & { calls: number } {
+  const w = { name: 'fake', calls: 0, refresh: async () => (w.calls++, answer()) };
+  return w;
+}
+
+describe('document refresh worker on the real table', () => {
+  let t: TenantFixture;
+  let owner: { uuid: string; api: Api };
+  let ctx: DataCtx;
+  beforeAll(async () => {
+    t = await newTenant();
+    owner = await t.user();
+    ctx = { tenantId: t.tenantUuid, db: baseDb() };
+  });
+
+  const createDoc = async (content: string) => (await owner.api.post('/documents', { title: 'Doc', content })).body.data.record;
+  const handlerWith = (writer: DocumentWriter) => documentRefreshHandler({ store: async (tenant) => storeRefreshPort({ tenantId: tenant, db: baseDb() }), writer: () => writer, maxReceiveCount: REFRESH_MAX_RECEIVES });
+  async function running(documentUuid: string): Promise<RefreshThreadRecord> {
+    const now = new Date().toISOString();
+    const thread: RefreshThreadRecord = { uuid: crypto.randomUUID(), document_uuid: documentUuid, state: 'running', skill_status: null, summary: null, started_at: now, completed_at: null, requested_by_uuid: owner.uuid, created_at: now, updated_at: now };
+    await createEntity(ctx, refreshThreadEntity, thread);
+    return thread;
+  }
+
+  it('a redelivered message of a finished run calls no writer and changes nothing', async () => {
+    const doc = await createDoc('Text.');
+    const start = await owner.api.post(`/documents/${doc.uuid}/refresh`);
+    const thread = start.body.thread_uuid as string;
+    for (let i = 0; (await getThread(ctx, thread))?.state === 'running'; i++) {
+      if (i > 100) throw new Error('run did not end');
+      await sleep(100);
+    }
+    const ended = await getThread(ctx, thread);
+    const content = (await owner.api.get(`/documents/${doc.uuid}`)).body.data.record.content;
+    const writer = countingWriter(async () => ({ content: 'overwritten', output: 'x\nSTATUS: completed' }));
+    expect(await handlerWith(writer)(event(t.tenantUuid, thread, 2))).toEqual({ batchItemFailures: [] });
+    expect(writer.calls).toBe(0);
+    expect(await getThread(ctx, thread)).toEqual(ended);
+    expect((await owner.api.get(`/documents/${doc.uuid}`)).body.data.record.content).toBe(content);
+  });
+
+  it('two deliveries racing on one run end it once; only the winner writes content', async () => {
+    const doc = await createDoc('Original.');
+    const thread = await running(doc.uuid);
+    let n = 0;
+    const writer = countingWriter(async () => ({ content: `Version ${++n}`, output: 'done\nSTATUS: completed' }));
+    const handler = handlerWith(writer);
+    await Promise.all([handler(event(t.tenantUuid, thread.uuid, 1)), handler(event(t.tenantUuid, thread.uuid, 1))]);
+    const ended = (await getThread(ctx, thread.uuid))!;
+    expect(ended).toMatchObject({ state: 'completed', skill_status: 'completed' });
+    expect(['Version 1', 'Version 2']).toContain((await owner.api.get(`/documents/${doc.uuid}`)).body.data.record.content);
+    expect(await finishRun(ctx, thread.uuid, { state: 'failed', skill_status: null, summary: 'late' })).toEqual({ applied: false, thread: ended });
+    // The running claim was released with the ending: the document is free for a new run.
+    expect(await runningThreadOf(ctx, doc.uuid)).toBeUndefined();
+  });
+
+  it('the last receive of a throwing writer ends the run failed and frees the document', async () => {
+    const doc = await createDoc('Text.');
+    const thread = await running(doc.uuid);
+    expect((await runningThreadOf(ctx, doc.uuid))?.uuid).toBe(thread.uuid);
+    const handler = handlerWith(countingWriter(async () => Promise.reject(new Error('model unavailable'))));
+    expect(((await handler(event(t.tenantUuid, thread.uuid, 1))) as SQSBatchResponse).batchItemFailures).toHaveLength(1);
+    expect((await getThread(ctx, thread.uuid))!.state).toBe('running');
+    expect(((await handler(event(t.tenantUuid, thread.uuid, REFRESH_MAX_RECEIVES))) as SQSBatchResponse).batchItemFailures).toHaveLength(1);
+    expect(await getThread(ctx, thread.uuid)).toMatchObject({ state: 'failed', skill_status: null, completed_at: expect.any(String) });
+    expect(await runningThreadOf(ctx, doc.uuid)).toBeUndefined();
+    const status = await owner.api.get(`/chat/refresh_threads/${thread.uuid}/status`);
+    expect(status.body).toMatchObject({ state: 'failed', summary: `The refresh agent failed ${REFRESH_MAX_RECEIVES} times; try again later` });
+  });
+
+  it('does not overwrite content that changed while the writer worked: the run ends failed', async () => {
+    const doc = await createDoc('Before.');
+    const thread = await running(doc.uuid);
+    const out = await finishRun(ctx, thread.uuid, { state: 'completed', skill_status: 'completed', summary: 'ok' }, { documentUuid: doc.uuid, from: 'Something else.', to: 'After.' });
+    expect(out.applied).toBe(true);
+    expect(out.thread).toMatchObject({ state: 'failed', skill_status: 'completed', summary: expect.stringMatching(/changed while it was being refreshed/) });
+    expect((await owner.api.get(`/documents/${doc.uuid}`)).body.data.record.content).toBe('Before.');
+  });
+});
