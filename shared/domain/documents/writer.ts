@@ -1,3 +1,4 @@
+import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import { oneLine } from '#shared/domain/documents/status.ts';
 
 /**
@@ -59,22 +60,16 @@ export interface ConverseRequest {
 /** One model call returning the answer's text: the seam between the Bedrock writer and the SDK (faked in tests). */
 export type Converse = (req: ConverseRequest, signal: AbortSignal) => Promise<string>;
 
-/**
- * TODO(bedrock): `@aws-sdk/client-bedrock-runtime` is not a dependency of the project yet (absent from
- * node_modules), so the call itself is not wired. Once the package is added, replace the body with:
- *
- *   const client = (bedrockClient ??= new BedrockRuntimeClient({}));
- *   const out = await client.send(
- *     new ConverseCommand({ modelId, system: [{ text: system }], messages: [{ role: 'user', content: [{ text: prompt }] }], inferenceConfig: { maxTokens, temperature: 0 } }),
- *     { abortSignal: signal },
- *   );
- *   return (out.output?.message?.content ?? []).map((c) => c.text ?? '').join('');
- *
- * (Converse is model-agnostic; its IAM action is bedrock:InvokeModel on the model's ARN.) Until then a
- * configured BEDROCK_MODEL_ID makes every run fail after its retries, with this message in the worker's log.
- */
-export const bedrockConverse: Converse = async () => {
-  throw new Error('Bedrock writer unavailable: the @aws-sdk/client-bedrock-runtime dependency is not installed (TODO in shared/domain/documents/writer.ts)');
+let bedrockClient: BedrockRuntimeClient | undefined;
+
+/** The Converse API (model-agnostic; IAM action bedrock:InvokeModel on the model's ARN). Client created once per container. */
+export const bedrockConverse: Converse = async ({ modelId, system, prompt, maxTokens }, signal) => {
+  const client = (bedrockClient ??= new BedrockRuntimeClient({}));
+  const out = await client.send(
+    new ConverseCommand({ modelId, system: [{ text: system }], messages: [{ role: 'user', content: [{ text: prompt }] }], inferenceConfig: { maxTokens, temperature: 0 } }),
+    { abortSignal: signal },
+  );
+  return (out.output?.message?.content ?? []).map((c) => c.text ?? '').join('');
 };
 
 const SYSTEM_PROMPT = [
