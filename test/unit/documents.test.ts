@@ -1,3 +1,5 @@
+import { mockClient } from 'aws-sdk-client-mock';
+import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { REFRESH_MAX_RECEIVES, SUMMARY_MAX_LENGTH, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
@@ -80,12 +82,23 @@ describe('writers', () => {
     expect(splitModelAnswer('No changes needed\nSTATUS: completed_no_changes')).toEqual({ content: null, output: 'No changes needed\nSTATUS: completed_no_changes' });
   });
 
-  it('is Bedrock exactly when BEDROCK_MODEL_ID is set; without the SDK the Bedrock call fails loudly', async () => {
+  it('is Bedrock exactly when BEDROCK_MODEL_ID is set, calling Converse with the model and the prompt', async () => {
     expect(writerFromEnv({}).name).toBe('built-in');
     expect(writerFromEnv({ BEDROCK_MODEL_ID: ' ' }).name).toBe('built-in');
     const bedrock = writerFromEnv({ BEDROCK_MODEL_ID: 'anthropic.test-model' });
     expect(bedrock.name).toBe('bedrock:anthropic.test-model');
-    await expect(bedrock.refresh(input('x'), signal)).rejects.toThrow(/client-bedrock-runtime/);
+    const mock = mockClient(BedrockRuntimeClient);
+    mock.on(ConverseCommand).resolves({ output: { message: { role: 'assistant', content: [{ text: '<document>\nFresh\n</document>\nRewrote it.\nSTATUS: completed' }] } } } as never);
+    try {
+      expect(await bedrock.refresh(input('x'), signal)).toEqual({ content: 'Fresh', output: 'Rewrote it.\nSTATUS: completed' });
+      const sent = mock.commandCalls(ConverseCommand)[0]!.args[0].input;
+      expect(sent.modelId).toBe('anthropic.test-model');
+      expect(sent.messages?.[0]?.content?.[0]?.text).toContain('<current_document>\nx\n</current_document>');
+      mock.on(ConverseCommand).rejects(new Error('AccessDeniedException'));
+      await expect(bedrock.refresh(input('x'), signal)).rejects.toThrow(/AccessDenied/);
+    } finally {
+      mock.restore();
+    }
   });
 });
 
