@@ -14,7 +14,8 @@ import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-loca
 /**
  * The local stack: DynamoDB Local + every route of the route table served over HTTP, each request turned
  * into an API Gateway HTTP API (payload 2.0) event for the same handler the Lambda runs, behind a JWT check
- * that behaves like the HTTP API JWT authorizer. Workers run in-process behind LocalQueues.
+ * that behaves like the HTTP API JWT authorizer (RSA signatures against the issuer's JWKS, kid, iss, aud, exp,
+ * nbf, iat; a refusal is API Gateway's own 401 body and WWW-Authenticate header). Workers run in-process behind LocalQueues.
  */
 export interface LocalStackOptions {
   port?: number;
@@ -138,7 +139,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       const m = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
       try {
         if (!m) throw new Error('missing token');
-        const { payload } = await jwtVerify(m[1]!, jwks, { issuer: issuer.issuer, audience: issuer.audience, algorithms: ['RS256', 'ES256'] });
+        // API Gateway verifies RSA-based algorithms only, needs a `kid` naming a JWKS key, and an `iat` in the past.
+        const { payload, protectedHeader } = await jwtVerify(m[1]!, jwks, { issuer: issuer.issuer, audience: issuer.audience, algorithms: ['RS256', 'RS384', 'RS512'] });
+        if (!protectedHeader.kid) throw new Error('no kid');
+        if (typeof payload.iat !== 'number' || payload.iat > Date.now() / 1000 + 5) throw new Error('bad iat');
         claims = Object.fromEntries(Object.entries(payload).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : (v as string | number | boolean)]));
       } catch {
         return send(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }, JSON.stringify({ message: 'Unauthorized' }));

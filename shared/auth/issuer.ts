@@ -5,8 +5,9 @@ import { KMSClient, GetPublicKeyCommand, SignCommand } from '@aws-sdk/client-kms
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 
 /**
- * The service's own token issuer. Locally the ES256 key pair lives in DATA_DIR; in AWS the private key is a
- * KMS asymmetric key that never leaves KMS. Both publish the same JWKS/discovery documents and sign the
+ * The service's own token issuer, signing RS256: the API Gateway HTTP API JWT authorizer verifies only
+ * RSA-based algorithms. Locally the RSA key pair lives in DATA_DIR; in AWS the private key is a KMS
+ * asymmetric key (RSA_2048) that never leaves KMS. Both publish the same JWKS/discovery documents and sign the
  * same claims, so the JWT authorizer and the operator commands work the same way against either.
  */
 export interface TokenClaims {
@@ -31,18 +32,19 @@ function payload(c: TokenClaims, tenantClaim: string, userClaim: string) {
 
 const claimNames = () => ({ tenant: process.env.TENANT_CLAIM || 'tenant_uuid', user: process.env.USER_CLAIM || 'user_uuid' });
 
-/** Local issuer: an ES256 key pair kept in a JSON file (created on first use). */
+const ALG = 'RS256';
+
+/** Local issuer: an RSA key pair kept in a JSON file (created on first use; an older non-RSA key is replaced). */
 export async function fileIssuer(keyFile: string, issuer: string, audience = DEFAULT_AUDIENCE): Promise<Issuer> {
-  if (!existsSync(keyFile)) {
-    const { privateKey } = await generateKeyPair('ES256', { extractable: true });
-    const jwk = { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: 'ES256', use: 'sig' };
+  if (!existsSync(keyFile) || (JSON.parse(readFileSync(keyFile, 'utf8')) as JWK).kty !== 'RSA') {
+    const { privateKey } = await generateKeyPair(ALG, { extractable: true, modulusLength: 2048 });
+    const jwk = { ...(await exportJWK(privateKey)), kid: randomUUID(), alg: ALG, use: 'sig' };
     mkdirSync(dirname(keyFile), { recursive: true });
     writeFileSync(keyFile, JSON.stringify(jwk), { mode: 0o600 });
   }
   const priv = JSON.parse(readFileSync(keyFile, 'utf8')) as JWK;
-  const { d: _d, ...pub } = priv;
-  void _d;
-  const key = await importJWK(priv, 'ES256');
+  const pub: JWK = { kty: priv.kty, n: priv.n, e: priv.e, kid: priv.kid, alg: ALG, use: 'sig' }; // never the private parts
+  const key = await importJWK(priv, ALG);
   return {
     issuer,
     audience,
@@ -51,7 +53,7 @@ export async function fileIssuer(keyFile: string, issuer: string, audience = DEF
       const names = claimNames();
       const exp = Math.floor(Date.now() / 1000) + c.ttlSeconds;
       const token = await new SignJWT(payload(c, names.tenant, names.user))
-        .setProtectedHeader({ alg: 'ES256', kid: priv.kid!, typ: 'JWT' })
+        .setProtectedHeader({ alg: ALG, kid: priv.kid!, typ: 'JWT' })
         .setSubject(c.userId)
         .setIssuer(issuer)
         .setAudience(audience)
@@ -66,29 +68,13 @@ export async function fileIssuer(keyFile: string, issuer: string, audience = DEF
 
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 
-/** DER-encoded ECDSA signature (KMS) → JOSE's fixed-length r||s. */
-export function derToJose(der: Uint8Array, size = 32): Buffer {
-  const buf = Buffer.from(der);
-  let offset = 2;
-  if (buf[1]! & 0x80) offset += buf[1]! & 0x7f;
-  const readInt = () => {
-    if (buf[offset] !== 0x02) throw new Error('bad DER signature');
-    const len = buf[offset + 1]!;
-    let int = buf.subarray(offset + 2, offset + 2 + len);
-    offset += 2 + len;
-    while (int.length > size && int[0] === 0) int = int.subarray(1);
-    return Buffer.concat([Buffer.alloc(size - int.length), int]);
-  };
-  return Buffer.concat([readInt(), readInt()]);
-}
-
-/** AWS issuer: a KMS ECC_NIST_P256 key; only its public half is ever exported. */
+/** AWS issuer: a KMS RSA_2048 key (RSASSA_PKCS1_V1_5_SHA_256 = RS256); only its public half is ever exported. */
 export function kmsIssuer(keyId: string, issuer: string, audience = DEFAULT_AUDIENCE, kms = new KMSClient({})): Issuer {
   let jwk: Promise<JWK> | undefined;
   const publicJwk = () =>
     (jwk ??= kms.send(new GetPublicKeyCommand({ KeyId: keyId })).then(async (out) => {
       const pub = createPublicKey({ key: Buffer.from(out.PublicKey!), format: 'der', type: 'spki' });
-      return { ...(await exportJWK(pub)), kid: out.KeyId!.split('/').pop()!, alg: 'ES256', use: 'sig' };
+      return { ...(await exportJWK(pub)), kid: out.KeyId!.split('/').pop()!, alg: ALG, use: 'sig' };
     }));
   return {
     issuer,
@@ -99,10 +85,10 @@ export function kmsIssuer(keyId: string, issuer: string, audience = DEFAULT_AUDI
       const { kid } = await publicJwk();
       const now = Math.floor(Date.now() / 1000);
       const exp = now + c.ttlSeconds;
-      const header = b64url(JSON.stringify({ alg: 'ES256', kid, typ: 'JWT' }));
+      const header = b64url(JSON.stringify({ alg: ALG, kid, typ: 'JWT' }));
       const body = b64url(JSON.stringify({ ...payload(c, names.tenant, names.user), sub: c.userId, iss: issuer, aud: audience, iat: now, exp, jti: randomUUID() }));
-      const out = await kms.send(new SignCommand({ KeyId: keyId, Message: Buffer.from(`${header}.${body}`), MessageType: 'RAW', SigningAlgorithm: 'ECDSA_SHA_256' }));
-      return { token: `${header}.${body}.${b64url(derToJose(out.Signature!))}`, expiresAt: new Date(exp * 1000).toISOString() };
+      const out = await kms.send(new SignCommand({ KeyId: keyId, Message: Buffer.from(`${header}.${body}`), MessageType: 'RAW', SigningAlgorithm: 'RSASSA_PKCS1_V1_5_SHA_256' }));
+      return { token: `${header}.${body}.${b64url(Buffer.from(out.Signature!))}`, expiresAt: new Date(exp * 1000).toISOString() };
     },
   };
 }

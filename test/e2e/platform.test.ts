@@ -19,7 +19,7 @@ describe('public routes', () => {
     expect(disco.body.jwks_uri).toBe(`${inject('issuerUrl')}/.well-known/jwks.json`);
     const jwks = await anon.get('/.well-known/jwks.json');
     expect(jwks.body.keys).toHaveLength(1);
-    expect(jwks.body.keys[0]).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256' });
+    expect(jwks.body.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256' });
     expect(jwks.body.keys[0].d).toBeUndefined(); // never the private half
   });
 
@@ -37,11 +37,11 @@ describe('JWT authorizer behaviour', () => {
   beforeAll(async () => {
     t = await newTenant();
     const jwk = JSON.parse(readFileSync(join(inject('dataDir'), 'issuer-key.json'), 'utf8')) as JWK;
-    key = await importJWK(jwk, 'ES256');
+    key = await importJWK(jwk, 'RS256');
     kid = jwk.kid!;
   });
 
-  const sign = (claims: Record<string, unknown>, opts: { iss?: string; aud?: string; exp?: number; nbf?: number } = {}, signingKey = key, alg = 'ES256', k = kid) => {
+  const sign = (claims: Record<string, unknown>, opts: { iss?: string; aud?: string; exp?: number; nbf?: number } = {}, signingKey = key, alg = 'RS256', k = kid) => {
     const jwt = new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid, ...claims })
       .setProtectedHeader({ alg, kid: k })
       .setIssuer(opts.iss ?? inject('issuerUrl'))
@@ -71,11 +71,19 @@ describe('JWT authorizer behaviour', () => {
     const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
     const payload = Buffer.from(JSON.stringify({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid, iss: inject('issuerUrl'), aud: 'goal-tracking-api', exp: Math.floor(Date.now() / 1000) + 600 })).toString('base64url');
     await expectGatewayRefusal(`${header}.${payload}.`);
-    const foreignEs = await generateKeyPair('ES256');
-    await expectGatewayRefusal(await sign({}, {}, foreignEs.privateKey));
     const foreignRs = await generateKeyPair('RS256');
-    await expectGatewayRefusal(await sign({}, {}, foreignRs.privateKey, 'RS256'));
+    await expectGatewayRefusal(await sign({}, {}, foreignRs.privateKey));
+    // the same claims signed HS256 with the public key as secret (algorithm confusion) are refused
+    const hs = new TextEncoder().encode(JSON.stringify((await new Api(undefined).get('/.well-known/jwks.json')).body.keys[0]));
+    await expectGatewayRefusal(await sign({}, {}, hs, 'HS256'));
     await expectGatewayRefusal('not-a-jwt');
+    // issued in the future, or without a kid: API Gateway refuses both
+    const future = await new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid }).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(inject('issuerUrl')).setAudience('goal-tracking-api').setIssuedAt(Math.floor(Date.now() / 1000) + 600).setExpirationTime('2h').sign(key);
+    await expectGatewayRefusal(future);
+    const noKid = await new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid }).setProtectedHeader({ alg: 'RS256' }).setIssuer(inject('issuerUrl')).setAudience('goal-tracking-api').setIssuedAt().setExpirationTime('1h').sign(key);
+    await expectGatewayRefusal(noKid);
+    const es = await generateKeyPair('ES256');
+    await expectGatewayRefusal(await sign({}, {}, es.privateKey, 'ES256'));
     const res = await fetch(`${url()}/rest/v2/users`, { headers: { authorization: 'Basic abc' } });
     expect(res.status).toBe(401);
   });

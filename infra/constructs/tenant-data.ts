@@ -1,0 +1,146 @@
+import { Aws, RemovalPolicy, Stack, Duration } from 'aws-cdk-lib';
+import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { Construct } from 'constructs';
+import { TABLE_DEFINITION } from '#shared/db/table.ts';
+
+export type TableAccess = 'read' | 'write';
+
+/**
+ * Data actions per access level. They are a subset of what `tenantSessionPolicy` (shared/db/tenant-scope.ts)
+ * allows, so the effective permission of a tenant session (role policy ∩ session policy) is exactly this list
+ * confined to one tenant's leading keys. Transactions need no action of their own: TransactGetItems is
+ * authorised as GetItem, TransactWriteItems as Put/Update/Delete/ConditionCheckItem.
+ */
+export const TABLE_ACTIONS: Record<TableAccess, readonly string[]> = {
+  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+  write: [
+    'dynamodb:GetItem',
+    'dynamodb:BatchGetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+    'dynamodb:ConditionCheckItem',
+  ],
+};
+
+/** What a function must expose to be bound to the table: its execution role and its environment. */
+export interface TableBindable {
+  readonly role: iam.IRole;
+  readonly rolePath: string;
+  addEnvironment(key: string, value: string): void;
+}
+
+/** One table-wide grant to an execution role, with why it cannot go through a tenant session. */
+export interface TableWideGrant {
+  principal: string;
+  access: TableAccess;
+  justification: string;
+}
+
+/**
+ * The single table, built from TABLE_DEFINITION (the same object DynamoDB Local is created from), and the
+ * two tenant data roles functions reach it through.
+ *
+ * Functions never hold table data actions themselves. A function assumes the read or write tenant role with a
+ * session policy naming its caller's tenant (dynamodb:LeadingKeys), so whatever key a handler builds, it cannot
+ * touch another tenant's partition. Two roles instead of one: the session policy in tenant-scope.ts lists
+ * read and write actions for every caller, and the intersection with the read role's policy is what keeps a
+ * `table: read` function read-only.
+ *
+ * The trust policy cannot list every function role (a trust policy is at most 2,048 characters, 4,096 after a
+ * quota raise, and the route table grows), so it trusts role *paths*: only execution roles this stack creates
+ * under `/goal-tracking/<stack>/tenant-read/` (or `tenant-write/`) may assume the matching role, and since the
+ * principal is the account, each of them also needs sts:AssumeRole in its own policy (see `bindTable`).
+ */
+export class TenantData extends Construct {
+  readonly table: Table;
+  readonly readRole: iam.Role;
+  readonly writeRole: iam.Role;
+  /** Every table-wide grant made through `grantTableWide`, for the deploy guide and the tests. */
+  readonly tableWideGrants: TableWideGrant[] = [];
+  private readonly pathPrefix: string;
+
+  constructor(scope: Construct, id: string) {
+    super(scope, id);
+    const d = TABLE_DEFINITION;
+    this.table = new Table(this, 'Table', {
+      partitionKey: { name: d.partitionKey, type: AttributeType.STRING },
+      sortKey: { name: d.sortKey, type: AttributeType.STRING },
+      billingMode: BillingMode.PAY_PER_REQUEST,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection: true,
+      // Tenant data outlives the stack: deleting or replacing the stack must never drop the table.
+      removalPolicy: RemovalPolicy.RETAIN,
+      timeToLiveAttribute: d.ttlAttribute,
+    });
+    for (const g of d.globalSecondaryIndexes) {
+      this.table.addGlobalSecondaryIndex({
+        indexName: g.indexName,
+        partitionKey: { name: g.partitionKey, type: AttributeType.STRING },
+        sortKey: { name: g.sortKey, type: AttributeType.STRING },
+        projectionType: ProjectionType.INCLUDE,
+        nonKeyAttributes: [...g.nonKeyAttributes],
+      });
+    }
+
+    this.pathPrefix = `/goal-tracking/${Stack.of(this).stackName}/`;
+    this.readRole = this.tenantRole('TenantReadRole', 'read');
+    this.writeRole = this.tenantRole('TenantWriteRole', 'write');
+  }
+
+  /** The table and each index by name: no `index/*` wildcard, so a new index is granted only when it is defined. */
+  get dataResources(): string[] {
+    return [this.table.tableArn, ...TABLE_DEFINITION.globalSecondaryIndexes.map((g) => `${this.table.tableArn}/index/${g.indexName}`)];
+  }
+
+  /** The IAM path an execution role must have to be trusted by a tenant role (`none`: trusted by neither). */
+  rolePath(access: TableAccess | 'none'): string {
+    return access === 'none' ? this.pathPrefix : `${this.pathPrefix}tenant-${access}/`;
+  }
+
+  roleFor(access: TableAccess): iam.Role {
+    return access === 'read' ? this.readRole : this.writeRole;
+  }
+
+  /**
+   * Lets a function reach the table through the tenant role for `access`: sts:AssumeRole on that role only
+   * (the function's own role gets no dynamodb action) and the environment tenant-scope.ts reads.
+   */
+  bindTable(fn: TableBindable, access: TableAccess): void {
+    if (fn.rolePath !== this.rolePath(access)) {
+      throw new Error(`${fn.role.node.path}: a function bound for table ${access} must have role path ${this.rolePath(access)}, not ${fn.rolePath}`);
+    }
+    const role = this.roleFor(access);
+    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'AssumeTenantRole', actions: ['sts:AssumeRole'], resources: [role.roleArn] }));
+    fn.addEnvironment('TABLE_NAME', this.table.tableName);
+    fn.addEnvironment('TABLE_ARN', this.table.tableArn);
+    fn.addEnvironment('TENANT_ROLE_ARN', role.roleArn);
+  }
+
+  /**
+   * Table-wide data access for a principal that must work across tenants (an operator path). Every call is
+   * recorded with its justification; the tests fail on any execution role holding dynamodb actions that is not
+   * in this list.
+   */
+  grantTableWide(grantee: iam.IGrantable & { node: Construct['node'] }, access: TableAccess, justification: string): void {
+    if (!justification.trim()) throw new Error('a table-wide grant needs a justification');
+    grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'TableWideData', actions: [...TABLE_ACTIONS[access]], resources: this.dataResources }));
+    this.tableWideGrants.push({ principal: grantee.node.path, access, justification });
+  }
+
+  private tenantRole(id: string, access: TableAccess): iam.Role {
+    const role = new iam.Role(this, id, {
+      description: `Tenant-scoped ${access} access to the table; assumed by functions with a per-tenant session policy`,
+      assumedBy: new iam.AccountPrincipal(Aws.ACCOUNT_ID).withConditions({
+        ArnLike: { 'aws:PrincipalArn': `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:role${this.rolePath(access)}*` },
+      }),
+      // tenant-scope.ts asks for one hour and refreshes five minutes before expiry.
+      maxSessionDuration: Duration.hours(1),
+    });
+    role.addToPolicy(new iam.PolicyStatement({ sid: 'TenantData', actions: [...TABLE_ACTIONS[access]], resources: this.dataResources }));
+    return role;
+  }
+}

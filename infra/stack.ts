@@ -1,0 +1,313 @@
+import { Annotations, CfnOutput, Duration, NestedStack, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import {
+  HttpApi,
+  HttpAuthorizer,
+  HttpAuthorizerType,
+  HttpMethod,
+  HttpNoneAuthorizer,
+  HttpRoute,
+  HttpRouteKey,
+  LogGroupLogDestination,
+  type HttpRouteAuthorizerConfig,
+  type IHttpRouteAuthorizer,
+} from 'aws-cdk-lib/aws-apigatewayv2';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { routeName, routes as routeTable, workers as workerTable, type Route, type Worker } from '#shared/routes/index.ts';
+import type { StackConfig } from './config.ts';
+import { ServiceAlarms } from './constructs/alarms.ts';
+import { Mailer } from './constructs/mailer.ts';
+import { ServiceFunction } from './constructs/service-function.ts';
+import { TABLE_ACTIONS, TenantData, type TableAccess } from './constructs/tenant-data.ts';
+import { TokenIssuer } from './constructs/token-issuer.ts';
+import { WorkQueue } from './constructs/work-queue.ts';
+
+export interface GoalTrackingStackProps extends StackProps {
+  config: StackConfig;
+  /** Defaults to the route table; tests pass their own rows to exercise shapes the table does not have yet. */
+  routes?: Route[];
+  /** Defaults to the worker lists aggregated in shared/routes/index.ts. */
+  workers?: Worker[];
+}
+
+/** Route functions: API Gateway gives up after 30 s; a request that needs more belongs on a queue. */
+const ROUTE_TIMEOUT = Duration.seconds(10);
+
+/** `QUEUE_URL_<NAME>`: the variable sqsSender (shared/queue/queue.ts) reads for a queue. */
+export const queueUrlEnv = (queue: string) => `QUEUE_URL_${queue.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+
+/** `support-email` → `SupportEmail`, for construct ids and output names. */
+const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+
+/**
+ * Paths the stack serves as its own token issuer (JWKS and discovery). With an external issuer that issuer
+ * publishes its own, so these routes are left out rather than deployed to answer 500.
+ */
+const isSelfIssuerRoute = (r: Route) => r.path.startsWith('/.well-known/');
+
+/** Routes use the one authorizer created in the parent stack, whichever nested stack they live in. */
+class SharedAuthorizer implements IHttpRouteAuthorizer {
+  constructor(private readonly authorizer: HttpAuthorizer) {}
+  bind(): HttpRouteAuthorizerConfig {
+    return { authorizerId: this.authorizer.authorizerId, authorizationType: 'JWT' };
+  }
+}
+
+/**
+ * Every authenticated request reads its caller's user record before the handler runs (resolveCaller in
+ * shared/http/api.ts), so a JWT route needs at least read access whatever its row says.
+ */
+export function routeTableAccess(r: Route): TableAccess | 'none' {
+  if (r.table === 'none') return r.auth === 'jwt' ? 'read' : 'none';
+  return r.table;
+}
+
+/**
+ * The whole service: one HTTP API whose routes and one Lambda each come from the route table, one queue (with
+ * its dead-letter queue) and one Lambda per worker row, the table, the issuer key, SES and the alarms.
+ * Everything a function may do is derived from its row: `table`, `sendsTo`, `needs`, `sendsEmail`.
+ *
+ * A route costs seven resources (function, role, policy, log group, integration, permission, route) and a
+ * CloudFormation stack holds at most 500, so the routes of each resource group (`doc.tag`) live in a nested
+ * stack of their own; shared resources (API, authorizer, table, queues, key) stay here. Grouping by tag keeps a
+ * route in the same nested stack as the table grows (moving a route between stacks in one deployment would
+ * create it in one before deleting it from the other, and API Gateway refuses duplicate route keys).
+ */
+export class GoalTrackingStack extends Stack {
+  readonly api: HttpApi;
+  readonly data: TenantData;
+  readonly issuerUrl: string;
+  readonly issuerKey?: TokenIssuer;
+  readonly queues = new Map<string, WorkQueue>();
+  readonly routeFunctions = new Map<Route, ServiceFunction>();
+  /** One nested stack per route group (`doc.tag`). */
+  readonly routeGroups = new Map<string, NestedStack>();
+  readonly workerFunctions = new Map<Worker, ServiceFunction>();
+  readonly mailer: Mailer;
+  readonly alarms: ServiceAlarms;
+  private bedrockBound = false;
+
+  constructor(scope: Construct, id: string, props: GoalTrackingStackProps) {
+    super(scope, id, { description: 'Goal-tracking API (HTTP API + Lambda + DynamoDB + SQS + SES)', ...props });
+    const config = props.config;
+    const workers = props.workers ?? workerTable;
+    const routes = (props.routes ?? routeTable).filter((r) => config.issuer.kind === 'self' || !isSelfIssuerRoute(r));
+
+    this.data = new TenantData(this, 'Data');
+    this.mailer = new Mailer(this, 'Mail', { from: config.emailFrom, identity: config.emailIdentity });
+    if (config.issuer.kind === 'self') this.issuerKey = new TokenIssuer(this, 'Issuer');
+
+    // ---- API ----
+    this.api = new HttpApi(this, 'Api', {
+      apiName: this.stackName,
+      description: 'Goal-tracking API',
+      // The default stage is added below: the one created here cannot take throttling or access logs.
+      createDefaultStage: false,
+    });
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention: config.logRetention });
+    this.api.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      throttle: config.throttle,
+      accessLogSettings: {
+        destination: new LogGroupLogDestination(accessLogs),
+        // One JSON object per request; the request id is the one handlers log and return in x-request-id.
+        format: AccessLogFormat.custom(
+          JSON.stringify({
+            request_id: '$context.requestId',
+            ip: '$context.identity.sourceIp',
+            time: '$context.requestTime',
+            route: '$context.routeKey',
+            status: '$context.status',
+            protocol: '$context.protocol',
+            response_length: '$context.responseLength',
+            response_latency_ms: '$context.responseLatency',
+            integration_status: '$context.integrationStatus',
+            integration_latency_ms: '$context.integrationLatency',
+            integration_error: '$context.integrationErrorMessage',
+            authorizer_error: '$context.authorizer.error',
+            user_agent: '$context.identity.userAgent',
+          }),
+        ),
+      },
+    });
+    // With the $default stage the stage URL is the API endpoint itself, without a trailing slash: the exact
+    // `iss` the self issuer signs and the JWT authorizer expects. Functions may reference it: they are the
+    // API's integrations, not its dependencies, so there is no cycle.
+    this.issuerUrl = config.issuer.kind === 'self' ? this.api.apiEndpoint : config.issuer.url;
+    const jwt = new SharedAuthorizer(
+      new HttpAuthorizer(this, 'JwtAuthorizer', {
+        httpApi: this.api,
+        authorizerName: 'JwtAuthorizer',
+        type: HttpAuthorizerType.JWT,
+        jwtIssuer: this.issuerUrl,
+        jwtAudience: config.jwtAudience,
+        identitySource: ['$request.header.Authorization'],
+      }),
+    );
+
+    // ---- queues (one per worker row) ----
+    for (const w of workers) {
+      if (this.queues.has(w.queue)) throw new Error(`two workers consume queue ${w.queue}`);
+      this.queues.set(w.queue, new WorkQueue(this, `${pascal(w.queue)}Queue`, { maxReceiveCount: w.maxReceiveCount, workerTimeout: Duration.seconds(w.timeoutSeconds) }));
+    }
+
+    const common: Record<string, string> = { TENANT_CLAIM: config.tenantClaim, USER_CLAIM: config.userClaim };
+
+    // ---- one function + one route per route row ----
+    for (const route of routes) {
+      const name = routeName(route);
+      const access = routeTableAccess(route);
+      const group = this.routeGroup(route.doc.tag);
+      const fn = new ServiceFunction(group, name, {
+        handler: route.handler,
+        description: `${route.method} ${route.path}`,
+        rolePath: this.data.rolePath(access),
+        timeout: ROUTE_TIMEOUT,
+        logRetention: config.logRetention,
+        environment: {
+          ...common,
+          ISSUER_URL: this.issuerUrl,
+          JWT_AUDIENCE: config.jwtAudience[0]!,
+          ...(route.auth === 'jwt' ? { TENANT_RATE_LIMIT_RPS: String(config.tenantRateLimit.rps), TENANT_RATE_LIMIT_BURST: String(config.tenantRateLimit.burst) } : {}),
+        },
+      });
+      if (access !== 'none') this.data.bindTable(fn, access);
+      this.bindQueues(fn, route.sendsTo ?? [], name);
+      this.bindNeeds(fn, route.needs ?? [], name, config);
+      this.routeFunctions.set(route, fn);
+
+      const authorizer: IHttpRouteAuthorizer = route.auth === 'jwt' ? jwt : new HttpNoneAuthorizer();
+      const httpRoute = new HttpRoute(group, `${name}Route`, {
+        httpApi: this.api,
+        routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
+        integration: new HttpLambdaIntegration(`${name}Integration`, fn.fn),
+        authorizer,
+      });
+      if (route.auth === 'public') {
+        Validations.of(httpRoute).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason: `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,
+        });
+      }
+    }
+
+    // ---- one function per worker row, fed by its queue ----
+    for (const w of workers) {
+      const name = `${pascal(w.queue)}Worker`;
+      const queue = this.queues.get(w.queue)!;
+      const fn = new ServiceFunction(this, name, {
+        handler: w.handler,
+        description: `Worker for queue ${w.queue}`,
+        rolePath: this.data.rolePath(w.table),
+        timeout: Duration.seconds(w.timeoutSeconds),
+        logRetention: config.logRetention,
+        environment: {
+          ...common,
+          ...(config.supportWebhookUrl ? { SUPPORT_WEBHOOK_URL: config.supportWebhookUrl } : {}),
+        },
+      });
+      if (w.table !== 'none') this.data.bindTable(fn, w.table);
+      this.bindQueues(fn, w.sendsTo ?? [], name);
+      this.bindNeeds(fn, 'needs' in w && Array.isArray(w.needs) ? (w.needs as string[]) : [], name, config);
+      if (w.sendsEmail) {
+        this.mailer.grantSend(fn);
+        fn.addEnvironment('EMAIL_FROM', this.mailer.from);
+        fn.addEnvironment('SES_CONFIGURATION_SET', this.mailer.configurationSet.configurationSetName);
+      }
+      // Partial batch responses: only the items the handler reports as failed are retried.
+      fn.fn.addEventSource(new SqsEventSource(queue.queue, { batchSize: w.batchSize, reportBatchItemFailures: true }));
+      Validations.of(fn).acknowledge({
+        id: 'Serverless-LambdaEventSourceMappingDestination',
+        reason: 'SQS event source mappings take no on-failure destination; failed messages go to the queue’s redrive dead-letter queue (alarmed).',
+      });
+      this.workerFunctions.set(w, fn);
+    }
+
+    if (config.bedrockModelId && !this.bedrockBound) {
+      // Not an error: the writer falls back to its built-in implementation without BEDROCK_MODEL_ID.
+      Annotations.of(this).addWarningV2(
+        'goal-tracking:bedrockUnused',
+        'context bedrockModelId is set, but no route or worker row declares the bedrock:invoke need: no function gets the model or the permission to invoke it.',
+      );
+    }
+
+    // ---- alarms ----
+    this.alarms = new ServiceAlarms(this, 'Alarms', { email: config.alarmEmail });
+    this.alarms.apiServerErrors(this.api);
+    this.alarms.functionThrottles('Throttles', [...this.routeFunctions.values(), ...this.workerFunctions.values()].map((f) => f.fn));
+    for (const [w, fn] of this.workerFunctions) this.alarms.workerErrors(`${pascal(w.queue)}WorkerErrors`, fn.fn);
+    for (const [q, wq] of this.queues) this.alarms.deadLetters(`${pascal(q)}DeadLetters`, wq.deadLetterQueue);
+
+    // ---- operator access (scripts/admin.ts runs with a human's credentials, not in a function) ----
+    const operator = new iam.ManagedPolicy(this, 'OperatorPolicy', {
+      description: 'Attach to the operators who run `npm run admin` against this stack: create-tenant writes a new tenant partition, issue-token reads any user and signs with the issuer key.',
+      statements: [
+        new iam.PolicyStatement({ sid: 'TableWideData', actions: [...TABLE_ACTIONS.write], resources: this.data.dataResources }),
+        ...(this.issuerKey ? [new iam.PolicyStatement({ sid: 'IssueTokens', actions: ['kms:Sign', 'kms:GetPublicKey'], resources: [this.issuerKey.key.keyArn] })] : []),
+      ],
+    });
+
+    // ---- outputs: what clients and the operator commands need ----
+    new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint, description: 'Base URL of the API' });
+    new CfnOutput(this, 'IssuerUrl', { value: this.issuerUrl, description: 'Token issuer (ISSUER_URL for npm run admin)' });
+    new CfnOutput(this, 'JwtAudience', { value: config.jwtAudience.join(','), description: 'Accepted token audiences (JWT_AUDIENCE for npm run admin: the first one)' });
+    new CfnOutput(this, 'TableName', { value: this.data.table.tableName, description: 'DynamoDB table (TABLE_NAME for npm run admin)' });
+    new CfnOutput(this, 'Region', { value: this.region, description: 'Region of the stack (AWS_REGION for npm run admin)' });
+    if (this.issuerKey) new CfnOutput(this, 'IssuerKmsKeyId', { value: this.issuerKey.key.keyArn, description: 'KMS key that signs tokens (ISSUER_KMS_KEY_ID for npm run admin)' });
+    new CfnOutput(this, 'OperatorPolicyArn', { value: operator.managedPolicyArn, description: 'Managed policy to attach to operators' });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
+    for (const [q, wq] of this.queues) {
+      new CfnOutput(this, `${pascal(q)}QueueName`, { value: wq.queue.queueName, description: `Queue ${q}` });
+      new CfnOutput(this, `${pascal(q)}DeadLetterQueueName`, { value: wq.deadLetterQueue.queueName, description: `Dead-letter queue of ${q}` });
+    }
+  }
+
+  private routeGroup(tag: string): NestedStack {
+    let group = this.routeGroups.get(tag);
+    if (!group) {
+      group = new NestedStack(this, `${pascal(tag)}Routes`, { description: `Goal-tracking API: ${tag} routes` });
+      this.routeGroups.set(tag, group);
+    }
+    return group;
+  }
+
+  private bindQueues(fn: ServiceFunction, sendsTo: string[], name: string): void {
+    for (const q of sendsTo) {
+      const queue = this.queues.get(q);
+      if (!queue) throw new Error(`${name} sends to queue ${q}, but no worker consumes it (shared/routes/workers.ts)`);
+      queue.grantSend(fn);
+      fn.addEnvironment(queueUrlEnv(q), queue.queue.queueUrl);
+    }
+  }
+
+  /** A row's `needs`: each known need maps to exactly one grant; an unknown need fails synthesis. */
+  private bindNeeds(fn: ServiceFunction, needs: readonly string[], name: string, config: StackConfig): void {
+    for (const need of needs) {
+      if (need === 'kms:sign' || need === 'kms:public-key') {
+        if (!this.issuerKey) throw new Error(`${name} needs ${need}, but the stack has an external issuer (context issuerUrl) and no signing key`);
+        if (need === 'kms:sign') this.issuerKey.grantSign(fn);
+        else this.issuerKey.grantPublicKey(fn);
+        fn.addEnvironment('ISSUER_KMS_KEY_ID', this.issuerKey.key.keyArn);
+      } else if (need === 'bedrock:invoke') {
+        // Bedrock is optional: without a configured model the function gets neither the model nor the
+        // permission, and the document writer uses its built-in implementation.
+        if (!config.bedrockModelId) continue;
+        fn.addToPolicy(
+          new iam.PolicyStatement({
+            actions: ['bedrock:InvokeModel'],
+            resources: [this.formatArn({ service: 'bedrock', account: '', resource: 'foundation-model', resourceName: config.bedrockModelId })],
+          }),
+        );
+        fn.addEnvironment('BEDROCK_MODEL_ID', config.bedrockModelId);
+        this.bedrockBound = true;
+      } else {
+        throw new Error(`${name}: unknown need ${need}`);
+      }
+    }
+  }
+}

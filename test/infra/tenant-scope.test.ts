@@ -1,0 +1,112 @@
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { keys } from '#shared/db/keys.ts';
+import { TABLE_DEFINITION } from '#shared/db/table.ts';
+import { tenantSessionPolicy } from '#shared/db/tenant-scope.ts';
+import { TABLE_ACTIONS } from '../../infra/constructs/tenant-data.ts';
+import { asArray, build, logicalId, mergedTemplate, roleStatements, type Statement } from './stack.fixture.ts';
+
+const TABLE_ARN = 'arn:aws:dynamodb:eu-west-1:123456789012:table/GoalTracking-DataTable-ABC';
+const INDEX_ARNS = TABLE_DEFINITION.globalSecondaryIndexes.map((g) => `${TABLE_ARN}/index/${g.indexName}`);
+
+/** IAM `StringLike` / resource matching: `*` any run of characters, `?` one character, the rest literal. */
+const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's').test(value);
+
+/** What the session allows: actions and resources of Allow statements, and the leading keys they require. */
+function allows(policy: { Statement: Statement[] }, action: string, resource: string, leadingKeys: string[]): boolean {
+  return policy.Statement.some((s) => {
+    if (s.Effect !== 'Allow') return false;
+    if (!asArray(s.Action).some((a) => like(a, action))) return false;
+    if (!asArray(s.Resource as string | string[]).some((r) => like(r, resource))) return false;
+    const cond = s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined;
+    if (!cond) return true;
+    return leadingKeys.every((k) => cond.some((p) => like(p, k)));
+  });
+}
+
+const uuid = fc.uuid();
+/** Keys of every family a tenant's items and index entries use (keys.ts). */
+const keysOf = (t: string, id: string) => [
+  keys.entity(t, 'goal', id).PK,
+  keys.entityList(t, 'goal'),
+  keys.entry(t, 'goal', id, 'owner', id).PK,
+  keys.entryList(t, 'objective', 'team', id),
+  keys.unique(t, 'email', 'a@b.c').PK,
+  keys.misc(t, 'counter', id).PK,
+];
+
+describe('tenant-scoped data access', () => {
+  it('the session policy a function assumes for tenant A names only A’s keys, on the table and every index', () => {
+    fc.assert(
+      fc.property(uuid, uuid, uuid, (a, b, id) => {
+        fc.pre(a !== b);
+        const policy = tenantSessionPolicy(TABLE_ARN, a) as { Statement: Statement[] };
+        for (const s of policy.Statement) {
+          expect(s.Effect).toBe('Allow');
+          expect(s.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [keys.leadingKeysPattern(a)] } });
+        }
+        for (const resource of [TABLE_ARN, ...INDEX_ARNS]) {
+          for (const action of TABLE_ACTIONS.write) {
+            // A's keys: allowed on the table and on every index.
+            expect(allows(policy, action, resource, keysOf(a, id))).toBe(true);
+            // B's keys, or a request mixing A's and B's (BatchGetItem), never.
+            expect(allows(policy, action, resource, keysOf(b, id))).toBe(false);
+            expect(allows(policy, action, resource, [...keysOf(a, id), keysOf(b, id)[0]!])).toBe(false);
+          }
+        }
+        // Nothing outside the table: another table, Scan, table management.
+        expect(allows(policy, 'dynamodb:GetItem', TABLE_ARN.replace('ABC', 'OTHER'), keysOf(a, id))).toBe(false);
+        expect(allows(policy, 'dynamodb:Scan', TABLE_ARN, keysOf(a, id))).toBe(false);
+        expect(allows(policy, 'dynamodb:DeleteTable', TABLE_ARN, keysOf(a, id))).toBe(false);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('does not let a tenant id that is a prefix of another reach the other (the prefix ends with #)', () => {
+    const policy = tenantSessionPolicy(TABLE_ARN, 'acme') as { Statement: Statement[] };
+    expect(allows(policy, 'dynamodb:GetItem', TABLE_ARN, [keys.entity('acme', 'goal', '1').PK])).toBe(true);
+    expect(allows(policy, 'dynamodb:GetItem', TABLE_ARN, [keys.entity('acme2', 'goal', '1').PK])).toBe(false);
+    expect(allows(policy, 'dynamodb:GetItem', TABLE_ARN, [`T#acme`])).toBe(false);
+  });
+
+  describe('intersected with the tenant roles of the stack', () => {
+    let roles: Record<'read' | 'write', Statement[]>;
+    beforeAll(() => {
+      const { stack } = build({ routes: [], workers: [] });
+      const template = mergedTemplate(stack);
+      const resolve = (statements: Statement[]): Statement[] =>
+        // The template's table ARN tokens → the ARN used above, so both policies speak about the same resources.
+        statements.map((s) => ({ ...s, Resource: asArray(s.Resource).map((r) => JSON.stringify(r).includes('/index/') ? `${TABLE_ARN}${(r as any)['Fn::Join'][1][1]}` : TABLE_ARN) }));
+      roles = {
+        read: resolve(roleStatements(template, logicalId(stack.data.readRole))),
+        write: resolve(roleStatements(template, logicalId(stack.data.writeRole))),
+      };
+    });
+
+    it('a read function’s session can read A’s items and nothing else; a write function’s can also write them', () => {
+      const a = 'a3bb189e-8bf9-3888-9912-ace4e6543002';
+      const b = 'f7c1bd87-4da5-4b2f-8c4c-1d2e3f4a5b6c';
+      const session = tenantSessionPolicy(TABLE_ARN, a) as { Statement: Statement[] };
+      const every = [...TABLE_ACTIONS.write, 'dynamodb:Scan', 'dynamodb:DescribeTable', 'dynamodb:DeleteTable'];
+      for (const access of ['read', 'write'] as const) {
+        const role = { Statement: roles[access] };
+        for (const resource of [TABLE_ARN, ...INDEX_ARNS]) {
+          // Effective permission of an assumed-role session = role policy ∩ session policy.
+          const effective = every.filter((action) => allows(role, action, resource, keysOf(a, '1')) && allows(session, action, resource, keysOf(a, '1')));
+          expect(effective.sort(), `${access} on ${resource}`).toEqual([...TABLE_ACTIONS[access]].sort());
+          const other = every.filter((action) => allows(role, action, resource, keysOf(b, '1')) && allows(session, action, resource, keysOf(b, '1')));
+          expect(other, `${access} on ${resource}, tenant B`).toEqual([]);
+        }
+      }
+    });
+
+    it('every action a tenant role grants is one the session policy allows (else a function would silently lack it)', () => {
+      const session = tenantSessionPolicy(TABLE_ARN, 't') as { Statement: Statement[] };
+      const sessionActions = session.Statement.flatMap((s) => asArray(s.Action));
+      for (const access of ['read', 'write'] as const) {
+        for (const action of roles[access].flatMap((s) => asArray(s.Action))) expect(sessionActions, `${access}: ${action}`).toContain(action);
+      }
+    });
+  });
+});
