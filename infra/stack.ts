@@ -37,8 +37,9 @@ export interface GoalTrackingStackProps extends StackProps {
 /** Route functions: API Gateway gives up after 30 s; a request that needs more belongs on a queue. */
 const ROUTE_TIMEOUT = Duration.seconds(10);
 
-/** `QUEUE_URL_<NAME>`: the variable sqsSender (shared/queue/queue.ts) reads for a queue. */
-export const queueUrlEnv = (queue: string) => `QUEUE_URL_${queue.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+import { queueUrlEnv } from '#shared/queue/queue.ts';
+
+export { queueUrlEnv };
 
 /** `support-email` → `SupportEmail`, for construct ids and output names. */
 const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
@@ -213,7 +214,7 @@ export class GoalTrackingStack extends Stack {
       });
       if (w.table !== 'none') this.data.bindTable(fn, w.table);
       this.bindQueues(fn, w.sendsTo ?? [], name);
-      this.bindNeeds(fn, 'needs' in w && Array.isArray(w.needs) ? (w.needs as string[]) : [], name, config);
+      this.bindNeeds(fn, w.needs ?? [], name, config);
       if (w.sendsEmail) {
         this.mailer.grantSend(fn);
         fn.addEnvironment('EMAIL_FROM', this.mailer.from);

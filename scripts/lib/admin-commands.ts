@@ -15,8 +15,11 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
     const { values } = parseArgs({ args: rest, options: { name: { type: 'string' }, 'admin-email': { type: 'string' }, ttl: { type: 'string' } } });
     if (!values.name?.trim()) throw new Error('--name is required');
     if (!values['admin-email'] || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(values['admin-email'])) throw new Error('--admin-email must be an e-mail address');
+    // Fail on a missing signing key before writing anything (with an external issuer there is no key: the
+    // tenant is created and its admin gets tokens from that issuer).
+    const issuer = process.env.ISSUER_KEY_FILE || process.env.ISSUER_KMS_KEY_ID ? await configuredIssuer() : undefined;
     const { tenant, admin } = await createTenant(async (tenantId) => ({ tenantId, db }), { name: values.name.trim(), adminEmail: values['admin-email'] });
-    const issuer = await configuredIssuer();
+    if (!issuer) return { tenant_uuid: tenant.uuid, user_uuid: admin.uuid, token: null };
     const { token } = await issuer.sign({ tenantId: tenant.uuid, userId: admin.uuid, ttlSeconds: Number(values.ttl ?? DEFAULT_TTL_SECONDS) });
     return { tenant_uuid: tenant.uuid, user_uuid: admin.uuid, token };
   }

@@ -3,11 +3,13 @@ import type { AwsCredentialIdentity } from '@aws-sdk/types';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
 import { recordDbCall } from '#shared/db/metrics.ts';
+import { tracer } from '#shared/tracer.ts';
 
 export type Db = DynamoDBDocumentClient;
 
 /** Wraps a low-level client so every call asks for consumed capacity and is counted per request. */
 export function instrument(client: DynamoDBClient): DynamoDBDocumentClient {
+  tracer.captureAWSv3Client(client);
   client.middlewareStack.add(
     (next) => async (args) => {
       const input = args.input as { ReturnConsumedCapacity?: string };

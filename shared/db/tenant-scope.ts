@@ -2,6 +2,7 @@ import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { config } from '#shared/config.ts';
 import { baseDb, createDynamoClient, instrument, type Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
+import { UUID_RE } from '#shared/domain/scoped-id.ts';
 
 /**
  * The session policy a function assumes for one tenant: data actions on the table and its indexes, only on
@@ -9,6 +10,7 @@ import { keys } from '#shared/db/keys.ts';
  * write another tenant's partition, whatever key it builds.
  */
 export function tenantSessionPolicy(tableArn: string, tenantId: string) {
+  if (!UUID_RE.test(tenantId)) throw new Error('tenant id must be a uuid'); // wildcards would widen LeadingKeys
   return {
     Version: '2012-10-17',
     Statement: [

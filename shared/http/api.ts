@@ -1,4 +1,5 @@
 import middy, { type MiddlewareObj } from '@middy/core';
+import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { z } from 'zod';
 import { callerTeamUuids, type Caller } from '#shared/auth/caller.ts';
@@ -7,12 +8,14 @@ import { currentDbMetrics, newDbMetrics, withDbMetrics } from '#shared/db/metric
 import { getEntity, type DataCtx } from '#shared/db/store.ts';
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { UUID_RE } from '#shared/domain/scoped-id.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { AppError, BadRequestError, UnauthorizedError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 import { Loader } from '#shared/list/loader.ts';
 import { tenantRateLimiter } from '#shared/http/rate-limit.ts';
 import { queryPairs } from '#shared/list/params.ts';
 import { logger, type Log } from '#shared/logger.ts';
+import { tracer } from '#shared/tracer.ts';
 
 export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
 export type ApiResult = APIGatewayProxyStructuredResultV2;
@@ -92,7 +95,9 @@ async function resolveCaller(event: ApiEvent): Promise<{ caller: Caller; data: D
   const claims = event.requestContext?.authorizer?.jwt?.claims ?? {};
   const tenantId = claims[config.tenantClaim];
   const userId = claims[config.userClaim];
-  if (typeof tenantId !== 'string' || typeof userId !== 'string' || !tenantId || !userId) throw new UnauthorizedError('Token does not name a tenant and a user');
+  // Only uuids: a claim is built into key prefixes and the tenant's LeadingKeys policy (`T#<tenant>#*`), where
+  // `*` or `?` from an external issuer's token would widen the pattern to other tenants.
+  if (typeof tenantId !== 'string' || typeof userId !== 'string' || !UUID_RE.test(tenantId) || !UUID_RE.test(userId)) throw new UnauthorizedError('Token does not name a tenant and a user');
   tenantRateLimiter.take(tenantId);
   const data: DataCtx = { tenantId, db: await tenantDb(tenantId) };
   const user = await getEntity(data, userEntity, userId);
@@ -155,6 +160,7 @@ function wrap(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Contex
  */
 export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: S; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
   const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(errorsAndLogging())
     .handler(async (event) => {
       const { caller, data } = await resolveCaller(event);
@@ -172,6 +178,7 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: 
 /** A handler for public routes (OpenAPI document, JWKS): no caller, same errors and logging. */
 export function publicHandler(handle: (req: PublicRequest) => Promise<ApiResult>) {
   const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(errorsAndLogging())
     .handler(async (event) => {
       const requestId = event.requestContext?.requestId ?? '';

@@ -13,13 +13,14 @@ export interface QueueSender {
 
 export type WorkerHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 
-const envName = (queue: string) => `QUEUE_URL_${queue.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+/** `QUEUE_URL_<NAME>`: the variable holding a queue's URL (set by infra/stack.ts). */
+export const queueUrlEnv = (queue: string) => `QUEUE_URL_${queue.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
 
 export function sqsSender(client = new SQSClient({})): QueueSender {
   return {
     async send(queue, body, opts) {
-      const url = process.env[envName(queue)];
-      if (!url) throw new Error(`Missing required environment variable ${envName(queue)}`);
+      const url = process.env[queueUrlEnv(queue)];
+      if (!url) throw new Error(`Missing required environment variable ${queueUrlEnv(queue)}`);
       const out = await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body), DelaySeconds: opts?.delaySeconds }));
       return out.MessageId!;
     },

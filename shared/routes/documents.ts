@@ -50,5 +50,5 @@ export const documentRoutes: Route[] = [
 
 export const documentWorkers: Worker[] = [
   // The refresh agent: one run per invocation (a writer call may take a minute); writes the run's outcome and the refreshed content.
-  { queue: DOCUMENT_REFRESH_QUEUE, handler: 'functions/workers/document-refresh.ts', maxReceiveCount: REFRESH_MAX_RECEIVES, batchSize: 1, timeoutSeconds: REFRESH_WORKER_TIMEOUT_SECONDS, table: 'write' },
+  { queue: DOCUMENT_REFRESH_QUEUE, handler: 'functions/workers/document-refresh.ts', maxReceiveCount: REFRESH_MAX_RECEIVES, batchSize: 1, timeoutSeconds: REFRESH_WORKER_TIMEOUT_SECONDS, table: 'write', needs: ['bedrock:invoke'] },
 ];

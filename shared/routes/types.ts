@@ -1,5 +1,8 @@
 import type { z } from 'zod';
 
+/** Extra IAM needs beyond table and queues, each mapped to exactly one grant by infra/stack.ts. */
+export type Need = 'kms:sign' | 'kms:public-key' | 'bedrock:invoke';
+
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
@@ -18,7 +21,7 @@ export interface Route {
   /** Queues the function sends to (names from shared/routes/workers.ts). */
   sendsTo?: string[];
   /** Extra IAM needs, spelled out so infra grants exactly these (e.g. `kms:sign`). */
-  needs?: Array<'kms:sign' | 'kms:public-key'>;
+  needs?: Need[];
   doc: {
     summary: string;
     tag: string;
@@ -43,4 +46,5 @@ export interface Worker {
   table: 'none' | 'read' | 'write';
   sendsEmail?: boolean;
   sendsTo?: string[];
+  needs?: Need[];
 }

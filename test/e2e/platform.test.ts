@@ -92,6 +92,7 @@ describe('JWT authorizer behaviour', () => {
     expectError(await new Api(await sign({ user_uuid: randomUUID() })).get('/rest/v2/users'), 401, 'unauthorized');
     expectError(await new Api(await sign({ tenant_uuid: randomUUID() })).get('/rest/v2/users'), 401, 'unauthorized');
     expectError(await new Api(await sign({ tenant_uuid: undefined })).get('/rest/v2/users'), 401, 'unauthorized');
+    expectError(await new Api(await sign({ tenant_uuid: '*' })).get('/rest/v2/users'), 401, 'unauthorized');
   });
 
   it('puts the same request id in the error body and the response header', async () => {

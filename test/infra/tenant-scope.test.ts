@@ -64,10 +64,15 @@ describe('tenant-scoped data access', () => {
   });
 
   it('does not let a tenant id that is a prefix of another reach the other (the prefix ends with #)', () => {
-    const policy = tenantSessionPolicy(TABLE_ARN, 'acme') as { Statement: Statement[] };
-    expect(allows(policy, 'dynamodb:GetItem', TABLE_ARN, [keys.entity('acme', 'goal', '1').PK])).toBe(true);
-    expect(allows(policy, 'dynamodb:GetItem', TABLE_ARN, [keys.entity('acme2', 'goal', '1').PK])).toBe(false);
-    expect(allows(policy, 'dynamodb:GetItem', TABLE_ARN, [`T#acme`])).toBe(false);
+    const a = '00000000-0000-4000-8000-000000000001';
+    const policy = tenantSessionPolicy(TABLE_ARN, a) as { Statement: Statement[] };
+    expect(allows(policy, 'dynamodb:GetItem', TABLE_ARN, [keys.entity(a, 'goal', '1').PK])).toBe(true);
+    expect(allows(policy, 'dynamodb:GetItem', TABLE_ARN, [keys.entity(`${a}0`, 'goal', '1').PK])).toBe(false);
+    expect(allows(policy, 'dynamodb:GetItem', TABLE_ARN, [`T#${a}`])).toBe(false);
+  });
+
+  it('refuses tenant ids that are not uuids, so wildcards from a token can never widen the pattern', () => {
+    for (const bad of ['*', 'acme', '?', '${aws:username}', '00000000-0000-4000-8000-00000000000*']) expect(() => tenantSessionPolicy(TABLE_ARN, bad)).toThrow(/uuid/);
   });
 
   describe('intersected with the tenant roles of the stack', () => {
@@ -102,7 +107,7 @@ describe('tenant-scoped data access', () => {
     });
 
     it('every action a tenant role grants is one the session policy allows (else a function would silently lack it)', () => {
-      const session = tenantSessionPolicy(TABLE_ARN, 't') as { Statement: Statement[] };
+      const session = tenantSessionPolicy(TABLE_ARN, '00000000-0000-4000-8000-000000000001') as { Statement: Statement[] };
       const sessionActions = session.Statement.flatMap((s) => asArray(s.Action));
       for (const access of ['read', 'write'] as const) {
         for (const action of roles[access].flatMap((s) => asArray(s.Action))) expect(sessionActions, `${access}: ${action}`).toContain(action);
