@@ -63,7 +63,14 @@ const shared = {
   delegate_uuids: uuids(GOAL_LIMITS.delegates, 'delegates').nullable(),
   delegate_uuid: uuid.nullable().meta({ description: 'Earlier variant of delegate_uuids: one delegate (null for none). Send one of the two.' }),
   checkin_due_days: z.number().int().min(0).max(366).nullable().meta({ description: 'Days between expected check-ins (earlier variant); null for the default.' }),
-  parents: uuids(GOAL_LIMITS.parents, 'parents').nullable().meta({ description: 'Parent goal uuids (any kind) → parent_links with contribution_percent 100. Not the goal itself nor one of its descendants.' }),
+  parents: z
+    .array(z.union([uuid, z.strictObject({ parent_uuid: uuid, contribution_percent: z.number().min(0).max(100).optional() })]))
+    .max(GOAL_LIMITS.parents, `at most ${GOAL_LIMITS.parents} parents`)
+    .nullable()
+    .meta({
+      description:
+        'Parent goal uuids (any kind) → parent_links with contribution_percent 100. Extension: an element may be {parent_uuid, contribution_percent} to weight this goal in the parent\'s rollup (a kept link keeps its weight unless one is given). Not the goal itself nor one of its descendants.',
+    }),
   visible_entities: z.array(visibleEntity).max(GOAL_LIMITS.visibleEntities).nullable().meta({ description: 'Users and teams that may see a limited goal (mode edit also lets them change it).' }),
 };
 

@@ -172,4 +172,24 @@ describe('check-ins move their goal', () => {
     expect(kidProgress).toEqual([28, 38, 48, 58, 68, 78, 88, 98]); // each kid follows its 2025-03-05 check-in (j = 4)
     expect((await goalNow(t.admin, parent)).current_progress).toBe(63);
   });
+
+  it('weights the rollup by contribution_percent set through the API (parents as {parent_uuid, contribution_percent})', async () => {
+    const parent = await goal(t.admin, 'objectives', { title: 'weighted parent', time_period_uuid: period.uuid });
+    expect((await t.admin.put(P('objectives', parent.uuid), { progress_mode: 'rollup' })).status).toBe(200);
+    const a = await goal(t.admin, 'key_results', { title: 'a', time_period_uuid: period.uuid, parents: [{ parent_uuid: parent.uuid, contribution_percent: 25 }] });
+    const b = await goal(t.admin, 'key_results', { title: 'b', time_period_uuid: period.uuid, parents: [parent.uuid] });
+    expect(a.parent_links).toEqual([{ parent_uuid: parent.uuid, contribution_percent: 25 }]);
+    expect(b.parent_links).toEqual([{ parent_uuid: parent.uuid, contribution_percent: 100 }]);
+    await checkin(t.admin, { goal_uuid: a.uuid, value: 100 });
+    await checkin(t.admin, { goal_uuid: b.uuid, value: 0 });
+    expect((await goalNow(t.admin, parent)).current_progress).toBe(20); // (100*25 + 0*100) / 125
+    // re-weighting a kept link through an update brings the parent up to date
+    const upd = await t.admin.put(P('key_results', b.uuid), { parents: [{ parent_uuid: parent.uuid, contribution_percent: 75 }] });
+    expect(upd.status).toBe(200);
+    expect(upd.body.data.record.parent_links).toEqual([{ parent_uuid: parent.uuid, contribution_percent: 75 }]);
+    expect((await goalNow(t.admin, parent)).current_progress).toBe(25); // (100*25 + 0*75) / 100
+    // a plain uuid keeps the link's weight; a weight outside 0..100 is refused
+    expect((await t.admin.put(P('key_results', b.uuid), { parents: [parent.uuid] })).body.data.record.parent_links[0].contribution_percent).toBe(75);
+    expect((await t.admin.put(P('key_results', b.uuid), { parents: [{ parent_uuid: parent.uuid, contribution_percent: 150 }] })).status).toBe(422);
+  });
 });

@@ -41,6 +41,18 @@ const SHORT_ID = /^[A-Za-z0-9_-]{2,30}$/;
 
 const uniq = (ids: readonly string[] | null | undefined) => [...new Set(ids ?? [])];
 
+type ParentInput = string | { parent_uuid: string; contribution_percent?: number };
+
+/** The body's parents as links (first mention of a uuid wins); `contribution_percent` undefined = not given. */
+function parentLinksOf(parents: readonly ParentInput[] | null | undefined): Array<{ parent_uuid: string; contribution_percent?: number }> {
+  const links = new Map<string, { parent_uuid: string; contribution_percent?: number }>();
+  for (const p of parents ?? []) {
+    const link = typeof p === 'string' ? { parent_uuid: p } : p;
+    if (!links.has(link.parent_uuid)) links.set(link.parent_uuid, link);
+  }
+  return [...links.values()];
+}
+
 function fail(details: ErrorDetail[]): void {
   if (details.length) throw new ValidationError(details.map((d) => (d.field ? `${d.field}: ${d.message}` : d.message)).join('; '), details);
 }
@@ -193,7 +205,8 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
   const owners = uniq(input.owner_uuids);
   const teams = uniq(input.team_uuids);
   const visible = visibleEntitiesOf(input.visible_entities);
-  const parentIds = uniq(input.parents);
+  const parentLinks = parentLinksOf(input.parents);
+  const parentIds = parentLinks.map((l) => l.parent_uuid);
   const period = await periodOf(ctx, input.time_period_uuid);
   const start = input.start_date ?? period.start_date;
   const end = input.end_date ?? period.end_date;
@@ -248,7 +261,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     team_uuids: teams,
     label_uuids: [],
     delegate_uuids: delegates,
-    parent_links: parentIds.map((parent_uuid) => ({ parent_uuid, contribution_percent: 100 })),
+    parent_links: parentLinks.map((l) => ({ parent_uuid: l.parent_uuid, contribution_percent: l.contribution_percent ?? 100 })),
     visible_entities: visible,
     checkin_due_days: input.checkin_due_days ?? null,
     partner_goals_external_id: null,
@@ -291,11 +304,14 @@ async function applyPeriod(ctx: DomainCtx, tx: WriteTx, g: GoalRecord, next: Goa
 }
 
 /** New parent list: links kept keep their contribution; new ones are checked (existence, visibility, cycles). */
-async function applyParents(ctx: DomainCtx, tx: WriteTx, g: GoalRecord, next: GoalRecord, parents: string[] | null): Promise<Change & { removed: string[] }> {
-  const ids = uniq(parents);
+async function applyParents(ctx: DomainCtx, tx: WriteTx, g: GoalRecord, next: GoalRecord, parents: ParentInput[] | null): Promise<Change & { removed: string[] }> {
+  const links = parentLinksOf(parents);
+  const ids = links.map((l) => l.parent_uuid);
   const added = ids.filter((p) => !g.parent_links.some((l) => l.parent_uuid === p));
   const check = await parentDetails(ctx, g.uuid, added);
-  next.parent_links = ids.map((p): ParentLink => g.parent_links.find((l) => l.parent_uuid === p) ?? { parent_uuid: p, contribution_percent: 100 });
+  next.parent_links = links.map(
+    (l): ParentLink => ({ parent_uuid: l.parent_uuid, contribution_percent: l.contribution_percent ?? g.parent_links.find((k) => k.parent_uuid === l.parent_uuid)?.contribution_percent ?? 100 }),
+  );
   // A new parent must be unchanged when this commits: a concurrent write that links the parent below this
   // goal (a two-goal cycle) or deletes the parent then conflicts, and the retry sees it.
   for (const s of check.parents.values()) {
