@@ -280,7 +280,7 @@ export class GoalTrackingStack extends Stack {
   private bindQueues(fn: ServiceFunction, sendsTo: string[], name: string): void {
     for (const q of sendsTo) {
       const queue = this.queues.get(q);
-      if (!queue) throw new Error(`${name} sends to queue ${q}, but no worker consumes it (shared/routes/workers.ts)`);
+      if (!queue) throw new Error(`${name} sends to queue ${q}, but no worker consumes it (the *Workers lists in shared/routes/)`);
       queue.grantSend(fn);
       fn.addEnvironment(queueUrlEnv(q), queue.queue.queueUrl);
     }

@@ -12,6 +12,9 @@ const stack = await startLocalStack({
   dataDir: process.env.DATA_DIR ?? '.data',
   inMemory: values['in-memory'],
   dynamoPort: process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : undefined,
+}).catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
 });
 console.log(`\n  Goal-tracking API: ${stack.url}\n  OpenAPI: ${stack.url}/openapi.json\n  Create a tenant: npm run admin -- create-tenant --name Acme --admin-email admin@acme.test\n  Ctrl-C stops everything.\n`);
 

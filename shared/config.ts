@@ -1,6 +1,6 @@
 /**
- * Configuration read once at cold start. A missing required variable throws while the module loads, so a
- * misconfigured function fails its first invocation loudly instead of misbehaving later.
+ * Configuration from the environment, read when a value is first needed (not at module load, so scripts that
+ * set the environment after importing still see it). A missing required variable throws at that point.
  */
 function required(name: string): string {
   const value = process.env[name];
@@ -35,8 +35,3 @@ export const config = {
     return process.env.TENANT_ROLE_ARN || undefined;
   },
 };
-
-/** Validates at cold start that the variables every data-touching function needs are present. */
-export function assertDataConfig(): void {
-  void config.tableName;
-}

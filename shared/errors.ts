@@ -1,5 +1,5 @@
 /**
- * Typed domain errors. Handlers and domain code throw these; `shared/http/middleware.ts` is the one place
+ * Typed domain errors. Handlers and domain code throw these; `shared/http/api.ts` is the one place
  * that turns them into HTTP responses in the contract's error shape (contract section 1).
  */
 export interface ErrorDetail {

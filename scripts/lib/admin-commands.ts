@@ -6,6 +6,12 @@ import { createTenant } from '#shared/domain/tenants.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { UUID_RE } from '#shared/domain/scoped-id.ts';
 
+/** `--ttl <seconds>`: a positive whole number of seconds, at most 30 days. */
+function parseTtl(raw: string | undefined): number {
+  const ttl = Number(raw ?? DEFAULT_TTL_SECONDS);
+  if (!Number.isInteger(ttl) || ttl <= 0 || ttl > 30 * 86400) throw new Error('--ttl must be a positive number of seconds (at most 30 days)');
+  return ttl;
+}
 
 /** Operator commands; environment (TABLE_NAME, DYNAMODB_ENDPOINT or AWS credentials, issuer) set by the caller. */
 export async function runAdmin(argv: string[]): Promise<Record<string, unknown>> {
@@ -15,20 +21,20 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
     const { values } = parseArgs({ args: rest, options: { name: { type: 'string' }, 'admin-email': { type: 'string' }, ttl: { type: 'string' } } });
     if (!values.name?.trim()) throw new Error('--name is required');
     if (!values['admin-email'] || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(values['admin-email'])) throw new Error('--admin-email must be an e-mail address');
+    const ttlSeconds = parseTtl(values.ttl); // every argument is checked before anything is written
     // Fail on a missing signing key before writing anything (with an external issuer there is no key: the
     // tenant is created and its admin gets tokens from that issuer).
     const issuer = process.env.ISSUER_KEY_FILE || process.env.ISSUER_KMS_KEY_ID ? await configuredIssuer() : undefined;
     const { tenant, admin } = await createTenant(async (tenantId) => ({ tenantId, db }), { name: values.name.trim(), adminEmail: values['admin-email'] });
     if (!issuer) return { tenant_uuid: tenant.uuid, user_uuid: admin.uuid, token: null };
-    const { token } = await issuer.sign({ tenantId: tenant.uuid, userId: admin.uuid, ttlSeconds: Number(values.ttl ?? DEFAULT_TTL_SECONDS) });
+    const { token } = await issuer.sign({ tenantId: tenant.uuid, userId: admin.uuid, ttlSeconds });
     return { tenant_uuid: tenant.uuid, user_uuid: admin.uuid, token };
   }
   if (command === 'issue-token') {
     const { values } = parseArgs({ args: rest, options: { tenant: { type: 'string' }, user: { type: 'string' }, ttl: { type: 'string' } } });
     if (!values.tenant || !UUID_RE.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
     if (!values.user || !UUID_RE.test(values.user)) throw new Error('--user <user_uuid> is required');
-    const ttl = Number(values.ttl ?? DEFAULT_TTL_SECONDS);
-    if (!Number.isInteger(ttl) || ttl <= 0 || ttl > 30 * 86400) throw new Error('--ttl must be a positive number of seconds (at most 30 days)');
+    const ttl = parseTtl(values.ttl);
     const user = await getEntity({ tenantId: values.tenant, db }, userEntity, values.user);
     if (!user) throw new Error(`No user ${values.user} in tenant ${values.tenant}`);
     const issuer = await configuredIssuer();

@@ -47,6 +47,25 @@ interface CompiledRoute {
   params: string[];
 }
 
+/**
+ * The claims as the HTTP API JWT authorizer hands them to the function: every value a string (numbers and
+ * booleans too, e.g. `"exp": "1700000000"`), an array as `[a b]`, an object as its JSON.
+ */
+export function authorizerClaims(payload: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(payload).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v)]),
+  );
+}
+
+/** A path segment percent-decoded, or as sent when it is not valid percent-encoding (the handler then answers, e.g. 404). */
+const decodeSegment = (raw: string) => {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+};
+
 function compile(route: Route): CompiledRoute {
   const params: string[] = [];
   const pattern = route.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{(\w+)\\?\}|\{(\w+)\}/g, (_m, a, b) => {
@@ -67,7 +86,15 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   await ensureTable(dynamo.endpoint, tableName);
 
   const server: Server = createServer();
-  await new Promise<void>((r) => server.listen(opts.port ?? 3000, opts.host ?? '127.0.0.1', () => r()));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject); // e.g. EADDRINUSE: stop DynamoDB Local and report, rather than crash with it running
+      server.listen(opts.port ?? 3000, opts.host ?? '127.0.0.1', () => resolve());
+    });
+  } catch (err) {
+    await dynamo.stop();
+    throw new Error(`Cannot listen on ${opts.host ?? '127.0.0.1'}:${opts.port ?? 3000}: ${(err as Error).message}`);
+  }
   const { port } = server.address() as { port: number };
   const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
 
@@ -133,23 +160,23 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
 
-    let claims: Record<string, string | number | boolean | string[]> | undefined;
+    let claims: Record<string, string> | undefined;
     if (route.auth === 'jwt') {
-      // As the HTTP API JWT authorizer: Bearer token, signature against the issuer's JWKS, iss, aud, exp, nbf.
-      const m = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '');
+      // As the HTTP API JWT authorizer: the token (alone or after `Bearer `), signature against the issuer's JWKS, iss, aud, exp (required), nbf.
+      const m = /^(?:Bearer\s+)?(\S+)$/i.exec(headers.authorization ?? '');
       try {
         if (!m) throw new Error('missing token');
         // API Gateway verifies RSA-based algorithms only, needs a `kid` naming a JWKS key, and an `iat` in the past.
-        const { payload, protectedHeader } = await jwtVerify(m[1]!, jwks, { issuer: issuer.issuer, audience: issuer.audience, algorithms: ['RS256', 'RS384', 'RS512'] });
+        const { payload, protectedHeader } = await jwtVerify(m[1]!, jwks, { issuer: issuer.issuer, audience: issuer.audience, algorithms: ['RS256', 'RS384', 'RS512'], requiredClaims: ['exp'] });
         if (!protectedHeader.kid) throw new Error('no kid');
         if (typeof payload.iat !== 'number' || payload.iat > Date.now() / 1000 + 5) throw new Error('bad iat');
-        claims = Object.fromEntries(Object.entries(payload).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : (v as string | number | boolean)]));
+        claims = authorizerClaims(payload);
       } catch {
         return send(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }, JSON.stringify({ message: 'Unauthorized' }));
       }
     }
 
-    const pathParameters = Object.fromEntries(params.map((p, i) => [p, decodeURIComponent(match!.m[i + 1]!)]));
+    const pathParameters = Object.fromEntries(params.map((p, i) => [p, decodeSegment(match!.m[i + 1]!)]));
     const queryStringParameters: Record<string, string> = {};
     for (const [k, v] of new URLSearchParams(rawQueryString)) queryStringParameters[k] = k in queryStringParameters ? `${queryStringParameters[k]},${v}` : v;
     const body = Buffer.concat(chunks).toString('utf8');

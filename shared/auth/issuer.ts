@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { KMSClient, GetPublicKeyCommand, SignCommand } from '@aws-sdk/client-kms';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { config } from '#shared/config.ts';
 
 /**
  * The service's own token issuer, signing RS256: the API Gateway HTTP API JWT authorizer verifies only
@@ -26,11 +27,8 @@ export interface Issuer {
 export const DEFAULT_AUDIENCE = 'goal-tracking-api';
 export const DEFAULT_TTL_SECONDS = 3600;
 
-function payload(c: TokenClaims, tenantClaim: string, userClaim: string) {
-  return { [tenantClaim]: c.tenantId, [userClaim]: c.userId };
-}
-
-const claimNames = () => ({ tenant: process.env.TENANT_CLAIM || 'tenant_uuid', user: process.env.USER_CLAIM || 'user_uuid' });
+/** The tenant and user claims, under the names the API reads them by (TENANT_CLAIM / USER_CLAIM). */
+const payload = (c: TokenClaims) => ({ [config.tenantClaim]: c.tenantId, [config.userClaim]: c.userId });
 
 const ALG = 'RS256';
 
@@ -50,9 +48,8 @@ export async function fileIssuer(keyFile: string, issuer: string, audience = DEF
     audience,
     jwks: async () => ({ keys: [pub] }),
     sign: async (c) => {
-      const names = claimNames();
       const exp = Math.floor(Date.now() / 1000) + c.ttlSeconds;
-      const token = await new SignJWT(payload(c, names.tenant, names.user))
+      const token = await new SignJWT(payload(c))
         .setProtectedHeader({ alg: ALG, kid: priv.kid!, typ: 'JWT' })
         .setSubject(c.userId)
         .setIssuer(issuer)
@@ -81,12 +78,11 @@ export function kmsIssuer(keyId: string, issuer: string, audience = DEFAULT_AUDI
     audience,
     jwks: async () => ({ keys: [await publicJwk()] }),
     sign: async (c) => {
-      const names = claimNames();
       const { kid } = await publicJwk();
       const now = Math.floor(Date.now() / 1000);
       const exp = now + c.ttlSeconds;
       const header = b64url(JSON.stringify({ alg: ALG, kid, typ: 'JWT' }));
-      const body = b64url(JSON.stringify({ ...payload(c, names.tenant, names.user), sub: c.userId, iss: issuer, aud: audience, iat: now, exp, jti: randomUUID() }));
+      const body = b64url(JSON.stringify({ ...payload(c), sub: c.userId, iss: issuer, aud: audience, iat: now, exp, jti: randomUUID() }));
       const out = await kms.send(new SignCommand({ KeyId: keyId, Message: Buffer.from(`${header}.${body}`), MessageType: 'RAW', SigningAlgorithm: 'RSASSA_PKCS1_V1_5_SHA_256' }));
       return { token: `${header}.${body}.${b64url(Buffer.from(out.Signature!))}`, expiresAt: new Date(exp * 1000).toISOString() };
     },

@@ -2,7 +2,7 @@ import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, type T
 import { TransactionCanceledException, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { config } from '#shared/config.ts';
 import type { Db } from '#shared/db/client.ts';
-import { ENTITY_SK, keys } from '#shared/db/keys.ts';
+import { keys } from '#shared/db/keys.ts';
 import { AppError, ConcurrentUpdateError } from '#shared/errors.ts';
 
 /** What every request-scoped data access needs: the caller's tenant and a client confined to it. */
@@ -70,33 +70,57 @@ const listNameOf = <R extends BaseRecord>(def: EntityDef<R>, r: R) => def.listNa
 
 // ---------- reads ----------
 
-export async function getEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, id: string, consistent = false): Promise<Stored<R> | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: tableName(), Key: keys.entity(ctx.tenantId, def.type, id), ConsistentRead: consistent }));
-  if (!out.Item) return undefined;
-  return { record: out.Item.rec as R, version: out.Item.v as number };
-}
+/**
+ * DynamoDB refuses a partition key over 2048 bytes (ValidationException). Such a key cannot name a stored
+ * item, so a read with one (an over-long id in a path or a filter) finds nothing instead of failing the request.
+ */
+const MAX_PARTITION_KEY_BYTES = 2048;
+const storable = (pk: string) => Buffer.byteLength(pk, 'utf8') <= MAX_PARTITION_KEY_BYTES;
 
-/** Fetches many entities by id (BatchGetItem, 100 per call, unprocessed keys retried). Missing ids are absent from the map. */
-export async function getEntities<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, ids: Iterable<string>): Promise<Map<string, Stored<R>>> {
-  const unique = [...new Set(ids)];
-  const found = new Map<string, Stored<R>>();
-  for (let i = 0; i < unique.length; i += 100) {
-    let requestKeys: Record<string, unknown>[] = unique.slice(i, i + 100).map((id) => keys.entity(ctx.tenantId, def.type, id));
+type Key = { PK: string; SK: string };
+
+/** BatchGetItem of any keys (100 per call, unprocessed keys retried); returns the items found, in no particular order. */
+async function batchGet(ctx: DataCtx, all: Key[]): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  const wanted = all.filter((k) => storable(k.PK));
+  for (let i = 0; i < wanted.length; i += 100) {
+    let requestKeys: Record<string, unknown>[] = wanted.slice(i, i + 100);
     for (let attempt = 0; requestKeys.length > 0; attempt++) {
       const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: requestKeys } } }));
-      for (const item of out.Responses?.[tableName()] ?? []) found.set(item.id as string, { record: item.rec as R, version: item.v as number });
+      items.push(...(out.Responses?.[tableName()] ?? []));
       requestKeys = (out.UnprocessedKeys?.[tableName()]?.Keys as Record<string, unknown>[] | undefined) ?? [];
       if (requestKeys.length && attempt > 8) throw new Error('BatchGet: unprocessed keys after retries');
       if (requestKeys.length) await sleep(20 * 2 ** attempt);
     }
   }
-  return found;
+  return items;
+}
+
+export async function getEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, id: string, consistent = false): Promise<Stored<R> | undefined> {
+  const key = keys.entity(ctx.tenantId, def.type, id);
+  if (!storable(key.PK)) return undefined;
+  const out = await ctx.db.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: consistent }));
+  if (!out.Item) return undefined;
+  return { record: out.Item.rec as R, version: out.Item.v as number };
+}
+
+/** Fetches many entities by id (BatchGetItem, 100 per call). Missing ids are absent from the map. */
+export async function getEntities<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, ids: Iterable<string>): Promise<Map<string, Stored<R>>> {
+  const items = await batchGet(ctx, [...new Set(ids)].map((id) => keys.entity(ctx.tenantId, def.type, id)));
+  return new Map(items.map((item) => [item.id as string, { record: item.rec as R, version: item.v as number }]));
 }
 
 /** The id holding a uniqueness claim, if any. */
 export async function findUnique(ctx: DataCtx, name: string, value: string): Promise<string | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: tableName(), Key: keys.unique(ctx.tenantId, name, value) }));
-  return out.Item?.id as string | undefined;
+  return (await findUniques(ctx, name, [value])).get(value);
+}
+
+/** The ids holding the uniqueness claims (name, value) for many values, in one BatchGetItem per 100: value → id, unclaimed values absent. */
+export async function findUniques(ctx: DataCtx, name: string, values: Iterable<string>): Promise<Map<string, string>> {
+  const unique = [...new Set(values)];
+  const byPk = new Map(unique.map((v) => [keys.unique(ctx.tenantId, name, v).PK, v]));
+  const items = await batchGet(ctx, unique.map((v) => keys.unique(ctx.tenantId, name, v)));
+  return new Map(items.map((item) => [byPk.get(item.PK as string)!, item.id as string]));
 }
 
 export interface ListPage {
@@ -105,11 +129,8 @@ export interface ListPage {
 }
 
 /** One page of a GSI1 list (entity list or entry list), in creation order. */
-export async function queryList(
-  ctx: DataCtx,
-  partition: string,
-  opts: { forward?: boolean; startKey?: Record<string, unknown>; limit?: number; countOnly?: boolean } = {},
-): Promise<ListPage & { count: number }> {
+export async function queryList(ctx: DataCtx, partition: string, opts: { forward?: boolean; startKey?: Record<string, unknown>; limit?: number } = {}): Promise<ListPage> {
+  if (!storable(partition)) return { entries: [] };
   const out = await ctx.db.send(
     new QueryCommand({
       TableName: tableName(),
@@ -119,25 +140,24 @@ export async function queryList(
       ScanIndexForward: opts.forward ?? true,
       ExclusiveStartKey: opts.startKey,
       Limit: opts.limit,
-      ...(opts.countOnly ? { Select: 'COUNT' as const } : {}),
     }),
   );
   const entries = (out.Items ?? []).map((i) => ({ id: i.id as string, sortKey: i.GSI1SK as string, vis: i.vis as string | undefined, acl: i.acl as string[] | undefined, state: i.state as string | undefined }));
-  return { entries, lastKey: out.LastEvaluatedKey, count: out.Count ?? entries.length };
+  return { entries, lastKey: out.LastEvaluatedKey };
 }
 
-/** Every entry of a GSI1 partition, following pages (creation order). */
-export async function* partitionEntries(ctx: DataCtx, partition: string): AsyncGenerator<ListEntry> {
+/**
+ * Every entry of a GSI1 partition, following pages (creation order). `pageSize` bounds each Query, for a
+ * caller that may stop early (a page without it reads up to 1 MB of keys).
+ */
+export async function* partitionEntries(ctx: DataCtx, partition: string, opts: { pageSize?: number } = {}): AsyncGenerator<ListEntry> {
   let startKey: Record<string, unknown> | undefined;
   do {
-    const page = await queryList(ctx, partition, { startKey });
+    const page = await queryList(ctx, partition, { startKey, limit: opts.pageSize });
     yield* page.entries;
     startKey = page.lastKey;
   } while (startKey);
 }
-
-export const entityListPartition = (ctx: DataCtx, listName: string) => keys.entityList(ctx.tenantId, listName);
-export const entryListPartition = (ctx: DataCtx, listName: string, name: string, value: string) => keys.entryList(ctx.tenantId, listName, name, value);
 
 // ---------- writes ----------
 
@@ -328,5 +348,3 @@ export async function mutateEntity<R extends BaseRecord>(
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export const nowIso = () => new Date().toISOString();
-
-export { ENTITY_SK };

@@ -50,6 +50,9 @@ interface Internal extends Record<string, unknown> {
   log: Log;
 }
 
+/** API Gateway's request id (also its `apigw-requestid` header); the Lambda's own id when an event has none. */
+const requestIdOf = (event: ApiEvent, context: Context) => event.requestContext?.requestId ?? context.awsRequestId;
+
 /**
  * Request id, structured request logging and the error mapping: the one place typed errors become HTTP
  * responses (contract section 1). Registered last so its onError sees every failure; only <500 messages
@@ -58,7 +61,7 @@ interface Internal extends Record<string, unknown> {
 const errorsAndLogging = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, Internal> => ({
   name: 'errorsAndLogging',
   before: (request) => {
-    const requestId = request.event.requestContext?.requestId ?? request.context.awsRequestId;
+    const requestId = requestIdOf(request.event, request.context);
     request.internal.requestId = requestId;
     request.internal.log = logger.createChild({ persistentKeys: { request_id: requestId, route: request.event.routeKey } });
   },
@@ -68,7 +71,7 @@ const errorsAndLogging = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, 
     request.internal.log.info('request', { status: res?.statusCode, db: currentDbMetrics() });
   },
   onError: (request) => {
-    const requestId = request.internal.requestId ?? request.context.awsRequestId;
+    const requestId = request.internal.requestId ?? requestIdOf(request.event, request.context);
     const log = request.internal.log ?? logger;
     const err = request.error;
     if (err instanceof AppError) {
@@ -153,23 +156,27 @@ function wrap(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Contex
     withDbMetrics(newDbMetrics(), async () => (await handler(event, context, { signal: new AbortController().signal })) as ApiResult);
 }
 
+/** The body of a route that takes none: absent, empty or `{}`; any field is unknown (400, contract section 1). */
+const NO_BODY = z.strictObject({});
+
 /**
  * An authenticated API handler: resolves the caller from the JWT claims (401 if the user is unknown or
- * inactive), validates the body with `body`, and runs `handle`. Handlers stay thin: parse, call a domain
- * function in shared/, shape the response.
+ * inactive), validates the body with `body` (a route without one refuses body fields), and runs `handle`.
+ * Handlers stay thin: parse, call a domain function in shared/, shape the response.
  */
 export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: S; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
   const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(errorsAndLogging())
-    .handler(async (event) => {
+    .handler(async (event, context) => {
       const { caller, data } = await resolveCaller(event);
-      const requestId = event.requestContext?.requestId ?? '';
+      const requestId = requestIdOf(event, context);
       const log = logger.createChild({ persistentKeys: { request_id: requestId, tenant_uuid: caller.tenantId, user_uuid: caller.userId } });
       let teams: Promise<Set<string>> | undefined;
       const ctx: RequestCtx = { ...data, caller, requestId, log, loader: new Loader(data), teams: () => (teams ??= callerTeamUuids(data, caller.userId)) };
       ctx.loader.prime(userEntity, caller.user);
-      const body = opts.body ? parseBody(opts.body, event.body, event.isBase64Encoded) : (undefined as z.infer<S>);
+      const parsed = parseBody(opts.body ?? NO_BODY, event.body, event.isBase64Encoded);
+      const body = (opts.body ? parsed : undefined) as z.infer<S>;
       return opts.handle({ ctx, body, params: (event.pathParameters ?? {}) as Record<string, string>, query: queryPairs(event.rawQueryString), event });
     });
   return wrap(handler);
@@ -180,8 +187,8 @@ export function publicHandler(handle: (req: PublicRequest) => Promise<ApiResult>
   const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(errorsAndLogging())
-    .handler(async (event) => {
-      const requestId = event.requestContext?.requestId ?? '';
+    .handler(async (event, context) => {
+      const requestId = requestIdOf(event, context);
       return handle({ requestId, log: logger.createChild({ persistentKeys: { request_id: requestId } }), event, query: queryPairs(event.rawQueryString) });
     });
   return wrap(handler);

@@ -39,6 +39,8 @@ const allowed: Record<AttrType, Predicate[]> = {
 };
 
 const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
+/** A real calendar date (Date.parse alone rolls 2024-02-30 over to March 1st). */
+const isCalendarDate = (raw: string) => DATE_RE.test(raw) && !Number.isNaN(Date.parse(raw)) && new Date(raw).toISOString().startsWith(raw);
 
 function coerce(attribute: string, type: AttrType, raw: string, key: string): string | number | boolean {
   const bad = (what: string) => new BadRequestError(`Filter ${key}: '${raw}' is not ${what}`, [{ field: key, code: 'invalid_value', message: `expected ${what}` }]);
@@ -49,10 +51,13 @@ function coerce(attribute: string, type: AttrType, raw: string, key: string): st
       return n;
     }
     case 'date':
-      if (!DATE_RE.test(raw) || Number.isNaN(Date.parse(raw))) throw bad('a date (YYYY-MM-DD)');
+      if (!isCalendarDate(raw)) throw bad('a date (YYYY-MM-DD)');
       return raw;
     case 'timestamp': {
-      if (DATE_RE.test(raw)) return raw; // a date compares against timestamps as its midnight (string order)
+      if (DATE_RE.test(raw)) {
+        if (!isCalendarDate(raw)) throw bad('a date or an ISO 8601 timestamp');
+        return raw; // a date compares against timestamps as its midnight (string order)
+      }
       const t = Date.parse(raw);
       if (Number.isNaN(t)) throw bad('an ISO 8601 timestamp');
       return new Date(t).toISOString();

@@ -58,7 +58,6 @@ export class LocalQueues implements QueueSender {
   readonly deadLetters: DeadLetter[] = [];
   private timer?: NodeJS.Timeout;
   private busy = new Set<string>();
-  private idleWaiters: Array<() => void> = [];
 
   constructor(
     private readonly opts: { log?: (msg: string, extra?: Record<string, unknown>) => void; onDeadLetter?: (d: DeadLetter) => void; baseBackoffMs?: number; pollMs?: number } = {},
@@ -87,18 +86,6 @@ export class LocalQueues implements QueueSender {
   stop(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-  }
-
-  /** Resolves once no message is visible or in flight (delayed retries excluded). For tests. */
-  async drain(timeoutMs = 10_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      this.kick();
-      const pendingVisible = [...this.queues.values()].some((l) => l.some((m) => m.visibleAt <= Date.now()));
-      if (!pendingVisible && this.busy.size === 0) return;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error('queues did not drain');
   }
 
   pending(queue: string): number {
@@ -160,7 +147,6 @@ export class LocalQueues implements QueueSender {
       }
     }
     this.busy.delete(queue);
-    for (const w of this.idleWaiters.splice(0)) w();
   }
 }
 

@@ -6,10 +6,9 @@ import { labelRoutes } from '#shared/routes/labels.ts';
 import { timePeriodRoutes } from '#shared/routes/time-periods.ts';
 import { goalRoutes } from '#shared/routes/goals.ts';
 import { checkinRoutes } from '#shared/routes/checkins.ts';
-import { sharingRoutes } from '#shared/routes/sharing.ts';
+import { sharingRoutes, sharingWorkers } from '#shared/routes/sharing.ts';
 import { integrationRoutes, integrationWorkers } from '#shared/routes/integrations.ts';
 import { documentRoutes, documentWorkers } from '#shared/routes/documents.ts';
-import { workers as sharingWorkers } from '#shared/routes/workers.ts';
 import type { Worker } from '#shared/routes/types.ts';
 
 export type { Route, Worker } from '#shared/routes/types.ts';

@@ -1,6 +1,6 @@
 import { ACCESS_REQUEST_QUEUE } from '#shared/domain/sharing/mail.ts';
 import { SHAREABLE_PATHS, SHAREABLE_TYPE_BY_PATH, type ShareablePath } from '#shared/domain/sharing/types.ts';
-import type { Route } from '#shared/routes/types.ts';
+import type { Route, Worker } from '#shared/routes/types.ts';
 import {
   AccessRequestBody,
   AccessRequestResponse,
@@ -54,4 +54,10 @@ const typeRoutes = (path: ShareablePath): Route[] => {
 export const sharingRoutes: Route[] = [
   ...SHAREABLE_PATHS.flatMap(typeRoutes),
   { method: 'GET', path: '/notifications', handler: 'functions/sharing/notifications.ts', auth: 'jwt', table: 'read', doc: { summary: "The caller's own in-app notifications, newest first", tag: 'sharing', extension: true, list: true, success: { status: 200, schema: NotificationListResponse } } },
+];
+
+/** The sharing domain's queue consumer; each queue gets a dead-letter queue after `maxReceiveCount` receives. */
+export const sharingWorkers: Worker[] = [
+  // Access request e-mails to owners and managers. Writes: each notification's email_sent_at (idempotency marker).
+  { queue: ACCESS_REQUEST_QUEUE, handler: 'functions/workers/access-request-notify.ts', maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 30, table: 'write', sendsEmail: true },
 ];

@@ -18,7 +18,7 @@ export interface Route {
   auth: 'jwt' | 'public';
   /** Table access the function needs: `read` (get/query) or `write` (read + write); `none` for no table access. */
   table: 'none' | 'read' | 'write';
-  /** Queues the function sends to (names from shared/routes/workers.ts). */
+  /** Queues the function sends to (names of the `workers` gathered in shared/routes/index.ts). */
   sendsTo?: string[];
   /** Extra IAM needs, spelled out so infra grants exactly these (e.g. `kms:sign`). */
   needs?: Need[];

@@ -6,7 +6,8 @@ const profileAttributes = z.strictObject(Object.fromEntries(PROFILE_WRITABLE.map
 
 const userFields = {
   display_name: nonBlank(200),
-  avatar_url: z.url().max(2000).nullable(),
+  // http(s) only: clients render it, and z.url() alone takes javascript: and data: URLs
+  avatar_url: z.url({ protocol: /^https?$/ }).max(2000).nullable(),
   status: z.enum(USER_STATUSES),
   manager_uuid: uuid.nullable(),
   license_type: nonBlank(50),

@@ -114,6 +114,8 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
   it('deletes a check-in: 200 with the flat deleted record, then 404', async () => {
     const g = await goal(t.admin, 'initiatives', { title: 'Delete me', time_period_uuid: period.uuid });
     const rec = await checkin(t.admin, { goal_uuid: g.uuid, value: 30, labels: ['del'] });
+    // the delete takes no body: a field sent is refused, not ignored (contract 1)
+    expect(expectError(await t.admin.delete(C(rec.uuid), { hard: true }), 400, 'bad_request').details[0]!.field).toBe('hard');
     const res = await t.admin.delete(C(rec.uuid));
     expect(res.status).toBe(200);
     expect(res.body).toEqual(rec);

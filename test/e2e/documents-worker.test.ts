@@ -1,11 +1,14 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { createEntity, type DataCtx } from '#shared/db/store.ts';
+import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
+import { createEntity, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import { REFRESH_MAX_RECEIVES, refreshThreadEntity, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
 import { finishRun, getThread, runningThreadOf } from '#shared/domain/documents/runs.ts';
-import { documentRefreshHandler, storeRefreshPort } from '#shared/domain/documents/worker.ts';
+import { documentRefreshHandler } from '#functions/workers/document-refresh.ts';
+import { storeRefreshPort } from '#shared/domain/documents/worker.ts';
 import type { DocumentWriter } from '#shared/domain/documents/writer.ts';
+import { shareableEntity } from '#shared/domain/sharing/entity.ts';
 import { newTenant, type Api, type TenantFixture } from '../support/api.ts';
 
 /**
@@ -105,9 +108,33 @@ describe('document refresh worker on the real table', () => {
   it('does not overwrite content that changed while the writer worked: the run ends failed', async () => {
     const doc = await createDoc('Before.');
     const thread = await running(doc.uuid);
-    const out = await finishRun(ctx, thread.uuid, { state: 'completed', skill_status: 'completed', summary: 'ok' }, { documentUuid: doc.uuid, from: 'Something else.', to: 'After.' });
+    const port = storeRefreshPort(ctx);
+    const read = (await port.document(doc.uuid))!; // what the writer was given
+    await new WriteTx(ctx).replace(shareableEntity, read, { ...read.record, content: 'Edited meanwhile.' }).commit();
+    const out = await finishRun(ctx, thread.uuid, { state: 'completed', skill_status: 'completed', summary: 'ok' }, { document: read, to: 'After.' });
     expect(out.applied).toBe(true);
     expect(out.thread).toMatchObject({ state: 'failed', skill_status: 'completed', summary: expect.stringMatching(/changed while it was being refreshed/) });
-    expect((await owner.api.get(`/documents/${doc.uuid}`)).body.data.record.content).toBe('Before.');
+    expect((await owner.api.get(`/documents/${doc.uuid}`)).body.data.record.content).toBe('Edited meanwhile.');
+  });
+
+  it('ends a run with the reads it made before the writer (3 round trips), and still stores content after a grant meanwhile', async () => {
+    const doc = await createDoc('Text.');
+    const thread = await running(doc.uuid);
+    const writer = countingWriter(async () => ({ content: 'Refreshed.', output: 'done\nSTATUS: completed' }));
+    const metrics = newDbMetrics();
+    expect(await withDbMetrics(metrics, () => handlerWith(writer)(event(t.tenantUuid, thread.uuid, 1)))).toEqual({ batchItemFailures: [] });
+    expect(metrics.roundTrips).toBe(3); // the run, the document, the transaction
+    expect((await owner.api.get(`/documents/${doc.uuid}`)).body.data.record.content).toBe('Refreshed.');
+
+    // A grant changes the document's version, not its content: the first attempt's condition fails, the retry reads again and stores.
+    const other = await t.user();
+    const thread2 = await running(doc.uuid);
+    const read = (await storeRefreshPort(ctx).document(doc.uuid))!;
+    expect((await owner.api.put(`/documents/${doc.uuid}/grants`, { user_uuid: other.uuid, level: 'view' })).status).toBe(200);
+    const out = await finishRun(ctx, thread2.uuid, { state: 'completed', skill_status: 'completed', summary: 'ok' }, { document: read, to: 'Again.' });
+    expect(out.thread).toMatchObject({ state: 'completed' });
+    const after = (await owner.api.get(`/documents/${doc.uuid}`)).body.data.record;
+    expect(after.content).toBe('Again.');
+    expect(after.grants.map((g: any) => g.user_uuid)).toEqual([other.uuid]);
   });
 });

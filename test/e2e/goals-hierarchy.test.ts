@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { createGoal } from '#shared/domain/goals/service.ts';
 import { expectError, listAll, type TenantFixture } from '../support/api.ts';
-import { goal, goalTenant, P, sorted, uuids, type GoalTenant, type KindPath } from './goals.fixture.ts';
+import { countingCtx, goal, goalTenant, P, sorted, uuids, type GoalTenant, type KindPath } from './goals.fixture.ts';
 
 describe('goals: parents, cycles, path, soft delete with hierarchy, archive', () => {
   let g: GoalTenant;
@@ -51,6 +52,20 @@ describe('goals: parents, cycles, path, soft delete with hierarchy, archive', ()
       const [rx, ry] = await Promise.all([t.admin.put(P('objectives', x.uuid), { parents: [y.uuid] }), t.admin.put(P('objectives', y.uuid), { parents: [x.uuid] })]);
       expect([rx.status, ry.status].sort()).toEqual([200, 422]);
     }
+  });
+
+  it('refuses a new goal under a parent deleted while the create was in flight (the parent is checked in its transaction)', async () => {
+    const parent = await mk('objectives', 'Deleted meanwhile');
+    const { ctx } = await countingCtx(t, t.adminUuid, {
+      beforeTransact: async (n) => {
+        if (n === 0) expect((await t.admin.delete(P('objectives', parent.uuid))).status).toBe(200);
+      },
+    });
+    await expect(createGoal(ctx, 'key_result', { title: 'orphan', time_period_uuid: g.period.uuid, parents: [parent.uuid] })).rejects.toMatchObject({
+      status: 422,
+      details: [expect.objectContaining({ field: 'parents', code: 'discarded' })],
+    });
+    expect(await listAll(t.admin, `${P('key_results')}?q[links_as_child_ancestor_uuid_eq]=${parent.uuid}&q[discarded_at_null]=1`)).toEqual([]);
   });
 
   it('keeps path (first-parent uuid chain) true for the whole subtree when a goal moves', async () => {

@@ -1,4 +1,11 @@
 import { expect } from 'vitest';
+import { callerTeamUuids } from '#shared/auth/caller.ts';
+import { baseDb } from '#shared/db/client.ts';
+import { getEntity, type DataCtx } from '#shared/db/store.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { userEntity } from '#shared/domain/users/entity.ts';
+import { Loader } from '#shared/list/loader.ts';
+import { logger } from '#shared/logger.ts';
 import { newTenant, type Api, type TenantFixture } from '../support/api.ts';
 
 /** Shared set-up of the goals suites (goals*.test.ts): a tenant with a time period, and quick creators. */
@@ -43,3 +50,65 @@ export const GOAL_FIELDS = [
   'archived_by_uuid', 'short_id', 'owner_uuids', 'target', 'unit', 'metric_type', 'parent_links', 'visible_entities', 'checkin_due_days',
   'delegate_uuid', 'delegate_uuids', 'partner_goals_external_id', 'team_uuids', 'labels', 'created_at', 'updated_at',
 ].sort();
+
+/** What a domain call read, counted at the DynamoDB client. */
+export interface Counts {
+  /** Full items read (GetItem, BatchGetItem). */
+  items: number;
+  queries: number;
+  /** Index or partition rows a Query went through. */
+  keys: number;
+  scans: number;
+}
+
+/**
+ * A DomainCtx acting as `userUuid` whose DynamoDB client counts what it reads: `counts` in total, `kinds`
+ * the items read per kind (`goal`, `checkin`, `label`, ...), `calls` the round trips per command. `hideIndex` drops the rows of the GSI1
+ * partitions it matches from Query answers, as an index that has not caught up with a write yet would.
+ * `beforeTransact(n)` runs before the n-th transaction (0 first) is sent: a concurrent write landing there.
+ */
+export async function countingCtx(fixture: TenantFixture, userUuid: string, opts: { hideIndex?: (partition: string) => boolean; beforeTransact?: (n: number) => Promise<void> } = {}) {
+  const counts: Counts = { items: 0, queries: 0, keys: 0, scans: 0 };
+  const kinds: Record<string, number> = {};
+  const calls: Record<string, number> = {};
+  const seen = (item: Record<string, unknown>) => {
+    counts.items += 1;
+    kinds[item.kind as string] = (kinds[item.kind as string] ?? 0) + 1;
+  };
+  const db = baseDb();
+  let transactions = 0;
+  const counted = new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop !== 'send') return Reflect.get(target, prop, receiver);
+      return async (command: { constructor: { name: string }; input: Record<string, any> }) => {
+        const name = command.constructor.name;
+        calls[name] = (calls[name] ?? 0) + 1;
+        if (name === 'TransactWriteCommand') await opts.beforeTransact?.(transactions++);
+        const out = (await target.send(command as never)) as Record<string, any>;
+        if (name === 'GetCommand') {
+          if (out.Item) seen(out.Item);
+        } else if (name === 'BatchGetCommand') {
+          for (const items of Object.values(out.Responses ?? {}) as Array<Array<Record<string, unknown>>>) items.forEach(seen);
+        } else if (name === 'QueryCommand') {
+          counts.queries += 1;
+          counts.keys += out.ScannedCount ?? 0;
+          const pk = command.input.ExpressionAttributeValues?.[':pk'];
+          if (command.input.IndexName === 'GSI1' && opts.hideIndex?.(pk)) return { ...out, Items: [], Count: 0, ScannedCount: 0, LastEvaluatedKey: undefined };
+        } else if (name === 'ScanCommand') counts.scans += 1;
+        return out;
+      };
+    },
+  });
+  const data: DataCtx = { tenantId: fixture.tenantUuid, db: counted };
+  const record = (await getEntity({ tenantId: fixture.tenantUuid, db }, userEntity, userUuid))!.record;
+  let teams: Promise<Set<string>> | undefined;
+  const ctx: DomainCtx = {
+    ...data,
+    caller: { tenantId: fixture.tenantUuid, userId: record.uuid, role: record.role, user: record },
+    loader: new Loader(data),
+    log: logger,
+    requestId: 'test',
+    teams: () => (teams ??= callerTeamUuids(data, record.uuid)),
+  };
+  return { ctx, counts, kinds, calls };
+}

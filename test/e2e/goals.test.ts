@@ -306,6 +306,22 @@ describe('goals: create, get, update, archive; rules', () => {
     expectError(await t.admin.put(P('objectives', rec.uuid), { title: '  ' }), 422, 'validation_failed');
   });
 
+  it('a goal with many associations stays editable: a write counts only the index items it changes', async () => {
+    const teams = await Promise.all(Array.from({ length: 20 }, async (_, i) => (await t.admin.post('/rest/v2/teams', { name: `Wide team ${i}` })).body.data.record.uuid as string));
+    const labels = Array.from({ length: 20 }, (_, i) => `wide label ${i}`);
+    await goal(t.admin, 'objectives', { title: 'creates the labels', time_period_uuid: period.uuid, labels });
+    const parents = await Promise.all(Array.from({ length: 5 }, (_, i) => goal(t.admin, 'objectives', { title: `wide parent ${i}`, time_period_uuid: period.uuid })));
+    // 51 index entries (period, 20 teams, 20 labels, 5 parents x 2): the create is 73 items, well inside one transaction
+    const wide = await goal(t.admin, 'key_results', { title: 'Wide', time_period_uuid: period.uuid, team_uuids: teams, labels, parents: parents.map((p) => p.uuid) });
+    const renamed = await t.admin.put(P('key_results', wide.uuid), { title: 'Wide, renamed' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body.data.record).toMatchObject({ title: 'Wide, renamed', team_uuids: teams });
+    const relabelled = await t.admin.put(P('key_results', wide.uuid), { labels: labels.slice(1), visibility: 'limited' });
+    expect(relabelled.status).toBe(200);
+    expect(relabelled.body.data.record.labels).toHaveLength(19);
+    expect((await t.admin.delete(P('key_results', wide.uuid))).status).toBe(200);
+  });
+
   it('archive and unarchive (extension): set and clear archived_at/by, idempotent, wrapper response', async () => {
     const rec = await goal(t.admin, 'initiatives', { title: 'Old', time_period_uuid: period.uuid });
     const a = await t.admin.post(P('initiatives', rec.uuid, '/archive'));

@@ -62,6 +62,16 @@ describe('data sources', () => {
     expect(await goalCount(owner.api, publicGoal.uuid)).toBe(2);
   });
 
+  it('reads the goal once: the permission checks run on the read the write is conditioned on', async () => {
+    // The caller, the goal (consistent), the transaction; a member adds the query of its teams.
+    const byAdmin = await t.admin.post(SOURCES, { goal_uuid: publicGoal.uuid, name: 'Trips', kind: 'sheet' });
+    expect(byAdmin.status).toBe(201);
+    expect(byAdmin.headers.get('x-db-round-trips')).toBe('3');
+    const byOwner = await owner.api.post(SOURCES, { goal_uuid: publicGoal.uuid, name: 'Trips 2', kind: 'sheet' });
+    expect(byOwner.status).toBe(201);
+    expect(byOwner.headers.get('x-db-round-trips')).toBe('4');
+  });
+
   it('counts every one of concurrent creates on one goal', async () => {
     const g = await goal(owner.api, 'objectives', { title: 'Busy goal', time_period_uuid: publicGoal.time_period_uuid });
     const results = await Promise.all(Array.from({ length: 6 }, (_, i) => owner.api.post(SOURCES, { goal_uuid: g.uuid, name: `S${i}`, kind: 'sheet' })));

@@ -114,6 +114,22 @@ describe('labels', () => {
     expectError(await t.admin.post(L, { name: 'x6', parent_uuid: group.uuid }), 422, 'validation_failed');
   });
 
+  it('refuses a label as its own parent at once (422 cycle), even a group turned regular in the same update', async () => {
+    const group = await create(t.admin, { name: 'Selfish', is_group: true });
+    const res = await t.admin.put(`${L}/${group.uuid}`, { is_group: false, parent_uuid: group.uuid });
+    expect(expectError(res, 422, 'validation_failed').details[0]).toMatchObject({ field: 'parent_uuid', code: 'cycle' });
+    expect(Number(res.headers.get('x-db-round-trips'))).toBeLessThanOrEqual(2); // no retry loop
+    expect((await t.admin.get(`${L}/${group.uuid}`)).body.data.record).toMatchObject({ is_group: true, parent_uuid: null });
+  });
+
+  it('refuses body fields on a delete (400) and deletes nothing', async () => {
+    const lbl = await create(t.admin, { name: 'Keep me' });
+    const e = expectError(await t.admin.delete(`${L}/${lbl.uuid}`, { cascade: true }), 400, 'bad_request');
+    expect(e.details.map((d) => d.field)).toEqual(['cascade']);
+    expect((await t.admin.get(`${L}/${lbl.uuid}`)).status).toBe(200);
+    expect((await t.admin.delete(`${L}/${lbl.uuid}`, {})).status).toBe(200);
+  });
+
   it('deletes a group with its children, leaving other labels; deleting a child leaves its group', async () => {
     const group = await create(t.admin, { name: 'Quarter', is_group: true });
     const kids = [];
@@ -279,6 +295,13 @@ describe('labels', () => {
       expect(await q(`q[parent_parent_uuid_eq]=${alpha.uuid}`)).toEqual([]);
       expect(await q('q[s]=name desc&q[is_group_false]=1')).toEqual(['Loose', 'beta-one', 'alpha-two', 'alpha-one']);
       expect(await q('q[s]=created_at desc&q[parent_uuid_not_null]=1')).toEqual(['beta-one', 'alpha-two', 'alpha-one']);
+
+      // names are looked up through their claims in one read, however many; a name too long to be a key matches nothing
+      const byNames = await f.admin.get(`${L}?q[name_in]=loose,beta-one,alpha-one,Team Beta,missing`);
+      expect(names(byNames.body.data.records)).toEqual(['Team Beta', 'alpha-one', 'beta-one', 'Loose']);
+      expect(byNames.headers.get('x-db-round-trips')).toBe('3'); // caller, name claims, labels
+      expect(names((await f.admin.get(`${L}?q[name_eq]=${'n'.repeat(3000)}`)).body.data.records)).toEqual([]);
+      expect(names((await f.admin.get(`${L}?q[parent_name_eq]=${'n'.repeat(3000)}`)).body.data.records)).toEqual([]);
 
       const res = await f.admin.get(`${L}?q[is_group_true]=1&q[name_in][]=Team Beta&q[name_in][]=x`);
       expect(res.body.data.filters).toEqual({ is_group_true: true, name_in: ['Team Beta', 'x'] });

@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { SignJWT, generateKeyPair, importJWK, type JWK } from 'jose';
 import { beforeAll, describe, expect, it, inject } from 'vitest';
+import { authorizerClaims } from '../../scripts/lib/local-stack.ts';
+import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { Api, expectError, newTenant, type TenantFixture } from '../support/api.ts';
 
 const url = () => inject('apiUrl');
@@ -27,6 +29,31 @@ describe('public routes', () => {
     const res = await new Api(undefined).get('/rest/v2/nothing-here');
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ message: 'Not Found' });
+  });
+});
+
+describe('local stack as API Gateway', () => {
+  it('hands the claims over as the HTTP API JWT authorizer does: every value a string', () => {
+    expect(authorizerClaims({ tenant_uuid: 't', exp: 1700000000, email_verified: true, groups: ['a', 'b'], addr: { c: 'x' } })).toEqual({
+      tenant_uuid: 't',
+      exp: '1700000000',
+      email_verified: 'true',
+      groups: '[a b]',
+      addr: '{"c":"x"}',
+    });
+  });
+
+  it('passes a path segment that is not valid percent-encoding to the handler (404), not a 500', async () => {
+    const t = await newTenant();
+    expectError(await t.admin.get('/rest/v2/users/%E0%A4%A'), 404, 'not_found');
+  });
+});
+
+describe('operator commands', () => {
+  it('refuses a bad --ttl before creating a tenant or signing a token', async () => {
+    await expect(runAdmin(['create-tenant', '--name', 'Bad ttl', '--admin-email', 'a@example.test', '--ttl', 'soon'])).rejects.toThrow(/--ttl/);
+    await expect(runAdmin(['create-tenant', '--name', 'Bad ttl', '--admin-email', 'a@example.test', '--ttl', '-5'])).rejects.toThrow(/--ttl/);
+    await expect(runAdmin(['issue-token', '--tenant', randomUUID(), '--user', randomUUID(), '--ttl', '0'])).rejects.toThrow(/--ttl/);
   });
 });
 
@@ -59,8 +86,10 @@ describe('JWT authorizer behaviour', () => {
     expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
   };
 
-  it('accepts a well-formed token of the issuer', async () => {
-    expect((await new Api(await sign({})).get('/rest/v2/users')).status).toBe(200);
+  it('accepts a well-formed token of the issuer, with or without the Bearer prefix (the identity source may be the token alone)', async () => {
+    const token = await sign({});
+    expect((await new Api(token).get('/rest/v2/users')).status).toBe(200);
+    expect((await fetch(`${url()}/rest/v2/users`, { headers: { authorization: token } })).status).toBe(200);
   });
 
   it('refuses wrong issuer, wrong audience, expired, not-yet-valid, alg none, foreign keys and garbage', async () => {
@@ -82,6 +111,9 @@ describe('JWT authorizer behaviour', () => {
     await expectGatewayRefusal(future);
     const noKid = await new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid }).setProtectedHeader({ alg: 'RS256' }).setIssuer(inject('issuerUrl')).setAudience('goal-tracking-api').setIssuedAt().setExpirationTime('1h').sign(key);
     await expectGatewayRefusal(noKid);
+    // no exp: API Gateway requires one (a token without it would never expire)
+    const noExp = await new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid }).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(inject('issuerUrl')).setAudience('goal-tracking-api').setIssuedAt().sign(key);
+    await expectGatewayRefusal(noExp);
     const es = await generateKeyPair('ES256');
     await expectGatewayRefusal(await sign({}, {}, es.privateKey, 'ES256'));
     const res = await fetch(`${url()}/rest/v2/users`, { headers: { authorization: 'Basic abc' } });

@@ -181,6 +181,23 @@ describe('shareable resources (extension)', () => {
     ]);
   });
 
+  it('changes a grant with one read of the resource, and takes the grantee uuid in either case', async () => {
+    const doc = await sharedDoc(t);
+    const grantee = await t.user();
+    const res = await doc.owner.api.put(`/documents/${doc.uuid}/grants`, { user_uuid: grantee.uuid.toUpperCase(), level: 'comment' });
+    expect(res.status).toBe(200);
+    expect(res.body.data.record.grants.map((g: any) => [g.user_uuid, g.level])).toEqual([
+      [doc.manager.uuid, 'manage'],
+      [grantee.uuid, 'comment'],
+    ]);
+    // The caller, the resource (consistent, the write's condition), the grantee, the grantee's request, the transaction.
+    expect(res.headers.get('x-db-round-trips')).toBe('5');
+    expect((await grantee.api.get(`/documents/${doc.uuid}`)).body.data.access_source).toBe('visible_entity');
+    // The type and permission checks moved onto that one read: another type's path is still 404, a non-manager still 403.
+    expectError(await doc.owner.api.put(`/playbooks/${doc.uuid}/grants`, { user_uuid: grantee.uuid, level: 'view' }), 404, 'not_found');
+    expectError(await grantee.api.put(`/documents/${doc.uuid}/grants`, { user_uuid: crypto.randomUUID(), level: 'view' }), 403, 'forbidden');
+  });
+
   it('refuses creation by viewers and bad bodies', async () => {
     const viewer = await t.user({ role: 'viewer' });
     expectError(await viewer.api.post('/documents', { title: 'x' }), 403, 'forbidden');

@@ -219,6 +219,20 @@ describe('teams', () => {
     expect(await listAll(t.admin, `/rest/v2/users?q[direct_teams_uuid_eq]=${doomed.uuid}`)).toEqual([]);
   });
 
+  it('checks owners and members in one read; deletes a team reading its sub-teams once; refuses body fields on a delete (400)', async () => {
+    const created = await t.admin.post('/rest/v2/teams', { name: 'Lone', owner_uuids: [owner.uuid], member_uuids: [member.uuid] });
+    expect(created.status).toBe(201);
+    expect(created.headers.get('x-db-round-trips')).toBe('3'); // caller, owners and members, transaction
+    const lone = created.body.data.record;
+    const e = expectError(await t.admin.delete(`/rest/v2/teams/${lone.uuid}`, { force: true }), 400, 'bad_request');
+    expect(e.details.map((d) => d.field)).toEqual(['force']);
+    expect((await t.admin.get(`/rest/v2/teams/${lone.uuid}`)).status).toBe(200);
+    const del = await t.admin.delete(`/rest/v2/teams/${lone.uuid}`);
+    expect(del.status).toBe(200);
+    // caller, team, sub-teams, goals of each of the 3 kinds, transaction
+    expect(del.headers.get('x-db-round-trips')).toBe('7');
+  });
+
   it('refuses writes that cannot be one atomic transaction (422 too_many)', async () => {
     const s = await newTenant();
     const many: string[] = [];

@@ -108,6 +108,13 @@ describe('time periods', () => {
     expectError(await t.admin.put(`${P}/${p.uuid}`, { color: 'red' }), 400, 'bad_request');
   });
 
+  it('refuses body fields on a delete (400) and deletes nothing', async () => {
+    const p = await create(t.admin, { ...q1, name: 'Not deleted' });
+    expectError(await t.admin.delete(`${P}/${p.uuid}`, { force: true }), 400, 'bad_request');
+    expectError(await t.admin.request('DELETE', `${P}/${p.uuid}`, 'nope', { 'content-type': 'application/json' }), 400, 'bad_request');
+    expect((await t.admin.get(`${P}/${p.uuid}`)).status).toBe(200);
+  });
+
   it('answers 400 for bad filters and list parameters; clamps per_page to 100', async () => {
     expect(expectError(await t.admin.get(`${P}?q[owner_eq]=x`), 400, 'bad_request').details[0]!.field).toBe('q[owner_eq]');
     expectError(await t.admin.get(`${P}?q[start_date_eq]=soon`), 400, 'bad_request');

@@ -44,6 +44,11 @@ describe('users', () => {
     // an enum given another JSON type is a wrong type (400); a string outside the enum breaks a rule (422)
     expectError(await t.admin.post('/rest/v2/users', { user: { email: 'r@example.test', role: 5 } }), 400, 'bad_request');
     expectError(await t.admin.post('/rest/v2/users', { user: { email: 'r@example.test', role: 'boss' } }), 422, 'validation_failed');
+    // an avatar is an http(s) URL: a javascript: or data: URL would run in a client that links or embeds it
+    for (const avatar_url of ['javascript:alert(1)', 'data:text/html,<script>alert(1)</script>']) {
+      expect(expectError(await t.admin.post('/rest/v2/users', { user: { email: 'av@example.test', avatar_url } }), 422, 'validation_failed').details[0]!.field).toBe('user.avatar_url');
+    }
+    expect((await t.admin.post('/rest/v2/users', { user: { email: 'av@example.test', avatar_url: 'https://cdn.example.test/a.png' } })).status).toBe(201);
   });
 
   it('validates manager_uuid: must exist in the tenant, no cycles', async () => {
@@ -56,6 +61,43 @@ describe('users', () => {
     expect(reports.map((u) => u.uuid)).toEqual([b.uuid]);
     const byManagerName = await listAll(t.admin, `/rest/v2/users?q[manager_display_name_eq]=${encodeURIComponent(a.record.display_name)}`);
     expect(byManagerName.map((u) => u.uuid)).toEqual([b.uuid]);
+  });
+
+  it('checks only that a new user’s manager exists (a new user is in no one’s chain); re-sending the manager walks nothing', async () => {
+    const top = await t.user();
+    const mid = await t.user({ extra: { manager_uuid: top.uuid } });
+    const low = await t.user({ extra: { manager_uuid: mid.uuid } });
+    // the caller's user, the manager, the transaction: not one read per level of the manager's chain
+    const res = await t.admin.post('/rest/v2/users', { user: { email: `chain-${crypto.randomUUID().slice(0, 8)}@example.test`, manager_uuid: low.uuid } });
+    expect(res.status).toBe(201);
+    expect(res.headers.get('x-db-round-trips')).toBe('3');
+    const same = await t.admin.put(`/rest/v2/users/${res.body.data.record.uuid}`, { user: { manager_uuid: low.uuid } });
+    expect(same.status).toBe(200);
+    expect(same.headers.get('x-db-round-trips')).toBe('3');
+    // a changed manager is still checked for cycles through the whole chain
+    expectError(await t.admin.put(`/rest/v2/users/${top.uuid}`, { user: { manager_uuid: res.body.data.record.uuid } }), 422, 'validation_failed');
+  });
+
+  it('answers 404 (not 500) for an id or a filter value too long to be a key', async () => {
+    const long = 'a'.repeat(3000);
+    expectError(await t.admin.get(`/rest/v2/users/${long}`), 404, 'not_found');
+    expectError(await t.admin.put(`/rest/v2/users/${long}`, { user: { display_name: 'x' } }), 404, 'not_found');
+    for (const q of [`q[uuid_eq]=${long}`, `q[uuid_in]=${long},${t.adminUuid}`, `q[manager_uuid_eq]=${long}`, `q[direct_teams_uuid_eq]=${long}`]) {
+      const res = await t.admin.get(`/rest/v2/users?${q}`);
+      expect(res.status, q).toBe(200);
+    }
+    expect((await t.admin.get(`/rest/v2/users?q[uuid_in]=${long},${t.adminUuid}`)).body.data.records.map((u: any) => u.uuid)).toEqual([t.adminUuid]);
+  });
+
+  it('reads each user’s teams once however many team filters apply', async () => {
+    const s = await newTenant();
+    const members = await Promise.all([s.user(), s.user(), s.user()]);
+    await s.admin.post('/rest/v2/teams', { name: 'Once', member_uuids: members.map((m) => m.uuid) });
+    const one = await s.admin.get('/rest/v2/users?q[direct_teams_name_eq]=Once');
+    const three = await s.admin.get('/rest/v2/users?q[direct_teams_name_eq]=Once&q[direct_teams_status_eq]=active&q[team_memberships_role_eq]=member');
+    expect(one.body.data.records).toHaveLength(3);
+    expect(three.body.data.records.map((u: any) => u.uuid)).toEqual(one.body.data.records.map((u: any) => u.uuid));
+    expect(three.headers.get('x-db-round-trips')).toBe(one.headers.get('x-db-round-trips'));
   });
 
   it('filters on teams, memberships and profile attributes', async () => {

@@ -2,12 +2,16 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { batchHandler } from '#functions/workers/batch.ts';
 import { REFRESH_MAX_RECEIVES, SUMMARY_MAX_LENGTH, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
 import type { ContentChange } from '#shared/domain/documents/runs.ts';
 import { oneLine, parseAgentOutput, type RefreshOutcome } from '#shared/domain/documents/status.ts';
-import { documentRefreshHandler, type RefreshPort, type RefreshWorkerDeps } from '#shared/domain/documents/worker.ts';
+import { documentRefreshHandler } from '#functions/workers/document-refresh.ts';
+import type { RefreshPort, RefreshWorkerDeps } from '#shared/domain/documents/worker.ts';
 import { bedrockWriter, builtInWriter, splitModelAnswer, writerFromEnv, type ConverseRequest, type DocumentWriter, type WriterResult } from '#shared/domain/documents/writer.ts';
 import type { ShareableRecord } from '#shared/domain/sharing/entity.ts';
+import type { Stored } from '#shared/db/store.ts';
 
 const TENANT = '11111111-1111-4111-8111-111111111111';
 const DOC = '22222222-2222-4222-8222-222222222222';
@@ -120,20 +124,22 @@ class FakeStore implements RefreshPort {
   }
 
   async thread(uuid: string) {
-    return this.threads.get(uuid);
+    const t = this.threads.get(uuid);
+    return t && { record: t, version: 1 };
   }
   async document(uuid: string) {
-    return this.docs.get(uuid);
+    const d = this.docs.get(uuid);
+    return d && { record: d, version: 1 };
   }
-  async finish(uuid: string, outcome: RefreshOutcome, change?: ContentChange) {
-    const t = this.threads.get(uuid);
+  async finish(thread: Stored<RefreshThreadRecord>, outcome: RefreshOutcome, change?: ContentChange) {
+    const t = this.threads.get(thread.record.uuid);
     if (!t || t.state !== 'running') return false;
     this.finishes++;
     if (change) {
-      const d = this.docs.get(change.documentUuid)!;
-      if (d.content === change.from) this.docs.set(d.uuid, { ...d, content: change.to });
+      const d = this.docs.get(change.document.record.uuid)!;
+      if (d.content === change.document.record.content) this.docs.set(d.uuid, { ...d, content: change.to });
     }
-    this.threads.set(uuid, { ...t, ...outcome, completed_at: NOW });
+    this.threads.set(t.uuid, { ...t, ...outcome, completed_at: NOW });
     return true;
   }
 }
@@ -265,5 +271,32 @@ describe('document refresh worker', () => {
     expect(await handler(sqsEvent(1, '{not json'))).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
     expect(await handler(sqsEvent(1, { tenant_uuid: TENANT }))).toEqual({ batchItemFailures: [{ itemIdentifier: 'm1' }] });
     expect(writer.calls).toBe(0);
+  });
+});
+
+// ---------- the SQS batch loop every worker shares ----------
+
+describe('batchHandler', () => {
+  it('hands each parsed message its receive count (1 when SQS gives none) and logs the outcome, failures as partial batch failures', async () => {
+    const seen: Array<[string, number]> = [];
+    const logs: Array<[string, string, Record<string, unknown>]> = [];
+    const log = { info: (m: string, x?: object) => void logs.push(['info', m, x as Record<string, unknown>]), error: (m: string, x?: object) => void logs.push(['error', m, x as Record<string, unknown>]) };
+    const handler = batchHandler({
+      name: 'test work',
+      schema: z.object({ n: z.number() }),
+      log: log as never,
+      process: async (msg, { messageId, receiveCount }) => {
+        seen.push([messageId, receiveCount]);
+        if (msg.n < 0) throw new Error('negative');
+        return { n: msg.n };
+      },
+    });
+    const event = sqsEvent(3, { n: 1 });
+    const bare = { ...event.Records[0]!, messageId: 'm2', attributes: {} as never, body: '{"n":-1}' };
+    const bad = { ...event.Records[0]!, messageId: 'm3', body: '{"n":"x"}' };
+    expect(await handler({ Records: [event.Records[0]!, bare, bad] })).toEqual({ batchItemFailures: [{ itemIdentifier: 'm2' }, { itemIdentifier: 'm3' }] });
+    expect(seen).toEqual([['m1', 3], ['m2', 1]]);
+    expect(logs[0]).toEqual(['info', 'test work', { message_id: 'm1', receive_count: 3, n: 1 }]);
+    expect(logs.slice(1).map(([level, m, x]) => [level, m, x.message_id])).toEqual([['error', 'test work failed', 'm2'], ['error', 'test work failed', 'm3']]);
   });
 });

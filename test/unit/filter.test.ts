@@ -36,6 +36,10 @@ describe('filter DSL parser', () => {
     expect(parseFilters(queryPairs('q[current_progress_gt]=12.5'), attrs).filters[0]!.value).toBe(12.5);
     expect(() => parseFilters(queryPairs('q[current_progress_gt]=abc'), attrs)).toThrow(/q\[current_progress_gt\]/);
     expect(() => parseFilters(queryPairs('q[start_date_lt]=2024-13-45'), attrs)).toThrow(BadRequestError);
+    // a well-formed string that is no calendar date (Date.parse would roll it over to March 1st)
+    expect(() => parseFilters(queryPairs('q[start_date_lt]=2024-02-30'), attrs)).toThrow(BadRequestError);
+    expect(() => parseFilters(queryPairs('q[created_at_gt]=2023-02-29'), attrs)).toThrow(BadRequestError);
+    expect(parseFilters(queryPairs('q[start_date_eq]=2024-02-29'), attrs).filters[0]!.value).toBe('2024-02-29');
     expect(() => parseFilters(queryPairs('q[is_group_eq]=maybe'), attrs)).toThrow(BadRequestError);
     expect(parseFilters(queryPairs('q[created_at_gt]=2024-01-01T00:00:00Z'), attrs).filters[0]!.value).toBe('2024-01-01T00:00:00.000Z');
   });

@@ -1,7 +1,9 @@
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import type { NotificationRecord } from '#shared/domain/sharing/entity.ts';
-import { accessRequestEmailHandler, type AccessRequestEmailMessage, type InboxPort, type MailDeps } from '#shared/domain/sharing/mail.ts';
+import { shareableAccess, shareableEntryVisibility } from '#shared/domain/sharing/access.ts';
+import { shareableEntity, type NotificationRecord, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
+import { accessRequestNotifyHandler as accessRequestEmailHandler } from '#functions/workers/access-request-notify.ts';
+import type { AccessRequestEmailMessage, InboxPort, MailDeps } from '#shared/domain/sharing/mail.ts';
 import { higherLevel, resourceUuidOf, satisfies, shareablePathOfRoute } from '#shared/domain/sharing/types.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 import type { Email } from '#shared/email/mailer.ts';
@@ -29,6 +31,15 @@ describe('shareable names and levels', () => {
     }
   });
 
+  it('lists a shareable exactly when the caller holds a level on it: one rule for records and index entries', () => {
+    const s = { uuid: RESOURCE, type: 'document', title: 'T', content: null, owner_uuid: 'u-owner', grants: [{ user_uuid: 'u-grantee', level: 'view', granted_by_uuid: 'u-owner', granted_at: '' }], created_at: '', updated_at: '' } as ShareableRecord;
+    const entry = { id: RESOURCE, sortKey: '', ...shareableEntity.envelope!(s) };
+    for (const [userId, role] of [['u-owner', 'member'], ['u-grantee', 'viewer'], ['u-stranger', 'member'], ['u-admin', 'admin']] as const) {
+      const caller = { tenantId: TENANT, userId, role, user: {} as UserRecord };
+      expect(shareableEntryVisibility(caller)(entry), userId).toBe(shareableAccess(caller, s).level !== null);
+    }
+  });
+
   it('reads the shareable type from the route key', () => {
     expect(shareablePathOfRoute('POST /okrs-dashboards')).toBe('okrs-dashboards');
     expect(shareablePathOfRoute('GET /explorer-views/{shareable_uuid}/access_requests/mine')).toBe('explorer-views');
@@ -41,17 +52,29 @@ describe('shareable names and levels', () => {
 const user = (uuid: string, email: string, status: 'active' | 'inactive' = 'active') => ({ uuid, email, status }) as UserRecord;
 const note = (uuid: string, recipient: string, emailed: string | null = null) => ({ uuid, recipient_uuid: recipient, email_sent_at: emailed }) as NotificationRecord;
 
-/** An in-memory tenant: notifications and users by uuid; markEmailed records what the worker marked. */
+/** An in-memory tenant: notifications and users by uuid; markEmailed records what the worker marked, as the store does (version-checked). */
 function fakeInbox(notes: NotificationRecord[], users: UserRecord[]) {
   const byId = new Map(notes.map((n) => [n.uuid, { ...n }]));
+  const versions = new Map(notes.map((n) => [n.uuid, 1]));
+  const calls = { notification: 0, users: 0, markEmailed: 0 };
   const port: InboxPort = {
-    notification: async (id) => byId.get(id),
-    user: async (id) => users.find((u) => u.uuid === id),
-    markEmailed: async (id, at) => {
-      byId.get(id)!.email_sent_at = at;
+    notification: async (id) => {
+      calls.notification++;
+      const n = byId.get(id);
+      return n && { record: { ...n }, version: versions.get(id)! };
+    },
+    users: async (ids) => {
+      calls.users++;
+      return new Map(users.filter((u) => ids.includes(u.uuid)).map((u) => [u.uuid, u]));
+    },
+    markEmailed: async (note, at) => {
+      calls.markEmailed++;
+      if (versions.get(note.record.uuid) !== note.version) throw new Error('ConcurrentUpdate');
+      versions.set(note.record.uuid, note.version + 1);
+      byId.get(note.record.uuid)!.email_sent_at = at;
     },
   };
-  return { port, byId };
+  return { port, byId, calls };
 }
 
 const message = (over: Partial<AccessRequestEmailMessage> = {}): AccessRequestEmailMessage => ({
@@ -115,6 +138,16 @@ describe('access request e-mail worker', () => {
     expect(await handler(sqsEvent(sqsRecord('fails', JSON.stringify(message()))))).toEqual({ batchItemFailures: [] });
     // The owner, already e-mailed for this message, is not e-mailed again.
     expect(sent).toEqual(['owner@example.test', 'owner@example.test', 'manager@example.test']);
+  });
+
+  it('reads each notification once and the recipients in one batch; marks without reading again', async () => {
+    const { port, calls } = fakeInbox([note('n-owner', 'u-owner'), note('n-manager', 'u-manager')], users);
+    const handler = accessRequestEmailHandler({ inbox: async () => port, send: async () => 'id' });
+    expect(await handler(sqsEvent(sqsRecord('m1', JSON.stringify(message()))))).toEqual({ batchItemFailures: [] });
+    expect(calls).toEqual({ notification: 2, users: 1, markEmailed: 2 });
+    // A redelivery finds both marked: no user read, no mark.
+    await handler(sqsEvent(sqsRecord('m1', JSON.stringify(message()))));
+    expect(calls).toEqual({ notification: 4, users: 1, markEmailed: 2 });
   });
 
   it('skips inactive or unknown recipients and missing notifications, and words reminders', async () => {

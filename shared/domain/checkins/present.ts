@@ -3,12 +3,12 @@ import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import type { CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { CheckinView } from '#shared/domain/checkins/service.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { labelEntity } from '#shared/domain/labels/entity.ts';
+import { goalChecks, labelNamer } from '#shared/domain/goals/present.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 
 /** The check-in record as every endpoint returns it; labels as {uuid, name} like goals (one batch read per page). */
 export async function presentCheckins(ctx: DomainCtx, checkins: CheckinRecord[]) {
-  const labels = new Map((await ctx.loader.many(labelEntity, new Set(checkins.flatMap((c) => c.label_uuids)))).map((l) => [l.uuid, l.name]));
+  const labels = await labelNamer(ctx.loader, checkins);
   return checkins.map((c) => ({
     uuid: c.uuid,
     goal_uuid: c.goal_uuid,
@@ -22,8 +22,7 @@ export async function presentCheckins(ctx: DomainCtx, checkins: CheckinRecord[])
     creator_uuid: c.creator_uuid,
     source_info: c.source_info,
     mentioned_entities: c.mentioned_entities,
-    // a label deleted since it was attached is left out rather than shown without a name
-    labels: c.label_uuids.flatMap((uuid) => (labels.has(uuid) ? [{ uuid, name: labels.get(uuid)! }] : [])),
+    labels: labels(c.label_uuids),
     created_at: c.created_at,
     updated_at: c.updated_at,
   }));
@@ -31,9 +30,9 @@ export async function presentCheckins(ctx: DomainCtx, checkins: CheckinRecord[])
 
 export const presentCheckin = async (ctx: DomainCtx, c: CheckinRecord) => (await presentCheckins(ctx, [c]))[0]!;
 
-/** Changing a check-in needs edit rights on its goal, and a goal that is neither deleted nor archived. */
+/** Changing a check-in is checking in on its goal: edit rights, and a goal neither deleted nor archived. */
 export function checkinChecks(view: Pick<CheckinView, 'goal' | 'access'>): Checks {
-  const can = view.access.canEdit && !view.goal.discarded_at && !view.goal.archived_at;
+  const can = goalChecks(view.goal, view.access).can_checkin;
   return { can_update: can, can_delete: can };
 }
 export const checkinAccessSource = (view: Pick<CheckinView, 'access'>): AccessSource => view.access.source ?? 'public';

@@ -2,14 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
 import { config } from '#shared/config.ts';
-import { getEntity, mutateEntity, nowIso, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { editableGoal, readableGoal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalRecord, type GoalStatus } from '#shared/domain/goals/entity.ts';
 import { goalProgressAt, refreshRollups } from '#shared/domain/goals/progress.ts';
-import { labelEntity, type LabelRecord } from '#shared/domain/labels/entity.ts';
-import { labelsForNames, retryOnConflict } from '#shared/domain/labels/service.ts';
+import { primeLabels } from '#shared/domain/goals/present.ts';
+import type { LabelRecord } from '#shared/domain/labels/entity.ts';
+import { labelsForNames } from '#shared/domain/labels/service.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
 import type { CheckinCreateBody, CheckinUpdateBody } from '#shared/schemas/checkins.ts';
 
@@ -51,9 +52,12 @@ function checkScore(status: GoalStatus, score: number | null | undefined): void 
   }
 }
 
-function requireOpenGoal(goal: GoalRecord): void {
+/** The caller may change the goal's check-ins: 403 when it cannot see or edit the goal, 422 when the goal is deleted or archived. */
+async function requireCheckinWriter(ctx: DomainCtx, goal: GoalRecord): Promise<GoalAccess> {
+  const access = await requireGoalEditor(ctx, goal);
   if (goal.discarded_at) throw ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; its check-ins cannot change');
   if (goal.archived_at) throw ValidationError.field('goal_uuid', 'archived', 'This goal is archived; its check-ins cannot change');
+  return access;
 }
 
 /** Today in the tenant's time zone (UTC: contract section 7). */
@@ -118,17 +122,45 @@ const putOrder = (ctx: DataCtx, tx: WriteTx, c: CheckinRecord) =>
 const deleteOrder = (ctx: DataCtx, tx: WriteTx, c: CheckinRecord) => tx.add({ Delete: { TableName: config.tableName, Key: checkinOrderItemKey(ctx.tenantId, c.goal_uuid, checkinOrderKey(c)) } });
 
 /**
- * Runs one check-in write inside the goal's optimistic loop: `change` adds the check-in's own writes to
- * `tx` and returns the goal to write. The loop re-reads the goal (and `change` re-reads the check-ins)
- * after every lost race. Many concurrent check-ins on one goal can outlast mutateEntity's own retries, so
- * the whole loop is retried again (retryOnConflict) before a 409 reaches the client. Afterwards, when the
- * goal's progress moved, its rollup ancestors are brought up to date before the request returns.
+ * Runs one check-in write inside the goal's optimistic loop. Each attempt reads the goal once (strongly
+ * consistent), checks the caller may change its check-ins (404 when the goal is not in the tenant, 403, 422
+ * deleted or archived), then `change` adds the check-in's own writes to `tx` and returns the goal to write.
+ * The loop re-reads the goal (and `change` re-reads the check-ins) after every lost race. Many concurrent
+ * check-ins on one goal can outlast mutateEntity's own retries, so the whole loop is retried again
+ * (retryOnConflict) before a 409 reaches the client. Afterwards, when the goal's progress moved, its rollup
+ * ancestors are brought up to date before the request returns.
  */
-async function writeOnGoal(ctx: DomainCtx, goalUuid: string, change: (goal: GoalRecord, tx: WriteTx) => Promise<GoalRecord>): Promise<GoalRecord> {
-  const { before, after } = await retryOnConflict(() => mutateEntity(ctx, goalEntity, goalUuid, (current, tx) => change(current.record, tx), () => goalNotFound(goalUuid)));
-  if (after.current_progress !== before.record.current_progress) await refreshRollups(ctx, [goalUuid]);
+async function writeOnGoal(ctx: DomainCtx, goalUuid: string, change: (goal: GoalRecord, tx: WriteTx) => Promise<GoalRecord>): Promise<{ goal: GoalRecord; access: GoalAccess }> {
+  let access!: GoalAccess;
+  const { before, after } = await retryOnConflict(() =>
+    mutateEntity(
+      ctx,
+      goalEntity,
+      goalUuid,
+      async (current, tx) => {
+        access = await requireCheckinWriter(ctx, current.record);
+        return change(current.record, tx);
+      },
+      () => goalNotFound(goalUuid),
+    ),
+  );
+  if (after.current_progress !== before.record.current_progress) await refreshRollups(ctx, [after]);
   ctx.loader.prime(goalEntity, after);
-  return after;
+  return { goal: after, access };
+}
+
+/**
+ * The check-in an update or delete works on: read (strongly consistent) before the goal's loop to learn its
+ * goal, and used as is by the loop's first attempt, re-read by every later one. Its own write is
+ * conditioned on the version read, so a stale copy can only cost a retry.
+ */
+function checkinSource(ctx: DataCtx, id: string, first: Stored<CheckinRecord>): () => Promise<Stored<CheckinRecord>> {
+  let pending: Stored<CheckinRecord> | undefined = first;
+  return async () => {
+    const current = pending ?? (await storedCheckin(ctx, id, true));
+    pending = undefined;
+    return current;
+  };
 }
 
 // ---------- reads ----------
@@ -148,23 +180,15 @@ export async function getCheckin(ctx: DomainCtx, id: string): Promise<CheckinVie
 
 // ---------- writes ----------
 
-/** Labels named in a write, kept so the response can name labels this write created (not yet readable through a batch get). */
-function primeLabels(ctx: DomainCtx, labels: LabelRecord[]): void {
-  for (const l of labels) ctx.loader.prime(labelEntity, l);
-}
-
 export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): Promise<CheckinView> {
-  const { goal, access } = await editableGoal(ctx, input.goal_uuid);
-  requireOpenGoal(goal);
   const status = input.status ?? 'not_started';
-  checkScore(status, input.score);
   // Identity and creation time are fixed before the loop: every retried attempt writes the same check-in.
   const now = nowIso();
   const uuid = randomUUID();
   let created!: CheckinRecord;
   let labels: LabelRecord[] = [];
-  const after = await writeOnGoal(ctx, goal.uuid, async (g, tx) => {
-    requireOpenGoal(g);
+  const { goal: after, access } = await writeOnGoal(ctx, input.goal_uuid, async (g, tx) => {
+    checkScore(status, input.score);
     labels = await labelsForNames(ctx, input.labels ?? [], tx);
     const value = input.value ?? null;
     created = {
@@ -198,14 +222,12 @@ export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): 
 }
 
 export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUpdateInput): Promise<CheckinView> {
-  const { record } = await storedCheckin(ctx, id);
-  const { access } = await editableGoal(ctx, record.goal_uuid);
+  const first = await storedCheckin(ctx, id, true);
+  const read = checkinSource(ctx, id, first);
   let updated!: CheckinRecord;
   let labels: LabelRecord[] = [];
-  const after = await writeOnGoal(ctx, record.goal_uuid, async (g, tx) => {
-    requireOpenGoal(g);
-    // Re-read inside the loop: the goal's version check covers every check-in write of this goal.
-    const current = await storedCheckin(ctx, id, true);
+  const { goal: after, access } = await writeOnGoal(ctx, first.record.goal_uuid, async (g, tx) => {
+    const current = await read();
     const c = current.record;
     const status = input.status ?? c.status;
     checkScore(status, input.score);
@@ -234,12 +256,11 @@ export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUp
 
 /** Hard-deletes a check-in; when it was the goal's latest, the goal follows the one latest afterwards. Returns the deleted record. */
 export async function deleteCheckin(ctx: DomainCtx, id: string): Promise<CheckinView> {
-  const { record } = await storedCheckin(ctx, id);
-  const { access } = await editableGoal(ctx, record.goal_uuid);
+  const first = await storedCheckin(ctx, id, true);
+  const read = checkinSource(ctx, id, first);
   let deleted!: CheckinRecord;
-  const after = await writeOnGoal(ctx, record.goal_uuid, async (g, tx) => {
-    requireOpenGoal(g);
-    const current = await storedCheckin(ctx, id, true);
+  const { goal: after, access } = await writeOnGoal(ctx, first.record.goal_uuid, async (g, tx) => {
+    const current = await read();
     deleted = current.record;
     tx.remove(checkinEntity, current);
     deleteOrder(ctx, tx, current.record);

@@ -1,9 +1,9 @@
-import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
+import { canWriteContent, type Caller } from '#shared/auth/caller.ts';
 import type { Checks } from '#shared/auth/permissions.ts';
 import { keys } from '#shared/db/keys.ts';
 import type { ListEntry } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { shareableAccess } from '#shared/domain/sharing/access.ts';
+import { shareableAccess, shareableEntryVisibility } from '#shared/domain/sharing/access.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { PATH_BY_SHAREABLE_TYPE, SHAREABLE_TYPE_BY_PATH } from '#shared/domain/sharing/types.ts';
 import { runList, type ListResource } from '#shared/list/engine.ts';
@@ -11,7 +11,8 @@ import { runList, type ListResource } from '#shared/list/engine.ts';
 /**
  * GET /documents: the documents list `document` (one GSI1 partition, creation order), common list
  * parameters and the filter DSL on uuid, title, owner_uuid, created_at, updated_at. uuid is served by item
- * reads; the others are checked on the items (no index holds them).
+ * reads; the others are checked on the items (no index holds them). Documents the caller cannot see are
+ * skipped on the index entry (shareableEntryVisibility), without reading them.
  */
 const DOCUMENT = SHAREABLE_TYPE_BY_PATH.documents;
 
@@ -31,19 +32,8 @@ export const documentListResource: ListResource<ShareableRecord> = {
   },
 };
 
-/**
- * Visibility from the index entry alone (envelope `vis`/`acl` projected on GSI1, see shareableEntity), so
- * documents the caller cannot see cost no item read. The same rule as shareableAccess: admins see every
- * document, others those whose ACL names them (owner or grantee).
- */
-export function documentEntryVisibility(caller: Caller): (e: ListEntry) => boolean {
-  if (isAdmin(caller)) return () => true;
-  const me = `u:${caller.userId}`;
-  return (e) => e.vis !== 'limited' || (e.acl ?? []).includes(me);
-}
-
 export function listDocuments(ctx: DomainCtx, pairs: Array<[string, string]>) {
-  return runList(documentListResource, { ctx, loader: ctx.loader, pairs, entryFilter: documentEntryVisibility(ctx.caller) });
+  return runList(documentListResource, { ctx, loader: ctx.loader, pairs, entryFilter: shareableEntryVisibility(ctx.caller) });
 }
 
 /** What the caller may do with the collection: create documents (not viewers). */

@@ -1,10 +1,10 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
 import { keys } from '#shared/db/keys.ts';
-import { getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { REFRESH_STALE_AFTER_MS, refreshThreadEntity, RUNNING_CLAIM, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
 import type { RefreshOutcome } from '#shared/domain/documents/status.ts';
-import { shareableEntity } from '#shared/domain/sharing/entity.ts';
+import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 
 /**
  * Reads and state changes of refresh runs, on a tenant-confined DataCtx: shared by the HTTP endpoints and
@@ -26,9 +26,8 @@ export async function runningThreadOf(ctx: DataCtx, documentUuid: string): Promi
 
 /** Refreshed content to store with the outcome, if the document still holds what the writer was given. */
 export interface ContentChange {
-  documentUuid: string;
-  /** The content the writer refreshed. */
-  from: string | null;
+  /** The document as the writer read it: its content is what was refreshed, its version conditions the write. */
+  document: Stored<ShareableRecord>;
   to: string;
 }
 
@@ -38,18 +37,23 @@ export interface ContentChange {
  * document's running claim and the refreshed content commit in one transaction conditioned on the versions
  * read, so a run never ends twice and content is never written by a run that did not end. Content changed by
  * someone else since the writer read it is not overwritten: the run ends `failed` instead.
+ * The first attempt uses what the caller already read (`read`, `change.document`) instead of reading again:
+ * a change since then fails that attempt's conditions, and the retry reads both afresh.
  */
-export async function finishRun(ctx: DataCtx, threadUuid: string, outcome: RefreshOutcome, change?: ContentChange): Promise<{ applied: boolean; thread?: RefreshThreadRecord }> {
+export async function finishRun(ctx: DataCtx, threadUuid: string, outcome: RefreshOutcome, change?: ContentChange, read?: Stored<RefreshThreadRecord>): Promise<{ applied: boolean; thread?: RefreshThreadRecord }> {
+  let known: { thread?: Stored<RefreshThreadRecord>; document?: Stored<ShareableRecord> } = { thread: read, document: change?.document };
   return retryOnConflict(async () => {
-    const current = await getEntity(ctx, refreshThreadEntity, threadUuid, true);
+    const { thread: knownThread, document: knownDocument } = known;
+    known = {};
+    const current = knownThread ?? (await getEntity(ctx, refreshThreadEntity, threadUuid, true));
     if (!current || current.record.state !== 'running') return { applied: false, thread: current?.record };
     const now = nowIso();
     const tx = new WriteTx(ctx);
     let final = outcome;
     if (change) {
-      const doc = await getEntity(ctx, shareableEntity, change.documentUuid, true);
+      const doc = knownDocument ?? (await getEntity(ctx, shareableEntity, change.document.record.uuid, true));
       if (!doc) final = { state: 'failed', skill_status: outcome.skill_status, summary: 'The document was deleted while it was being refreshed' };
-      else if (doc.record.content !== change.from) final = { state: 'failed', skill_status: outcome.skill_status, summary: 'The document changed while it was being refreshed; the refreshed content was discarded. Refresh it again.' };
+      else if (doc.record.content !== change.document.record.content) final = { state: 'failed', skill_status: outcome.skill_status, summary: 'The document changed while it was being refreshed; the refreshed content was discarded. Refresh it again.' };
       else if (doc.record.content !== change.to) tx.replace(shareableEntity, doc, { ...doc.record, content: change.to, updated_at: now });
     }
     const thread: RefreshThreadRecord = { ...current.record, state: final.state, skill_status: final.skill_status, summary: final.summary, completed_at: now, updated_at: now };

@@ -1,13 +1,12 @@
-import type { SQSBatchItemFailure, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
-import { getEntity, nowIso, type DataCtx } from '#shared/db/store.ts';
-import { WRITER_TIMEOUT_MS, type RefreshState, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
-import { finishRun, getThread, type ContentChange } from '#shared/domain/documents/runs.ts';
+import { getEntity, nowIso, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { refreshThreadEntity, WRITER_TIMEOUT_MS, type RefreshState, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
+import { finishRun, type ContentChange } from '#shared/domain/documents/runs.ts';
 import { parseAgentOutput, type RefreshOutcome } from '#shared/domain/documents/status.ts';
 import type { DocumentWriter, WriterResult } from '#shared/domain/documents/writer.ts';
 import { MAX_CONTENT_LENGTH, shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
+import { SHAREABLE_TYPE_BY_PATH } from '#shared/domain/sharing/types.ts';
 import type { Log } from '#shared/logger.ts';
-import type { WorkerHandler } from '#shared/queue/queue.ts';
 
 /**
  * One message per refresh run. It names the run only: the worker reads the run and the document when it
@@ -22,27 +21,28 @@ export type DocumentRefreshMessage = z.infer<typeof DocumentRefreshMessageSchema
 
 /** What a run needs from one tenant's data: the worker's seam (an in-memory fake in unit tests). */
 export interface RefreshPort {
-  thread(uuid: string): Promise<RefreshThreadRecord | undefined>;
-  document(uuid: string): Promise<ShareableRecord | undefined>;
+  /** The run and the document with their versions, read consistently: `finish` is conditioned on them. */
+  thread(uuid: string): Promise<Stored<RefreshThreadRecord> | undefined>;
+  document(uuid: string): Promise<Stored<ShareableRecord> | undefined>;
   /** Ends the run if it is still running; false when it had already ended (nothing written). */
-  finish(threadUuid: string, outcome: RefreshOutcome, change?: ContentChange): Promise<boolean>;
+  finish(thread: Stored<RefreshThreadRecord>, outcome: RefreshOutcome, change?: ContentChange): Promise<boolean>;
 }
 
 /** The port over the table, confined to the message's tenant like any request. */
 export function storeRefreshPort(ctx: DataCtx): RefreshPort {
   return {
-    thread: (uuid) => getThread(ctx, uuid),
+    thread: (uuid) => getEntity(ctx, refreshThreadEntity, uuid, true),
     async document(uuid) {
-      const doc = (await getEntity(ctx, shareableEntity, uuid, true))?.record;
-      return doc?.type === 'document' ? doc : undefined;
+      const doc = await getEntity(ctx, shareableEntity, uuid, true);
+      return doc?.record.type === SHAREABLE_TYPE_BY_PATH.documents ? doc : undefined;
     },
-    finish: async (uuid, outcome, change) => (await finishRun(ctx, uuid, outcome, change)).applied,
+    finish: async (thread, outcome, change) => (await finishRun(ctx, thread.record.uuid, outcome, change, thread)).applied,
   };
 }
 
 export interface RefreshWorkerDeps {
   store(tenantId: string): Promise<RefreshPort>;
-  /** Chosen per batch (BEDROCK_MODEL_ID or the built-in writer). */
+  /** Chosen per run, not at cold start (BEDROCK_MODEL_ID or the built-in writer). */
   writer(): DocumentWriter;
   /** The queue's maxReceiveCount: on that receive a writer failure ends the run `failed`. */
   maxReceiveCount: number;
@@ -62,14 +62,15 @@ export type RunResult = { result: 'ended'; state: RefreshState } | { result: 'al
  */
 export async function runRefresh(msg: DocumentRefreshMessage, receiveCount: number, deps: RefreshWorkerDeps): Promise<RunResult> {
   const port = await deps.store(msg.tenant_uuid);
-  const thread = await port.thread(msg.thread_uuid);
-  if (!thread) return { result: 'unknown_thread' };
+  const stored = await port.thread(msg.thread_uuid);
+  if (!stored) return { result: 'unknown_thread' };
+  const thread = stored.record;
   if (thread.state !== 'running') return { result: 'already_ended', state: thread.state };
 
   const end = async (outcome: RefreshOutcome, change?: ContentChange): Promise<RunResult> => {
-    if (await port.finish(thread.uuid, outcome, change)) return { result: 'ended', state: outcome.state };
+    if (await port.finish(stored, outcome, change)) return { result: 'ended', state: outcome.state };
     const now = await port.thread(thread.uuid);
-    return { result: 'already_ended', state: now?.state ?? outcome.state };
+    return { result: 'already_ended', state: now?.record.state ?? outcome.state };
   };
 
   const doc = await port.document(thread.document_uuid);
@@ -78,11 +79,11 @@ export async function runRefresh(msg: DocumentRefreshMessage, receiveCount: numb
   let written: WriterResult;
   try {
     written = await deps.writer().refresh(
-      { thread_uuid: thread.uuid, document: { uuid: doc.uuid, title: doc.title, content: doc.content }, now: (deps.now ?? nowIso)() },
+      { thread_uuid: thread.uuid, document: { uuid: doc.record.uuid, title: doc.record.title, content: doc.record.content }, now: (deps.now ?? nowIso)() },
       AbortSignal.timeout(deps.writerTimeoutMs ?? WRITER_TIMEOUT_MS),
     );
   } catch (err) {
-    if (receiveCount >= deps.maxReceiveCount) await port.finish(thread.uuid, { state: 'failed', skill_status: null, summary: `The refresh agent failed ${receiveCount} times; try again later` });
+    if (receiveCount >= deps.maxReceiveCount) await port.finish(stored, { state: 'failed', skill_status: null, summary: `The refresh agent failed ${receiveCount} times; try again later` });
     throw err;
   }
 
@@ -90,30 +91,5 @@ export async function runRefresh(msg: DocumentRefreshMessage, receiveCount: numb
   // Content is stored only when the agent says it completed with changes: any other code (or none) leaves the document as it was.
   if (outcome.skill_status !== 'completed' || written.content === null) return end(outcome);
   if (written.content.length > MAX_CONTENT_LENGTH) return end({ state: 'failed', skill_status: outcome.skill_status, summary: `The refreshed document would exceed ${MAX_CONTENT_LENGTH} characters; it was not changed` });
-  return end(outcome, { documentUuid: doc.uuid, from: doc.content, to: written.content });
+  return end(outcome, { document: doc, to: written.content });
 }
-
-/**
- * The SQS handler: each record on its own, failures reported as partial batch failures so only those
- * messages are redelivered (and dead-lettered after maxReceiveCount, as evidence, the run having been ended
- * `failed` on that last receive). A malformed message fails too, to land in the dead-letter queue.
- */
-export function documentRefreshHandler(deps: RefreshWorkerDeps): WorkerHandler {
-  return async (event: SQSEvent) => {
-    const failures: SQSBatchItemFailure[] = [];
-    for (const record of event.Records) {
-      const count = receiveCount(record);
-      try {
-        const msg = DocumentRefreshMessageSchema.parse(JSON.parse(record.body));
-        const out = await runRefresh(msg, count, deps);
-        deps.log?.info('document refresh', { message_id: record.messageId, tenant_uuid: msg.tenant_uuid, thread_uuid: msg.thread_uuid, receive_count: count, ...out });
-      } catch (err) {
-        deps.log?.error('document refresh failed', { message_id: record.messageId, receive_count: count, last_receive: count >= deps.maxReceiveCount, error: (err as Error).message });
-        failures.push({ itemIdentifier: record.messageId });
-      }
-    }
-    return { batchItemFailures: failures };
-  };
-}
-
-const receiveCount = (r: SQSRecord) => Number(r.attributes?.ApproximateReceiveCount ?? 1);

@@ -50,21 +50,35 @@ export async function goalEntryVisibility(ctx: DomainCtx): Promise<(e: ListEntry
   return (e) => e.vis !== 'limited' || (e.acl ?? []).some((p) => principals.has(p));
 }
 
-/**
- * Reads a goal the caller may see: 404 when it is not in the caller's tenant (or, with `kind`, is a goal of
- * another kind: `/key_results/{uuid of an objective}` does not exist), 403 when it is but is not visible.
- */
-export async function readableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
+/** 403 unless the caller can see the goal. */
+async function requireViewer(ctx: DomainCtx, goal: GoalRecord): Promise<GoalAccess> {
+  const access = await goalAccess(ctx, goal);
+  if (!access.canView) throw new ForbiddenError('You cannot see this goal');
+  return access;
+}
+
+/** 403 unless the caller can see and change the goal (on a goal already read, e.g. inside a write's loop). */
+export async function requireGoalEditor(ctx: DomainCtx, goal: GoalRecord): Promise<GoalAccess> {
+  const access = await requireViewer(ctx, goal);
+  if (!access.canEdit) throw new ForbiddenError('You cannot change this goal');
+  return access;
+}
+
+/** 404 when the goal is not in the caller's tenant (or, with `kind`, is a goal of another kind: `/key_results/{uuid of an objective}` does not exist). */
+async function storedGoal(ctx: DomainCtx, uuid: string, kind: GoalKind | undefined) {
   const stored = await getEntity(ctx, goalEntity, uuid);
   if (!stored || (kind && stored.record.type !== kind)) throw new NotFoundError(kind ? kind.replace('_', ' ') : 'Goal', uuid);
-  const access = await goalAccess(ctx, stored.record);
-  if (!access.canView) throw new ForbiddenError('You cannot see this goal');
-  return { goal: stored.record, version: stored.version, access };
+  return stored;
+}
+
+/** Reads a goal the caller may see: 404 as storedGoal, 403 when it is there but not visible. */
+export async function readableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
+  const { record, version } = await storedGoal(ctx, uuid, kind);
+  return { goal: record, version, access: await requireViewer(ctx, record) };
 }
 
 /** As readableGoal, and the caller must be allowed to edit it (403 otherwise). */
 export async function editableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
-  const r = await readableGoal(ctx, uuid, kind);
-  if (!r.access.canEdit) throw new ForbiddenError('You cannot change this goal');
-  return r;
+  const { record, version } = await storedGoal(ctx, uuid, kind);
+  return { goal: record, version, access: await requireGoalEditor(ctx, record) };
 }

@@ -39,8 +39,8 @@ export interface VisibleEntity {
 
 /**
  * The stored goal. Every field of the spec's goal record is here (null when unset) except the ones the
- * presenter derives: `target`/`unit`/`metric_type` (from `metric`), `delegate_uuid` (first delegate),
- * `data_sources_count` may be kept here as a counter.
+ * presenter derives: `target`/`unit`/`metric_type` (from `metric`) and `delegate_uuid` (the first delegate).
+ * `status` is stored null: it is presented (and filtered) as `current_status`, its earlier-variant name.
  */
 export interface GoalRecord extends BaseRecord {
   type: GoalKind;

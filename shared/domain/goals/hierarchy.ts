@@ -4,10 +4,10 @@ import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals
 import type { Loader } from '#shared/list/loader.ts';
 
 /**
- * Walking the goal hierarchy through the index only. Children are found from GSI1 entry lists
- * (`goal@child_of#<parent>` for every kind, `<kind>@parent#<parent>` for one kind), so a walk reads index
- * keys (id + envelope), never goal items. GSI1 is eventually consistent: a link written a moment ago may not
- * be seen yet (the same window every list has).
+ * Walking the goal hierarchy. Down: children are found from GSI1 entry lists (`goal@child_of#<parent>` for
+ * every kind, `<kind>@parent#<parent>` for one kind), so a walk down reads index keys (id + envelope), never
+ * goal items. GSI1 is eventually consistent: a link written a moment ago may not be seen yet (the same
+ * window every list has). Up: parents are named on the goal records themselves (`parent_links`).
  */
 
 /** Every entry of one GSI1 partition, all pages, in creation order. */
@@ -24,7 +24,7 @@ export const childEntries = (ctx: DataCtx, parentUuid: string) => allEntries(ctx
 export const childEntriesOfKind = (ctx: DataCtx, kind: GoalKind, parentUuid: string) => allEntries(ctx, keys.entryList(ctx.tenantId, kind, 'parent', parentUuid));
 
 export interface Walk {
-  /** Descendants in breadth-first order (each once, the roots excluded unless reachable from another root). */
+  /** Descendants in breadth-first order (each once; the roots themselves are never included). */
   ids: string[];
   /** Entries of descendants of `kind` (when asked), deduplicated. */
   kindEntries: ListEntry[];
@@ -33,18 +33,17 @@ export interface Walk {
 }
 
 /**
- * Breadth-first walk below `roots`, one Query per visited goal (a level's queries run in parallel).
- * `stopAt` ends the walk as soon as that goal is reached (cycle checks). `kind` also collects the
- * descendants of that kind with their creation-order keys and envelopes (what the list engine pages on)
- * from `<kind>@parent#<goal>`, queried only for goals that have children: leaves cost one Query, and no
- * item of any kind is read.
+ * Breadth-first walk below `roots`, one Query per visited goal (a level's queries run in parallel). `kind`
+ * also collects the descendants of that kind with their creation-order keys and envelopes (what the list
+ * engine pages on) from `<kind>@parent#<goal>`, queried only for goals that have children: leaves cost one
+ * Query, and no item of any kind is read.
  */
-export async function walkDescendants(ctx: DataCtx, roots: string[], opts: { limit?: number; stopAt?: string; kind?: GoalKind } = {}): Promise<Walk & { found: boolean }> {
+export async function walkDescendants(ctx: DataCtx, roots: string[], opts: { limit?: number; kind?: GoalKind } = {}): Promise<Walk> {
   const limit = opts.limit ?? Number.POSITIVE_INFINITY;
   const seen = new Set<string>(roots);
   const ids: string[] = [];
   const kindEntries = new Map<string, ListEntry>();
-  const done = (found: boolean, truncated: boolean) => ({ ids, kindEntries: [...kindEntries.values()], truncated, found });
+  const done = (truncated: boolean) => ({ ids, kindEntries: [...kindEntries.values()], truncated });
   let level = [...new Set(roots)];
   while (level.length) {
     const children = await Promise.all(level.map((id) => childEntries(ctx, id)));
@@ -54,40 +53,47 @@ export async function walkDescendants(ctx: DataCtx, roots: string[], opts: { lim
     }
     const next: string[] = [];
     for (const e of children.flat()) {
-      if (e.id === opts.stopAt) return done(true, false);
       if (seen.has(e.id)) continue;
       seen.add(e.id);
       ids.push(e.id);
       next.push(e.id);
-      if (ids.length >= limit) return done(false, true);
+      if (ids.length >= limit) return done(true);
     }
     level = next;
   }
-  return done(false, false);
+  return done(false);
 }
 
-/** True when `candidate` is `goalUuid` itself or below it: linking goalUuid under candidate would close a cycle. */
-export async function wouldCycle(ctx: DataCtx, goalUuid: string, candidate: string): Promise<boolean> {
-  if (candidate === goalUuid) return true;
-  return (await walkDescendants(ctx, [goalUuid], { stopAt: candidate })).found;
+/** Walks up from a goal level by level through its records (one loader batch per level), each goal once; `stop` ends the walk at a level's ids. */
+async function walkUp(goal: GoalRecord, loader: Loader, stop?: (ids: string[]) => boolean): Promise<{ ancestors: GoalRecord[]; stopped: boolean }> {
+  const seen = new Set<string>([goal.uuid]);
+  const ancestors: GoalRecord[] = [];
+  let level = goal.parent_links.map((p) => p.parent_uuid);
+  while (level.length) {
+    if (stop?.(level)) return { ancestors, stopped: true };
+    const fresh = level.filter((id) => !seen.has(id));
+    fresh.forEach((id) => seen.add(id));
+    const parents = await loader.many(goalEntity, fresh);
+    ancestors.push(...parents);
+    level = parents.flatMap((p) => p.parent_links.map((l) => l.parent_uuid));
+  }
+  return { ancestors, stopped: false };
 }
 
 /**
  * Every ancestor of a goal (all parents, at any depth), nearest first, read through the per-request loader
  * (one batch per level). Used by the `ancestors_*` filters that need ancestor attributes.
  */
-export async function ancestorsOf(goal: GoalRecord, loader: Loader): Promise<GoalRecord[]> {
-  const seen = new Set<string>([goal.uuid]);
-  const out: GoalRecord[] = [];
-  let level = goal.parent_links.map((p) => p.parent_uuid);
-  while (level.length) {
-    const fresh = level.filter((id) => !seen.has(id));
-    fresh.forEach((id) => seen.add(id));
-    const parents = await loader.many(goalEntity, fresh);
-    out.push(...parents);
-    level = parents.flatMap((p) => p.parent_links.map((l) => l.parent_uuid));
-  }
-  return out;
+export const ancestorsOf = async (goal: GoalRecord, loader: Loader): Promise<GoalRecord[]> => (await walkUp(goal, loader)).ancestors;
+
+/**
+ * True when linking `goalUuid` under `parent` would close a cycle: the parent is the goal itself or below
+ * it, that is the goal is one of the parent's ancestors. Walks up from the parent through goal records: a
+ * goal's line up is short where its subtree may hold thousands of goals, and the records (unlike the
+ * eventually consistent child index) already carry a link committed a moment ago.
+ */
+export async function closesCycle(goalUuid: string, parent: GoalRecord, loader: Loader): Promise<boolean> {
+  return parent.uuid === goalUuid || (await walkUp(parent, loader, (ids) => ids.includes(goalUuid))).stopped;
 }
 
 /**

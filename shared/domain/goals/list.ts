@@ -1,5 +1,5 @@
 import { keys } from '#shared/db/keys.ts';
-import { findUnique, type ListEntry } from '#shared/db/store.ts';
+import { findUniques, type ListEntry } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
@@ -43,6 +43,9 @@ const entryPartitions = (kind: GoalKind, name: string) => async (values: unknown
   partitions: (values as string[]).map((v) => env.entryPartition(kind, name, v)),
 });
 
+/** Ids holding the uniqueness claims `name` of the values (one batch read): short_id → goal, label name → label. */
+const claimHolders = async (env: IndexEnv, name: string, values: string[]) => new Set((await findUniques(env.ctx, name, values)).values());
+
 const many =
   <T>(load: (g: GoalRecord, l: Loader) => Promise<T[]>) =>
   (pick: (t: T) => unknown): Attr['get'] =>
@@ -79,10 +82,7 @@ function goalListResource(kind: GoalKind): ListResource<GoalRecord> {
       type: attr('string', (g) => g.type),
       title: attr('string', (g) => g.title),
       description: attr('string', (g) => g.description),
-      short_id: attr('string', (g) => g.short_id, async (values, env) => {
-        const ids = await Promise.all((values as string[]).map((v) => findUnique(env.ctx, 'short_id', v.toUpperCase())));
-        return byIds(kind, ids.filter((id): id is string => !!id), env);
-      }),
+      short_id: attr('string', (g) => g.short_id, async (values, env) => byIds(kind, [...(await claimHolders(env, 'short_id', (values as string[]).map((v) => v.toUpperCase())))], env)),
       searchable_content: attr('string', (g) => g.searchable_content),
       path: attr('string', (g) => g.path),
       goal_type: attr('string', (g) => g.goal_type),
@@ -111,10 +111,9 @@ function goalListResource(kind: GoalKind): ListResource<GoalRecord> {
       ...userAttrs('owners', owners, entryPartitions(kind, 'owner')),
       ...userAttrs('delegates', delegates, entryPartitions(kind, 'delegate')),
       labels_uuid: attr('string', (g) => g.label_uuids, entryPartitions(kind, 'label')),
-      labels_name: attr('string', labels((l) => l.name), async (values, env) => {
-        const ids = await Promise.all((values as string[]).map((v) => findUnique(env.ctx, 'label_name', normalizeLabelName(v))));
-        return { partitions: ids.filter((id): id is string => !!id).map((id) => env.entryPartition(kind, 'label', id)) };
-      }),
+      labels_name: attr('string', labels((l) => l.name), async (values, env) => ({
+        partitions: [...(await claimHolders(env, 'label_name', (values as string[]).map(normalizeLabelName)))].map((id) => env.entryPartition(kind, 'label', id)),
+      })),
       labels_parent_uuid: attr('string', labels((l) => l.parent_uuid)),
       labels_is_group: attr('boolean', labels((l) => l.is_group)),
       teams_uuid: attr('string', (g) => g.team_uuids, entryPartitions(kind, 'team')),

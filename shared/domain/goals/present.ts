@@ -4,7 +4,7 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalAccess } from '#shared/domain/goals/access.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
-import { labelEntity } from '#shared/domain/labels/entity.ts';
+import { labelEntity, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import type { Loader } from '#shared/list/loader.ts';
 
 /**
@@ -15,15 +15,31 @@ import type { Loader } from '#shared/list/loader.ts';
  * batch read for a whole page (distinct labels only).
  */
 export async function presentGoals(loader: Loader, goals: GoalRecord[]) {
-  const labels = new Map((await loader.many(labelEntity, new Set(goals.flatMap((g) => g.label_uuids)))).map((l) => [l.uuid, l]));
+  const labels = await labelNamer(loader, goals);
   return goals.map((g) => presentGoal(g, labels));
+}
+
+type NamedLabels = (labelUuids: string[]) => Array<{ uuid: string; name: string }>;
+
+/**
+ * `labels` of goals and check-ins as `{ uuid, name }`: one batch read of the distinct labels of a page. A
+ * label deleted since it was attached is left out rather than shown without a name.
+ */
+export async function labelNamer(loader: Loader, records: Array<{ label_uuids: string[] }>): Promise<NamedLabels> {
+  const names = new Map((await loader.many(labelEntity, new Set(records.flatMap((r) => r.label_uuids)))).map((l) => [l.uuid, l.name]));
+  return (uuids) => uuids.flatMap((uuid) => (names.has(uuid) ? [{ uuid, name: names.get(uuid)! }] : []));
+}
+
+/** Labels a write named (some created by it): its response names them without reading them back. */
+export function primeLabels(ctx: DomainCtx, labels: LabelRecord[]): void {
+  for (const l of labels) ctx.loader.prime(labelEntity, l);
 }
 
 export async function presentOne(loader: Loader, goal: GoalRecord) {
   return (await presentGoals(loader, [goal]))[0]!;
 }
 
-function presentGoal(g: GoalRecord, labels: Map<string, { uuid: string; name: string }>) {
+function presentGoal(g: GoalRecord, labels: NamedLabels) {
   return {
     uuid: g.uuid,
     type: g.type,
@@ -70,8 +86,7 @@ function presentGoal(g: GoalRecord, labels: Map<string, { uuid: string; name: st
     delegate_uuids: g.delegate_uuids,
     partner_goals_external_id: g.partner_goals_external_id,
     team_uuids: g.team_uuids,
-    // a label deleted since it was attached is left out rather than shown without a name
-    labels: g.label_uuids.flatMap((id) => (labels.has(id) ? [{ uuid: id, name: labels.get(id)!.name }] : [])),
+    labels: labels(g.label_uuids),
     created_at: g.created_at,
     updated_at: g.updated_at,
   };

@@ -1,8 +1,7 @@
-import { keys } from '#shared/db/keys.ts';
-import { getEntity, mutateEntity, nowIso, queryList, type DataCtx } from '#shared/db/store.ts';
+import { getEntity, mutateEntity, nowIso, retryOnConflict, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, type GoalRecord, type MetricRecord } from '#shared/domain/goals/entity.ts';
-import { retryOnConflict } from '#shared/domain/labels/service.ts';
+import { childEntries } from '#shared/domain/goals/hierarchy.ts';
 import { NotFoundError } from '#shared/errors.ts';
 
 /**
@@ -74,25 +73,13 @@ export function rollupProgress(parentUuid: string, children: GoalRecord[]): numb
   return weights > 0 ? round2(weighted / weights) : null;
 }
 
-/** Children of a goal: the kind-agnostic child list `goal@child_of#<parent>` (see goals/entity.ts). */
-async function childUuids(ctx: DataCtx, parentUuid: string): Promise<string[]> {
-  const ids = new Set<string>();
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await queryList(ctx, keys.entryList(ctx.tenantId, 'goal', 'child_of', parentUuid), { startKey });
-    for (const e of page.entries) ids.add(e.id);
-    startKey = page.lastKey;
-  } while (startKey);
-  return [...ids];
-}
-
 /**
  * Children read with strongly consistent gets (a BatchGet is eventually consistent): a child written
  * just before this recompute must be seen with its new progress, or the parent would settle on a stale
  * average that nobody recomputes again.
  */
 async function readChildren(ctx: DataCtx, parentUuid: string): Promise<GoalRecord[]> {
-  const ids = await childUuids(ctx, parentUuid);
+  const ids = [...new Set((await childEntries(ctx, parentUuid)).map((e) => e.id))];
   const out: GoalRecord[] = [];
   for (let i = 0; i < ids.length; i += 25) {
     const batch = await Promise.all(ids.slice(i, i + 25).map((id) => getEntity(ctx, goalEntity, id, true)));
@@ -141,20 +128,29 @@ const MAX_LEVELS = 64;
  * its parent links, its contribution, its discarded/archived state, its progress_mode or its metric. When
  * a goal leaves a parent, pass the former parent too: it is recomputed itself (if rollup) and upwards.
  *
+ * A goal may be passed as the record the caller just wrote: when it is not in rollup mode there is nothing
+ * to recompute on it, so it is not read again and the walk starts at its parents.
+ *
  * Walks up level by level. The given goals' parents are always recomputed (the caller says the goals
  * changed); higher up, only the parents of goals whose progress actually changed, since an unchanged
- * progress cannot move anything above it.
+ * progress cannot move anything above it. Returns the latest record of every goal visited (a rollup goal
+ * given here answers with its recomputed progress without another read).
  */
-export async function refreshRollups(ctx: DomainCtx, goalUuids: string[]): Promise<void> {
-  let level = [...new Set(goalUuids)];
-  const given = new Set(level);
+export async function refreshRollups(ctx: DomainCtx, goals: Array<string | GoalRecord>): Promise<Map<string, GoalRecord>> {
+  const written = new Map<string, GoalRecord>();
+  for (const g of goals) if (typeof g !== 'string') written.set(g.uuid, g);
+  const latest = new Map<string, GoalRecord>();
+  let level = [...new Set(goals.map((g) => (typeof g === 'string' ? g : g.uuid)))];
   for (let depth = 0; level.length > 0 && depth < MAX_LEVELS; depth++) {
     const next = new Set<string>();
     for (const uuid of level) {
-      const { changed, goal } = await recomputeRollup(ctx, uuid);
+      const known = depth === 0 ? written.get(uuid) : undefined;
+      const { changed, goal } = known && known.progress_mode !== 'rollup' ? { changed: false, goal: known } : await recomputeRollup(ctx, uuid);
       if (!goal) continue;
-      if (changed || (depth === 0 && given.has(uuid))) for (const l of goal.parent_links) next.add(l.parent_uuid);
+      latest.set(uuid, goal);
+      if (changed || depth === 0) for (const l of goal.parent_links) next.add(l.parent_uuid);
     }
     level = [...next];
   }
+  return latest;
 }

@@ -14,15 +14,18 @@ import { keys } from '#shared/db/keys.ts';
 import { getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type Stored } from '#shared/db/store.ts';
 import { sentFields } from '#shared/domain/fields.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { editableGoal, goalAccess, readableGoal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { editableGoal, goalAccess, readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord, type MetricRecord, type ParentLink, type VisibleEntity } from '#shared/domain/goals/entity.ts';
-import { childEntriesOfKind, pathFor, walkDescendants, wouldCycle } from '#shared/domain/goals/hierarchy.ts';
+import { childEntriesOfKind, closesCycle, pathFor, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
 import { goalProgressAt, refreshRollups } from '#shared/domain/goals/progress.ts';
+import { primeLabels } from '#shared/domain/goals/present.ts';
+import type { LabelRecord } from '#shared/domain/labels/entity.ts';
 import { labelsForNames } from '#shared/domain/labels/service.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { getTimePeriod } from '#shared/domain/time-periods/service.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
+import { Loader } from '#shared/list/loader.ts';
 import { ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 import type { GoalCreateBody, GoalDeleteBody, GoalUpdateBody } from '#shared/schemas/goals.ts';
 
@@ -66,8 +69,8 @@ function assertFits(items: number): void {
   if (items > MAX_TX_ITEMS) throw tooMany();
 }
 
-/** Items a `tx.replace` of the goal adds (the item, entries removed and written, a short_id claim and release). */
-const replaceCost = (before: GoalRecord, after: GoalRecord) => 1 + goalEntity.entries!(before).length + goalEntity.entries!(after).length + 2;
+/** Items the `tx.replace` of the goal will add: the item and only the entries and claims that change. */
+const replaceCost = (ctx: DomainCtx, before: Stored<GoalRecord>, after: GoalRecord) => new WriteTx(ctx).replace(goalEntity, before, after).size;
 
 // ---------- rules on the body ----------
 
@@ -122,11 +125,14 @@ async function referenceDetails(
 
 /**
  * New parents: goals of the tenant the caller can see (an invisible one reads as unknown, so the answer
- * does not reveal it exists), not deleted, and neither the goal itself nor one of its descendants.
+ * does not reveal it exists), not deleted, and neither the goal itself nor one of its descendants. The
+ * cycle check walks up from each parent through goal records, read afresh on every attempt of the write
+ * (a request-wide cache could hold a line read before a lost race).
  */
 async function parentDetails(ctx: DomainCtx, goalUuid: string | undefined, added: string[]): Promise<{ details: ErrorDetail[]; parents: Map<string, Stored<GoalRecord>> }> {
   const details: ErrorDetail[] = [];
   const parents = await getEntities(ctx, goalEntity, added.filter((id) => id !== goalUuid));
+  const lines = new Loader(ctx);
   for (const id of added) {
     if (id === goalUuid) {
       details.push({ field: 'parents', code: 'cycle', message: 'A goal cannot be its own parent' });
@@ -135,7 +141,7 @@ async function parentDetails(ctx: DomainCtx, goalUuid: string | undefined, added
     const p = parents.get(id)?.record;
     if (!p || !(await goalAccess(ctx, p)).canView) details.push({ field: 'parents', code: 'not_found', message: `${id} is not a goal of this tenant` });
     else if (p.discarded_at) details.push({ field: 'parents', code: 'discarded', message: `${id} is a deleted goal` });
-    else if (goalUuid && (await wouldCycle(ctx, goalUuid, id))) details.push({ field: 'parents', code: 'cycle', message: `${id} is below this goal: linking it as a parent would make a cycle` });
+    else if (goalUuid && (await closesCycle(goalUuid, p, lines))) details.push({ field: 'parents', code: 'cycle', message: `${id} is below this goal: linking it as a parent would make a cycle` });
   }
   return { details, parents };
 }
@@ -190,6 +196,16 @@ function requireExisting(ctx: DomainCtx, tx: WriteTx, type: string, id: string, 
   );
 }
 
+/**
+ * New parents must be as read when the goal's write commits: a concurrent write that deletes a parent or
+ * links it below this goal (a two-goal cycle) then conflicts, and the retry reads it again and refuses.
+ */
+function requireUnchanged(ctx: DomainCtx, tx: WriteTx, parents: Iterable<Stored<GoalRecord>>): void {
+  for (const s of parents) {
+    tx.add({ ConditionCheck: { TableName: config.tableName, Key: keys.entity(ctx.tenantId, goalEntity.type, s.record.uuid), ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': s.version } } });
+  }
+}
+
 // ---------- reads ----------
 
 export async function getGoal(ctx: DomainCtx, kind: GoalKind, id: string): Promise<GoalView> {
@@ -213,11 +229,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
   const metric: MetricRecord | null = input.metric
     ? { uuid: randomUUID(), name: input.metric.name ?? null, start_value: input.metric.start_value ?? 0, target_value: input.metric.target_value, unit: input.metric.unit ?? null, metric_type: input.metric.metric_type ?? 'reach' }
     : null;
-  const [refs, parentCheck] = await Promise.all([
-    referenceDetails(ctx, { owner_uuids: owners, delegate_uuids: delegates, team_uuids: teams, visible_entities: visible }),
-    parentDetails(ctx, undefined, parentIds),
-  ]);
-  fail([...dateDetails(period, start, end, input), ...refs, ...parentCheck.details, ...metricDetails(metric)]);
+  const refs = referenceDetails(ctx, { owner_uuids: owners, delegate_uuids: delegates, team_uuids: teams, visible_entities: visible });
 
   const now = nowIso();
   const uuid = randomUUID();
@@ -241,7 +253,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     status: null, // presented from current_status (earlier-variant name)
     source_uuid: null,
     source_type: null,
-    path: pathFor(uuid, parentCheck.parents.get(parentIds[0]!)?.record),
+    path: uuid, // below its first parent once the parents are read
     searchable_content: null,
     progress_mode: 'manual',
     value_updated_at: null,
@@ -270,20 +282,25 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
   };
   base.searchable_content = searchableContent(base);
 
-  // retried when a label this request creates was created concurrently by another one (then reused)
-  const goal = await retryOnConflict(async () => {
+  // Retried when a parent changed before the commit (then read again: deleted meanwhile is 422), or a label
+  // this request creates was created concurrently by another one (then reused).
+  const { goal, labels } = await retryOnConflict(async () => {
+    const [refDetails, parentCheck] = await Promise.all([refs, parentDetails(ctx, undefined, parentIds)]);
+    fail([...dateDetails(period, start, end, input), ...refDetails, ...parentCheck.details, ...metricDetails(metric)]);
     const tx = new WriteTx(ctx);
+    requireUnchanged(ctx, tx, parentCheck.parents.values());
     const labels = await labelsForNames(ctx, input.labels ?? [], tx);
-    const record: GoalRecord = { ...base, label_uuids: uniq(labels.map((l) => l.uuid)) };
+    const record: GoalRecord = { ...base, path: pathFor(uuid, parentCheck.parents.get(parentIds[0]!)?.record), label_uuids: uniq(labels.map((l) => l.uuid)) };
     tx.create(goalEntity, record);
     requireExisting(ctx, tx, timePeriodEntity.type, period.uuid, 'time_period_uuid');
     for (const t of teams) requireExisting(ctx, tx, teamEntity.type, t, 'team_uuids');
     assertFits(tx.size);
     await tx.commit();
-    return record;
+    return { goal: record, labels };
   });
   ctx.loader.prime(goalEntity, goal);
-  if (goal.parent_links.length) await refreshRollups(ctx, [goal.uuid]);
+  primeLabels(ctx, labels);
+  if (goal.parent_links.length) await refreshRollups(ctx, [goal]);
   return { goal, access: await goalAccess(ctx, goal) };
 }
 
@@ -312,11 +329,7 @@ async function applyParents(ctx: DomainCtx, tx: WriteTx, g: GoalRecord, next: Go
   next.parent_links = links.map(
     (l): ParentLink => ({ parent_uuid: l.parent_uuid, contribution_percent: l.contribution_percent ?? g.parent_links.find((k) => k.parent_uuid === l.parent_uuid)?.contribution_percent ?? 100 }),
   );
-  // A new parent must be unchanged when this commits: a concurrent write that links the parent below this
-  // goal (a two-goal cycle) or deletes the parent then conflicts, and the retry sees it.
-  for (const s of check.parents.values()) {
-    tx.add({ ConditionCheck: { TableName: config.tableName, Key: keys.entity(ctx.tenantId, goalEntity.type, s.record.uuid), ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': s.version } } });
-  }
+  requireUnchanged(ctx, tx, check.parents.values());
   const first = ids[0];
   if (first !== g.parent_links[0]?.parent_uuid) {
     const parent = first ? (check.parents.get(first) ?? (await getEntity(ctx, goalEntity, first))) : undefined;
@@ -348,6 +361,7 @@ function applyMetric(g: GoalRecord, next: GoalRecord, input: NonNullable<GoalUpd
 
 export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, input: GoalUpdateInput): Promise<GoalView> {
   let removedParents: string[] = [];
+  let labels: LabelRecord[] = [];
   const { before, after } = await mutateEntity(
     ctx,
     goalEntity,
@@ -391,23 +405,26 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
       if (input.metric !== undefined) details.push(...applyMetric(g, next, input.metric).details);
       fail(details);
 
-      if (input.labels !== undefined) next.label_uuids = uniq((await labelsForNames(ctx, input.labels ?? [], tx)).map((l) => l.uuid));
+      if (input.labels !== undefined) {
+        labels = await labelsForNames(ctx, input.labels ?? [], tx);
+        next.label_uuids = uniq(labels.map((l) => l.uuid));
+      }
       next.searchable_content = searchableContent(next);
-      assertFits(tx.size + replaceCost(g, next));
+      assertFits(tx.size + replaceCost(ctx, current, next));
       return next;
     },
     () => notFound(kind, id),
   );
 
+  primeLabels(ctx, labels);
   const g = before.record;
   const rollupInputsChanged =
     JSON.stringify(g.parent_links) !== JSON.stringify(after.parent_links) || JSON.stringify(g.metric) !== JSON.stringify(after.metric) || g.progress_mode !== after.progress_mode;
   let goal = after;
   if (rollupInputsChanged) {
-    // the goal itself (when in rollup mode), its ancestors, and the parents it left
-    await refreshRollups(ctx, [after.uuid, ...removedParents]);
-    // a rollup goal's own progress was just recomputed: answer with it
-    if (after.progress_mode === 'rollup') goal = (await getEntity(ctx, goalEntity, id, true))?.record ?? after;
+    // the goal itself (when in rollup mode), its ancestors, and the parents it left; a rollup goal's own
+    // progress was just recomputed: answer with it
+    goal = (await refreshRollups(ctx, [after, ...removedParents])).get(after.uuid) ?? after;
   }
   if (after.path !== g.path) await refreshDescendantPaths(ctx, after);
   return { goal, access: await goalAccess(ctx, goal) };
@@ -419,9 +436,7 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
  */
 async function requireEditable(ctx: DomainCtx, kind: GoalKind, g: GoalRecord): Promise<GoalAccess> {
   if (g.type !== kind) throw notFound(kind, g.uuid);
-  const access = await goalAccess(ctx, g);
-  if (!access.canView) throw new ForbiddenError('You cannot see this goal');
-  if (!access.canEdit) throw new ForbiddenError('You cannot change this goal');
+  const access = await requireGoalEditor(ctx, g);
   if (g.discarded_at) throw ValidationError.field('discarded_at', 'discarded', 'This goal is deleted; it cannot be changed');
   return access;
 }
@@ -502,7 +517,7 @@ export async function deleteGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
     await tx.commit();
     return { goal: discarded.find((g) => g.uuid === id) ?? goal, discarded };
   });
-  if (result.discarded.length) await refreshRollups(ctx, result.discarded.map((g) => g.uuid));
+  if (result.discarded.length) await refreshRollups(ctx, result.discarded);
   return result.goal;
 }
 
@@ -524,6 +539,6 @@ export async function setArchived(ctx: DomainCtx, kind: GoalKind, id: string, ar
     () => notFound(kind, id),
   );
   // archived children leave their parents' rollup
-  if (after !== before.record) await refreshRollups(ctx, [after.uuid]);
+  if (after !== before.record) await refreshRollups(ctx, [after]);
   return { goal: after, access: await goalAccess(ctx, after) };
 }

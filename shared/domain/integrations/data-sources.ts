@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { getEntity, mutateEntity, nowIso } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { editableGoal, readableGoal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { dataSourceEntity, type DataSourceRecord } from '#shared/domain/integrations/entity.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
@@ -51,27 +51,27 @@ export async function createDataSource(ctx: DomainCtx, input: DataSourceInput): 
     );
   }
   const goalUuid = input.goal_uuid.toLowerCase();
-  const { access } = await editableGoal(ctx, goalUuid).catch((err: unknown) => {
-    throw err instanceof NotFoundError ? unknownGoal(goalUuid) : err;
-  });
   // Identity and time are fixed before the retry loop: every attempt writes the same record.
   const now = nowIso();
   const record: DataSourceRecord = { uuid: randomUUID(), goal_uuid: goalUuid, name: input.name, kind: input.kind, config: input.config ?? {}, creator_uuid: ctx.caller.userId, created_at: now, updated_at: now };
+  let access!: GoalAccess;
+  // One read of the goal: the permission checks run on the consistent read the write is conditioned on.
   await mutateEntity(
     ctx,
     goalEntity,
     goalUuid,
-    (current, tx) => {
-      if (current.record.discarded_at) throw ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; it takes no new data source');
-      if (current.record.archived_at) throw ValidationError.field('goal_uuid', 'archived', 'This goal is archived; it takes no new data source');
+    async (current, tx) => {
+      const goal = current.record;
+      access = await requireGoalEditor(ctx, goal); // 403 unless visible and editable; the caller's teams are read once per request
+      if (goal.discarded_at) throw ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; it takes no new data source');
+      if (goal.archived_at) throw ValidationError.field('goal_uuid', 'archived', 'This goal is archived; it takes no new data source');
       tx.create(dataSourceEntity, record);
-      return { ...current.record, data_sources_count: (current.record.data_sources_count ?? 0) + 1, updated_at: now };
+      return { ...goal, data_sources_count: (goal.data_sources_count ?? 0) + 1, updated_at: now };
     },
     () => unknownGoal(goalUuid),
   );
   return { dataSource: record, access };
 }
-
 
 /**
  * The data source uuid named by a path id: `<tenant_uuid>_<data_source_uuid>` or the bare uuid. A prefix

@@ -1,8 +1,6 @@
-import type { SQSBatchItemFailure, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { REQUEST_SOURCES } from '#shared/domain/integrations/entity.ts';
 import type { Log } from '#shared/logger.ts';
-import type { WorkerHandler } from '#shared/queue/queue.ts';
 
 /** The queue between POST /connector_requests and the support-issue worker (shared/routes/integrations.ts). */
 export const SUPPORT_ISSUE_QUEUE = 'support-issues';
@@ -86,34 +84,10 @@ export async function postSupportIssue(url: string, msg: SupportIssueMessage, de
 }
 
 /**
- * The SQS handler. Records are independent and sent concurrently (a batch of 10 slow calls must fit the
- * worker's timeout); each failure is reported as a partial batch failure so only that message is
- * redelivered, and dead-lettered after the queue's maxReceiveCount. A malformed message fails too, to land
- * in the dead-letter queue as evidence rather than vanish. The webhook URL is never logged: such URLs often
- * carry their credential in the path or query.
+ * Files one issue: POSTs it to the support tool's webhook, or does nothing when no tool is configured. The
+ * webhook URL is never logged or put in an error: such URLs often carry their credential in the path or query.
  */
-export function supportIssueHandler(deps: SupportWebhookDeps): WorkerHandler {
-  return async (event: SQSEvent) => {
-    const url = deps.webhookUrl();
-    const failures: SQSBatchItemFailure[] = [];
-    await Promise.all(
-      event.Records.map(async (record) => {
-        try {
-          const msg = SupportIssueMessageSchema.parse(JSON.parse(record.body));
-          if (!url) {
-            deps.log?.info('support tool not configured; connector request issue skipped', { message_id: record.messageId, idempotency_key: msg.idempotency_key });
-            return;
-          }
-          const status = await postSupportIssue(url, msg, deps);
-          deps.log?.info('support issue raised', { message_id: record.messageId, idempotency_key: msg.idempotency_key, status });
-        } catch (err) {
-          deps.log?.error('support issue delivery failed', { message_id: record.messageId, receive_count: receiveCount(record), error: (err as Error).message });
-          failures.push({ itemIdentifier: record.messageId });
-        }
-      }),
-    );
-    return { batchItemFailures: failures };
-  };
+export async function fileSupportIssue(msg: SupportIssueMessage, deps: Pick<SupportWebhookDeps, 'webhookUrl' | 'timeoutMs' | 'fetch'>): Promise<{ idempotency_key: string; status: number | 'not_configured' }> {
+  const url = deps.webhookUrl();
+  return { idempotency_key: msg.idempotency_key, status: url ? await postSupportIssue(url, msg, deps) : 'not_configured' };
 }
-
-const receiveCount = (r: SQSRecord) => Number(r.attributes?.ApproximateReceiveCount ?? 0);

@@ -1,12 +1,11 @@
-import { findUnique, type DataCtx } from '#shared/db/store.ts';
+import { findUniques, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { runList, type AttrDef, type ListResource } from '#shared/list/engine.ts';
 
-/** Label uuids holding the given names, through the `label_name` uniqueness claims (one GetItem per name). */
+/** Label uuids holding the given names, through the `label_name` uniqueness claims (one BatchGetItem). */
 async function idsByName(ctx: DataCtx, names: unknown[]): Promise<string[]> {
-  const ids = await Promise.all(names.map((n) => findUnique(ctx, 'label_name', normalizeLabelName(String(n)))));
-  return ids.filter((id): id is string => !!id);
+  return [...(await findUniques(ctx, 'label_name', names.map((n) => normalizeLabelName(String(n))))).values()];
 }
 
 /** An attribute of the label's group (the `parent` association), read through the per-request loader. */

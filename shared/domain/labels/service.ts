@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import { requireContentWriter, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
 import { keys } from '#shared/db/keys.ts';
-import { findUnique, getEntities, getEntity, mutateEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type ListEntry, type Stored } from '#shared/db/store.ts';
+import { findUniques, getEntities, getEntity, mutateEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { LABEL_NAME_MAX, labelEntity, newLabelRecord, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { ConcurrentUpdateError, ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
@@ -20,10 +20,6 @@ export type LabelUpdateInput = z.infer<typeof LabelUpdateBody>;
  *  - Admins and members create; the label's creator (unless now a viewer) or an admin updates and deletes.
  *    Deleting a group deletes its children whoever created them: the group's manager owns its contents.
  */
-
-// Moved to shared/db/store.ts and shared/domain/fields.ts; re-exported until goals/check-ins import them from there.
-export { partitionEntries, retryOnConflict } from '#shared/db/store.ts';
-export { sentFields } from '#shared/domain/fields.ts';
 
 // ---------- reads ----------
 
@@ -79,6 +75,7 @@ export const labelCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: 
 // ---------- writes ----------
 
 function checkShape(l: LabelRecord): void {
+  if (l.parent_uuid === l.uuid) throw ValidationError.field('parent_uuid', 'cycle', 'A label cannot be its own parent');
   if (l.is_group && l.parent_uuid) throw ValidationError.field('parent_uuid', 'group_with_parent', 'A label group cannot have a parent');
 }
 
@@ -196,11 +193,12 @@ export async function labelsForNames(ctx: DomainCtx, names: string[], tx: WriteT
     const key = normalizeLabelName(name);
     if (!wanted.has(key)) wanted.set(key, name);
   }
-  const ids = await Promise.all([...wanted.keys()].map((key) => findUnique(ctx, 'label_name', key)));
-  const byId = new Map((await ctx.loader.many(labelEntity, ids.filter((id): id is string => !!id))).map((l) => [l.uuid, l]));
+  const idByKey = await findUniques(ctx, 'label_name', wanted.keys());
+  const byId = new Map((await ctx.loader.many(labelEntity, idByKey.values())).map((l) => [l.uuid, l]));
   const now = nowIso();
-  return [...wanted.values()].map((name, i) => {
-    const existing = ids[i] ? byId.get(ids[i]) : undefined;
+  return [...wanted].map(([key, name]) => {
+    const id = idByKey.get(key);
+    const existing = id ? byId.get(id) : undefined;
     if (existing) return existing;
     const record = newLabelRecord({ name, creator_uuid: ctx.caller.userId }, now);
     tx.create(autoCreatedLabelEntity, record);

@@ -1,9 +1,8 @@
 import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { getEntity, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { getEntity, type DataCtx, type ListEntry, type Stored } from '#shared/db/store.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
-import { resourceUuidOf, satisfies, SHAREABLE_TYPE_BY_PATH, type Level, type ShareablePath } from '#shared/domain/sharing/types.ts';
-import { NotFoundError } from '#shared/errors.ts';
+import { resourceUuidOf, satisfies, SHAREABLE_TYPE_BY_PATH, shareableNotFound, type Level, type ShareablePath } from '#shared/domain/sharing/types.ts';
 
 /**
  * Who may do what with a shareable resource:
@@ -26,6 +25,16 @@ export function shareableAccess(caller: Caller, s: ShareableRecord): ShareableAc
   return grant ? { level: grant.level, source: 'visible_entity' } : { level: null, source: null };
 }
 
+/**
+ * The same rule on a list index entry, whose envelope (`vis: limited`, `acl` = owner and grantees, see
+ * shareableEntity) is projected on GSI1: a list skips what the caller cannot see without reading it.
+ */
+export function shareableEntryVisibility(caller: Caller): (e: ListEntry) => boolean {
+  if (isAdmin(caller)) return () => true;
+  const me = `u:${caller.userId}`;
+  return (e) => e.vis !== 'limited' || (e.acl ?? []).includes(me);
+}
+
 /** Whether the caller may change grants: the owner, admins, and `manage` grantees who are not viewers. */
 export const canManageGrants = (caller: Caller, access: ShareableAccess) => canWriteContent(caller) && satisfies(access.level, 'manage');
 
@@ -45,10 +54,15 @@ export function shareableChecks(caller: Caller, access: ShareableAccess): Checks
  * access (access requests need none): 404 when absent, of another type, or named with another tenant.
  */
 export async function loadShareable(ctx: DataCtx, path: ShareablePath, shareableUuid: string, consistent = false): Promise<Stored<ShareableRecord>> {
-  const uuid = resourceUuidOf(ctx.tenantId, shareableUuid, path);
-  const stored = await getEntity(ctx, shareableEntity, uuid, consistent);
-  if (!stored || stored.record.type !== SHAREABLE_TYPE_BY_PATH[path]) throw new NotFoundError(SHAREABLE_TYPE_BY_PATH[path].replace('_', ' '), shareableUuid);
+  const stored = await getEntity(ctx, shareableEntity, resourceUuidOf(ctx.tenantId, shareableUuid, path), consistent);
+  if (!stored) throw shareableNotFound(path, shareableUuid);
+  requireShareableType(stored.record, path, shareableUuid);
   return stored;
+}
+
+/** A shareable read by uuid is named by `path` only if it is of that type (`/playbooks/{uuid of a document}` is 404). */
+export function requireShareableType(s: ShareableRecord, path: ShareablePath, shareableUuid: string): void {
+  if (s.type !== SHAREABLE_TYPE_BY_PATH[path]) throw shareableNotFound(path, shareableUuid);
 }
 
 /** Who is told about an access request: the owner and every `manage` grantee (not admins at large). */

@@ -1,15 +1,12 @@
-import type { SQSBatchItemFailure, SQSEvent, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
-import { getEntity, mutateEntity, nowIso, type DataCtx } from '#shared/db/store.ts';
+import { getEntities, getEntity, nowIso, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { notificationEntity, NOTIFICATION_KINDS, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import { LEVELS, SHAREABLE_PATHS } from '#shared/domain/sharing/types.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import type { Email } from '#shared/email/mailer.ts';
-import { NotFoundError } from '#shared/errors.ts';
 import type { Log } from '#shared/logger.ts';
-import type { WorkerHandler } from '#shared/queue/queue.ts';
 
-/** The queue between the access-request endpoints and the e-mail worker (shared/routes/workers.ts). */
+/** The queue between the access-request endpoints and the e-mail worker (shared/routes/sharing.ts). */
 export const ACCESS_REQUEST_QUEUE = 'access-request-notifications';
 
 /**
@@ -32,9 +29,12 @@ export type AccessRequestEmailMessage = z.infer<typeof AccessRequestEmailMessage
 
 /** What delivering needs from one tenant's data: the worker's seam (fakes in unit tests). */
 export interface InboxPort {
-  notification(uuid: string): Promise<NotificationRecord | undefined>;
-  user(uuid: string): Promise<UserRecord | undefined>;
-  markEmailed(uuid: string, at: string): Promise<void>;
+  /** A notification with its version, read consistently (it was committed just before the message was sent). */
+  notification(uuid: string): Promise<Stored<NotificationRecord> | undefined>;
+  /** The users found among `uuids`, by uuid. */
+  users(uuids: string[]): Promise<Map<string, UserRecord>>;
+  /** Marks the notification e-mailed, conditioned on the version read: no second read before the write. */
+  markEmailed(note: Stored<NotificationRecord>, at: string): Promise<void>;
 }
 
 export interface MailDeps {
@@ -46,10 +46,10 @@ export interface MailDeps {
 /** The port over the table, confined to the message's tenant like any request. */
 export function storeInbox(ctx: DataCtx): InboxPort {
   return {
-    notification: async (uuid) => (await getEntity(ctx, notificationEntity, uuid, true))?.record,
-    user: async (uuid) => (await getEntity(ctx, userEntity, uuid))?.record,
-    async markEmailed(uuid, at) {
-      await mutateEntity(ctx, notificationEntity, uuid, (cur) => (cur.record.email_sent_at ? undefined : { ...cur.record, email_sent_at: at, updated_at: at }), () => new NotFoundError('Notification', uuid));
+    notification: (uuid) => getEntity(ctx, notificationEntity, uuid, true),
+    users: async (uuids) => new Map([...(await getEntities(ctx, userEntity, uuids)).values()].map((u) => [u.record.uuid, u.record])),
+    async markEmailed(note, at) {
+      await new WriteTx(ctx).replace(notificationEntity, note, { ...note.record, email_sent_at: at, updated_at: at }).commit();
     },
   };
 }
@@ -68,47 +68,23 @@ export function accessRequestEmail(msg: AccessRequestEmailMessage, to: string): 
 
 /**
  * Sends the e-mails of one message, one per recipient. Already-sent notifications are skipped; recipients
- * that no longer exist or are inactive get none. At-least-once: a crash between sending and marking sends
- * that one e-mail again on redelivery (accepted; the marker makes every other retry idempotent).
+ * that no longer exist or are inactive get none. Reads: each notification (consistent), then the recipients
+ * still to e-mail in one batch; writes: one conditional mark per e-mail sent. At-least-once: a crash between
+ * sending and marking sends that one e-mail again on redelivery (accepted; the marker makes every other
+ * retry idempotent). Throws on a failed send or mark, so the queue redelivers the message (functions/workers).
  */
-export async function deliverAccessRequestEmails(msg: AccessRequestEmailMessage, deps: MailDeps): Promise<{ sent: number; skipped: number }> {
+export async function deliverAccessRequestEmails(msg: AccessRequestEmailMessage, deps: Pick<MailDeps, 'inbox' | 'send'>): Promise<{ access_request_uuid: string; sent: number; skipped: number }> {
   const inbox = await deps.inbox(msg.tenant_uuid);
+  const notes = await Promise.all(msg.deliveries.map((d) => inbox.notification(d.notification_uuid)));
+  const due = notes.filter((n): n is Stored<NotificationRecord> => !!n && !n.record.email_sent_at);
+  const users = due.length ? await inbox.users(due.map((n) => n.record.recipient_uuid)) : new Map<string, UserRecord>();
   let sent = 0;
-  let skipped = 0;
-  for (const d of msg.deliveries) {
-    const note = await inbox.notification(d.notification_uuid);
-    const user = note && !note.email_sent_at ? await inbox.user(d.recipient_uuid) : undefined;
-    if (!note || note.email_sent_at || !user || user.status !== 'active') {
-      skipped++;
-      continue;
-    }
+  for (const note of due) {
+    const user = users.get(note.record.recipient_uuid);
+    if (!user || user.status !== 'active') continue;
     await deps.send(accessRequestEmail(msg, user.email));
-    await inbox.markEmailed(note.uuid, nowIso());
+    await inbox.markEmailed(note, nowIso());
     sent++;
   }
-  return { sent, skipped };
+  return { access_request_uuid: msg.access_request_uuid, sent, skipped: msg.deliveries.length - sent };
 }
-
-/**
- * The SQS handler: each record on its own, failures reported as partial batch failures so only those
- * messages are redelivered (and dead-lettered after the queue's maxReceiveCount). A malformed message fails
- * too, to land in the dead-letter queue as evidence rather than vanish.
- */
-export function accessRequestEmailHandler(deps: MailDeps): WorkerHandler {
-  return async (event: SQSEvent) => {
-    const failures: SQSBatchItemFailure[] = [];
-    for (const record of event.Records) {
-      try {
-        const msg = AccessRequestEmailMessageSchema.parse(JSON.parse(record.body));
-        const out = await deliverAccessRequestEmails(msg, deps);
-        deps.log?.info('access request e-mails', { message_id: record.messageId, access_request_uuid: msg.access_request_uuid, ...out });
-      } catch (err) {
-        deps.log?.error('access request e-mail delivery failed', { message_id: record.messageId, receive_count: receiveCount(record), error: (err as Error).message });
-        failures.push({ itemIdentifier: record.messageId });
-      }
-    }
-    return { batchItemFailures: failures };
-  };
-}
-
-const receiveCount = (r: SQSRecord) => Number(r.attributes?.ApproximateReceiveCount ?? 0);

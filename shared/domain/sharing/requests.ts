@@ -1,13 +1,12 @@
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
 import { keys } from '#shared/db/keys.ts';
-import { nowIso, sleep, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { loadShareable, requestRecipients, shareableAccess } from '#shared/domain/sharing/access.ts';
 import { accessRequestKey, shareableEntity, type AccessRequestRecord, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { addRequestNotifications, queueRequestEmails } from '#shared/domain/sharing/notifications.ts';
 import { higherLevel, PATH_BY_SHAREABLE_TYPE, satisfies, type Level, type ShareablePath, type ShareableType } from '#shared/domain/sharing/types.ts';
-import { ConcurrentUpdateError } from '#shared/errors.ts';
 
 /**
  * Access requests (spec "States and transitions"):
@@ -15,8 +14,9 @@ import { ConcurrentUpdateError } from '#shared/errors.ts';
  *   pending --POST again--> pending, upgraded in place (level only rises; message replaced if given), no notice
  *   pending --a grant at or above the level--> resolved (in the grant's transaction, see resolveByGrant)
  * A request the caller already satisfies is a no-op. Every change is a conditional write on the request's
- * one item (deterministic key) plus a check that the resource did not change since it was read, retried on a
- * lost race: concurrent requests yield one pending request and one set of notices.
+ * one item (deterministic key), retried on a lost race (retryOnConflict); creating and upgrading also check
+ * that the resource (owner, grants) did not change since it was read. Concurrent requests yield one pending
+ * request and one set of notices.
  */
 export const RESEND_WINDOW_MS = 60 * 60 * 1000;
 
@@ -68,26 +68,11 @@ function shareableUnchanged(ctx: DataCtx, tx: WriteTx, stored: Stored<ShareableR
   tx.add({ ConditionCheck: { TableName: config.tableName, Key: keys.entity(ctx.tenantId, shareableEntity.type, stored.record.uuid), ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': stored.version } } });
 }
 
-/** Re-runs a read-decide-write step when its conditional write lost a race (as mutateEntity does). */
-async function retrying<T>(step: () => Promise<T>): Promise<T> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return await step();
-    } catch (err) {
-      if (err instanceof ConcurrentUpdateError && attempt < 10) {
-        await sleep(Math.random() * 15 * (attempt + 1));
-        continue;
-      }
-      throw err;
-    }
-  }
-}
-
 export async function requestAccess(ctx: DomainCtx, path: ShareablePath, shareableUuid: string, input: RequestInput): Promise<{ record: AccessRequestRecord | null; outcome: RequestOutcome }> {
   const me = ctx.caller.userId;
   // A blank message is no message.
   const message = input.message === undefined ? undefined : input.message.trim() || null;
-  return retrying(async () => {
+  return retryOnConflict(async () => {
     const stored = await loadShareable(ctx, path, shareableUuid, true);
     const s = stored.record;
     const read = await readRequest(ctx, s.type, s.uuid, me);
@@ -145,7 +130,7 @@ export async function myPendingRequest(ctx: DomainCtx, path: ShareablePath, shar
  */
 export async function resendAccessRequest(ctx: DomainCtx, path: ShareablePath, shareableUuid: string): Promise<{ status: ResendStatus; next_resend_at: string | null }> {
   const me = ctx.caller.userId;
-  return retrying(async () => {
+  return retryOnConflict(async () => {
     const stored = await loadShareable(ctx, path, shareableUuid);
     const s = stored.record;
     const read = await readRequest(ctx, s.type, s.uuid, me);

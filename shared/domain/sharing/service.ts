@@ -1,12 +1,12 @@
 import { canWriteContent } from '#shared/auth/caller.ts';
 import { createEntity, mutateEntity, nowIso } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { canManageGrants, loadShareable, shareableAccess, type ShareableAccess } from '#shared/domain/sharing/access.ts';
+import { canManageGrants, loadShareable, requireShareableType, shareableAccess, type ShareableAccess } from '#shared/domain/sharing/access.ts';
 import { MAX_GRANTS, MAX_MANAGERS, shareableEntity, type Grant, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { resolveByGrant } from '#shared/domain/sharing/requests.ts';
-import { PATH_BY_SHAREABLE_TYPE, SHAREABLE_TYPE_BY_PATH, type Level, type ShareablePath } from '#shared/domain/sharing/types.ts';
+import { PATH_BY_SHAREABLE_TYPE, resourceUuidOf, SHAREABLE_TYPE_BY_PATH, shareableName, shareableNotFound, type Level, type ShareablePath } from '#shared/domain/sharing/types.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
+import { ForbiddenError, ValidationError } from '#shared/errors.ts';
 
 /** Shareable resources (contract section 8 extension): create, read, and grant levels to users. */
 
@@ -31,29 +31,30 @@ export async function createShareable(ctx: DomainCtx, path: ShareablePath, input
 export async function getShareable(ctx: DomainCtx, path: ShareablePath, shareableUuid: string): Promise<{ record: ShareableRecord; access: ShareableAccess }> {
   const { record } = await loadShareable(ctx, path, shareableUuid);
   const access = shareableAccess(ctx.caller, record);
-  if (!access.level) throw new ForbiddenError(`You have no access to this ${record.type.replace('_', ' ')}; request it with POST /${path}/${record.uuid}/access_requests`);
+  if (!access.level) throw new ForbiddenError(`You have no access to this ${shareableName(record.type)}; request it with POST /${path}/${record.uuid}/access_requests`);
   return { record, access };
 }
 
 /**
  * Sets (or, with level null, revokes) a user's grant. Owner, admins and `manage` grantees only. A grant
- * that satisfies the grantee's pending access request resolves it in the same transaction.
+ * that satisfies the grantee's pending access request resolves it in the same transaction. Every check runs
+ * on the consistent read the write is conditioned on: one read of the resource, not a second one up front.
  */
 export async function setGrant(ctx: DomainCtx, path: ShareablePath, shareableUuid: string, input: { user_uuid: string; level: Level | null }): Promise<{ record: ShareableRecord; access: ShareableAccess }> {
-  const { record: first } = await loadShareable(ctx, path, shareableUuid);
-  if (!canManageGrants(ctx.caller, shareableAccess(ctx.caller, first))) throw new ForbiddenError('Only the owner and users with manage access can change grants');
-  const grantee = await ctx.loader.one(userEntity, input.user_uuid);
-  if (!grantee) throw ValidationError.field('user_uuid', 'not_found', `user_uuid ${input.user_uuid} is not a user of this tenant`);
-  if (grantee.uuid === first.owner_uuid) throw ValidationError.field('user_uuid', 'owner', 'The owner already holds every level');
-
+  // Stored uuids are lower-case; the body's uuid may not be (the schema accepts either case, as paths do).
+  const granteeUuid = input.user_uuid.toLowerCase();
   const { after } = await mutateEntity(
     ctx,
     shareableEntity,
-    first.uuid,
+    resourceUuidOf(ctx.tenantId, shareableUuid, path),
     async (current, tx) => {
       const s = current.record;
-      // Re-checked on the record being written: a concurrent grant may have removed the caller's manage level.
+      requireShareableType(s, path, shareableUuid);
+      // Checked on the record being written: a concurrent grant may have removed the caller's manage level.
       if (!canManageGrants(ctx.caller, shareableAccess(ctx.caller, s))) throw new ForbiddenError('Only the owner and users with manage access can change grants');
+      const grantee = await ctx.loader.one(userEntity, granteeUuid); // cached: a retry does not read it again
+      if (!grantee) throw ValidationError.field('user_uuid', 'not_found', `user_uuid ${input.user_uuid} is not a user of this tenant`);
+      if (grantee.uuid === s.owner_uuid) throw ValidationError.field('user_uuid', 'owner', 'The owner already holds every level');
       const now = nowIso();
       const existing = s.grants.find((g) => g.user_uuid === grantee.uuid);
       const unchanged = (existing?.level ?? null) === input.level;
@@ -67,7 +68,7 @@ export async function setGrant(ctx: DomainCtx, path: ShareablePath, shareableUui
       if (unchanged && !resolved) return undefined;
       return { ...s, grants, updated_at: now };
     },
-    () => new NotFoundError(SHAREABLE_TYPE_BY_PATH[path].replace('_', ' '), shareableUuid),
+    () => shareableNotFound(path, shareableUuid),
   );
   return { record: after, access: shareableAccess(ctx.caller, after) };
 }

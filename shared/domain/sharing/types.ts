@@ -26,6 +26,12 @@ export const levelRank = (l: Level): number => LEVELS.indexOf(l);
 export const satisfies = (have: Level | null, want: Level): boolean => have !== null && levelRank(have) >= levelRank(want);
 export const higherLevel = (a: Level, b: Level): Level => (levelRank(a) >= levelRank(b) ? a : b);
 
+/** A type in words, for messages: `okrs_dashboard` → `okrs dashboard`. */
+export const shareableName = (type: ShareableType) => type.replace('_', ' ');
+
+/** No shareable of `path`'s type named `shareableUuid` in the caller's tenant (contract section 1: 404). */
+export const shareableNotFound = (path: ShareablePath, shareableUuid: string) => new NotFoundError(shareableName(SHAREABLE_TYPE_BY_PATH[path]), shareableUuid);
+
 /**
  * The shareable path a request is for, from its route key (`POST /documents/{shareable_uuid}/grants` →
  * `documents`). Each type has its own route rows (so API Gateway answers 404 for any other value, as it
@@ -37,12 +43,11 @@ export function shareablePathOfRoute(routeKey: string): ShareablePath {
   return segment as ShareablePath;
 }
 
-
 /**
  * The resource uuid named by a `shareable_uuid` path value: `<tenant_uuid>_<resource_uuid>` or the bare
  * resource uuid. A prefix naming another tenant, or anything that is not a uuid, names no resource of the
  * caller's tenant: 404 (contract section 1), never a hint that the resource exists elsewhere.
  */
 export function resourceUuidOf(tenantId: string, shareableUuid: string, path: ShareablePath): string {
-  return scopedUuidOf(tenantId, shareableUuid, () => new NotFoundError(SHAREABLE_TYPE_BY_PATH[path].replace('_', ' '), shareableUuid));
+  return scopedUuidOf(tenantId, shareableUuid, () => shareableNotFound(path, shareableUuid));
 }

@@ -29,12 +29,13 @@ import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import { requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
 import { config } from '#shared/config.ts';
 import { keys } from '#shared/db/keys.ts';
-import { getEntities, getEntity, mutateEntity, nowIso, queryList, WriteTx, type ListEntry, type Stored } from '#shared/db/store.ts';
+import { getEntities, getEntity, mutateEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type ListEntry, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { sentFields } from '#shared/domain/fields.ts';
 import { GOAL_KINDS } from '#shared/domain/goals/entity.ts';
 import { teamEntity, teamMemberships, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { ConcurrentUpdateError, ForbiddenError, HasDependentsError, NotFoundError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
+import { ForbiddenError, HasDependentsError, NotFoundError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 import type { TeamCreateBody, TeamUpdateBody } from '#shared/schemas/teams.ts';
 
 export type TeamCreateInput = z.infer<typeof TeamCreateBody>;
@@ -69,29 +70,24 @@ const managesTeam = (ctx: DomainCtx, t: TeamRecord) => canWriteContent(ctx.calle
 
 /** Owners and members must be users of the tenant; every bad uuid is named in the details. */
 async function checkUsers(ctx: DomainCtx, input: Pick<TeamUpdateInput, 'owner_uuids' | 'member_uuids'>): Promise<void> {
+  const fields = ['owner_uuids', 'member_uuids'] as const;
+  // one read for both lists
+  const found = new Set((await ctx.loader.many(userEntity, fields.flatMap((f) => uniq(input[f])))).map((u) => u.uuid));
   const details: ErrorDetail[] = [];
-  for (const field of ['owner_uuids', 'member_uuids'] as const) {
-    const ids = uniq(input[field]);
-    if (!ids.length) continue;
-    const found = new Set((await ctx.loader.many(userEntity, ids)).map((u) => u.uuid));
-    for (const id of ids) if (!found.has(id)) details.push({ field, code: 'not_found', message: `${id} is not a user of this tenant` });
+  for (const field of fields) {
+    for (const id of uniq(input[field])) if (!found.has(id)) details.push({ field, code: 'not_found', message: `${id} is not a user of this tenant` });
   }
   if (details.length) throw new ValidationError(details.map((d) => `${d.field}: ${d.message}`).join('; '), details);
 }
 
-/** Every entry of a GSI1 partition accepted by `accept`, up to `max`. */
-async function scanEntries(ctx: DomainCtx, partition: string, accept: (e: ListEntry) => boolean = () => true, max = Infinity): Promise<ListEntry[]> {
+/** The first `max` entries of a GSI1 partition accepted by `accept` (Queries of 100 keys, so stopping early reads little). */
+async function firstEntries(ctx: DomainCtx, partition: string, max: number, accept: (e: ListEntry) => boolean = () => true): Promise<ListEntry[]> {
   const out: ListEntry[] = [];
-  let startKey: Record<string, unknown> | undefined;
-  do {
-    const page = await queryList(ctx, partition, { startKey, limit: 100 });
-    for (const e of page.entries) {
-      if (!accept(e)) continue;
-      out.push(e);
-      if (out.length >= max) return out;
-    }
-    startKey = page.lastKey;
-  } while (startKey);
+  for await (const e of partitionEntries(ctx, partition, { pageSize: 100 })) {
+    if (!accept(e)) continue;
+    out.push(e);
+    if (out.length >= max) break;
+  }
   return out;
 }
 
@@ -104,7 +100,7 @@ async function descendants(ctx: DomainCtx, rootUuid: string, cap: number, field:
   while (frontier.length) {
     const childIds: string[] = [];
     for (const parent of frontier) {
-      childIds.push(...(await scanEntries(ctx, childrenPartition(ctx, parent), undefined, cap + 1)).map((e) => e.id));
+      childIds.push(...(await firstEntries(ctx, childrenPartition(ctx, parent), cap + 1)).map((e) => e.id));
       if (out.length + childIds.length > cap) throw tooBig(field);
     }
     const found = await getEntities(ctx, teamEntity, childIds);
@@ -217,7 +213,7 @@ export async function updateTeam(ctx: DomainCtx, id: string, input: TeamUpdateIn
       await checkUsers(ctx, input);
       const next: TeamRecord = {
         ...team,
-        ...(Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined)) as Partial<TeamRecord>),
+        ...(sentFields(input) as Partial<TeamRecord>),
         owner_uuids: input.owner_uuids ? uniq(input.owner_uuids) : team.owner_uuids,
         member_uuids: input.member_uuids ? uniq(input.member_uuids) : team.member_uuids,
         depth: team.depth,
@@ -242,46 +238,40 @@ export async function updateTeam(ctx: DomainCtx, id: string, input: TeamUpdateIn
  * delete is refused with 422 too_many (archive-and-move the sub-teams first).
  */
 export async function deleteTeam(ctx: DomainCtx, id: string): Promise<TeamRecord> {
-  for (let attempt = 0; ; attempt++) {
+  // A lost race (a child attached, a sub-team changed meanwhile) re-reads and re-checks everything.
+  return retryOnConflict(async () => {
     const current = await getEntity(ctx, teamEntity, id, true);
     if (!current) throw notFound(id);
     requireAdmin(ctx.caller, 'Only admins can delete teams');
-    await checkNoDependents(ctx, id);
+    // One read of the sub-teams serves both the dependents check (index state) and the detaching below.
+    const [children, ...goalsByKind] = await Promise.all([
+      firstEntries(ctx, childrenPartition(ctx, id), MAX_TX_ITEMS + 1),
+      ...GOAL_KINDS.map((kind) => firstEntries(ctx, keys.entryList(ctx.tenantId, kind, 'team', id), MAX_DEPENDENTS_NAMED, (e) => e.state !== 'discarded')),
+    ]);
+    const details = [
+      ...children.filter((e) => e.state === 'active').slice(0, MAX_DEPENDENTS_NAMED).map((e) => subTeamDetail(e.id)),
+      ...GOAL_KINDS.flatMap((kind, i) => goalsByKind[i]!.map((e): ErrorDetail => ({ field: 'goals', code: 'okr_relationship', message: `${kind} ${e.id}` }))),
+    ];
+    if (details.length) throw dependentsError(details);
+    if (children.length > MAX_TX_ITEMS) throw tooBig(undefined);
 
     const now = nowIso();
     const tx = new WriteTx(ctx).remove(teamEntity, current);
-    const childIds = (await scanEntries(ctx, childrenPartition(ctx, id), undefined, MAX_TX_ITEMS + 1)).map((e) => e.id);
-    if (childIds.length > MAX_TX_ITEMS) throw tooBig(undefined);
-    for (const child of (await getEntities(ctx, teamEntity, childIds)).values()) {
+    for (const child of (await getEntities(ctx, teamEntity, children.map((e) => e.id))).values()) {
       // The index said archived; the record is the truth (the index lags writes slightly).
       if (child.record.status === 'active') throw dependentsError([subTeamDetail(child.record.uuid)]);
       tx.replace(teamEntity, child, { ...child.record, parent_uuid: null, depth: 0, updated_at: now });
       await shiftSubtree(ctx, tx, child.record.uuid, -child.record.depth, now, MAX_TX_ITEMS - tx.size, undefined);
     }
     assertFits(tx.size, undefined);
-    try {
-      await tx.commit();
-      return current.record;
-    } catch (err) {
-      // A child was attached or a sub-team changed meanwhile: re-read and re-check.
-      if (err instanceof ConcurrentUpdateError && attempt < 5) continue;
-      throw err;
-    }
-  }
+    await tx.commit();
+    return current.record;
+  });
 }
 
 const subTeamDetail = (uuid: string): ErrorDetail => ({ field: 'sub_teams', code: 'active_sub_team', message: `active sub-team ${uuid}` });
 const dependentsError = (details: ErrorDetail[]) =>
   new HasDependentsError('The team has active sub-teams or OKR relationships; archive or move the sub-teams and remove the team from its goals first', details);
-
-async function checkNoDependents(ctx: DomainCtx, id: string): Promise<void> {
-  const details: ErrorDetail[] = (await scanEntries(ctx, childrenPartition(ctx, id), (e) => e.state === 'active', MAX_DEPENDENTS_NAMED)).map((e) => subTeamDetail(e.id));
-  for (const kind of GOAL_KINDS) {
-    const goals = await scanEntries(ctx, keys.entryList(ctx.tenantId, kind, 'team', id), (e) => e.state !== 'discarded', MAX_DEPENDENTS_NAMED);
-    details.push(...goals.map((e) => ({ field: 'goals', code: 'okr_relationship', message: `${kind} ${e.id}` })));
-  }
-  if (details.length) throw dependentsError(details);
-}
 
 export const presentTeam = (t: TeamRecord) => ({
   uuid: t.uuid,

@@ -6,11 +6,23 @@ import { PROFILE_FILTERABLE, userEntity, type UserRecord } from '#shared/domain/
 import { runList, type AttrDef, type ListResource } from '#shared/list/engine.ts';
 import type { Loader } from '#shared/list/loader.ts';
 
+/** Per request (loader): user uuid → the user's teams, so several team filters on one user read its memberships once. */
+const teamsByUser = new WeakMap<Loader, Map<string, Promise<TeamRecord[]>>>();
+
 /** Teams the user belongs to (owner or member), from the team entry list `team@member#<user>`. */
-async function teamsOf(ctx: DataCtx, loader: Loader, userUuid: string): Promise<TeamRecord[]> {
-  const ids: string[] = [];
-  for await (const e of partitionEntries(ctx, keys.entryList(ctx.tenantId, 'team', 'member', userUuid))) ids.push(e.id);
-  return loader.many(teamEntity, ids);
+function teamsOf(ctx: DataCtx, loader: Loader, userUuid: string): Promise<TeamRecord[]> {
+  let cache = teamsByUser.get(loader);
+  if (!cache) teamsByUser.set(loader, (cache = new Map()));
+  let teams = cache.get(userUuid);
+  if (!teams) {
+    teams = (async () => {
+      const ids: string[] = [];
+      for await (const e of partitionEntries(ctx, keys.entryList(ctx.tenantId, 'team', 'member', userUuid))) ids.push(e.id);
+      return loader.many(teamEntity, ids);
+    })();
+    cache.set(userUuid, teams);
+  }
+  return teams;
 }
 
 const teamAttrs = (prefix: string): Record<string, AttrDef<UserRecord>> => {

@@ -19,12 +19,16 @@ export async function getUser(ctx: DomainCtx, id: string): Promise<UserRecord> {
   return user;
 }
 
-/** The manager must be a user of the tenant, and the manager chain must not loop back to the user. */
-async function checkManager(ctx: DomainCtx, userUuid: string, managerUuid: string | null | undefined): Promise<void> {
-  if (!managerUuid) return;
+const managerNotFound = (managerUuid: string) => ValidationError.field('manager_uuid', 'not_found', `manager_uuid ${managerUuid} is not a user of this tenant`);
+
+/**
+ * The manager must be a user of the tenant, and the manager chain must not loop back to the user. (A new
+ * user is in no one's chain, so its create checks existence only: see createUser.)
+ */
+async function checkManagerChain(ctx: DomainCtx, userUuid: string, managerUuid: string): Promise<void> {
   if (managerUuid === userUuid) throw ValidationError.field('manager_uuid', 'cycle', 'A user cannot be their own manager');
   let current = await ctx.loader.one(userEntity, managerUuid);
-  if (!current) throw ValidationError.field('manager_uuid', 'not_found', `manager_uuid ${managerUuid} is not a user of this tenant`);
+  if (!current) throw managerNotFound(managerUuid);
   for (let hops = 0; current?.manager_uuid && hops < 100; hops++) {
     if (current.manager_uuid === userUuid) throw ValidationError.field('manager_uuid', 'cycle', 'This manager would create a management cycle');
     current = await ctx.loader.one(userEntity, current.manager_uuid);
@@ -34,7 +38,7 @@ async function checkManager(ctx: DomainCtx, userUuid: string, managerUuid: strin
 export async function createUser(ctx: DomainCtx, input: UserCreateInput): Promise<UserRecord> {
   requireAdmin(ctx.caller, 'Only admins can create users');
   const record = newUserRecord({ ...input, profile_attributes: compact(input.profile_attributes ?? {}), creator_uuid: ctx.caller.userId }, nowIso());
-  await checkManager(ctx, record.uuid, record.manager_uuid);
+  if (record.manager_uuid && !(await ctx.loader.one(userEntity, record.manager_uuid))) throw managerNotFound(record.manager_uuid);
   return createEntity(ctx, userEntity, record);
 }
 
@@ -57,12 +61,12 @@ export async function updateUser(ctx: DomainCtx, id: string, input: UserUpdateIn
   if (id === ctx.caller.userId && ((input.role && input.role !== 'admin' && admin) || input.status === 'inactive')) {
     throw ValidationError.field(input.status === 'inactive' ? 'status' : 'role', 'self_lockout', 'You cannot remove your own admin role or deactivate yourself');
   }
-  if (input.manager_uuid !== undefined) await checkManager(ctx, id, input.manager_uuid);
   const { after } = await mutateEntity(
     ctx,
     userEntity,
     id,
-    (current) => {
+    async (current) => {
+      if (input.manager_uuid && input.manager_uuid !== current.record.manager_uuid) await checkManagerChain(ctx, id, input.manager_uuid);
       const { profile_attributes, ...rest } = input;
       return {
         ...current.record,
