@@ -207,10 +207,7 @@ export class GoalTrackingStack extends Stack {
         rolePath: this.data.rolePath(w.table),
         timeout: Duration.seconds(w.timeoutSeconds),
         logRetention: config.logRetention,
-        environment: {
-          ...common,
-          ...(config.supportWebhookUrl ? { SUPPORT_WEBHOOK_URL: config.supportWebhookUrl } : {}),
-        },
+        environment: common,
       });
       if (w.table !== 'none') this.data.bindTable(fn, w.table);
       this.bindQueues(fn, w.sendsTo ?? [], name);
@@ -306,6 +303,9 @@ export class GoalTrackingStack extends Stack {
         );
         fn.addEnvironment('BEDROCK_MODEL_ID', config.bedrockModelId);
         this.bedrockBound = true;
+      } else if (need === 'support:webhook') {
+        // Configuration rather than a grant: only the function that files support issues learns the URL.
+        if (config.supportWebhookUrl) fn.addEnvironment('SUPPORT_WEBHOOK_URL', config.supportWebhookUrl);
       } else {
         throw new Error(`${name}: unknown need ${need}`);
       }

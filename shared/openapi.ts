@@ -54,6 +54,7 @@ export function buildOpenApiDocument() {
               401: { description: 'Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape)' },
               403: errorResponse('The caller may not do this'),
               404: errorResponse('No such resource in the caller tenant'),
+              409: errorResponse('conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request'),
               422: errorResponse('A rule is broken (validation_failed, taken, has_dependents)'),
               429: errorResponse('Rate limited; see Retry-After'),
             }

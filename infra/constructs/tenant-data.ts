@@ -3,28 +3,16 @@ import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/a
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
+import { TABLE_DATA_ACTIONS } from '#shared/db/tenant-scope.ts';
 
 export type TableAccess = 'read' | 'write';
 
 /**
- * Data actions per access level. They are a subset of what `tenantSessionPolicy` (shared/db/tenant-scope.ts)
- * allows, so the effective permission of a tenant session (role policy ∩ session policy) is exactly this list
- * confined to one tenant's leading keys. Transactions need no action of their own: TransactGetItems is
- * authorised as GetItem, TransactWriteItems as Put/Update/Delete/ConditionCheckItem.
+ * Data actions per access level, from shared/db/tenant-scope.ts: the session policy allows the write list, so
+ * the effective permission of a tenant session (role policy ∩ session policy) is exactly the role's list
+ * confined to one tenant's leading keys.
  */
-export const TABLE_ACTIONS: Record<TableAccess, readonly string[]> = {
-  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
-  write: [
-    'dynamodb:GetItem',
-    'dynamodb:BatchGetItem',
-    'dynamodb:Query',
-    'dynamodb:PutItem',
-    'dynamodb:UpdateItem',
-    'dynamodb:DeleteItem',
-    'dynamodb:BatchWriteItem',
-    'dynamodb:ConditionCheckItem',
-  ],
-};
+export const TABLE_ACTIONS: Record<TableAccess, readonly string[]> = TABLE_DATA_ACTIONS;
 
 /** What a function must expose to be bound to the table: its execution role and its environment. */
 export interface TableBindable {

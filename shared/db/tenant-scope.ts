@@ -5,6 +5,24 @@ import { keys } from '#shared/db/keys.ts';
 import { UUID_RE } from '#shared/domain/scoped-id.ts';
 
 /**
+ * Data actions per access level; infra/ grants the tenant roles exactly these. Transactions need no action of
+ * their own: TransactGetItems is authorised as GetItem, TransactWriteItems as Put/Update/Delete/ConditionCheckItem.
+ */
+export const TABLE_DATA_ACTIONS = {
+  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
+  write: [
+    'dynamodb:GetItem',
+    'dynamodb:BatchGetItem',
+    'dynamodb:Query',
+    'dynamodb:PutItem',
+    'dynamodb:UpdateItem',
+    'dynamodb:DeleteItem',
+    'dynamodb:BatchWriteItem',
+    'dynamodb:ConditionCheckItem',
+  ],
+} as const satisfies Record<'read' | 'write', readonly string[]>;
+
+/**
  * The session policy a function assumes for one tenant: data actions on the table and its indexes, only on
  * items whose partition key starts with the tenant's prefix. A bug in a handler therefore cannot read or
  * write another tenant's partition, whatever key it builds.
@@ -17,16 +35,7 @@ export function tenantSessionPolicy(tableArn: string, tenantId: string) {
       {
         Sid: 'TenantItems',
         Effect: 'Allow',
-        Action: [
-          'dynamodb:GetItem',
-          'dynamodb:BatchGetItem',
-          'dynamodb:Query',
-          'dynamodb:PutItem',
-          'dynamodb:UpdateItem',
-          'dynamodb:DeleteItem',
-          'dynamodb:BatchWriteItem',
-          'dynamodb:ConditionCheckItem',
-        ],
+        Action: [...TABLE_DATA_ACTIONS.write],
         Resource: [tableArn, `${tableArn}/index/*`],
         Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [keys.leadingKeysPattern(tenantId)] } },
       },

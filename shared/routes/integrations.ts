@@ -26,5 +26,5 @@ export const integrationRoutes: Route[] = [
 
 export const integrationWorkers: Worker[] = [
   // Files connector requests with the external support tool over its webhook. No table, no e-mail: the message carries everything.
-  { queue: SUPPORT_ISSUE_QUEUE, handler: 'functions/workers/support-issue.ts', maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 30, table: 'none' },
+  { queue: SUPPORT_ISSUE_QUEUE, handler: 'functions/workers/support-issue.ts', maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 30, table: 'none', needs: ['support:webhook'] },
 ];

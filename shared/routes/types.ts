@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 
-/** Extra IAM needs beyond table and queues, each mapped to exactly one grant by infra/stack.ts. */
-export type Need = 'kms:sign' | 'kms:public-key' | 'bedrock:invoke';
+/** Extra needs beyond table and queues, each mapped by infra/stack.ts to one grant (or, for support:webhook, the webhook URL). */
+export type Need = 'kms:sign' | 'kms:public-key' | 'bedrock:invoke' | 'support:webhook';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
