@@ -9,6 +9,7 @@ export const handler = apiHandler({
   body: GrantBody,
   handle: async ({ ctx, params, body, event }) => {
     const { record, access } = await setGrant(ctx, shareablePathOfRoute(event.routeKey), params.shareable_uuid!, body);
-    return recordResponse(200, record.type, presentShareable(record), shareableChecks(ctx.caller, access), access.source!);
+    // A manage grantee who revoked its own grant acted through that grant: say so, with every check now false.
+    return recordResponse(200, record.type, presentShareable(record), shareableChecks(ctx.caller, access), access.source ?? 'visible_entity');
   },
 });

@@ -181,6 +181,15 @@ describe('shareable resources (extension)', () => {
     ]);
   });
 
+  it('lets a manage grantee revoke its own grant, answering with an allowed access_source and only a request left to make', async () => {
+    const doc = await sharedDoc(t);
+    const res = await doc.manager.api.put(`/documents/${doc.uuid}/grants`, { user_uuid: doc.manager.uuid, level: null });
+    expect(res.status).toBe(200);
+    expect(res.body.data.access_source).toBe('visible_entity');
+    expect(res.body.data.checks).toEqual({ can_comment: false, can_edit: false, can_manage_grants: false, can_request_access: true });
+    expectError(await doc.manager.api.get(`/documents/${doc.uuid}`), 403, 'forbidden');
+  });
+
   it('changes a grant with one read of the resource, and takes the grantee uuid in either case', async () => {
     const doc = await sharedDoc(t);
     const grantee = await t.user();
