@@ -80,13 +80,13 @@ const storable = (pk: string) => Buffer.byteLength(pk, 'utf8') <= MAX_PARTITION_
 type Key = { PK: string; SK: string };
 
 /** BatchGetItem of any keys (100 per call, unprocessed keys retried); returns the items found, in no particular order. */
-async function batchGet(ctx: DataCtx, all: Key[]): Promise<Record<string, unknown>[]> {
+async function batchGet(ctx: DataCtx, all: Key[], consistent = false): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   const wanted = all.filter((k) => storable(k.PK));
   for (let i = 0; i < wanted.length; i += 100) {
     let requestKeys: Record<string, unknown>[] = wanted.slice(i, i + 100);
     for (let attempt = 0; requestKeys.length > 0; attempt++) {
-      const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: requestKeys } } }));
+      const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: requestKeys, ConsistentRead: consistent } } }));
       items.push(...(out.Responses?.[tableName()] ?? []));
       requestKeys = (out.UnprocessedKeys?.[tableName()]?.Keys as Record<string, unknown>[] | undefined) ?? [];
       if (requestKeys.length && attempt > 8) throw new Error('BatchGet: unprocessed keys after retries');
@@ -104,9 +104,9 @@ export async function getEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityD
   return { record: out.Item.rec as R, version: out.Item.v as number };
 }
 
-/** Fetches many entities by id (BatchGetItem, 100 per call). Missing ids are absent from the map. */
-export async function getEntities<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, ids: Iterable<string>): Promise<Map<string, Stored<R>>> {
-  const items = await batchGet(ctx, [...new Set(ids)].map((id) => keys.entity(ctx.tenantId, def.type, id)));
+/** Fetches many entities by id (BatchGetItem, 100 per call; `consistent` for strongly consistent reads). Missing ids are absent from the map. */
+export async function getEntities<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, ids: Iterable<string>, consistent = false): Promise<Map<string, Stored<R>>> {
+  const items = await batchGet(ctx, [...new Set(ids)].map((id) => keys.entity(ctx.tenantId, def.type, id)), consistent);
   return new Map(items.map((item) => [item.id as string, { record: item.rec as R, version: item.v as number }]));
 }
 

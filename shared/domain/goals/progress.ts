@@ -1,4 +1,4 @@
-import { getEntity, mutateEntity, nowIso, retryOnConflict, type DataCtx } from '#shared/db/store.ts';
+import { getEntities, mutateEntity, nowIso, retryOnConflict, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, type GoalRecord, type MetricRecord } from '#shared/domain/goals/entity.ts';
 import { childEntries } from '#shared/domain/goals/hierarchy.ts';
@@ -74,18 +74,13 @@ export function rollupProgress(parentUuid: string, children: GoalRecord[]): numb
 }
 
 /**
- * Children read with strongly consistent gets (a BatchGet is eventually consistent): a child written
- * just before this recompute must be seen with its new progress, or the parent would settle on a stale
- * average that nobody recomputes again.
+ * Children read strongly consistently (BatchGetItem with ConsistentRead, 100 per call): a child written just
+ * before this recompute must be seen with its new progress, or the parent would settle on a stale average
+ * that nobody recomputes again.
  */
 async function readChildren(ctx: DataCtx, parentUuid: string): Promise<GoalRecord[]> {
-  const ids = [...new Set((await childEntries(ctx, parentUuid)).map((e) => e.id))];
-  const out: GoalRecord[] = [];
-  for (let i = 0; i < ids.length; i += 25) {
-    const batch = await Promise.all(ids.slice(i, i + 25).map((id) => getEntity(ctx, goalEntity, id, true)));
-    for (const s of batch) if (s) out.push(s.record);
-  }
-  return out;
+  const ids = (await childEntries(ctx, parentUuid)).map((e) => e.id);
+  return [...(await getEntities(ctx, goalEntity, ids, true)).values()].map((s) => s.record);
 }
 
 /**
