@@ -16,7 +16,7 @@ import { parsePageParams } from '#shared/list/params.ts';
  * MAX_EXAMINED items; past that the request is refused with a hint to add an indexed filter.
  */
 export const MAX_EXAMINED = 10_000;
-/** Cap on entries gathered from multi-partition drivers (`in` lists, ancestors) before sorting. */
+/** Cap on entries gathered from drivers that are not partitions (ancestor walks, id lists) before sorting. */
 export const MAX_COLLECTED = 20_000;
 
 export type IndexSource = { partitions: string[] } | { entries: ListEntry[] } | { ids: string[] };
@@ -172,31 +172,53 @@ async function matchesAll<R>(r: R, filters: ParsedFilter[], resource: ListResour
   return true;
 }
 
+/** One GSI1 partition read lazily in sort order, page by page, each page twice the last (up to 1,000 keys). */
+async function* partitionStream(ctx: DataCtx, partition: string, descending: boolean, firstChunk: number | undefined): AsyncGenerator<ListEntry> {
+  let startKey: Record<string, unknown> | undefined;
+  let limit = firstChunk;
+  do {
+    const page = await queryList(ctx, partition, { forward: !descending, startKey, limit });
+    yield* page.entries;
+    startKey = page.lastKey;
+    if (limit) limit = Math.min(limit * 2, 1000); // further reads mean filtered-out entries: grow the chunk
+  } while (startKey);
+}
+
+/**
+ * A k-way merge of sorted partitions (sharded lists, `in` filters over several entry lists), reading each
+ * partition only as far as the merged order needs. An id listed in several partitions (a goal owned by two of
+ * the users of an `in` filter) has the same sort key in each, so it is yielded once.
+ */
+async function* mergeStreams(streams: AsyncGenerator<ListEntry>[], descending: boolean): AsyncGenerator<ListEntry> {
+  const heads = await Promise.all(streams.map(async (s) => ({ s, e: (await s.next()).value as ListEntry | undefined })));
+  const before = (a: ListEntry, b: ListEntry) => (descending ? a.sortKey > b.sortKey : a.sortKey < b.sortKey);
+  let lastKey: string | undefined;
+  const lastIds = new Set<string>();
+  for (;;) {
+    let best: (typeof heads)[number] | undefined;
+    for (const h of heads) if (h.e && (!best || before(h.e, best.e!))) best = h;
+    if (!best) return;
+    const e = best.e!;
+    best.e = (await best.s.next()).value as ListEntry | undefined;
+    if (e.sortKey !== lastKey) {
+      lastKey = e.sortKey;
+      lastIds.clear();
+    }
+    if (lastIds.has(e.id)) continue;
+    lastIds.add(e.id);
+    yield e;
+  }
+}
+
 async function* entryStream<R extends BaseRecord>(run: ListRun<R>, resource: ListResource<R>, source: IndexSource, descending: boolean, firstChunk: number | undefined): AsyncGenerator<ListEntry> {
-  if ('partitions' in source && source.partitions.length === 1) {
-    let startKey: Record<string, unknown> | undefined;
-    let limit = firstChunk;
-    do {
-      const page = await queryList(run.ctx, source.partitions[0]!, { forward: !descending, startKey, limit });
-      yield* page.entries;
-      startKey = page.lastKey;
-      if (limit) limit = Math.min(limit * 2, 1000); // further reads mean filtered-out entries: grow the chunk
-    } while (startKey);
+  if ('partitions' in source) {
+    const perPartition = firstChunk === undefined ? undefined : Math.max(10, Math.ceil(firstChunk / source.partitions.length) + 5);
+    const streams = source.partitions.map((p) => partitionStream(run.ctx, p, descending, source.partitions.length === 1 ? firstChunk : perPartition));
+    yield* streams.length === 1 ? streams[0]! : mergeStreams(streams, descending);
     return;
   }
   let collected: ListEntry[];
-  if ('partitions' in source) {
-    collected = [];
-    for (const partition of source.partitions) {
-      let startKey: Record<string, unknown> | undefined;
-      do {
-        const page = await queryList(run.ctx, partition, { startKey });
-        collected.push(...page.entries);
-        startKey = page.lastKey;
-        if (collected.length > MAX_COLLECTED) throw tooBroad();
-      } while (startKey);
-    }
-  } else if ('entries' in source) {
+  if ('entries' in source) {
     collected = source.entries;
   } else {
     if (source.ids.length > MAX_COLLECTED) throw tooBroad();

@@ -249,6 +249,8 @@ describe('check-ins: filters and pagination', () => {
     expect(last.body.data.pagy).toMatchObject({ page: 3, next: null, prev: 2 });
     expect(ids(last.body.data.records)).toEqual(ids(all.slice(20)));
     expect(ids(await listAll(t.admin, CHECKINS, 7))).toEqual(ids(all));
+    // the tenant's check-in list is sharded by goal; merged back, newest first is the exact reverse
+    expect(ids(await listAll(t.admin, `${CHECKINS}?q[s]=created_at%20desc`, 7))).toEqual(ids(all).reverse());
     expect((await t.admin.get(`${CHECKINS}?limit=5&offset=27`)).body.data.records).toHaveLength(3);
     expect((await t.admin.get(`${CHECKINS}?offset=30`)).body.data.records).toEqual([]);
     expect((await t.admin.get(`${CHECKINS}?per_page=500`)).body.data.pagy.per_page).toBe(100);

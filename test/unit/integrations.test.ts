@@ -114,8 +114,8 @@ describe('support-issue worker', () => {
     await new Promise((r) => server.close(r));
   });
 
-  it('is declared as a table-less, mail-less worker with a dead-letter limit', () => {
-    expect(integrationWorkers).toEqual([{ queue: 'support-issues', handler: 'functions/workers/support-issue.ts', maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 30, table: 'none' }]);
+  it('is declared as a table-less, mail-less worker with a dead-letter limit, the only one told the webhook URL', () => {
+    expect(integrationWorkers).toEqual([{ queue: 'support-issues', handler: 'functions/workers/support-issue.ts', maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 30, table: 'none', needs: ['support:webhook'] }]);
   });
 
   it('POSTs the issue as JSON, attributed to the requester, with an idempotency key', async () => {

@@ -1,5 +1,5 @@
 import { isAdmin } from '#shared/auth/caller.ts';
-import { checkinEntity, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { CHECKIN_LISTS, checkinEntity, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
@@ -16,7 +16,7 @@ const goalIndex: AttrDef<CheckinRecord> = {
 export const checkinListResource: ListResource<CheckinRecord> = {
   type: 'checkin',
   entity: checkinEntity,
-  lists: ['checkin'],
+  lists: CHECKIN_LISTS,
   driverOrder: ['uuid', 'checkinable_uuid', 'goal_uuid'],
   attributes: {
     uuid: { type: 'string', get: (c) => c.uuid, index: async (values) => ({ ids: values as string[] }) },
