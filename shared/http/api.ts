@@ -165,6 +165,7 @@ const NO_BODY = z.strictObject({});
  * Handlers stay thin: parse, call a domain function in shared/, shape the response.
  */
 export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: S; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
+  void config.tableName; // every authenticated route reads the caller's user: without a table, fail at cold start
   const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(errorsAndLogging())
