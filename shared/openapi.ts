@@ -68,7 +68,9 @@ export function buildOpenApiDocument() {
     info: {
       title: 'Goal-tracking API',
       version: '2.0.0',
-      description: 'OKR goal tracking: objectives, key results, initiatives, check-ins, users, teams, labels. Operations marked x-extension are additions of the contract to the specification.',
+      description:
+        'OKR goal tracking: objectives, key results, initiatives, check-ins, users, teams, labels. Operations marked x-extension are additions of the contract to the specification. ' +
+        'Errors are {"error":{status,code,message,details,request_id}}, except three answers API Gateway gives itself with its own body: a refused token (401 {"message":"Unauthorized"}), stage throttling (429 {"message":"Too Many Requests"}) and a method or path no route matches (404 {"message":"Not Found"}).',
     },
     servers: [{ url: '/' }],
   });

@@ -75,7 +75,7 @@ const errorsAndLogging = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, 
     const log = request.internal.log ?? logger;
     const err = request.error;
     if (err instanceof AppError) {
-      log.info('request refused', { status: err.status, code: err.code, message: err.message, db: currentDbMetrics() });
+      log.info('request refused', { status: err.status, code: err.code, error_message: err.message, details: err.details, db: currentDbMetrics() }); // `message` is Powertools' own key
       request.response = json(err.status, { error: { status: err.status, code: err.code, message: err.message, details: err.details, request_id: requestId } }, { ...err.headers, 'x-request-id': requestId, ...dbMetricHeaders() });
       return;
     }

@@ -2,6 +2,8 @@ import { BadRequestError } from '#shared/errors.ts';
 
 export const DEFAULT_PER_PAGE = 20;
 export const MAX_PER_PAGE = 100;
+/** Upper bound of page, offset and the per-page values. */
+export const MAX_POSITION = 100_000_000;
 
 export interface PageParams {
   page: number;
@@ -22,6 +24,8 @@ function nonNegativeInt(name: string, raw: string | undefined, min: number): num
   if (!/^\d+$/.test(raw.trim())) throw new BadRequestError(`${name} must be a non-negative integer`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
   const n = Number(raw);
   if (n < min) throw new BadRequestError(`${name} must be at least ${min}`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
+  // far beyond any list, and it keeps page arithmetic exact (well inside Number.MAX_SAFE_INTEGER)
+  if (n > MAX_POSITION) throw new BadRequestError(`${name} must be at most ${MAX_POSITION}`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
   return n;
 }
 
