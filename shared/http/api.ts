@@ -151,6 +151,11 @@ export function parseBody<S extends z.ZodType>(schema: S, raw: string | undefine
   throw badRequest ? new BadRequestError(message, details) : new ValidationError(message, details);
 }
 
+/** Path parameters; a uuid is the same uuid in any case, and records store it lower-cased. */
+function pathParams(event: ApiEvent): Record<string, string> {
+  return Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([k, v]) => [k, v && UUID_RE.test(v) ? v.toLowerCase() : (v ?? '')]));
+}
+
 function wrap(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Context, Internal>) {
   return (event: ApiEvent, context: Context): Promise<ApiResult> =>
     withDbMetrics(newDbMetrics(), async () => (await handler(event, context, { signal: new AbortController().signal })) as ApiResult);
@@ -178,7 +183,7 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: 
       ctx.loader.prime(userEntity, caller.user);
       const parsed = parseBody(opts.body ?? NO_BODY, event.body, event.isBase64Encoded);
       const body = (opts.body ? parsed : undefined) as z.infer<S>;
-      return opts.handle({ ctx, body, params: (event.pathParameters ?? {}) as Record<string, string>, query: queryPairs(event.rawQueryString), event });
+      return opts.handle({ ctx, body, params: pathParams(event), query: queryPairs(event.rawQueryString), event });
     });
   return wrap(handler);
 }

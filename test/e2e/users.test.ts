@@ -20,6 +20,8 @@ describe('users', () => {
     const got = await t.admin.get(`/rest/v2/users/${rec.uuid}`);
     expect(got.status).toBe(200);
     expect(got.body.data.record).toEqual(rec);
+    // a uuid is the same uuid in upper case
+    expect((await t.admin.get(`/rest/v2/users/${rec.uuid.toUpperCase()}`)).body.data.record).toEqual(rec);
     const upd = await t.admin.put(`/rest/v2/users/${rec.uuid}`, { user: { display_name: 'Ada', profile_attributes: { about: 'math' } } });
     expect(upd.status).toBe(200);
     expect(upd.body.data.record.display_name).toBe('Ada');
