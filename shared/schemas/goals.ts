@@ -10,10 +10,37 @@ import { accessSource, checks, isoDate, listEnvelope, nonBlank, uuid } from '#sh
  * are checked by the service and answer 422.
  */
 
-/** Caps keep one goal write inside DynamoDB's 100-item transaction (each association is an index item). */
-export const GOAL_LIMITS = { owners: 20, teams: 20, delegates: 10, labels: 20, parents: 10, visibleEntities: 100 } as const;
+/**
+ * Per-field caps of a goal body, chosen so that any create or update within all of them at once fits one
+ * DynamoDB transaction (100 items): a goal write is never split, and never refused for its size.
+ *
+ * Items of a create, worst case (O owners, T teams, D delegates, L label names all new, P parents):
+ *   goal item 1 + time period entry 1 + time period check 1
+ *   + O owner entries + D delegate entries
+ *   + 2T (team entry, team existence check)
+ *   + 3L (label entry, new label item, its name claim)
+ *   + 3P (parent entry, child_of entry, parent version check)
+ *   (no short_id on create; visible entities live in the index envelope: no items)
+ *   = 3 + O + D + 2T + 3L + 3P = 3 + 10 + 3 + 10 + 24 + 12 = 62
+ * Items of an update, worst case (every association replaced by new values, a new time period, a new short_id
+ * replacing an old one, and a visibility change, which re-writes every index entry):
+ *   goal item 1 + period entry deleted and put 2 + period check 1 + short_id claim released and taken 2
+ *   + 2O + 2D (old entries deleted, new put)
+ *   + 3T (old entries deleted, new put, new team checked)
+ *   + 4L (old entries deleted, new put, new label item and its claim)
+ *   + 5P (old parent and child_of entries deleted, new put, new parent checked)
+ *   = 6 + 2O + 2D + 3T + 4L + 5P = 6 + 20 + 6 + 15 + 32 + 20 = 99
+ * (GOAL_WRITE_ITEMS computes both; test/e2e/goals-limits.test.ts asserts them and builds both cases.)
+ */
+export const GOAL_LIMITS = { owners: 10, teams: 5, delegates: 3, labels: 8, parents: 4, visibleEntities: 100 } as const;
 
-const uuids = (max: number, what: string) => z.array(uuid).max(max, `at most ${max} ${what}`);
+/** Worst-case transaction items of a goal create and update within `limits` (the formulas above). */
+export const GOAL_WRITE_ITEMS = {
+  create: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 3 + l.owners + l.delegates + 2 * l.teams + 3 * l.labels + 3 * l.parents,
+  update: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 6 + 2 * l.owners + 2 * l.delegates + 3 * l.teams + 4 * l.labels + 5 * l.parents,
+};
+
+const uuids = (max: number, what: string) => z.array(uuid).max(max, `at most ${max} ${what}`).meta({ description: `At most ${max} (so one goal write fits one atomic transaction).` });
 
 const metricFields = {
   name: z.string().trim().max(200).nullable(),
@@ -59,7 +86,11 @@ const shared = {
   visibility: z.enum(VISIBILITIES),
   team_uuids: uuids(GOAL_LIMITS.teams, 'teams').nullable(),
   owner_uuids: uuids(GOAL_LIMITS.owners, 'owners').nullable(),
-  labels: z.array(nonBlank(LABEL_NAME_MAX)).max(GOAL_LIMITS.labels, `at most ${GOAL_LIMITS.labels} labels`).nullable().meta({ description: 'Label names; unknown names become new regular labels, atomically with the goal.' }),
+  labels: z
+    .array(nonBlank(LABEL_NAME_MAX))
+    .max(GOAL_LIMITS.labels, `at most ${GOAL_LIMITS.labels} labels`)
+    .nullable()
+    .meta({ description: `Label names, at most ${GOAL_LIMITS.labels}; unknown names become new regular labels, atomically with the goal.` }),
   delegate_uuids: uuids(GOAL_LIMITS.delegates, 'delegates').nullable(),
   delegate_uuid: uuid.nullable().meta({ description: 'Earlier variant of delegate_uuids: one delegate (null for none). Send one of the two.' }),
   checkin_due_days: z.number().int().min(0).max(366).nullable().meta({ description: 'Days between expected check-ins (earlier variant); null for the default.' }),
@@ -69,9 +100,15 @@ const shared = {
     .nullable()
     .meta({
       description:
-        'Parent goal uuids (any kind) → parent_links with contribution_percent 100. Extension: an element may be {parent_uuid, contribution_percent} to weight this goal in the parent\'s rollup (a kept link keeps its weight unless one is given). Not the goal itself nor one of its descendants.',
+        `At most ${GOAL_LIMITS.parents}. Parent goal uuids (any kind) → parent_links with contribution_percent 100. Extension: an element may be {parent_uuid, contribution_percent} to weight this goal in the parent\'s rollup (a kept link keeps its weight unless one is given). Not the goal itself nor one of its descendants; a goal the caller cannot see is refused as unknown (422 not_found).`,
     }),
-  visible_entities: z.array(visibleEntity).max(GOAL_LIMITS.visibleEntities).nullable().meta({ description: 'Users and teams that may see a limited goal (mode edit also lets them change it).' }),
+  visible_entities: z
+    .array(visibleEntity)
+    .max(GOAL_LIMITS.visibleEntities)
+    .nullable()
+    .meta({
+      description: `Users and teams that may see a limited goal (mode edit also lets them change it); at most ${GOAL_LIMITS.visibleEntities}. A team deleted after it was named stays listed and grants nothing; on update, entities already on the goal are not checked again.`,
+    }),
 };
 
 export const GoalCreateBody = z
@@ -129,7 +166,7 @@ export const GoalDeleteBody = z
   .meta({
     id: 'GoalDeleteBody',
     description:
-      'Soft delete (discarded_at/discarded_by_uuid). including_immediate_<kind> also discards the direct children of that kind; delete_hierarchy every descendant. All-or-nothing: refused with 422 too_many when it needs more than 100 writes, 403 when the caller cannot change one of them.',
+      'Soft delete (discarded_at/discarded_by_uuid). including_immediate_<kind> also discards the direct children of that kind; delete_hierarchy every descendant. All-or-nothing: refused with 422 too_many (field delete_hierarchy or the including_immediate_* flag sent) when it needs more than 100 writes, 403 when the caller cannot change one of them (a goal the caller cannot see is not named).',
   });
 
 /** Archive/unarchive take no body. */

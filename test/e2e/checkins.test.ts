@@ -73,10 +73,12 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
     const score = expectError(await t.admin.post(CHECKINS, { goal_uuid: kr.uuid, status: 'on_track', score: 0.5 }), 422, 'validation_failed');
     expect(score.details[0]!.field).toBe('score');
     expectError(await t.admin.post(CHECKINS, { goal_uuid: kr.uuid, score: 0.5 }), 422, 'validation_failed'); // default status not_started
-    // a goal that is not in the tenant (unknown, or another tenant's) is not found
-    expectError(await t.admin.post(CHECKINS, { goal_uuid: NIL }), 404, 'not_found');
+    // goal_uuid is a reference in the body: a goal that is not in the tenant (unknown, or another tenant's) is 422 (contract 1)
+    const nil = expectError(await t.admin.post(CHECKINS, { goal_uuid: NIL }), 422, 'validation_failed');
+    expect(nil.details).toEqual([{ field: 'goal_uuid', code: 'not_found', message: expect.stringContaining(NIL) }]);
     const foreign = await goal(other.t.admin, 'objectives', { title: 'Theirs', time_period_uuid: other.period.uuid });
-    expectError(await t.admin.post(CHECKINS, { goal_uuid: foreign.uuid }), 404, 'not_found');
+    const theirs = expectError(await t.admin.post(CHECKINS, { goal_uuid: foreign.uuid }), 422, 'validation_failed');
+    expect(theirs.details).toEqual([{ field: 'goal_uuid', code: 'not_found', message: expect.stringContaining(foreign.uuid) }]);
     // nothing was written by the refusals
     expect(await listAll(t.admin, `${CHECKINS}?q[goal_uuid_eq]=${foreign.uuid}`)).toEqual([]);
     expect(await listAll(other.t.admin, `${CHECKINS}?q[goal_uuid_eq]=${foreign.uuid}`)).toEqual([]);
@@ -179,7 +181,9 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
     expect((await seer.api.get(C(onLimited.uuid))).status).toBe(200);
     expectError(await seer.api.post(CHECKINS, { goal_uuid: limited.uuid }), 403, 'forbidden');
     expectError(await stranger.api.get(C(onLimited.uuid)), 403, 'forbidden');
-    expectError(await stranger.api.post(CHECKINS, { goal_uuid: limited.uuid }), 403, 'forbidden');
+    // a goal the caller cannot see is named in a create body as an unknown one would be: no existence leak
+    const hidden = expectError(await stranger.api.post(CHECKINS, { goal_uuid: limited.uuid }), 422, 'validation_failed');
+    expect(hidden.details).toEqual([{ field: 'goal_uuid', code: 'not_found', message: expect.any(String) }]);
     expectError(await stranger.api.put(C(onLimited.uuid), { value: 1 }), 403, 'forbidden');
     expectError(await stranger.api.delete(C(onLimited.uuid)), 403, 'forbidden');
 
@@ -197,6 +201,21 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
     expect(upd.body.creator_uuid).toBe(editor.uuid);
     expect(await goalNow(t.admin, limited)).toMatchObject({ current_value: 4, value_updated_by_uuid: owner.uuid, status_updated_by_uuid: owner.uuid });
     expect((await owner.api.delete(C(onLimited.uuid))).status).toBe(200);
+  });
+
+  it('a goal_uuid the caller cannot see answers exactly as an unknown one (422 not_found); a visible goal it cannot edit is 403', async () => {
+    const [stranger, viewer] = await Promise.all([t.user(), t.user({ role: 'viewer' })]);
+    const hidden = await goal(t.admin, 'objectives', { title: 'Hidden', time_period_uuid: period.uuid, visibility: 'limited' });
+    const shown = await goal(t.admin, 'objectives', { title: 'Shown', time_period_uuid: period.uuid });
+    const sameAnswer = (e: ReturnType<typeof expectError>, uuid: string) => ({ message: e.message.replace(uuid, '<uuid>'), details: e.details.map((d) => ({ ...d, message: d.message.replace(uuid, '<uuid>') })) });
+    for (const who of [stranger, viewer]) {
+      const unknown = expectError(await who.api.post(CHECKINS, { goal_uuid: NIL, value: 1 }), 422, 'validation_failed');
+      const invisible = expectError(await who.api.post(CHECKINS, { goal_uuid: hidden.uuid, value: 1 }), 422, 'validation_failed');
+      expect(invisible.details[0]).toMatchObject({ field: 'goal_uuid', code: 'not_found' });
+      expect(sameAnswer(invisible, hidden.uuid)).toEqual(sameAnswer(unknown, NIL));
+      expectError(await who.api.post(CHECKINS, { goal_uuid: shown.uuid, value: 1 }), 403, 'forbidden');
+    }
+    expect(await listAll(t.admin, `${CHECKINS}?q[goal_uuid_in]=${hidden.uuid},${shown.uuid}`)).toEqual([]);
   });
 
   it('freezes the check-ins of deleted and archived goals (422)', async () => {

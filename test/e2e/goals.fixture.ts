@@ -63,7 +63,8 @@ export interface Counts {
 
 /**
  * A DomainCtx acting as `userUuid` whose DynamoDB client counts what it reads: `counts` in total, `kinds`
- * the items read per kind (`goal`, `checkin`, `label`, ...), `calls` the round trips per command. `hideIndex` drops the rows of the GSI1
+ * the items read per kind (`goal`, `checkin`, `label`, ...), `calls` the round trips per command, `txItems` the
+ * items of each transaction sent. `hideIndex` drops the rows of the GSI1
  * partitions it matches from Query answers, as an index that has not caught up with a write yet would.
  * `beforeTransact(n)` runs before the n-th transaction (0 first) is sent: a concurrent write landing there.
  */
@@ -71,6 +72,8 @@ export async function countingCtx(fixture: TenantFixture, userUuid: string, opts
   const counts: Counts = { items: 0, queries: 0, keys: 0, scans: 0 };
   const kinds: Record<string, number> = {};
   const calls: Record<string, number> = {};
+  /** Items of each transaction sent (TransactWriteItems), in order. */
+  const txItems: number[] = [];
   const seen = (item: Record<string, unknown>) => {
     counts.items += 1;
     kinds[item.kind as string] = (kinds[item.kind as string] ?? 0) + 1;
@@ -83,7 +86,10 @@ export async function countingCtx(fixture: TenantFixture, userUuid: string, opts
       return async (command: { constructor: { name: string }; input: Record<string, any> }) => {
         const name = command.constructor.name;
         calls[name] = (calls[name] ?? 0) + 1;
-        if (name === 'TransactWriteCommand') await opts.beforeTransact?.(transactions++);
+        if (name === 'TransactWriteCommand') {
+          txItems.push((command.input.TransactItems as unknown[]).length);
+          await opts.beforeTransact?.(transactions++);
+        }
         const out = (await target.send(command as never)) as Record<string, any>;
         if (name === 'GetCommand') {
           if (out.Item) seen(out.Item);
@@ -110,5 +116,5 @@ export async function countingCtx(fixture: TenantFixture, userUuid: string, opts
     requestId: 'test',
     teams: () => (teams ??= callerTeamUuids(data, record.uuid)),
   };
-  return { ctx, counts, kinds, calls };
+  return { ctx, counts, kinds, calls, txItems };
 }

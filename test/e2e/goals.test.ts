@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
+import { GOAL_LIMITS } from '#shared/schemas/goals.ts';
 import { createPeriod, goal, goalTenant, GOAL_FIELDS, KINDS, P, type GoalTenant } from './goals.fixture.ts';
 
 describe('goals: create, get, update, archive; rules', () => {
@@ -307,18 +308,18 @@ describe('goals: create, get, update, archive; rules', () => {
   });
 
   it('a goal with many associations stays editable: a write counts only the index items it changes', async () => {
-    const teams = await Promise.all(Array.from({ length: 20 }, async (_, i) => (await t.admin.post('/rest/v2/teams', { name: `Wide team ${i}` })).body.data.record.uuid as string));
-    const labels = Array.from({ length: 20 }, (_, i) => `wide label ${i}`);
+    // at the caps (GOAL_LIMITS; their worst cases are in goals-limits.test.ts)
+    const teams = await Promise.all(Array.from({ length: GOAL_LIMITS.teams }, async (_, i) => (await t.admin.post('/rest/v2/teams', { name: `Wide team ${i}` })).body.data.record.uuid as string));
+    const labels = Array.from({ length: GOAL_LIMITS.labels }, (_, i) => `wide label ${i}`);
     await goal(t.admin, 'objectives', { title: 'creates the labels', time_period_uuid: period.uuid, labels });
-    const parents = await Promise.all(Array.from({ length: 5 }, (_, i) => goal(t.admin, 'objectives', { title: `wide parent ${i}`, time_period_uuid: period.uuid })));
-    // 51 index entries (period, 20 teams, 20 labels, 5 parents x 2): the create is 73 items, well inside one transaction
+    const parents = await Promise.all(Array.from({ length: GOAL_LIMITS.parents }, (_, i) => goal(t.admin, 'objectives', { title: `wide parent ${i}`, time_period_uuid: period.uuid })));
     const wide = await goal(t.admin, 'key_results', { title: 'Wide', time_period_uuid: period.uuid, team_uuids: teams, labels, parents: parents.map((p) => p.uuid) });
     const renamed = await t.admin.put(P('key_results', wide.uuid), { title: 'Wide, renamed' });
     expect(renamed.status).toBe(200);
     expect(renamed.body.data.record).toMatchObject({ title: 'Wide, renamed', team_uuids: teams });
     const relabelled = await t.admin.put(P('key_results', wide.uuid), { labels: labels.slice(1), visibility: 'limited' });
     expect(relabelled.status).toBe(200);
-    expect(relabelled.body.data.record.labels).toHaveLength(19);
+    expect(relabelled.body.data.record.labels).toHaveLength(GOAL_LIMITS.labels - 1);
     expect((await t.admin.delete(P('key_results', wide.uuid))).status).toBe(200);
   });
 

@@ -114,7 +114,8 @@ describe('data sources', () => {
     const before = await goalCount(owner.api, publicGoal.uuid);
     expectError(await viewer.api.post(SOURCES, body(publicGoal.uuid)), 403, 'forbidden');
     expectError(await bystander.api.post(SOURCES, body(publicGoal.uuid)), 403, 'forbidden');
-    expectError(await bystander.api.post(SOURCES, body(limitedGoal.uuid)), 403, 'forbidden');
+    // a goal the caller cannot see reads as unknown: no hint that it exists
+    expectError(await bystander.api.post(SOURCES, body(limitedGoal.uuid)), 422, 'validation_failed');
     expect(await goalCount(owner.api, publicGoal.uuid)).toBe(before);
     expect((await new Api(undefined).post(SOURCES, body(publicGoal.uuid))).status).toBe(401);
   });

@@ -5,13 +5,13 @@ import { config } from '#shared/config.ts';
 import { getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { goalAccess, readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalRecord, type GoalStatus } from '#shared/domain/goals/entity.ts';
 import { goalProgressAt, refreshRollups } from '#shared/domain/goals/progress.ts';
 import { primeLabels } from '#shared/domain/goals/present.ts';
 import type { LabelRecord } from '#shared/domain/labels/entity.ts';
 import { labelsForNames } from '#shared/domain/labels/service.ts';
-import { NotFoundError, ValidationError } from '#shared/errors.ts';
+import { NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
 import type { CheckinCreateBody, CheckinUpdateBody } from '#shared/schemas/checkins.ts';
 
 export type CheckinCreateInput = z.infer<typeof CheckinCreateBody>;
@@ -27,9 +27,12 @@ export interface CheckinView {
 /*
  * Rules decided here (the spec and contract leave them open; the OpenAPI descriptions say the same):
  *  - A check-in is an action on its goal (the goal's `can_checkin`): creating, updating or deleting one
- *    needs edit rights on the goal, reading one needs the goal visible. So the goal named by `goal_uuid`
- *    answers like an addressed goal: 404 when it is not a goal of the caller's tenant (another tenant's
- *    uuid included), 403 when the caller cannot see or edit it. The check-ins of a deleted (discarded) or
+ *    needs edit rights on the goal, reading one needs the goal visible. `goal_uuid` in a create body is a
+ *    reference (contract 1): a goal that is not in the caller's tenant (another tenant's uuid included) is
+ *    422 validation_failed (field goal_uuid, code not_found), and so is a goal the caller cannot see, with
+ *    the same answer (contract 5: nothing tells it exists); a goal the caller sees but cannot edit is 403.
+ *    Updating, deleting or reading a check-in of a goal the caller cannot see or edit is 403 (the check-in
+ *    is addressed by its own uuid, 404 outside the tenant). The check-ins of a deleted (discarded) or
  *    archived goal are frozen: creating, updating or deleting one is 422 validation_failed on goal_uuid
  *    (the goal's `can_checkin` is false then too).
  *  - The goal follows its latest check-in (latest checkin_date, then latest created): current_value,
@@ -45,6 +48,8 @@ export interface CheckinView {
 
 const notFound = (id: string) => new NotFoundError('Checkin', id);
 const goalNotFound = (id: string) => new NotFoundError('Goal', id);
+/** goal_uuid of a create body naming no goal the caller can see (unknown, another tenant's, or invisible: one answer). */
+const unknownGoal = (id: string) => ValidationError.field('goal_uuid', 'not_found', `goal_uuid ${id} is not a goal of this tenant`);
 
 function checkScore(status: GoalStatus, score: number | null | undefined): void {
   if (score !== null && score !== undefined && status !== 'closed') {
@@ -52,9 +57,12 @@ function checkScore(status: GoalStatus, score: number | null | undefined): void 
   }
 }
 
-/** The caller may change the goal's check-ins: 403 when it cannot see or edit the goal, 422 when the goal is deleted or archived. */
-async function requireCheckinWriter(ctx: DomainCtx, goal: GoalRecord): Promise<GoalAccess> {
-  const access = await requireGoalEditor(ctx, goal);
+/**
+ * The caller may change the goal's check-ins: 403 when it cannot see or edit the goal (`hidden` answers
+ * instead for a goal it cannot see), 422 when the goal is deleted or archived.
+ */
+async function requireCheckinWriter(ctx: DomainCtx, goal: GoalRecord, hidden?: () => AppError): Promise<GoalAccess> {
+  const access = await requireGoalEditor(ctx, goal, hidden);
   if (goal.discarded_at) throw ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; its check-ins cannot change');
   if (goal.archived_at) throw ValidationError.field('goal_uuid', 'archived', 'This goal is archived; its check-ins cannot change');
   return access;
@@ -123,14 +131,20 @@ const deleteOrder = (ctx: DataCtx, tx: WriteTx, c: CheckinRecord) => tx.add({ De
 
 /**
  * Runs one check-in write inside the goal's optimistic loop. Each attempt reads the goal once (strongly
- * consistent), checks the caller may change its check-ins (404 when the goal is not in the tenant, 403, 422
- * deleted or archived), then `change` adds the check-in's own writes to `tx` and returns the goal to write.
+ * consistent), checks the caller may change its check-ins (`unknown` when the goal is not in the tenant or
+ * not visible, else 404 and 403; 403 when it cannot edit; 422 deleted or archived), then `change` adds the
+ * check-in's own writes to `tx` and returns the goal to write.
  * The loop re-reads the goal (and `change` re-reads the check-ins) after every lost race. Many concurrent
  * check-ins on one goal can outlast mutateEntity's own retries, so the whole loop is retried again
  * (retryOnConflict) before a 409 reaches the client. Afterwards, when the goal's progress moved, its rollup
  * ancestors are brought up to date before the request returns.
  */
-async function writeOnGoal(ctx: DomainCtx, goalUuid: string, change: (goal: GoalRecord, tx: WriteTx) => Promise<GoalRecord>): Promise<{ goal: GoalRecord; access: GoalAccess }> {
+async function writeOnGoal(
+  ctx: DomainCtx,
+  goalUuid: string,
+  change: (goal: GoalRecord, tx: WriteTx) => Promise<GoalRecord>,
+  opts: { unknown?: () => AppError } = {},
+): Promise<{ goal: GoalRecord; access: GoalAccess }> {
   let access!: GoalAccess;
   const { before, after } = await retryOnConflict(() =>
     mutateEntity(
@@ -138,10 +152,10 @@ async function writeOnGoal(ctx: DomainCtx, goalUuid: string, change: (goal: Goal
       goalEntity,
       goalUuid,
       async (current, tx) => {
-        access = await requireCheckinWriter(ctx, current.record);
+        access = await requireCheckinWriter(ctx, current.record, opts.unknown);
         return change(current.record, tx);
       },
-      () => goalNotFound(goalUuid),
+      opts.unknown ?? (() => goalNotFound(goalUuid)),
     ),
   );
   if (after.current_progress !== before.record.current_progress) await refreshRollups(ctx, [after]);
@@ -187,7 +201,7 @@ export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): 
   const uuid = randomUUID();
   let created!: CheckinRecord;
   let labels: LabelRecord[] = [];
-  const { goal: after, access } = await writeOnGoal(ctx, input.goal_uuid, async (g, tx) => {
+  const { goal: after, access } = await writeOnGoal(ctx, input.goal_uuid.toLowerCase(), async (g, tx) => {
     checkScore(status, input.score);
     labels = await labelsForNames(ctx, input.labels ?? [], tx);
     const value = input.value ?? null;
@@ -216,7 +230,7 @@ export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): 
     // A back-dated check-in behind the current latest leaves the goal where it is.
     const [head] = await latestIds(ctx, g.uuid, 1);
     return head && head.orderKey > checkinOrderKey(created) ? g : goalAfter(g, created, now);
-  });
+  }, { unknown: () => unknownGoal(input.goal_uuid) });
   primeLabels(ctx, labels);
   return { checkin: created, goal: after, access };
 }

@@ -4,7 +4,7 @@ import { getEntity, type ListEntry } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
-import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
+import { ForbiddenError, NotFoundError, type AppError } from '#shared/errors.ts';
 
 /**
  * Goal permissions (contract section 5).
@@ -50,16 +50,20 @@ export async function goalEntryVisibility(ctx: DomainCtx): Promise<(e: ListEntry
   return (e) => e.vis !== 'limited' || (e.acl ?? []).some((p) => principals.has(p));
 }
 
-/** 403 unless the caller can see the goal. */
-async function requireViewer(ctx: DomainCtx, goal: GoalRecord): Promise<GoalAccess> {
+/** 403 unless the caller can see the goal (`hidden` answers instead, e.g. a goal named in a body reads as unknown). */
+async function requireViewer(ctx: DomainCtx, goal: GoalRecord, hidden?: () => AppError): Promise<GoalAccess> {
   const access = await goalAccess(ctx, goal);
-  if (!access.canView) throw new ForbiddenError('You cannot see this goal');
+  if (!access.canView) throw hidden ? hidden() : new ForbiddenError('You cannot see this goal');
   return access;
 }
 
-/** 403 unless the caller can see and change the goal (on a goal already read, e.g. inside a write's loop). */
-export async function requireGoalEditor(ctx: DomainCtx, goal: GoalRecord): Promise<GoalAccess> {
-  const access = await requireViewer(ctx, goal);
+/**
+ * 403 unless the caller can see and change the goal (on a goal already read, e.g. inside a write's loop).
+ * With `hidden`, a goal the caller cannot see answers that error instead: a goal referenced by a body field
+ * (check-in, data source) must read exactly as an unknown one (422), never reveal that it exists.
+ */
+export async function requireGoalEditor(ctx: DomainCtx, goal: GoalRecord, hidden?: () => AppError): Promise<GoalAccess> {
+  const access = await requireViewer(ctx, goal, hidden);
   if (!access.canEdit) throw new ForbiddenError('You cannot change this goal');
   return access;
 }

@@ -36,9 +36,11 @@ export interface Walk {
  * Breadth-first walk below `roots`, one Query per visited goal (a level's queries run in parallel). `kind`
  * also collects the descendants of that kind with their creation-order keys and envelopes (what the list
  * engine pages on) from `<kind>@parent#<goal>`, queried only for goals that have children: leaves cost one
- * Query, and no item of any kind is read.
+ * Query, and no item of any kind is read. `through` (judged on a child's index entry) keeps the walk to the
+ * goals it accepts: a goal it refuses is neither a descendant nor walked through (the caller's view of the
+ * hierarchy, for the `ancestors_uuid` filter). `kindEntries` holds the children of accepted goals only.
  */
-export async function walkDescendants(ctx: DataCtx, roots: string[], opts: { limit?: number; kind?: GoalKind } = {}): Promise<Walk> {
+export async function walkDescendants(ctx: DataCtx, roots: string[], opts: { limit?: number; kind?: GoalKind; through?: (e: ListEntry) => boolean } = {}): Promise<Walk> {
   const limit = opts.limit ?? Number.POSITIVE_INFINITY;
   const seen = new Set<string>(roots);
   const ids: string[] = [];
@@ -53,7 +55,7 @@ export async function walkDescendants(ctx: DataCtx, roots: string[], opts: { lim
     }
     const next: string[] = [];
     for (const e of children.flat()) {
-      if (seen.has(e.id)) continue;
+      if (seen.has(e.id) || (opts.through && !opts.through(e))) continue;
       seen.add(e.id);
       ids.push(e.id);
       next.push(e.id);
@@ -64,8 +66,12 @@ export async function walkDescendants(ctx: DataCtx, roots: string[], opts: { lim
   return done(false);
 }
 
-/** Walks up from a goal level by level through its records (one loader batch per level), each goal once; `stop` ends the walk at a level's ids. */
-async function walkUp(goal: GoalRecord, loader: Loader, stop?: (ids: string[]) => boolean): Promise<{ ancestors: GoalRecord[]; stopped: boolean }> {
+/**
+ * Walks up from a goal level by level through its records (one loader batch per level), each goal once;
+ * `stop` ends the walk at a level's ids; `through` keeps the walk to the parents it accepts (a refused one is
+ * neither an ancestor nor walked through).
+ */
+async function walkUp(goal: GoalRecord, loader: Loader, stop?: (ids: string[]) => boolean, through?: (g: GoalRecord) => boolean): Promise<{ ancestors: GoalRecord[]; stopped: boolean }> {
   const seen = new Set<string>([goal.uuid]);
   const ancestors: GoalRecord[] = [];
   let level = goal.parent_links.map((p) => p.parent_uuid);
@@ -73,7 +79,7 @@ async function walkUp(goal: GoalRecord, loader: Loader, stop?: (ids: string[]) =
     if (stop?.(level)) return { ancestors, stopped: true };
     const fresh = level.filter((id) => !seen.has(id));
     fresh.forEach((id) => seen.add(id));
-    const parents = await loader.many(goalEntity, fresh);
+    const parents = (await loader.many(goalEntity, fresh)).filter((p) => !through || through(p));
     ancestors.push(...parents);
     level = parents.flatMap((p) => p.parent_links.map((l) => l.parent_uuid));
   }
@@ -82,9 +88,11 @@ async function walkUp(goal: GoalRecord, loader: Loader, stop?: (ids: string[]) =
 
 /**
  * Every ancestor of a goal (all parents, at any depth), nearest first, read through the per-request loader
- * (one batch per level). Used by the `ancestors_*` filters that need ancestor attributes.
+ * (one batch per level). Used by the `ancestors_*` filters that need ancestor attributes, with `visible`:
+ * only ancestors the caller can see count, and the walk does not go up through one it cannot see (its
+ * parent links are its own fields), the same view `walkDescendants` takes with `through`.
  */
-export const ancestorsOf = async (goal: GoalRecord, loader: Loader): Promise<GoalRecord[]> => (await walkUp(goal, loader)).ancestors;
+export const ancestorsOf = async (goal: GoalRecord, loader: Loader, visible?: (g: GoalRecord) => boolean): Promise<GoalRecord[]> => (await walkUp(goal, loader, undefined, visible)).ancestors;
 
 /**
  * True when linking `goalUuid` under `parent` would close a cycle: the parent is the goal itself or below

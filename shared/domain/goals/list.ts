@@ -1,8 +1,9 @@
+import { isAdmin } from '#shared/auth/caller.ts';
 import { keys } from '#shared/db/keys.ts';
 import { findUniques, type ListEntry } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
-import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { ancestorsOf, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
 import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { teamEntity, type TeamRecord } from '#shared/domain/teams/entity.ts';
@@ -25,6 +26,15 @@ import type { Loader } from '#shared/list/loader.ts';
  * The caller's visibility and the discarded state are checked on the index entries (envelope), so
  * invisible and deleted goals cost no item read. Deleted goals are listed only when a filter names
  * discarded_at (contract 4); archived goals are listed (filter archived_at_null to leave them out).
+ *
+ * Associations are what exists and what the caller may see (contract 4 and 5), so filters reveal nothing
+ * the records do not:
+ *  - labels_*: only labels that still exist (a deleted label's index entries stay on its goals; the label
+ *    delete does not fan out over them). The getters read labels through the per-request loader, and the
+ *    labels_uuid index serves only the partitions of named labels that exist (one batch read).
+ *  - ancestors_*, links_as_child_*: only goals the caller can see (judged on their envelope, as lists
+ *    judge goals), and the walk up or down does not pass through a goal it cannot see. A filter naming an
+ *    invisible goal (ancestors_uuid, links_as_child_uuid, links_as_child_ancestor_uuid) matches nothing.
  */
 
 type Attr = AttrDef<GoalRecord>;
@@ -55,8 +65,8 @@ const many =
 const owners = many<UserRecord>((g, l) => l.many(userEntity, g.owner_uuids));
 const delegates = many<UserRecord>((g, l) => l.many(userEntity, g.delegate_uuids));
 const teams = many<TeamRecord>((g, l) => l.many(teamEntity, g.team_uuids));
+// the loader leaves out labels deleted since they were attached
 const labels = many<LabelRecord>((g, l) => l.many(labelEntity, g.label_uuids));
-const ancestors = many<GoalRecord>((g, l) => ancestorsOf(g, l));
 const period = (pick: (p: TimePeriodRecord) => unknown): Attr['get'] => async (g, l) => {
   const p = await l.one(timePeriodEntity, g.time_period_uuid);
   return p ? pick(p) : null;
@@ -70,7 +80,36 @@ const userAttrs = (prefix: string, of: typeof owners, uuidIndex: Attr['index']):
   [`${prefix}_license_type`]: attr('string', of((u) => u.license_type)),
 });
 
-function goalListResource(kind: GoalKind): ListResource<GoalRecord> {
+/** What the caller can see of other goals (ancestors, parents): judged on the goal's envelope, as lists judge goals. */
+export interface GoalSight {
+  /** True for admins: every goal is visible, nothing needs reading to know it. */
+  all: boolean;
+  entry(e: ListEntry): boolean;
+  goal(g: GoalRecord): boolean;
+}
+
+async function goalSight(ctx: DomainCtx): Promise<GoalSight> {
+  const entry = await goalEntryVisibility(ctx);
+  return { all: isAdmin(ctx.caller), entry, goal: (g) => entry(entryOf(g)) };
+}
+
+/** Of the named goals, those that exist and the caller can see (one batch read; none for admins). */
+async function visibleGoalIds(ids: string[], env: IndexEnv, sight: GoalSight): Promise<string[]> {
+  if (sight.all) return ids;
+  return (await env.loader.many(goalEntity, ids)).filter(sight.goal).map((g) => g.uuid);
+}
+
+function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRecord> {
+  const ancestors = many<GoalRecord>((g, l) => ancestorsOf(g, l, sight.all ? undefined : sight.goal));
+  // the goal's links as a child to parents the caller can see (a link has no identity beyond its parent)
+  const links = async (g: GoalRecord, l: Loader) => {
+    if (sight.all || !g.parent_links.length) return g.parent_links;
+    const seen = new Set((await l.many(goalEntity, g.parent_links.map((p) => p.parent_uuid))).filter(sight.goal).map((p) => p.uuid));
+    return g.parent_links.filter((p) => seen.has(p.parent_uuid));
+  };
+  const parentIndex = async (values: unknown[], env: IndexEnv): Promise<IndexSource> => ({
+    partitions: (await visibleGoalIds(values as string[], env, sight)).map((v) => env.entryPartition(kind, 'parent', v)),
+  });
   return {
     type: kind,
     entity: goalEntity,
@@ -110,7 +149,10 @@ function goalListResource(kind: GoalKind): ListResource<GoalRecord> {
       time_period_end_date: attr('date', period((p) => p.end_date)),
       ...userAttrs('owners', owners, entryPartitions(kind, 'owner')),
       ...userAttrs('delegates', delegates, entryPartitions(kind, 'delegate')),
-      labels_uuid: attr('string', (g) => g.label_uuids, entryPartitions(kind, 'label')),
+      labels_uuid: attr('string', labels((l) => l.uuid), async (values, env) => ({
+        // a deleted label's entries outlive it: serve only the partitions of labels that exist
+        partitions: (await env.loader.many(labelEntity, values as string[])).map((l) => env.entryPartition(kind, 'label', l.uuid)),
+      })),
       labels_name: attr('string', labels((l) => l.name), async (values, env) => ({
         partitions: [...(await claimHolders(env, 'label_name', (values as string[]).map(normalizeLabelName)))].map((id) => env.entryPartition(kind, 'label', id)),
       })),
@@ -124,11 +166,12 @@ function goalListResource(kind: GoalKind): ListResource<GoalRecord> {
       teams_is_org: attr('boolean', teams((t) => t.is_org)),
       teams_depth: attr('number', teams((t) => t.depth)),
       // the goal's links as a child: each names a parent (the link has no identity of its own beyond it)
-      links_as_child_uuid: attr('string', (g) => g.parent_links.map((p) => p.parent_uuid), entryPartitions(kind, 'parent')),
-      links_as_child_ancestor_uuid: attr('string', (g) => g.parent_links.map((p) => p.parent_uuid), entryPartitions(kind, 'parent')),
-      links_as_child_contribution_percent: attr('number', (g) => g.parent_links.map((p) => p.contribution_percent)),
+      links_as_child_uuid: attr('string', async (g, l) => (await links(g, l)).map((p) => p.parent_uuid), parentIndex),
+      links_as_child_ancestor_uuid: attr('string', async (g, l) => (await links(g, l)).map((p) => p.parent_uuid), parentIndex),
+      links_as_child_contribution_percent: attr('number', async (g, l) => (await links(g, l)).map((p) => p.contribution_percent)),
       ancestors_uuid: attr('string', ancestors((a) => a.uuid), async (values, env) => {
-        const walk = await walkDescendants(env.ctx, values as string[], { kind, limit: MAX_SUBTREE });
+        const roots = await visibleGoalIds(values as string[], env, sight);
+        const walk = await walkDescendants(env.ctx, roots, { kind, limit: MAX_SUBTREE, through: sight.all ? undefined : sight.entry });
         if (walk.truncated) throw new BadRequestError(`q[ancestors_uuid] names a hierarchy of more than ${MAX_SUBTREE} goals; add a narrower filter (links_as_child_ancestor_uuid for direct children)`, [{ field: 'q[ancestors_uuid]', code: 'filter_too_broad', message: 'hierarchy too large' }]);
         return { entries: walk.kindEntries };
       }),
@@ -147,14 +190,13 @@ function goalListResource(kind: GoalKind): ListResource<GoalRecord> {
 /** Largest subtree `ancestors_uuid` walks (one index Query per goal that has children). */
 const MAX_SUBTREE = 5_000;
 
-const resources = Object.fromEntries(GOAL_KINDS.map((k) => [k, goalListResource(k)])) as Record<GoalKind, ListResource<GoalRecord>>;
-
+/** The kind's list as the caller sees it (the hierarchy filters depend on what it can see). */
 export async function listGoals(ctx: DomainCtx, kind: GoalKind, pairs: Array<[string, string]>) {
-  const visible = await goalEntryVisibility(ctx);
-  return runList(resources[kind], {
+  const sight = await goalSight(ctx);
+  return runList(goalListResource(kind, sight), {
     ctx,
     loader: ctx.loader,
     pairs,
-    entryFilter: (e, filters) => visible(e) && (e.state !== 'discarded' || filters.some((f) => f.attribute === 'discarded_at')),
+    entryFilter: (e, filters) => sight.entry(e) && (e.state !== 'discarded' || filters.some((f) => f.attribute === 'discarded_at')),
   });
 }

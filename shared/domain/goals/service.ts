@@ -60,13 +60,29 @@ function fail(details: ErrorDetail[]): void {
   if (details.length) throw new ValidationError(details.map((d) => (d.field ? `${d.field}: ${d.message}` : d.message)).join('; '), details);
 }
 
-const tooMany = () =>
+/**
+ * The last resort when a write would not fit one transaction. The caps of GOAL_LIMITS make every create and
+ * update within them fit (shared/schemas/goals.ts), so this answers only a goal stored with more
+ * associations than today's caps, or a delete of too many goals at once. `field` names what to send less of.
+ */
+const tooMany = (field: string) =>
   new ValidationError(`This change needs more than ${MAX_TX_ITEMS} writes in one atomic transaction. Delete or change fewer goals or associations at once.`, [
-    { code: 'too_many', message: `at most ${MAX_TX_ITEMS} items per atomic write` },
+    { field, code: 'too_many', message: `at most ${MAX_TX_ITEMS} items per atomic write` },
   ]);
 
-function assertFits(items: number): void {
-  if (items > MAX_TX_ITEMS) throw tooMany();
+function assertFits(items: number, field: () => string): void {
+  if (items > MAX_TX_ITEMS) throw tooMany(field());
+}
+
+/** Item cost of each association field sent, per element (see GOAL_WRITE_ITEMS), largest first: the field a too_many names. */
+const ITEM_WEIGHTS: Array<[keyof GoalUpdateInput, number]> = [['parents', 5], ['labels', 4], ['team_uuids', 3], ['owner_uuids', 2], ['delegate_uuids', 2]];
+function heaviestField(input: GoalCreateInput | GoalUpdateInput): string {
+  const sent = input as Record<string, unknown>;
+  const weighed = ITEM_WEIGHTS.map(([f, w]) => [f, w * (Array.isArray(sent[f]) ? (sent[f] as unknown[]).length : 0)] as const).sort((a, b) => b[1] - a[1]);
+  if (weighed[0]![1] > 0) return weighed[0]![0];
+  // nothing big sent: a change that re-writes every index entry of a goal stored with more than today's caps
+  const keys = Object.keys(sentFields(sent));
+  return ['visibility', 'time_period_uuid', 'short_id'].find((f) => keys.includes(f)) ?? keys[0] ?? 'visibility';
 }
 
 /** Items the `tx.replace` of the goal will add: the item and only the entries and claims that change. */
@@ -294,7 +310,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     tx.create(goalEntity, record);
     requireExisting(ctx, tx, timePeriodEntity.type, period.uuid, 'time_period_uuid');
     for (const t of teams) requireExisting(ctx, tx, teamEntity.type, t, 'team_uuids');
-    assertFits(tx.size);
+    assertFits(tx.size, () => heaviestField(input));
     await tx.commit();
     return { goal: record, labels };
   });
@@ -394,7 +410,9 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
           owner_uuids: input.owner_uuids === undefined ? undefined : next.owner_uuids,
           delegate_uuids: delegates,
           team_uuids: input.team_uuids === undefined ? undefined : next.team_uuids,
-          visible_entities: input.visible_entities === undefined ? undefined : next.visible_entities,
+          // entities already on the goal are kept as they are: a round trip of the goal's own list never fails
+          // on a team deleted since it was named (it grants nothing any more: README)
+          visible_entities: input.visible_entities === undefined ? undefined : next.visible_entities.filter((e) => !g.visible_entities.some((o) => o.entity_type === e.entity_type && o.entity_uuid.toLowerCase() === e.entity_uuid.toLowerCase())),
         })),
       ];
       if (input.parents !== undefined) {
@@ -410,7 +428,7 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
         next.label_uuids = uniq(labels.map((l) => l.uuid));
       }
       next.searchable_content = searchableContent(next);
-      assertFits(tx.size + replaceCost(ctx, current, next));
+      assertFits(tx.size + replaceCost(ctx, current, next), () => heaviestField(input));
       return next;
     },
     () => notFound(kind, id),
@@ -493,7 +511,7 @@ export async function deleteGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
     if (input.delete_hierarchy) {
       // each discarded goal is at least two items (the goal and its re-enveloped entries): 100 descendants never fit
       const walk = await walkDescendants(ctx, [id], { limit: MAX_TX_ITEMS });
-      if (walk.truncated) throw tooMany();
+      if (walk.truncated) throw tooMany('delete_hierarchy');
       walk.ids.forEach((c) => others.add(c));
     }
     const kinds = GOAL_KINDS.filter((k) => input[IMMEDIATE_FLAGS[k]]);
@@ -508,12 +526,16 @@ export async function deleteGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
     for (const gid of [id, ...others]) {
       const s = stored.get(gid);
       if (!s || s.record.discarded_at) continue;
-      if (gid !== id && !(await goalAccess(ctx, s.record)).canEdit) throw new ForbiddenError(`You cannot delete ${s.record.type.replace('_', ' ')} ${gid} of this hierarchy`);
+      if (gid !== id) {
+        const access = await goalAccess(ctx, s.record);
+        // a goal the caller cannot see is not named (contract 5): its uuid would reveal it
+        if (!access.canEdit) throw new ForbiddenError(access.canView ? `You cannot delete ${s.record.type.replace('_', ' ')} ${gid} of this hierarchy` : 'You cannot delete every goal of this hierarchy');
+      }
       const next = { ...s.record, discarded_at: now, discarded_by_uuid: ctx.caller.userId, updated_at: now };
       tx.replace(goalEntity, s, next);
       discarded.push(next);
     }
-    assertFits(tx.size);
+    assertFits(tx.size, () => (input.delete_hierarchy ? 'delete_hierarchy' : IMMEDIATE_FLAGS[kinds[0] ?? kind]));
     await tx.commit();
     return { goal: discarded.find((g) => g.uuid === id) ?? goal, discarded };
   });

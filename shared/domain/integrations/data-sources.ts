@@ -62,7 +62,7 @@ export async function createDataSource(ctx: DomainCtx, input: DataSourceInput): 
     goalUuid,
     async (current, tx) => {
       const goal = current.record;
-      access = await requireGoalEditor(ctx, goal); // 403 unless visible and editable; the caller's teams are read once per request
+      access = await requireGoalEditor(ctx, goal, () => unknownGoal(goalUuid)); // unseen reads as unknown (422); seen but not editable 403
       if (goal.discarded_at) throw ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; it takes no new data source');
       if (goal.archived_at) throw ValidationError.field('goal_uuid', 'archived', 'This goal is archived; it takes no new data source');
       tx.create(dataSourceEntity, record);
