@@ -5,7 +5,7 @@ import { config } from '#shared/config.ts';
 import { getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { goalAccess, readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalRecord, type GoalStatus } from '#shared/domain/goals/entity.ts';
 import { goalProgressAt, refreshRollups } from '#shared/domain/goals/progress.ts';
 import { primeLabels } from '#shared/domain/goals/present.ts';
