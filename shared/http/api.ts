@@ -101,6 +101,10 @@ async function resolveCaller(event: ApiEvent): Promise<{ caller: Caller; data: D
   // Only uuids: a claim is built into key prefixes and the tenant's LeadingKeys policy (`T#<tenant>#*`), where
   // `*` or `?` from an external issuer's token would widen the pattern to other tenants.
   if (typeof tenantId !== 'string' || typeof userId !== 'string' || !UUID_RE.test(tenantId) || !UUID_RE.test(userId)) throw new UnauthorizedError('Token does not name a tenant and a user');
+  return callerOf(tenantId.toLowerCase(), userId.toLowerCase()); // keys hold uuids lower-cased
+}
+
+async function callerOf(tenantId: string, userId: string): Promise<{ caller: Caller; data: DataCtx }> {
   tenantRateLimiter.take(tenantId);
   const data: DataCtx = { tenantId, db: await tenantDb(tenantId) };
   const user = await getEntity(data, userEntity, userId);
