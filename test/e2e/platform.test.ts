@@ -90,6 +90,10 @@ describe('JWT authorizer behaviour', () => {
     const token = await sign({});
     expect((await new Api(token).get('/rest/v2/users')).status).toBe(200);
     expect((await fetch(`${url()}/rest/v2/users`, { headers: { authorization: token } })).status).toBe(200);
+    // an external issuer may spell the uuids in upper case: the same tenant and user
+    const upper = await new Api(await sign({ tenant_uuid: t.tenantUuid.toUpperCase(), user_uuid: t.adminUuid.toUpperCase() })).get('/rest/v2/users');
+    expect(upper.status).toBe(200);
+    expect(upper.body.data.records.map((u: { uuid: string }) => u.uuid)).toContain(t.adminUuid);
   });
 
   it('refuses wrong issuer, wrong audience, expired, not-yet-valid, alg none, foreign keys and garbage', async () => {
