@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
-import type { SQSEvent, SQSBatchResponse } from 'aws-lambda';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 /**
  * The queue interface every producer uses. In AWS it is SQS (queue URL from `QUEUE_URL_<NAME>`); on the
@@ -9,6 +9,21 @@ import type { SQSEvent, SQSBatchResponse } from 'aws-lambda';
  */
 export interface QueueSender {
   send(queue: string, body: unknown, opts?: { delaySeconds?: number }): Promise<string>;
+}
+
+/** An SQS record as Lambda's event source mapping delivers it (the local queues and tests build them here). */
+export function sqsRecord(m: { queue: string; messageId: string; body: unknown; receiveCount?: number; sentAt?: number; firstReceivedAt?: number }): SQSRecord {
+  return {
+    messageId: m.messageId,
+    receiptHandle: m.messageId,
+    body: typeof m.body === 'string' ? m.body : JSON.stringify(m.body),
+    attributes: { ApproximateReceiveCount: String(m.receiveCount ?? 1), SentTimestamp: String(m.sentAt ?? 0), SenderId: 'local', ApproximateFirstReceiveTimestamp: String(m.firstReceivedAt ?? 0) },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: `arn:aws:sqs:local:000000000000:${m.queue}`,
+    awsRegion: 'local',
+  };
 }
 
 export type WorkerHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
@@ -111,17 +126,7 @@ export class LocalQueues implements QueueSender {
     try {
       const handler = await worker.handler();
       const event: SQSEvent = {
-        Records: batch.map((m) => ({
-          messageId: m.id,
-          receiptHandle: m.id,
-          body: m.body,
-          attributes: { ApproximateReceiveCount: String(m.receiveCount), SentTimestamp: String(m.sentAt), SenderId: 'local', ApproximateFirstReceiveTimestamp: String(now) },
-          messageAttributes: {},
-          md5OfBody: '',
-          eventSource: 'aws:sqs',
-          eventSourceARN: `arn:aws:sqs:local:000000000000:${queue}`,
-          awsRegion: 'local',
-        })),
+        Records: batch.map((m) => sqsRecord({ queue, messageId: m.id, body: m.body, receiveCount: m.receiveCount, sentAt: m.sentAt, firstReceivedAt: now })),
       };
       const res = await handler(event);
       failedIds = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));

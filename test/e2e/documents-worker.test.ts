@@ -1,3 +1,4 @@
+import { sqsRecord } from '#shared/queue/queue.ts';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
@@ -20,19 +21,7 @@ import { newTenant, type Api, type TenantFixture } from '../support/api.ts';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const event = (tenant: string, thread: string, receiveCount: number): SQSEvent => ({
-  Records: [
-    {
-      messageId: `m-${thread}`,
-      receiptHandle: 'r',
-      body: JSON.stringify({ version: 1, tenant_uuid: tenant, thread_uuid: thread }),
-      attributes: { ApproximateReceiveCount: String(receiveCount), SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:local:000000000000:document-refresh',
-      awsRegion: 'local',
-    },
-  ],
+  Records: [sqsRecord({ queue: 'document-refresh', messageId: `m-${thread}`, body: { version: 1, tenant_uuid: tenant, thread_uuid: thread }, receiveCount })],
 });
 
 function countingWriter(answer: () => Promise<{ content: string | null; output: string }>): DocumentWriter & { calls: number } {

@@ -1,3 +1,4 @@
+import { sqsRecord } from '#shared/queue/queue.ts';
 import { mockClient } from 'aws-sdk-client-mock';
 import { BedrockRuntimeClient, ConverseCommand } from '@aws-sdk/client-bedrock-runtime';
 import type { SQSEvent } from 'aws-lambda';
@@ -159,19 +160,7 @@ function fakeWriter(result: WriterResult | Error): DocumentWriter & { calls: num
 }
 
 const sqsEvent = (receiveCount: number, body: unknown = { version: 1, tenant_uuid: TENANT, thread_uuid: THREAD }): SQSEvent => ({
-  Records: [
-    {
-      messageId: 'm1',
-      receiptHandle: 'm1',
-      body: typeof body === 'string' ? body : JSON.stringify(body),
-      attributes: { ApproximateReceiveCount: String(receiveCount), SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
-      messageAttributes: {},
-      md5OfBody: '',
-      eventSource: 'aws:sqs',
-      eventSourceARN: 'arn:aws:sqs:local:000000000000:document-refresh',
-      awsRegion: 'local',
-    },
-  ],
+  Records: [sqsRecord({ queue: 'document-refresh', messageId: 'm1', body, receiveCount })],
 });
 
 function run(store: FakeStore, writer: DocumentWriter) {

@@ -1,3 +1,4 @@
+import { sqsRecord } from '#shared/queue/queue.ts';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SQSEvent } from 'aws-lambda';
@@ -64,19 +65,7 @@ const message = (over: Partial<SupportIssueMessage> = {}): SupportIssueMessage =
   ...over,
 });
 
-const sqsEvent = (bodies: unknown[]): SQSEvent => ({
-  Records: bodies.map((b, i) => ({
-    messageId: `m${i}`,
-    receiptHandle: `m${i}`,
-    body: typeof b === 'string' ? b : JSON.stringify(b),
-    attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
-    messageAttributes: {},
-    md5OfBody: '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: 'arn:aws:sqs:local:000000000000:support-issues',
-    awsRegion: 'local',
-  })),
-});
+const sqsEvent = (bodies: unknown[]): SQSEvent => ({ Records: bodies.map((body, i) => sqsRecord({ queue: 'support-issues', messageId: `m${i}`, body })) });
 
 describe('support-issue worker', () => {
   let server: Server;
