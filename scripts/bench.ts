@@ -82,6 +82,7 @@ try {
   const objectives = await pool(nObj, async (i) => (await must(tok, 'POST', '/rest/v2/objectives', goalBody(i, []))).body.data.record.uuid as string);
   const keyResults = await pool(nKr, async (i) => (await must(tok, 'POST', '/rest/v2/key_results', { ...goalBody(i, [objectives[i % nObj]!]), metric: { name: 'm', start_value: 0, target_value: 100, unit: '%', metric_type: 'reach' } })).body.data.record.uuid as string);
   await pool(nIni, async (i) => (await must(tok, 'POST', '/rest/v2/initiatives', goalBody(i, [keyResults[i % nKr]!]))).body.data.record.uuid as string);
+  await pool(Math.min(200, nKr), async (i) => must(tok, 'POST', '/rest/v2/checkins', { goal_uuid: keyResults[i], value: i % 100 }));
   const seedSeconds = (performance.now() - seedStart) / 1000;
 
 
@@ -98,6 +99,7 @@ try {
     ['list initiatives, ancestor filter', 'GET', `/rest/v2/initiatives?q[ancestors_uuid_eq]=${objectives[2]}`],
     ['list key results, count=true', 'GET', '/rest/v2/key_results?count=true&per_page=1'],
     ['create check-in', 'POST', '/rest/v2/checkins', { goal_uuid: keyResults[0], value: 40 }],
+    ['list check-ins, page 1 (16 shards merged)', 'GET', '/rest/v2/checkins'],
     ['create objective', 'POST', '/rest/v2/objectives', goalBody(1, [])],
     ['update objective title', 'PUT', `/rest/v2/objectives/${objectives[0]}`, { title: 'Renamed' }],
     ['list users, page 1', 'GET', '/rest/v2/users'],
