@@ -1,5 +1,7 @@
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '#shared/config.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { inboxList, notificationEntity, type AccessRequestRecord, type NotificationKind, type NotificationRecord, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
+import { accessRequestKey, inboxList, notificationEntity, type AccessRequestRecord, type NotificationKind, type NotificationRecord, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { ACCESS_REQUEST_QUEUE, type AccessRequestEmailMessage } from '#shared/domain/sharing/mail.ts';
 import type { WriteTx } from '#shared/db/store.ts';
 import { runList, type ListResource } from '#shared/list/engine.ts';
@@ -56,6 +58,27 @@ export async function queueRequestEmails(ctx: DomainCtx, kind: NotificationKind,
     await queueSender().send(ACCESS_REQUEST_QUEUE, message);
   } catch (err) {
     ctx.log.error('access request e-mail not queued; the in-app notifications were written', { access_request_uuid: request.uuid, error: (err as Error).message });
+    await reopenResendWindow(ctx, request, shareable);
+  }
+}
+
+/**
+ * No e-mail went out, so the resend window must not count one: the request's last e-mail time goes back to
+ * the epoch (only if it is still the time just written), and the requester may resend at once.
+ */
+async function reopenResendWindow(ctx: DomainCtx, request: AccessRequestRecord, shareable: ShareableRecord): Promise<void> {
+  try {
+    await ctx.db.send(
+      new UpdateCommand({
+        TableName: config.tableName,
+        Key: accessRequestKey(ctx.tenantId, shareable.type, shareable.uuid, request.requester_uuid),
+        UpdateExpression: 'SET last_email_sent_at = :epoch, v = v + :one',
+        ConditionExpression: 'last_email_sent_at = :sent AND id = :id',
+        ExpressionAttributeValues: { ':epoch': new Date(0).toISOString(), ':one': 1, ':sent': request.last_email_sent_at, ':id': request.uuid },
+      }),
+    );
+  } catch (err) {
+    ctx.log.error('resend window not reopened', { access_request_uuid: request.uuid, error: (err as Error).message });
   }
 }
 
