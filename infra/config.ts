@@ -109,7 +109,7 @@ export function readConfig(node: Node): StackConfig {
     supportWebhookUrl: webhook,
     throttle: { rateLimit: int('throttleRateLimit', 100)!, burstLimit: int('throttleBurstLimit', 200)! },
     // Defaults are the limiter's own (rate-limit.ts); set here so the deployed values are visible in the template.
-    tenantRateLimit: { rps: int('tenantRateLimitRps', 50, 0)!, burst: int('tenantRateLimitBurst', 200, 0)! },
+    tenantRateLimit: { rps: int('tenantRateLimitRps', 50, 0)!, burst: int('tenantRateLimitBurst', 200, 1)! },
     bedrockModelId: str('bedrockModelId'),
     logRetention: retention as RetentionDays,
     alarmEmail,

@@ -5,7 +5,7 @@
  *
  * Item families:
  *  - entity:  PK = T#t#<type>#<id>            SK = #              GSI1PK = T#t#<list>              GSI1SK = <created_at>#<id>
- *  - entry:   PK = T#t#<type>#<id>            SK = IX#<name>#<v>  GSI1PK = T#t#<list>@<name>#<v>   GSI1SK = <created_at>#<id>
+ *  - entry:   PK = T#t#<type>#<id>            SK = IX#[<list>@]<name>#<v>GSI1PK = T#t#<list>@<name>#<v>   GSI1SK = <created_at>#<id>
  *             (<list> is the type, except goals, whose list is their kind)
  *             (one per association value: goal owner, label, team...; lists "<type>s whose <name> is <v>")
  *  - unique:  PK = T#t#unique#<name>#<value>  SK = #              (uniqueness claim: user email, label name, short_id)

@@ -4,7 +4,7 @@ import { RateLimitedError } from '#shared/errors.ts';
  * Per-tenant token bucket, kept in the container's memory. It needs no DynamoDB write per request (a shared
  * counter item would be a hot key carrying the tenant's whole traffic), at the price of being per container:
  * the effective tenant limit in AWS is this rate times the number of warm containers of a function, under the
- * stage-wide API Gateway throttle. Configured with TENANT_RATE_LIMIT_RPS / TENANT_RATE_LIMIT_BURST; 0 turns it off.
+ * stage-wide API Gateway throttle. Configured with TENANT_RATE_LIMIT_RPS / TENANT_RATE_LIMIT_BURST; a rate of 0 turns it off (a burst below 1 would refuse everything, so it is at least 1).
  */
 export class TenantRateLimiter {
   private buckets = new Map<string, { tokens: number; at: number }>();
@@ -32,4 +32,4 @@ export class TenantRateLimiter {
   }
 }
 
-export const tenantRateLimiter = new TenantRateLimiter(Number(process.env.TENANT_RATE_LIMIT_RPS ?? 50), Number(process.env.TENANT_RATE_LIMIT_BURST ?? 200));
+export const tenantRateLimiter = new TenantRateLimiter(Number(process.env.TENANT_RATE_LIMIT_RPS ?? 50), Math.max(1, Number(process.env.TENANT_RATE_LIMIT_BURST ?? 200)));

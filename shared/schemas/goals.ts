@@ -60,7 +60,7 @@ export const MetricCreate = z
   })
   .meta({
     id: 'GoalMetric',
-    description: 'The goal\'s current metric. reach needs start_value != target_value; stay_between needs start_value <= target_value (422 validation_failed, field metric).',
+    description: 'The goal\'s current metric. reach needs start_value != target_value; stay_between needs start_value <= target_value (422 validation_failed, field metric.target_value).',
   });
 
 export const MetricUpdate = z
