@@ -36,6 +36,14 @@ export interface IndexEnv {
   entryPartition(list: string, name: string, value: string): string;
 }
 
+/** The `uuid` attribute every resource has: `eq`/`in` read those records directly. */
+export const uuidAttr = <R extends BaseRecord>(): AttrDef<R> => ({ type: 'string', get: (r) => r.uuid, index: async (values) => ({ ids: values as string[] }) });
+
+/** Serves `eq`/`in` from the entry lists `<list>@<name>#<value>` of the filter's values. */
+export const entryIndex = (list: string, name: string) => async (values: unknown[], env: IndexEnv): Promise<IndexSource> => ({
+  partitions: (values as string[]).map((v) => env.entryPartition(list, name, v)),
+});
+
 export interface ListResource<R extends BaseRecord> {
   /** `type` in the response (`user`, `objective`, ...). */
   type: string;

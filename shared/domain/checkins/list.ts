@@ -3,13 +3,13 @@ import { CHECKIN_LISTS, checkinEntity, type CheckinRecord } from '#shared/domain
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
-import { runList, type AttrDef, type ListResource } from '#shared/list/engine.ts';
+import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
 
 const goalIndex: AttrDef<CheckinRecord> = {
   type: 'string',
   get: (c) => c.goal_uuid,
   // check-ins of the named goals: the `checkin@goal#<goal>` entry lists, creation order
-  index: async (values, env) => ({ partitions: (values as string[]).map((v) => env.entryPartition('checkin', 'goal', v)) }),
+  index: entryIndex('checkin', 'goal'),
 };
 
 /** Filterable attributes: the spec's list, plus `goal_uuid` (alias of checkinable_uuid) and a few record fields. */
@@ -19,7 +19,7 @@ export const checkinListResource: ListResource<CheckinRecord> = {
   lists: CHECKIN_LISTS,
   driverOrder: ['uuid', 'checkinable_uuid', 'goal_uuid'],
   attributes: {
-    uuid: { type: 'string', get: (c) => c.uuid, index: async (values) => ({ ids: values as string[] }) },
+    uuid: uuidAttr(),
     checkinable_type: { type: 'string', get: (c) => c.goal_type },
     checkinable_uuid: goalIndex,
     goal_uuid: goalIndex,

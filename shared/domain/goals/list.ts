@@ -10,7 +10,7 @@ import { teamEntity, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import { BadRequestError } from '#shared/errors.ts';
-import { runList, type AttrDef, type IndexEnv, type IndexSource, type ListResource } from '#shared/list/engine.ts';
+import { runList, type AttrDef, type IndexEnv, type IndexSource, type ListResource, entryIndex } from '#shared/list/engine.ts';
 import type { AttrType } from '#shared/list/filter.ts';
 import type { Loader } from '#shared/list/loader.ts';
 
@@ -48,10 +48,6 @@ async function byIds(kind: GoalKind, ids: string[], env: IndexEnv): Promise<Inde
   const goals = await env.loader.many(goalEntity, ids);
   return { entries: goals.filter((g) => g.type === kind).map(entryOf) };
 }
-
-const entryPartitions = (kind: GoalKind, name: string) => async (values: unknown[], env: IndexEnv): Promise<IndexSource> => ({
-  partitions: (values as string[]).map((v) => env.entryPartition(kind, name, v)),
-});
 
 /** Ids holding the uniqueness claims `name` of the values (one batch read): short_id → goal, label name → label. */
 const claimHolders = async (env: IndexEnv, name: string, values: string[]) => new Set((await findUniques(env.ctx, name, values)).values());
@@ -143,12 +139,12 @@ function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRe
       checkin_due_days: attr('number', (g) => g.checkin_due_days),
       current_metric_uuid: attr('string', (g) => g.current_metric_uuid),
       metric_type: attr('string', (g) => g.metric?.metric_type ?? null),
-      time_period_uuid: attr('string', (g) => g.time_period_uuid, entryPartitions(kind, 'time_period')),
+      time_period_uuid: attr('string', (g) => g.time_period_uuid, entryIndex(kind, 'time_period')),
       time_period_name: attr('string', period((p) => p.name)),
       time_period_start_date: attr('date', period((p) => p.start_date)),
       time_period_end_date: attr('date', period((p) => p.end_date)),
-      ...userAttrs('owners', owners, entryPartitions(kind, 'owner')),
-      ...userAttrs('delegates', delegates, entryPartitions(kind, 'delegate')),
+      ...userAttrs('owners', owners, entryIndex(kind, 'owner')),
+      ...userAttrs('delegates', delegates, entryIndex(kind, 'delegate')),
       labels_uuid: attr('string', labels((l) => l.uuid), async (values, env) => ({
         // a deleted label's entries outlive it: serve only the partitions of labels that exist
         partitions: (await env.loader.many(labelEntity, values as string[])).map((l) => env.entryPartition(kind, 'label', l.uuid)),
@@ -158,7 +154,7 @@ function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRe
       })),
       labels_parent_uuid: attr('string', labels((l) => l.parent_uuid)),
       labels_is_group: attr('boolean', labels((l) => l.is_group)),
-      teams_uuid: attr('string', (g) => g.team_uuids, entryPartitions(kind, 'team')),
+      teams_uuid: attr('string', (g) => g.team_uuids, entryIndex(kind, 'team')),
       teams_name: attr('string', teams((t) => t.name)),
       teams_display_name: attr('string', teams((t) => t.display_name)),
       teams_parent_uuid: attr('string', teams((t) => t.parent_uuid)),

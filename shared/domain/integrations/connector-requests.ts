@@ -18,7 +18,7 @@ import {
 import { SUPPORT_ISSUE_QUEUE, supportIssueKey, type SupportIssueMessage } from '#shared/domain/integrations/support.ts';
 import { getTenant } from '#shared/domain/tenants.ts';
 import { AppError, ConcurrentUpdateError } from '#shared/errors.ts';
-import { runList, type ListResource } from '#shared/list/engine.ts';
+import { runList, type ListResource, uuidAttr } from '#shared/list/engine.ts';
 import { queueSender } from '#shared/queue/queue.ts';
 import type { ConnectorRequestCreateBody } from '#shared/schemas/integrations.ts';
 
@@ -176,7 +176,7 @@ export const connectorRequestListResource: ListResource<ConnectorRequestRecord> 
   lists: ['connector_request'],
   driverOrder: ['uuid', 'normalized_key'],
   attributes: {
-    uuid: { type: 'string', get: (r) => r.uuid, index: async (values) => ({ ids: values as string[] }) },
+    uuid: uuidAttr(),
     // The uuid is derived from the normalized key, so an exact normalized key is a direct read.
     normalized_key: { type: 'string', get: (r) => r.normalized_key, index: async (values, env) => ({ ids: (values as string[]).map((v) => connectorRequestUuid(env.ctx.tenantId, v)) }) },
     connection_type: { type: 'string', get: (r) => r.connection_type },

@@ -1,7 +1,7 @@
 import { findUniques, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
-import { runList, type AttrDef, type ListResource } from '#shared/list/engine.ts';
+import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
 
 /** Label uuids holding the given names, through the `label_name` uniqueness claims (one BatchGetItem). */
 async function idsByName(ctx: DataCtx, names: unknown[]): Promise<string[]> {
@@ -20,13 +20,13 @@ export const labelListResource: ListResource<LabelRecord> = {
   lists: ['label'],
   driverOrder: ['uuid', 'name', 'parent_uuid', 'parent_name'],
   attributes: {
-    uuid: { type: 'string', get: (l) => l.uuid, index: async (values) => ({ ids: values as string[] }) },
+    uuid: uuidAttr(),
     name: { type: 'string', get: (l) => l.name, index: async (values, env) => ({ ids: await idsByName(env.ctx, values) }) },
     // parent_uuid is both the label's own attribute and the `parent` association's uuid
     parent_uuid: {
       type: 'string',
       get: (l) => l.parent_uuid,
-      index: async (values, env) => ({ partitions: (values as string[]).map((v) => env.entryPartition('label', 'parent', v)) }),
+      index: entryIndex('label', 'parent'),
     },
     is_group: { type: 'boolean', get: (l) => l.is_group },
     color: { type: 'string', get: (l) => l.color },

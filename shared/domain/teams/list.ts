@@ -1,6 +1,6 @@
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { teamEntity, teamMemberships, type TeamRecord } from '#shared/domain/teams/entity.ts';
-import { runList, type AttrDef, type ListResource } from '#shared/list/engine.ts';
+import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
 
 /** A team matches a `team_memberships_*` filter when any of its memberships does (contract section 4). */
 const membershipAttr = (pick: (m: ReturnType<typeof teamMemberships>[number]) => unknown): AttrDef<TeamRecord>['get'] => (t) => teamMemberships(t).map(pick);
@@ -12,13 +12,13 @@ export const teamListResource: ListResource<TeamRecord> = {
   lists: ['team'],
   driverOrder: ['uuid', 'team_memberships_user_uuid', 'parent_uuid'],
   attributes: {
-    uuid: { type: 'string', get: (t) => t.uuid, index: async (values) => ({ ids: values as string[] }) },
+    uuid: uuidAttr(),
     name: { type: 'string', get: (t) => t.name },
     display_name: { type: 'string', get: (t) => t.display_name },
     parent_uuid: {
       type: 'string',
       get: (t) => t.parent_uuid,
-      index: async (values, env) => ({ partitions: (values as string[]).map((v) => env.entryPartition('team', 'parent', v)) }),
+      index: entryIndex('team', 'parent'),
     },
     status: { type: 'string', get: (t) => t.status },
     is_org: { type: 'boolean', get: (t) => t.is_org },
@@ -29,7 +29,7 @@ export const teamListResource: ListResource<TeamRecord> = {
       type: 'string',
       get: membershipAttr((m) => m.user_uuid),
       // the `member` entry list holds owners too, as memberships do
-      index: async (values, env) => ({ partitions: (values as string[]).map((v) => env.entryPartition('team', 'member', v)) }),
+      index: entryIndex('team', 'member'),
     },
     team_memberships_role: { type: 'string', get: membershipAttr((m) => m.role) },
   },

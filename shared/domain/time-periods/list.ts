@@ -1,13 +1,13 @@
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
-import { runList, type ListResource } from '#shared/list/engine.ts';
+import { runList, type ListResource, uuidAttr } from '#shared/list/engine.ts';
 
 export const timePeriodListResource: ListResource<TimePeriodRecord> = {
   type: 'time_period',
   entity: timePeriodEntity,
   lists: ['time_period'],
   attributes: {
-    uuid: { type: 'string', get: (p) => p.uuid, index: async (values) => ({ ids: values as string[] }) },
+    uuid: uuidAttr(),
     name: { type: 'string', get: (p) => p.name },
     start_date: { type: 'date', get: (p) => p.start_date },
     end_date: { type: 'date', get: (p) => p.end_date },

@@ -3,7 +3,7 @@ import { partitionEntries, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { teamEntity, teamMemberships, teamUserUuids, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { PROFILE_FILTERABLE, userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
-import { runList, type AttrDef, type ListResource } from '#shared/list/engine.ts';
+import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
 import type { Loader } from '#shared/list/loader.ts';
 
 /** Per request (loader): user uuid → the user's teams, so several team filters on one user read its memberships once. */
@@ -56,7 +56,7 @@ export const userListResource: ListResource<UserRecord> = {
   lists: ['user'],
   driverOrder: ['uuid', 'manager_uuid', 'direct_teams_uuid', 'teams_uuid', 'team_memberships_team_uuid'],
   attributes: {
-    uuid: { type: 'string', get: (u) => u.uuid, index: async (values) => ({ ids: values as string[] }) },
+    uuid: uuidAttr(),
     display_name: { type: 'string', get: (u) => u.display_name },
     email: { type: 'string', get: (u) => u.email },
     status: { type: 'string', get: (u) => u.status },
@@ -64,7 +64,7 @@ export const userListResource: ListResource<UserRecord> = {
     manager_uuid: {
       type: 'string',
       get: (u) => u.manager_uuid,
-      index: async (values, env) => ({ partitions: (values as string[]).map((v) => env.entryPartition('user', 'manager', v)) }),
+      index: entryIndex('user', 'manager'),
     },
     license_type: { type: 'string', get: (u) => u.license_type },
     created_at: { type: 'timestamp', get: (u) => u.created_at },
