@@ -3,6 +3,7 @@ import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { jsonContentTypePattern } from '@middy/util';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { BadRequestError, ValidationError } from '#shared/errors.ts';
+import { assertStorable, reviveNumber } from '#shared/schemas/json-input.ts';
 import { HeadersTooLargeError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/http/http-errors.ts';
 
 /** Largest request body (decoded bytes): 1 MiB. API Gateway would pass up to 10 MB; the service refuses with 413 first. */
@@ -50,7 +51,8 @@ async function acceptsOf(routeKey: string | undefined): Promise<readonly string[
   return (routeKey && (await acceptsByRoute).get(routeKey)) || DEFAULT_ACCEPTS;
 }
 
-const jsonParser = httpJsonBodyParser();
+// input rules (shared/schemas/json-input.ts): exact numbers, well-formed strings; middy refuses __proto__ keys itself
+const jsonParser = httpJsonBodyParser({ reviver: reviveNumber });
 
 /** middy's JSON body parser on a copy of the event, its errors turned into the contract's. */
 function parseJson(event: Event): unknown {
@@ -65,6 +67,7 @@ function parseJson(event: Event): unknown {
     }
     throw new BadRequestError('Request body is not valid JSON');
   }
+  assertStorable(copy.body);
   return copy.body;
 }
 
