@@ -234,10 +234,16 @@ export class GoalTrackingStack extends Stack {
 
     // ---- the change stream's processor: derived state (shared/stream/projections.ts) ----
     this.streamDeadLetters = new Queue(this, 'StreamDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
-    Validations.of(this.streamDeadLetters).acknowledge({
-      id: 'Serverless-SQSRedrivePolicy',
-      reason: 'This queue is the on-failure destination of the table stream processor; it holds records for an operator (npm run admin -- redrive), its depth is alarmed.',
-    });
+    Validations.of(this.streamDeadLetters).acknowledge(
+      {
+        id: 'Serverless-SQSRedrivePolicy',
+        reason: 'This queue is the on-failure destination of the table stream processor; it holds records for an operator (npm run admin -- redrive), its depth is alarmed.',
+      },
+      {
+        id: 'AwsSolutions-SQS3',
+        reason: 'This queue is itself a dead-letter store (the stream processor on-failure destination); a DLQ of a DLQ would only move the problem, its depth is alarmed instead.',
+      },
+    );
     const row = streamProcessorRow;
     this.streamProcessor = new ServiceFunction(this, 'StreamProcessor', {
       handler: row.handler,

@@ -173,9 +173,11 @@ async function client(t: Tenant, until: number): Promise<void> {
       const goal = pick(t.leaves);
       const res = await call(t.admin, 'POST', '/rest/v2/checkins', { goal_uuid: goal, value: Math.round(Math.random() * 100) }, { until });
       if (res?.status === 201) acked.checkins.push({ tenant: t, uuid: res.body.data.record.uuid, goal }), count('check-in');
+      else count(`check-in ${res?.status ?? 'unanswered'}`);
     } else if (r < 0.7) {
       const res = await call(t.admin, 'POST', '/rest/v2/initiatives', { title: 'extra', time_period_uuid: t.period, parents: [pick(t.krs)], ...(Math.random() < 0.3 ? { team_uuids: [t.spareTeam] } : {}) }, { until });
       if (res?.status === 201) acked.creates.push({ tenant: t, uuid: res.body.data.record.uuid }), count('create');
+      else count(`create ${res?.status ?? 'unanswered'}`);
     } else if (r < 0.8) {
       const mine = acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid));
       if (!mine.length) continue;
@@ -352,6 +354,17 @@ async function main(): Promise<number> {
   }
   say('all invariants hold');
   return 0;
+}
+
+// Never leave the stack behind: it runs in its own process group.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => (killStackQuietly(), process.exit(130)));
+process.on('exit', () => killStackQuietly());
+function killStackQuietly() {
+  try {
+    killStack();
+  } catch {
+    /* already gone */
+  }
 }
 
 let code = 1;
