@@ -72,12 +72,12 @@ function parseJson(event: Event): unknown {
  * Reads the body of an authenticated route: none (absent or blank), JSON through middy's parser, or another
  * media type the route row accepts as text; anything else is 415 (contract section 11).
  */
-export async function readBody(event: Event): Promise<ReadBody> {
+export async function readBody(event: Event, routeAccepts?: readonly string[]): Promise<ReadBody> {
   const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   if (raw.trim() === '') return { kind: 'none' };
   const contentType = event.headers?.['content-type'];
   const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
-  const accepts = await acceptsOf(event.routeKey);
+  const accepts = routeAccepts ?? (await acceptsOf(event.routeKey));
   if (accepts.includes('application/json') && contentType && jsonContentTypePattern.test(contentType.trim())) return { kind: 'json', value: parseJson(event) };
   if (mediaType && accepts.includes(mediaType) && mediaType !== 'application/json') return { kind: 'raw', mediaType, text: raw };
   throw new UnsupportedMediaTypeError(contentType, accepts);
