@@ -149,24 +149,11 @@ function zodDetails(error: z.ZodError, input: unknown): { badRequest: boolean; d
       issue.code === 'invalid_union' ||
       (issue.code === 'invalid_value' && issue.values.length > 0 && typeof valueAt(input, issue.path) !== typeof issue.values[0]);
     if (wrongType) badRequest = true;
-    details.push({ field: path || undefined, code: wrongType ? 'invalid_type' : issue.code, message: issue.message });
+    // a schema's own rule may name its code (`params.code`, e.g. required), else zod's issue code
+    const ruleCode = issue.code === 'custom' && typeof issue.params?.code === 'string' ? issue.params.code : issue.code;
+    details.push({ field: path || undefined, code: wrongType ? 'invalid_type' : ruleCode, message: issue.message });
   }
   return { badRequest, details };
-}
-
-/** Parses and validates a JSON body: 400 for malformed JSON, wrong types or unknown fields; 422 for rule violations. */
-export function parseBody<S extends z.ZodType>(schema: S, raw: string | undefined, isBase64: boolean | undefined): z.infer<S> {
-  let value: unknown;
-  const text = raw === undefined ? '' : isBase64 ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-  if (text.trim() === '') value = {};
-  else {
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new BadRequestError('Request body is not valid JSON');
-    }
-  }
-  return validateBody(schema, value);
 }
 
 /** Validates a parsed body (an absent body is `{}`): 400 for wrong types or unknown fields; 422 for rule violations. */

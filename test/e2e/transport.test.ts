@@ -40,10 +40,10 @@ describe('HTTP transport (contract section 11)', () => {
     expect((await raw('GET', '/rest/v2/labels', { authorization: `Bearer ${t.admin.token}` })).status).toBe(200);
   });
 
-  it('keeps malformed JSON at 400 and prototype keys at 422, both in the error shape', async () => {
+  it('keeps malformed JSON and prototype keys at 400, both in the error shape', async () => {
     const t = await newTenant();
     expectError(await t.admin.request('POST', '/rest/v2/labels', '{"name": '), 400, 'bad_request');
-    const e = expectError(await t.admin.request('POST', '/rest/v2/labels', '{"name":"x","__proto__":{"admin":true}}'), 422, 'validation_failed');
+    const e = expectError(await t.admin.request('POST', '/rest/v2/labels', '{"name":"x","__proto__":{"admin":true}}'), 400, 'bad_request');
     expect(e.details[0]?.field).toBe('__proto__');
     expect(await labelCount(t.admin)).toBe(0);
   });
