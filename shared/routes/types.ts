@@ -35,6 +35,8 @@ export interface Route {
     body?: z.ZodType;
     /** Success status and response schema. */
     success: { status: number; schema?: z.ZodType; description?: string };
+    /** Other success statuses answered with the same schema (e.g. 200 when a create finds the record already there). */
+    alsoSuccess?: Array<{ status: number; description: string }>;
     /** Documented list endpoint (adds the common list parameters). */
     list?: boolean;
   };
