@@ -22,6 +22,8 @@ export interface Route {
   sendsTo?: string[];
   /** Extra IAM needs, spelled out so infra grants exactly these (e.g. `kms:sign`). */
   needs?: Need[];
+  /** Repository-relative files the handler reads at run time (shared/docs/bundled-file.ts): copied into this function's bundle only. */
+  bundleFiles?: string[];
   doc: {
     summary: string;
     tag: string;
