@@ -27,6 +27,8 @@ export interface Route {
    * (shared/http/transport.ts). A non-JSON type reaches the handler as `rawBody` text.
    */
   accepts?: string[];
+  /** Repository-relative files the handler reads at run time (shared/docs/bundled-file.ts): copied into this function's bundle only. */
+  bundleFiles?: string[];
   doc: {
     summary: string;
     tag: string;
