@@ -1,9 +1,7 @@
 import type { MiddlewareObj } from '@middy/core';
-import httpJsonBodyParser from '@middy/http-json-body-parser';
 import { jsonContentTypePattern } from '@middy/util';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
-import { BadRequestError, ValidationError } from '#shared/errors.ts';
-import { assertStorable, reviveNumber } from '#shared/schemas/json-input.ts';
+import { readJsonBody } from '#shared/schemas/json-input.ts';
 import { HeadersTooLargeError, PayloadTooLargeError, UnsupportedMediaTypeError } from '#shared/http/http-errors.ts';
 
 /** Largest request body (decoded bytes): 1 MiB. API Gateway would pass up to 10 MB; the service refuses with 413 first. */
@@ -51,37 +49,20 @@ async function acceptsOf(routeKey: string | undefined): Promise<readonly string[
   return (routeKey && (await acceptsByRoute).get(routeKey)) || DEFAULT_ACCEPTS;
 }
 
-// input rules (shared/schemas/json-input.ts): exact numbers, well-formed strings; middy refuses __proto__ keys itself
-const jsonParser = httpJsonBodyParser({ reviver: reviveNumber });
-
-/** middy's JSON body parser on a copy of the event, its errors turned into the contract's. */
-function parseJson(event: Event): unknown {
-  const copy = { headers: { 'content-type': 'application/json' }, body: event.body, isBase64Encoded: event.isBase64Encoded };
-  try {
-    (jsonParser.before as unknown as (r: { event: typeof copy }) => void)({ event: copy });
-  } catch (err) {
-    const cause = (err as { cause?: { data?: unknown } }).cause;
-    if ((err as Error).message === 'Forbidden key in JSON body') {
-      const key = String(cause?.data);
-      throw ValidationError.field(key, 'forbidden_key', `${key} is not allowed as a field name`);
-    }
-    throw new BadRequestError('Request body is not valid JSON');
-  }
-  assertStorable(copy.body);
-  return copy.body;
-}
-
 /**
- * Reads the body of an authenticated route: none (absent or blank), JSON through middy's parser, or another
- * media type the route row accepts as text; anything else is 415 (contract section 11).
+ * Reads the body of an authenticated route: none (absent or blank), JSON, or another media type the route
+ * row accepts as text; anything else is 415 (contract section 11). JSON goes through `readJsonBody`
+ * (shared/schemas/json-input.ts), not middy's JSON body parser: the exact-number rule needs each number's
+ * source text, which JSON.parse hands a reviver and middy's wrapper drops; `__proto__` stays an own key, so
+ * the schema names it as an unknown field (400).
  */
-export async function readBody(event: Event): Promise<ReadBody> {
+export async function readBody(event: Event, routeAccepts?: readonly string[]): Promise<ReadBody> {
   const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   if (raw.trim() === '') return { kind: 'none' };
   const contentType = event.headers?.['content-type'];
   const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
-  const accepts = await acceptsOf(event.routeKey);
-  if (accepts.includes('application/json') && contentType && jsonContentTypePattern.test(contentType.trim())) return { kind: 'json', value: parseJson(event) };
+  const accepts = routeAccepts ?? (await acceptsOf(event.routeKey));
+  if (accepts.includes('application/json') && contentType && jsonContentTypePattern.test(contentType.trim())) return { kind: 'json', value: readJsonBody(raw) };
   if (mediaType && accepts.includes(mediaType) && mediaType !== 'application/json') return { kind: 'raw', mediaType, text: raw };
   throw new UnsupportedMediaTypeError(contentType, accepts);
 }

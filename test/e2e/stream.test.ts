@@ -117,7 +117,7 @@ describe('derived state from the change stream', () => {
     };
     const ctx = data(t.tenantUuid);
     const tx = new WriteTx(ctx).create(checkinEntity, c);
-    tx.add({ Put: { TableName: config.tableName, Item: { ...checkinOrderItemKey(ctx.tenantId, g.uuid, checkinOrderKey(c)), id: c.uuid, kind: 'checkin_order' } } });
+    tx.putSide(checkinOrderItemKey(ctx.tenantId, g.uuid, checkinOrderKey(c)), { id: c.uuid, kind: 'checkin_order' });
     await tx.commit();
     await eventually(async () => expect(await goalNow(t.admin, g)).toMatchObject({ current_value: 42, current_progress: 42, current_status: 'on_track', last_checkin_date: '2025-02-01' }));
   });
