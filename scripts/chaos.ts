@@ -33,7 +33,7 @@ let port = 0;
 const base = () => `http://127.0.0.1:${port}`;
 
 async function startStack(fault: boolean): Promise<void> {
-  const env = { ...process.env, DATA_DIR: dataDir, TENANT_RATE_LIMIT_RPS: '0', LOG_LEVEL: 'SILENT', POWERTOOLS_LOG_LEVEL: 'SILENT', ...(fault ? { LOCAL_FAULT_QUEUE: ACCESS_QUEUE, LOCAL_FAULT_RATE: '0.7' } : { LOCAL_FAULT_QUEUE: '' }) };
+  const env = { ...process.env, DATA_DIR: dataDir, TENANT_RATE_LIMIT_RPS: '0', LOG_LEVEL: 'SILENT', POWERTOOLS_LOG_LEVEL: 'SILENT', ...(fault ? { LOCAL_FAULT_QUEUE: ACCESS_QUEUE, LOCAL_FAULT_RATE: '0.8' } : { LOCAL_FAULT_QUEUE: '' }) };
   stack = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/local-stack.ts'), '--port', String(port)], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'ignore', 'inherit'] });
   const deadline = Date.now() + 90_000;
   for (;;) {
@@ -75,34 +75,45 @@ interface Outcome {
 }
 const fivexx: Array<{ at: number; status: number; what: string }> = [];
 let killWindow: { from: number; to: number } | undefined;
+/** When the clients stop starting new writes. */
+let stoppedAt: number | undefined;
+/** Violations found along the way (the final checks are re-run until the stream has converged). */
+const runViolations: string[] = [];
+/** Why logical requests ran out of time unanswered: their last failure. */
+const unanswered = new Map<string, number>();
 
 /** One logical request: retried with the same Idempotency-Key on a timeout, a dropped connection or a 5xx, until it is answered or time runs out. */
-async function call(token: string, method: string, path: string, body?: unknown, opts: { until?: number } = {}): Promise<Outcome | undefined> {
+async function call(token: string, method: string, path: string, body?: unknown): Promise<Outcome | undefined> {
   const key = randomUUID();
-  const until = opts.until ?? Date.now() + 60_000;
-  for (let attempt = 0; Date.now() < until; attempt++) {
+  let last = '';
+  // A logical request is retried until answered; once writing stops, requests still in flight get a little longer.
+  for (let attempt = 0; Date.now() < (stoppedAt ?? Infinity) + 30_000; attempt++) {
     try {
       const res = await fetch(`${base()}${path}`, {
         method,
         headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(method === 'POST' ? { 'idempotency-key': key } : {}) },
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(5000),
+        signal: AbortSignal.timeout(15_000),
       });
       const text = await res.text();
       if (res.status >= 500) {
+        last = `${res.status} ${text.slice(0, 200)}`;
         fivexx.push({ at: Date.now(), status: res.status, what: `${method} ${path}` });
         await sleep(200 * 2 ** Math.min(attempt, 4));
         continue;
       }
-      if (res.status === 409 && method === 'POST') {
+      if (res.status === 409 && method === 'POST' && text.includes('idempotency_key_in_use')) {
+        last = '409 idempotency_key_in_use';
         await sleep(200); // idempotency_key_in_use: the first try is still running; ask again
         continue;
       }
       return { status: res.status, body: text ? JSON.parse(text) : null };
-    } catch {
+    } catch (err) {
+      last = (err as Error).name === 'TimeoutError' ? 'timeout' : String((err as Error).cause ?? err).slice(0, 120);
       await sleep(200 * 2 ** Math.min(attempt, 4)); // timeout or connection refused (the stack is down): retry
     }
   }
+  if (last) unanswered.set(last, (unanswered.get(last) ?? 0) + 1);
   return undefined;
 }
 
@@ -127,7 +138,8 @@ interface Tenant {
   objective: string;
   krs: string[];
   leaves: string[];
-  doc: { uuid: string; owner: string; ownerToken: string };
+  docs: string[];
+  owner: { uuid: string; token: string };
 }
 
 const acked = { checkins: [] as Array<{ tenant: Tenant; uuid: string; goal: string }>, creates: [] as Array<{ tenant: Tenant; uuid: string }>, deletes: new Set<string>(), requests: [] as Array<{ tenant: Tenant; uuid: string; outcome: string }> };
@@ -160,42 +172,43 @@ async function setupTenant(runAdmin: (argv: string[]) => Promise<any>, name: str
   for (const id of [objective.uuid]) await must('PUT', `/rest/v2/objectives/${id}`, { progress_mode: 'rollup' });
   for (const id of krs) await must('PUT', `/rest/v2/key_results/${id}`, { progress_mode: 'rollup' });
   const owner = members[0]!;
-  const doc = await must('POST', '/documents', { title: `Chaos doc ${name}`, content: 'x' }, owner.token);
-  return { id: t.tenant_uuid, admin, members: members.slice(1), period: period.uuid, spareTeam: spareTeam.uuid, objective: objective.uuid, krs, leaves, doc: { uuid: doc.uuid, owner: owner.uuid, ownerToken: owner.token } };
+  const docs = [];
+  for (let i = 0; i < 4; i++) docs.push((await must('POST', '/documents', { title: `Chaos doc ${name} ${i}`, content: 'x' }, owner.token)).uuid as string);
+  return { id: t.tenant_uuid, admin, members: members.slice(1), period: period.uuid, spareTeam: spareTeam.uuid, objective: objective.uuid, krs, leaves, docs, owner };
 }
 
 const pick = <T>(xs: T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
 
-async function client(t: Tenant, until: number): Promise<void> {
-  while (Date.now() < until) {
+async function client(t: Tenant): Promise<void> {
+  while (stoppedAt === undefined) {
     const r = Math.random();
     if (r < 0.55) {
       const goal = pick(t.leaves);
-      const res = await call(t.admin, 'POST', '/rest/v2/checkins', { goal_uuid: goal, value: Math.round(Math.random() * 100) }, { until });
+      const res = await call(t.admin, 'POST', '/rest/v2/checkins', { goal_uuid: goal, value: Math.round(Math.random() * 100) });
       if (res?.status === 201) acked.checkins.push({ tenant: t, uuid: res.body.data.record.uuid, goal }), count('check-in');
       else count(`check-in ${res?.status ?? 'unanswered'}`);
     } else if (r < 0.7) {
-      const res = await call(t.admin, 'POST', '/rest/v2/initiatives', { title: 'extra', time_period_uuid: t.period, parents: [pick(t.krs)], ...(Math.random() < 0.3 ? { team_uuids: [t.spareTeam] } : {}) }, { until });
+      const res = await call(t.admin, 'POST', '/rest/v2/initiatives', { title: 'extra', time_period_uuid: t.period, parents: [pick(t.krs)], ...(Math.random() < 0.3 ? { team_uuids: [t.spareTeam] } : {}) });
       if (res?.status === 201) acked.creates.push({ tenant: t, uuid: res.body.data.record.uuid }), count('create');
       else count(`create ${res?.status ?? 'unanswered'}`);
     } else if (r < 0.8) {
       const mine = acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid));
       if (!mine.length) continue;
-      const res = await call(t.admin, 'PUT', `/rest/v2/initiatives/${pick(mine).uuid}`, { parents: [pick(t.krs)] }, { until });
+      const res = await call(t.admin, 'PUT', `/rest/v2/initiatives/${pick(mine).uuid}`, { parents: [pick(t.krs)] });
       if (res?.status === 200) count('re-parent');
     } else if (r < 0.87) {
       const mine = acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid));
       if (!mine.length) continue;
       const victim = pick(mine).uuid;
-      const res = await call(t.admin, 'DELETE', `/rest/v2/initiatives/${victim}`, undefined, { until });
+      const res = await call(t.admin, 'DELETE', `/rest/v2/initiatives/${victim}`, undefined);
       if (res && res.status < 300) acked.deletes.add(victim), count('delete');
     } else if (r < 0.89) {
       // Deleting a team goals may be referencing concurrently: refused (has_dependents) or clean, never dangling.
-      const res = await call(t.admin, 'DELETE', `/rest/v2/teams/${t.spareTeam}`, undefined, { until });
+      const res = await call(t.admin, 'DELETE', `/rest/v2/teams/${t.spareTeam}`, undefined);
       if (res) count(`team delete ${res.status}`);
     } else {
       const m = pick(t.members);
-      const res = await call(m.token, 'POST', `/documents/${t.doc.uuid}/access_requests`, { requested_level: pick(['view', 'comment', 'edit', 'manage']) }, { until });
+      const res = await call(m.token, 'POST', `/documents/${pick(t.docs)}/access_requests`, { requested_level: pick(['view', 'comment', 'edit', 'manage']) });
       if (res?.status === 200 && res.body.data.record) acked.requests.push({ tenant: t, uuid: res.body.data.record.uuid, outcome: res.body.data.outcome }), count('access request');
     }
   }
@@ -278,7 +291,7 @@ async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
       for (const team of g.team_uuids ?? []) check(teams.has(team), `goal ${g.uuid} references deleted team ${team}`);
     }
     // every acknowledged access request notified (in-app) and e-mailed
-    const notes = await all(t.doc.ownerToken, '/notifications');
+    const notes = await all(t.owner.token, '/notifications');
     const notified = new Map(notes.map((n: any) => [n.subject_uuid, n]));
     for (const r of acked.requests.filter((r) => r.tenant === t && r.outcome === 'created')) {
       const n = notified.get(r.uuid);
@@ -315,9 +328,9 @@ async function main(): Promise<number> {
   const tenants = [await setupTenant(runAdmin, 'Chaos A'), await setupTenant(runAdmin, 'Chaos B')];
   say('tenants ready; writing');
 
-  const until = Date.now() + DURATION_MS;
-  const clients = Array.from({ length: CLIENTS }, (_, i) => client(tenants[i % 2]!, until));
+  const clients = Array.from({ length: CLIENTS }, (_, i) => client(tenants[i % 2]!));
   await sleep(DURATION_MS * 0.4);
+  const beforeKill = acked.checkins.length;
   say('SIGKILL of the whole stack');
   killWindow = { from: Date.now(), to: Infinity };
   killStack();
@@ -326,9 +339,13 @@ async function main(): Promise<number> {
   // The DynamoDB Local endpoint moved: operator commands in this process follow it.
   process.env.DYNAMODB_ENDPOINT = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')).dynamoEndpoint;
   killWindow.to = Date.now() + 2000;
-  say('restarted on the same data');
+  say(`restarted on the same data (${beforeKill} check-ins acknowledged before the kill)`);
+  await sleep(DURATION_MS * 0.6);
+  stoppedAt = Date.now();
   await Promise.all(clients);
+  if (beforeKill === 0 || acked.checkins.length === beforeKill) runViolations.push(`too few acknowledged writes to prove anything: ${beforeKill} check-ins before the kill, ${acked.checkins.length - beforeKill} after`);
   say(`writes done: ${[...counts].map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (unanswered.size) say(`unanswered, by last failure: ${[...unanswered].map(([k, v]) => `${v}x ${k}`).join('; ')}`);
 
   // The worker is fixed: a clean restart without the fault, then the dead letters are replayed.
   await sleep(5000); // let retries of the faulty worker run out into the dead-letter store
@@ -337,11 +354,12 @@ async function main(): Promise<number> {
   process.env.DYNAMODB_ENDPOINT = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')).dynamoEndpoint;
   const letters = deadLetters();
   say(`dead letters before redrive: ${letters.length} (${letters.filter((l) => l.queue === ACCESS_QUEUE).length} from the failing worker)`);
-  check(letters.some((l) => l.queue === ACCESS_QUEUE), 'the failing worker dead-lettered nothing: the fault injection did not run');
+  if (!letters.some((l) => l.queue === ACCESS_QUEUE)) runViolations.push('the failing worker dead-lettered nothing: the fault injection did not run');
   const redriven = await runAdmin(['redrive']);
   say(`redrive: ${JSON.stringify(redriven)}`);
 
   const stats = await eventuallyVerified(tenants, 60_000);
+  violations.push(...runViolations);
   check(deadLetters().length === 0, `dead letters left after redrive: ${deadLetters().length}`);
   const outside = fivexx.filter((e) => !killWindow || e.at < killWindow.from || e.at > killWindow.to);
   check(outside.length === 0, `5xx outside the kill window: ${outside.map((e) => `${e.status} ${e.what}`).slice(0, 5).join('; ')}`);
