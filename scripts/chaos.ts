@@ -33,7 +33,7 @@ let port = 0;
 const base = () => `http://127.0.0.1:${port}`;
 
 async function startStack(fault: boolean): Promise<void> {
-  const env = { ...process.env, DATA_DIR: dataDir, TENANT_RATE_LIMIT_RPS: '0', LOG_LEVEL: 'SILENT', POWERTOOLS_LOG_LEVEL: 'SILENT', ...(fault ? { LOCAL_FAULT_QUEUE: ACCESS_QUEUE, LOCAL_FAULT_RATE: '0.8' } : { LOCAL_FAULT_QUEUE: '' }) };
+  const env = { ...process.env, DATA_DIR: dataDir, TENANT_RATE_LIMIT_RPS: '0', LOG_LEVEL: 'SILENT', POWERTOOLS_LOG_LEVEL: 'SILENT', ...(fault ? { LOCAL_FAULT_QUEUE: ACCESS_QUEUE, LOCAL_FAULT_RATE: '0.3' } : { LOCAL_FAULT_QUEUE: '' }) };
   stack = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/local-stack.ts'), '--port', String(port)], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'ignore', 'inherit'] });
   const deadline = Date.now() + 90_000;
   for (;;) {
@@ -87,7 +87,8 @@ async function call(token: string, method: string, path: string, body?: unknown)
   const key = randomUUID();
   let last = '';
   // A logical request is retried until answered; once writing stops, requests still in flight get a little longer.
-  for (let attempt = 0; Date.now() < (stoppedAt ?? Infinity) + 30_000; attempt++) {
+  const started = Date.now();
+  for (let attempt = 0; Date.now() < Math.max((stoppedAt ?? Infinity) + 30_000, started + 60_000); attempt++) {
     try {
       const res = await fetch(`${base()}${path}`, {
         method,
@@ -182,27 +183,27 @@ const pick = <T>(xs: T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
 async function client(t: Tenant): Promise<void> {
   while (stoppedAt === undefined) {
     const r = Math.random();
-    if (r < 0.55) {
+    if (r < 0.5) {
       const goal = pick(t.leaves);
       const res = await call(t.admin, 'POST', '/rest/v2/checkins', { goal_uuid: goal, value: Math.round(Math.random() * 100) });
       if (res?.status === 201) acked.checkins.push({ tenant: t, uuid: res.body.data.record.uuid, goal }), count('check-in');
       else count(`check-in ${res?.status ?? 'unanswered'}`);
-    } else if (r < 0.7) {
+    } else if (r < 0.62) {
       const res = await call(t.admin, 'POST', '/rest/v2/initiatives', { title: 'extra', time_period_uuid: t.period, parents: [pick(t.krs)], ...(Math.random() < 0.3 ? { team_uuids: [t.spareTeam] } : {}) });
       if (res?.status === 201) acked.creates.push({ tenant: t, uuid: res.body.data.record.uuid }), count('create');
       else count(`create ${res?.status ?? 'unanswered'}`);
-    } else if (r < 0.8) {
+    } else if (r < 0.72) {
       const mine = acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid));
       if (!mine.length) continue;
       const res = await call(t.admin, 'PUT', `/rest/v2/initiatives/${pick(mine).uuid}`, { parents: [pick(t.krs)] });
       if (res?.status === 200) count('re-parent');
-    } else if (r < 0.87) {
+    } else if (r < 0.78) {
       const mine = acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid));
       if (!mine.length) continue;
       const victim = pick(mine).uuid;
       const res = await call(t.admin, 'DELETE', `/rest/v2/initiatives/${victim}`, undefined);
       if (res && res.status < 300) acked.deletes.add(victim), count('delete');
-    } else if (r < 0.89) {
+    } else if (r < 0.8) {
       // Deleting a team goals may be referencing concurrently: refused (has_dependents) or clean, never dangling.
       const res = await call(t.admin, 'DELETE', `/rest/v2/teams/${t.spareTeam}`, undefined);
       if (res) count(`team delete ${res.status}`);
@@ -348,7 +349,7 @@ async function main(): Promise<number> {
   if (unanswered.size) say(`unanswered, by last failure: ${[...unanswered].map(([k, v]) => `${v}x ${k}`).join('; ')}`);
 
   // The worker is fixed: a clean restart without the fault, then the dead letters are replayed.
-  await sleep(5000); // let retries of the faulty worker run out into the dead-letter store
+  await sleep(12_000); // let the faulty worker's retries (0.5 + 1 + 2 + 4 s back-off) run out into the dead-letter store
   await stopStack();
   await startStack(false);
   process.env.DYNAMODB_ENDPOINT = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')).dynamoEndpoint;
