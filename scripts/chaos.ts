@@ -145,6 +145,8 @@ interface Tenant {
 
 const acked = { checkins: [] as Array<{ tenant: Tenant; uuid: string; goal: string }>, creates: [] as Array<{ tenant: Tenant; uuid: string }>, deletes: new Set<string>(), requests: [] as Array<{ tenant: Tenant; uuid: string; outcome: string }> };
 const counts = new Map<string, number>();
+/** Logical check-in requests started per tenant (each may be sent several times, always with its one key). */
+const attempted = new Map<Tenant, number>();
 const count = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
 
 async function setupTenant(runAdmin: (argv: string[]) => Promise<any>, name: string): Promise<Tenant> {
@@ -185,6 +187,7 @@ async function client(t: Tenant): Promise<void> {
     const r = Math.random();
     if (r < 0.5) {
       const goal = pick(t.leaves);
+      attempted.set(t, (attempted.get(t) ?? 0) + 1);
       const res = await call(t.admin, 'POST', '/rest/v2/checkins', { goal_uuid: goal, value: Math.round(Math.random() * 100) });
       if (res?.status === 201) acked.checkins.push({ tenant: t, uuid: res.body.data.record.uuid, goal }), count('check-in');
       else count(`check-in ${res?.status ?? 'unanswered'}`);
@@ -239,6 +242,8 @@ async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
     for (const c of acked.checkins.filter((c) => c.tenant === t)) check(byUuid.has(c.uuid), `acknowledged check-in ${c.uuid} missing`), add('acknowledged check-ins');
     const ackedIds = acked.checkins.filter((c) => c.tenant === t).map((c) => c.uuid);
     check(new Set(ackedIds).size === ackedIds.length, 'one acknowledged check-in answered twice with different requests');
+    // Applied once: retries carry the same Idempotency-Key, so no logical request leaves two check-ins.
+    check(checkins.length <= (attempted.get(t) ?? 0), `tenant ${t.id}: ${checkins.length} check-ins stored for ${attempted.get(t)} logical requests (a retry applied twice)`);
     for (const c of acked.creates.filter((c) => c.tenant === t)) {
       const g = goals.get(c.uuid);
       check(acked.deletes.has(c.uuid) ? !g || !!g.discarded_at || true : !!g, `acknowledged create ${c.uuid} missing`);
