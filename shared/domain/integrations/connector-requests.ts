@@ -1,8 +1,6 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { isAdmin } from '#shared/auth/caller.ts';
 import { requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { config } from '#shared/config.ts';
-import { getEntity, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import { getEntity, getSide, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { connectorOf, decideConnectorRequest, type ConnectorRequestCommand } from '#shared/domain/integrations/decide.ts';
 import { connectorRequestEntity, connectorRequesterKey, connectorRequestUuid, type ConnectorRequesterItem, type ConnectorRequestRecord } from '#shared/domain/integrations/entity.ts';
@@ -45,10 +43,7 @@ export async function recordConnectorRequest(ctx: DomainCtx, input: ConnectorReq
     const current = await getEntity(ctx, connectorRequestEntity, id, true);
     const { record, created, requester } = decideConnectorRequest(ctx.caller, ctx.tenantId, input, current?.record, nowIso());
     // The requester claim goes first: when both it and the record's condition fail, the repeat is what is reported.
-    const tx = new WriteTx(ctx).add(
-      { Put: { TableName: config.tableName, Item: { ...connectorRequesterKey(ctx.tenantId, id, me), kind: 'connector_requester', ...requester }, ConditionExpression: 'attribute_not_exists(PK)' } },
-      () => new AlreadyRequested(),
-    );
+    const tx = new WriteTx(ctx).putSide(connectorRequesterKey(ctx.tenantId, id, me), { kind: 'connector_requester', ...requester }, { if: { exists: false }, onFail: () => new AlreadyRequested() });
     if (current) tx.replace(connectorRequestEntity, current, record);
     else tx.create(connectorRequestEntity, record);
     try {
@@ -71,8 +66,7 @@ export async function recordConnectorRequest(ctx: DomainCtx, input: ConnectorReq
 }
 
 async function requesterItem(ctx: DomainCtx, requestUuid: string, userUuid: string): Promise<ConnectorRequesterItem | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: config.tableName, Key: connectorRequesterKey(ctx.tenantId, requestUuid, userUuid), ConsistentRead: true }));
-  return out.Item as ConnectorRequesterItem | undefined;
+  return (await getSide(ctx, connectorRequesterKey(ctx.tenantId, requestUuid, userUuid))) as ConnectorRequesterItem | undefined;
 }
 
 /** Hands the caller's issue to the support-issue worker, then marks the requester item so retries do not queue it again. */
@@ -96,15 +90,7 @@ async function raiseSupportIssue(ctx: DomainCtx, record: ConnectorRequestRecord,
   };
   await queueSender().send(SUPPORT_ISSUE_QUEUE, message);
   await new WriteTx(ctx)
-    .add({
-      Update: {
-        TableName: config.tableName,
-        Key: connectorRequesterKey(ctx.tenantId, record.uuid, user.uuid),
-        UpdateExpression: 'SET issue_queued_at = :at',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':at': nowIso() },
-      },
-    })
+    .updateSide(connectorRequesterKey(ctx.tenantId, record.uuid, user.uuid), { set: { issue_queued_at: nowIso() }, if: { exists: true } })
     .commit();
 }
 

@@ -1,10 +1,9 @@
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { keys } from '#shared/db/keys.ts';
-import { findUniques, getEntities, getEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
+import { entryPartitionOf, findUniques, getEntities, getEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { canManageLabel, checkLabelCreateAllowed, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, MAX_LABEL_DEPTH, planLabelUpdate, type LabelCreate, type LabelUpdate } from '#shared/domain/labels/decide.ts';
-import { LABEL_NAME_MAX, labelEntity, newLabelRecord, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { LABEL_NAME_MAX, labelEntity, labelsInGroup, newLabelRecord, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { ConcurrentUpdateError, NotFoundError, ValidationError } from '#shared/errors.ts';
 
 /** Label commands: read, decide (decide.ts, where the rules are), write once. */
@@ -25,7 +24,7 @@ export async function showLabel(ctx: DomainCtx, id: string): Promise<LabelRecord
   return label;
 }
 
-const childPartition = (ctx: DataCtx, groupUuid: string) => keys.entryList(ctx.tenantId, 'label', 'parent', groupUuid);
+const childPartition = (ctx: DataCtx, groupUuid: string) => entryPartitionOf(ctx, labelsInGroup, groupUuid);
 
 async function hasChildren(ctx: DataCtx, groupUuid: string): Promise<boolean> {
   return (await queryList(ctx, childPartition(ctx, groupUuid), { limit: 1 })).entries.length > 0;
@@ -44,13 +43,15 @@ async function chainOf(ctx: DataCtx, uuid: string): Promise<Array<Stored<LabelRe
 }
 
 /**
- * Places a label under the chain read: the parent is rewritten unchanged (its version moves, so a concurrent
- * delete or un-group of the parent, conditioned on the version it read, re-reads the children instead of
- * missing this one) and every group above it is held at the version read (so two concurrent moves cannot
- * close a cycle: each one's chain contains a label the other rewrites).
+ * Places a label under the chain read: the parent is touched (its version moves, so a concurrent delete or
+ * un-group of the parent, conditioned on the version it read, re-reads the children instead of missing this
+ * one) and every group above it is checked at the version read (so two concurrent moves cannot close a
+ * cycle: each one's chain holds a label the other rewrites).
  */
 function holdChain(tx: WriteTx, chain: Array<Stored<LabelRecord>>): void {
-  for (const s of chain) tx.replace(labelEntity, s, s.record);
+  const [parent, ...above] = chain;
+  if (parent) tx.touch(labelEntity, parent);
+  for (const s of above) tx.checkVersion(labelEntity, s);
 }
 
 // ---------- permissions and presentation ----------

@@ -23,7 +23,7 @@
 import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { requireAdmin } from '#shared/auth/permissions.ts';
 import type { TeamRecord, TeamStatus } from '#shared/domain/teams/entity.ts';
-import { ForbiddenError, HasDependentsError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
+import { ForbiddenError, HasDependentsError, MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 
 export interface TeamCreate {
   name: string;
@@ -39,17 +39,14 @@ export interface TeamCreate {
 export type TeamUpdate = Partial<TeamCreate>;
 
 /** DynamoDB's TransactWriteItems limit: one tree change is one transaction. */
-export const MAX_TX_ITEMS = 100;
+export const MAX_TX_ITEMS = MAX_TRANSACTION_ITEMS;
 /** Dependents named in a has_dependents error, per kind (enough to act on without reading everything). */
 export const MAX_DEPENDENTS_NAMED = 10;
 
 const parentNotFound = (id: string) => ValidationError.field('parent_uuid', 'not_found', `parent_uuid ${id} is not a team of this tenant`);
 const cycle = () => ValidationError.field('parent_uuid', 'cycle', 'A team cannot be placed under itself or one of its own sub-teams');
 
-export const tooBig = (field: string | undefined) =>
-  new ValidationError(`This change would need more than ${MAX_TX_ITEMS} writes in one atomic transaction; split it (fewer owners/members per team, or move or archive sub-teams first)`, [
-    { field, code: 'too_many', message: `at most ${MAX_TX_ITEMS} items per atomic write` },
-  ]);
+export const tooBig = (field: string | undefined) => new TooManyWritesError(field, 'Split it: fewer owners/members per team, or move or archive sub-teams first.');
 
 /** Refuses a change whose transaction would hold more than MAX_TX_ITEMS items. */
 export function checkFits(items: number, field: string | undefined): void {

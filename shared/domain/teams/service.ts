@@ -2,7 +2,7 @@
  * Team commands: read, decide (decide.ts, where the rules and permissions are), write once.
  *
  * Atomicity and races. Each write is conditioned on the versions it read, and a write that attaches a team
- * under a parent (create, move) also rewrites that parent unchanged (version bump), so a concurrent move or
+ * under a parent (create, move) also touches that parent (version bump), so a concurrent move or
  * delete that read the parent's sub-teams conflicts and retries instead of missing the new child. The
  * ancestors of a move target are held at the versions read, so two concurrent moves cannot close a cycle
  * (each one's chain holds a team the other rewrites). Residual window: sub-teams and goal references are
@@ -11,10 +11,9 @@
  */
 import { isAdmin } from '#shared/auth/caller.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { keys } from '#shared/db/keys.ts';
-import { getEntities, getEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx, type ListEntry, type Stored } from '#shared/db/store.ts';
+import { entryPartitionOf, getEntities, getEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx, type ListEntry, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { GOAL_KINDS } from '#shared/domain/goals/entity.ts';
+import { GOAL_KINDS, goalsByTeam } from '#shared/domain/goals/entity.ts';
 import {
   checkFits,
   checkSubTeamsArchived,
@@ -34,7 +33,7 @@ import {
   type TeamCreate,
   type TeamUpdate,
 } from '#shared/domain/teams/decide.ts';
-import { teamEntity, teamMemberships, type TeamRecord } from '#shared/domain/teams/entity.ts';
+import { subteamsOf, teamEntity, teamMemberships, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { NotFoundError } from '#shared/errors.ts';
 
@@ -64,7 +63,7 @@ async function firstEntries(ctx: DataCtx, partition: string, max: number, accept
   return out;
 }
 
-const childrenPartition = (ctx: DataCtx, teamUuid: string) => keys.entryList(ctx.tenantId, 'team', 'parent', teamUuid);
+const childrenPartition = (ctx: DataCtx, teamUuid: string) => entryPartitionOf(ctx, subteamsOf, teamUuid);
 
 /** The descendants of a team (any status), breadth first; refuses with 422 past `cap` since they must all fit one write. */
 async function descendants(ctx: DataCtx, rootUuid: string, cap: number, field: string | undefined): Promise<Array<Stored<TeamRecord>>> {
@@ -105,12 +104,14 @@ function replaceAll(tx: WriteTx, read: Array<Stored<TeamRecord>>, next: TeamReco
   for (const t of next) tx.replace(teamEntity, byUuid.get(t.uuid)!, t);
 }
 
-/** Holds the parent chain of a placement: the parent rewritten unchanged, its ancestors at the versions read (header). */
+/** Holds the parent chain of a placement: the parent touched (version bump), its ancestors checked at the versions read (header). */
 function holdChain(tx: WriteTx, chain: Array<Stored<TeamRecord>>): void {
-  for (const s of chain) tx.replace(teamEntity, s, s.record);
+  const [parent, ...above] = chain;
+  if (parent) tx.touch(teamEntity, parent);
+  for (const s of above) tx.checkVersion(teamEntity, s);
 }
 
-/** Admins only. Under a parent, the parent is rewritten unchanged in the same transaction (header comment). */
+/** Admins only. Under a parent, the parent is touched in the same transaction (header comment). */
 export async function createTeam(ctx: DomainCtx, input: TeamCreate): Promise<TeamRecord> {
   checkTeamCreateAllowed(ctx.caller);
   const users = await knownUsers(ctx, input);
@@ -119,7 +120,7 @@ export async function createTeam(ctx: DomainCtx, input: TeamCreate): Promise<Tea
     const parent = input.parent_uuid ? await getEntity(ctx, teamEntity, input.parent_uuid, true) : undefined;
     const record = decideCreateTeam(ctx.caller, input, { users, parent: parent?.record }, now, uuid);
     const tx = new WriteTx(ctx).create(teamEntity, record);
-    if (parent) tx.replace(teamEntity, parent, parent.record);
+    if (parent) tx.touch(teamEntity, parent);
     checkFits(tx.size, 'member_uuids');
     await tx.commit();
     return record;
@@ -160,7 +161,7 @@ export async function deleteTeam(ctx: DomainCtx, id: string): Promise<TeamRecord
     // One read of the sub-teams serves both the dependents check (index state) and the detaching below.
     const [children, ...goalsByKind] = await Promise.all([
       firstEntries(ctx, childrenPartition(ctx, id), MAX_TX_ITEMS + 1),
-      ...GOAL_KINDS.map((kind) => firstEntries(ctx, keys.entryList(ctx.tenantId, kind, 'team', id), MAX_DEPENDENTS_NAMED, (e) => e.state !== 'discarded')),
+      ...GOAL_KINDS.map((kind) => firstEntries(ctx, entryPartitionOf(ctx, goalsByTeam(kind), id), MAX_DEPENDENTS_NAMED, (e) => e.state !== 'discarded')),
     ]);
     checkTeamDependents({
       subTeams: children.map((e) => ({ uuid: e.id, status: e.state })),

@@ -1,9 +1,8 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { directoryAccessSource, directoryChecks, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { keys } from '#shared/db/keys.ts';
-import { createEntity, getEntities, getEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { createEntity, entriesOf, getEntities, getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { goalEntity, GOAL_KINDS, type GoalKind } from '#shared/domain/goals/entity.ts';
+import { goalEntity, GOAL_KINDS, goalsInPeriod, type GoalKind } from '#shared/domain/goals/entity.ts';
 import {
   checkGoalsWithin,
   checkNoDependents,
@@ -40,7 +39,7 @@ async function liveGoalsOf(ctx: DataCtx, periodUuid: string): Promise<Array<{ ki
   const perKind = await Promise.all(
     GOAL_KINDS.map(async (kind) => {
       const found: Array<{ kind: GoalKind; id: string }> = [];
-      for await (const e of partitionEntries(ctx, keys.entryList(ctx.tenantId, kind, 'time_period', periodUuid))) if (e.state !== 'discarded') found.push({ kind, id: e.id });
+      for await (const e of entriesOf(ctx, goalsInPeriod(kind), periodUuid)) if (e.state !== 'discarded') found.push({ kind, id: e.id });
       return found;
     }),
   );

@@ -45,8 +45,8 @@ async function managerChain(ctx: DomainCtx, managerUuid: string): Promise<Array<
 
 /**
  * A manager change is written with every user of the new manager's chain version-checked in the same
- * transaction (rewritten unchanged): a concurrent change anywhere on that chain makes one of the two
- * writes fail and re-read, so concurrent changes cannot close a management cycle.
+ * transaction: a concurrent change anywhere on that chain makes one of the two writes fail and re-read, so
+ * concurrent changes cannot close a management cycle.
  */
 export async function updateUser(ctx: DomainCtx, id: string, input: UserUpdate): Promise<UserRecord> {
   const probe = updateNeedsExistenceProbe(ctx.caller, id) ? { exists: !!(await getEntity(ctx, userEntity, id)) } : undefined;
@@ -58,7 +58,7 @@ export async function updateUser(ctx: DomainCtx, id: string, input: UserUpdate):
     if (changesManager(current.record, input)) {
       const chain = await managerChain(ctx, input.manager_uuid);
       checkManagerChain(id, input.manager_uuid, chain.map((s) => s.record));
-      for (const s of chain) tx.replace(userEntity, s, s.record);
+      for (const s of chain) tx.checkVersion(userEntity, s);
     }
     const next = applyUserUpdate(current.record, input, nowIso());
     await tx.replace(userEntity, current, next).commit();
