@@ -333,6 +333,27 @@ export class WriteTx {
     return this.add({ ConditionCheck: { TableName: tableName(), Key: keys.entity(this.ctx.tenantId, def.type, id), ConditionExpression: 'attribute_exists(PK)' } }, onFail);
   }
 
+  /**
+   * A reference that holds under concurrency: the entity exists when the transaction commits (else `onFail`)
+   * and its version moves, its record unchanged. A delete conditioned on the version it read (refusing while
+   * dependents exist) then fails if a referencing write committed after its read, and sees the reference on
+   * its retry. Not conditioned on a version, so referencing writes (goals in one period) do not serialize.
+   */
+  markReferenced<R extends BaseRecord>(def: EntityDef<R>, id: string, onFail: () => AppError): this {
+    return this.add(
+      {
+        Update: {
+          TableName: tableName(),
+          Key: keys.entity(this.ctx.tenantId, def.type, id),
+          UpdateExpression: 'SET v = v + :one',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':one': 1 },
+        },
+      },
+      onFail,
+    );
+  }
+
   /** The entity is still at the version read when the transaction commits (else a retry: ConcurrentUpdateError). */
   checkVersion<R extends BaseRecord>(def: EntityDef<R>, read: Stored<R>, onFail: () => AppError = () => new ConcurrentUpdateError()): this {
     return this.add(

@@ -196,12 +196,12 @@ function normalizeShortId(raw: string | null): string | null {
 }
 
 /**
- * Guards what the goal references against a delete committing first: the write fails (422) if the time
- * period or a team is gone by then. (Those deletes check for goals via the index before they commit; the
- * opposite order is their side.)
+ * Guards what the goal references against a concurrent delete: the write fails (422) if the time period or a
+ * team is gone by then, and moves its version, so a delete that read no dependents before this write
+ * committed fails its version condition and refuses (store markReferenced; time-periods and teams services).
  */
 function requireExisting<R extends BaseRecord>(tx: WriteTx, def: EntityDef<R>, id: string, field: string): void {
-  tx.checkExists(def, id, () => ValidationError.field(field, 'not_found', `${id} no longer exists`));
+  tx.markReferenced(def, id, () => ValidationError.field(field, 'not_found', `${id} no longer exists`));
 }
 
 /**

@@ -33,6 +33,7 @@ import {
   type TeamCreate,
   type TeamUpdate,
 } from '#shared/domain/teams/decide.ts';
+import { referencedSince } from '#shared/domain/references.ts';
 import { subteamsOf, teamEntity, teamMemberships, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { NotFoundError } from '#shared/errors.ts';
@@ -153,10 +154,12 @@ export async function updateTeam(ctx: DomainCtx, id: string, input: TeamUpdate):
  * decide.ts). When all of that does not fit one transaction, the delete is refused with 422 too_many.
  */
 export async function deleteTeam(ctx: DomainCtx, id: string): Promise<TeamRecord> {
-  // A lost race (a child attached, a sub-team changed meanwhile) re-reads and re-checks everything.
+  // A lost race (a child attached, a goal referencing the team, a sub-team changed meanwhile) re-reads and re-checks everything.
+  let first: Stored<TeamRecord> | undefined;
   return retryOnConflict(async () => {
     const current = await getEntity(ctx, teamEntity, id, true);
     if (!current) throw notFound(id);
+    first ??= current;
     checkTeamDeleteAllowed(ctx.caller);
     // One read of the sub-teams serves both the dependents check (index state) and the detaching below.
     const [children, ...goalsByKind] = await Promise.all([
@@ -166,7 +169,7 @@ export async function deleteTeam(ctx: DomainCtx, id: string): Promise<TeamRecord
     checkTeamDependents({
       subTeams: children.map((e) => ({ uuid: e.id, status: e.state })),
       goals: GOAL_KINDS.flatMap((kind, i) => goalsByKind[i]!.map((e) => ({ kind, uuid: e.id }))),
-    });
+    }, referencedSince(first, current));
     const subTeams = [...(await getEntities(ctx, teamEntity, children.map((e) => e.id))).values()];
     checkSubTeamsArchived(subTeams.map((s) => s.record));
     const tx = new WriteTx(ctx).remove(teamEntity, current);

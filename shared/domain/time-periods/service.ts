@@ -1,6 +1,6 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { directoryAccessSource, directoryChecks, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { createEntity, entriesOf, getEntities, getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { createEntity, entriesOf, getEntities, getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, GOAL_KINDS, goalsInPeriod, type GoalKind } from '#shared/domain/goals/entity.ts';
 import {
@@ -12,6 +12,7 @@ import {
   type TimePeriodCreate,
   type TimePeriodUpdate,
 } from '#shared/domain/time-periods/decide.ts';
+import { referencedSince } from '#shared/domain/references.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { NotFoundError } from '#shared/errors.ts';
 
@@ -64,14 +65,21 @@ export async function updateTimePeriod(ctx: DomainCtx, id: string, input: TimePe
   });
 }
 
-/** Deletes a period no non-discarded goal uses; returns the deleted record. */
+/**
+ * Deletes a period no non-discarded goal uses; returns the deleted record. The delete is conditioned on the
+ * version read, and every goal write that references the period moves that version (store markReferenced):
+ * a goal committed after the dependents were read makes the delete retry, and the retry refuses it even
+ * before the index shows the goal (referencedSince).
+ */
 export async function deleteTimePeriod(ctx: DomainCtx, id: string): Promise<TimePeriodRecord> {
+  let first: Stored<TimePeriodRecord> | undefined;
   return retryOnConflict(async () => {
     const current = await getEntity(ctx, timePeriodEntity, id, true);
     if (!current) throw notFound(id);
+    first ??= current;
     decideDeleteTimePeriod(ctx.caller);
     const live = await liveGoalsOf(ctx, id);
-    checkNoDependents(GOAL_KINDS.map((k) => [k, live.filter((g) => g.kind === k).length] as const));
+    checkNoDependents(GOAL_KINDS.map((k) => [k, live.filter((g) => g.kind === k).length] as const), referencedSince(first, current));
     await new WriteTx(ctx).remove(timePeriodEntity, current).commit();
     return current.record;
   });
