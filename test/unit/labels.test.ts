@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { canManageLabel, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, MAX_LABEL_DEPTH, planLabelUpdate } from '#shared/domain/labels/decide.ts';
 import { newLabelRecord, type LabelRecord } from '#shared/domain/labels/entity.ts';
-import { ForbiddenError, type ValidationError } from '#shared/errors.ts';
-import { callerAs, LATER, NOW } from './directory.fixture.ts';
+import { ForbiddenError } from '#shared/errors.ts';
+import { callerAs, LATER, NOW, codeOf } from './directory.fixture.ts';
 
 const admin = callerAs('admin');
 const member = callerAs('member');
@@ -11,14 +11,6 @@ const viewer = callerAs('viewer');
 const label = (uuid: string, over: Partial<LabelRecord> = {}) => ({ ...newLabelRecord({ name: uuid, creator_uuid: member.userId }, NOW, uuid), ...over });
 const group = (uuid: string, parent: string | null = null) => label(uuid, { is_group: true, parent_uuid: parent });
 
-const codeOf = (f: () => unknown) => {
-  try {
-    f();
-  } catch (err) {
-    return (err as ValidationError).details?.[0]?.code ?? (err as Error).name;
-  }
-  return 'ok';
-};
 
 describe('label decisions', () => {
   it('creates under a group or a nested group; the parent must be a group of the tenant', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { decideCreateShareable, decideGrant, decideRequestAccess, decideResend, decideView, resolveByGrant, RESEND_WINDOW_MS } from '#shared/domain/sharing/decide.ts';
 import { MAX_MANAGERS, type AccessRequestRecord, type Grant, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
-import { ForbiddenError, type ValidationError } from '#shared/errors.ts';
-import { callerAs, LATER, NOW, user } from './directory.fixture.ts';
+import { ForbiddenError } from '#shared/errors.ts';
+import { callerAs, LATER, NOW, user, codeOf } from './directory.fixture.ts';
 
 const owner = callerAs('member', 'owner');
 const admin = callerAs('admin');
@@ -15,14 +15,6 @@ const request = (over: Partial<AccessRequestRecord> = {}): AccessRequestRecord =
   created_at: NOW, updated_at: NOW, last_email_sent_at: NOW, resolved_at: null, resolved_by_uuid: null, ...over,
 });
 
-const codeOf = (f: () => unknown) => {
-  try {
-    f();
-  } catch (err) {
-    return (err as ValidationError).details?.[0]?.code ?? (err as Error).name;
-  }
-  return 'ok';
-};
 
 describe('shareable decisions', () => {
   it('creates owned by the caller (not viewers); only holders of a level view it', () => {

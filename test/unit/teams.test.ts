@@ -11,8 +11,8 @@ import {
   shiftDepths,
 } from '#shared/domain/teams/decide.ts';
 import type { TeamRecord } from '#shared/domain/teams/entity.ts';
-import { ForbiddenError, HasDependentsError, type ValidationError } from '#shared/errors.ts';
-import { callerAs, LATER, NOW } from './directory.fixture.ts';
+import { ForbiddenError, HasDependentsError } from '#shared/errors.ts';
+import { callerAs, LATER, NOW, refusal } from './directory.fixture.ts';
 
 const admin = callerAs('admin');
 const owner = callerAs('member', 'owner-1');
@@ -23,22 +23,14 @@ const team = (uuid: string, over: Partial<TeamRecord> = {}): TeamRecord => ({
   uuid, name: uuid, display_name: uuid, parent_uuid: null, owner_uuids: ['owner-1'], member_uuids: [], status: 'active', is_org: false, depth: 0, creator_uuid: null, created_at: NOW, updated_at: NOW, ...over,
 });
 
-const failure = (f: () => unknown) => {
-  try {
-    f();
-  } catch (err) {
-    return err as ValidationError;
-  }
-  throw new Error('expected a refusal');
-};
 
 describe('team decisions', () => {
   it('creates (admins only) at the depth under its parent, users de-duplicated and checked', () => {
     const t = decideCreateTeam(admin, { name: 'Ops', parent_uuid: 'p', owner_uuids: ['owner-1', 'owner-1'], member_uuids: ['m-1'] }, { users, parent: team('p', { depth: 2 }) }, NOW, 't-1');
     expect(t).toMatchObject({ uuid: 't-1', display_name: 'Ops', parent_uuid: 'p', depth: 3, owner_uuids: ['owner-1'], member_uuids: ['m-1'], status: 'active', creator_uuid: admin.userId });
     expect(() => decideCreateTeam(owner, { name: 'x' }, { users }, NOW, 'x')).toThrow(ForbiddenError);
-    expect(failure(() => decideCreateTeam(admin, { name: 'x', parent_uuid: 'p' }, { users }, NOW, 'x')).details[0]).toMatchObject({ field: 'parent_uuid', code: 'not_found' });
-    expect(failure(() => decideCreateTeam(admin, { name: 'x', owner_uuids: ['ghost'], member_uuids: ['m-1', 'ghost2'] }, { users }, NOW, 'x')).details).toEqual([
+    expect(refusal(() => decideCreateTeam(admin, { name: 'x', parent_uuid: 'p' }, { users }, NOW, 'x')).details[0]).toMatchObject({ field: 'parent_uuid', code: 'not_found' });
+    expect(refusal(() => decideCreateTeam(admin, { name: 'x', owner_uuids: ['ghost'], member_uuids: ['m-1', 'ghost2'] }, { users }, NOW, 'x')).details).toEqual([
       expect.objectContaining({ field: 'owner_uuids', code: 'not_found', message: 'ghost is not a user of this tenant' }),
       expect.objectContaining({ field: 'member_uuids', code: 'not_found', message: 'ghost2 is not a user of this tenant' }),
     ]);
@@ -56,8 +48,8 @@ describe('team decisions', () => {
   it('moves under a new parent at its depth, refusing itself and its own sub-teams', () => {
     const a = team('a', { depth: 0 });
     expect(decideUpdateTeam(admin, a, { parent_uuid: 'x' }, { users, parentChain: [team('x', { depth: 1, parent_uuid: 'r' }), team('r')] }, LATER)).toMatchObject({ parent_uuid: 'x', depth: 2, updated_at: LATER });
-    expect(failure(() => decideUpdateTeam(admin, a, { parent_uuid: 'a' }, { users, parentChain: [] }, LATER)).details[0]).toMatchObject({ code: 'cycle' });
-    expect(failure(() => decideUpdateTeam(admin, a, { parent_uuid: 'c' }, { users, parentChain: [team('c', { parent_uuid: 'b' }), team('b', { parent_uuid: 'a' }), a] }, LATER)).details[0]).toMatchObject({ code: 'cycle' });
+    expect(refusal(() => decideUpdateTeam(admin, a, { parent_uuid: 'a' }, { users, parentChain: [] }, LATER)).details[0]).toMatchObject({ code: 'cycle' });
+    expect(refusal(() => decideUpdateTeam(admin, a, { parent_uuid: 'c' }, { users, parentChain: [team('c', { parent_uuid: 'b' }), team('b', { parent_uuid: 'a' }), a] }, LATER)).details[0]).toMatchObject({ code: 'cycle' });
     expect(decideUpdateTeam(admin, team('b', { parent_uuid: 'a', depth: 1 }), { parent_uuid: null }, { users, parentChain: [] }, LATER).depth).toBe(0);
     expect(shiftDepths([team('c', { depth: 2 }), team('d', { depth: 3 })], -1, LATER).map((t) => [t.depth, t.updated_at])).toEqual([[1, LATER], [2, LATER]]);
     expect(shiftDepths([team('c', { depth: 2 })], 0, LATER)).toEqual([]);
@@ -65,13 +57,13 @@ describe('team decisions', () => {
 
   it('refuses a delete while active sub-teams or goals depend on the team, naming a bounded number', () => {
     expect(() => checkTeamDependents({ subTeams: [{ uuid: 's', status: 'archived' }], goals: [] })).not.toThrow();
-    const err = failure(() =>
+    const err = refusal(() =>
       checkTeamDependents({ subTeams: Array.from({ length: 12 }, (_, i) => ({ uuid: `s${i}`, status: 'active' })), goals: [{ kind: 'objective', uuid: 'g1' }] }),
     );
     expect(err).toBeInstanceOf(HasDependentsError);
     expect(err.details.filter((d) => d.code === 'active_sub_team')).toHaveLength(MAX_DEPENDENTS_NAMED);
     expect(err.details.at(-1)).toEqual({ field: 'goals', code: 'okr_relationship', message: 'objective g1' });
-    expect(failure(() => checkTeamDependents({ subTeams: Array.from({ length: MAX_TX_ITEMS + 1 }, (_, i) => ({ uuid: `s${i}`, status: 'archived' })), goals: [] })).details[0]!.code).toBe('too_many');
+    expect(refusal(() => checkTeamDependents({ subTeams: Array.from({ length: MAX_TX_ITEMS + 1 }, (_, i) => ({ uuid: `s${i}`, status: 'archived' })), goals: [] })).details[0]!.code).toBe('too_many');
   });
 
   it('detaches archived sub-teams as root teams, their subtrees moving up with them; an active one refuses', () => {
@@ -83,6 +75,6 @@ describe('team decisions', () => {
 
   it('refuses a change past the transaction limit', () => {
     expect(() => checkFits(MAX_TX_ITEMS, 'member_uuids')).not.toThrow();
-    expect(failure(() => checkFits(MAX_TX_ITEMS + 1, 'member_uuids')).details[0]).toMatchObject({ field: 'member_uuids', code: 'too_many' });
+    expect(refusal(() => checkFits(MAX_TX_ITEMS + 1, 'member_uuids')).details[0]).toMatchObject({ field: 'member_uuids', code: 'too_many' });
   });
 });

@@ -1,20 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { checkGoalsWithin, checkNoDependents, decideCreateTimePeriod, decideDeleteTimePeriod, decideUpdateTimePeriod } from '#shared/domain/time-periods/decide.ts';
-import { ForbiddenError, HasDependentsError, ValidationError } from '#shared/errors.ts';
-import { callerAs, LATER, NOW } from './directory.fixture.ts';
+import { ForbiddenError, HasDependentsError } from '#shared/errors.ts';
+import { callerAs, LATER, NOW, refusal } from './directory.fixture.ts';
 
 const admin = callerAs('admin');
 const q1 = { name: 'Q1', start_date: '2025-01-01', end_date: '2025-03-31' };
 const period = decideCreateTimePeriod(admin, q1, NOW, 'p-1');
 
-const fails = (f: () => unknown) => {
-  try {
-    f();
-  } catch (err) {
-    return err as ValidationError;
-  }
-  throw new Error('expected a refusal');
-};
 
 describe('time period decisions', () => {
   it('creates with every field from the command, the clock and the id given', () => {
@@ -30,8 +22,8 @@ describe('time period decisions', () => {
   });
 
   it('refuses dates out of order naming only the date fields sent; a one-day period is fine', () => {
-    expect(fails(() => decideCreateTimePeriod(admin, { ...q1, end_date: '2024-12-31' }, NOW, 'x')).details.map((d) => d.field)).toEqual(['start_date', 'end_date']);
-    expect(fails(() => decideUpdateTimePeriod(admin, period, { start_date: '2025-04-01' }, NOW)).details).toEqual([expect.objectContaining({ field: 'start_date', code: 'out_of_order' })]);
+    expect(refusal(() => decideCreateTimePeriod(admin, { ...q1, end_date: '2024-12-31' }, NOW, 'x')).details.map((d) => d.field)).toEqual(['start_date', 'end_date']);
+    expect(refusal(() => decideUpdateTimePeriod(admin, period, { start_date: '2025-04-01' }, NOW)).details).toEqual([expect.objectContaining({ field: 'start_date', code: 'out_of_order' })]);
     expect(decideCreateTimePeriod(admin, { ...q1, end_date: q1.start_date }, NOW, 'x').end_date).toBe(q1.start_date);
   });
 
@@ -45,7 +37,7 @@ describe('time period decisions', () => {
   it('refuses new dates that strand a goal, naming the side that would', () => {
     const { next } = decideUpdateTimePeriod(admin, period, { start_date: '2025-02-01', end_date: '2025-02-28' }, LATER);
     expect(() => checkGoalsWithin(next, [{ uuid: 'g-in', start_date: '2025-02-01', end_date: '2025-02-28' }])).not.toThrow();
-    const err = fails(() => checkGoalsWithin(next, [{ uuid: 'g-early', start_date: '2025-01-15', end_date: '2025-02-10' }, { uuid: 'g-late', start_date: '2025-02-10', end_date: '2025-03-15' }]));
+    const err = refusal(() => checkGoalsWithin(next, [{ uuid: 'g-early', start_date: '2025-01-15', end_date: '2025-02-10' }, { uuid: 'g-late', start_date: '2025-02-10', end_date: '2025-03-15' }]));
     expect(err.details).toEqual([
       expect.objectContaining({ field: 'start_date', code: 'goals_out_of_range', message: expect.stringContaining('g-early') }),
       expect.objectContaining({ field: 'end_date', code: 'goals_out_of_range', message: expect.stringContaining('g-late') }),
@@ -54,7 +46,7 @@ describe('time period decisions', () => {
 
   it('refuses a delete while goals use the period, counting them per kind', () => {
     expect(() => checkNoDependents([['objective', 0], ['key_result', 0]])).not.toThrow();
-    const err = fails(() => checkNoDependents([['objective', 2], ['key_result', 0], ['initiative', 1]]));
+    const err = refusal(() => checkNoDependents([['objective', 2], ['key_result', 0], ['initiative', 1]]));
     expect(err).toBeInstanceOf(HasDependentsError);
     expect(err.message).toContain('3 goal(s)');
     expect(err.details.map((d) => d.message)).toEqual(['2 objective(s) use this time period', '1 initiative(s) use this time period']);

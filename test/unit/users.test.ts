@@ -1,20 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { applyUserUpdate, changesManager, checkManagerChain, checkUpdateAllowed, decideCreateUser, MAX_MANAGER_CHAIN, updateNeedsExistenceProbe } from '#shared/domain/users/decide.ts';
-import { ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
-import { callerAs, LATER, NOW, user } from './directory.fixture.ts';
+import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
+import { callerAs, LATER, NOW, user, codeOf } from './directory.fixture.ts';
 
 const admin = callerAs('admin');
 const member = callerAs('member');
 const viewer = callerAs('viewer');
 
-const codeOf = (f: () => unknown) => {
-  try {
-    f();
-  } catch (err) {
-    return (err as ValidationError).details[0]?.code ?? (err as Error).name;
-  }
-  return 'ok';
-};
 
 describe('user decisions', () => {
   it('creates (admins only) with defaults, dropping empty profile values; the manager must exist', () => {
