@@ -8,6 +8,9 @@ import { logger } from '#shared/logger.ts';
 import { ConcurrentUpdateError } from '#shared/errors.ts';
 import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 
+/** Race tests run many rounds; on a loaded machine they take minutes. */
+const RACE_TIMEOUT_MS = 300_000;
+
 const L = '/rest/v2/labels';
 
 async function create(api: Api, body: Record<string, unknown>) {
@@ -159,7 +162,7 @@ describe('labels', () => {
         }
       }
     }
-  });
+  }, RACE_TIMEOUT_MS);
 
   it('refuses body fields on a delete (400) and deletes nothing', async () => {
     const lbl = await create(t.admin, { name: 'Keep me' });

@@ -7,6 +7,8 @@ import { newTenant, type TenantFixture } from '../support/api.ts';
  * is (has_dependents), never both committed. Many rounds, each a fresh period or team.
  */
 const ROUNDS = 20;
+/** Many rounds; on a loaded machine they take minutes. */
+const RACE_TIMEOUT_MS = 300_000;
 
 describe('deletes racing goal creates', () => {
   let t: TenantFixture;
@@ -28,7 +30,7 @@ describe('deletes racing goal creates', () => {
       const periodNow = await t.admin.get(`/rest/v2/time_periods/${period.uuid}`);
       expect(periodNow.status).toBe(created.status === 201 ? 200 : 404);
     }
-  });
+  }, RACE_TIMEOUT_MS);
 
   it('a team delete and a goal create on that team never both succeed', async () => {
     const period = (await t.admin.post('/rest/v2/time_periods', { name: 'team races', start_date: '2025-01-01', end_date: '2025-03-31' })).body.data.record;
@@ -43,5 +45,5 @@ describe('deletes racing goal creates', () => {
       expect(created.status === 201 && deleted.status === 200, `round ${round}: a goal on a deleted team`).toBe(false);
       if (deleted.status === 422) expect(deleted.body.error.code).toBe('has_dependents');
     }
-  });
+  }, RACE_TIMEOUT_MS);
 });

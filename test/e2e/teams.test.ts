@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, listAll, newTenant, type Api, type TenantFixture } from '../support/api.ts';
 
+/** Race tests run many rounds; on a loaded machine they take minutes. */
+const RACE_TIMEOUT_MS = 300_000;
+
 type User = Awaited<ReturnType<TenantFixture['user']>>;
 
 /** Creates a team as `api` (default: the tenant admin) and returns its record. */
@@ -206,7 +209,7 @@ describe('teams', () => {
         expect(team.depth, `depth in round ${round}`).toBe(depth);
       }
     }
-  });
+  }, RACE_TIMEOUT_MS);
 
   it('creates sub-teams under one parent concurrently, each with the right depth', async () => {
     const root = await mkTeam(t.admin, {});

@@ -1,6 +1,9 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 
+/** Race tests run many rounds; on a loaded machine they take minutes. */
+const RACE_TIMEOUT_MS = 300_000;
+
 describe('users', () => {
   let t: TenantFixture;
   let other: TenantFixture;
@@ -99,7 +102,7 @@ describe('users', () => {
         }
       }
     }
-  });
+  }, RACE_TIMEOUT_MS);
 
   it('answers 404 (not 500) for an id or a filter value too long to be a key', async () => {
     const long = 'a'.repeat(3000);
