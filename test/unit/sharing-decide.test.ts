@@ -56,7 +56,7 @@ describe('access request decisions', () => {
 
   it('creates a pending request notifying the owner and managers; replaces a resolved one with a new request', () => {
     const d = decideRequestAccess(stranger, s, undefined, { requested_level: 'edit', message: '  please ' }, NOW, 'r-new');
-    expect(d).toMatchObject({ outcome: 'created', record: { uuid: 'r-new', status: 'pending', requested_level: 'edit', message: 'please', last_email_sent_at: NOW }, notify: ['owner', 'm1'] });
+    expect(d).toMatchObject({ outcome: 'created', record: { uuid: 'r-new', status: 'pending', requested_level: 'edit', message: 'please', last_email_sent_at: NOW, notice: { kind: 'access_request.created', at: NOW, recipients: ['owner', 'm1'], actor_display_name: 'stranger', shareable_title: 'Plan' } } });
     expect(decideRequestAccess(stranger, s, request({ status: 'resolved' }), { requested_level: 'view', message: ' ' }, LATER, 'r-2')).toMatchObject({ outcome: 'created', record: { uuid: 'r-2', message: null } });
   });
 
@@ -78,7 +78,7 @@ describe('access request decisions', () => {
     expect(decideResend(stranger, s, request({ status: 'resolved' }), sentAt + RESEND_WINDOW_MS)).toMatchObject({ status: 'no_pending_request' });
     expect(decideResend(stranger, s, request(), sentAt + RESEND_WINDOW_MS - 1)).toEqual({ status: 'throttled', next_resend_at: new Date(sentAt + RESEND_WINDOW_MS).toISOString() });
     const resent = decideResend(stranger, s, request(), sentAt + RESEND_WINDOW_MS);
-    expect(resent).toMatchObject({ status: 'resent', next_resend_at: new Date(sentAt + 2 * RESEND_WINDOW_MS).toISOString(), notify: ['owner', 'm1'] });
+    expect(resent).toMatchObject({ status: 'resent', next_resend_at: new Date(sentAt + 2 * RESEND_WINDOW_MS).toISOString(), notice: { kind: 'access_request.resent', recipients: ['owner', 'm1'] } });
     expect(resent.status === 'resent' && resent.sent.last_email_sent_at).toBe(new Date(sentAt + RESEND_WINDOW_MS).toISOString());
   });
 });

@@ -11,7 +11,7 @@
  */
 import { canWriteContent, type Caller } from '#shared/auth/caller.ts';
 import { canManageGrants, requestRecipients, shareableAccess, type ShareableAccess } from '#shared/domain/sharing/access.ts';
-import { MAX_GRANTS, MAX_MANAGERS, type AccessRequestRecord, type Grant, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
+import { MAX_GRANTS, MAX_MANAGERS, type AccessRequestRecord, type Grant, type RequestNotice, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { higherLevel, PATH_BY_SHAREABLE_TYPE, satisfies, shareableName, SHAREABLE_TYPE_BY_PATH, type Level, type ShareablePath } from '#shared/domain/sharing/types.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 import { ForbiddenError, ValidationError } from '#shared/errors.ts';
@@ -94,9 +94,18 @@ export function resolveByGrant(caller: Caller, request: AccessRequestRecord | un
 export type RequestDecision =
   | { outcome: 'already_satisfied'; record: AccessRequestRecord | null }
   | { outcome: 'unchanged'; record: AccessRequestRecord }
-  /** `record` replaces the request item as read; `notify` are the recipients of a new request's notices. */
-  | { outcome: 'created'; record: AccessRequestRecord; notify: string[] }
+  /** `record` replaces the request item as read, with the `notice` of its creation (the change stream's input). */
+  | { outcome: 'created'; record: AccessRequestRecord & { notice: RequestNotice } }
   | { outcome: 'upgraded' | 'updated'; record: AccessRequestRecord };
+
+/** The notices of an event: the owner and managers now, named as they read at the event. */
+const noticeOf = (caller: Caller, s: ShareableRecord, kind: RequestNotice['kind'], at: string): RequestNotice => ({
+  kind,
+  at,
+  recipients: requestRecipients(s, caller.userId),
+  actor_display_name: caller.user.display_name,
+  shareable_title: s.title,
+});
 
 /** `read` is the caller's request item on the resource (pending or resolved), if any. A blank message is no message. */
 export function decideRequestAccess(caller: Caller, s: ShareableRecord, read: AccessRequestRecord | undefined, cmd: AccessRequestCommand, now: string, uuid: string): RequestDecision {
@@ -106,7 +115,7 @@ export function decideRequestAccess(caller: Caller, s: ShareableRecord, read: Ac
   if (satisfies(shareableAccess(caller, s).level, cmd.requested_level)) return { outcome: 'already_satisfied', record: pending ?? null };
   if (!pending) {
     // A resolved request (if any) is replaced: the new one is a new request with its own uuid.
-    const record: AccessRequestRecord = {
+    const record: AccessRequestRecord & { notice: RequestNotice } = {
       uuid,
       shareable_type: PATH_BY_SHAREABLE_TYPE[s.type],
       shareable_uuid: s.uuid,
@@ -119,8 +128,9 @@ export function decideRequestAccess(caller: Caller, s: ShareableRecord, read: Ac
       last_email_sent_at: now,
       resolved_at: null,
       resolved_by_uuid: null,
+      notice: noticeOf(caller, s, 'access_request.created', now),
     };
-    return { outcome: 'created', record, notify: requestRecipients(s, me) };
+    return { outcome: 'created', record };
   }
   const level = higherLevel(pending.requested_level, cmd.requested_level);
   const nextMessage = message === undefined ? pending.message : message;
@@ -131,13 +141,13 @@ export function decideRequestAccess(caller: Caller, s: ShareableRecord, read: Ac
 
 export type ResendDecision =
   | { status: 'no_pending_request' | 'throttled'; next_resend_at: string | null }
-  /** `sent` is the request with its new e-mail time; `notify` the current owner and managers. */
-  | { status: 'resent'; next_resend_at: string; sent: AccessRequestRecord; notify: string[] };
+  /** `sent` is the request with its new e-mail time; `notice` the event's (the change stream's input). */
+  | { status: 'resent'; next_resend_at: string; sent: AccessRequestRecord; notice: RequestNotice };
 
 export function decideResend(caller: Caller, s: ShareableRecord, read: AccessRequestRecord | undefined, nowMs: number): ResendDecision {
   if (read?.status !== 'pending') return { status: 'no_pending_request', next_resend_at: null };
   const nextAllowed = Date.parse(read.last_email_sent_at) + RESEND_WINDOW_MS;
   if (nowMs < nextAllowed) return { status: 'throttled', next_resend_at: new Date(nextAllowed).toISOString() };
   const now = new Date(nowMs).toISOString();
-  return { status: 'resent', next_resend_at: new Date(nowMs + RESEND_WINDOW_MS).toISOString(), sent: { ...read, last_email_sent_at: now }, notify: requestRecipients(s, caller.userId) };
+  return { status: 'resent', next_resend_at: new Date(nowMs + RESEND_WINDOW_MS).toISOString(), sent: { ...read, last_email_sent_at: now }, notice: noticeOf(caller, s, 'access_request.resent', now) };
 }

@@ -3,7 +3,7 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { loadShareable } from '#shared/domain/sharing/access.ts';
 import { decideRequestAccess, decideResend, RESEND_WINDOW_MS, resolveByGrant, type AccessRequestCommand, type RequestOutcome, type ResendStatus } from '#shared/domain/sharing/decide.ts';
 import { accessRequestKey, shareableEntity, type AccessRequestRecord, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
-import { addRequestNotifications, queueRequestEmails } from '#shared/domain/sharing/notifications.ts';
+import { addRequestNotifications } from '#shared/domain/sharing/notifications.ts';
 import type { Level, ShareablePath, ShareableType } from '#shared/domain/sharing/types.ts';
 
 /**
@@ -16,13 +16,16 @@ export { RESEND_WINDOW_MS, type RequestOutcome, type ResendStatus } from '#share
 
 type StoredRequest = Stored<AccessRequestRecord>;
 
-const ITEM_ONLY = ['PK', 'SK', 'kind', 'id', 'v'];
+const ITEM_ONLY = ['PK', 'SK', 'kind', 'id', 'v', 'expires_at'];
+
+/** The record as callers see it: the event's notice is the stream's input, not part of the request. */
+const withoutNotice = ({ notice: _notice, ...r }: AccessRequestRecord): AccessRequestRecord => r;
 
 async function readRequest(ctx: DataCtx, type: ShareableType, resourceUuid: string, requesterUuid: string): Promise<StoredRequest | undefined> {
   const item = await getSide(ctx, accessRequestKey(ctx.tenantId, type, resourceUuid, requesterUuid));
   if (!item) return undefined;
   const record = Object.fromEntries(Object.entries(item).filter(([k]) => !ITEM_ONLY.includes(k))) as unknown as AccessRequestRecord;
-  return { record, version: item.v as number };
+  return { record: withoutNotice(record), version: item.v as number };
 }
 
 const requestKeyOf = (ctx: DataCtx, s: ShareableRecord, requesterUuid: string) => accessRequestKey(ctx.tenantId, s.type, s.uuid, requesterUuid);
@@ -62,10 +65,9 @@ export async function requestAccess(ctx: DomainCtx, path: ShareablePath, shareab
       return { record: decision.record, outcome: decision.outcome };
     }
     const record = decision.record;
-    const notes = addRequestNotifications(tx, 'access_request.created', record, s, ctx.caller.user.display_name, decision.notify, now);
+    addRequestNotifications(tx, record, record.notice);
     await tx.commit();
-    await queueRequestEmails(ctx, 'access_request.created', record, s, notes);
-    return { record, outcome: 'created' as const };
+    return { record: withoutNotice(record), outcome: 'created' as const };
   });
 }
 
@@ -94,13 +96,12 @@ export async function resendAccessRequest(ctx: DomainCtx, path: ShareablePath, s
     const { sent } = decision;
     const tx = new WriteTx(ctx);
     tx.updateSide(requestKeyOf(ctx, s, me), {
-      set: { last_email_sent_at: sent.last_email_sent_at },
+      set: { last_email_sent_at: sent.last_email_sent_at, notice: decision.notice },
       add: { v: 1 },
       if: { equals: { status: 'pending', id: sent.uuid }, atMost: { last_email_sent_at: new Date(nowMs - RESEND_WINDOW_MS).toISOString() } },
     });
-    const notes = addRequestNotifications(tx, 'access_request.resent', sent, s, ctx.caller.user.display_name, decision.notify, sent.last_email_sent_at);
+    addRequestNotifications(tx, sent, decision.notice);
     await tx.commit();
-    await queueRequestEmails(ctx, 'access_request.resent', sent, s, notes);
     return { status: decision.status, next_resend_at: decision.next_resend_at };
   });
 }
