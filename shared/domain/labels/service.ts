@@ -174,6 +174,21 @@ const autoCreatedLabelEntity: EntityDef<LabelRecord> = {
  * mutateEntity `change` callback: it writes nothing itself. Existing label groups are returned as found.
  */
 export async function labelsForNames(ctx: DomainCtx, names: string[], tx: WriteTx): Promise<LabelRecord[]> {
+  const { labels, created } = await resolveLabelNames(ctx, names);
+  addLabelCreates(tx, created);
+  return labels;
+}
+
+/** The writes of labels resolveLabelNames made up: each with its name claim (a lost claim is a retry, not `taken`). */
+export function addLabelCreates(tx: WriteTx, created: LabelRecord[]): void {
+  for (const record of created) tx.create(autoCreatedLabelEntity, record);
+}
+
+/**
+ * The read part of labelsForNames: the labels the names resolve to, in order, and which of them are new
+ * (records made up here, written only by addLabelCreates in the command's transaction).
+ */
+export async function resolveLabelNames(ctx: DomainCtx, names: string[]): Promise<{ labels: LabelRecord[]; created: LabelRecord[] }> {
   const wanted = new Map<string, string>(); // normalized name → first spelling
   for (const raw of names) {
     const name = raw.trim();
@@ -184,12 +199,14 @@ export async function labelsForNames(ctx: DomainCtx, names: string[], tx: WriteT
   const idByKey = await findUniques(ctx, 'label_name', wanted.keys());
   const byId = new Map((await ctx.loader.many(labelEntity, idByKey.values())).map((l) => [l.uuid, l]));
   const now = nowIso();
-  return [...wanted].map(([key, name]) => {
+  const created: LabelRecord[] = [];
+  const labels = [...wanted].map(([key, name]) => {
     const id = idByKey.get(key);
     const existing = id ? byId.get(id) : undefined;
     if (existing) return existing;
     const record = newLabelRecord({ name, creator_uuid: ctx.caller.userId }, now);
-    tx.create(autoCreatedLabelEntity, record);
+    created.push(record);
     return record;
   });
+  return { labels, created };
 }

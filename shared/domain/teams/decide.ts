@@ -162,20 +162,19 @@ const subTeamDetail = (uuid: string): ErrorDetail => ({ field: 'sub_teams', code
 const dependentsError = (details: ErrorDetail[]) =>
   new HasDependentsError('The team has active sub-teams or OKR relationships; archive or move the sub-teams and remove the team from its goals first', details);
 
-/**
- * Refuses while an active sub-team or a non-discarded goal (as found on the indexes) references the team.
- * `referencedMeanwhile`: a goal or sub-team referenced the team after the delete's first read (its version
- * moved, its record did not); the index may not show it yet, so it counts as a dependent.
- */
-export function checkTeamDependents(found: TeamDependents, referencedMeanwhile = false): void {
-  if (referencedMeanwhile && !found.goals.length && !found.subTeams.some((t) => t.status === 'active')) {
-    throw dependentsError([{ field: 'goals', code: 'okr_relationship', message: 'A goal or sub-team started referencing this team while it was being deleted' }]);
-  }
+/** The refusal of a delete while an active sub-team or a non-discarded goal references the team (undefined: none). */
+export function teamInUse(found: TeamDependents): HasDependentsError | undefined {
   const details = [
     ...found.subTeams.filter((t) => t.status === 'active').slice(0, MAX_DEPENDENTS_NAMED).map((t) => subTeamDetail(t.uuid)),
     ...found.goals.map((g): ErrorDetail => ({ field: 'goals', code: 'okr_relationship', message: `${g.kind} ${g.uuid}` })),
   ];
-  if (details.length) throw dependentsError(details);
+  return details.length ? dependentsError(details) : undefined;
+}
+
+/** Refuses while the team is in use (teamInUse), or when its sub-teams could not all be detached in one write. */
+export function checkTeamDependents(found: TeamDependents): void {
+  const inUse = teamInUse(found);
+  if (inUse) throw inUse;
   if (found.subTeams.length > MAX_TX_ITEMS) throw tooBig(undefined);
 }
 

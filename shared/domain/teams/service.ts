@@ -2,18 +2,17 @@
  * Team commands: read, decide (decide.ts, where the rules and permissions are), write once.
  *
  * Atomicity and races. Each write is conditioned on the versions it read, and a write that attaches a team
- * under a parent (create, move) also touches that parent (version bump), so a concurrent move or
- * delete that read the parent's sub-teams conflicts and retries instead of missing the new child. The
- * ancestors of a move target are held at the versions read, so two concurrent moves cannot close a cycle
- * (each one's chain holds a team the other rewrites). Residual window: sub-teams and goal references are
- * found through GSI1, which is eventually consistent, so a child created within the index's replication
- * lag before a move/delete may be missed.
+ * under a parent (create, move) also touches that parent (version bump), so a concurrent move or delete
+ * that read the parent's sub-teams conflicts and retries instead of missing the new child. The ancestors of
+ * a move target are held at the versions read, so two concurrent moves cannot close a cycle (each one's
+ * chain holds a team the other rewrites). Goals referencing the team are found by the store's
+ * removeUnreferenced, race-free. Residual window: sub-teams are found through GSI1, which is eventually
+ * consistent, so a sub-team created within the index's replication lag before a move/delete may be missed.
  */
 import { isAdmin } from '#shared/auth/caller.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { entryPartitionOf, getEntities, getEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx, type ListEntry, type Stored } from '#shared/db/store.ts';
+import { entryPartitionOf, getEntities, getEntity, nowIso, partitionEntries, referencesTo, removeUnreferenced, retryOnConflict, WriteTx, type DataCtx, type ListEntry, type ReferenceEntry, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { GOAL_KINDS, goalsByTeam } from '#shared/domain/goals/entity.ts';
 import {
   checkFits,
   checkSubTeamsArchived,
@@ -28,15 +27,15 @@ import {
   MAX_TX_ITEMS,
   planTeamUpdate,
   shiftDepths,
+  teamInUse,
   tooBig,
   usersNamed,
   type TeamCreate,
   type TeamUpdate,
 } from '#shared/domain/teams/decide.ts';
-import { referencedSince } from '#shared/domain/references.ts';
 import { subteamsOf, teamEntity, teamMemberships, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { NotFoundError } from '#shared/errors.ts';
+import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
 
 const notFound = (id: string) => new NotFoundError('Team', id);
 
@@ -152,38 +151,41 @@ export async function updateTeam(ctx: DomainCtx, id: string, input: TeamUpdate):
  * Admins only; returns the deleted record. Refused (422 has_dependents) while an active sub-team or a
  * non-discarded goal references the team; archived sub-teams are detached in the same transaction (see
  * decide.ts). When all of that does not fit one transaction, the delete is refused with 422 too_many.
+ * Goals' references are held in the team's partition: the store's removeUnreferenced (mark, consistent read
+ * of the references, delete) lets no racing goal create slip through (docs/data-model.md).
  */
 export async function deleteTeam(ctx: DomainCtx, id: string): Promise<TeamRecord> {
-  // A lost race (a child attached, a goal referencing the team, a sub-team changed meanwhile) re-reads and re-checks everything.
-  let first: Stored<TeamRecord> | undefined;
+  // A lost race (a child attached, a sub-team changed meanwhile) re-reads and re-checks everything.
   return retryOnConflict(async () => {
     const current = await getEntity(ctx, teamEntity, id, true);
     if (!current) throw notFound(id);
-    first ??= current;
     checkTeamDeleteAllowed(ctx.caller);
-    // One read of the sub-teams serves both the dependents check (index state) and the detaching below.
-    const [children, ...goalsByKind] = await Promise.all([
-      firstEntries(ctx, childrenPartition(ctx, id), MAX_TX_ITEMS + 1),
-      ...GOAL_KINDS.map((kind) => firstEntries(ctx, entryPartitionOf(ctx, goalsByTeam(kind), id), MAX_DEPENDENTS_NAMED, (e) => e.state !== 'discarded')),
-    ]);
-    checkTeamDependents({
-      subTeams: children.map((e) => ({ uuid: e.id, status: e.state })),
-      goals: GOAL_KINDS.flatMap((kind, i) => goalsByKind[i]!.map((e) => ({ kind, uuid: e.id }))),
-    }, referencedSince(first, current));
+    // One read of the sub-teams serves both the dependents check (index state) and the detaching below; the
+    // goals read here name the dependents, the delete itself reads them again after marking the team.
+    const [children, refs] = await Promise.all([firstEntries(ctx, childrenPartition(ctx, id), MAX_TX_ITEMS + 1), referencesTo(ctx, teamEntity.type, id)]);
+    const goalsOf = (found: ReferenceEntry[]) => {
+      const live = found.filter((r) => r.state !== 'discarded');
+      // at most MAX_DEPENDENTS_NAMED of each kind, in the order read
+      return live.filter((r) => live.filter((o) => o.list === r.list).indexOf(r) < MAX_DEPENDENTS_NAMED).map((r) => ({ kind: r.list, uuid: r.id }));
+    };
+    checkTeamDependents({ subTeams: children.map((e) => ({ uuid: e.id, status: e.state })), goals: goalsOf(refs) });
     const subTeams = [...(await getEntities(ctx, teamEntity, children.map((e) => e.id))).values()];
     checkSubTeamsArchived(subTeams.map((s) => s.record));
-    const tx = new WriteTx(ctx).remove(teamEntity, current);
     const below = new Map<string, Array<Stored<TeamRecord>>>();
-    let budget = MAX_TX_ITEMS - tx.size - subTeams.length;
+    let budget = MAX_TX_ITEMS - new WriteTx(ctx).remove(teamEntity, current).size - subTeams.length;
     for (const child of subTeams) {
       const under = await descendants(ctx, child.record.uuid, budget, undefined);
       below.set(child.record.uuid, under);
       budget -= under.length;
     }
     const detached = detachSubTeams(subTeams.map((s) => s.record), new Map([...below].map(([k, v]) => [k, v.map((s) => s.record)])), nowIso());
-    replaceAll(tx, [...subTeams, ...[...below.values()].flat()], detached);
-    checkFits(tx.size, undefined);
-    await tx.commit();
+    await removeUnreferenced(ctx, teamEntity, current, {
+      onReferenced: (found) => teamInUse({ subTeams: [], goals: goalsOf(found) }) ?? new ConcurrentUpdateError(),
+      also: (tx) => {
+        replaceAll(tx, [...subTeams, ...[...below.values()].flat()], detached);
+        checkFits(tx.size, undefined);
+      },
+    });
     return current.record;
   });
 }

@@ -87,19 +87,12 @@ export function decideDeleteTimePeriod(caller: Caller): void {
   requireAdmin(caller, 'Only admins can delete time periods');
 }
 
-/**
- * `referencedMeanwhile`: a goal write referenced the period after the delete's first read (its version moved,
- * its record did not: see referencedSince). The index may not show that goal yet, so it counts as a dependent.
- */
-export function checkNoDependents(counts: GoalCounts, referencedMeanwhile = false): void {
+/** The refusal of a delete while goals use the period (undefined: none does). */
+export function periodInUse(counts: GoalCounts): HasDependentsError | undefined {
   const used = counts.filter(([, n]) => n > 0);
   const total = used.reduce((sum, [, n]) => sum + n, 0);
-  if (total === 0 && referencedMeanwhile) {
-    const message = 'A goal started using this time period while it was being deleted';
-    throw new HasDependentsError(message, [{ field: 'goals', code: 'has_dependents', message }]);
-  }
-  if (total === 0) return;
+  if (total === 0) return undefined;
   const message = `The time period is used by ${total} goal(s) that are not discarded (${used.map(([k, n]) => `${n} ${k}`).join(', ')})`;
-  throw new HasDependentsError(message, used.map(([k, n]) => ({ field: 'goals', code: 'has_dependents', message: `${n} ${k}(s) use this time period` })));
+  return new HasDependentsError(message, used.map(([k, n]) => ({ field: 'goals', code: 'has_dependents', message: `${n} ${k}(s) use this time period` })));
 }
 

@@ -1,18 +1,17 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { directoryAccessSource, directoryChecks, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { createEntity, entriesOf, getEntities, getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { createEntity, entriesOf, getEntities, getEntity, nowIso, removeUnreferenced, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, GOAL_KINDS, goalsInPeriod, type GoalKind } from '#shared/domain/goals/entity.ts';
 import {
   checkGoalsWithin,
-  checkNoDependents,
   decideCreateTimePeriod,
   decideDeleteTimePeriod,
   decideUpdateTimePeriod,
+  periodInUse,
   type TimePeriodCreate,
   type TimePeriodUpdate,
 } from '#shared/domain/time-periods/decide.ts';
-import { referencedSince } from '#shared/domain/references.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { NotFoundError } from '#shared/errors.ts';
 
@@ -66,21 +65,18 @@ export async function updateTimePeriod(ctx: DomainCtx, id: string, input: TimePe
 }
 
 /**
- * Deletes a period no non-discarded goal uses; returns the deleted record. The delete is conditioned on the
- * version read, and every goal write that references the period moves that version (store markReferenced):
- * a goal committed after the dependents were read makes the delete retry, and the retry refuses it even
- * before the index shows the goal (referencedSince).
+ * Deletes a period no non-discarded goal uses; returns the deleted record. The goals' references are held in
+ * the period's own partition and the delete goes through the store's removeUnreferenced (mark, consistent
+ * read of the references, delete): a goal create racing the delete either commits first and is seen, or
+ * fails its check that the period is alive (docs/data-model.md, references that hold).
  */
 export async function deleteTimePeriod(ctx: DomainCtx, id: string): Promise<TimePeriodRecord> {
-  let first: Stored<TimePeriodRecord> | undefined;
   return retryOnConflict(async () => {
     const current = await getEntity(ctx, timePeriodEntity, id, true);
     if (!current) throw notFound(id);
-    first ??= current;
     decideDeleteTimePeriod(ctx.caller);
-    const live = await liveGoalsOf(ctx, id);
-    checkNoDependents(GOAL_KINDS.map((k) => [k, live.filter((g) => g.kind === k).length] as const), referencedSince(first, current));
-    await new WriteTx(ctx).remove(timePeriodEntity, current).commit();
+    const byKind = (refs: Array<{ list: string }>) => GOAL_KINDS.map((k) => [k, refs.filter((r) => r.list === k).length] as const);
+    await removeUnreferenced(ctx, timePeriodEntity, current, { onReferenced: (refs) => periodInUse(byKind(refs)) ?? periodInUse([['goal', refs.length]])! });
     return current.record;
   });
 }
