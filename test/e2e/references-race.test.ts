@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newTenant, type TenantFixture } from '../support/api.ts';
+import { RACE_TIMEOUT_MS } from './trees.fixture.ts';
 
 /**
  * A delete that refuses while dependents exist (422 has_dependents) must not let a concurrent goal create
@@ -7,8 +8,6 @@ import { newTenant, type TenantFixture } from '../support/api.ts';
  * is (has_dependents), never both committed. Many rounds, each a fresh period or team.
  */
 const ROUNDS = 20;
-/** Many rounds; on a loaded machine they take minutes. */
-const RACE_TIMEOUT_MS = 300_000;
 
 describe('deletes racing goal creates', () => {
   let t: TenantFixture;

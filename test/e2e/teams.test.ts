@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, listAll, newTenant, type Api, type TenantFixture } from '../support/api.ts';
-
-/** Race tests run many rounds; on a loaded machine they take minutes. */
-const RACE_TIMEOUT_MS = 300_000;
+import { RACE_TIMEOUT_MS } from './trees.fixture.ts';
 
 type User = Awaited<ReturnType<TenantFixture['user']>>;
 

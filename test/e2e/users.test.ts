@@ -1,8 +1,6 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
-
-/** Race tests run many rounds; on a loaded machine they take minutes. */
-const RACE_TIMEOUT_MS = 300_000;
+import { RACE_TIMEOUT_MS, raceThreeWayCycle } from './trees.fixture.ts';
 
 describe('users', () => {
   let t: TenantFixture;
@@ -86,21 +84,12 @@ describe('users', () => {
   it('never stores a management cycle under concurrent manager changes (many rounds)', async () => {
     for (let round = 0; round < 20; round++) {
       const made = await Promise.all([0, 1, 2].map(() => t.admin.post('/rest/v2/users', { user: { email: `cyc-${crypto.randomUUID().slice(0, 8)}@example.test` } })));
-      const [a, b, c] = made.map((r) => r.body.data.record as { uuid: string });
-      // a reports to b, b to c, c to a: at most two can commit
-      const moves = [[a!, b!], [b!, c!], [c!, a!]] as const;
-      const results = await Promise.all(moves.map(([u, m]) => t.admin.put(`/rest/v2/users/${u.uuid}`, { user: { manager_uuid: m.uuid } })));
-      for (const r of results) expect([200, 422], JSON.stringify(r.body)).toContain(r.status);
-      expect(results.filter((r) => r.status === 200).length).toBeLessThanOrEqual(2);
-      const managers = new Map<string, string | null>();
-      for (const u of [a!, b!, c!]) managers.set(u.uuid, (await t.admin.get(`/rest/v2/users/${u.uuid}`)).body.data.record.manager_uuid);
-      for (const start of managers.keys()) {
-        const seen = new Set<string>();
-        for (let at: string | null | undefined = start; at; at = managers.get(at)) {
-          expect(seen.has(at), `cycle in round ${round}`).toBe(false);
-          seen.add(at);
-        }
-      }
+      await raceThreeWayCycle(
+        made.map((r) => r.body.data.record.uuid) as [string, string, string],
+        (u, m) => t.admin.put(`/rest/v2/users/${u}`, { user: { manager_uuid: m } }),
+        async (id) => (await t.admin.get(`/rest/v2/users/${id}`)).body.data.record.manager_uuid,
+        round,
+      );
     }
   }, RACE_TIMEOUT_MS);
 
