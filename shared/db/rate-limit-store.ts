@@ -17,6 +17,14 @@ import { keys } from '#shared/db/keys.ts';
  */
 export const RL_KIND = 'rl';
 
+/**
+ * The limiter's items of any tenant, as an IAM LeadingKeys pattern: `T#` + a 36-character tenant uuid (one `?`
+ * per character, so no other item family can match) + `#rl#`. The read-only tenant role may update these:
+ * a GET leases tokens too. The session policy still confines each session to its own tenant's items.
+ */
+export const LIMITER_LEADING_KEYS = `T#${'?'.repeat(36)}#${RL_KIND}#*`;
+export const LIMITER_ACTIONS = ['dynamodb:UpdateItem'] as const;
+
 export interface Cell {
   /** Emission interval: ms per token of this shard. */
   intervalMs: number;
