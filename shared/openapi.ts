@@ -59,6 +59,9 @@ export function buildOpenApiDocument() {
           description: r.doc.success.description ?? 'Success',
           ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}),
         },
+        ...Object.fromEntries(
+          (r.doc.alsoSuccess ?? []).map((other) => [other.status, { description: other.description, ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}) }]),
+        ),
         ...(r.auth === 'jwt'
           ? {
               400: errorResponse('Malformed request: bad JSON, wrong types, unknown fields, unknown filters'),
