@@ -61,10 +61,10 @@ describe('distributed rate limiter (budget in DynamoDB, leased in blocks)', () =
     expect(blockFor(limit, shardsFor(limit))).toBeGreaterThan(1); // a lease serves several requests
     const clock = new SimClock();
     const tenantId = randomUUID();
-    const limiters = Array.from({ length: 16 }, () => container(clock, limit));
-    const seconds = 4;
-    // 16 containers × 40 rps: 640 rps offered against a limit of 250.
-    const { admitted, refused } = await flood(clock, limiters, tenantId, (i) => `user-${i}`, 40, seconds);
+    const limiters = Array.from({ length: 12 }, () => container(clock, limit));
+    const seconds = 3;
+    // 12 containers × 50 rps: 600 rps offered against a limit of 250.
+    const { admitted, refused } = await flood(clock, limiters, tenantId, (i) => `user-${i}`, 50, seconds);
     expect(refused).toBeGreaterThan(0);
     expect(admitted.length).toBeLessThanOrEqual(limit.rps * seconds + limit.burst);
     // Steady state, after the first second (burst spent): within 10% of the rate.
@@ -77,7 +77,7 @@ describe('distributed rate limiter (budget in DynamoDB, leased in blocks)', () =
     const clock = new SimClock();
     const tenantId = randomUUID();
     const limiters = Array.from({ length: 4 }, () => new RateLimiter({ db: async () => baseDb(), tableName: table, now: clock.now, defaults: () => limit }));
-    const seconds = 5;
+    const seconds = 4;
     // Three containers serve one noisy user (90 rps offered), the fourth a quiet user (10 rps).
     const { admitted } = await flood(clock, limiters.slice(0, 3), tenantId, () => 'noisy', 30, seconds);
     const noisyRate = rateBetween(admitted, 1000, seconds * 1000);
