@@ -89,7 +89,8 @@ describe('distributed rate limiter (budget in DynamoDB, leased in blocks)', () =
   it('reads the operator-set limits of the tenant and reports them in RateLimit headers; 429 carries Retry-After', async () => {
     const tenantId = randomUUID();
     await writeTenantLimits(baseDb(), table(), tenantId, { rps: 2, burst: 4 });
-    const limiter = new RateLimiter({ db: async () => baseDb(), tableName: table, defaults: () => ({ rps: 0, burst: 1 }) }); // service default off: the tenant's own limit applies
+    const clock = new SimClock(); // time stands still: nothing refills however slow the emulator is
+    const limiter = new RateLimiter({ db: async () => baseDb(), tableName: table, now: clock.now, defaults: () => ({ rps: 0, burst: 1 }) }); // service default off: the tenant's own limit applies
     const headers = await limiter.take(tenantId, 'u1');
     expect(headers?.['RateLimit-Policy']).toBe('"user";q=2;w=2, "tenant";q=4;w=2');
     expect(headers?.RateLimit).toMatch(/^"user";r=\d+;t=\d+, "tenant";r=\d+;t=\d+$/);
