@@ -131,8 +131,7 @@ function withRetriesAndLimits(doc: OpenApiDoc): OpenApiDoc {
     if (op.requestBody) op.responses['415'] = { description: 'unsupported_media_type: the body is not in a media type the operation takes', content: error };
     if (method !== 'post') continue;
     op.parameters = [...(op.parameters ?? []), ref('parameters', 'IdempotencyKey')];
-    const first = Object.entries(op.responses).find(([status]) => status.startsWith('2'));
-    if (first) first[1].headers = { ...first[1].headers, 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') };
+    for (const [status, res] of Object.entries(op.responses)) if (status.startsWith('2')) res.headers = { ...res.headers, 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') };
     const conflict = op.responses['409'];
     op.responses['409'] = { ...conflict, description: `${conflict ? `${conflict.description}; ` : ''}idempotency_key_in_use: a request with this Idempotency-Key is still running`, content: error };
     const rule = op.responses['422'];

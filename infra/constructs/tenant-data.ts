@@ -4,6 +4,7 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
 import { TABLE_DATA_ACTIONS } from '#shared/db/tenant-scope.ts';
+import { LIMITER_ACTIONS, LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
 
 export type TableAccess = 'read' | 'write';
 
@@ -130,6 +131,12 @@ export class TenantData extends Construct {
       maxSessionDuration: Duration.hours(1),
     });
     role.addToPolicy(new iam.PolicyStatement({ sid: 'TenantData', actions: [...TABLE_ACTIONS[access]], resources: this.dataResources }));
+    if (access === 'read') {
+      // Every authenticated request leases rate-limit tokens (shared/http/rate-limit.ts), GETs too: only the limiter's items.
+      role.addToPolicy(
+        new iam.PolicyStatement({ sid: 'RateLimitLeases', actions: [...LIMITER_ACTIONS], resources: [this.table.tableArn], conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [LIMITER_LEADING_KEYS] } } }),
+      );
+    }
     return role;
   }
 }

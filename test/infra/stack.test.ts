@@ -6,6 +6,7 @@ import { sqsSender } from '#shared/queue/queue.ts';
 import { queueUrlEnv, type GoalTrackingStack } from '../../infra/stack.ts';
 import { TABLE_ACTIONS } from '../../infra/constructs/tenant-data.ts';
 import { allRoutes, allWorkers, asArray, build, extraRoutes, functionsByDescription, logicalId, mergedTemplate, refId, roleStatements, type Json } from './stack.fixture.ts';
+import { LIMITER_ACTIONS, LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
 
 const id = (_stack: unknown, c: Parameters<typeof logicalId>[0]) => logicalId(c);
 
@@ -174,7 +175,15 @@ describe('CDK stack', () => {
     const resources = [tableId, `join:${tableId}`];
     for (const [access, role] of [['read', stack.data.readRole], ['write', stack.data.writeRole]] as const) {
       const roleId = id(stack, role);
-      const statements = roleStatements(template, roleId);
+      const all = roleStatements(template, roleId);
+      // The read role also updates the rate limiter's items (LeadingKeys T#<uuid>#rl#*): a GET leases tokens too.
+      const limiter = all.filter((s) => s.Sid === 'RateLimitLeases');
+      expect(limiter).toHaveLength(access === 'read' ? 1 : 0);
+      if (access === 'read') {
+        expect(asArray(limiter[0]!.Action)).toEqual([...LIMITER_ACTIONS]);
+        expect(limiter[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [LIMITER_LEADING_KEYS] } });
+      }
+      const statements = all.filter((s) => s.Sid !== 'RateLimitLeases');
       expect(statements).toHaveLength(1);
       expect(asArray(statements[0]!.Action).sort()).toEqual([...TABLE_ACTIONS[access]].sort());
       expect(asArray(statements[0]!.Resource).map(resourceKey).sort()).toEqual(resources.sort());
