@@ -17,11 +17,11 @@ import { bodyTextArb, HOSTILE_STRINGS, PROTOTYPE_NAMES, uuidArb, type Env, type 
  *    contract's error shape (the Api client checks both on every request, test/support/openapi-responses.ts);
  *  - and a refused write changes nothing: what a read of the written resource (or its collection) answers
  *    is the same before and after.
- * FUZZ_RUNS sets the cases per route (default 40: about 3,300 cases); FUZZ_SEED replays a run (the seed is
+ * FUZZ_RUNS sets the cases per route (default 30: about 2,400 cases); FUZZ_SEED replays a run (the seed is
  * printed when a property fails, and at the start).
  */
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 30);
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 console.log(`route fuzz: ${RUNS} runs per route, seed ${SEED} (FUZZ_SEED=${SEED} replays it)`);
 
