@@ -22,6 +22,13 @@ export interface Route {
   sendsTo?: string[];
   /** Extra IAM needs, spelled out so infra grants exactly these (e.g. `kms:sign`). */
   needs?: Need[];
+  /**
+   * Media types of a request body the route takes (default `['application/json']`); any other is 415
+   * (shared/http/transport.ts). A non-JSON type reaches the handler as `rawBody` text.
+   */
+  accepts?: string[];
+  /** Repository-relative files the handler reads at run time (shared/docs/bundled-file.ts): copied into this function's bundle only. */
+  bundleFiles?: string[];
   doc: {
     summary: string;
     tag: string;

@@ -30,12 +30,18 @@ export function readJsonBody(text: string): unknown {
   } catch {
     throw new BadRequestError('Request body is not valid JSON (or nests too deeply to read)'); // a stack overflow in the reviver lands here too
   }
-  const details = hostileValueDetails(value);
-  if (details.length) throw new ValidationError(details.map((d) => `${d.field ?? 'body'}: ${d.message}`).join('; '), details);
+  assertStorable(value);
   return value;
 }
 
-function reviveNumber(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
+/** 422 naming each number, string and key of a parsed body (parsed with `reviveNumber`) that breaks the rules above. */
+export function assertStorable(value: unknown): void {
+  const details = hostileValueDetails(value);
+  if (details.length) throw new ValidationError(details.map((d) => `${d.field ?? 'body'}: ${d.message}`).join('; '), details);
+}
+
+/** JSON.parse reviver that marks numbers whose source text says more than their double keeps (checked by `hostileValueDetails`). */
+export function reviveNumber(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
   if (typeof value === 'number' && Number.isFinite(value) && context?.source !== undefined && !sameDecimal(context.source, value)) return new InexactNumber(context.source);
   return value;
 }
