@@ -1140,7 +1140,7 @@ export interface components {
         LabelCreateBody: {
             name: string;
             is_group?: boolean;
-            /** @description A label group of the tenant; null for none. A group itself cannot have a parent. */
+            /** @description A label group of the tenant; null for none. Groups nest (a group may sit in a group); a label is never under itself (422 cycle). */
             parent_uuid?: string | null;
             color?: string | null;
         };
@@ -1148,7 +1148,7 @@ export interface components {
         LabelUpdateBody: {
             name?: string;
             is_group?: boolean;
-            /** @description A label group of the tenant; null for none. A group itself cannot have a parent. */
+            /** @description A label group of the tenant; null for none. Groups nest (a group may sit in a group); a label is never under itself (422 cycle). */
             parent_uuid?: string | null;
             color?: string | null;
         };
