@@ -47,6 +47,7 @@ export function buildOpenApiDocument() {
         [r.doc.success.status]: {
           description: r.doc.success.description ?? 'Success',
           ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}),
+          ...(r.doc.success.contentType ? { content: { [r.doc.success.contentType]: { schema: z.string() } } } : {}),
         },
         ...(r.auth === 'jwt'
           ? {

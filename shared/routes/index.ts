@@ -6,6 +6,7 @@ import { labelRoutes } from '#shared/routes/labels.ts';
 import { timePeriodRoutes } from '#shared/routes/time-periods.ts';
 import { goalRoutes } from '#shared/routes/goals.ts';
 import { checkinRoutes } from '#shared/routes/checkins.ts';
+import { historyRoutes } from '#shared/routes/history.ts';
 import { sharingRoutes, sharingWorkers } from '#shared/routes/sharing.ts';
 import { integrationRoutes, integrationWorkers } from '#shared/routes/integrations.ts';
 import { documentRoutes, documentWorkers } from '#shared/routes/documents.ts';
@@ -14,7 +15,7 @@ import type { Worker } from '#shared/routes/types.ts';
 export type { Route, Worker } from '#shared/routes/types.ts';
 
 /** The route table: the single source for the CDK stack, the local stack and the OpenAPI document. */
-export const routes: Route[] = [...platformRoutes, ...userRoutes, ...teamRoutes, ...labelRoutes, ...timePeriodRoutes, ...goalRoutes, ...checkinRoutes, ...sharingRoutes, ...integrationRoutes, ...documentRoutes];
+export const routes: Route[] = [...platformRoutes, ...userRoutes, ...teamRoutes, ...labelRoutes, ...timePeriodRoutes, ...goalRoutes, ...historyRoutes, ...checkinRoutes, ...sharingRoutes, ...integrationRoutes, ...documentRoutes];
 
 /** Queue consumers, one Lambda each behind an SQS queue with a dead-letter queue. */
 export const workers: Worker[] = [...sharingWorkers, ...integrationWorkers, ...documentWorkers];

@@ -29,7 +29,7 @@ export interface Route {
     extension?: boolean;
     body?: z.ZodType;
     /** Success status and response schema. */
-    success: { status: number; schema?: z.ZodType; description?: string };
+    success: { status: number; schema?: z.ZodType; description?: string; /** Media type of the success body when not JSON (e.g. `image/svg+xml`). */ contentType?: string };
     /** Documented list endpoint (adds the common list parameters). */
     list?: boolean;
   };
