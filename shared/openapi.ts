@@ -41,7 +41,7 @@ export function buildOpenApiDocument() {
       request: {
         ...(pathParams.length ? { params: z.object(Object.fromEntries(pathParams.map((p) => [p, z.string()]))) } : {}),
         ...(r.doc.list ? { query: listQuery } : {}),
-        ...(r.doc.body ? { body: { content: { 'application/json': { schema: r.doc.body } } } } : {}),
+        ...(r.doc.body ? { body: { content: { 'application/json': { schema: r.doc.body }, ...(r.accepts?.includes('text/csv') ? { 'text/csv': { schema: z.string().meta({ description: 'CSV with a header row of the JSON row field names' }) } } : {}) } } } : {}),
       },
       responses: {
         [r.doc.success.status]: {

@@ -173,7 +173,7 @@ const NO_BODY = z.strictObject({});
  * inactive), validates the body with `body` (a route without one refuses body fields), and runs `handle`.
  * Handlers stay thin: parse, call a domain function in shared/, shape the response.
  */
-export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: S; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
+export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: S; /** The handler reads `event.body` itself (a non-JSON body, e.g. CSV). */ rawBody?: boolean; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
   void config.tableName; // every authenticated route reads the caller's user: without a table, fail at cold start
   const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
@@ -185,7 +185,7 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: 
       let teams: Promise<Set<string>> | undefined;
       const ctx: RequestCtx = { ...data, caller, requestId, log, loader: new Loader(data), teams: () => (teams ??= callerTeamUuids(data, caller.userId)) };
       ctx.loader.prime(userEntity, caller.user);
-      const parsed = parseBody(opts.body ?? NO_BODY, event.body, event.isBase64Encoded);
+      const parsed = opts.rawBody ? undefined : parseBody(opts.body ?? NO_BODY, event.body, event.isBase64Encoded);
       const body = (opts.body ? parsed : undefined) as z.infer<S>;
       return opts.handle({ ctx, body, params: pathParams(event), query: queryPairs(event.rawQueryString), event });
     });

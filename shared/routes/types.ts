@@ -22,6 +22,8 @@ export interface Route {
   sendsTo?: string[];
   /** Extra IAM needs, spelled out so infra grants exactly these (e.g. `kms:sign`). */
   needs?: Need[];
+  /** Body media types the route takes (default `application/json` only); others are 415. */
+  accepts?: string[];
   doc: {
     summary: string;
     tag: string;

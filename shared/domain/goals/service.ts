@@ -231,7 +231,8 @@ export async function getGoal(ctx: DomainCtx, kind: GoalKind, id: string): Promi
 
 // ---------- create ----------
 
-export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCreateInput): Promise<GoalView> {
+/** `opts.uuid`: the new goal's uuid when the caller fixes it (a bulk import, so a retry finds what it created). */
+export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCreateInput, opts: { uuid?: string } = {}): Promise<GoalView> {
   requireContentWriter(ctx.caller);
   const delegates = delegatesOf(input) ?? [];
   const owners = uniq(input.owner_uuids);
@@ -248,7 +249,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
   const refs = referenceDetails(ctx, { owner_uuids: owners, delegate_uuids: delegates, team_uuids: teams, visible_entities: visible });
 
   const now = nowIso();
-  const uuid = randomUUID();
+  const uuid = opts.uuid ?? randomUUID();
   const base: GoalRecord = {
     uuid,
     type: kind,
