@@ -4,7 +4,7 @@ import { baseDb } from '#shared/db/client.ts';
 import { getEntity, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { Loader } from '#shared/list/loader.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
 import { logger } from '#shared/logger.ts';
 import { newTenant, type Api, type TenantFixture } from '../support/api.ts';
 

@@ -4,7 +4,7 @@ import { tenantDb } from '#shared/db/tenant-scope.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { requestAccess, resendAccessRequest } from '#shared/domain/sharing/requests.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { Loader } from '#shared/list/loader.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
 import { logger } from '#shared/logger.ts';
 import { installLocalQueues, type LocalQueues } from '#shared/queue/queue.ts';
 import { newTenant, type TenantFixture } from '../support/api.ts';

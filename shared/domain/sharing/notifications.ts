@@ -1,9 +1,7 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#shared/config.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { accessRequestKey, inboxList, notificationEntity, type AccessRequestRecord, type NotificationKind, type NotificationRecord, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { ACCESS_REQUEST_QUEUE, type AccessRequestEmailMessage } from '#shared/domain/sharing/mail.ts';
-import type { WriteTx } from '#shared/db/store.ts';
+import { WriteTx } from '#shared/db/store.ts';
 import { runList, type ListResource } from '#shared/list/engine.ts';
 import { queueSender } from '#shared/queue/queue.ts';
 
@@ -68,15 +66,13 @@ export async function queueRequestEmails(ctx: DomainCtx, kind: NotificationKind,
  */
 async function reopenResendWindow(ctx: DomainCtx, request: AccessRequestRecord, shareable: ShareableRecord): Promise<void> {
   try {
-    await ctx.db.send(
-      new UpdateCommand({
-        TableName: config.tableName,
-        Key: accessRequestKey(ctx.tenantId, shareable.type, shareable.uuid, request.requester_uuid),
-        UpdateExpression: 'SET last_email_sent_at = :epoch, v = v + :one',
-        ConditionExpression: 'last_email_sent_at = :sent AND id = :id',
-        ExpressionAttributeValues: { ':epoch': new Date(0).toISOString(), ':one': 1, ':sent': request.last_email_sent_at, ':id': request.uuid },
-      }),
-    );
+    await new WriteTx(ctx)
+      .updateSide(accessRequestKey(ctx.tenantId, shareable.type, shareable.uuid, request.requester_uuid), {
+        set: { last_email_sent_at: new Date(0).toISOString() },
+        add: { v: 1 },
+        if: { equals: { last_email_sent_at: request.last_email_sent_at, id: request.uuid } },
+      })
+      .commit();
   } catch (err) {
     ctx.log.error('resend window not reopened', { access_request_uuid: request.uuid, error: (err as Error).message });
   }
