@@ -1,6 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#shared/config.ts';
-import type { DataCtx } from '#shared/db/store.ts';
+import { querySidePage, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { readableGoal } from '#shared/domain/goals/access.ts';
 import type { GoalKind, GoalRecord } from '#shared/domain/goals/entity.ts';
@@ -17,18 +15,9 @@ async function* historyItems(ctx: DataCtx, goalUuid: string, opts: { forward?: b
   const { PK } = historyKey(ctx.tenantId, goalUuid, 0);
   let startKey: Record<string, unknown> | undefined;
   do {
-    const out = await ctx.db.send(
-      new QueryCommand({
-        TableName: config.tableName,
-        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :h)',
-        ExpressionAttributeValues: { ':pk': PK, ':h': HISTORY_SK_PREFIX },
-        ScanIndexForward: opts.forward ?? true,
-        ExclusiveStartKey: startKey,
-        Limit: opts.pageSize,
-      }),
-    );
-    for (const item of out.Items ?? []) yield item.rec as HistoryRecord;
-    startKey = out.LastEvaluatedKey;
+    const page = await querySidePage(ctx, PK, { prefix: HISTORY_SK_PREFIX, forward: opts.forward, limit: opts.pageSize, startKey });
+    for (const item of page.items) yield item.rec as HistoryRecord;
+    startKey = page.lastKey;
   } while (startKey);
 }
 

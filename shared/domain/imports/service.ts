@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { isAdmin } from '#shared/auth/caller.ts';
 import type { Checks } from '#shared/auth/permissions.ts';
 import { requireContentWriter } from '#shared/auth/permissions.ts';
-import { config } from '#shared/config.ts';
-import { getEntity, mutateEntity, nowIso, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { getEntity, mutateEntity, nowIso, querySidePage, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { IMPORT_ITEM_ERRORS, IMPORT_QUEUE, importChunkKey, importEntity, importGoalUuid, type ImportError, type ImportRecord } from '#shared/domain/imports/entity.ts';
 import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
@@ -43,7 +41,7 @@ export async function startImport(ctx: DomainCtx, rows: unknown[], queue: QueueS
     updated_at: now,
   };
   const tx = new WriteTx(ctx).create(importEntity, record);
-  chunks.forEach((c, n) => tx.add({ Put: { TableName: config.tableName, Item: { ...importChunkKey(ctx.tenantId, record.uuid, 'rows', n), kind: 'import_rows', rows: c } } }));
+  chunks.forEach((c, n) => tx.putSide(importChunkKey(ctx.tenantId, record.uuid, 'rows', n), { kind: 'import_rows', rows: c }));
   await tx.commit();
   try {
     await queue.send(IMPORT_QUEUE, { tenant_uuid: ctx.tenantId, import_uuid: record.uuid } satisfies ImportMessage);
@@ -79,11 +77,9 @@ async function readChunks(ctx: DataCtx, importUuid: string, part: 'rows' | 'erro
   const items: Array<Record<string, unknown>> = [];
   let startKey: Record<string, unknown> | undefined;
   do {
-    const out = await ctx.db.send(
-      new QueryCommand({ TableName: config.tableName, KeyConditionExpression: 'PK = :pk AND begins_with(SK, :p)', ExpressionAttributeValues: { ':pk': PK, ':p': `${part}#` }, ConsistentRead: true, ExclusiveStartKey: startKey }),
-    );
-    items.push(...(out.Items ?? []));
-    startKey = out.LastEvaluatedKey;
+    const page = await querySidePage(ctx, PK, { prefix: `${part}#`, consistent: true, startKey });
+    items.push(...page.items);
+    startKey = page.lastKey;
   } while (startKey);
   return items;
 }
@@ -105,7 +101,7 @@ export async function finishImport(ctx: DataCtx, importUuid: string, state: 'suc
       if (leaseOwner && r.lease?.owner !== leaseOwner) throw new LeaseLost();
       if (errors.length > IMPORT_ITEM_ERRORS) {
         for (let n = 0, i = 0; i < errors.length; n++, i += 2000) {
-          tx.add({ Put: { TableName: config.tableName, Item: { ...importChunkKey(ctx.tenantId, importUuid, 'errors', n), kind: 'import_errors', errors: JSON.stringify(errors.slice(i, i + 2000)) } } });
+          tx.putSide(importChunkKey(ctx.tenantId, importUuid, 'errors', n), { kind: 'import_errors', errors: JSON.stringify(errors.slice(i, i + 2000)) });
         }
       }
       return { ...r, state, done: state === 'succeeded' ? r.total : r.done, errors: errors.slice(0, IMPORT_ITEM_ERRORS), error_count: errors.length, finished_at: now, lease: null, updated_at: now };

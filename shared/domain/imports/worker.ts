@@ -11,7 +11,7 @@ import { finishImport, LeaseLost, readImportRows } from '#shared/domain/imports/
 import { validateRows, type PlannedRow } from '#shared/domain/imports/validate.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { AppError, NotFoundError } from '#shared/errors.ts';
-import { Loader } from '#shared/list/loader.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
 import type { Log } from '#shared/logger.ts';
 
 export const ImportMessageSchema = z.object({ tenant_uuid: z.string(), import_uuid: z.string() });

@@ -1,6 +1,5 @@
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#shared/config.ts';
 import { ENTITY_SK } from '#shared/db/keys.ts';
+import { WriteTx } from '#shared/db/store.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { historyPoint } from '#shared/domain/history/cause.ts';
 import { historyKey } from '#shared/domain/history/entity.ts';
@@ -24,8 +23,6 @@ export const historyProjection: Projection = {
     const version = change.newImage?.v;
     if (!point || typeof version !== 'number') return;
     const goal = recOf(change.newImage)!;
-    await ctx.data.db.send(
-      new PutCommand({ TableName: config.tableName, Item: { ...historyKey(ctx.data.tenantId, goal.uuid, version), kind: 'history', id: goal.uuid, v: version, rec: point } }),
-    );
+    await new WriteTx(ctx.data).putSide(historyKey(ctx.data.tenantId, goal.uuid, version), { kind: 'history', id: goal.uuid, v: version, rec: point }).commit();
   },
 };
