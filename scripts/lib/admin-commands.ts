@@ -5,6 +5,7 @@ import { getEntity } from '#shared/db/store.ts';
 import { createTenant } from '#shared/domain/tenants.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { UUID_RE } from '#shared/domain/scoped-id.ts';
+import { runImportCommand } from './import-command.ts';
 
 /** `--ttl <seconds>`: a positive whole number of seconds, at most 30 days. */
 function parseTtl(raw: string | undefined): number {
@@ -41,5 +42,6 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
     const { token, expiresAt } = await issuer.sign({ tenantId: values.tenant, userId: values.user, ttlSeconds: ttl });
     return { token, expires_at: expiresAt };
   }
-  throw new Error(`Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]`);
+  if (command === 'import') return runImportCommand(rest, db);
+  throw new Error(`Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]; import FILE --tenant <uuid> [--user <uuid>]`);
 }

@@ -1,4 +1,8 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { baseDb } from '#shared/db/client.ts';
 import { getEntity, mutateEntity } from '#shared/db/store.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
@@ -176,5 +180,28 @@ describe('goal import', () => {
     expect(new Set(krs.map((g) => g.title)).size).toBe(150);
     expect(await runImport(data, started.uuid, { log: logger })).toMatchObject({ state: 'succeeded', done: 150 });
     expect((await listAll(t.admin, '/rest/v2/key_results')).length).toBe(150);
+  });
+
+  it('npm run admin -- import FILE --tenant T does the same from the command line', async () => {
+    const { t, period } = await goalTenant();
+    const dir = mkdtempSync(join(tmpdir(), 'import-cli-'));
+    const file = join(dir, 'goals.csv');
+    const lines = ['ref,kind,title,time_period_uuid,parent_refs'];
+    for (let o = 0; o < 12; o++) {
+      lines.push(`o${o},objective,Objective ${o},${period.uuid},`);
+      for (let k = 0; k < 9; k++) lines.push(`o${o}k${k},key_result,KR ${o}.${k},${period.uuid},o${o}`);
+    }
+    writeFileSync(file, lines.join('\n'));
+    const out = await runAdmin(['import', file, '--tenant', t.tenantUuid]);
+    expect(out).toMatchObject({ state: 'succeeded', total: 120, done: 120, created: 120, creator_uuid: t.adminUuid });
+    expect((await listAll(t.admin, '/rest/v2/key_results')).length).toBe(108);
+    expect((await listAll(t.admin, '/rest/v2/objectives')).length).toBe(12);
+    // a bad file changes nothing and says why
+    writeFileSync(file, `ref,kind,title,time_period_uuid\na,objective,,${period.uuid}`);
+    const bad = await runAdmin(['import', file, '--tenant', t.tenantUuid]);
+    expect(bad).toMatchObject({ state: 'failed', errors: [expect.objectContaining({ row: 1, field: 'title' })] });
+    process.exitCode = 0;
+    await expect(runAdmin(['import', file, '--tenant', 'nope'])).rejects.toThrow(/--tenant/);
+    rmSync(dir, { recursive: true, force: true });
   });
 });
