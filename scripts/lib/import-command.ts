@@ -6,7 +6,7 @@ import { keys } from '#shared/db/keys.ts';
 import { getEntities, getEntity, partitionEntries, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { ImportRecord } from '#shared/domain/imports/entity.ts';
-import { parseImportBody } from '#shared/domain/imports/parse.ts';
+import { importFileRows } from '#shared/domain/imports/parse.ts';
 import { presentImportInFull, startImport } from '#shared/domain/imports/service.ts';
 import { runImport } from '#shared/domain/imports/worker.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
@@ -31,7 +31,7 @@ export async function runImportCommand(args: string[], db: Db): Promise<Record<s
   const user = values.user ? (await getEntity(data, userEntity, values.user.toLowerCase()))?.record : await firstAdmin(data);
   if (!user) throw new Error(values.user ? `No user ${values.user} in tenant ${values.tenant}` : `No active admin in tenant ${values.tenant}`);
   if (user.status !== 'active') throw new Error(`User ${user.uuid} is not active`);
-  const rows = parseImportBody(readFileSync(file, 'utf8'), file.toLowerCase().endsWith('.csv') ? 'text/csv' : 'application/json');
+  const rows = importFileRows(readFileSync(file, 'utf8'), file.toLowerCase().endsWith('.csv'));
 
   const quiet = { info() {}, warn() {}, error: (m: unknown, ...extra: unknown[]) => console.error(m, ...extra) } as unknown as Log;
   let teams: Promise<Set<string>> | undefined;

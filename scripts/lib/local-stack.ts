@@ -9,7 +9,10 @@ import { fileIssuer, type Issuer } from '#shared/auth/issuer.ts';
 import { LocalQueues, installLocalQueues, type WorkerHandler } from '#shared/queue/queue.ts';
 import { routes, workers, type Route } from '#shared/routes/index.ts';
 import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
+import { MAX_BODY_BYTES } from '#shared/http/transport.ts';
 import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
+import { faultInjecting } from './fault-injection.ts';
+import { StreamPoller, type StreamHandler } from './stream-poller.ts';
 
 /**
  * The local stack: DynamoDB Local + every route of the route table served over HTTP, each request turned
@@ -35,6 +38,13 @@ export interface LocalStack {
   queues: LocalQueues;
   stop(): Promise<void>;
 }
+
+/** The local gateway's header limit (API Gateway's is 10 KiB); the handlers refuse above 8 KiB in the contract's shape first. */
+export const LOCAL_MAX_HEADER_BYTES = 16 * 1024;
+
+/** An error in the contract's shape (contract section 1), for what the local gateway refuses itself. */
+const gatewayError = (status: number, code: string, message: string, requestId: string) =>
+  JSON.stringify({ error: { status, code, message, details: [], request_id: requestId } });
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -83,9 +93,19 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   };
   const tableName = opts.tableName ?? 'goal-tracking';
   const dynamo: DynamoLocal = await startDynamoLocal({ port: opts.dynamoPort, dbPath: opts.inMemory ? undefined : join(dataDir, 'dynamodb'), log: (l) => log(l) });
-  await ensureTable(dynamo.endpoint, tableName);
+  const streamArn = await ensureTable(dynamo.endpoint, tableName);
 
-  const server: Server = createServer();
+  const server: Server = createServer({ maxHeaderSize: LOCAL_MAX_HEADER_BYTES });
+  // Headers beyond the server's limit never reach a handler: answer 431 in the contract's shape, as the service does.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    if (err.code === 'HPE_HEADER_OVERFLOW') {
+      const body = gatewayError(431, 'headers_too_large', `Request headers are larger than ${LOCAL_MAX_HEADER_BYTES} bytes`, randomUUID());
+      socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      return;
+    }
+    socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject); // e.g. EADDRINUSE: stop DynamoDB Local and report, rather than crash with it running
@@ -113,7 +133,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   const jwks = createLocalJWKSet(await issuer.jwks());
 
   const dlqFile = join(dataDir, 'dead-letters.jsonl');
-  const queues = new LocalQueues({ log: (m, e) => log(m, e), onDeadLetter: (d) => appendFileSync(dlqFile, `${JSON.stringify(d)}\n`) });
+  // Messages live in DATA_DIR/queues (a kill loses none), except for a throwaway in-memory stack.
+  const queues = new LocalQueues({ log: (m, e) => log(m, e), onDeadLetter: (d) => appendFileSync(dlqFile, `${JSON.stringify(d)}\n`), dir: join(dataDir, 'queues') });
   installLocalQueues(queues);
   const handlers = new Map<string, Promise<(e: unknown, c: Context) => Promise<unknown>>>();
   const load = (file: string) => {
@@ -121,9 +142,20 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     return handlers.get(file)!;
   };
   for (const w of workers) {
-    queues.register({ queue: w.queue, maxReceiveCount: w.maxReceiveCount, batchSize: w.batchSize, timeoutSeconds: w.timeoutSeconds, handler: () => load(w.handler) as Promise<WorkerHandler> });
+    queues.register({ queue: w.queue, maxReceiveCount: w.maxReceiveCount, batchSize: w.batchSize, timeoutSeconds: w.timeoutSeconds, handler: () => (load(w.handler) as Promise<WorkerHandler>).then((h) => faultInjecting(w.queue, h)) });
   }
   queues.start();
+
+  // The change stream: the same processor the Lambda runs, fed from DynamoDB Local's stream.
+  const stream = new StreamPoller({
+    endpoint: dynamo.endpoint,
+    streamArn,
+    checkpointFile: join(dataDir, 'stream-checkpoint.json'),
+    deadLetterFile: dlqFile,
+    handler: () => load('functions/stream/processor.ts') as Promise<StreamHandler>,
+    log: (m, e) => log(m, e),
+  });
+  stream.start();
 
   const compiled = routes.map(compile);
   server.on('request', (req, res) => {
@@ -139,13 +171,20 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const requestId = randomUUID();
     const [rawPath = '/', rawQueryString = ''] = (req.url ?? '/').split(/\?(.*)/s);
     const method = (req.method ?? 'GET').toUpperCase();
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
-    const send = (status: number, headers: Record<string, string>, body: string) => {
+    const send = (status: number, headers: Record<string, string>, body: string | Buffer) => {
       res.writeHead(status, { 'apigw-requestid': requestId, ...headers });
       res.end(body);
       log('access', { request_id: requestId, method, path: rawPath, status, ms: Date.now() - started });
     };
+    // Keep at most the service's body limit: a larger body is read to its end (so the client sees the answer)
+    // without being buffered, and refused with 413 in the contract's shape.
+    const chunks: Buffer[] = [];
+    let received = 0;
+    for await (const c of req) {
+      received += (c as Buffer).length;
+      if (received <= MAX_BODY_BYTES) chunks.push(c as Buffer);
+    }
+    if (received > MAX_BODY_BYTES) return send(413, { 'content-type': 'application/json' }, gatewayError(413, 'payload_too_large', `Request body is larger than ${MAX_BODY_BYTES} bytes`, requestId));
     let match: { c: CompiledRoute; m: RegExpExecArray } | undefined;
     for (const c of compiled) {
       const m = c.route.method === method ? c.regex.exec(rawPath) : null;
@@ -224,7 +263,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const result = (await handler(event, context)) as ApiResult;
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) out[k] = String(v);
-    send(result.statusCode ?? 200, out, typeof result.body === 'string' ? result.body : '');
+    // As API Gateway: a base64-encoded body (binary or compressed) goes out decoded.
+    const responseBody = typeof result.body !== 'string' ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+    send(result.statusCode ?? 200, out, responseBody);
   }
 
   writeFileSync(stackFile(dataDir), JSON.stringify({ url, dynamoEndpoint: dynamo.endpoint, tableName, issuer: issuer.issuer, pid: process.pid }, null, 2));
@@ -238,6 +279,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     queues,
     stop: async () => {
       queues.stop();
+      await stream.stop();
       await new Promise<void>((r) => {
         server.close(() => r());
         server.closeAllConnections();

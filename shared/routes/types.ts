@@ -22,8 +22,13 @@ export interface Route {
   sendsTo?: string[];
   /** Extra IAM needs, spelled out so infra grants exactly these (e.g. `kms:sign`). */
   needs?: Need[];
-  /** Body media types the route takes (default `application/json` only); others are 415. */
+  /**
+   * Media types of a request body the route takes (default `['application/json']`); any other is 415
+   * (shared/http/transport.ts). A non-JSON type reaches the handler as `rawBody` text.
+   */
   accepts?: string[];
+  /** Repository-relative files the handler reads at run time (shared/docs/bundled-file.ts): copied into this function's bundle only. */
+  bundleFiles?: string[];
   doc: {
     summary: string;
     tag: string;
@@ -32,6 +37,8 @@ export interface Route {
     body?: z.ZodType;
     /** Success status and response schema. */
     success: { status: number; schema?: z.ZodType; description?: string; /** Media type of the success body when not JSON (e.g. `image/svg+xml`). */ contentType?: string };
+    /** Other success statuses answered with the same schema (e.g. 200 when a create finds the record already there). */
+    alsoSuccess?: Array<{ status: number; description: string }>;
     /** Documented list endpoint (adds the common list parameters). */
     list?: boolean;
   };

@@ -1,4 +1,5 @@
 import { parse } from 'csv-parse/sync';
+import { z } from 'zod';
 import { BadRequestError, ValidationError } from '#shared/errors.ts';
 import { IMPORT_MAX_ROWS } from '#shared/domain/imports/entity.ts';
 
@@ -8,32 +9,33 @@ const LIST_COLUMNS = new Set(['owner_uuids', 'team_uuids', 'labels', 'parent_ref
 const METRIC_COLUMNS = new Set(['metric.name', 'metric.start_value', 'metric.target_value', 'metric.unit', 'metric.metric_type']);
 const NUMBER_FIELDS = new Set(['start_value', 'target_value']);
 
+/** The JSON body's envelope: `{ goals: [...] }` (rows are checked one by one by the worker, all at once). */
+export const ImportEnvelope = z.strictObject({ goals: z.array(z.unknown()) });
+
 /**
- * The rows of an import body, unvalidated (each row is checked by the worker, all rows at once). Refused
- * here, before anything is stored: a body that is not `{ goals: [...] }` or CSV with a header row, an
- * unknown CSV column, no rows, or more than IMPORT_MAX_ROWS.
+ * The rows of an import, unvalidated: the JSON body's `goals`, or the rows of a CSV body. Refused here,
+ * before anything is stored: CSV that cannot be read or has an unknown column (400), no rows or more than
+ * IMPORT_MAX_ROWS (422).
  */
-export function parseImportBody(text: string, contentType: string | undefined): unknown[] {
-  const csv = /^text\/csv\b/i.test(contentType ?? '');
-  const rows = csv ? csvRows(text) : jsonRows(text);
+export function importRows(body: { json?: unknown[]; csv?: string }): unknown[] {
+  const rows = body.csv !== undefined ? csvRows(body.csv) : (body.json ?? []);
   if (rows.length === 0) throw ValidationError.field('goals', 'empty', 'An import needs at least one row');
   if (rows.length > IMPORT_MAX_ROWS) throw ValidationError.field('goals', 'too_many', `An import takes at most ${IMPORT_MAX_ROWS} rows (got ${rows.length})`);
   return rows;
 }
 
-function jsonRows(text: string): unknown[] {
+/** A file as the command line reads it: CSV by its name, else JSON `{ goals: [...] }`. */
+export function importFileRows(text: string, csv: boolean): unknown[] {
+  if (csv) return importRows({ csv: text });
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch {
-    throw new BadRequestError('Request body is not valid JSON');
+    throw new BadRequestError('The file is neither CSV (.csv) nor JSON');
   }
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('The body must be an object { "goals": [ ... ] }', [{ field: 'goals', code: 'invalid_type', message: 'expected an object with goals' }]);
-  const unknown = Object.keys(body).filter((k) => k !== 'goals');
-  if (unknown.length) throw new BadRequestError(`Unknown field ${unknown.join(', ')}`, unknown.map((k) => ({ field: k, code: 'unknown_field', message: `unknown field ${k}` })));
-  const goals = (body as { goals?: unknown }).goals;
-  if (!Array.isArray(goals)) throw new BadRequestError('goals must be an array of rows', [{ field: 'goals', code: 'invalid_type', message: 'expected an array' }]);
-  return goals;
+  const parsed = ImportEnvelope.safeParse(body);
+  if (!parsed.success) throw new BadRequestError('A JSON import file is { "goals": [ ... ] }');
+  return importRows({ json: parsed.data.goals });
 }
 
 /**

@@ -1,8 +1,8 @@
 import { getSide, nowIso, retryOnConflict, WriteTx, type DataCtx, type ItemCondition, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { loadShareable, requestRecipients, shareableAccess } from '#shared/domain/sharing/access.ts';
-import { accessRequestKey, shareableEntity, type AccessRequestRecord, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
-import { addRequestNotifications, queueRequestEmails } from '#shared/domain/sharing/notifications.ts';
+import { accessRequestKey, shareableEntity, type AccessRequestRecord, type RequestNotice, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
+import { addRequestNotifications } from '#shared/domain/sharing/notifications.ts';
 import { higherLevel, PATH_BY_SHAREABLE_TYPE, satisfies, type Level, type ShareablePath, type ShareableType } from '#shared/domain/sharing/types.ts';
 
 /**
@@ -27,13 +27,16 @@ interface RequestInput {
 
 type StoredRequest = Stored<AccessRequestRecord>;
 
-const ITEM_ONLY = ['PK', 'SK', 'kind', 'id', 'v'];
+const ITEM_ONLY = ['PK', 'SK', 'kind', 'id', 'v', 'expires_at'];
+
+/** The record as callers see it: the event's notice is the stream's input, not part of the request. */
+const withoutNotice = ({ notice: _notice, ...r }: AccessRequestRecord): AccessRequestRecord => r;
 
 async function readRequest(ctx: DataCtx, type: ShareableType, resourceUuid: string, requesterUuid: string): Promise<StoredRequest | undefined> {
   const item = await getSide(ctx, accessRequestKey(ctx.tenantId, type, resourceUuid, requesterUuid));
   if (!item) return undefined;
   const record = Object.fromEntries(Object.entries(item).filter(([k]) => !ITEM_ONLY.includes(k))) as unknown as AccessRequestRecord;
-  return { record, version: item.v as number };
+  return { record: withoutNotice(record), version: item.v as number };
 }
 
 const requestKeyOf = (ctx: DataCtx, s: ShareableRecord, requesterUuid: string) => accessRequestKey(ctx.tenantId, s.type, s.uuid, requesterUuid);
@@ -85,12 +88,12 @@ export async function requestAccess(ctx: DomainCtx, path: ShareablePath, shareab
         last_email_sent_at: now,
         resolved_at: null,
         resolved_by_uuid: null,
+        notice: { kind: 'access_request.created', at: now, recipients: requestRecipients(s, me), actor_display_name: ctx.caller.user.display_name, shareable_title: s.title },
       };
       putRequest(ctx, tx, s, record, read);
-      const notes = addRequestNotifications(tx, 'access_request.created', record, s, ctx.caller.user.display_name, requestRecipients(s, me), now);
+      addRequestNotifications(tx, record, record.notice!);
       await tx.commit();
-      await queueRequestEmails(ctx, 'access_request.created', record, s, notes);
-      return { record, outcome: 'created' as const };
+      return { record: withoutNotice(record), outcome: 'created' as const };
     }
 
     const level = higherLevel(pending.record.requested_level, input.requested_level);
@@ -130,15 +133,14 @@ export async function resendAccessRequest(ctx: DomainCtx, path: ShareablePath, s
 
     const now = new Date(nowMs).toISOString();
     const tx = new WriteTx(ctx);
+    const notice: RequestNotice = { kind: 'access_request.resent', at: now, recipients: requestRecipients(s, me), actor_display_name: ctx.caller.user.display_name, shareable_title: s.title };
     tx.updateSide(requestKeyOf(ctx, s, me), {
-      set: { last_email_sent_at: now },
+      set: { last_email_sent_at: now, notice },
       add: { v: 1 },
       if: { equals: { status: 'pending', id: request.uuid }, atMost: { last_email_sent_at: new Date(nowMs - RESEND_WINDOW_MS).toISOString() } },
     });
-    const sent = { ...request, last_email_sent_at: now };
-    const notes = addRequestNotifications(tx, 'access_request.resent', sent, s, ctx.caller.user.display_name, requestRecipients(s, me), now);
+    addRequestNotifications(tx, { ...request, last_email_sent_at: now }, notice);
     await tx.commit();
-    await queueRequestEmails(ctx, 'access_request.resent', sent, s, notes);
     return { status: 'resent' as const, next_resend_at: new Date(nowMs + RESEND_WINDOW_MS).toISOString() };
   });
 }
