@@ -3,6 +3,7 @@ import type { z } from 'zod';
 import { getEntity, mutateEntity, nowIso, querySide, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import type { HistoryCause } from '#shared/domain/history/entity.ts';
 import { readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalRecord, type GoalStatus } from '#shared/domain/goals/entity.ts';
 import { goalProgressAt, refreshRollups } from '#shared/domain/goals/progress.ts';
@@ -99,9 +100,9 @@ const FOLLOWED = ['current_value', 'current_progress', 'current_status', 'score'
  * read), even when it does not move: that version check is what serializes every check-in write of one
  * goal, so "which check-in is latest" is decided on data no concurrent check-in write has changed since.
  */
-function goalAfter(goal: GoalRecord, latest: CheckinRecord | undefined, now: string): GoalRecord {
+function goalAfter(goal: GoalRecord, latest: CheckinRecord | undefined, now: string, cause: HistoryCause): GoalRecord {
   const next = goalFollowing(goal, latest);
-  return FOLLOWED.some((k) => next[k] !== goal[k]) ? { ...next, updated_at: now } : goal;
+  return FOLLOWED.some((k) => next[k] !== goal[k]) ? { ...next, updated_at: now, progress_cause: { cause, at: now } } : goal;
 }
 
 /**
@@ -216,7 +217,7 @@ export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): 
     putOrder(ctx, tx, created);
     // A back-dated check-in behind the current latest leaves the goal where it is.
     const [head] = await latestIds(ctx, g.uuid, 1);
-    return head && head.orderKey > checkinOrderKey(created) ? g : goalAfter(g, created, now);
+    return head && head.orderKey > checkinOrderKey(created) ? g : goalAfter(g, created, now, 'checkin');
   }, { unknown: () => unknownGoal(input.goal_uuid) });
   primeLabels(ctx, labels);
   return { checkin: created, goal: after, access };
@@ -249,7 +250,7 @@ export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUp
     tx.replace(checkinEntity, current, next);
     updated = next;
     const [head] = await latestIds(ctx, g.uuid, 1);
-    return head?.id === id ? goalAfter(g, next, now) : g;
+    return head?.id === id ? goalAfter(g, next, now, 'checkin_updated') : g;
   });
   primeLabels(ctx, labels);
   return { checkin: updated, goal: after, access };
@@ -268,7 +269,7 @@ export async function deleteCheckin(ctx: DomainCtx, id: string): Promise<Checkin
     const [head, second] = await latestIds(ctx, g.uuid, 2);
     if (head?.id !== id) return g;
     const next = second ? (await getEntity(ctx, checkinEntity, second.id, true))?.record : undefined;
-    return goalAfter(g, next, nowIso());
+    return goalAfter(g, next, nowIso(), 'checkin_deleted');
   });
   return { checkin: deleted, goal: after, access };
 }

@@ -425,6 +425,7 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
         next.label_uuids = uniq(labels.map((l) => l.uuid));
       }
       next.searchable_content = searchableContent(next);
+      if (next.current_progress !== g.current_progress) next.progress_cause = { cause: 'metric_changed', at: now }; // history: the metric or mode moved progress
       assertFits(tx.size + replaceCost(ctx, current, next), () => heaviestField(input));
       return next;
     },

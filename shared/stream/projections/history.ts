@@ -1,12 +1,9 @@
-import { ENTITY_SK } from '#shared/db/keys.ts';
 import { WriteTx } from '#shared/db/store.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { historyPoint } from '#shared/domain/history/cause.ts';
 import { historyKey } from '#shared/domain/history/entity.ts';
-import type { Projection, TableChange } from '#shared/stream/projection.ts';
-
-const isGoalItem = (c: TableChange) => c.keys.SK === ENTITY_SK && c.keys.PK.startsWith(`T#${c.tenantId}#goal#`);
-const recOf = (image: Record<string, unknown> | undefined) => image?.rec as GoalRecord | undefined;
+import { entityRecord, versionOf } from '#shared/stream/changes.ts';
+import type { Projection } from '#shared/stream/projection.ts';
 
 /**
  * Goal history (contract 13): every committed change of a goal item that moved its value, progress or
@@ -17,12 +14,12 @@ const recOf = (image: Record<string, unknown> | undefined) => image?.rec as Goal
  */
 export const historyProjection: Projection = {
   name: 'history',
-  accepts: (c) => c.eventName === 'MODIFY' && isGoalItem(c),
+  accepts: (c) => c.eventName === 'MODIFY' && entityRecord<GoalRecord>(c, 'goal', 'new') !== undefined,
   async apply(change, ctx) {
-    const point = historyPoint(recOf(change.oldImage), recOf(change.newImage), change.at);
-    const version = change.newImage?.v;
-    if (!point || typeof version !== 'number') return;
-    const goal = recOf(change.newImage)!;
+    const goal = entityRecord<GoalRecord>(change, 'goal', 'new');
+    const point = historyPoint(entityRecord<GoalRecord>(change, 'goal', 'old'), goal, change.at);
+    const version = versionOf(change.newImage);
+    if (!point || !goal || !version) return;
     await new WriteTx(ctx.data).putSide(historyKey(ctx.data.tenantId, goal.uuid, version), { kind: 'history', id: goal.uuid, v: version, rec: point }).commit();
   },
 };
