@@ -52,12 +52,13 @@ export function buildOpenApiDocument() {
       request: {
         ...(pathParams.length ? { params: z.object(Object.fromEntries(pathParams.map((p) => [p, z.string()]))) } : {}),
         ...(r.doc.list ? { query: listQuery } : {}),
-        ...(r.doc.body ? { body: { content: { 'application/json': { schema: r.doc.body } } } } : {}),
+        ...(r.doc.body ? { body: { content: { 'application/json': { schema: r.doc.body }, ...(r.accepts?.includes('text/csv') ? { 'text/csv': { schema: z.string().meta({ description: 'CSV with a header row of the JSON row field names' }) } } : {}) } } } : {}),
       },
       responses: {
         [r.doc.success.status]: {
           description: r.doc.success.description ?? 'Success',
           ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}),
+          ...(r.doc.success.contentType ? { content: { [r.doc.success.contentType]: { schema: z.string() } } } : {}),
         },
         ...Object.fromEntries(
           (r.doc.alsoSuccess ?? []).map((other) => [other.status, { description: other.description, ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}) }]),

@@ -6,6 +6,7 @@ import { setLimits } from './set-limits.ts';
 import { createTenant } from '#shared/domain/tenants.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { UUID_RE } from '#shared/domain/scoped-id.ts';
+import { runImportCommand } from './import-command.ts';
 
 /** `--ttl <seconds>`: a positive whole number of seconds, at most 30 days. */
 function parseTtl(raw: string | undefined): number {
@@ -50,5 +51,6 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
     return redriveLocal(process.env.DATA_DIR ?? '.data');
   }
   if (command === 'set-limits') return setLimits(db, rest);
-  throw new Error(`Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset); redrive`);
+  if (command === 'import') return runImportCommand(rest, db);
+  throw new Error(`Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset); redrive; import FILE --tenant <uuid> [--user <uuid>]`);
 }

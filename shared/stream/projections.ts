@@ -1,6 +1,7 @@
 import type { Projection } from '#shared/stream/projection.ts';
 import { accessRequestNoticesProjection } from '#shared/stream/access-request-notices.ts';
 import { currentValuesProjection } from '#shared/stream/current-values.ts';
+import { historyProjection } from '#shared/stream/projections/history.ts';
 import { rollupProjection } from '#shared/stream/rollups.ts';
 
 /**
@@ -12,4 +13,5 @@ export const projections: readonly Projection[] = [
   currentValuesProjection,
   rollupProjection,
   accessRequestNoticesProjection,
+  historyProjection,
 ];

@@ -73,6 +73,7 @@ export const GOAL_FIELDS = [
   'visibility', 'ai_rollup_enabled', 'data_sources_count', 'discarded_at', 'discarded_by_uuid', 'short_id_uuid', 'archived_at',
   'archived_by_uuid', 'short_id', 'owner_uuids', 'target', 'unit', 'metric_type', 'parent_links', 'visible_entities', 'checkin_due_days',
   'delegate_uuid', 'delegate_uuids', 'partner_goals_external_id', 'team_uuids', 'labels', 'created_at', 'updated_at',
+  'expected_progress', 'pace', // contract 13
 ].sort();
 
 /** What a domain call read, counted at the DynamoDB client. */

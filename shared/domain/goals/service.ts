@@ -225,7 +225,8 @@ export async function getGoal(ctx: DomainCtx, kind: GoalKind, id: string): Promi
 
 // ---------- create ----------
 
-export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCreateInput): Promise<GoalView> {
+/** `opts.uuid`: the new goal's uuid when the caller fixes it (a bulk import, so a retry finds what it created). */
+export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCreateInput, opts: { uuid?: string } = {}): Promise<GoalView> {
   requireContentWriter(ctx.caller);
   const delegates = delegatesOf(input) ?? [];
   const owners = uniq(input.owner_uuids);
@@ -242,7 +243,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
   const refs = referenceDetails(ctx, { owner_uuids: owners, delegate_uuids: delegates, team_uuids: teams, visible_entities: visible });
 
   const now = nowIso();
-  const uuid = randomUUID();
+  const uuid = opts.uuid ?? randomUUID();
   const base: GoalRecord = {
     uuid,
     type: kind,
@@ -424,6 +425,7 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
         next.label_uuids = uniq(labels.map((l) => l.uuid));
       }
       next.searchable_content = searchableContent(next);
+      if (next.current_progress !== g.current_progress) next.progress_cause = { cause: 'metric_changed', at: now }; // history: the metric or mode moved progress
       assertFits(tx.size + replaceCost(ctx, current, next), () => heaviestField(input));
       return next;
     },
