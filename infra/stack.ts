@@ -21,6 +21,7 @@ import { routeName, routes as routeTable, workers as workerTable, type Route, ty
 import type { StackConfig } from './config.ts';
 import { ServiceAlarms } from './constructs/alarms.ts';
 import { Mailer } from './constructs/mailer.ts';
+import { OutboundEvents } from './constructs/outbound-events.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
 import { TABLE_ACTIONS, TenantData, type TableAccess } from './constructs/tenant-data.ts';
 import { TokenIssuer } from './constructs/token-issuer.ts';
@@ -89,6 +90,7 @@ export class GoalTrackingStack extends Stack {
   readonly routeGroups = new Map<string, NestedStack>();
   readonly workerFunctions = new Map<Worker, ServiceFunction>();
   readonly mailer: Mailer;
+  readonly outboundEvents: OutboundEvents;
   readonly alarms: ServiceAlarms;
   private bedrockBound = false;
 
@@ -101,6 +103,7 @@ export class GoalTrackingStack extends Stack {
     this.data = new TenantData(this, 'Data');
     this.mailer = new Mailer(this, 'Mail', { from: config.emailFrom, identity: config.emailIdentity });
     if (config.issuer.kind === 'self') this.issuerKey = new TokenIssuer(this, 'Issuer');
+    this.outboundEvents = new OutboundEvents(this, 'OutboundEvents');
 
     // ---- API ----
     this.api = new HttpApi(this, 'Api', {
@@ -257,6 +260,7 @@ export class GoalTrackingStack extends Stack {
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName, description: 'DynamoDB table (TABLE_NAME for npm run admin)' });
     new CfnOutput(this, 'Region', { value: this.region, description: 'Region of the stack (AWS_REGION for npm run admin)' });
     if (this.issuerKey) new CfnOutput(this, 'IssuerKmsKeyId', { value: this.issuerKey.key.keyArn, description: 'KMS key that signs tokens (ISSUER_KMS_KEY_ID for npm run admin)' });
+    new CfnOutput(this, 'EventBusName', { value: this.outboundEvents.bus.eventBusName, description: 'EventBridge bus receiving every outbound event (source goal-tracking, detail-type = event type)' });
     new CfnOutput(this, 'OperatorPolicyArn', { value: operator.managedPolicyArn, description: 'Managed policy to attach to operators' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
     for (const [q, wq] of this.queues) {
@@ -306,6 +310,12 @@ export class GoalTrackingStack extends Stack {
       } else if (need === 'support:webhook') {
         // Configuration rather than a grant: only the function that files support issues learns the URL.
         if (config.supportWebhookUrl) fn.addEnvironment('SUPPORT_WEBHOOK_URL', config.supportWebhookUrl);
+      } else if (need === 'kms:webhook-secrets') {
+        this.outboundEvents.grantSecrets(fn);
+        fn.addEnvironment('WEBHOOK_SECRET_KMS_KEY_ID', this.outboundEvents.secretKey.keyArn);
+      } else if (need === 'events:publish') {
+        this.outboundEvents.grantPublish(fn);
+        fn.addEnvironment('EVENT_BUS_NAME', this.outboundEvents.bus.eventBusName);
       } else {
         throw new Error(`${name}: unknown need ${need}`);
       }

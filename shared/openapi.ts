@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { routes } from '#shared/routes/index.ts';
+import { EVENT_SCHEMAS } from '#shared/schemas/events.ts';
 
 const ErrorBody = z.object({
   error: z.object({
@@ -61,6 +62,22 @@ export function buildOpenApiDocument() {
           : {}),
         500: errorResponse('Internal error; request_id identifies the log line'),
       },
+    });
+  }
+  // Outbound events (contract section 12): what the service POSTs to registered webhooks (docs/webhooks.md).
+  const webhookHeaders = z.object({
+    'webhook-id': z.string().meta({ description: 'The event id: the same on every retry; deduplicate on it' }),
+    'webhook-timestamp': z.string().meta({ description: 'Unix seconds of this attempt' }),
+    'webhook-signature': z.string().meta({ description: '`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded secret after `whsec_`' }),
+  });
+  for (const [type, { schema, summary }] of Object.entries(EVENT_SCHEMAS)) {
+    registry.registerWebhook({
+      method: 'post',
+      path: type,
+      summary,
+      tags: ['webhooks'],
+      request: { headers: webhookHeaders, body: { content: { 'application/json': { schema } } } },
+      responses: { 200: { description: 'Any 2xx within 10 s delivers the event; anything else is retried with back-off for about a day' } },
     });
   }
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({

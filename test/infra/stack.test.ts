@@ -18,7 +18,11 @@ function expectedGrants(stack: GoalTrackingStack, row: { kind: 'route'; r: Route
   if (table !== 'none') out.push(`sts:AssumeRole ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
   const sendsTo = row.kind === 'route' ? row.r.sendsTo : row.w.sendsTo;
   for (const q of sendsTo ?? []) out.push(`sqs:SendMessage ${id(stack, stack.queues.get(q)!.queue)}`);
-  for (const need of row.kind === 'route' ? (row.r.needs ?? []) : []) out.push(`${need === 'kms:sign' ? 'kms:Sign' : 'kms:GetPublicKey'} ${id(stack, stack.issuerKey!.key)}`);
+  for (const need of row.kind === 'route' ? (row.r.needs ?? []) : []) if (need === 'kms:sign' || need === 'kms:public-key') out.push(`${need === 'kms:sign' ? 'kms:Sign' : 'kms:GetPublicKey'} ${id(stack, stack.issuerKey!.key)}`);
+  for (const need of (row.kind === 'route' ? row.r.needs : row.w.needs) ?? []) {
+    if (need === 'kms:webhook-secrets') out.push(`kms:Encrypt ${id(stack, stack.outboundEvents.secretKey)}`, `kms:Decrypt ${id(stack, stack.outboundEvents.secretKey)}`);
+    if (need === 'events:publish') out.push(`events:PutEvents ${id(stack, stack.outboundEvents.bus)}`);
+  }
   if (row.kind === 'worker') {
     const q = id(stack, stack.queues.get(row.w.queue)!.queue);
     for (const a of ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage']) out.push(`${a} ${q}`);
@@ -103,7 +107,8 @@ describe('CDK stack', () => {
       const env = (t.Resources[id(stack, fn.fn)].Properties.Environment.Variables ?? {}) as Json;
       expect(env.ISSUER_URL).toEqual({ 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
       expect(env.JWT_AUDIENCE).toBe('goal-tracking-api');
-      expect('ISSUER_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe((r.needs ?? []).length > 0);
+      expect('ISSUER_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe((r.needs ?? []).some((n) => n === 'kms:sign' || n === 'kms:public-key'));
+      expect('WEBHOOK_SECRET_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe((r.needs ?? []).includes('kms:webhook-secrets'));
     }
     const jwks = [...stack.routeFunctions.entries()].find(([r]) => r.path === '/.well-known/jwks.json')!;
     expect(actualGrants(template, id(stack, jwks[1].role))).toContain(`kms:GetPublicKey ${id(stack, stack.issuerKey!.key)}`);
