@@ -19,7 +19,7 @@ for (const [net, prefix] of [
   ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
 ] as const) blocked.addSubnet(net, prefix, 'ipv6');
 
-const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost']);
 
 /** Whether an IP address is one a webhook must never reach. IPv4-mapped IPv6 addresses are judged as IPv4. */
 export function isBlockedAddress(address: string): boolean {
