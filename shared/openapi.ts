@@ -1,6 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
-import { routes } from '#shared/routes/index.ts';
+import { routeName, routes, type Route } from '#shared/routes/index.ts';
 import { EVENT_SCHEMAS } from '#shared/schemas/events.ts';
 
 const ErrorBody = z.object({
@@ -23,6 +23,16 @@ const listQuery = z.object({
 });
 
 /**
+ * The operation's id: the route's function name (`GET /rest/v2/users/{id}` → `getRestV2UsersId`), so an
+ * endpoint has one name in the document, the generated client, the CDK construct and the logs. Derived from
+ * method and path, it stays stable while summaries and handlers change.
+ */
+export const operationId = (r: Pick<Route, 'method' | 'path'>) => {
+  const name = routeName(r);
+  return name[0]!.toLowerCase() + name.slice(1);
+};
+
+/**
  * The OpenAPI 3.1 document, generated from the route table and the same zod schemas that validate
  * requests. Served at GET /openapi.json and committed as docs/openapi.json (a test fails when stale).
  */
@@ -35,6 +45,7 @@ export function buildOpenApiDocument() {
     registry.registerPath({
       method: r.method.toLowerCase() as 'get',
       path: r.path,
+      operationId: operationId(r),
       summary: r.doc.summary,
       tags: [r.doc.tag],
       security: r.auth === 'jwt' ? [{ bearer: [] }] : [],
@@ -59,7 +70,7 @@ export function buildOpenApiDocument() {
               422: errorResponse('A rule is broken (validation_failed, taken, has_dependents)'),
               429: errorResponse('Rate limited; see Retry-After'),
             }
-          : {}),
+          : { 429: { description: 'Throttled by API Gateway (its own body {"message":"Too Many Requests"})' } }),
         500: errorResponse('Internal error; request_id identifies the log line'),
       },
     });
@@ -85,6 +96,7 @@ export function buildOpenApiDocument() {
     info: {
       title: 'Goal-tracking API',
       version: '2.0.0',
+      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
       description:
         'OKR goal tracking: objectives, key results, initiatives, check-ins, users, teams, labels. Operations marked x-extension are additions of the contract to the specification. ' +
         'Errors are {"error":{status,code,message,details,request_id}}, except three answers API Gateway gives itself with its own body: a refused token (401 {"message":"Unauthorized"}), stage throttling (429 {"message":"Too Many Requests"}) and a method or path no route matches (404 {"message":"Not Found"}).',

@@ -9,6 +9,7 @@ import { fileIssuer, type Issuer } from '#shared/auth/issuer.ts';
 import { LocalQueues, installLocalQueues, type WorkerHandler } from '#shared/queue/queue.ts';
 import { routes, workers, type Route } from '#shared/routes/index.ts';
 import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
+import { MAX_BODY_BYTES } from '#shared/http/transport.ts';
 import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
 
 /**
@@ -35,6 +36,13 @@ export interface LocalStack {
   queues: LocalQueues;
   stop(): Promise<void>;
 }
+
+/** The local gateway's header limit (API Gateway's is 10 KiB); the handlers refuse above 8 KiB in the contract's shape first. */
+export const LOCAL_MAX_HEADER_BYTES = 16 * 1024;
+
+/** An error in the contract's shape (contract section 1), for what the local gateway refuses itself. */
+const gatewayError = (status: number, code: string, message: string, requestId: string) =>
+  JSON.stringify({ error: { status, code, message, details: [], request_id: requestId } });
 
 const ROOT = resolve(import.meta.dirname, '..', '..');
 
@@ -85,7 +93,17 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   const dynamo: DynamoLocal = await startDynamoLocal({ port: opts.dynamoPort, dbPath: opts.inMemory ? undefined : join(dataDir, 'dynamodb'), log: (l) => log(l) });
   await ensureTable(dynamo.endpoint, tableName);
 
-  const server: Server = createServer();
+  const server: Server = createServer({ maxHeaderSize: LOCAL_MAX_HEADER_BYTES });
+  // Headers beyond the server's limit never reach a handler: answer 431 in the contract's shape, as the service does.
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    if (err.code === 'HPE_HEADER_OVERFLOW') {
+      const body = gatewayError(431, 'headers_too_large', `Request headers are larger than ${LOCAL_MAX_HEADER_BYTES} bytes`, randomUUID());
+      socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      return;
+    }
+    socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject); // e.g. EADDRINUSE: stop DynamoDB Local and report, rather than crash with it running
@@ -141,13 +159,20 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const requestId = randomUUID();
     const [rawPath = '/', rawQueryString = ''] = (req.url ?? '/').split(/\?(.*)/s);
     const method = (req.method ?? 'GET').toUpperCase();
-    const chunks: Buffer[] = [];
-    for await (const c of req) chunks.push(c as Buffer);
     const send = (status: number, headers: Record<string, string>, body: string) => {
       res.writeHead(status, { 'apigw-requestid': requestId, ...headers });
       res.end(body);
       log('access', { request_id: requestId, method, path: rawPath, status, ms: Date.now() - started });
     };
+    // Keep at most the service's body limit: a larger body is read to its end (so the client sees the answer)
+    // without being buffered, and refused with 413 in the contract's shape.
+    const chunks: Buffer[] = [];
+    let received = 0;
+    for await (const c of req) {
+      received += (c as Buffer).length;
+      if (received <= MAX_BODY_BYTES) chunks.push(c as Buffer);
+    }
+    if (received > MAX_BODY_BYTES) return send(413, { 'content-type': 'application/json' }, gatewayError(413, 'payload_too_large', `Request body is larger than ${MAX_BODY_BYTES} bytes`, requestId));
     let match: { c: CompiledRoute; m: RegExpExecArray } | undefined;
     for (const c of compiled) {
       const m = c.route.method === method ? c.regex.exec(rawPath) : null;

@@ -1,4 +1,6 @@
 import middy, { type MiddlewareObj } from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import httpSecurityHeaders from '@middy/http-security-headers';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { z } from 'zod';
@@ -12,7 +14,9 @@ import { UUID_RE } from '#shared/domain/scoped-id.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { AppError, BadRequestError, UnauthorizedError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 import { Loader } from '#shared/list/loader.ts';
-import { tenantRateLimiter } from '#shared/http/rate-limit.ts';
+import { idempotencyKeyOf, runIdempotent } from '#shared/http/idempotency.ts';
+import { limitDefaultsFromEnv, RateLimiter } from '#shared/http/rate-limit.ts';
+import { readBodyOf, transport } from '#shared/http/transport.ts';
 import { queryPairs } from '#shared/list/params.ts';
 import { logger, type Log } from '#shared/logger.ts';
 import { tracer } from '#shared/tracer.ts';
@@ -30,6 +34,8 @@ export interface ApiRequest<B> {
   /** Query string pairs, repeated keys kept apart. */
   query: Array<[string, string]>;
   event: ApiEvent;
+  /** A body of another media type the route row `accepts` (e.g. text/csv), as text; `body` is then undefined. */
+  rawBody?: { mediaType: string; text: string };
 }
 
 export interface PublicRequest {
@@ -53,10 +59,25 @@ interface Internal extends Record<string, unknown> {
 /** API Gateway's request id (also its `apigw-requestid` header); the Lambda's own id when an event has none. */
 const requestIdOf = (event: ApiEvent, context: Context) => event.requestContext?.requestId ?? context.awsRequestId;
 
+/** Headers a request earns on the way (the rate limiter's), added to whatever response it ends with. */
+const extraHeaders = new WeakMap<object, Record<string, string>>();
+
 /**
- * Request id, structured request logging and the error mapping: the one place typed errors become HTTP
- * responses (contract section 1). Registered last so its onError sees every failure; only <500 messages
- * reach the client.
+ * The error mapping: the one place typed errors become HTTP responses (contract section 1); only <500
+ * messages reach the client.
+ */
+function errorResponse(err: unknown, requestId: string, log: Log): ApiResult {
+  if (err instanceof AppError) {
+    log.info('request refused', { status: err.status, code: err.code, error_message: err.message, details: err.details, db: currentDbMetrics() }); // `message` is Powertools' own key
+    return json(err.status, { error: { status: err.status, code: err.code, message: err.message, details: err.details, request_id: requestId } }, { ...err.headers, 'x-request-id': requestId, ...dbMetricHeaders() });
+  }
+  log.error('request failed', err as Error);
+  return json(500, { error: { status: 500, code: 'internal', message: 'Internal server error', details: [], request_id: requestId } }, { 'x-request-id': requestId });
+}
+
+/**
+ * Request id, structured request logging and the error mapping (errorResponse). Its onError sees every
+ * failure of the middlewares registered after it and of the handler.
  */
 const errorsAndLogging = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, Internal> => ({
   name: 'errorsAndLogging',
@@ -67,20 +88,15 @@ const errorsAndLogging = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, 
   },
   after: (request) => {
     const res = request.response;
-    if (res) res.headers = { ...res.headers, 'x-request-id': request.internal.requestId, ...dbMetricHeaders() };
+    if (res) res.headers = { ...res.headers, ...extraHeaders.get(request.event), 'x-request-id': request.internal.requestId, ...dbMetricHeaders() };
     request.internal.log.info('request', { status: res?.statusCode, db: currentDbMetrics() });
   },
   onError: (request) => {
     const requestId = request.internal.requestId ?? requestIdOf(request.event, request.context);
     const log = request.internal.log ?? logger;
-    const err = request.error;
-    if (err instanceof AppError) {
-      log.info('request refused', { status: err.status, code: err.code, error_message: err.message, details: err.details, db: currentDbMetrics() }); // `message` is Powertools' own key
-      request.response = json(err.status, { error: { status: err.status, code: err.code, message: err.message, details: err.details, request_id: requestId } }, { ...err.headers, 'x-request-id': requestId, ...dbMetricHeaders() });
-      return;
-    }
-    log.error('request failed', err as Error);
-    request.response = json(500, { error: { status: 500, code: 'internal', message: 'Internal server error', details: [], request_id: requestId } }, { 'x-request-id': requestId });
+    const res = errorResponse(request.error, requestId, log);
+    res.headers = { ...extraHeaders.get(request.event), ...res.headers };
+    request.response = res;
   },
 });
 
@@ -104,8 +120,10 @@ async function resolveCaller(event: ApiEvent): Promise<{ caller: Caller; data: D
   return callerOf(tenantId.toLowerCase(), userId.toLowerCase()); // keys hold uuids lower-cased
 }
 
+/** The per-tenant and per-user limiter (contract section 11), one per container, its budget in the table. */
+export const rateLimiter = new RateLimiter({ db: tenantDb, tableName: () => config.tableName, defaults: limitDefaultsFromEnv });
+
 async function callerOf(tenantId: string, userId: string): Promise<{ caller: Caller; data: DataCtx }> {
-  tenantRateLimiter.take(tenantId);
   const data: DataCtx = { tenantId, db: await tenantDb(tenantId) };
   const user = await getEntity(data, userEntity, userId);
   if (!user || user.record.status !== 'active') throw new UnauthorizedError('User is unknown or inactive');
@@ -131,23 +149,15 @@ function zodDetails(error: z.ZodError, input: unknown): { badRequest: boolean; d
       issue.code === 'invalid_union' ||
       (issue.code === 'invalid_value' && issue.values.length > 0 && typeof valueAt(input, issue.path) !== typeof issue.values[0]);
     if (wrongType) badRequest = true;
-    details.push({ field: path || undefined, code: wrongType ? 'invalid_type' : issue.code, message: issue.message });
+    // a schema's own rule may name its code (`params.code`, e.g. required), else zod's issue code
+    const ruleCode = issue.code === 'custom' && typeof issue.params?.code === 'string' ? issue.params.code : issue.code;
+    details.push({ field: path || undefined, code: wrongType ? 'invalid_type' : ruleCode, message: issue.message });
   }
   return { badRequest, details };
 }
 
-/** Parses and validates a JSON body: 400 for malformed JSON, wrong types or unknown fields; 422 for rule violations. */
-export function parseBody<S extends z.ZodType>(schema: S, raw: string | undefined, isBase64: boolean | undefined): z.infer<S> {
-  let value: unknown;
-  const text = raw === undefined ? '' : isBase64 ? Buffer.from(raw, 'base64').toString('utf8') : raw;
-  if (text.trim() === '') value = {};
-  else {
-    try {
-      value = JSON.parse(text);
-    } catch {
-      throw new BadRequestError('Request body is not valid JSON');
-    }
-  }
+/** Validates a parsed body (an absent body is `{}`): 400 for wrong types or unknown fields; 422 for rule violations. */
+export function validateBody<S extends z.ZodType>(schema: S, value: unknown): z.infer<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
   const { badRequest, details } = zodDetails(result.error, value);
@@ -177,17 +187,32 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: 
   void config.tableName; // every authenticated route reads the caller's user: without a table, fail at cold start
   const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(httpSecurityHeaders()) // before errorsAndLogging, so its onError also dresses error responses
     .use(errorsAndLogging())
+    .use(httpHeaderNormalizer())
+    .use(transport({ withBody: true }) as MiddlewareObj<ApiEvent, ApiResult, Error, Context, Internal>)
     .handler(async (event, context) => {
+      const idempotencyKey = event.requestContext.http.method === 'POST' ? idempotencyKeyOf(event.headers) : undefined;
+      // Who is calling (401) comes before any budget is taken: a refused token or user costs the tenant nothing.
       const { caller, data } = await resolveCaller(event);
+      const limitHeaders = await rateLimiter.take(caller.tenantId, caller.userId);
+      if (limitHeaders) extraHeaders.set(event, limitHeaders);
       const requestId = requestIdOf(event, context);
       const log = logger.createChild({ persistentKeys: { request_id: requestId, tenant_uuid: caller.tenantId, user_uuid: caller.userId } });
       let teams: Promise<Set<string>> | undefined;
       const ctx: RequestCtx = { ...data, caller, requestId, log, loader: new Loader(data), teams: () => (teams ??= callerTeamUuids(data, caller.userId)) };
       ctx.loader.prime(userEntity, caller.user);
-      const parsed = parseBody(opts.body ?? NO_BODY, event.body, event.isBase64Encoded);
-      const body = (opts.body ? parsed : undefined) as z.infer<S>;
-      return opts.handle({ ctx, body, params: pathParams(event), query: queryPairs(event.rawQueryString), event });
+      const read = readBodyOf(event);
+      const run = async () => {
+        const parsed = read.kind === 'raw' ? undefined : validateBody(opts.body ?? NO_BODY, read.kind === 'json' ? read.value : {});
+        const body = (opts.body ? parsed : undefined) as z.infer<S>;
+        const rawBody = read.kind === 'raw' ? { mediaType: read.mediaType, text: read.text } : undefined;
+        return opts.handle({ ctx, body, params: pathParams(event), query: queryPairs(event.rawQueryString), event, ...(rawBody ? { rawBody } : {}) });
+      };
+      if (!idempotencyKey) return run();
+      // Answers below 500 are stored for replay, so typed errors become responses inside the idempotent section.
+      const runToResponse = () => run().catch((err: unknown) => (err instanceof AppError ? errorResponse(err, requestId, log) : Promise.reject(err)));
+      return runIdempotent({ db: data.db, tenantId: caller.tenantId, userId: caller.userId, route: event.routeKey, key: idempotencyKey, body: read, context }, runToResponse);
     });
   return wrap(handler);
 }
@@ -197,6 +222,7 @@ export function publicHandler(handle: (req: PublicRequest) => Promise<ApiResult>
   const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(errorsAndLogging())
+    .use(transport({ withBody: false }) as MiddlewareObj<ApiEvent, ApiResult, Error, Context, Internal>)
     .handler(async (event, context) => {
       const requestId = requestIdOf(event, context);
       return handle({ requestId, log: logger.createChild({ persistentKeys: { request_id: requestId } }), event, query: queryPairs(event.rawQueryString) });

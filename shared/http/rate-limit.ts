@@ -1,35 +1,197 @@
+import type { Db } from '#shared/db/client.ts';
+import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
+import { leaseTokens, limiterKeys, readTenantLimits, type Cell, type TenantLimits } from '#shared/db/rate-limit-store.ts';
 import { RateLimitedError } from '#shared/errors.ts';
+import { logger } from '#shared/logger.ts';
+
+/** Requests per second and burst of one bucket. */
+export interface Limit {
+  rps: number;
+  burst: number;
+}
+
+/** The limits that apply to a tenant's requests; an absent one is unlimited. */
+export interface EffectiveLimits {
+  tenant?: Limit;
+  user?: Limit;
+}
+
+/** Shards of a bucket: about one per 200 rps, each with at least one token of burst. */
+export const shardsFor = (limit: Limit) => Math.max(1, Math.min(16, Math.ceil(limit.rps / 200), Math.floor(limit.burst)));
+
+/** Tokens a container leases at once: about 100 ms of its shard's rate, 1 to 20, never more than the shard's burst. */
+export const blockFor = (limit: Limit, shards: number) => Math.max(1, Math.min(20, Math.floor(limit.burst / shards), Math.round(limit.rps / shards / 10)));
+
+const cellOf = (limit: Limit, shards: number): Cell => {
+  const intervalMs = 1000 / (limit.rps / shards);
+  return { intervalMs, capacityMs: (limit.burst / shards) * intervalMs };
+};
+
+/** The service defaults (environment) merged with what the operator set for the tenant. */
+export function effectiveLimits(defaults: { rps: number; burst: number; userRps?: number; userBurst?: number }, stored: TenantLimits | undefined): EffectiveLimits {
+  const rps = stored?.rps ?? defaults.rps;
+  const burst = Math.max(1, stored?.burst ?? (stored?.rps !== undefined ? stored.rps * 4 : defaults.burst));
+  const tenant = rps > 0 ? { rps, burst } : undefined;
+  const userRps = stored?.user_rps ?? (stored?.rps !== undefined ? rps / 2 : (defaults.userRps ?? rps / 2));
+  const userBurst = Math.max(1, stored?.user_burst ?? (stored?.rps !== undefined || stored?.burst !== undefined ? burst / 2 : (defaults.userBurst ?? burst / 2)));
+  const user = userRps > 0 ? { rps: userRps, burst: userBurst } : undefined;
+  return { tenant, user };
+}
+
+/** One bucket as this container sees it: tokens leased and not yet spent, and what it last learnt of the shards. */
+interface LocalBucket {
+  tokens: number;
+  leaseExpiresAt: number;
+  denyUntil: number;
+  /** Latest known `tat` per shard (for the RateLimit header's remaining estimate). */
+  tat: number;
+}
+
+export interface RateLimiterOptions {
+  db: (tenantId: string) => Promise<Db>;
+  tableName: () => string;
+  defaults: () => { rps: number; burst: number; userRps?: number; userBurst?: number };
+  now?: () => number;
+  random?: () => number;
+  /** Leased tokens not spent within this time are dropped, so a container cannot bank budget. */
+  leaseMs?: number;
+  /** How long a container trusts the tenant's operator-set limits before reading them again. */
+  configTtlMs?: number;
+}
+
+export type RateLimitHeaders = Record<'RateLimit-Policy' | 'RateLimit', string>;
 
 /**
- * Per-tenant token bucket, kept in the container's memory. It needs no DynamoDB write per request (a shared
- * counter item would be a hot key carrying the tenant's whole traffic), at the price of being per container:
- * the effective tenant limit in AWS is this rate times the number of warm containers of a function, under the
- * stage-wide API Gateway throttle. Configured with TENANT_RATE_LIMIT_RPS / TENANT_RATE_LIMIT_BURST; a rate of 0 turns it off (a burst below 1 would refuse everything, so it is at least 1).
+ * The distributed limiter (contract section 11). A tenant's budget is a token bucket in DynamoDB, split over
+ * shard items (shared/db/rate-limit-store.ts); each container leases small blocks of tokens from a random shard
+ * and spends them locally, so a request costs no write and every container draws on the same budget. The
+ * user's bucket (default half the tenant's) is checked first, so one user alone cannot drain the tenant's.
+ * Only called after the caller is authenticated and active: a refused token costs no budget.
  */
-export class TenantRateLimiter {
-  private buckets = new Map<string, { tokens: number; at: number }>();
+export class RateLimiter {
+  private readonly buckets = new Map<string, LocalBucket>();
+  private readonly limits = new Map<string, { value: Promise<EffectiveLimits>; at: number }>();
+  private readonly now: () => number;
+  private readonly random: () => number;
 
-  constructor(
-    private readonly ratePerSecond: number,
-    private readonly burst: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+  constructor(private readonly opts: RateLimiterOptions) {
+    this.now = opts.now ?? Date.now;
+    this.random = opts.random ?? Math.random;
+  }
 
-  /** Takes one token for the tenant or throws 429 with the seconds until one is available. */
-  take(tenantId: string): void {
-    if (this.ratePerSecond <= 0) return;
-    const t = this.now();
-    const b = this.buckets.get(tenantId) ?? { tokens: this.burst, at: t };
-    b.tokens = Math.min(this.burst, b.tokens + ((t - b.at) / 1000) * this.ratePerSecond);
-    b.at = t;
-    if (b.tokens < 1) {
-      this.buckets.set(tenantId, b);
-      throw new RateLimitedError((1 - b.tokens) / this.ratePerSecond);
+  /** Admits one request of the user or throws 429 (with Retry-After and RateLimit headers). Returns the response headers, none when unlimited. */
+  async take(tenantId: string, userId: string): Promise<RateLimitHeaders | undefined> {
+    const limits = await this.limitsOf(tenantId);
+    if (!limits.tenant && !limits.user) return undefined;
+    const checks: Array<{ name: string; limit: Limit; key: (shard: number) => Record<string, string>; id: string }> = [];
+    if (limits.user) checks.push({ name: 'user', limit: limits.user, key: (s) => limiterKeys.userShard(tenantId, userId, s), id: `${tenantId}/${userId}` });
+    if (limits.tenant) checks.push({ name: 'tenant', limit: limits.tenant, key: (s) => limiterKeys.tenantShard(tenantId, s), id: tenantId });
+    for (const c of checks) {
+      const retryAfterMs = await this.takeOne(tenantId, c.id, c.limit, c.key);
+      if (retryAfterMs !== undefined) {
+        const err = new RateLimitedError(retryAfterMs / 1000);
+        Object.assign(err.headers, this.headers(checks, { name: c.name, retryAfterMs }));
+        throw err;
+      }
     }
-    b.tokens -= 1;
-    this.buckets.set(tenantId, b);
-    if (this.buckets.size > 10_000) this.buckets.delete(this.buckets.keys().next().value!); // bound memory
+    return this.headers(checks);
+  }
+
+  /** Undefined when a token was taken, else the ms until one may be. */
+  private async takeOne(tenantId: string, id: string, limit: Limit, keyOf: (shard: number) => Record<string, string>): Promise<number | undefined> {
+    const now = this.now();
+    const shards = shardsFor(limit);
+    const bucketId = `${id}@${limit.rps}/${limit.burst}`;
+    let b = this.buckets.get(bucketId);
+    if (!b) {
+      b = { tokens: 0, leaseExpiresAt: 0, denyUntil: 0, tat: 0 };
+      this.buckets.set(bucketId, b);
+      if (this.buckets.size > 10_000) this.buckets.delete(this.buckets.keys().next().value!); // bound memory
+    }
+    if (b.tokens >= 1 && now < b.leaseExpiresAt) {
+      b.tokens -= 1;
+      return undefined;
+    }
+    if (now < b.denyUntil) return b.denyUntil - now; // known empty: refuse without a write
+    const cell = cellOf(limit, shards);
+    const first = Math.floor(this.random() * shards);
+    let retryAfterMs = Infinity;
+    // A refusal from one shard may be that shard's bad luck: try one other before refusing.
+    for (const shard of shards > 1 ? [first, (first + 1 + Math.floor(this.random() * (shards - 1))) % shards] : [first]) {
+      let res;
+      try {
+        res = await withDbMetrics(newDbMetrics(), async () => leaseTokens(await this.opts.db(tenantId), this.opts.tableName(), keyOf(shard), cell, blockFor(limit, shards), now));
+      } catch (err) {
+        // The limiter must not turn a DynamoDB hiccup into an outage: admit, and say so in the log.
+        logger.warn('rate limiter unavailable, request admitted', { error: String(err) });
+        return undefined;
+      }
+      b.tat = res.tat;
+      if (res.granted > 0) {
+        b.tokens = res.granted - 1;
+        b.leaseExpiresAt = now + (this.opts.leaseMs ?? 1000);
+        return undefined;
+      }
+      retryAfterMs = Math.min(retryAfterMs, 'retryAfterMs' in res ? res.retryAfterMs : cell.intervalMs);
+    }
+    b.denyUntil = now + retryAfterMs;
+    return retryAfterMs;
+  }
+
+  /** IETF httpapi ratelimit-headers: `RateLimit-Policy: "tenant";q=<burst>;w=<s>` and `RateLimit: "tenant";r=<left>;t=<s>`. */
+  private headers(checks: Array<{ name: string; limit: Limit; id: string }>, refused?: { name: string; retryAfterMs: number }): RateLimitHeaders {
+    const now = this.now();
+    const policy: string[] = [];
+    const state: string[] = [];
+    for (const c of checks) {
+      const shards = shardsFor(c.limit);
+      const cell = cellOf(c.limit, shards);
+      const b = this.buckets.get(`${c.id}@${c.limit.rps}/${c.limit.burst}`);
+      const window = Math.max(1, Math.ceil(c.limit.burst / c.limit.rps));
+      policy.push(`"${c.name}";q=${Math.floor(c.limit.burst)};w=${window}`);
+      if (refused?.name === c.name) {
+        state.push(`"${c.name}";r=0;t=${Math.max(1, Math.ceil(refused.retryAfterMs / 1000))}`);
+        continue;
+      }
+      // Remaining: this container's leased tokens plus the last seen shard's room, scaled to all shards.
+      const tat = b?.tat ?? 0;
+      const shardRoom = Math.min(c.limit.burst / shards, Math.max(0, (now + cell.capacityMs - tat) / cell.intervalMs));
+      const remaining = Math.min(Math.floor(c.limit.burst), Math.floor((b?.tokens ?? 0) + shardRoom * shards));
+      state.push(`"${c.name}";r=${remaining};t=${Math.max(0, Math.ceil((tat - now) / 1000))}`);
+    }
+    return { 'RateLimit-Policy': policy.join(', '), RateLimit: state.join(', ') };
+  }
+
+  private limitsOf(tenantId: string): Promise<EffectiveLimits> {
+    const now = this.now();
+    const cached = this.limits.get(tenantId);
+    if (cached && now - cached.at < (this.opts.configTtlMs ?? 10_000)) return cached.value;
+    const value = withDbMetrics(newDbMetrics(), async () => readTenantLimits(await this.opts.db(tenantId), this.opts.tableName(), tenantId))
+      .catch((err) => {
+        logger.warn('rate limits unreadable, defaults apply', { error: String(err) });
+        return undefined;
+      })
+      .then((stored) => effectiveLimits(this.opts.defaults(), stored));
+    this.limits.set(tenantId, { value, at: now });
+    if (this.limits.size > 10_000) this.limits.delete(this.limits.keys().next().value!);
+    return value;
   }
 }
 
-export const tenantRateLimiter = new TenantRateLimiter(Number(process.env.TENANT_RATE_LIMIT_RPS ?? 50), Math.max(1, Number(process.env.TENANT_RATE_LIMIT_BURST ?? 200)));
+const envNumber = (name: string): number | undefined => {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return undefined;
+  const n = Number(raw);
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
+};
+
+/**
+ * Service defaults from the environment: TENANT_RATE_LIMIT_RPS (0: no default limit; an operator-set limit of a
+ * tenant still applies), TENANT_RATE_LIMIT_BURST, USER_RATE_LIMIT_RPS / USER_RATE_LIMIT_BURST (default half).
+ */
+export const limitDefaultsFromEnv = () => ({
+  rps: envNumber('TENANT_RATE_LIMIT_RPS') ?? 50,
+  burst: Math.max(1, envNumber('TENANT_RATE_LIMIT_BURST') ?? 200),
+  userRps: envNumber('USER_RATE_LIMIT_RPS'),
+  userBurst: envNumber('USER_RATE_LIMIT_BURST'),
+});

@@ -1,7 +1,7 @@
 import { keys } from '#shared/db/keys.ts';
 import { getEntities, queryList, type BaseRecord, type DataCtx, type EntityDef, type ListEntry } from '#shared/db/store.ts';
 import { BadRequestError } from '#shared/errors.ts';
-import { matchValue, parseFilters, type AttrType, type ParsedFilter } from '#shared/list/filter.ts';
+import { attributeMap, matchValue, parseFilters, type AttrType, type ParsedFilter } from '#shared/list/filter.ts';
 import { Loader } from '#shared/list/loader.ts';
 import { parsePageParams } from '#shared/list/params.ts';
 
@@ -73,15 +73,16 @@ export interface ListResult<R> {
 
 export async function runList<R extends BaseRecord>(resource: ListResource<R>, run: ListRun<R>): Promise<ListResult<R>> {
   const { page, rest } = parsePageParams(run.pairs);
-  const { filters, sort, echo } = parseFilters(rest, resource.attributes);
+  const attributes = attributeMap(resource.attributes); // client-named: looked up in a Map only
+  const { filters, sort, echo } = parseFilters(rest, attributes);
   const env: IndexEnv = { ctx: run.ctx, loader: run.loader, entryPartition: (list, name, value) => keys.entryList(run.ctx.tenantId, list, name, value) };
 
-  const order = resource.driverOrder ?? Object.keys(resource.attributes);
+  const order = resource.driverOrder ?? [...attributes.keys()];
   const driver = filters
-    .filter((f) => (f.predicate === 'eq' || f.predicate === 'in') && resource.attributes[f.attribute]!.index)
+    .filter((f) => (f.predicate === 'eq' || f.predicate === 'in') && attributes.get(f.attribute)!.index)
     .sort((a, b) => rank(order, a.attribute) - rank(order, b.attribute))[0];
   const source: IndexSource = driver
-    ? await resource.attributes[driver.attribute]!.index!(driver.predicate === 'in' ? (driver.value as unknown[]) : [driver.value], env)
+    ? await attributes.get(driver.attribute)!.index!(driver.predicate === 'in' ? (driver.value as unknown[]) : [driver.value], env)
     : { partitions: resource.lists.map((l) => keys.entityList(run.ctx.tenantId, l)) };
   const residual = filters.filter((f) => f !== driver);
 
@@ -125,7 +126,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
       const keep = run.itemFilter ? await run.itemFilter(records) : undefined;
       for (const [i, r] of records.entries()) {
         if (keep && !keep[i]) continue;
-        if (await matchesAll(r, residual, resource, run.loader)) {
+        if (await matchesAll(r, residual, attributes, run.loader)) {
           if (memorySort) matched.push(r);
           else {
             if (total >= skip && total < skip + page.perPage) pageRecords.push(r);
@@ -149,7 +150,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     }
     if (batch.length) await flush();
     if (memorySort) {
-      const attr = resource.attributes[memorySort.attribute]!;
+      const attr = attributes.get(memorySort.attribute)!;
       const keyed = await Promise.all(matched.map(async (r) => ({ r, k: await attr.get(r, run.loader) })));
       keyed.sort((a, b) => compare(a.k, b.k) * (memorySort.direction === 'desc' ? -1 : 1));
       total = keyed.length;
@@ -172,9 +173,9 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   };
 }
 
-async function matchesAll<R>(r: R, filters: ParsedFilter[], resource: ListResource<BaseRecord & R>, loader: Loader): Promise<boolean> {
+async function matchesAll<R extends BaseRecord>(r: R, filters: ParsedFilter[], attributes: ReadonlyMap<string, AttrDef<R>>, loader: Loader): Promise<boolean> {
   for (const f of filters) {
-    const v = await resource.attributes[f.attribute]!.get(r as BaseRecord & R, loader);
+    const v = await attributes.get(f.attribute)!.get(r, loader);
     if (!matchValue(v, f)) return false;
   }
   return true;

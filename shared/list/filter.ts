@@ -1,8 +1,11 @@
+import { UUID_RE } from '#shared/domain/scoped-id.ts';
 import { BadRequestError } from '#shared/errors.ts';
 
 /**
  * The query filter DSL (contract section 4): `q[<attribute>_<predicate>]=<value>`, all ANDed.
  * One parser for every list endpoint; each resource declares its attributes (see engine.ts).
+ * Attribute names come from clients, so they are looked up in a Map, never on the declaring object: `__proto__`,
+ * `constructor` or `toString` are unknown attributes (400), not the prototype's members.
  */
 export const PREDICATES = [
   'not_eq', 'not_in', 'not_cont', 'not_null', 'lteq', 'gteq', 'present', 'blank', 'start', 'end',
@@ -68,57 +71,81 @@ function coerce(attribute: string, type: AttrType, raw: string, key: string): st
       throw bad('a boolean (true/false)');
     default:
       void attribute;
-      return raw;
+      // a uuid names the same record in any letter case; records and keys hold it lower-cased
+      return UUID_RE.test(raw) ? raw.toLowerCase() : raw;
   }
 }
 
-export function parseFilterKey(key: string, attributes: Record<string, { type: AttrType }>): { attribute: string; predicate: Predicate } {
+export type AttributeTable<A extends { type: AttrType } = { type: AttrType }> = Record<string, A> | ReadonlyMap<string, A>;
+
+/** The declared attributes as a Map (own entries only), so a client-sent name never reaches Object.prototype. */
+export function attributeMap<A extends { type: AttrType }>(attributes: AttributeTable<A>): ReadonlyMap<string, A> {
+  return attributes instanceof Map ? attributes : new Map(Object.entries(attributes));
+}
+
+export function parseFilterKey(key: string, table: AttributeTable): { attribute: string; predicate: Predicate } {
+  const attributes = attributeMap(table);
   for (const p of PREDICATES) {
     if (key.endsWith(`_${p}`)) {
       const attribute = key.slice(0, -(p.length + 1));
-      if (attributes[attribute]) return { attribute, predicate: p };
+      if (attributes.has(attribute)) return { attribute, predicate: p };
     }
   }
   // Name the part that is wrong: a known attribute with an unknown predicate, or an unknown attribute.
-  const known = Object.keys(attributes).filter((a) => key.startsWith(`${a}_`)).sort((a, b) => b.length - a.length)[0];
+  const names = [...attributes.keys()];
+  const known = names.filter((a) => key.startsWith(`${a}_`)).sort((a, b) => b.length - a.length)[0];
   if (known) throw new BadRequestError(`Unknown filter predicate '${key.slice(known.length + 1)}' in q[${key}]`, [{ field: `q[${key}]`, code: 'unknown_predicate', message: `predicates: ${PREDICATES.join(', ')}` }]);
-  throw new BadRequestError(`Unknown filter attribute in q[${key}]`, [{ field: `q[${key}]`, code: 'unknown_attribute', message: `filterable: ${Object.keys(attributes).join(', ')}` }]);
+  throw new BadRequestError(`Unknown filter attribute in q[${key}]`, [{ field: `q[${key}]`, code: 'unknown_attribute', message: `filterable: ${names.join(', ')}` }]);
+}
+
+/** `q[s]=<attribute> [asc|desc]`, the direction in any letter case. */
+function parseSort(value: string, attributes: ReadonlyMap<string, unknown>): ParsedSort {
+  const [attribute = '', dir = 'asc', ...extra] = value.trim().split(/\s+/);
+  if (attribute !== 'created_at' && !attributes.has(attribute)) {
+    throw new BadRequestError(`Unknown sort attribute '${attribute}'`, [{ field: 'q[s]', code: 'unknown_attribute', message: `'${attribute}' is not sortable` }]);
+  }
+  const direction = dir.toLowerCase();
+  if ((direction !== 'asc' && direction !== 'desc') || extra.length) {
+    throw new BadRequestError(`Sort must be '<attribute> asc' or '<attribute> desc'`, [{ field: 'q[s]', code: 'invalid_value', message: 'asc or desc' }]);
+  }
+  return { attribute, direction };
 }
 
 /**
  * Parses `q[...]` pairs (repeated keys kept apart, as read from rawQueryString) into typed filters.
  * Throws 400 naming the offending parameter.
  */
-export function parseFilters(
-  pairs: Array<[string, string]>,
-  attributes: Record<string, { type: AttrType }>,
-): { filters: ParsedFilter[]; sort?: ParsedSort; echo: Record<string, unknown> } {
-  const grouped = new Map<string, string[]>();
+export function parseFilters(pairs: Array<[string, string]>, table: AttributeTable): { filters: ParsedFilter[]; sort?: ParsedSort; echo: Record<string, unknown> } {
+  const attributes = attributeMap(table);
+  // values per filter key, and whether they came as a list (`q[x_in][]=`, or the key repeated)
+  const grouped = new Map<string, { values: string[]; listForm: boolean }>();
   let sort: ParsedSort | undefined;
   for (const [rawKey, value] of pairs) {
     const m = /^q\[([^\]]+)\](\[\])?$/.exec(rawKey);
     if (!m) throw new BadRequestError(`Malformed filter parameter ${rawKey}`, [{ field: rawKey, code: 'malformed', message: 'expected q[<attribute>_<predicate>]' }]);
     const key = m[1]!;
     if (key === 's') {
-      const [attribute = '', dir = 'asc'] = value.trim().split(/\s+/);
-      if (attribute !== 'created_at' && !attributes[attribute]) throw new BadRequestError(`Unknown sort attribute '${attribute}'`, [{ field: 'q[s]', code: 'unknown_attribute', message: 'not sortable' }]);
-      if (dir !== 'asc' && dir !== 'desc') throw new BadRequestError(`Sort direction must be asc or desc`, [{ field: 'q[s]', code: 'invalid_value', message: 'asc or desc' }]);
-      sort = { attribute, direction: dir };
+      sort = parseSort(value, attributes);
       continue;
     }
-    grouped.set(key, [...(grouped.get(key) ?? []), value]);
+    const group = grouped.get(key);
+    if (group) {
+      group.values.push(value);
+      group.listForm = true;
+    } else grouped.set(key, { values: [value], listForm: m[2] !== undefined });
   }
   const filters: ParsedFilter[] = [];
   const echo: Record<string, unknown> = {};
-  for (const [key, values] of grouped) {
+  for (const [key, { values, listForm }] of grouped) {
     const { attribute, predicate } = parseFilterKey(key, attributes);
-    const type = attributes[attribute]!.type;
+    const type = attributes.get(attribute)!.type;
     if (!allowed[type].includes(predicate)) {
       throw new BadRequestError(`Predicate '${predicate}' does not apply to ${type} attribute ${attribute}`, [{ field: `q[${key}]`, code: 'unknown_predicate', message: `allowed: ${allowed[type].join(', ')}` }]);
     }
     let value: unknown;
     if (predicate === 'in' || predicate === 'not_in') {
-      const list = values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v !== '');
+      // commas separate values only in the single-value form `q[x_in]=a,b`; list values are kept whole
+      const list = (listForm ? values : values[0]!.split(',')).map((v) => v.trim()).filter((v) => v !== '');
       if (list.length === 0) throw new BadRequestError(`Filter q[${key}] needs at least one value`, [{ field: `q[${key}]`, code: 'invalid_value', message: 'empty list' }]);
       if (list.length > 100) throw new BadRequestError(`Filter q[${key}] takes at most 100 values`, [{ field: `q[${key}]`, code: 'too_many', message: 'at most 100 values' }]);
       value = list.map((v) => coerce(attribute, type, v, `q[${key}]`));

@@ -2,7 +2,7 @@ import { BadRequestError } from '#shared/errors.ts';
 
 export const DEFAULT_PER_PAGE = 20;
 export const MAX_PER_PAGE = 100;
-/** Upper bound of page, offset and the per-page values. */
+/** Upper bound of page and offset (the per-page values are clamped to MAX_PER_PAGE instead). */
 export const MAX_POSITION = 100_000_000;
 
 export interface PageParams {
@@ -19,11 +19,13 @@ export function queryPairs(rawQueryString: string | undefined): Array<[string, s
   return [...new URLSearchParams(rawQueryString ?? '')];
 }
 
-function nonNegativeInt(name: string, raw: string | undefined, min: number): number | undefined {
+/** A page position or size; `clampTo` caps a size of any length (per_page=1000000000 is 100), a position past MAX_POSITION is 400. */
+function nonNegativeInt(name: string, raw: string | undefined, min: number, clampTo?: number): number | undefined {
   if (raw === undefined) return undefined;
   if (!/^\d+$/.test(raw.trim())) throw new BadRequestError(`${name} must be a non-negative integer`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
   const n = Number(raw);
   if (n < min) throw new BadRequestError(`${name} must be at least ${min}`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
+  if (clampTo !== undefined) return Math.min(n, clampTo);
   // far beyond any list, and it keeps page arithmetic exact (well inside Number.MAX_SAFE_INTEGER)
   if (n > MAX_POSITION) throw new BadRequestError(`${name} must be at most ${MAX_POSITION}`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
   return n;
@@ -42,9 +44,9 @@ export function parsePageParams(pairs: Array<[string, string]>, extraKeys: strin
     else throw new BadRequestError(`Unknown query parameter ${k}`, [{ field: k, code: 'unknown_parameter', message: 'not a list parameter or q[...] filter' }]);
   }
   const page = nonNegativeInt('page', single.get('page'), 1) ?? 1;
-  const perPageRaw = nonNegativeInt('per_page', single.get('per_page'), 1);
-  const limitRaw = nonNegativeInt('limit', single.get('limit'), 1);
-  const limitMax = nonNegativeInt('limit_max', single.get('limit_max'), 1);
+  const perPageRaw = nonNegativeInt('per_page', single.get('per_page'), 1, MAX_PER_PAGE);
+  const limitRaw = nonNegativeInt('limit', single.get('limit'), 1, MAX_PER_PAGE);
+  const limitMax = nonNegativeInt('limit_max', single.get('limit_max'), 1, MAX_PER_PAGE);
   const offset = nonNegativeInt('offset', single.get('offset'), 0) ?? 0;
   const countRaw = single.get('count');
   if (countRaw !== undefined && !['true', 'false', '1', '0'].includes(countRaw)) {

@@ -22,6 +22,11 @@ export interface Route {
   sendsTo?: string[];
   /** Extra IAM needs, spelled out so infra grants exactly these (e.g. `kms:sign`). */
   needs?: Need[];
+  /**
+   * Media types of a request body the route takes (default `['application/json']`); any other is 415
+   * (shared/http/transport.ts). A non-JSON type reaches the handler as `rawBody` text.
+   */
+  accepts?: string[];
   doc: {
     summary: string;
     tag: string;

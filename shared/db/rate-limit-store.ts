@@ -1,0 +1,118 @@
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Db } from '#shared/db/client.ts';
+import { keys } from '#shared/db/keys.ts';
+
+/**
+ * Rate-limit state in the table, all under the tenant's prefix (`T#<tenant>#rl#...`, so IAM LeadingKeys keeps a
+ * tenant's credentials on its own limiter and the read-only tenant role may update exactly these items):
+ *  - `T#<t>#rl#config`                  operator-set limits of the tenant (`npm run admin -- set-limits`)
+ *  - `T#<t>#rl#tenant#<shard>`          one shard of the tenant's bucket
+ *  - `T#<t>#rl#user#<user>#<shard>`     one shard of a user's bucket
+ *
+ * A bucket shard is a GCRA cell (the token bucket as one number): `tat`, the theoretical arrival time in ms.
+ * Taking n tokens moves `tat` forward by n emission intervals; it is allowed while `tat` stays within
+ * `now + capacity`. That makes a lease one conditional UpdateItem with no read, and a hot tenant's
+ * traffic is split over several shard items (each with its share of rate and burst).
+ */
+export const RL_KIND = 'rl';
+
+export interface Cell {
+  /** Emission interval: ms per token of this shard. */
+  intervalMs: number;
+  /** Bucket capacity of this shard, in ms (burst × interval). */
+  capacityMs: number;
+}
+
+export type LeaseResult = { granted: number; tat: number } | { granted: 0; tat: number; retryAfterMs: number };
+
+const STATE_TTL_SECONDS = 3600;
+
+export const limiterKeys = {
+  config: (tenantId: string) => keys.misc(tenantId, RL_KIND, 'config'),
+  tenantShard: (tenantId: string, shard: number) => keys.misc(tenantId, RL_KIND, `tenant#${shard}`),
+  userShard: (tenantId: string, userId: string, shard: number) => keys.misc(tenantId, RL_KIND, `user#${userId}#${shard}`),
+};
+
+const conditionFailed = (err: unknown): err is ConditionalCheckFailedException => err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
+
+/** `tat` of the item a failed condition returned (low-level attribute value, or plain when unmarshalled). */
+function oldTat(item: Record<string, unknown> | undefined): number | undefined {
+  const v = item?.tat as { N?: string } | number | undefined;
+  if (typeof v === 'number') return v;
+  return v?.N !== undefined ? Number(v.N) : undefined;
+}
+
+/**
+ * Takes up to `want` tokens from one shard: all of them when available, else as many as are available, else
+ * none with the time until one is. A few attempts cover the races between containers.
+ */
+export async function leaseTokens(db: Db, tableName: string, key: Record<string, string>, cell: Cell, want: number, now = Date.now()): Promise<LeaseResult> {
+  let n = Math.max(1, Math.floor(want));
+  for (let attempt = 0; attempt < 4; attempt++) {
+    const expires = Math.floor(now / 1000) + STATE_TTL_SECONDS;
+    try {
+      // The common case: the bucket is not full (tat in the future) and has room for n more.
+      const out = await db.send(
+        new UpdateCommand({
+          TableName: tableName,
+          Key: key,
+          UpdateExpression: 'SET tat = tat + :step, expires_at = :exp',
+          ConditionExpression: 'tat >= :now AND tat <= :max',
+          ExpressionAttributeValues: { ':step': n * cell.intervalMs, ':now': now, ':max': now + cell.capacityMs - n * cell.intervalMs, ':exp': expires },
+          ReturnValues: 'UPDATED_NEW',
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        }),
+      );
+      return { granted: n, tat: Number(out.Attributes?.tat) };
+    } catch (err) {
+      if (!conditionFailed(err)) throw err;
+      const tat = oldTat((err as ConditionalCheckFailedException).Item);
+      if (tat === undefined || tat < now) {
+        // A full bucket (or a new one): its time starts now.
+        try {
+          await db.send(
+            new UpdateCommand({
+              TableName: tableName,
+              Key: key,
+              UpdateExpression: 'SET tat = :tat, expires_at = :exp',
+              ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
+              ExpressionAttributeValues: { ':tat': now + n * cell.intervalMs, ':now': now, ':exp': expires },
+            }),
+          );
+          return { granted: n, tat: now + n * cell.intervalMs };
+        } catch (err2) {
+          if (!conditionFailed(err2)) throw err2;
+          continue; // another container got there first: try again with the fresh state
+        }
+      }
+      const available = Math.floor((now + cell.capacityMs - tat) / cell.intervalMs);
+      if (available < 1) return { granted: 0, tat, retryAfterMs: Math.max(1, tat + cell.intervalMs - cell.capacityMs - now) };
+      n = Math.min(n, available);
+    }
+  }
+  return { granted: 0, tat: now + cell.capacityMs, retryAfterMs: cell.intervalMs }; // contention: refuse briefly rather than loop
+}
+
+/** Limits an operator set for a tenant; absent fields take the service defaults. `rps: 0` means unlimited. */
+export interface TenantLimits {
+  rps?: number;
+  burst?: number;
+  user_rps?: number;
+  user_burst?: number;
+}
+
+export async function readTenantLimits(db: Db, tableName: string, tenantId: string): Promise<TenantLimits | undefined> {
+  const out = await db.send(new GetCommand({ TableName: tableName, Key: limiterKeys.config(tenantId) }));
+  if (!out.Item) return undefined;
+  const pick = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined);
+  return { rps: pick(out.Item.rps), burst: pick(out.Item.burst), user_rps: pick(out.Item.user_rps), user_burst: pick(out.Item.user_burst) };
+}
+
+export async function writeTenantLimits(db: Db, tableName: string, tenantId: string, limits: TenantLimits): Promise<void> {
+  await db.send(new PutCommand({ TableName: tableName, Item: { ...limiterKeys.config(tenantId), ...limits, updated_at: new Date().toISOString() } }));
+}
+
+export async function deleteTenantLimits(db: Db, tableName: string, tenantId: string): Promise<void> {
+  await db.send(new DeleteCommand({ TableName: tableName, Key: limiterKeys.config(tenantId) }));
+}

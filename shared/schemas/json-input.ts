@@ -1,0 +1,112 @@
+import { BadRequestError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
+
+/**
+ * The rules every JSON request body meets before its schema is checked (docs/architecture.md, "Hostile
+ * input"), so that what the service stores is exactly what the client sent, or the client hears why not:
+ *
+ *  - Numbers are finite, within ±(2^53 − 1) (the DynamoDB document client refuses larger ones), zero or at
+ *    least 1e-130 in magnitude (DynamoDB's smallest), and written with no more precision than an IEEE 754
+ *    double keeps (the number's shortest decimal form denotes the same value as the JSON text; any decimal of
+ *    at most 15 significant digits does). Else 422 `invalid_number` naming the field.
+ *  - Strings and object keys are well-formed UTF-16 (no lone surrogate, which UTF-8 and so DynamoDB cannot
+ *    hold) and carry no NUL. Else 422 `invalid_string` naming the field.
+ *
+ * 1e400 parses to Infinity and 9007199254740993 to 9007199254740992: the parser's view of a number is not
+ * enough, so the exact-precision rule reads the number's source text (JSON.parse's reviver context, Node 22).
+ */
+export const NUMBER_MAX = Number.MAX_SAFE_INTEGER;
+export const NUMBER_MIN_MAGNITUDE = 1e-130;
+
+/** A number whose text says more than its double keeps; only ever inside `readJsonBody`. */
+class InexactNumber {
+  constructor(readonly source: string) {}
+}
+
+/** Parses a request body: 400 when it is not JSON, 422 naming each value that breaks the rules above. */
+export function readJsonBody(text: string): unknown {
+  let value: unknown;
+  try {
+    value = JSON.parse(text, reviveNumber);
+  } catch {
+    throw new BadRequestError('Request body is not valid JSON');
+  }
+  assertStorable(value);
+  return value;
+}
+
+/** 422 naming each number, string and key of a parsed body (parsed with `reviveNumber`) that breaks the rules above. */
+export function assertStorable(value: unknown): void {
+  const details = hostileValueDetails(value);
+  if (details.length) throw new ValidationError(details.map((d) => `${d.field ?? 'body'}: ${d.message}`).join('; '), details);
+}
+
+/** JSON.parse reviver that marks numbers whose source text says more than their double keeps (checked by `hostileValueDetails`). */
+export function reviveNumber(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
+  if (typeof value === 'number' && Number.isFinite(value) && context?.source !== undefined && !sameDecimal(context.source, value)) return new InexactNumber(context.source);
+  return value;
+}
+
+/** Each number, string and key of a parsed JSON value that breaks the rules, with its dotted path (`metric.target_value`, `labels.0`). */
+export function hostileValueDetails(root: unknown): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  // iterative: a body of a million nested arrays must not overflow the stack
+  const stack: Array<{ value: unknown; path: string }> = [{ value: root, path: '' }];
+  while (stack.length && details.length < 20) {
+    const { value, path } = stack.pop()!;
+    const field = path || undefined;
+    if (typeof value === 'number' || value instanceof InexactNumber) {
+      const problem = numberProblem(value);
+      if (problem) details.push({ field, code: 'invalid_number', message: problem });
+    } else if (typeof value === 'string') {
+      const problem = stringProblem(value);
+      if (problem) details.push({ field, code: 'invalid_string', message: problem });
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: join(path, String(i)) });
+    } else if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value).reverse()) {
+        const keyProblem = stringProblem(k);
+        if (keyProblem) details.push({ field: join(path, k), code: 'invalid_string', message: `key ${keyProblem}` });
+        stack.push({ value: v, path: join(path, k) });
+      }
+    }
+  }
+  return details;
+}
+
+const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+
+function numberProblem(value: number | InexactNumber): string | undefined {
+  if (value instanceof InexactNumber) return `${value.source.slice(0, 40)} has more digits than the service keeps exactly (at most 15 significant digits are always kept)`;
+  if (!Number.isFinite(value)) return 'must be a finite number';
+  if (Math.abs(value) > NUMBER_MAX) return `must be between -${NUMBER_MAX} and ${NUMBER_MAX}`;
+  if (value !== 0 && Math.abs(value) < NUMBER_MIN_MAGNITUDE) return `must be 0 or at least ${NUMBER_MIN_MAGNITUDE} in magnitude`;
+  return undefined;
+}
+
+/** Why a string cannot be stored as sent, if it cannot. */
+export function stringProblem(s: string): string | undefined {
+  if (!(s as string & { isWellFormed(): boolean }).isWellFormed()) return 'must be well-formed Unicode (no lone UTF-16 surrogate)';
+  if (s.includes('\u0000')) return 'must not contain NUL characters';
+  return undefined;
+}
+
+/** Sign, significant digits (no leading or trailing zeros) and exponent of a decimal literal; `undefined` when it is not one. */
+function decimalParts(text: string): { negative: boolean; digits: string; exponent: number } | undefined {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
+  if (!m) return undefined;
+  const fraction = m[3] ?? '';
+  let digits = (m[2]! + fraction).replace(/^0+/, '');
+  let exponent = Number(m[4] ?? 0) - fraction.length;
+  const trimmed = digits.replace(/0+$/, '');
+  exponent += digits.length - trimmed.length;
+  digits = trimmed;
+  if (digits === '') return { negative: false, digits: '', exponent: 0 }; // every zero is one zero
+  return { negative: m[1] === '-', digits, exponent };
+}
+
+/** Whether the JSON number text denotes exactly the value the double's shortest form prints. */
+function sameDecimal(source: string, value: number): boolean {
+  const a = decimalParts(source);
+  const b = decimalParts(String(value));
+  return !!a && !!b && a.negative === b.negative && a.digits === b.digits && a.exponent === b.exponent;
+}

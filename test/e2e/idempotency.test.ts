@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { describe, expect, it } from 'vitest';
+import { baseDb } from '#shared/db/client.ts';
+import { idempotencyRecordKey } from '#shared/db/idempotency-store.ts';
+import { keys } from '#shared/db/keys.ts';
+import { expectError, listAll, newTenant, type Api } from '../support/api.ts';
+
+const post = (api: Api, path: string, body: unknown, key?: string) => api.request('POST', path, body, key === undefined ? {} : { 'idempotency-key': key });
+const labelNames = async (api: Api) => (await listAll(api, '/rest/v2/labels')).map((l) => l.name as string);
+
+describe('Idempotency-Key on POST (contract section 11)', () => {
+  it('replays the first answer with Idempotent-Replayed: true and writes nothing new; JSON key order does not matter', async () => {
+    const t = await newTenant();
+    const key = `create-${randomUUID()}`;
+    const first = await post(t.admin, '/rest/v2/labels', { name: 'Replayed', color: '#ff0000' }, key);
+    expect(first.status).toBe(201);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const again = await post(t.admin, '/rest/v2/labels', '{"color":"#ff0000","name":"Replayed"}', key);
+    expect(again.status).toBe(201);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(await labelNames(t.admin)).toEqual(['Replayed']);
+  });
+
+  it('refuses the same key with a different body: 422 idempotency_key_reused, nothing written', async () => {
+    const t = await newTenant();
+    const key = randomUUID();
+    expect((await post(t.admin, '/rest/v2/labels', { name: 'One' }, key)).status).toBe(201);
+    const e = expectError(await post(t.admin, '/rest/v2/labels', { name: 'Two' }, key), 422, 'idempotency_key_reused');
+    expect(e.details[0]?.field).toBe('Idempotency-Key');
+    expect(await labelNames(t.admin)).toEqual(['One']);
+  });
+
+  it('scopes keys to tenant, user and route', async () => {
+    const t = await newTenant();
+    const other = await newTenant();
+    const member = await t.user({ role: 'admin' });
+    const key = 'shared-key';
+    expect((await post(t.admin, '/rest/v2/labels', { name: 'Scoped' }, key)).status).toBe(201);
+    // Another user of the tenant with the same key and body: a new request (here refused as a duplicate name, not replayed).
+    const byOtherUser = await post(member.api, '/rest/v2/labels', { name: 'Scoped' }, key);
+    expectError(byOtherUser, 422, 'taken');
+    expect(byOtherUser.headers.get('idempotent-replayed')).toBeNull();
+    // Another tenant: its own namespace.
+    const byOtherTenant = await post(other.admin, '/rest/v2/labels', { name: 'Scoped' }, key);
+    expect(byOtherTenant.status).toBe(201);
+    expect(byOtherTenant.headers.get('idempotent-replayed')).toBeNull();
+    // Another route with the same key and body.
+    const team = await post(t.admin, '/rest/v2/teams', { name: 'Scoped' }, key);
+    expect(team.status).toBe(201);
+    expect(team.headers.get('idempotent-replayed')).toBeNull();
+  });
+
+  it('keeps a 4xx answer for the key (replayed), and ignores the header on other methods', async () => {
+    const t = await newTenant();
+    const key = randomUUID();
+    const first = expectError(await post(t.admin, '/rest/v2/labels', { name: '   ' }, key), 422);
+    const again = await post(t.admin, '/rest/v2/labels', { name: '   ' }, key);
+    expect(again.status).toBe(422);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.error.request_id).toBe(first.request_id);
+    const label = (await t.admin.post('/rest/v2/labels', { name: 'Put me' })).body.data.record;
+    for (const name of ['A', 'B']) {
+      const res = await t.admin.request('PUT', `/rest/v2/labels/${label.uuid}`, { name }, { 'idempotency-key': 'put-key' });
+      expect(res.status).toBe(200);
+      expect(res.body.data.record.name).toBe(name);
+    }
+  });
+
+  it('validates the header: 1-255 visible ASCII characters, else 400 and nothing written', async () => {
+    const t = await newTenant();
+    for (const bad of ['', 'x'.repeat(256), 'has space', 'tab\there', 'caf\u00e9']) {
+      const res = await t.admin.request('POST', '/rest/v2/labels', { name: `Bad ${bad.length}` }, { 'idempotency-key': bad });
+      // fetch refuses to send some values itself; what reaches the service must be 400.
+      const e = expectError(res, 400, 'bad_request');
+      expect(e.details[0]?.field).toBe('Idempotency-Key');
+    }
+    expect(await labelNames(t.admin)).toEqual([]);
+    const longest = '~'.repeat(255);
+    expect((await post(t.admin, '/rest/v2/labels', { name: 'Longest key' }, longest)).status).toBe(201);
+    expect((await post(t.admin, '/rest/v2/labels', { name: 'Longest key' }, longest)).headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('stores the record under the tenant prefix with a 24 h TTL and the first response', async () => {
+    const t = await newTenant();
+    const key = randomUUID();
+    const res = await post(t.admin, '/rest/v2/labels', { name: 'Stored' }, key);
+    expect(res.status).toBe(201);
+    const PK = idempotencyRecordKey({ tenantId: t.tenantUuid, userId: t.adminUuid, route: 'POST /rest/v2/labels', key });
+    expect(PK.startsWith(`T#${t.tenantUuid}#idem#`)).toBe(true);
+    const item = (await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: { PK, SK: '#' }, ConsistentRead: true }))).Item!;
+    expect(item.idem_status).toBe('COMPLETED');
+    expect(item.expires_at).toBeGreaterThan(Date.now() / 1000 + 24 * 3600 - 120);
+    expect(item.expires_at).toBeLessThanOrEqual(Date.now() / 1000 + 24 * 3600 + 1);
+    expect(JSON.parse(item.idem_response.body)).toEqual(res.body);
+  });
+
+  it('answers 409 idempotency_key_in_use while the first runs, and creates exactly once (many rounds)', async () => {
+    const t = await newTenant();
+    let inUse = 0;
+    let replayed = 0;
+    for (let round = 0; round < 12; round++) {
+      const key = `round-${round}-${randomUUID()}`;
+      const results = await Promise.all(Array.from({ length: 6 }, () => post(t.admin, '/rest/v2/labels', { name: `Round ${round}` }, key)));
+      const created = results.filter((r) => r.status === 201);
+      for (const r of results) if (r.status !== 201) expectError(r, 409, 'idempotency_key_in_use');
+      expect(created.length).toBeGreaterThan(0);
+      expect(created.filter((r) => r.headers.get('idempotent-replayed') !== 'true')).toHaveLength(1);
+      expect(new Set(created.map((r) => r.body.data.record.uuid)).size).toBe(1);
+      inUse += results.length - created.length;
+      replayed += created.length - 1;
+      // After the first finished, the key replays.
+      const after = await post(t.admin, '/rest/v2/labels', { name: `Round ${round}` }, key);
+      expect(after.status).toBe(201);
+      expect(after.headers.get('idempotent-replayed')).toBe('true');
+    }
+    const names = await labelNames(t.admin);
+    expect(names.sort()).toEqual(Array.from({ length: 12 }, (_, i) => `Round ${i}`).sort());
+    expect(inUse + replayed).toBe(12 * 5);
+  });
+
+  it('does not keep the key when the first attempt ends in 5xx: the retry runs again', async () => {
+    const t = await newTenant();
+    const group = (await t.admin.post('/rest/v2/labels', { name: 'Group', is_group: true })).body.data.record;
+    // Break the group's stored item (no record) so a child create fails inside the service (500), then mend it.
+    const table = process.env.TABLE_NAME!;
+    const itemKey = keys.entity(t.tenantUuid, 'label', group.uuid);
+    const original = (await baseDb().send(new GetCommand({ TableName: table, Key: itemKey, ConsistentRead: true }))).Item!;
+    const { rec: _rec, ...broken } = original;
+    await baseDb().send(new PutCommand({ TableName: table, Item: broken }));
+    const key = randomUUID();
+    const body = { name: 'Child', parent_uuid: group.uuid };
+    expectError(await post(t.admin, '/rest/v2/labels', body, key), 500, 'internal');
+    await baseDb().send(new PutCommand({ TableName: table, Item: original }));
+    const retry = await post(t.admin, '/rest/v2/labels', body, key);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    const replay = await post(t.admin, '/rest/v2/labels', body, key);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(retry.body);
+    expect((await labelNames(t.admin)).sort()).toEqual(['Child', 'Group']);
+  });
+});
