@@ -85,10 +85,16 @@ export function buildOpenApiDocument() {
     registry.registerWebhook({
       method: 'post',
       path: type,
+      operationId: `event${type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`,
       summary,
       tags: ['webhooks'],
+      // The receiver authenticates the sender by the webhook-signature header, not by a credential.
+      security: [],
       request: { headers: webhookHeaders, body: { content: { 'application/json': { schema } } } },
-      responses: { 200: { description: 'Any 2xx within 10 s delivers the event; anything else is retried with back-off for about a day' } },
+      responses: {
+        200: { description: 'Any 2xx within 10 s delivers the event' },
+        400: { description: 'Any other answer (or none within 10 s) fails the attempt: retried with back-off for about a day, then the delivery is failed' },
+      },
     });
   }
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
