@@ -158,4 +158,36 @@ describe('webhook deliveries', () => {
       await receiver.stop();
     }
   });
+
+  it('an endpoint that has only failed for the disabling window is disabled and every admin is notified in-app', async () => {
+    process.env.WEBHOOK_DISABLE_AFTER_SECONDS = '2';
+    const receiver = await startReceiver(() => 503);
+    try {
+      const [admin2, member] = await Promise.all([t.user({ role: 'admin' }), t.user({ role: 'member' })]);
+      const w = await register(receiver.url);
+      await fanOut(ctx, [event('goal.deleted')], queues);
+      const disabled = await eventually(async () => {
+        const r = (await t.admin.get(`/webhooks/${w.uuid}`)).body.data.record;
+        return r.status === 'disabled' ? r : undefined;
+      }, 30_000, 'disabled');
+      expect(disabled.status).toBe('disabled');
+      for (const api of [t.admin, admin2.api]) {
+        const notes = (await listAll(api, '/notifications')).filter((n) => n.kind === 'webhook.disabled' && n.subject_uuid === w.uuid);
+        expect(notes).toHaveLength(1);
+        expect(notes[0]).toMatchObject({ subject_type: 'webhook', actor_uuid: null, shareable_uuid: null });
+        expect(notes[0].message).toContain(receiver.url);
+      }
+      expect((await listAll(member.api, '/notifications')).filter((n) => n.kind === 'webhook.disabled')).toEqual([]);
+      // Disabled: new events make no deliveries, redeliver is refused until an admin turns it back on.
+      const before = (await deliveries(w)).length;
+      await fanOut(ctx, [event('goal.created')], queues);
+      expect(await deliveries(w)).toHaveLength(before);
+      const d = (await deliveries(w))[0];
+      expectError(await t.admin.post(`/webhooks/${w.uuid}/deliveries/${d.uuid}/redeliver`), 422, 'validation_failed');
+      expect((await t.admin.put(`/webhooks/${w.uuid}`, { status: 'active' })).body.data.record.status).toBe('active');
+    } finally {
+      delete process.env.WEBHOOK_DISABLE_AFTER_SECONDS;
+      await receiver.stop();
+    }
+  });
 });
