@@ -3,8 +3,8 @@ import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException } from '@aws-sdk/client-dynamodb';
-import { createTableInput } from '#shared/db/table.ts';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import { createTableInput, TABLE_DEFINITION } from '#shared/db/table.ts';
 
 /** DynamoDB Local, the official emulator, whose jar ships in the npm package amplify-dynamodb-simulator. */
 export function emulatorDir(): string {
@@ -72,17 +72,27 @@ export async function startDynamoLocal(opts: { port?: number; dbPath?: string; l
   };
 }
 
-/** Creates the table from the shared definition unless it exists (a persisted DATA_DIR keeps it). */
-export async function ensureTable(endpoint: string, tableName: string): Promise<void> {
+/**
+ * Creates the table from the shared definition unless it exists (a persisted DATA_DIR keeps it), and turns its
+ * change stream on when a DATA_DIR from before the stream has the table without one. Returns the stream's ARN.
+ */
+export async function ensureTable(endpoint: string, tableName: string): Promise<string> {
   const client = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   try {
-    await client.send(new DescribeTableCommand({ TableName: tableName }));
-  } catch {
-    try {
-      await client.send(new CreateTableCommand(createTableInput(tableName)));
-    } catch (err) {
-      if (!(err instanceof ResourceInUseException)) throw err;
+    let table = await client.send(new DescribeTableCommand({ TableName: tableName })).then((o) => o.Table, () => undefined);
+    if (!table) {
+      try {
+        table = (await client.send(new CreateTableCommand(createTableInput(tableName)))).TableDescription;
+      } catch (err) {
+        if (!(err instanceof ResourceInUseException)) throw err;
+        table = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+      }
     }
+    if (!table?.StreamSpecification?.StreamEnabled) {
+      await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_DEFINITION.stream.viewType } }));
+      table = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
+    }
+    return table!.LatestStreamArn!;
   } finally {
     client.destroy();
   }

@@ -11,6 +11,8 @@ import { routes, workers, type Route } from '#shared/routes/index.ts';
 import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
 import { MAX_BODY_BYTES } from '#shared/http/transport.ts';
 import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
+import { faultInjecting } from './fault-injection.ts';
+import { StreamPoller, type StreamHandler } from './stream-poller.ts';
 
 /**
  * The local stack: DynamoDB Local + every route of the route table served over HTTP, each request turned
@@ -91,7 +93,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   };
   const tableName = opts.tableName ?? 'goal-tracking';
   const dynamo: DynamoLocal = await startDynamoLocal({ port: opts.dynamoPort, dbPath: opts.inMemory ? undefined : join(dataDir, 'dynamodb'), log: (l) => log(l) });
-  await ensureTable(dynamo.endpoint, tableName);
+  const streamArn = await ensureTable(dynamo.endpoint, tableName);
 
   const server: Server = createServer({ maxHeaderSize: LOCAL_MAX_HEADER_BYTES });
   // Headers beyond the server's limit never reach a handler: answer 431 in the contract's shape, as the service does.
@@ -133,7 +135,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   const jwks = createLocalJWKSet(await issuer.jwks());
 
   const dlqFile = join(dataDir, 'dead-letters.jsonl');
-  const queues = new LocalQueues({ log: (m, e) => log(m, e), onDeadLetter: (d) => appendFileSync(dlqFile, `${JSON.stringify(d)}\n`) });
+  // Messages live in DATA_DIR/queues (a kill loses none), except for a throwaway in-memory stack.
+  const queues = new LocalQueues({ log: (m, e) => log(m, e), onDeadLetter: (d) => appendFileSync(dlqFile, `${JSON.stringify(d)}\n`), dir: join(dataDir, 'queues') });
   installLocalQueues(queues);
   const handlers = new Map<string, Promise<(e: unknown, c: Context) => Promise<unknown>>>();
   const load = (file: string) => {
@@ -141,9 +144,20 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     return handlers.get(file)!;
   };
   for (const w of workers) {
-    queues.register({ queue: w.queue, maxReceiveCount: w.maxReceiveCount, batchSize: w.batchSize, timeoutSeconds: w.timeoutSeconds, handler: () => load(w.handler) as Promise<WorkerHandler> });
+    queues.register({ queue: w.queue, maxReceiveCount: w.maxReceiveCount, batchSize: w.batchSize, timeoutSeconds: w.timeoutSeconds, handler: () => (load(w.handler) as Promise<WorkerHandler>).then((h) => faultInjecting(w.queue, h)) });
   }
   queues.start();
+
+  // The change stream: the same processor the Lambda runs, fed from DynamoDB Local's stream.
+  const stream = new StreamPoller({
+    endpoint: dynamo.endpoint,
+    streamArn,
+    checkpointFile: join(dataDir, 'stream-checkpoint.json'),
+    deadLetterFile: dlqFile,
+    handler: () => load('functions/stream/processor.ts') as Promise<StreamHandler>,
+    log: (m, e) => log(m, e),
+  });
+  stream.start();
 
   const compiled = routes.map(compile);
   server.on('request', (req, res) => {
@@ -265,6 +279,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     queues,
     stop: async () => {
       queues.stop();
+      await stream.stop();
       await new Promise<void>((r) => {
         server.close(() => r());
         server.closeAllConnections();

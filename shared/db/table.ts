@@ -6,7 +6,13 @@
 export const TABLE_DEFINITION = {
   partitionKey: 'PK',
   sortKey: 'SK',
+  /** Epoch seconds; DynamoDB deletes the item some time after (idempotency records, resend windows, run records, stream checkpoints). */
   ttlAttribute: 'expires_at',
+  /**
+   * The change stream every derived state is kept from (shared/stream/): both images, so a projection sees what
+   * a change moved away from (a goal's former parents) as well as where it went.
+   */
+  stream: { viewType: 'NEW_AND_OLD_IMAGES' },
   globalSecondaryIndexes: [
     {
       /** Creation-ordered lists: every entity's list and every association ("entry") list. */
@@ -18,6 +24,9 @@ export const TABLE_DEFINITION = {
     },
   ],
 } as const;
+
+/** Seconds since the epoch, as the TTL attribute wants it, `seconds` from now. */
+export const expiresIn = (seconds: number, now = Date.now()) => Math.floor(now / 1000) + Math.ceil(seconds);
 
 export type IndexName = (typeof TABLE_DEFINITION.globalSecondaryIndexes)[number]['indexName'];
 
@@ -31,6 +40,7 @@ export function createTableInput(tableName: string) {
   return {
     TableName: tableName,
     BillingMode: 'PAY_PER_REQUEST' as const,
+    StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_DEFINITION.stream.viewType },
     AttributeDefinitions: [...attrs].map((AttributeName) => ({ AttributeName, AttributeType: 'S' as const })),
     KeySchema: [
       { AttributeName: TABLE_DEFINITION.partitionKey, KeyType: 'HASH' as const },

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
@@ -42,7 +44,7 @@ export function sqsSender(client = new SQSClient({})): QueueSender {
   };
 }
 
-interface Pending {
+export interface Pending {
   id: string;
   body: string;
   receiveCount: number;
@@ -66,28 +68,86 @@ export interface LocalWorker {
   handler: () => Promise<WorkerHandler>;
 }
 
-/** In-process queues for the local stack and tests, with SQS semantics. */
+/**
+ * Messages on disk, one file per message under `<dir>/<queue>/`, so a kill of the local stack loses none
+ * (as SQS would not). A file is written (write, then rename: never half a message) before `send` returns and
+ * rewritten on each receive; it is removed when the message is done or dead-lettered. Files that appear from
+ * outside (`npm run admin -- redrive`) are picked up on the next poll.
+ */
+export class MessageFiles {
+  constructor(private readonly dir: string) {}
+
+  private queueDir(queue: string) {
+    const d = join(this.dir, queue);
+    mkdirSync(d, { recursive: true });
+    return d;
+  }
+
+  save(queue: string, m: Pending): void {
+    const file = join(this.queueDir(queue), `${m.id}.json`);
+    writeFileSync(`${file}.tmp`, JSON.stringify(m));
+    renameSync(`${file}.tmp`, file);
+  }
+
+  remove(queue: string, id: string): void {
+    rmSync(join(this.queueDir(queue), `${id}.json`), { force: true });
+  }
+
+  /** Every stored message of the queue not among `known`. */
+  load(queue: string, known: Set<string>): Pending[] {
+    const out: Pending[] = [];
+    for (const f of readdirSync(this.queueDir(queue))) {
+      if (!f.endsWith('.json') || known.has(f.slice(0, -5))) continue;
+      try {
+        out.push(JSON.parse(readFileSync(join(this.queueDir(queue), f), 'utf8')) as Pending);
+      } catch {
+        // removed between readdir and read (done meanwhile): nothing to load
+      }
+    }
+    return out.sort((a, b) => a.sentAt - b.sentAt);
+  }
+}
+
+/**
+ * In-process queues for the local stack and tests, with SQS semantics. With `dir`, messages live in files
+ * (MessageFiles) and survive a kill; a message in flight when the process died is visible again at restart
+ * (its visibility timeout would have run out).
+ */
 export class LocalQueues implements QueueSender {
   private queues = new Map<string, Pending[]>();
   private workers = new Map<string, LocalWorker>();
   readonly deadLetters: DeadLetter[] = [];
   private timer?: NodeJS.Timeout;
   private busy = new Set<string>();
+  private readonly files?: MessageFiles;
 
   constructor(
-    private readonly opts: { log?: (msg: string, extra?: Record<string, unknown>) => void; onDeadLetter?: (d: DeadLetter) => void; baseBackoffMs?: number; pollMs?: number } = {},
-  ) {}
+    private readonly opts: { log?: (msg: string, extra?: Record<string, unknown>) => void; onDeadLetter?: (d: DeadLetter) => void; baseBackoffMs?: number; pollMs?: number; dir?: string } = {},
+  ) {
+    if (opts.dir) this.files = new MessageFiles(opts.dir);
+  }
 
   register(worker: LocalWorker): void {
     this.workers.set(worker.queue, worker);
     this.queues.set(worker.queue, this.queues.get(worker.queue) ?? []);
+    this.adopt(worker.queue, true);
+  }
+
+  /** Takes in the queue's stored messages not yet in memory (at start: all, made visible now). */
+  private adopt(queue: string, atStart = false): void {
+    if (!this.files) return;
+    const list = this.queues.get(queue)!;
+    const found = this.files.load(queue, new Set(list.map((m) => m.id)));
+    for (const m of found) list.push(atStart ? { ...m, visibleAt: Math.min(m.visibleAt, Date.now()) } : m);
   }
 
   async send(queue: string, body: unknown, opts?: { delaySeconds?: number }): Promise<string> {
     const list = this.queues.get(queue);
     if (!list) throw new Error(`Unknown queue ${queue}`);
     const id = randomUUID();
-    list.push({ id, body: JSON.stringify(body), receiveCount: 0, visibleAt: Date.now() + (opts?.delaySeconds ?? 0) * 1000, sentAt: Date.now() });
+    const m: Pending = { id, body: JSON.stringify(body), receiveCount: 0, visibleAt: Date.now() + (opts?.delaySeconds ?? 0) * 1000, sentAt: Date.now() };
+    this.files?.save(queue, m);
+    list.push(m);
     this.opts.log?.('queue: message sent', { queue, message_id: id });
     this.kick();
     return id;
@@ -113,6 +173,7 @@ export class LocalQueues implements QueueSender {
 
   private async poll(queue: string, worker: LocalWorker): Promise<void> {
     const list = this.queues.get(queue)!;
+    this.adopt(queue);
     const now = Date.now();
     const batch = list.filter((m) => m.visibleAt <= now).slice(0, worker.batchSize);
     if (batch.length === 0) return;
@@ -120,6 +181,7 @@ export class LocalQueues implements QueueSender {
     for (const m of batch) {
       m.receiveCount += 1;
       m.visibleAt = now + worker.timeoutSeconds * 6 * 1000; // in flight: invisible for the visibility timeout
+      this.files?.save(queue, m);
     }
     let failedIds = new Set<string>();
     let error: string | undefined;
@@ -137,6 +199,7 @@ export class LocalQueues implements QueueSender {
     for (const m of batch) {
       if (!failedIds.has(m.id)) {
         list.splice(list.indexOf(m), 1);
+        this.files?.remove(queue, m.id);
         continue;
       }
       if (m.receiveCount >= worker.maxReceiveCount) {
@@ -144,10 +207,12 @@ export class LocalQueues implements QueueSender {
         const dead: DeadLetter = { queue, id: m.id, body: JSON.parse(m.body), receiveCount: m.receiveCount, error };
         this.deadLetters.push(dead);
         this.opts.onDeadLetter?.(dead);
+        this.files?.remove(queue, m.id); // after the dead-letter store has it
         this.opts.log?.('queue: message dead-lettered', { queue, message_id: m.id, receive_count: m.receiveCount, error });
       } else {
         const backoff = (this.opts.baseBackoffMs ?? 500) * 2 ** (m.receiveCount - 1);
         m.visibleAt = Date.now() + backoff;
+        this.files?.save(queue, m);
         this.opts.log?.('queue: delivery failed, will retry', { queue, message_id: m.id, receive_count: m.receiveCount, retry_in_ms: backoff, error });
       }
     }

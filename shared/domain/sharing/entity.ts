@@ -57,6 +57,21 @@ export interface AccessRequestRecord {
   last_email_sent_at: string;
   resolved_at: string | null;
   resolved_by_uuid: string | null;
+  /**
+   * What the notices of the latest created/resent event were made of, written with the request so the change
+   * stream derives exactly those notices and their e-mail (shared/stream/access-request-notices.ts). Not presented.
+   */
+  notice?: RequestNotice;
+}
+
+/** The notices of one access request event: who is told, and the names as they read at the event. */
+export interface RequestNotice {
+  kind: NotificationKind;
+  /** When the event happened (the request's last_email_sent_at it set): names the event. */
+  at: string;
+  recipients: string[];
+  actor_display_name: string;
+  shareable_title: string;
 }
 
 /**

@@ -1,85 +1,73 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#shared/config.ts';
+import { createHash } from 'node:crypto';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { accessRequestKey, inboxList, notificationEntity, type AccessRequestRecord, type NotificationKind, type NotificationRecord, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
-import { ACCESS_REQUEST_QUEUE, type AccessRequestEmailMessage } from '#shared/domain/sharing/mail.ts';
+import { inboxList, notificationEntity, type AccessRequestRecord, type NotificationRecord, type RequestNotice } from '#shared/domain/sharing/entity.ts';
+import type { AccessRequestEmailMessage } from '#shared/domain/sharing/mail.ts';
+import type { UserRecord } from '#shared/domain/users/entity.ts';
 import type { WriteTx } from '#shared/db/store.ts';
 import { runList, type ListResource } from '#shared/list/engine.ts';
-import { queueSender } from '#shared/queue/queue.ts';
 
 /**
- * In-app notifications of an access request event, one per recipient, added to the transaction that
- * creates (or resends) the request: a notice exists exactly when the request change committed.
+ * The uuid of one recipient's notice of one access request event (the request's uuid and the event's time
+ * name the event): the request path and the change stream both derive it, so the notice is written at
+ * most once however often the event is replayed. UUID version 5 layout over SHA-1 of the three.
  */
-export function addRequestNotifications(tx: WriteTx, kind: NotificationKind, request: AccessRequestRecord, shareable: ShareableRecord, actorDisplayName: string, recipients: string[], now: string): NotificationRecord[] {
-  const notes = recipients.map(
+export function noticeUuid(requestUuid: string, eventAt: string, recipientUuid: string): string {
+  const b = createHash('sha1').update(`access_request_notice|${requestUuid}|${eventAt}|${recipientUuid}`).digest().subarray(0, 16);
+  b[6] = (b[6]! & 0x0f) | 0x50;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = b.toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** The in-app notices of an access request event, one per recipient, with their derived uuids. Pure. */
+export function requestNotifications(request: AccessRequestRecord, notice: RequestNotice): NotificationRecord[] {
+  const at = notice.at;
+  return notice.recipients.map(
     (recipient): NotificationRecord => ({
-      uuid: crypto.randomUUID(),
-      kind,
+      uuid: noticeUuid(request.uuid, at, recipient),
+      kind: notice.kind,
       recipient_uuid: recipient,
       actor_uuid: request.requester_uuid,
-      actor_display_name: actorDisplayName,
+      actor_display_name: notice.actor_display_name,
       subject_type: 'access_request',
       subject_uuid: request.uuid,
       shareable_type: request.shareable_type,
       shareable_uuid: request.shareable_uuid,
-      shareable_title: shareable.title,
+      shareable_title: notice.shareable_title,
       requested_level: request.requested_level,
       message: request.message,
       email_sent_at: null,
-      created_at: now,
-      updated_at: now,
+      created_at: at,
+      updated_at: at,
     }),
   );
+}
+
+/**
+ * The notice of an access request event, added to the transaction that creates (or resends) the request so
+ * the owner and managers see it at once (read-your-writes). The e-mails are not queued here: the change
+ * stream derives them (and any notice missing) from the committed request (shared/stream/access-request-notices.ts),
+ * so a function that dies after the commit loses nothing.
+ */
+export function addRequestNotifications(tx: WriteTx, request: AccessRequestRecord, notice: RequestNotice): NotificationRecord[] {
+  const notes = requestNotifications(request, notice);
   for (const n of notes) tx.create(notificationEntity, n);
   return notes;
 }
 
-/**
- * Hands the e-mails of committed notifications to the worker (only workers send e-mail). Called after the
- * commit; if the queue is unreachable the in-app notices stand and the failure is logged rather than turning
- * a committed change into an error the client would retry (the retry would find nothing left to do).
- */
-export async function queueRequestEmails(ctx: DomainCtx, kind: NotificationKind, request: AccessRequestRecord, shareable: ShareableRecord, notes: NotificationRecord[]): Promise<void> {
-  if (notes.length === 0) return;
-  const requester = ctx.caller.user;
-  const message: AccessRequestEmailMessage = {
+/** The e-mail message of an access request event's notices (only workers send e-mail). */
+export function requestEmailMessage(tenantId: string, request: AccessRequestRecord, notice: RequestNotice, requester: Pick<UserRecord, 'uuid' | 'display_name' | 'email'>): AccessRequestEmailMessage {
+  return {
     version: 1,
-    tenant_uuid: ctx.tenantId,
-    event: kind,
+    tenant_uuid: tenantId,
+    event: notice.kind,
     access_request_uuid: request.uuid,
-    shareable: { type: request.shareable_type, uuid: request.shareable_uuid, title: shareable.title },
+    shareable: { type: request.shareable_type, uuid: request.shareable_uuid, title: notice.shareable_title },
     requester: { uuid: requester.uuid, display_name: requester.display_name, email: requester.email },
     requested_level: request.requested_level,
     message: request.message,
-    deliveries: notes.map((n) => ({ recipient_uuid: n.recipient_uuid, notification_uuid: n.uuid })),
+    deliveries: notice.recipients.map((r) => ({ recipient_uuid: r, notification_uuid: noticeUuid(request.uuid, notice.at, r) })),
   };
-  try {
-    await queueSender().send(ACCESS_REQUEST_QUEUE, message);
-  } catch (err) {
-    ctx.log.error('access request e-mail not queued; the in-app notifications were written', { access_request_uuid: request.uuid, error: (err as Error).message });
-    await reopenResendWindow(ctx, request, shareable);
-  }
-}
-
-/**
- * No e-mail went out, so the resend window must not count one: the request's last e-mail time goes back to
- * the epoch (only if it is still the time just written), and the requester may resend at once.
- */
-async function reopenResendWindow(ctx: DomainCtx, request: AccessRequestRecord, shareable: ShareableRecord): Promise<void> {
-  try {
-    await ctx.db.send(
-      new UpdateCommand({
-        TableName: config.tableName,
-        Key: accessRequestKey(ctx.tenantId, shareable.type, shareable.uuid, request.requester_uuid),
-        UpdateExpression: 'SET last_email_sent_at = :epoch, v = v + :one',
-        ConditionExpression: 'last_email_sent_at = :sent AND id = :id',
-        ExpressionAttributeValues: { ':epoch': new Date(0).toISOString(), ':one': 1, ':sent': request.last_email_sent_at, ':id': request.uuid },
-      }),
-    );
-  } catch (err) {
-    ctx.log.error('resend window not reopened', { access_request_uuid: request.uuid, error: (err as Error).message });
-  }
 }
 
 export const presentNotification = (n: NotificationRecord) => ({

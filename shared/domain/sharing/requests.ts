@@ -4,8 +4,8 @@ import { keys } from '#shared/db/keys.ts';
 import { nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { loadShareable, requestRecipients, shareableAccess } from '#shared/domain/sharing/access.ts';
-import { accessRequestKey, shareableEntity, type AccessRequestRecord, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
-import { addRequestNotifications, queueRequestEmails } from '#shared/domain/sharing/notifications.ts';
+import { accessRequestKey, shareableEntity, type AccessRequestRecord, type RequestNotice, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
+import { addRequestNotifications } from '#shared/domain/sharing/notifications.ts';
 import { higherLevel, PATH_BY_SHAREABLE_TYPE, satisfies, type Level, type ShareablePath, type ShareableType } from '#shared/domain/sharing/types.ts';
 
 /**
@@ -30,13 +30,16 @@ interface RequestInput {
 
 type StoredRequest = Stored<AccessRequestRecord>;
 
-const ITEM_ONLY = ['PK', 'SK', 'kind', 'id', 'v'];
+const ITEM_ONLY = ['PK', 'SK', 'kind', 'id', 'v', 'expires_at'];
+
+/** The record as callers see it: the event's notice is the stream's input, not part of the request. */
+const withoutNotice = ({ notice: _notice, ...r }: AccessRequestRecord): AccessRequestRecord => r;
 
 async function readRequest(ctx: DataCtx, type: ShareableType, resourceUuid: string, requesterUuid: string): Promise<StoredRequest | undefined> {
   const out = await ctx.db.send(new GetCommand({ TableName: config.tableName, Key: accessRequestKey(ctx.tenantId, type, resourceUuid, requesterUuid), ConsistentRead: true }));
   if (!out.Item) return undefined;
   const record = Object.fromEntries(Object.entries(out.Item).filter(([k]) => !ITEM_ONLY.includes(k))) as unknown as AccessRequestRecord;
-  return { record, version: out.Item.v as number };
+  return { record: withoutNotice(record), version: out.Item.v as number };
 }
 
 const requestKeyOf = (ctx: DataCtx, s: ShareableRecord, requesterUuid: string) => accessRequestKey(ctx.tenantId, s.type, s.uuid, requesterUuid);
@@ -97,12 +100,12 @@ export async function requestAccess(ctx: DomainCtx, path: ShareablePath, shareab
         last_email_sent_at: now,
         resolved_at: null,
         resolved_by_uuid: null,
+        notice: { kind: 'access_request.created', at: now, recipients: requestRecipients(s, me), actor_display_name: ctx.caller.user.display_name, shareable_title: s.title },
       };
       putRequest(ctx, tx, s, record, read);
-      const notes = addRequestNotifications(tx, 'access_request.created', record, s, ctx.caller.user.display_name, requestRecipients(s, me), now);
+      addRequestNotifications(tx, record, record.notice!);
       await tx.commit();
-      await queueRequestEmails(ctx, 'access_request.created', record, s, notes);
-      return { record, outcome: 'created' as const };
+      return { record: withoutNotice(record), outcome: 'created' as const };
     }
 
     const level = higherLevel(pending.record.requested_level, input.requested_level);
@@ -142,20 +145,19 @@ export async function resendAccessRequest(ctx: DomainCtx, path: ShareablePath, s
 
     const now = new Date(nowMs).toISOString();
     const tx = new WriteTx(ctx);
+    const notice: RequestNotice = { kind: 'access_request.resent', at: now, recipients: requestRecipients(s, me), actor_display_name: ctx.caller.user.display_name, shareable_title: s.title };
     tx.add({
       Update: {
         TableName: config.tableName,
         Key: requestKeyOf(ctx, s, me),
-        UpdateExpression: 'SET last_email_sent_at = :now, v = v + :one',
+        UpdateExpression: 'SET last_email_sent_at = :now, notice = :notice, v = v + :one',
         ConditionExpression: '#status = :pending AND id = :id AND last_email_sent_at <= :cutoff',
         ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':now': now, ':one': 1, ':pending': 'pending', ':id': request.uuid, ':cutoff': new Date(nowMs - RESEND_WINDOW_MS).toISOString() },
+        ExpressionAttributeValues: { ':now': now, ':notice': notice, ':one': 1, ':pending': 'pending', ':id': request.uuid, ':cutoff': new Date(nowMs - RESEND_WINDOW_MS).toISOString() },
       },
     });
-    const sent = { ...request, last_email_sent_at: now };
-    const notes = addRequestNotifications(tx, 'access_request.resent', sent, s, ctx.caller.user.display_name, requestRecipients(s, me), now);
+    addRequestNotifications(tx, { ...request, last_email_sent_at: now }, notice);
     await tx.commit();
-    await queueRequestEmails(ctx, 'access_request.resent', sent, s, notes);
     return { status: 'resent' as const, next_resend_at: new Date(nowMs + RESEND_WINDOW_MS).toISOString() };
   });
 }

@@ -1,0 +1,195 @@
+import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { DescribeStreamCommand, DynamoDBStreamsClient, ExpiredIteratorException, GetRecordsCommand, GetShardIteratorCommand, type _Record } from '@aws-sdk/client-dynamodb-streams';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+
+/**
+ * The local stand-in for Lambda's DynamoDB Streams event source mapping: reads DynamoDB Local's stream of the
+ * table and calls the processor handler (functions/stream/processor.ts, the same code as in AWS) with Lambda's
+ * event shape, honouring its partial batch response like the mapping does: everything before the first failed
+ * record is checkpointed, the rest is delivered again after a back-off, and a record that still fails after
+ * `maxAttempts` goes to the dead-letter file (the on-failure destination) and the shard moves on.
+ *
+ * Shard positions are checkpointed in a file (DATA_DIR/stream-checkpoint.json) after each delivered batch, so
+ * a restart resumes where the last run left off. DynamoDB Local with -dbPath keeps its stream records across
+ * a SIGKILL and a restart (verified: same stream ARN, shard and sequence numbers), so what was committed but
+ * not yet processed when the stack died is processed after the restart; a change processed but not yet
+ * checkpointed is processed again, which the projections' idempotency makes harmless.
+ */
+export type StreamHandler = (event: DynamoDBStreamEvent) => Promise<DynamoDBBatchResponse | void>;
+
+export interface StreamPollerOptions {
+  endpoint: string;
+  streamArn: string;
+  checkpointFile: string;
+  deadLetterFile: string;
+  handler: () => Promise<StreamHandler>;
+  batchSize?: number;
+  maxAttempts?: number;
+  idleMs?: number;
+  log?: (msg: string, extra?: Record<string, unknown>) => void;
+}
+
+interface Checkpoint {
+  streamArn: string;
+  /** Last sequence number done per shard; `closed` shards are read to their end. */
+  shards: Record<string, { after?: string; closed?: boolean }>;
+}
+
+/** A record of the SDK's stream client in the shape Lambda hands a DynamoDB Streams handler. */
+export function lambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
+  const d = r.dynamodb ?? {};
+  const created = d.ApproximateCreationDateTime;
+  return {
+    eventID: r.eventID,
+    eventName: r.eventName,
+    eventVersion: r.eventVersion,
+    eventSource: 'aws:dynamodb',
+    awsRegion: r.awsRegion ?? 'local',
+    eventSourceARN: streamArn,
+    dynamodb: {
+      ApproximateCreationDateTime: created instanceof Date ? created.getTime() / 1000 : typeof created === 'number' ? created : Date.now() / 1000,
+      Keys: d.Keys as never,
+      NewImage: d.NewImage as never,
+      OldImage: d.OldImage as never,
+      SequenceNumber: d.SequenceNumber,
+      SizeBytes: d.SizeBytes,
+      StreamViewType: d.StreamViewType as never,
+    },
+  };
+}
+
+export class StreamPoller {
+  private readonly client: DynamoDBStreamsClient;
+  private checkpoint: Checkpoint;
+  private iterators = new Map<string, string | undefined>();
+  private attempts = new Map<string, number>();
+  private running = false;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+  /** Records handed to the processor since start (for tests and the chaos report). */
+  delivered = 0;
+
+  constructor(private readonly opts: StreamPollerOptions) {
+    this.client = new DynamoDBStreamsClient({ endpoint: opts.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const saved = existsSync(opts.checkpointFile) ? (JSON.parse(readFileSync(opts.checkpointFile, 'utf8')) as Checkpoint) : undefined;
+    // A checkpoint of another stream (the table was re-created) means nothing here.
+    this.checkpoint = saved?.streamArn === opts.streamArn ? saved : { streamArn: opts.streamArn, shards: {} };
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake?.();
+    await this.loop;
+    this.client.destroy();
+  }
+
+  private save(): void {
+    writeFileSync(`${this.opts.checkpointFile}.tmp`, JSON.stringify(this.checkpoint));
+    renameSync(`${this.opts.checkpointFile}.tmp`, this.opts.checkpointFile);
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let busy = false;
+      try {
+        busy = await this.pollOnce();
+      } catch (err) {
+        this.opts.log?.('stream: poll failed, will retry', { error: (err as Error).message });
+      }
+      if (!busy && this.running) await new Promise<void>((r) => ((this.wake = r), setTimeout(r, this.opts.idleMs ?? 100)));
+    }
+  }
+
+  /** One pass over every open shard; true when any records were delivered. */
+  private async pollOnce(): Promise<boolean> {
+    const shards = (await this.client.send(new DescribeStreamCommand({ StreamArn: this.opts.streamArn }))).StreamDescription?.Shards ?? [];
+    let busy = false;
+    for (const shard of shards) {
+      const id = shard.ShardId!;
+      const cp = (this.checkpoint.shards[id] ??= {});
+      if (cp.closed) continue;
+      // A child shard waits until its parent is read to its end: changes of one item stay in order.
+      if (shard.ParentShardId && this.checkpoint.shards[shard.ParentShardId] && !this.checkpoint.shards[shard.ParentShardId]!.closed) continue;
+      busy = (await this.readShard(id, cp)) || busy;
+    }
+    return busy;
+  }
+
+  private async iterator(shardId: string, cp: { after?: string }): Promise<string | undefined> {
+    const out = await this.client.send(
+      new GetShardIteratorCommand({
+        StreamArn: this.opts.streamArn,
+        ShardId: shardId,
+        ...(cp.after ? { ShardIteratorType: 'AFTER_SEQUENCE_NUMBER', SequenceNumber: cp.after } : { ShardIteratorType: 'TRIM_HORIZON' }),
+      }),
+    );
+    return out.ShardIterator;
+  }
+
+  private async readShard(shardId: string, cp: { after?: string; closed?: boolean }): Promise<boolean> {
+    let it = this.iterators.has(shardId) ? this.iterators.get(shardId) : await this.iterator(shardId, cp);
+    if (!it) return false;
+    let out;
+    try {
+      out = await this.client.send(new GetRecordsCommand({ ShardIterator: it, Limit: this.opts.batchSize ?? 100 }));
+    } catch (err) {
+      if (!(err instanceof ExpiredIteratorException)) throw err;
+      this.iterators.delete(shardId);
+      return false;
+    }
+    const records = out.Records ?? [];
+    if (records.length === 0) {
+      this.iterators.set(shardId, out.NextShardIterator);
+      if (!out.NextShardIterator) {
+        cp.closed = true; // a closed shard read to its end
+        this.save();
+      }
+      return false;
+    }
+    const event: DynamoDBStreamEvent = { Records: records.map((r) => lambdaRecord(r, this.opts.streamArn)) };
+    let failedFrom = -1;
+    let error: string | undefined;
+    try {
+      const res = await (await this.opts.handler())(event);
+      const failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+      failedFrom = event.Records.findIndex((r) => failed.has(r.dynamodb!.SequenceNumber!));
+    } catch (err) {
+      error = (err as Error).message;
+      failedFrom = 0;
+    }
+    this.delivered += records.length;
+    const done = failedFrom < 0 ? records : records.slice(0, failedFrom);
+    if (failedFrom >= 0) {
+      const record = event.Records[failedFrom]!;
+      const seq = record.dynamodb!.SequenceNumber!;
+      const attempts = (this.attempts.get(seq) ?? 0) + 1;
+      this.attempts.set(seq, attempts);
+      if (attempts >= (this.opts.maxAttempts ?? 3)) {
+        // The on-failure destination: the record is kept for an operator (`npm run admin -- redrive`) and the shard moves on.
+        appendFileSync(this.opts.deadLetterFile, `${JSON.stringify({ queue: 'table-stream', id: record.eventID, body: record, receiveCount: attempts, error })}\n`);
+        this.opts.log?.('stream: record dead-lettered', { event_id: record.eventID, sequence_number: seq, attempts, error });
+        this.attempts.delete(seq);
+        done.push(records[failedFrom]!);
+      } else {
+        this.opts.log?.('stream: record failed, will retry', { event_id: record.eventID, sequence_number: seq, attempts, error });
+      }
+    }
+    if (done.length) {
+      cp.after = done[done.length - 1]!.dynamodb!.SequenceNumber;
+      this.save();
+    }
+    if (failedFrom < 0) this.iterators.set(shardId, out.NextShardIterator);
+    else {
+      // Deliver again from the first record not done, after a back-off.
+      this.iterators.delete(shardId);
+      if (done.length < records.length) await new Promise((r) => setTimeout(r, 200 * (this.attempts.get(records[done.length]!.dynamodb!.SequenceNumber!) ?? 1)));
+    }
+    return true;
+  }
+}

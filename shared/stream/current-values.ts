@@ -1,0 +1,51 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { config } from '#shared/config.ts';
+import { getEntity, mutateEntity, nowIso, retryOnConflict, type DataCtx } from '#shared/db/store.ts';
+import { checkinEntity, checkinOrderItemKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { goalFollowing } from '#shared/domain/checkins/service.ts';
+import { goalEntity } from '#shared/domain/goals/entity.ts';
+import { NotFoundError } from '#shared/errors.ts';
+import { entityRecord } from '#shared/stream/changes.ts';
+import type { Projection } from '#shared/stream/projection.ts';
+
+/** The goal fields that follow its latest check-in (checkins/service.ts goalFollowing). */
+const FOLLOWED = ['current_value', 'current_progress', 'current_status', 'score', 'last_checkin_date', 'value_updated_at', 'value_updated_by_uuid', 'status_updated_at', 'status_updated_by_uuid'] as const;
+
+/** The goal's latest check-in now: the head of its order partition (strongly consistent), then its record. */
+export async function latestCheckin(ctx: DataCtx, goalUuid: string): Promise<CheckinRecord | undefined> {
+  const { PK } = checkinOrderItemKey(ctx.tenantId, goalUuid, '');
+  const out = await ctx.db.send(
+    new QueryCommand({ TableName: config.tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': PK }, ScanIndexForward: false, Limit: 1, ConsistentRead: true }),
+  );
+  const head = out.Items?.[0];
+  return head ? (await getEntity(ctx, checkinEntity, head.id as string, true))?.record : undefined;
+}
+
+/**
+ * A goal's current values from its latest check-in, from the change stream. The request path writes the
+ * goal in the check-in's own transaction, so this normally finds nothing to do; it repairs a goal written
+ * any other way (an import, an operator fix, a bug) and makes "current = latest check-in" an invariant
+ * rather than a habit. Idempotent: it computes from the check-ins as they are now, writes only a difference,
+ * conditioned on the goal's version (a concurrent check-in write makes it read again).
+ */
+export const currentValuesProjection: Projection = {
+  name: 'current-values',
+  accepts: (change) => (entityRecord<CheckinRecord>(change, 'checkin', 'new') ?? entityRecord<CheckinRecord>(change, 'checkin', 'old')) !== undefined,
+  async apply(change, ctx) {
+    const checkin = (entityRecord<CheckinRecord>(change, 'checkin', 'new') ?? entityRecord<CheckinRecord>(change, 'checkin', 'old'))!;
+    await retryOnConflict(() =>
+      mutateEntity(
+        ctx.data,
+        goalEntity,
+        checkin.goal_uuid,
+        async (goal) => {
+          const next = goalFollowing(goal.record, await latestCheckin(ctx.data, checkin.goal_uuid));
+          return FOLLOWED.some((k) => next[k] !== goal.record[k]) ? { ...next, updated_at: nowIso() } : undefined;
+        },
+        () => new NotFoundError('Goal', checkin.goal_uuid),
+      ),
+    ).catch((err) => {
+      if (!(err instanceof NotFoundError)) throw err; // the goal was deleted since: nothing follows any more
+    });
+  },
+};
