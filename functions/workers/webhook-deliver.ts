@@ -12,7 +12,7 @@ export const webhookDeliverHandler = (deps: () => AttemptDeps): WorkerHandler =>
     schema: DeliveryMessageSchema,
     log: logger,
     concurrent: true, // each attempt may wait 10 s for its receiver; a batch must fit the function's timeout
-    process: async (msg) => ({ delivery_uuid: msg.delivery_uuid, ...(await attemptDelivery({ tenantId: msg.tenant_uuid, db: await tenantDb(msg.tenant_uuid) }, msg, deps())) }),
+    process: async (msg, meta) => ({ delivery_uuid: msg.delivery_uuid, ...(await attemptDelivery({ tenantId: msg.tenant_uuid, db: await tenantDb(msg.tenant_uuid) }, msg, meta.messageId, deps())) }),
   });
 
 /** Consumer of the webhook-deliveries queue: one signed POST per message, the outcome recorded on the delivery. */

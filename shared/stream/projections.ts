@@ -2,6 +2,7 @@ import type { Projection } from '#shared/stream/projection.ts';
 import { accessRequestNoticesProjection } from '#shared/stream/access-request-notices.ts';
 import { currentValuesProjection } from '#shared/stream/current-values.ts';
 import { rollupProjection } from '#shared/stream/rollups.ts';
+import { outboundEventsProjection } from '#shared/stream/projections/events.ts';
 
 /**
  * Every projection the change stream feeds, in the order each change is offered to them (one line each; a
@@ -12,4 +13,5 @@ export const projections: readonly Projection[] = [
   currentValuesProjection,
   rollupProjection,
   accessRequestNoticesProjection,
+  outboundEventsProjection,
 ];

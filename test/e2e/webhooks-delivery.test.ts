@@ -190,4 +190,22 @@ describe('webhook deliveries', () => {
       await receiver.stop();
     }
   });
+
+  it('duplicate queue messages of one attempt (a replayed change, SQS duplicates) make one POST', async () => {
+    const receiver = await startReceiver(() => new Promise((r) => setTimeout(() => r(200), 500))); // slow: the duplicates overlap
+    try {
+      const w = await register(receiver.url);
+      const e = event('checkin.updated');
+      await fanOut(ctx, [e], queues);
+      const [d] = await deliveries(w);
+      const msg = { version: 1, tenant_uuid: t.tenantUuid, webhook_uuid: w.uuid, delivery_uuid: d.uuid, seq: 0, not_before: 0 };
+      await Promise.all(Array.from({ length: 6 }, () => queues.send(WEBHOOK_DELIVERY_QUEUE, msg)));
+      await eventually(async () => ((await deliveries(w))[0]?.status === 'succeeded' ? true : undefined), 20_000, 'succeeded');
+      await new Promise((r) => setTimeout(r, 1500));
+      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([e.id]);
+      expect((await deliveries(w))[0]).toMatchObject({ attempts: 1, status: 'succeeded' });
+    } finally {
+      await receiver.stop();
+    }
+  });
 });

@@ -10,15 +10,15 @@ export interface Received {
  * A webhook receiver on 127.0.0.1: records every request and answers with what `respond` says (default
  * 200). `respond` returning 'hang' never answers (the sender's timeout must end the attempt).
  */
-export async function startReceiver(respond: (r: Received, n: number) => number | 'hang' = () => 200) {
+export async function startReceiver(respond: (r: Received, n: number) => number | 'hang' | Promise<number> = () => 200) {
   const received: Received[] = [];
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
       const r = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
       received.push(r);
-      const status = respond(r, received.filter((x) => x.headers['webhook-id'] === r.headers['webhook-id']).length);
+      const status = await respond(r, received.filter((x) => x.headers['webhook-id'] === r.headers['webhook-id']).length);
       if (status === 'hang') return; // the socket stays open until the sender gives up
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status >= 300 ? `nope ${status}` : 'ok');
     });

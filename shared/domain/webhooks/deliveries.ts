@@ -64,6 +64,7 @@ export async function fanOut(ctx: DataCtx, events: IdentifiedEvent[], queue: Que
         body,
         round_attempts: 0,
         seq: 0,
+        claim: null,
         created_at: now,
         updated_at: now,
       };
@@ -75,7 +76,7 @@ export async function fanOut(ctx: DataCtx, events: IdentifiedEvent[], queue: Que
         const existing = await getEntity(ctx, deliveryEntity, d.uuid, true);
         if (!existing) throw err;
         const e = existing.record;
-        toSend = e.status === 'pending' && e.attempts === 0 && e.seq === 0 ? e : undefined;
+        toSend = e.status === 'pending' && e.attempts === 0 && e.seq === 0 && !e.claim ? e : undefined;
       }
       if (toSend) {
         await queue.send(WEBHOOK_DELIVERY_QUEUE, message(ctx.tenantId, toSend, Date.now()));
@@ -132,7 +133,7 @@ export async function redeliver(ctx: DomainCtx, webhookId: string, deliveryId: s
     if (!current || current.record.webhook_uuid !== w.uuid) throw new NotFoundError('Delivery', deliveryId);
     if (w.status !== 'active') throw ValidationError.field('status', 'webhook_disabled', 'This webhook is disabled; set its status to active first');
     const now = nowIso();
-    const next: DeliveryRecord = { ...current.record, status: 'pending', round_attempts: 0, seq: current.record.seq + 1, next_attempt_at: now, updated_at: now };
+    const next: DeliveryRecord = { ...current.record, status: 'pending', round_attempts: 0, seq: current.record.seq + 1, claim: null, next_attempt_at: now, updated_at: now };
     await queue.send(WEBHOOK_DELIVERY_QUEUE, message(ctx.tenantId, next, Date.now()));
     await new WriteTx(ctx).replace(deliveryEntity, current, next).commit();
     return next;
@@ -156,13 +157,24 @@ export type AttemptResult = { outcome: 'stale' | 'deferred' | 'succeeded' | 'ret
  * read; the next retry's message is queued before that write, so a crash between them leaves either a stale
  * message (dropped) or the current one redelivered by SQS (the attempt repeated: at least once).
  */
-export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, deps: AttemptDeps): Promise<AttemptResult> {
+export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messageId: string, deps: AttemptDeps): Promise<AttemptResult> {
   const now = deps.now ?? Date.now;
-  const stored = await getEntity(ctx, deliveryEntity, msg.delivery_uuid, true);
+  let stored = await getEntity(ctx, deliveryEntity, msg.delivery_uuid, true);
   if (!stored || stored.record.status !== 'pending' || stored.record.seq !== msg.seq) return { outcome: 'stale' };
   if (msg.not_before > now() + 500) {
     await deps.queue.send(WEBHOOK_DELIVERY_QUEUE, msg, { delaySeconds: delayUntil(msg.not_before) });
     return { outcome: 'deferred' };
+  }
+  if (stored.record.claim && stored.record.claim !== messageId) return { outcome: 'stale' };
+  if (!stored.record.claim) {
+    const claimed = { ...stored.record, claim: messageId };
+    try {
+      await new WriteTx(ctx).replace(deliveryEntity, stored, claimed).commit();
+    } catch (err) {
+      if (err instanceof ConcurrentUpdateError) return { outcome: 'stale' }; // a duplicate message claimed it first
+      throw err;
+    }
+    stored = { record: claimed, version: stored.version + 1 };
   }
   const endpoint = await getEntity(ctx, webhookEntity, msg.webhook_uuid, true);
   let outcome: PostOutcome;
@@ -192,6 +204,7 @@ async function finish(ctx: DataCtx, stored: Stored<DeliveryRecord>, outcome: Pos
     round_attempts: d.round_attempts + (final ? 0 : 1),
     last_status_code: outcome.statusCode ?? (final ? d.last_status_code : null),
     last_error: outcome.error,
+    claim: null,
     updated_at: at,
     ...(outcome.ok
       ? { status: 'succeeded' as const, delivered_at: at, next_attempt_at: null }

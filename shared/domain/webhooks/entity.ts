@@ -56,6 +56,11 @@ export interface DeliveryRecord extends BaseRecord {
   round_attempts: number;
   /** Bumped whenever a new queue message is issued for this delivery; a message carrying an older value is stale. */
   seq: number;
+  /**
+   * The queue message that took the current attempt (null until one does). A duplicate message of the same
+   * seq finds another message's claim and does nothing; SQS redelivering the claimer itself (a crash) goes on.
+   */
+  claim: string | null;
 }
 
 /**

@@ -25,4 +25,4 @@ export function eventsProjection(deps: { queue?: () => QueueSender; bus?: () => 
   };
 }
 
-export const events = eventsProjection();
+export const outboundEventsProjection = eventsProjection();
