@@ -169,6 +169,7 @@ export class GoalTrackingStack extends Stack {
       const group = this.routeGroup(route.doc.tag);
       const fn = new ServiceFunction(group, name, {
         handler: route.handler,
+        bundleFiles: route.bundleFiles,
         description: `${route.method} ${route.path}`,
         rolePath: this.data.rolePath(access),
         timeout: ROUTE_TIMEOUT,
@@ -195,7 +196,7 @@ export class GoalTrackingStack extends Stack {
       if (route.auth === 'public') {
         Validations.of(httpRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
-          reason: `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,
+          reason: `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document, its reference page and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,
         });
       }
     }

@@ -80,3 +80,18 @@ export class ConcurrentUpdateError extends AppError {
     super(409, 'conflict', 'The resource was changed concurrently; retry the request');
   }
 }
+
+/** DynamoDB's TransactWriteItems limit: a change needing more is refused whole (never split, never half-applied). */
+export const MAX_TRANSACTION_ITEMS = 100;
+
+/**
+ * A change that does not fit one atomic transaction: 422 `too_many`, naming the field to send less of.
+ * Raised in one place, the store's transaction commit (shared/db/store.ts), or earlier by a rule that knows.
+ */
+export class TooManyWritesError extends AppError {
+  constructor(field: string | undefined, hint = 'Delete or change fewer goals or associations at once.') {
+    super(422, 'validation_failed', `This change needs more than ${MAX_TRANSACTION_ITEMS} writes in one atomic transaction. ${hint}`, [
+      { field, code: 'too_many', message: `at most ${MAX_TRANSACTION_ITEMS} items per atomic write` },
+    ]);
+  }
+}

@@ -60,6 +60,9 @@ export function buildOpenApiDocument() {
           description: r.doc.success.description ?? 'Success',
           ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}),
         },
+        ...Object.fromEntries(
+          (r.doc.alsoSuccess ?? []).map((other) => [other.status, { description: other.description, ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}) }]),
+        ),
         ...(r.auth === 'jwt'
           ? {
               400: errorResponse('Malformed request: bad JSON, wrong types, unknown fields, unknown filters'),
@@ -97,7 +100,7 @@ export function buildOpenApiDocument() {
       },
     });
   }
-  return new OpenApiGeneratorV31(registry.definitions).generateDocument({
+  return withRetriesAndLimits(new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {
       title: 'Goal-tracking API',
@@ -108,5 +111,55 @@ export function buildOpenApiDocument() {
         'Errors are {"error":{status,code,message,details,request_id}}, except three answers API Gateway gives itself with its own body: a refused token (401 {"message":"Unauthorized"}), stage throttling (429 {"message":"Too Many Requests"}) and a method or path no route matches (404 {"message":"Not Found"}).',
     },
     servers: [{ url: '/' }],
-  });
+  }));
+}
+
+type OpenApiDoc = ReturnType<OpenApiGeneratorV31['generateDocument']>;
+type Operation = { security?: unknown[]; requestBody?: unknown; parameters?: unknown[]; responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }> };
+
+/**
+ * Contract section 11 in the document: the Idempotency-Key header on every POST, the RateLimit-Policy and
+ * RateLimit headers on every authenticated answer, Retry-After on 429, and the transport's 413/415/431.
+ */
+function withRetriesAndLimits(doc: OpenApiDoc): OpenApiDoc {
+  const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
+  const components = (doc.components ??= {}) as Record<string, Record<string, unknown>>;
+  const error = { 'application/json': { schema: ref('schemas', 'Error') } };
+  components.schemas = { ...components.schemas, Error: z.toJSONSchema(ErrorBody, { target: 'draft-2020-12' }) };
+  components.headers = {
+    ...components.headers,
+    'RateLimit-Policy': { description: 'IETF httpapi ratelimit-headers: the quotas that apply, `"user";q=<burst>;w=<seconds>, "tenant";q=<burst>;w=<seconds>` (absent when the tenant has no limit)', schema: { type: 'string' } },
+    RateLimit: { description: 'IETF httpapi ratelimit-headers: what is left, `"user";r=<remaining>;t=<seconds until full>, "tenant";r=...;t=...`', schema: { type: 'string' } },
+    'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } },
+    'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+  };
+  components.parameters = {
+    ...components.parameters,
+    IdempotencyKey: {
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description:
+        'Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key.',
+      schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
+    },
+  };
+  const limitHeaders = { 'RateLimit-Policy': ref('headers', 'RateLimit-Policy'), RateLimit: ref('headers', 'RateLimit') };
+  for (const [method, op] of Object.values(doc.paths ?? {}).flatMap((item) => Object.entries(item as Record<string, Operation>))) {
+    if (!op.responses || !op.security?.length) continue; // public routes: no caller, no limits
+    for (const [status, res] of Object.entries(op.responses)) if (status !== '401') res.headers = { ...res.headers, ...limitHeaders };
+    op.responses['429'] = { description: 'rate_limited: the tenant or the caller is over its limit', headers: { 'Retry-After': ref('headers', 'Retry-After'), ...limitHeaders }, content: error };
+    op.responses['413'] = { description: 'payload_too_large: the body is over 1 MiB', content: error };
+    op.responses['431'] = { description: 'headers_too_large: the request headers are over 8 KiB', content: error };
+    if (op.requestBody) op.responses['415'] = { description: 'unsupported_media_type: the body is not in a media type the operation takes', content: error };
+    if (method !== 'post') continue;
+    op.parameters = [...(op.parameters ?? []), ref('parameters', 'IdempotencyKey')];
+    const first = Object.entries(op.responses).find(([status]) => status.startsWith('2'));
+    if (first) first[1].headers = { ...first[1].headers, 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') };
+    const conflict = op.responses['409'];
+    op.responses['409'] = { ...conflict, description: `${conflict ? `${conflict.description}; ` : ''}idempotency_key_in_use: a request with this Idempotency-Key is still running`, content: error };
+    const rule = op.responses['422'];
+    op.responses['422'] = { ...rule, description: `${rule ? `${rule.description}; ` : ''}idempotency_key_reused: this Idempotency-Key was used with another body`, content: error };
+  }
+  return doc;
 }

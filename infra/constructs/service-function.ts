@@ -1,8 +1,9 @@
-import { join } from 'node:path';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, OutputFormat, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { REPO_ROOT } from '../paths.ts';
@@ -18,6 +19,18 @@ export interface ServiceFunctionProps {
   memorySize?: number;
   logRetention: RetentionDays;
   environment?: Record<string, string>;
+  /** Repository-relative files the handler reads at run time, copied into the bundle at the same relative path. */
+  bundleFiles?: string[];
+}
+
+/** Bundling hooks that copy files (repository-relative) next to the bundle, where shared/docs/bundled-file.ts reads them. */
+function copyIntoBundle(files: string[]): ICommandHooks {
+  for (const file of files) if (!existsSync(join(REPO_ROOT, file))) throw new Error(`bundle file ${file} does not exist`);
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir, outputDir) => files.map((f) => `mkdir -p "${join(outputDir, dirname(f))}" && cp "${join(inputDir, f)}" "${join(outputDir, f)}"`),
+  };
 }
 
 /**
@@ -79,6 +92,7 @@ export class ServiceFunction extends Construct implements TableBindable, iam.IGr
         banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
         // The handlers import `#shared/*.ts`: esbuild resolves package.json "imports" and .ts extensions itself.
         tsconfig: join(REPO_ROOT, 'tsconfig.json'),
+        ...(props.bundleFiles?.length ? { commandHooks: copyIntoBundle(props.bundleFiles) } : {}),
       },
     });
 

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { configuredIssuer, DEFAULT_TTL_SECONDS } from '#shared/auth/issuer.ts';
 import { baseDb } from '#shared/db/client.ts';
 import { getEntity } from '#shared/db/store.ts';
+import { setLimits } from './set-limits.ts';
 import { createTenant } from '#shared/domain/tenants.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { UUID_RE } from '#shared/domain/scoped-id.ts';
@@ -41,5 +42,6 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
     const { token, expiresAt } = await issuer.sign({ tenantId: values.tenant, userId: values.user, ttlSeconds: ttl });
     return { token, expires_at: expiresAt };
   }
-  throw new Error(`Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]`);
+  if (command === 'set-limits') return setLimits(db, rest);
+  throw new Error(`Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset)`);
 }

@@ -173,7 +173,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const requestId = randomUUID();
     const [rawPath = '/', rawQueryString = ''] = (req.url ?? '/').split(/\?(.*)/s);
     const method = (req.method ?? 'GET').toUpperCase();
-    const send = (status: number, headers: Record<string, string>, body: string) => {
+    const send = (status: number, headers: Record<string, string>, body: string | Buffer) => {
       res.writeHead(status, { 'apigw-requestid': requestId, ...headers });
       res.end(body);
       log('access', { request_id: requestId, method, path: rawPath, status, ms: Date.now() - started });
@@ -265,7 +265,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const result = (await handler(event, context)) as ApiResult;
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) out[k] = String(v);
-    send(result.statusCode ?? 200, out, typeof result.body === 'string' ? result.body : '');
+    // As API Gateway: a base64-encoded body (binary or compressed) goes out decoded.
+    const responseBody = typeof result.body !== 'string' ? '' : result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body;
+    send(result.statusCode ?? 200, out, responseBody);
   }
 
   writeFileSync(stackFile(dataDir), JSON.stringify({ url, dynamoEndpoint: dynamo.endpoint, tableName, issuer: issuer.issuer, pid: process.pid }, null, 2));

@@ -3,7 +3,10 @@ import { TransactionCanceledException, ConditionalCheckFailedException } from '@
 import { config } from '#shared/config.ts';
 import type { Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { AppError, ConcurrentUpdateError } from '#shared/errors.ts';
+import { AppError, ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, TooManyWritesError } from '#shared/errors.ts';
+import { entryListPartition, type EntryList } from '#shared/db/entry-lists.ts';
+
+export { entryList, type EntryList } from '#shared/db/entry-lists.ts';
 
 /** What every request-scoped data access needs: the caller's tenant and a client confined to it. */
 export interface DataCtx {
@@ -17,13 +20,20 @@ export interface BaseRecord {
   updated_at: string;
 }
 
-/** One association value of an entity, indexed so "entities whose <name> is <value>" is one Query. */
+/**
+ * One association value of an entity, indexed so "entities whose <name> is <value>" is one Query. Built with
+ * `entry(list, value)` from a declared EntryList (entry-lists.ts), so the writer and every reader name the
+ * same constant.
+ */
 export interface EntryDef {
   name: string;
   value: string;
   /** List family the entry is indexed under; defaults to the entity's list name. */
   list?: string;
 }
+
+/** The entry of `record` in a declared entry list. */
+export const entry = (of: EntryList, value: string): EntryDef => ({ list: of.list, name: of.name, value });
 
 /** A uniqueness claim: at most one entity of the tenant may hold (name, value). */
 export interface UniqueDef {
@@ -111,15 +121,15 @@ export async function getEntities<R extends BaseRecord>(ctx: DataCtx, def: Entit
 }
 
 /** The id holding a uniqueness claim, if any. */
-export async function findUnique(ctx: DataCtx, name: string, value: string): Promise<string | undefined> {
-  return (await findUniques(ctx, name, [value])).get(value);
+export async function findUnique(ctx: DataCtx, name: string, value: string, consistent = false): Promise<string | undefined> {
+  return (await findUniques(ctx, name, [value], consistent)).get(value);
 }
 
 /** The ids holding the uniqueness claims (name, value) for many values, in one BatchGetItem per 100: value → id, unclaimed values absent. */
-export async function findUniques(ctx: DataCtx, name: string, values: Iterable<string>): Promise<Map<string, string>> {
+export async function findUniques(ctx: DataCtx, name: string, values: Iterable<string>, consistent = false): Promise<Map<string, string>> {
   const unique = [...new Set(values)];
   const byPk = new Map(unique.map((v) => [keys.unique(ctx.tenantId, name, v).PK, v]));
-  const items = await batchGet(ctx, unique.map((v) => keys.unique(ctx.tenantId, name, v)));
+  const items = await batchGet(ctx, unique.map((v) => keys.unique(ctx.tenantId, name, v)), consistent);
   return new Map(items.map((item) => [byPk.get(item.PK as string)!, item.id as string]));
 }
 
@@ -159,6 +169,90 @@ export async function* partitionEntries(ctx: DataCtx, partition: string, opts: {
   } while (startKey);
 }
 
+/** Every entry of one value of a declared entry list (creation order): `entriesOf(ctx, membersOfTeam, teamUuid)`. */
+export const entriesOf = (ctx: DataCtx, of: EntryList, value: string, opts: { pageSize?: number } = {}) => partitionEntries(ctx, entryListPartition(ctx.tenantId, of, value), opts);
+
+/** The GSI1 partition of one value of a declared entry list (for the list engine's paging). */
+export const entryPartitionOf = (ctx: DataCtx, of: EntryList, value: string) => entryListPartition(ctx.tenantId, of, value);
+
+/** The list row of a record as its entity writes it (id, creation-order sort key, envelope): for lists assembled in memory. */
+export const listEntryOf = <R extends BaseRecord>(def: EntityDef<R>, r: R): ListEntry => ({ id: r.uuid, sortKey: keys.listSortKey(r.created_at, r.uuid), ...(def.envelope?.(r) ?? {}) });
+
+// ---------- side items (misc keys: order items, requester claims, request items) ----------
+
+/** A side item's key: built by the entity that owns it (keys.misc), never by hand. */
+export type SideKey = { PK: string; SK: string };
+/** A side item as stored, without its key attributes. */
+export type SideItem = Record<string, unknown>;
+
+const KEY_ATTRS = new Set(['PK', 'SK']);
+const withoutKeys = (item: Record<string, unknown>): SideItem => Object.fromEntries(Object.entries(item).filter(([k]) => !KEY_ATTRS.has(k)));
+
+/** One side item (strongly consistent by default: side items carry claims and throttles). */
+export async function getSide(ctx: DataCtx, key: SideKey, consistent = true): Promise<SideItem | undefined> {
+  if (!storable(key.PK)) return undefined;
+  const out = await ctx.db.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: consistent }));
+  return out.Item ? withoutKeys(out.Item) : undefined;
+}
+
+/** Side items of one base-table partition in sort-key order (`forward: false`: newest first), with their SK. */
+export async function querySide(ctx: DataCtx, partitionKey: string, opts: { forward?: boolean; limit?: number; consistent?: boolean } = {}): Promise<Array<SideItem & { SK: string }>> {
+  if (!storable(partitionKey)) return [];
+  const out = await ctx.db.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': partitionKey },
+      ScanIndexForward: opts.forward ?? true,
+      ConsistentRead: opts.consistent ?? true,
+      Limit: opts.limit,
+    }),
+  );
+  return (out.Items ?? []).map((i) => ({ ...withoutKeys(i), SK: i.SK as string }));
+}
+
+/**
+ * A condition on one item, all parts ANDed: `exists` (the item is there / is not), attributes equal to
+ * values, attributes at most a value. Values are passed as expression values, never spliced into text.
+ */
+export interface ItemCondition {
+  exists?: boolean;
+  equals?: Record<string, unknown>;
+  atMost?: Record<string, string | number>;
+}
+
+/** Builds a condition (and update) expression with generated placeholders. */
+class Expr {
+  readonly names: Record<string, string> = {};
+  readonly values: Record<string, unknown> = {};
+  private n = 0;
+  name(attr: string) {
+    const k = `#a${this.n++}`;
+    this.names[k] = attr;
+    return k;
+  }
+  value(v: unknown) {
+    const k = `:v${this.n++}`;
+    this.values[k] = v;
+    return k;
+  }
+  condition(c: ItemCondition | undefined): string | undefined {
+    if (!c) return undefined;
+    const parts: string[] = [];
+    if (c.exists !== undefined) parts.push(c.exists ? 'attribute_exists(PK)' : 'attribute_not_exists(PK)');
+    for (const [a, v] of Object.entries(c.equals ?? {})) parts.push(`${this.name(a)} = ${this.value(v)}`);
+    for (const [a, v] of Object.entries(c.atMost ?? {})) parts.push(`${this.name(a)} <= ${this.value(v)}`);
+    return parts.length ? parts.join(' AND ') : undefined;
+  }
+  /** Spreads the names/values into a command input (omitted when empty: DynamoDB refuses empty maps). */
+  attrs() {
+    return {
+      ...(Object.keys(this.names).length ? { ExpressionAttributeNames: this.names } : {}),
+      ...(Object.keys(this.values).length ? { ExpressionAttributeValues: this.values } : {}),
+    };
+  }
+}
+
 // ---------- writes ----------
 
 type TxItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
@@ -171,6 +265,7 @@ type TxItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 export class WriteTx {
   private items: TxItem[] = [];
   private failures: Array<() => AppError> = [];
+  private tooMany: { field?: string; hint?: string } = {};
 
   constructor(private readonly ctx: DataCtx) {}
 
@@ -178,8 +273,8 @@ export class WriteTx {
     return this.items.length;
   }
 
-  /** Adds a raw operation (Put/Update/Delete/ConditionCheck) with the error its failed condition means. */
-  add(item: TxItem, onConditionFail: () => AppError = () => new ConcurrentUpdateError()): this {
+  /** Adds a raw operation (Put/Update/Delete/ConditionCheck) with the error its failed condition means. Store-internal: callers use the typed operations. */
+  private add(item: TxItem, onConditionFail: () => AppError = () => new ConcurrentUpdateError()): this {
     this.items.push(item);
     this.failures.push(onConditionFail);
     return this;
@@ -233,9 +328,86 @@ export class WriteTx {
     return this;
   }
 
+  /** The entity exists (not deleted) when the transaction commits; else `onFail` (e.g. a 422 naming the field). */
+  checkExists<R extends BaseRecord>(def: EntityDef<R>, id: string, onFail: () => AppError): this {
+    return this.add({ ConditionCheck: { TableName: tableName(), Key: keys.entity(this.ctx.tenantId, def.type, id), ConditionExpression: 'attribute_exists(PK)' } }, onFail);
+  }
+
+  /** The entity is still at the version read when the transaction commits (else a retry: ConcurrentUpdateError). */
+  checkVersion<R extends BaseRecord>(def: EntityDef<R>, read: Stored<R>, onFail: () => AppError = () => new ConcurrentUpdateError()): this {
+    return this.add(
+      { ConditionCheck: { TableName: tableName(), Key: keys.entity(this.ctx.tenantId, def.type, read.record.uuid), ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': read.version } } },
+      onFail,
+    );
+  }
+
+  /**
+   * Bumps an entity's version without changing its record (a "touch"): every transaction that checks or
+   * writes the entity at the version it read then conflicts with this one. References use it: a goal write
+   * touches the period and teams it names, their delete is conditioned on the version it read (data-model.md).
+   */
+  touch<R extends BaseRecord>(def: EntityDef<R>, read: Stored<R>, onFail: () => AppError = () => new ConcurrentUpdateError()): this {
+    return this.add(
+      {
+        Update: {
+          TableName: tableName(),
+          Key: keys.entity(this.ctx.tenantId, def.type, read.record.uuid),
+          UpdateExpression: 'SET v = :next',
+          ConditionExpression: 'v = :v',
+          ExpressionAttributeValues: { ':v': read.version, ':next': read.version + 1 },
+        },
+      },
+      onFail,
+    );
+  }
+
+  /** Puts a side item (its key from the owning entity), optionally conditioned. */
+  putSide(key: SideKey, attrs: SideItem, opts: { if?: ItemCondition; onFail?: () => AppError } = {}): this {
+    const e = new Expr();
+    const condition = e.condition(opts.if);
+    return this.add({ Put: { TableName: tableName(), Item: { ...attrs, ...key }, ...(condition ? { ConditionExpression: condition, ...e.attrs() } : {}) } }, opts.onFail);
+  }
+
+  /** Deletes a side item (no condition: deleting an absent item is a no-op). */
+  deleteSide(key: SideKey): this {
+    return this.add({ Delete: { TableName: tableName(), Key: key } });
+  }
+
+  /** Sets attributes of a side item and adds to numeric ones (e.g. its version `v`), optionally conditioned. */
+  updateSide(key: SideKey, change: { set: SideItem; add?: Record<string, number>; if?: ItemCondition }, onFail?: () => AppError): this {
+    const e = new Expr();
+    const sets = [
+      ...Object.entries(change.set).map(([a, v]) => `${e.name(a)} = ${e.value(v)}`),
+      ...Object.entries(change.add ?? {}).map(([a, n]) => {
+        const name = e.name(a);
+        return `${name} = ${name} + ${e.value(n)}`;
+      }),
+    ];
+    const condition = e.condition(change.if);
+    return this.add({ Update: { TableName: tableName(), Key: key, UpdateExpression: `SET ${sets.join(', ')}`, ...(condition ? { ConditionExpression: condition } : {}), ...e.attrs() } }, onFail);
+  }
+
+  /** The side item satisfies `condition` when the transaction commits. */
+  checkSide(key: SideKey, condition: ItemCondition, onFail?: () => AppError): this {
+    const e = new Expr();
+    return this.add({ ConditionCheck: { TableName: tableName(), Key: key, ConditionExpression: e.condition(condition) ?? 'attribute_exists(PK) OR attribute_not_exists(PK)', ...e.attrs() } }, onFail);
+  }
+
+  /** The field a `too_many` refusal of this transaction names (what the client should send less of). */
+  blame(field: string | undefined, hint?: string): this {
+    this.tooMany = { field, hint };
+    return this;
+  }
+
+  /** Refuses (422 too_many) now, before anything is written, when the transaction would not fit; `extra` items still to come. */
+  assertFits(extra = 0): this {
+    if (this.items.length + extra > MAX_TRANSACTION_ITEMS) throw new TooManyWritesError(this.tooMany.field, this.tooMany.hint);
+    return this;
+  }
+
   async commit(): Promise<void> {
     if (this.items.length === 0) return;
-    if (this.items.length > 100) throw new Error(`Transaction of ${this.items.length} items exceeds DynamoDB's limit of 100`);
+    this.assertFits();
     try {
       await this.ctx.db.send(new TransactWriteCommand({ TransactItems: this.items }));
     } catch (err) {

@@ -1,6 +1,6 @@
 import type { Caller } from '#shared/auth/caller.ts';
 import type { DataCtx } from '#shared/db/store.ts';
-import type { Loader } from '#shared/list/loader.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
 import type { Log } from '#shared/logger.ts';
 
 /** What domain functions receive: the caller, its tenant-confined data access, and per-request caches. */

@@ -13,7 +13,7 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { UUID_RE } from '#shared/domain/scoped-id.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { AppError, BadRequestError, UnauthorizedError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
-import { Loader } from '#shared/list/loader.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
 import { idempotencyKeyOf, runIdempotent } from '#shared/http/idempotency.ts';
 import { limitDefaultsFromEnv, RateLimiter } from '#shared/http/rate-limit.ts';
 import { readBodyOf, transport } from '#shared/http/transport.ts';

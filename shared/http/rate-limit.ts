@@ -134,7 +134,9 @@ export class RateLimiter {
       }
       retryAfterMs = Math.min(retryAfterMs, 'retryAfterMs' in res ? res.retryAfterMs : cell.intervalMs);
     }
-    b.denyUntil = now + retryAfterMs;
+    // Refuse locally until about a block has refilled (at most half the shard's capacity, so nothing overflows
+    // meanwhile): a flood of refused requests then costs few writes.
+    b.denyUntil = now + Math.max(retryAfterMs, Math.min(blockFor(limit, shards) * cell.intervalMs, cell.capacityMs / 2));
     return retryAfterMs;
   }
 

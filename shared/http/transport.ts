@@ -56,12 +56,12 @@ async function acceptsOf(routeKey: string | undefined): Promise<readonly string[
  * source text, which JSON.parse hands a reviver and middy's wrapper drops; `__proto__` stays an own key, so
  * the schema names it as an unknown field (400).
  */
-export async function readBody(event: Event): Promise<ReadBody> {
+export async function readBody(event: Event, routeAccepts?: readonly string[]): Promise<ReadBody> {
   const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   if (raw.trim() === '') return { kind: 'none' };
   const contentType = event.headers?.['content-type'];
   const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
-  const accepts = await acceptsOf(event.routeKey);
+  const accepts = routeAccepts ?? (await acceptsOf(event.routeKey));
   if (accepts.includes('application/json') && contentType && jsonContentTypePattern.test(contentType.trim())) return { kind: 'json', value: readJsonBody(raw) };
   if (mediaType && accepts.includes(mediaType) && mediaType !== 'application/json') return { kind: 'raw', mediaType, text: raw };
   throw new UnsupportedMediaTypeError(contentType, accepts);

@@ -1,8 +1,8 @@
 import { keys } from '#shared/db/keys.ts';
-import { getEntities, queryList, type BaseRecord, type DataCtx, type EntityDef, type ListEntry } from '#shared/db/store.ts';
+import { entryPartitionOf, getEntities, queryList, type BaseRecord, type DataCtx, type EntityDef, type EntryList, type ListEntry } from '#shared/db/store.ts';
 import { BadRequestError } from '#shared/errors.ts';
 import { attributeMap, matchValue, parseFilters, type AttrType, type ParsedFilter } from '#shared/list/filter.ts';
-import { Loader } from '#shared/list/loader.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
 import { parsePageParams } from '#shared/list/params.ts';
 
 /**
@@ -32,16 +32,16 @@ export interface AttrDef<R> {
 export interface IndexEnv {
   ctx: DataCtx;
   loader: Loader;
-  /** GSI1 partition of an entry list of this resource: `<list>@<name>#<value>`. */
-  entryPartition(list: string, name: string, value: string): string;
+  /** GSI1 partition of one value of a declared entry list: `<list>@<name>#<value>`. */
+  entryPartition(of: EntryList, value: string): string;
 }
 
 /** The `uuid` attribute every resource has: `eq`/`in` read those records directly. */
 export const uuidAttr = <R extends BaseRecord>(): AttrDef<R> => ({ type: 'string', get: (r) => r.uuid, index: async (values) => ({ ids: values as string[] }) });
 
 /** Serves `eq`/`in` from the entry lists `<list>@<name>#<value>` of the filter's values. */
-export const entryIndex = (list: string, name: string) => async (values: unknown[], env: IndexEnv): Promise<IndexSource> => ({
-  partitions: (values as string[]).map((v) => env.entryPartition(list, name, v)),
+export const entryIndex = (of: EntryList) => async (values: unknown[], env: IndexEnv): Promise<IndexSource> => ({
+  partitions: (values as string[]).map((v) => env.entryPartition(of, v)),
 });
 
 export interface ListResource<R extends BaseRecord> {
@@ -75,7 +75,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   const { page, rest } = parsePageParams(run.pairs);
   const attributes = attributeMap(resource.attributes); // client-named: looked up in a Map only
   const { filters, sort, echo } = parseFilters(rest, attributes);
-  const env: IndexEnv = { ctx: run.ctx, loader: run.loader, entryPartition: (list, name, value) => keys.entryList(run.ctx.tenantId, list, name, value) };
+  const env: IndexEnv = { ctx: run.ctx, loader: run.loader, entryPartition: (of, value) => entryPartitionOf(run.ctx, of, value) };
 
   const order = resource.driverOrder ?? [...attributes.keys()];
   const driver = filters

@@ -17,6 +17,7 @@ export const integrationRoutes: Route[] = [
       tag,
       body: ConnectorRequestCreateBody,
       success: { status: 201, schema: ConnectorRequestResponse, description: '201 when the connector was added to the tenant\'s list of requested connections; 200 (same body) when it was already there: the caller is added to its requesters, or nothing changes if the caller had already asked.' },
+      alsoSuccess: [{ status: 200, description: 'The connector was already requested: the caller is added to its requesters, or nothing changes if the caller had already asked' }],
     },
   },
   { method: 'GET', path: '/connector_requests', handler: 'functions/integrations/list-connector-requests.ts', auth: 'jwt', table: 'read', doc: { summary: "The tenant's requested connections (admins), oldest first", tag, extension: true, list: true, success: { status: 200, schema: ConnectorRequestListResponse } } },

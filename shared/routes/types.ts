@@ -27,6 +27,8 @@ export interface Route {
    * (shared/http/transport.ts). A non-JSON type reaches the handler as `rawBody` text.
    */
   accepts?: string[];
+  /** Repository-relative files the handler reads at run time (shared/docs/bundled-file.ts): copied into this function's bundle only. */
+  bundleFiles?: string[];
   doc: {
     summary: string;
     tag: string;
@@ -35,6 +37,8 @@ export interface Route {
     body?: z.ZodType;
     /** Success status and response schema. */
     success: { status: number; schema?: z.ZodType; description?: string };
+    /** Other success statuses answered with the same schema (e.g. 200 when a create finds the record already there). */
+    alsoSuccess?: Array<{ status: number; description: string }>;
     /** Documented list endpoint (adds the common list parameters). */
     list?: boolean;
   };

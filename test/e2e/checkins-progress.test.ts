@@ -1,3 +1,4 @@
+import type { GoalCreateBody } from '../../clients/typescript/src/index.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { listAll, type TenantFixture } from '../support/api.ts';
 import { goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
@@ -10,7 +11,7 @@ describe('check-ins move their goal', () => {
     ({ t, period } = await goalTenant());
   });
 
-  const withMetric = (title: string, metric: Record<string, unknown> | undefined) => goal(t.admin, 'key_results', { title, time_period_uuid: period.uuid, ...(metric ? { metric } : {}) });
+  const withMetric = (title: string, metric: GoalCreateBody['metric']) => goal(t.admin, 'key_results', { title, time_period_uuid: period.uuid, ...(metric ? { metric } : {}) });
   /** Checks in `value` and returns [check-in progress, goal current_progress]. */
   const progressAt = async (g: any, value: number) => {
     const c = await checkin(t.admin, { goal_uuid: g.uuid, value });
@@ -98,7 +99,7 @@ describe('check-ins move their goal', () => {
   it('brings rollup ancestors up to date before returning, three levels deep, weighted by contribution', async () => {
     const O = await goal(t.admin, 'objectives', { title: 'O', time_period_uuid: period.uuid });
     const K = await goal(t.admin, 'key_results', { title: 'K', time_period_uuid: period.uuid, parents: [O.uuid] });
-    const metric = { start_value: 0, target_value: 10, metric_type: 'reach' };
+    const metric: GoalCreateBody['metric'] = { start_value: 0, target_value: 10, metric_type: 'reach' };
     const I1 = await goal(t.admin, 'initiatives', { title: 'I1', time_period_uuid: period.uuid, parents: [K.uuid], metric });
     const I2 = await goal(t.admin, 'initiatives', { title: 'I2', time_period_uuid: period.uuid, parents: [K.uuid], metric });
     expect((await t.admin.put(P('objectives', O.uuid), { progress_mode: 'rollup' })).status).toBe(200);

@@ -2,10 +2,12 @@ import { expect } from 'vitest';
 import { createDynamoClient, instrument } from '#shared/db/client.ts';
 import { mutateEntity, type DataCtx } from '#shared/db/store.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import type { Checkin, CheckinCreateBody, Goal } from '../../clients/typescript/src/index.ts';
 import type { Api } from '../support/api.ts';
+import { typed } from '../support/client.ts';
 
 /** Shared set-up of the check-in suites (checkins*.test.ts). */
-export const CHECKINS = '/rest/v2/checkins';
+export const CHECKINS = '/rest/v2/checkins' as const;
 export const C = (id: string) => `${CHECKINS}/${id}`;
 
 /** Every field of a check-in record. */
@@ -14,19 +16,19 @@ export const CHECKIN_FIELDS = [
   'mentioned_entities', 'labels', 'created_at', 'updated_at',
 ].sort();
 
-/** Creates a check-in (201 expected) and returns its record. */
-export async function checkin(api: Api, body: Record<string, unknown>): Promise<any> {
-  const res = await api.post(CHECKINS, body);
-  if (res.status !== 201) throw new Error(`check-in create failed: ${res.status} ${JSON.stringify(res.body)}`);
-  expect(res.body.data.type).toBe('checkin');
-  return res.body.data.record;
+/** Creates a check-in with the typed client (201 expected) and returns its record. */
+export async function checkin(api: Api, body: CheckinCreateBody): Promise<Checkin> {
+  const { data, error, response } = await typed(api).POST(CHECKINS, { body });
+  if (!data) throw new Error(`check-in create failed: ${response.status} ${JSON.stringify(error)}`);
+  expect(data.data.type).toBe('checkin');
+  return data.data.record;
 }
 
-/** GET of a goal of any kind, by its record's `type`. */
-export async function goalNow(api: Api, g: { uuid: string; type: string }): Promise<any> {
-  const res = await api.get(`/rest/v2/${g.type}s/${g.uuid}`);
-  if (res.status !== 200) throw new Error(`goal get failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data.record;
+/** GET of a goal of any kind, by its record's `type`, with the typed client. */
+export async function goalNow(api: Api, g: { uuid: string; type: string }): Promise<Goal> {
+  const { data, error, response } = await typed(api).GET(`/rest/v2/${g.type as 'objective' | 'key_result' | 'initiative'}s/{id}`, { params: { path: { id: g.uuid } } });
+  if (!data) throw new Error(`goal get failed: ${response.status} ${JSON.stringify(error)}`);
+  return data.data.record;
 }
 
 /** The goal fields that follow its latest check-in. */

@@ -26,8 +26,8 @@ describe('goals: association filters see only what exists and what the caller ma
   it('a deleted label matches no labels_* filter; labels_uuid_null and labels_name_null agree', async () => {
     const both = await goal(t.admin, 'objectives', { title: 'doomed and kept', time_period_uuid: g.period.uuid, labels: ['Doomed', 'Kept'] });
     const only = await goal(t.admin, 'objectives', { title: 'doomed only', time_period_uuid: g.period.uuid, labels: ['Doomed'] });
-    const doomed = both.labels.find((l: { name: string }) => l.name === 'Doomed').uuid;
-    const kept = both.labels.find((l: { name: string }) => l.name === 'Kept').uuid;
+    const doomed = both.labels.find((l: { name: string }) => l.name === 'Doomed')!.uuid;
+    const kept = both.labels.find((l: { name: string }) => l.name === 'Kept')!.uuid;
     const OB = P('objectives');
     const mine = `q[uuid_in]=${both.uuid},${only.uuid}`;
     expect(await ids(t.admin, OB, `q[labels_uuid_eq]=${doomed}`)).toEqual(sorted([both.uuid, only.uuid]));

@@ -4,24 +4,31 @@ import { baseDb } from '#shared/db/client.ts';
 import { getEntity, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { Loader } from '#shared/list/loader.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
 import { logger } from '#shared/logger.ts';
+import type { Goal, GoalCreateBody, TimePeriod } from '../../clients/typescript/src/index.ts';
 import { newTenant, type Api, type TenantFixture } from '../support/api.ts';
+import { typed } from '../support/client.ts';
 
 /** Shared set-up of the goals suites (goals*.test.ts): a tenant with a time period, and quick creators. */
 export const KINDS = ['objectives', 'key_results', 'initiatives'] as const;
 export type KindPath = (typeof KINDS)[number];
-export const P = (kind: KindPath, id?: string, suffix = '') => `/rest/v2/${kind}${id ? `/${id}` : ''}${suffix}`;
+/** A goal kind's collection path (typed: the client's path), or an item path with its uuid for the untyped `Api`. */
+export function P(kind: KindPath): `/rest/v2/${KindPath}`;
+export function P(kind: KindPath, id: string, suffix?: string): string;
+export function P(kind: KindPath, id?: string, suffix = '') {
+  return `/rest/v2/${kind}${id ? `/${id}` : ''}${suffix}`;
+}
 
 export interface GoalTenant {
   t: TenantFixture;
-  period: { uuid: string; start_date: string; end_date: string; name: string };
+  period: TimePeriod;
 }
 
-export async function createPeriod(api: Api, name: string, start_date: string, end_date: string) {
-  const res = await api.post('/rest/v2/time_periods', { name, start_date, end_date });
-  if (res.status !== 201) throw new Error(`time period create failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data.record as GoalTenant['period'];
+export async function createPeriod(api: Api, name: string, start_date: string, end_date: string): Promise<TimePeriod> {
+  const { data, response } = await typed(api).POST('/rest/v2/time_periods', { body: { name, start_date, end_date } });
+  if (!data) throw new Error(`time period create failed: ${response.status}`);
+  return data.data.record;
 }
 
 export async function goalTenant(): Promise<GoalTenant> {
@@ -30,12 +37,12 @@ export async function goalTenant(): Promise<GoalTenant> {
   return { t, period };
 }
 
-/** Creates a goal (201 expected) and returns its record. */
-export async function goal(api: Api, kind: KindPath, body: Record<string, unknown>): Promise<any> {
-  const res = await api.post(P(kind), body);
-  if (res.status !== 201) throw new Error(`goal create failed: ${res.status} ${JSON.stringify(res.body)}`);
-  expect(res.body.data.type).toBe(kind.slice(0, -1));
-  return res.body.data.record;
+/** Creates a goal with the typed client (201 expected) and returns its record. */
+export async function goal(api: Api, kind: KindPath, body: GoalCreateBody): Promise<Goal> {
+  const { data, error, response } = await typed(api).POST(P(kind), { body });
+  if (!data) throw new Error(`goal create failed: ${response.status} ${JSON.stringify(error)}`);
+  expect(data.data.type).toBe(kind.slice(0, -1));
+  return data.data.record;
 }
 
 export const uuids = (records: Array<{ uuid: string }>) => records.map((r) => r.uuid);

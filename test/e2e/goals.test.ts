@@ -1,3 +1,4 @@
+import type { GoalCreateBody } from '../../clients/typescript/src/index.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { GOAL_LIMITS } from '#shared/schemas/goals.ts';
@@ -75,7 +76,7 @@ describe('goals: create, get, update, archive; rules', () => {
     const team = (await t.admin.post('/rest/v2/teams', { name: `Team ${Date.now()}` })).body.data.record;
     const existing = (await t.admin.post('/rest/v2/labels', { name: 'Existing label' })).body.data.record;
     const parent = await goal(t.admin, 'objectives', { title: 'Parent', time_period_uuid: period.uuid });
-    const body = {
+    const body: GoalCreateBody = {
       title: 'Grow revenue',
       description: 'By a lot',
       time_period_uuid: period.uuid,

@@ -5,7 +5,7 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { recordConnectorRequest } from '#shared/domain/integrations/connector-requests.ts';
 import { SUPPORT_ISSUE_QUEUE, SupportIssueMessageSchema } from '#shared/domain/integrations/support.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { Loader } from '#shared/list/loader.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
 import { logger } from '#shared/logger.ts';
 import { installLocalQueues, type LocalQueues } from '#shared/queue/queue.ts';
 import { listAll, newTenant, type TenantFixture } from '../support/api.ts';

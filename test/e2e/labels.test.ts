@@ -3,7 +3,7 @@ import { baseDb } from '#shared/db/client.ts';
 import { WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { labelsForNames } from '#shared/domain/labels/service.ts';
-import { Loader } from '#shared/list/loader.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
 import { logger } from '#shared/logger.ts';
 import { ConcurrentUpdateError } from '#shared/errors.ts';
 import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';

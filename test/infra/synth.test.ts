@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SCALAR_BUNDLE } from '#shared/docs/scalar-bundle.ts';
 import { routes, workers } from '#shared/routes/index.ts';
 import { REPO_ROOT } from '../../infra/paths.ts';
 import type { Json } from './stack.fixture.ts';
@@ -71,5 +72,22 @@ describe('cdk synth (offline, real bundling)', () => {
     expect(last.status).toBe(200);
     expect(last.openapi).toMatch(/^3\.1/);
     expect(last.paths).toBeGreaterThan(0);
+  });
+  it('puts the API reference script into the bundle of GET /docs/scalar.js only, where its handler reads it', async () => {
+    for (const fn of lambdas()) {
+      const dir = join(out, fn.Metadata['aws:asset:path']);
+      const isScript = fn.Properties.Description === 'GET /docs/scalar.js';
+      expect(existsSync(join(dir, SCALAR_BUNDLE)), fn.Properties.Description).toBe(isScript);
+      expect(readFileSync(join(dir, 'index.mjs'), 'utf8').includes('@scalar/api-reference@'), fn.Properties.Description).toBe(false); // not inlined anywhere
+    }
+    const fn = lambdas().find((f) => f.Properties.Description === 'GET /docs/scalar.js')!;
+    const dir = join(out, fn.Metadata['aws:asset:path']);
+    const script = `const { handler } = await import(${JSON.stringify(pathToFileURL(join(dir, 'index.mjs')).href)});
+      const res = await handler({ version: '2.0', routeKey: 'GET /docs/scalar.js', rawPath: '/docs/scalar.js', rawQueryString: '', headers: { 'accept-encoding': 'gzip' }, requestContext: { requestId: 'synth-test', http: { method: 'GET', path: '/docs/scalar.js' } } }, { awsRequestId: 'synth-test' });
+      const { gunzipSync } = await import('node:zlib');
+      console.log(JSON.stringify({ status: res.statusCode, encoding: res.headers['content-encoding'], length: gunzipSync(Buffer.from(res.body, 'base64')).length }));`;
+    // LAMBDA_TASK_ROOT as the Lambda runtime sets it: the directory the bundle was unpacked into.
+    const { stdout: result } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: tmpdir(), env: { ...offlineEnv(), LAMBDA_TASK_ROOT: dir } });
+    expect(JSON.parse(result.trim().split('\n').at(-1)!)).toEqual({ status: 200, encoding: 'gzip', length: readFileSync(join(REPO_ROOT, SCALAR_BUNDLE)).length });
   });
 });

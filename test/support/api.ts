@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { inject } from 'vitest';
 import { runAdmin } from '../../scripts/lib/admin-commands.ts';
+import { responseProblem } from './openapi-responses.ts';
 
 export interface Res<T = any> {
   status: number;
@@ -8,7 +9,11 @@ export interface Res<T = any> {
   headers: Headers;
 }
 
-/** A tiny HTTP client for the local stack, bound to one bearer token. */
+/**
+ * A tiny HTTP client for the local stack, bound to one bearer token. Every answer is checked against
+ * docs/openapi.json (test/support/openapi-responses.ts): a body or status the document does not describe
+ * fails the test that received it.
+ */
 export class Api {
   constructor(readonly token: string | undefined, readonly baseUrl = inject('apiUrl')) {}
 
@@ -29,6 +34,8 @@ export class Api {
     } catch {
       /* leave as text */
     }
+    const problem = responseProblem(method, path, res.status, parsed, res.headers.get('content-type'));
+    if (problem) throw new Error(`Answer differs from docs/openapi.json: ${problem}`);
     return { status: res.status, body: parsed as T, headers: res.headers };
   }
 

@@ -11,7 +11,7 @@ import { buildEvents, changedFields, draftEvents, eventId, mayMakeEvents } from 
 import { newWebhookSecret, signPayload, webhookHeaders } from '#shared/domain/webhooks/signature.ts';
 import { isBlockedAddress, resolveSafeTarget, urlShapeProblem } from '#shared/domain/webhooks/url-safety.ts';
 import { eventBridgeBus, EVENT_SOURCE } from '#shared/events/event-bus.ts';
-import { Loader } from '#shared/list/loader.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
 import type { TableChange } from '#shared/stream/projection.ts';
 
 const T = '11111111-1111-4111-8111-111111111111';

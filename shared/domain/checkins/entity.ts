@@ -1,5 +1,5 @@
 import { keys } from '#shared/db/keys.ts';
-import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
 import type { GoalKind, GoalStatus } from '#shared/domain/goals/entity.ts';
 
 export interface CheckinRecord extends BaseRecord {
@@ -31,11 +31,13 @@ export const CHECKIN_LIST_SHARDS = 16;
 export const checkinListName = (goalUuid: string) => `checkin#${parseInt(goalUuid.slice(-1), 16) % CHECKIN_LIST_SHARDS || 0}`;
 export const CHECKIN_LISTS = Array.from({ length: CHECKIN_LIST_SHARDS }, (_, i) => `checkin#${i}`);
 
+/** The check-ins of a goal (`checkin@goal#<goal>`): one goal's check-ins stay in one entry list, whatever the shard. */
+export const checkinsOfGoal = entryList('checkin', 'goal');
+
 export const checkinEntity: EntityDef<CheckinRecord> = {
   type: 'checkin',
   listName: (c) => checkinListName(c.goal_uuid),
-  // one goal's check-ins stay in one entry list, whatever the shard
-  entries: (c) => [{ list: 'checkin', name: 'goal', value: c.goal_uuid }],
+  entries: (c) => [entry(checkinsOfGoal, c.goal_uuid)],
 };
 
 /**

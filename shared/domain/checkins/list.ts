@@ -1,5 +1,5 @@
 import { isAdmin } from '#shared/auth/caller.ts';
-import { CHECKIN_LISTS, checkinEntity, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { CHECKIN_LISTS, checkinEntity, checkinsOfGoal, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
@@ -9,7 +9,7 @@ const goalIndex: AttrDef<CheckinRecord> = {
   type: 'string',
   get: (c) => c.goal_uuid,
   // check-ins of the named goals: the `checkin@goal#<goal>` entry lists, creation order
-  index: entryIndex('checkin', 'goal'),
+  index: entryIndex(checkinsOfGoal),
 };
 
 /** Filterable attributes: the spec's list, plus `goal_uuid` (alias of checkinable_uuid) and a few record fields. */

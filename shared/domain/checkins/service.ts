@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
-import { config } from '#shared/config.ts';
-import { getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { getEntity, mutateEntity, nowIso, querySide, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
@@ -111,23 +109,12 @@ function goalAfter(goal: GoalRecord, latest: CheckinRecord | undefined, now: str
  * partition: at most `limit` ids. (A base-table Query: store.ts's queryList reads GSI1 only.)
  */
 async function latestIds(ctx: DataCtx, goalUuid: string, limit: number): Promise<Array<{ id: string; orderKey: string }>> {
-  const { PK } = checkinOrderItemKey(ctx.tenantId, goalUuid, '');
-  const out = await ctx.db.send(
-    new QueryCommand({
-      TableName: config.tableName,
-      KeyConditionExpression: 'PK = :pk',
-      ExpressionAttributeValues: { ':pk': PK },
-      ScanIndexForward: false,
-      ConsistentRead: true,
-      Limit: limit,
-    }),
-  );
-  return (out.Items ?? []).map((i) => ({ id: i.id as string, orderKey: i.SK as string }));
+  const items = await querySide(ctx, checkinOrderItemKey(ctx.tenantId, goalUuid, '').PK, { forward: false, consistent: true, limit });
+  return items.map((i) => ({ id: i.id as string, orderKey: i.SK }));
 }
 
-const putOrder = (ctx: DataCtx, tx: WriteTx, c: CheckinRecord) =>
-  tx.add({ Put: { TableName: config.tableName, Item: { ...checkinOrderItemKey(ctx.tenantId, c.goal_uuid, checkinOrderKey(c)), id: c.uuid, kind: 'checkin_order' } } });
-const deleteOrder = (ctx: DataCtx, tx: WriteTx, c: CheckinRecord) => tx.add({ Delete: { TableName: config.tableName, Key: checkinOrderItemKey(ctx.tenantId, c.goal_uuid, checkinOrderKey(c)) } });
+const putOrder = (ctx: DataCtx, tx: WriteTx, c: CheckinRecord) => tx.putSide(checkinOrderItemKey(ctx.tenantId, c.goal_uuid, checkinOrderKey(c)), { id: c.uuid, kind: 'checkin_order' });
+const deleteOrder = (ctx: DataCtx, tx: WriteTx, c: CheckinRecord) => tx.deleteSide(checkinOrderItemKey(ctx.tenantId, c.goal_uuid, checkinOrderKey(c)));
 
 /**
  * Runs one check-in write inside the goal's optimistic loop. Each attempt reads the goal once (strongly

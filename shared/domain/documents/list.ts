@@ -1,7 +1,6 @@
 import { canWriteContent, type Caller } from '#shared/auth/caller.ts';
 import type { Checks } from '#shared/auth/permissions.ts';
-import { keys } from '#shared/db/keys.ts';
-import type { ListEntry } from '#shared/db/store.ts';
+import { listEntryOf, type ListEntry } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { shareableAccess, shareableEntryVisibility } from '#shared/domain/sharing/access.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
@@ -16,7 +15,7 @@ import { runList, type ListResource } from '#shared/list/engine.ts';
  */
 const DOCUMENT = SHAREABLE_TYPE_BY_PATH.documents;
 
-const entryOf = (d: ShareableRecord): ListEntry => ({ id: d.uuid, sortKey: keys.listSortKey(d.created_at, d.uuid), ...shareableEntity.envelope!(d) });
+const entryOf = (d: ShareableRecord): ListEntry => listEntryOf(shareableEntity, d);
 
 export const documentListResource: ListResource<ShareableRecord> = {
   type: DOCUMENT,

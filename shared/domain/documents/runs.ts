@@ -1,7 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#shared/config.ts';
-import { keys } from '#shared/db/keys.ts';
-import { getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { findUnique, getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { REFRESH_STALE_AFTER_MS, refreshThreadEntity, RUNNING_CLAIM, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
 import type { RefreshOutcome } from '#shared/domain/documents/status.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
@@ -18,8 +15,7 @@ export async function getThread(ctx: DataCtx, threadUuid: string): Promise<Refre
 
 /** The document's running run, from its running claim (consistent read: the claim may have changed a moment ago). */
 export async function runningThreadOf(ctx: DataCtx, documentUuid: string): Promise<RefreshThreadRecord | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: config.tableName, Key: keys.unique(ctx.tenantId, RUNNING_CLAIM, documentUuid), ConsistentRead: true }));
-  const holder = out.Item?.id as string | undefined;
+  const holder = await findUnique(ctx, RUNNING_CLAIM, documentUuid, true);
   const thread = holder ? await getThread(ctx, holder) : undefined;
   return thread?.state === 'running' ? thread : undefined;
 }

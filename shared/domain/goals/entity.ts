@@ -1,4 +1,4 @@
-import type { BaseRecord, EntityDef, EntryDef } from '#shared/db/store.ts';
+import { entry, entryList, type BaseRecord, type EntityDef, type EntryDef, type EntryList } from '#shared/db/store.ts';
 import { TakenError } from '#shared/errors.ts';
 
 export const GOAL_KINDS = ['objective', 'key_result', 'initiative'] as const;
@@ -99,19 +99,29 @@ export function goalAcl(g: GoalRecord): string[] {
 
 export const goalState = (g: GoalRecord): string | undefined => (g.discarded_at ? 'discarded' : g.archived_at ? 'archived' : undefined);
 
+// The goal's entry lists: each kind is its own list (`<kind>@team#<team>`: the objectives of a team), except childrenOfGoal.
+export const goalsInPeriod = (kind: GoalKind): EntryList => entryList(kind, 'time_period');
+export const goalsByOwner = (kind: GoalKind): EntryList => entryList(kind, 'owner');
+export const goalsByTeam = (kind: GoalKind): EntryList => entryList(kind, 'team');
+export const goalsByLabel = (kind: GoalKind): EntryList => entryList(kind, 'label');
+export const goalsByDelegate = (kind: GoalKind): EntryList => entryList(kind, 'delegate');
+/** The children of one kind of a goal: `<kind>@parent#<parent>`. */
+export const childrenOfKind = (kind: GoalKind): EntryList => entryList(kind, 'parent');
+/** Kind-agnostic child list: one Query finds every child of a goal (rollup, hierarchy delete, ancestors). */
+export const childrenOfGoal: EntryList = entryList('goal', 'child_of');
+
 export const goalEntity: EntityDef<GoalRecord> = {
   type: 'goal',
   listName: (g) => g.type,
   entries: (g) => {
-    const e: EntryDef[] = [{ name: 'time_period', value: g.time_period_uuid }];
-    for (const u of g.owner_uuids) e.push({ name: 'owner', value: u });
-    for (const t of g.team_uuids) e.push({ name: 'team', value: t });
-    for (const l of g.label_uuids) e.push({ name: 'label', value: l });
-    for (const d of g.delegate_uuids) e.push({ name: 'delegate', value: d });
+    const e: EntryDef[] = [entry(goalsInPeriod(g.type), g.time_period_uuid)];
+    for (const u of g.owner_uuids) e.push(entry(goalsByOwner(g.type), u));
+    for (const t of g.team_uuids) e.push(entry(goalsByTeam(g.type), t));
+    for (const l of g.label_uuids) e.push(entry(goalsByLabel(g.type), l));
+    for (const d of g.delegate_uuids) e.push(entry(goalsByDelegate(g.type), d));
     for (const p of g.parent_links) {
-      e.push({ name: 'parent', value: p.parent_uuid });
-      // kind-agnostic child list: one Query finds every child of a goal (rollup, hierarchy delete, ancestors)
-      e.push({ list: 'goal', name: 'child_of', value: p.parent_uuid });
+      e.push(entry(childrenOfKind(g.type), p.parent_uuid));
+      e.push(entry(childrenOfGoal, p.parent_uuid));
     }
     return e;
   },

@@ -1,7 +1,6 @@
-import { keys } from '#shared/db/keys.ts';
-import { partitionEntries, type DataCtx, type ListEntry } from '#shared/db/store.ts';
-import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import type { Loader } from '#shared/list/loader.ts';
+import { entryPartitionOf, partitionEntries, type DataCtx, type ListEntry } from '#shared/db/store.ts';
+import { childrenOfGoal, childrenOfKind, goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
 
 /**
  * Walking the goal hierarchy. Down: children are found from GSI1 entry lists (`goal@child_of#<parent>` for
@@ -18,10 +17,10 @@ async function allEntries(ctx: DataCtx, partition: string): Promise<ListEntry[]>
 }
 
 /** Direct children of a goal, any kind (with their envelope). */
-export const childEntries = (ctx: DataCtx, parentUuid: string) => allEntries(ctx, keys.entryList(ctx.tenantId, 'goal', 'child_of', parentUuid));
+export const childEntries = (ctx: DataCtx, parentUuid: string) => allEntries(ctx, entryPartitionOf(ctx, childrenOfGoal, parentUuid));
 
 /** Direct children of a goal of one kind. */
-export const childEntriesOfKind = (ctx: DataCtx, kind: GoalKind, parentUuid: string) => allEntries(ctx, keys.entryList(ctx.tenantId, kind, 'parent', parentUuid));
+export const childEntriesOfKind = (ctx: DataCtx, kind: GoalKind, parentUuid: string) => allEntries(ctx, entryPartitionOf(ctx, childrenOfKind(kind), parentUuid));
 
 export interface Walk {
   /** Descendants in breadth-first order (each once; the roots themselves are never included). */

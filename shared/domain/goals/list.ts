@@ -1,9 +1,8 @@
 import { isAdmin } from '#shared/auth/caller.ts';
-import { keys } from '#shared/db/keys.ts';
-import { findUniques, type ListEntry } from '#shared/db/store.ts';
+import { findUniques, listEntryOf, type ListEntry } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
-import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import { childrenOfKind, goalEntity, goalsByDelegate, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { ancestorsOf, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
 import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { teamEntity, type TeamRecord } from '#shared/domain/teams/entity.ts';
@@ -12,7 +11,7 @@ import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import { BadRequestError } from '#shared/errors.ts';
 import { runList, type AttrDef, type IndexEnv, type IndexSource, type ListResource, entryIndex } from '#shared/list/engine.ts';
 import type { AttrType } from '#shared/list/filter.ts';
-import type { Loader } from '#shared/list/loader.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
 
 /**
  * Goal lists (spec filter table + contract 4), one resource per kind over the kind's list `<kind>`.
@@ -41,7 +40,7 @@ type Attr = AttrDef<GoalRecord>;
 const attr = (type: AttrType, get: Attr['get'], index?: Attr['index']): Attr => (index ? { type, get, index } : { type, get });
 
 /** Index entry of a goal read by id: what the engine would have found in the kind's list. */
-const entryOf = (g: GoalRecord): ListEntry => ({ id: g.uuid, sortKey: keys.listSortKey(g.created_at, g.uuid), ...goalEntity.envelope!(g) });
+const entryOf = (g: GoalRecord): ListEntry => listEntryOf(goalEntity, g);
 
 /** Goals by id, of this kind only (the ids of another kind's goals match nothing on this kind's path). */
 async function byIds(kind: GoalKind, ids: string[], env: IndexEnv): Promise<IndexSource> {
@@ -104,7 +103,7 @@ function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRe
     return g.parent_links.filter((p) => seen.has(p.parent_uuid));
   };
   const parentIndex = async (values: unknown[], env: IndexEnv): Promise<IndexSource> => ({
-    partitions: (await visibleGoalIds(values as string[], env, sight)).map((v) => env.entryPartition(kind, 'parent', v)),
+    partitions: (await visibleGoalIds(values as string[], env, sight)).map((v) => env.entryPartition(childrenOfKind(kind), v)),
   });
   return {
     type: kind,
@@ -139,22 +138,22 @@ function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRe
       checkin_due_days: attr('number', (g) => g.checkin_due_days),
       current_metric_uuid: attr('string', (g) => g.current_metric_uuid),
       metric_type: attr('string', (g) => g.metric?.metric_type ?? null),
-      time_period_uuid: attr('string', (g) => g.time_period_uuid, entryIndex(kind, 'time_period')),
+      time_period_uuid: attr('string', (g) => g.time_period_uuid, entryIndex(goalsInPeriod(kind))),
       time_period_name: attr('string', period((p) => p.name)),
       time_period_start_date: attr('date', period((p) => p.start_date)),
       time_period_end_date: attr('date', period((p) => p.end_date)),
-      ...userAttrs('owners', owners, entryIndex(kind, 'owner')),
-      ...userAttrs('delegates', delegates, entryIndex(kind, 'delegate')),
+      ...userAttrs('owners', owners, entryIndex(goalsByOwner(kind))),
+      ...userAttrs('delegates', delegates, entryIndex(goalsByDelegate(kind))),
       labels_uuid: attr('string', labels((l) => l.uuid), async (values, env) => ({
         // a deleted label's entries outlive it: serve only the partitions of labels that exist
-        partitions: (await env.loader.many(labelEntity, values as string[])).map((l) => env.entryPartition(kind, 'label', l.uuid)),
+        partitions: (await env.loader.many(labelEntity, values as string[])).map((l) => env.entryPartition(goalsByLabel(kind), l.uuid)),
       })),
       labels_name: attr('string', labels((l) => l.name), async (values, env) => ({
-        partitions: [...(await claimHolders(env, 'label_name', (values as string[]).map(normalizeLabelName)))].map((id) => env.entryPartition(kind, 'label', id)),
+        partitions: [...(await claimHolders(env, 'label_name', (values as string[]).map(normalizeLabelName)))].map((id) => env.entryPartition(goalsByLabel(kind), id)),
       })),
       labels_parent_uuid: attr('string', labels((l) => l.parent_uuid)),
       labels_is_group: attr('boolean', labels((l) => l.is_group)),
-      teams_uuid: attr('string', (g) => g.team_uuids, entryIndex(kind, 'team')),
+      teams_uuid: attr('string', (g) => g.team_uuids, entryIndex(goalsByTeam(kind))),
       teams_name: attr('string', teams((t) => t.name)),
       teams_display_name: attr('string', teams((t) => t.display_name)),
       teams_parent_uuid: attr('string', teams((t) => t.parent_uuid)),

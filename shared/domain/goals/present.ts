@@ -5,7 +5,7 @@ import type { GoalAccess } from '#shared/domain/goals/access.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { labelEntity, type LabelRecord } from '#shared/domain/labels/entity.ts';
-import type { Loader } from '#shared/list/loader.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
 
 /**
  * The goal record as every endpoint returns it: every field of the spec's goal record (null when unset),

@@ -9,9 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { requireContentWriter } from '#shared/auth/permissions.ts';
-import { config } from '#shared/config.ts';
-import { keys } from '#shared/db/keys.ts';
-import { getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type Stored } from '#shared/db/store.ts';
+import { getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type BaseRecord, type EntityDef, type Stored } from '#shared/db/store.ts';
 import { sentFields } from '#shared/domain/fields.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { editableGoal, goalAccess, readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
@@ -25,8 +23,8 @@ import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { getTimePeriod } from '#shared/domain/time-periods/service.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { Loader } from '#shared/list/loader.ts';
-import { ForbiddenError, NotFoundError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
+import { ForbiddenError, MAX_TRANSACTION_ITEMS, NotFoundError, TooManyWritesError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 import type { GoalCreateBody, GoalDeleteBody, GoalUpdateBody } from '#shared/schemas/goals.ts';
 
 export type GoalCreateInput = z.infer<typeof GoalCreateBody>;
@@ -39,7 +37,7 @@ export interface GoalView {
   access: GoalAccess;
 }
 
-const MAX_TX_ITEMS = 100;
+const MAX_TX_ITEMS = MAX_TRANSACTION_ITEMS;
 const SHORT_ID = /^[A-Za-z0-9_-]{2,30}$/;
 
 const uniq = (ids: readonly string[] | null | undefined) => [...new Set(ids ?? [])];
@@ -65,10 +63,7 @@ function fail(details: ErrorDetail[]): void {
  * update within them fit (shared/schemas/goals.ts), so this answers only a goal stored with more
  * associations than today's caps, or a delete of too many goals at once. `field` names what to send less of.
  */
-const tooMany = (field: string) =>
-  new ValidationError(`This change needs more than ${MAX_TX_ITEMS} writes in one atomic transaction. Delete or change fewer goals or associations at once.`, [
-    { field, code: 'too_many', message: `at most ${MAX_TX_ITEMS} items per atomic write` },
-  ]);
+const tooMany = (field: string) => new TooManyWritesError(field);
 
 function assertFits(items: number, field: () => string): void {
   if (items > MAX_TX_ITEMS) throw tooMany(field());
@@ -205,21 +200,16 @@ function normalizeShortId(raw: string | null): string | null {
  * period or a team is gone by then. (Those deletes check for goals via the index before they commit; the
  * opposite order is their side.)
  */
-function requireExisting(ctx: DomainCtx, tx: WriteTx, type: string, id: string, field: string): void {
-  tx.add(
-    { ConditionCheck: { TableName: config.tableName, Key: keys.entity(ctx.tenantId, type, id), ConditionExpression: 'attribute_exists(PK)' } },
-    () => ValidationError.field(field, 'not_found', `${id} no longer exists`),
-  );
+function requireExisting<R extends BaseRecord>(tx: WriteTx, def: EntityDef<R>, id: string, field: string): void {
+  tx.checkExists(def, id, () => ValidationError.field(field, 'not_found', `${id} no longer exists`));
 }
 
 /**
  * New parents must be as read when the goal's write commits: a concurrent write that deletes a parent or
  * links it below this goal (a two-goal cycle) then conflicts, and the retry reads it again and refuses.
  */
-function requireUnchanged(ctx: DomainCtx, tx: WriteTx, parents: Iterable<Stored<GoalRecord>>): void {
-  for (const s of parents) {
-    tx.add({ ConditionCheck: { TableName: config.tableName, Key: keys.entity(ctx.tenantId, goalEntity.type, s.record.uuid), ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': s.version } } });
-  }
+function requireUnchanged(tx: WriteTx, parents: Iterable<Stored<GoalRecord>>): void {
+  for (const s of parents) tx.checkVersion(goalEntity, s);
 }
 
 // ---------- reads ----------
@@ -304,12 +294,12 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     const [refDetails, parentCheck] = await Promise.all([refs, parentDetails(ctx, undefined, parentIds)]);
     fail([...dateDetails(period, start, end, input), ...refDetails, ...parentCheck.details, ...metricDetails(metric)]);
     const tx = new WriteTx(ctx);
-    requireUnchanged(ctx, tx, parentCheck.parents.values());
+    requireUnchanged(tx, parentCheck.parents.values());
     const labels = await labelsForNames(ctx, input.labels ?? [], tx);
     const record: GoalRecord = { ...base, path: pathFor(uuid, parentCheck.parents.get(parentIds[0]!)?.record), label_uuids: uniq(labels.map((l) => l.uuid)) };
     tx.create(goalEntity, record);
-    requireExisting(ctx, tx, timePeriodEntity.type, period.uuid, 'time_period_uuid');
-    for (const t of teams) requireExisting(ctx, tx, teamEntity.type, t, 'team_uuids');
+    requireExisting(tx, timePeriodEntity, period.uuid, 'time_period_uuid');
+    for (const t of teams) requireExisting(tx, teamEntity, t, 'team_uuids');
     assertFits(tx.size, () => heaviestField(input));
     await tx.commit();
     return { goal: record, labels };
@@ -332,7 +322,7 @@ async function applyPeriod(ctx: DomainCtx, tx: WriteTx, g: GoalRecord, next: Goa
   next.time_period_uuid = period.uuid;
   next.start_date = input.start_date ?? (periodChanged ? period.start_date : g.start_date);
   next.end_date = input.end_date ?? (periodChanged ? period.end_date : g.end_date);
-  if (periodChanged) requireExisting(ctx, tx, timePeriodEntity.type, period.uuid, 'time_period_uuid');
+  if (periodChanged) requireExisting(tx, timePeriodEntity, period.uuid, 'time_period_uuid');
   return { details: dateDetails(period, next.start_date, next.end_date, input) };
 }
 
@@ -345,7 +335,7 @@ async function applyParents(ctx: DomainCtx, tx: WriteTx, g: GoalRecord, next: Go
   next.parent_links = links.map(
     (l): ParentLink => ({ parent_uuid: l.parent_uuid, contribution_percent: l.contribution_percent ?? g.parent_links.find((k) => k.parent_uuid === l.parent_uuid)?.contribution_percent ?? 100 }),
   );
-  requireUnchanged(ctx, tx, check.parents.values());
+  requireUnchanged(tx, check.parents.values());
   const first = ids[0];
   if (first !== g.parent_links[0]?.parent_uuid) {
     const parent = first ? (check.parents.get(first) ?? (await getEntity(ctx, goalEntity, first))) : undefined;
@@ -402,7 +392,7 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
       if (input.owner_uuids !== undefined) next.owner_uuids = uniq(input.owner_uuids);
       if (input.team_uuids !== undefined) next.team_uuids = uniq(input.team_uuids);
       if (input.visible_entities !== undefined) next.visible_entities = visibleEntitiesOf(input.visible_entities);
-      for (const t of next.team_uuids) if (!g.team_uuids.includes(t)) requireExisting(ctx, tx, teamEntity.type, t, 'team_uuids');
+      for (const t of next.team_uuids) if (!g.team_uuids.includes(t)) requireExisting(tx, teamEntity, t, 'team_uuids');
 
       const details = [
         ...(await applyPeriod(ctx, tx, g, next, input)).details,

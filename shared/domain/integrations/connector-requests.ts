@@ -1,9 +1,7 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { z } from 'zod';
 import { isAdmin } from '#shared/auth/caller.ts';
 import { requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { config } from '#shared/config.ts';
-import { getEntity, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import { getEntity, getSide, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import {
   collapseWhitespace,
@@ -66,10 +64,7 @@ export async function recordConnectorRequest(ctx: DomainCtx, input: ConnectorReq
     const now = nowIso();
     const requester: ConnectorRequesterItem = { user_uuid: me, requested_at: now, request_source: input.request_source ?? null };
     // The requester claim goes first: when both it and the record's condition fail, the repeat is what is reported.
-    const tx = new WriteTx(ctx).add(
-      { Put: { TableName: config.tableName, Item: { ...connectorRequesterKey(ctx.tenantId, id, me), kind: 'connector_requester', ...requester }, ConditionExpression: 'attribute_not_exists(PK)' } },
-      () => new AlreadyRequested(),
-    );
+    const tx = new WriteTx(ctx).putSide(connectorRequesterKey(ctx.tenantId, id, me), { kind: 'connector_requester', ...requester }, { if: { exists: false }, onFail: () => new AlreadyRequested() });
     let record: ConnectorRequestRecord;
     if (current) {
       const listed = current.record.requested_by_uuids;
@@ -114,8 +109,7 @@ export async function recordConnectorRequest(ctx: DomainCtx, input: ConnectorReq
 }
 
 async function requesterItem(ctx: DomainCtx, requestUuid: string, userUuid: string): Promise<ConnectorRequesterItem | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: config.tableName, Key: connectorRequesterKey(ctx.tenantId, requestUuid, userUuid), ConsistentRead: true }));
-  return out.Item as ConnectorRequesterItem | undefined;
+  return (await getSide(ctx, connectorRequesterKey(ctx.tenantId, requestUuid, userUuid))) as ConnectorRequesterItem | undefined;
 }
 
 /** Hands the caller's issue to the support-issue worker, then marks the requester item so retries do not queue it again. */
@@ -139,15 +133,7 @@ async function raiseSupportIssue(ctx: DomainCtx, record: ConnectorRequestRecord,
   };
   await queueSender().send(SUPPORT_ISSUE_QUEUE, message);
   await new WriteTx(ctx)
-    .add({
-      Update: {
-        TableName: config.tableName,
-        Key: connectorRequesterKey(ctx.tenantId, record.uuid, user.uuid),
-        UpdateExpression: 'SET issue_queued_at = :at',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':at': nowIso() },
-      },
-    })
+    .updateSide(connectorRequesterKey(ctx.tenantId, record.uuid, user.uuid), { set: { issue_queued_at: nowIso() }, if: { exists: true } })
     .commit();
 }
 

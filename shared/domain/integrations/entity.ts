@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { keys } from '#shared/db/keys.ts';
-import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
 
 // ---------- connector requests ----------
 
@@ -77,8 +77,10 @@ export interface DataSourceRecord extends BaseRecord {
   creator_uuid: string;
 }
 
+/** "The data sources of goal G" is one Query (GSI1 `data_source@goal#<G>`), for goal pages and clean-ups. */
+export const dataSourcesOfGoal = entryList('data_source', 'goal');
+
 export const dataSourceEntity: EntityDef<DataSourceRecord> = {
   type: 'data_source',
-  // "the data sources of goal G" is one Query (GSI1 `data_source@goal#<G>`), for goal pages and clean-ups.
-  entries: (d) => [{ name: 'goal', value: d.goal_uuid }],
+  entries: (d) => [entry(dataSourcesOfGoal, d.goal_uuid)],
 };

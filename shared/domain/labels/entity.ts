@@ -1,4 +1,4 @@
-import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
 import { TakenError } from '#shared/errors.ts';
 
 export interface LabelRecord extends BaseRecord {
@@ -16,9 +16,12 @@ export const LABEL_NAME_MAX = 100;
 /** Label names are unique per tenant ignoring case and surrounding/collapsed whitespace. */
 export const normalizeLabelName = (name: string) => name.trim().replace(/\s+/g, ' ').toLowerCase();
 
+/** The labels of a label group (`label@parent#<group>`). */
+export const labelsInGroup = entryList('label', 'parent');
+
 export const labelEntity: EntityDef<LabelRecord> = {
   type: 'label',
-  entries: (l) => (l.parent_uuid ? [{ name: 'parent', value: l.parent_uuid }] : []),
+  entries: (l) => (l.parent_uuid ? [entry(labelsInGroup, l.parent_uuid)] : []),
   uniques: (l) => [{ name: 'label_name', value: normalizeLabelName(l.name), onTaken: () => new TakenError('name', `A label named ${l.name} already exists`) }],
 };
 

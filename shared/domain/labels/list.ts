@@ -1,6 +1,6 @@
 import { findUniques, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { labelEntity, labelsInGroup, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
 
 /** Label uuids holding the given names, through the `label_name` uniqueness claims (one BatchGetItem). */
@@ -26,7 +26,7 @@ export const labelListResource: ListResource<LabelRecord> = {
     parent_uuid: {
       type: 'string',
       get: (l) => l.parent_uuid,
-      index: entryIndex('label', 'parent'),
+      index: entryIndex(labelsInGroup),
     },
     is_group: { type: 'boolean', get: (l) => l.is_group },
     color: { type: 'string', get: (l) => l.color },
@@ -37,7 +37,7 @@ export const labelListResource: ListResource<LabelRecord> = {
       type: 'string',
       get: parentAttr((p) => p.name),
       // children of the named groups: group ids from the name claims, then their child entry lists
-      index: async (values, env) => ({ partitions: (await idsByName(env.ctx, values)).map((id) => env.entryPartition('label', 'parent', id)) }),
+      index: async (values, env) => ({ partitions: (await idsByName(env.ctx, values)).map((id) => env.entryPartition(labelsInGroup, id)) }),
     },
     parent_parent_uuid: { type: 'string', get: parentAttr((p) => p.parent_uuid) },
     parent_is_group: { type: 'boolean', get: parentAttr((p) => p.is_group) },

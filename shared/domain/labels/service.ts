@@ -1,10 +1,9 @@
 import type { z } from 'zod';
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import { requireContentWriter, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { keys } from '#shared/db/keys.ts';
-import { findUniques, getEntities, getEntity, mutateEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
+import { entryPartitionOf, findUniques, getEntities, getEntity, mutateEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { LABEL_NAME_MAX, labelEntity, newLabelRecord, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { LABEL_NAME_MAX, labelEntity, labelsInGroup, newLabelRecord, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { ConcurrentUpdateError, ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
 import { sentFields } from '#shared/domain/fields.ts';
 import type { LabelCreateBody, LabelUpdateBody } from '#shared/schemas/labels.ts';
@@ -37,7 +36,7 @@ export async function showLabel(ctx: DomainCtx, id: string): Promise<LabelRecord
   return label;
 }
 
-const childPartition = (ctx: DataCtx, groupUuid: string) => keys.entryList(ctx.tenantId, 'label', 'parent', groupUuid);
+const childPartition = (ctx: DataCtx, groupUuid: string) => entryPartitionOf(ctx, labelsInGroup, groupUuid);
 
 async function hasChildren(ctx: DataCtx, groupUuid: string): Promise<boolean> {
   return (await queryList(ctx, childPartition(ctx, groupUuid), { limit: 1 })).entries.length > 0;

@@ -1,7 +1,4 @@
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#shared/config.ts';
-import { keys } from '#shared/db/keys.ts';
-import { nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { getSide, nowIso, retryOnConflict, WriteTx, type DataCtx, type ItemCondition, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { loadShareable, requestRecipients, shareableAccess } from '#shared/domain/sharing/access.ts';
 import { accessRequestKey, shareableEntity, type AccessRequestRecord, type RequestNotice, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
@@ -36,39 +33,30 @@ const ITEM_ONLY = ['PK', 'SK', 'kind', 'id', 'v', 'expires_at'];
 const withoutNotice = ({ notice: _notice, ...r }: AccessRequestRecord): AccessRequestRecord => r;
 
 async function readRequest(ctx: DataCtx, type: ShareableType, resourceUuid: string, requesterUuid: string): Promise<StoredRequest | undefined> {
-  const out = await ctx.db.send(new GetCommand({ TableName: config.tableName, Key: accessRequestKey(ctx.tenantId, type, resourceUuid, requesterUuid), ConsistentRead: true }));
-  if (!out.Item) return undefined;
-  const record = Object.fromEntries(Object.entries(out.Item).filter(([k]) => !ITEM_ONLY.includes(k))) as unknown as AccessRequestRecord;
-  return { record: withoutNotice(record), version: out.Item.v as number };
+  const item = await getSide(ctx, accessRequestKey(ctx.tenantId, type, resourceUuid, requesterUuid));
+  if (!item) return undefined;
+  const record = Object.fromEntries(Object.entries(item).filter(([k]) => !ITEM_ONLY.includes(k))) as unknown as AccessRequestRecord;
+  return { record: withoutNotice(record), version: item.v as number };
 }
 
 const requestKeyOf = (ctx: DataCtx, s: ShareableRecord, requesterUuid: string) => accessRequestKey(ctx.tenantId, s.type, s.uuid, requesterUuid);
 
+/** The request item's condition: still at the version read, or still absent. */
+const sameVersion = (read: StoredRequest | undefined): ItemCondition => (read ? { equals: { v: read.version } } : { exists: false });
+
 /** Writes the request item if it is still at the version read (absent: not yet written); else a retry. */
 function putRequest(ctx: DataCtx, tx: WriteTx, s: ShareableRecord, record: AccessRequestRecord, read: StoredRequest | undefined): void {
-  tx.add({
-    Put: {
-      TableName: config.tableName,
-      Item: { ...requestKeyOf(ctx, s, record.requester_uuid), kind: 'access_request', id: record.uuid, v: (read?.version ?? 0) + 1, ...record },
-      ...(read ? { ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': read.version } } : { ConditionExpression: 'attribute_not_exists(PK)' }),
-    },
-  });
+  tx.putSide(requestKeyOf(ctx, s, record.requester_uuid), { kind: 'access_request', id: record.uuid, v: (read?.version ?? 0) + 1, ...record }, { if: sameVersion(read) });
 }
 
 /** The request item is still as read; a concurrent request write makes the transaction retry. */
 function requestUnchanged(ctx: DataCtx, tx: WriteTx, s: ShareableRecord, requesterUuid: string, read: StoredRequest | undefined): void {
-  tx.add({
-    ConditionCheck: {
-      TableName: config.tableName,
-      Key: requestKeyOf(ctx, s, requesterUuid),
-      ...(read ? { ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': read.version } } : { ConditionExpression: 'attribute_not_exists(PK)' }),
-    },
-  });
+  tx.checkSide(requestKeyOf(ctx, s, requesterUuid), sameVersion(read));
 }
 
 /** The resource (its owner and grants) is still as read: a grant committed meanwhile makes the request retry. */
 function shareableUnchanged(ctx: DataCtx, tx: WriteTx, stored: Stored<ShareableRecord>): void {
-  tx.add({ ConditionCheck: { TableName: config.tableName, Key: keys.entity(ctx.tenantId, shareableEntity.type, stored.record.uuid), ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': stored.version } } });
+  tx.checkVersion(shareableEntity, stored);
 }
 
 export async function requestAccess(ctx: DomainCtx, path: ShareablePath, shareableUuid: string, input: RequestInput): Promise<{ record: AccessRequestRecord | null; outcome: RequestOutcome }> {
@@ -146,15 +134,10 @@ export async function resendAccessRequest(ctx: DomainCtx, path: ShareablePath, s
     const now = new Date(nowMs).toISOString();
     const tx = new WriteTx(ctx);
     const notice: RequestNotice = { kind: 'access_request.resent', at: now, recipients: requestRecipients(s, me), actor_display_name: ctx.caller.user.display_name, shareable_title: s.title };
-    tx.add({
-      Update: {
-        TableName: config.tableName,
-        Key: requestKeyOf(ctx, s, me),
-        UpdateExpression: 'SET last_email_sent_at = :now, notice = :notice, v = v + :one',
-        ConditionExpression: '#status = :pending AND id = :id AND last_email_sent_at <= :cutoff',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':now': now, ':notice': notice, ':one': 1, ':pending': 'pending', ':id': request.uuid, ':cutoff': new Date(nowMs - RESEND_WINDOW_MS).toISOString() },
-      },
+    tx.updateSide(requestKeyOf(ctx, s, me), {
+      set: { last_email_sent_at: now, notice },
+      add: { v: 1 },
+      if: { equals: { status: 'pending', id: request.uuid }, atMost: { last_email_sent_at: new Date(nowMs - RESEND_WINDOW_MS).toISOString() } },
     });
     addRequestNotifications(tx, { ...request, last_email_sent_at: now }, notice);
     await tx.commit();

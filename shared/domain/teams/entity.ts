@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
 
 export const TEAM_STATUSES = ['active', 'archived'] as const;
 export type TeamStatus = (typeof TEAM_STATUSES)[number];
@@ -37,12 +37,19 @@ export function teamMemberships(t: TeamRecord): TeamMembership[] {
   return teamUserUuids(t).map((user) => ({ uuid: membershipUuid(t.uuid, user), team_uuid: t.uuid, user_uuid: user, role: t.owner_uuids.includes(user) ? 'owner' : 'member' }));
 }
 
+/** The sub-teams of a team (`team@parent#<team>`). */
+export const subteamsOf = entryList('team', 'parent');
+/** The teams a user is on, owners included (`team@member#<user>`). */
+export const teamsWithMember = entryList('team', 'member');
+/** The teams a user owns (`team@owner#<user>`). */
+export const teamsWithOwner = entryList('team', 'owner');
+
 export const teamEntity: EntityDef<TeamRecord> = {
   type: 'team',
   entries: (t) => [
-    ...(t.parent_uuid ? [{ name: 'parent', value: t.parent_uuid }] : []),
-    ...teamUserUuids(t).map((u) => ({ name: 'member', value: u })),
-    ...t.owner_uuids.map((u) => ({ name: 'owner', value: u })),
+    ...(t.parent_uuid ? [entry(subteamsOf, t.parent_uuid)] : []),
+    ...teamUserUuids(t).map((u) => entry(teamsWithMember, u)),
+    ...t.owner_uuids.map((u) => entry(teamsWithOwner, u)),
   ],
   envelope: (t) => ({ state: t.status }),
 };

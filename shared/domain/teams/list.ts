@@ -1,5 +1,5 @@
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { teamEntity, teamMemberships, type TeamRecord } from '#shared/domain/teams/entity.ts';
+import { subteamsOf, teamEntity, teamMemberships, teamsWithMember, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
 
 /** A team matches a `team_memberships_*` filter when any of its memberships does (contract section 4). */
@@ -18,7 +18,7 @@ export const teamListResource: ListResource<TeamRecord> = {
     parent_uuid: {
       type: 'string',
       get: (t) => t.parent_uuid,
-      index: entryIndex('team', 'parent'),
+      index: entryIndex(subteamsOf),
     },
     status: { type: 'string', get: (t) => t.status },
     is_org: { type: 'boolean', get: (t) => t.is_org },
@@ -29,7 +29,7 @@ export const teamListResource: ListResource<TeamRecord> = {
       type: 'string',
       get: membershipAttr((m) => m.user_uuid),
       // the `member` entry list holds owners too, as memberships do
-      index: entryIndex('team', 'member'),
+      index: entryIndex(teamsWithMember),
     },
     team_memberships_role: { type: 'string', get: membershipAttr((m) => m.role) },
   },

@@ -27,32 +27,27 @@ import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import { requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { config } from '#shared/config.ts';
-import { keys } from '#shared/db/keys.ts';
-import { getEntities, getEntity, mutateEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type ListEntry, type Stored } from '#shared/db/store.ts';
+import { entryPartitionOf, getEntities, getEntity, mutateEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type ListEntry, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { sentFields } from '#shared/domain/fields.ts';
-import { GOAL_KINDS } from '#shared/domain/goals/entity.ts';
-import { teamEntity, teamMemberships, type TeamRecord } from '#shared/domain/teams/entity.ts';
+import { GOAL_KINDS, goalsByTeam } from '#shared/domain/goals/entity.ts';
+import { subteamsOf, teamEntity, teamMemberships, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { ForbiddenError, HasDependentsError, NotFoundError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
+import { ForbiddenError, HasDependentsError, MAX_TRANSACTION_ITEMS, TooManyWritesError, NotFoundError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 import type { TeamCreateBody, TeamUpdateBody } from '#shared/schemas/teams.ts';
 
 export type TeamCreateInput = z.infer<typeof TeamCreateBody>;
 export type TeamUpdateInput = z.infer<typeof TeamUpdateBody>;
 
 /** DynamoDB's TransactWriteItems limit. */
-const MAX_TX_ITEMS = 100;
+const MAX_TX_ITEMS = MAX_TRANSACTION_ITEMS;
 /** Dependents named in a has_dependents error, per kind (enough to act on without reading everything). */
 const MAX_DEPENDENTS_NAMED = 10;
 
 const notFound = (id: string) => new NotFoundError('Team', id);
 const parentNotFound = (id: string) => ValidationError.field('parent_uuid', 'not_found', `parent_uuid ${id} is not a team of this tenant`);
 const cycle = () => ValidationError.field('parent_uuid', 'cycle', 'A team cannot be placed under itself or one of its own sub-teams');
-const tooBig = (field: string | undefined) =>
-  new ValidationError(`This change would need more than ${MAX_TX_ITEMS} writes in one atomic transaction; split it (fewer owners/members per team, or move or archive sub-teams first)`, [
-    { field, code: 'too_many', message: `at most ${MAX_TX_ITEMS} items per atomic write` },
-  ]);
+const tooBig = (field: string | undefined) => new TooManyWritesError(field, 'Split it: fewer owners/members per team, or move or archive sub-teams first.');
 function assertFits(items: number, field: string | undefined): void {
   if (items > MAX_TX_ITEMS) throw tooBig(field);
 }
@@ -91,7 +86,7 @@ async function firstEntries(ctx: DomainCtx, partition: string, max: number, acce
   return out;
 }
 
-const childrenPartition = (ctx: DomainCtx, teamUuid: string) => keys.entryList(ctx.tenantId, 'team', 'parent', teamUuid);
+const childrenPartition = (ctx: DomainCtx, teamUuid: string) => entryPartitionOf(ctx, subteamsOf, teamUuid);
 
 /** The descendants of a team (any status), breadth first; refuses with 422 past `cap` since they must all fit one write. */
 async function descendants(ctx: DomainCtx, rootUuid: string, cap: number, field: string | undefined): Promise<Array<Stored<TeamRecord>>> {
@@ -126,10 +121,6 @@ async function ancestry(ctx: DomainCtx, teamUuid: string): Promise<Array<Stored<
 }
 
 /** Fails the transaction if the team changed since it was read. */
-const versionCheck = (ctx: DomainCtx, s: Stored<TeamRecord>) => ({
-  ConditionCheck: { TableName: config.tableName, Key: keys.entity(ctx.tenantId, teamEntity.type, s.record.uuid), ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': s.version } },
-});
-
 /** Rewrites every descendant with its depth shifted by `delta` (no-op for 0). */
 async function shiftSubtree(ctx: DomainCtx, tx: WriteTx, rootUuid: string, delta: number, now: string, cap: number, field: string | undefined): Promise<void> {
   if (delta === 0) return;
@@ -151,7 +142,7 @@ async function place(ctx: DomainCtx, tx: WriteTx, current: Stored<TeamRecord>, n
     const [parent, ...above] = chain;
     next.depth = parent!.record.depth + 1;
     tx.replace(teamEntity, parent!, parent!.record);
-    for (const a of above) tx.add(versionCheck(ctx, a));
+    for (const a of above) tx.checkVersion(teamEntity, a);
   }
   await shiftSubtree(ctx, tx, next.uuid, next.depth - current.record.depth, next.updated_at, MAX_TX_ITEMS - tx.size, 'parent_uuid');
 }
@@ -246,7 +237,7 @@ export async function deleteTeam(ctx: DomainCtx, id: string): Promise<TeamRecord
     // One read of the sub-teams serves both the dependents check (index state) and the detaching below.
     const [children, ...goalsByKind] = await Promise.all([
       firstEntries(ctx, childrenPartition(ctx, id), MAX_TX_ITEMS + 1),
-      ...GOAL_KINDS.map((kind) => firstEntries(ctx, keys.entryList(ctx.tenantId, kind, 'team', id), MAX_DEPENDENTS_NAMED, (e) => e.state !== 'discarded')),
+      ...GOAL_KINDS.map((kind) => firstEntries(ctx, entryPartitionOf(ctx, goalsByTeam(kind), id), MAX_DEPENDENTS_NAMED, (e) => e.state !== 'discarded')),
     ]);
     const details = [
       ...children.filter((e) => e.state === 'active').slice(0, MAX_DEPENDENTS_NAMED).map((e) => subTeamDetail(e.id)),

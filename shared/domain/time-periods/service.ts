@@ -1,10 +1,9 @@
 import type { z } from 'zod';
 import { isAdmin } from '#shared/auth/caller.ts';
 import { directoryAccessSource, directoryChecks, requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { keys } from '#shared/db/keys.ts';
-import { createEntity, getEntities, getEntity, mutateEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { createEntity, entriesOf, getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { goalEntity, GOAL_KINDS, type GoalKind } from '#shared/domain/goals/entity.ts';
+import { goalEntity, GOAL_KINDS, goalsInPeriod, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { sentFields } from '#shared/domain/fields.ts';
 import { newTimePeriodRecord, timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { HasDependentsError, NotFoundError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
@@ -47,7 +46,7 @@ export async function showTimePeriod(ctx: DomainCtx, id: string): Promise<TimePe
 async function liveGoalsOf(ctx: DataCtx, periodUuid: string): Promise<Array<{ kind: GoalKind; id: string }>> {
   const found: Array<{ kind: GoalKind; id: string }> = [];
   for (const kind of GOAL_KINDS) {
-    for await (const e of partitionEntries(ctx, keys.entryList(ctx.tenantId, kind, 'time_period', periodUuid))) {
+    for await (const e of entriesOf(ctx, goalsInPeriod(kind), periodUuid)) {
       if (e.state !== 'discarded') found.push({ kind, id: e.id });
     }
   }

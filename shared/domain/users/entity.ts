@@ -1,4 +1,4 @@
-import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
 import { TakenError } from '#shared/errors.ts';
 
 export const ROLES = ['admin', 'member', 'viewer'] as const;
@@ -30,9 +30,12 @@ export interface UserRecord extends BaseRecord {
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
+/** The users reporting to a manager (`user@manager#<manager>`). */
+export const reportsOf = entryList('user', 'manager');
+
 export const userEntity: EntityDef<UserRecord> = {
   type: 'user',
-  entries: (u) => (u.manager_uuid ? [{ name: 'manager', value: u.manager_uuid }] : []),
+  entries: (u) => (u.manager_uuid ? [entry(reportsOf, u.manager_uuid)] : []),
   uniques: (u) => [{ name: 'email', value: normalizeEmail(u.email), onTaken: () => new TakenError('email', `A user with email ${u.email} already exists`) }],
   envelope: (u) => ({ state: u.status }),
 };

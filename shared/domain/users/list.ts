@@ -1,10 +1,9 @@
-import { keys } from '#shared/db/keys.ts';
-import { partitionEntries, type DataCtx } from '#shared/db/store.ts';
+import { entriesOf, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { teamEntity, teamMemberships, teamUserUuids, type TeamRecord } from '#shared/domain/teams/entity.ts';
-import { PROFILE_FILTERABLE, userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
+import { teamEntity, teamMemberships, teamsWithMember, teamUserUuids, type TeamRecord } from '#shared/domain/teams/entity.ts';
+import { PROFILE_FILTERABLE, reportsOf, userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
-import type { Loader } from '#shared/list/loader.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
 
 /** Per request (loader): user uuid → the user's teams, so several team filters on one user read its memberships once. */
 const teamsByUser = new WeakMap<Loader, Map<string, Promise<TeamRecord[]>>>();
@@ -17,7 +16,7 @@ function teamsOf(ctx: DataCtx, loader: Loader, userUuid: string): Promise<TeamRe
   if (!teams) {
     teams = (async () => {
       const ids: string[] = [];
-      for await (const e of partitionEntries(ctx, keys.entryList(ctx.tenantId, 'team', 'member', userUuid))) ids.push(e.id);
+      for await (const e of entriesOf(ctx, teamsWithMember, userUuid)) ids.push(e.id);
       return loader.many(teamEntity, ids);
     })();
     cache.set(userUuid, teams);
@@ -64,7 +63,7 @@ export const userListResource: ListResource<UserRecord> = {
     manager_uuid: {
       type: 'string',
       get: (u) => u.manager_uuid,
-      index: entryIndex('user', 'manager'),
+      index: entryIndex(reportsOf),
     },
     license_type: { type: 'string', get: (u) => u.license_type },
     created_at: { type: 'timestamp', get: (u) => u.created_at },

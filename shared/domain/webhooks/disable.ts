@@ -3,7 +3,7 @@ import { notificationEntity, type NotificationRecord } from '#shared/domain/shar
 import { userListResource } from '#shared/domain/users/list.ts';
 import type { WebhookRecord } from '#shared/domain/webhooks/entity.ts';
 import { runList } from '#shared/list/engine.ts';
-import { Loader } from '#shared/list/loader.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
 
 /** The notice kind an admin finds in `GET /notifications` when an endpoint was disabled for failing. */
 export const WEBHOOK_DISABLED_KIND = 'webhook.disabled';

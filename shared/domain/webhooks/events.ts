@@ -7,7 +7,7 @@ import { presentGoals } from '#shared/domain/goals/present.ts';
 import type { AccessRequestRecord } from '#shared/domain/sharing/entity.ts';
 import { presentAccessRequest } from '#shared/domain/sharing/requests.ts';
 import type { EventType } from '#shared/domain/webhooks/entity.ts';
-import type { Loader } from '#shared/list/loader.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
 import type { TableChange } from '#shared/stream/projection.ts';
 
 /** An outbound event exactly as contract section 12 shapes it (the webhook body, the EventBridge detail). */

@@ -1,7 +1,7 @@
 import { buildEvents, mayMakeEvents } from '#shared/domain/webhooks/events.ts';
 import { fanOut } from '#shared/domain/webhooks/deliveries.ts';
 import { configuredEventBus, type EventBus } from '#shared/events/event-bus.ts';
-import { Loader } from '#shared/list/loader.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
 import { queueSender, type QueueSender } from '#shared/queue/queue.ts';
 import type { Projection } from '#shared/stream/projection.ts';
 

@@ -1,0 +1,4 @@
+import { referencePage } from '#shared/docs/api-reference.ts';
+import { publicHandler } from '#shared/http/api.ts';
+
+export const handler = publicHandler(async () => referencePage());

@@ -1,0 +1,18 @@
+import { keys } from '#shared/db/keys.ts';
+
+/**
+ * A declared entry list: "the <list> entities whose <name> is <value>", one GSI1 partition per value.
+ * Entities declare theirs once (e.g. `membersOfTeam` in teams/entity.ts) and both the entity's `entries` and
+ * every reader use that constant, so renaming a list is one edit and a typo does not compile.
+ */
+export interface EntryList {
+  /** The list family (GSI1PK prefix): the entity's list name, e.g. `team`, or a goal kind. */
+  readonly list: string;
+  /** The association, e.g. `member`, `parent`. */
+  readonly name: string;
+}
+
+export const entryList = (list: string, name: string): EntryList => ({ list, name });
+
+/** The GSI1 partition of one value of an entry list. */
+export const entryListPartition = (tenantId: string, of: EntryList, value: string) => keys.entryList(tenantId, of.list, of.name, value);

@@ -1,0 +1,191 @@
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildOpenApiDocument } from '#shared/openapi.ts';
+import { PREDICATES } from '#shared/list/filter.ts';
+import { routes, type Route } from '#shared/routes/index.ts';
+import { Api, newTenant, type Res, type TenantFixture } from '../support/api.ts';
+import { bodyTextArb, HOSTILE_STRINGS, PROTOTYPE_NAMES, uuidArb, type Env, type Schema } from './arbitraries.ts';
+
+/**
+ * Schema-driven fuzzing of every route of the route table through the local stack (docs/architecture.md,
+ * "Hostile input"). Bodies, path ids and query strings are drawn from the request schemas of the OpenAPI
+ * document (built from the zod schemas that validate requests), valid and broken, by callers of each role.
+ * Every answer must be:
+ *  - below 500;
+ *  - described by docs/openapi.json: a 2xx body matches the route's response schema, every 4xx is in the
+ *    contract's error shape (the Api client checks both on every request, test/support/openapi-responses.ts);
+ *  - and a refused write changes nothing: what a read of the written resource (or its collection) answers
+ *    is the same before and after.
+ * FUZZ_RUNS sets the cases per route (default 40: about 3,300 cases); FUZZ_SEED replays a run (the seed is
+ * printed when a property fails, and at the start).
+ */
+
+const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
+const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
+console.log(`route fuzz: ${RUNS} runs per route, seed ${SEED} (FUZZ_SEED=${SEED} replays it)`);
+
+const doc = buildOpenApiDocument() as unknown as { paths: Record<string, Record<string, Schema>>; components: { schemas: Record<string, Schema> } };
+const resolve = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')]!;
+const bodySchemaOf = (r: Route): Schema | undefined => doc.paths[r.path]?.[r.method.toLowerCase()]?.requestBody?.content?.['application/json']?.schema;
+
+/** Derived fields that the change stream may move between two reads of an unchanged record. */
+const DERIVED = new Set(['updated_at', 'current_progress', 'current_value', 'current_status', 'status', 'last_checkin_date', 'score', 'value_updated_at', 'status_updated_at', 'value_updated_by_uuid', 'status_updated_by_uuid', 'data_sources_count', 'path', 'checks']);
+const stable = (v: unknown): unknown => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).filter(([k]) => !DERIVED.has(k)).map(([k, x]) => [k, stable(x)])) : v);
+
+describe('route fuzz', () => {
+  let t: TenantFixture;
+  let other: TenantFixture;
+  const callers: Record<string, Api> = {};
+  const ids: Record<string, string[]> = {};
+  const filterable = new Map<string, string[]>();
+  let env: Env;
+
+  beforeAll(async () => {
+    [t, other] = await Promise.all([newTenant(), newTenant()]);
+    const [member, viewer, spare] = await Promise.all([t.user({ role: 'member' }), t.user({ role: 'viewer' }), t.user({ role: 'member' })]);
+    Object.assign(callers, { admin: t.admin, member: member.api, viewer: viewer.api });
+    const a = t.admin;
+    const ok = (r: Res, what: string) => {
+      if (r.status >= 300) throw new Error(`fixture ${what}: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body.data?.record ?? r.body;
+    };
+    const period = ok(await a.post('/rest/v2/time_periods', { name: 'Q1', start_date: '2025-01-01', end_date: '2025-03-31' }), 'period');
+    const team = ok(await a.post('/rest/v2/teams', { name: `Team ${randomUUID().slice(0, 6)}`, member_uuids: [member.uuid] }), 'team');
+    const group = ok(await a.post('/rest/v2/labels', { name: `Group ${randomUUID().slice(0, 6)}`, is_group: true }), 'label group');
+    const label = ok(await a.post('/rest/v2/labels', { name: `Label ${randomUUID().slice(0, 6)}`, parent_uuid: group.uuid }), 'label');
+    const objective = ok(await a.post('/rest/v2/objectives', { title: 'O', time_period_uuid: period.uuid, owner_uuids: [member.uuid] }), 'objective');
+    const keyResult = ok(await a.post('/rest/v2/key_results', { title: 'KR', time_period_uuid: period.uuid, parents: [objective.uuid], metric: { target_value: 10 } }), 'key result');
+    const initiative = ok(await a.post('/rest/v2/initiatives', { title: 'I', time_period_uuid: period.uuid, parents: [keyResult.uuid], visibility: 'limited' }), 'initiative');
+    const checkin = ok(await a.post('/rest/v2/checkins', { goal_uuid: keyResult.uuid, value: 3 }), 'check-in');
+    const document = ok(await a.post('/documents', { title: 'Doc' }), 'document');
+    const dashboard = ok(await member.api.post('/okrs-dashboards', { title: 'Dash' }), 'dashboard');
+    const dataSource = ok(await a.post('/data_sources', { goal_uuid: keyResult.uuid, name: 'S', kind: 'k' }), 'data source');
+    const refresh = await a.post(`/documents/${document.uuid}/refresh`, {});
+    const otherPeriod = ok(await other.admin.post('/rest/v2/time_periods', { name: 'X', start_date: '2025-01-01', end_date: '2025-03-31' }), 'other period');
+    const goals = [objective.uuid, keyResult.uuid, initiative.uuid];
+    // the admin's own uuid is left out: a fuzzed update could demote or deactivate the caller of every later case
+    Object.assign(ids, {
+      user: [member.uuid, viewer.uuid, spare.uuid],
+      team: [team.uuid],
+      label: [label.uuid, group.uuid],
+      time_period: [period.uuid],
+      goal: goals,
+      checkin: [checkin.uuid],
+      shareable: [document.uuid, dashboard.uuid, `${t.tenantUuid}_${document.uuid}`],
+      data_source: [dataSource.uuid, `${t.tenantUuid}_${dataSource.uuid}`],
+      thread: refresh.status === 202 ? [refresh.body.thread_uuid] : [],
+      foreign: [otherPeriod.uuid, other.adminUuid],
+    });
+    env = {
+      resolve,
+      dates: [period.start_date, period.end_date, '2025-02-15'],
+      idsFor: (field) => {
+        const f = field.replace(/_uuids?$/, '');
+        const pick =
+          f.includes('goal') || f.includes('parent') ? [...ids.goal!, ...ids.label!, ...ids.team!]
+          : f.includes('team') ? ids.team!
+          : f.includes('time_period') ? ids.time_period!
+          : f.includes('label') ? ids.label!
+          : f.includes('user') || f.includes('owner') || f.includes('member') || f.includes('delegate') || f.includes('manager') || f.includes('entity') ? [...ids.user!, ...ids.team!]
+          : [];
+        return [...pick, ...ids.foreign!];
+      },
+    };
+    // the filterable attributes of each list, as the service names them when it refuses an unknown one
+    for (const r of routes.filter((x) => x.doc.list)) {
+      const res = await a.get(`${r.path}?q[no_such_attribute_eq]=1`);
+      const names = /filterable: (.*)$/.exec(res.body.error?.details?.[0]?.message ?? '')?.[1]?.split(', ') ?? [];
+      filterable.set(r.path, names);
+    }
+  }, 180_000);
+
+  /** Real ids for a path parameter of this route (the right kind first; others and other tenants' too). */
+  function pathIdArb(r: Route): fc.Arbitrary<string> {
+    const kind =
+      /\/(objectives|key_results|initiatives)\//.test(r.path) ? 'goal'
+      : r.path.includes('/users/') ? 'user'
+      : r.path.includes('/teams/') ? 'team'
+      : r.path.includes('/labels/') ? 'label'
+      : r.path.includes('/time_periods/') ? 'time_period'
+      : r.path.includes('/checkins/') ? 'checkin'
+      : r.path.includes('/data_sources/') ? 'data_source'
+      : r.path.includes('refresh_threads') ? 'thread'
+      : 'shareable';
+    const right = ids[kind]!;
+    const wrong = [...ids.goal!, ...ids.foreign!, `${ids.foreign![0]}_${right[0] ?? randomUUID()}`];
+    return fc.oneof(
+      { arbitrary: right.length ? fc.constantFrom(...right) : fc.uuid(), weight: 6 },
+      { arbitrary: right.length ? fc.constantFrom(...right).map((u) => u.toUpperCase()) : fc.uuid(), weight: 1 },
+      { arbitrary: fc.constantFrom(...wrong), weight: 1 },
+      { arbitrary: fc.uuid(), weight: 1 },
+      { arbitrary: fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom(...HOSTILE_STRINGS, ...PROTOTYPE_NAMES)).filter((s) => s !== '' && s !== '.' && s !== '..'), weight: 1 },
+    );
+  }
+
+  /** A query string for a list route: page parameters, filters on its attributes (and made-up ones), a sort. */
+  function queryArb(r: Route): fc.Arbitrary<string> {
+    if (!r.doc.list) return fc.constantFrom('', '', 'x=1', 'q[__proto___eq]=1');
+    const attrs = filterable.get(r.path) ?? [];
+    const attr = fc.oneof({ arbitrary: attrs.length ? fc.constantFrom(...attrs) : fc.constant('uuid'), weight: 6 }, { arbitrary: fc.constantFrom(...PROTOTYPE_NAMES, 'no_such'), weight: 1 });
+    const value = fc.oneof(
+      uuidArb(env, 'goal_uuid'),
+      fc.constantFrom('2025-01-01', '2025-02-30', '2025-01-01T00:00:00Z', 'true', '1', '0', 'false', '-1', '1e400', '12.5', 'a,b', ',', ''),
+      fc.string({ maxLength: 12 }),
+      fc.constantFrom(...HOSTILE_STRINGS.slice(0, 8)),
+    );
+    const filter = fc.tuple(attr, fc.constantFrom(...PREDICATES, 'nope'), fc.boolean(), value).map(([a, p, list, v]) => [`q[${a}_${p}]${list ? '[]' : ''}`, v] as [string, string]);
+    const page = fc.tuple(fc.constantFrom('page', 'per_page', 'limit', 'limit_max', 'offset', 'count'), fc.oneof(fc.nat({ max: 200 }).map(String), fc.constantFrom('0', '-1', 'abc', '1000000000', '99999999999999999999', 'true', ''))).map(([k, v]) => [k, v] as [string, string]);
+    const sort = fc.tuple(fc.oneof(attr, fc.constant('created_at')), fc.constantFrom('asc', 'desc', 'DESC', 'Asc', '', 'sideways')).map(([a, d]) => ['q[s]', `${a} ${d}`.trim()] as [string, string]);
+    const pair = fc.oneof({ arbitrary: filter, weight: 5 }, { arbitrary: page, weight: 3 }, { arbitrary: sort, weight: 2 }, { arbitrary: fc.constantFrom<[string, string]>(['x', '1'], ['q[', '1'], ['q[]', '1'], ['q[a]b', '1']), weight: 1 });
+    return fc.array(pair, { maxLength: 4 }).map((pairs) => pairs.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&'));
+  }
+
+  /** What a refused write must leave as it was: the record it targets, or its collection's size. */
+  async function observe(r: Route, path: string): Promise<unknown> {
+    const bare = path.split('?')[0]!;
+    const itemPath = bare.replace(/\/(archive|unarchive|grants|access_requests|access_requests\/resend|refresh)$/, '');
+    const targetsItem = itemPath !== bare || r.method !== 'POST';
+    const getItem = routes.some((x) => x.method === 'GET' && !x.doc.list && new RegExp(`^${x.path.replace(/\{\w+\}/g, '[^/]+')}$`).test(itemPath));
+    if (targetsItem && getItem) {
+      const res = await t.admin.get(itemPath);
+      return res.status === 200 ? { status: 200, record: stable(res.body.data?.record ?? res.body) } : { status: res.status };
+    }
+    if (routes.some((x) => x.method === 'GET' && x.path === r.path && x.doc.list)) return (await t.admin.get(`${bare}?count=true&per_page=1`)).body.data?.pagy?.count;
+    return undefined;
+  }
+
+  const fuzzed = routes;
+  it('covers every route of the route table', () => {
+    expect(fuzzed.length).toBe(routes.length);
+  });
+
+  for (const r of fuzzed) {
+    it(`${r.method} ${r.path}`, async () => {
+      const bodySchema = bodySchemaOf(r);
+      const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+      const caseArb = fc.record({
+        caller: r.auth === 'public' ? fc.constant('none') : fc.constantFrom('admin', 'admin', 'admin', 'member', 'viewer'),
+        ids: fc.tuple(...params.map(() => pathIdArb(r))) as fc.Arbitrary<string[]>,
+        query: queryArb(r),
+        body: r.method === 'GET' ? fc.constant(undefined) : bodyTextArb(bodySchema, env),
+      });
+      await fc.assert(
+        fc.asyncProperty(caseArb, async (c) => {
+          let i = 0;
+          const path = r.path.replace(/\{\w+\}/g, () => encodeURIComponent(c.ids[i++]!)) + (c.query ? `?${c.query}` : '');
+          const api = c.caller === 'none' ? new Api(undefined) : callers[c.caller]!;
+          const write = r.method !== 'GET';
+          const before = write ? await observe(r, path) : undefined;
+          const res = await api.request(r.method, path, c.body, c.body === undefined ? {} : { 'content-type': 'application/json' });
+          if (res.status >= 500) throw new Error(`${r.method} ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
+          if (write && res.status >= 400 && ![409, 429].includes(res.status)) {
+            const after = await observe(r, path);
+            expect(after, `a refused ${r.method} ${path} (${res.status}) changed what it names`).toEqual(before);
+          }
+        }),
+        { numRuns: RUNS, seed: SEED, endOnFailure: true },
+      );
+    }, 300_000);
+  }
+});
