@@ -14,7 +14,7 @@ import { expectError, listAll, newTenant, type TenantFixture } from '../support/
 import { eventually, startReceiver } from './webhooks.fixture.ts';
 
 // The worker in this process follows the same short schedule the local stack uses in tests (test/setup/global.ts).
-Object.assign(process.env, { WEBHOOK_ALLOW_LOCAL_HTTP: 'true', WEBHOOK_RETRY_SCHEDULE: '1,2', WEBHOOK_TIMEOUT_MS: '1500' });
+Object.assign(process.env, { WEBHOOK_ALLOW_LOCAL_HTTP: 'true', WEBHOOK_RETRY_SCHEDULE: '1,2', WEBHOOK_TIMEOUT_MS: '4000' });
 
 type Verify = (secret: string, headers: Record<string, unknown>, body: string, toleranceSeconds?: number) => boolean;
 
@@ -123,7 +123,7 @@ describe('webhook deliveries', () => {
       await fanOut(ctx, [e], queues);
       const failed = await eventually(async () => (await deliveries(w)).find((x) => x.status === 'failed'), 30_000, 'failed');
       expect(failed).toMatchObject({ event_id: e.id, attempts: 3, last_status_code: null, next_attempt_at: null, delivered_at: null });
-      expect(failed.last_error).toMatch(/no answer within 1500 ms/);
+      expect(failed.last_error).toMatch(/no answer within 4000 ms/);
       expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([e.id, e.id, e.id]);
 
       answer = 200;

@@ -99,5 +99,5 @@ describe('events from the change stream to a registered webhook', () => {
     expect(JSON.stringify(receiverA.received.map((r) => r.body))).not.toContain(bGoal.uuid);
     expect(receiverB.events().every((e: Got) => e.event.data.tenant_uuid === b.tenantUuid)).toBe(true);
     expect(JSON.stringify(receiverB.received.map((r) => r.body))).not.toContain(O.uuid);
-  });
+  }, 240_000); // some thirty writes, each event waited for through the stream and the queue
 });
