@@ -251,7 +251,7 @@ export class GoalTrackingStack extends Stack {
     const row = streamProcessorRow;
     this.streamProcessor = new ServiceFunction(this, 'StreamProcessor', {
       handler: row.handler,
-      description: 'Table change stream: rollups, current values, access-request notices',
+      description: 'Table change stream: rollups, current values, access-request notices, outbound events',
       rolePath: this.data.rolePath(row.table),
       timeout: Duration.seconds(row.timeoutSeconds),
       logRetention: config.logRetention,
@@ -259,6 +259,7 @@ export class GoalTrackingStack extends Stack {
     });
     this.data.bindTable(this.streamProcessor, row.table);
     this.bindQueues(this.streamProcessor, row.sendsTo.filter((q) => this.queues.has(q)), 'StreamProcessor');
+    this.bindNeeds(this.streamProcessor, row.needs, 'StreamProcessor', config);
     // Partial batch responses (Powertools), bisect on error, bounded retries, then the record's metadata goes to
     // the dead-letter queue and the shard moves on; records are kept 24 h by the stream itself.
     this.streamProcessor.fn.addEventSource(

@@ -174,6 +174,22 @@ describe('CDK stack', () => {
     expect(stack.streamProcessor.rolePath).toBe(stack.data.rolePath('write'));
   });
 
+  it('sends outbound events to its own EventBridge bus and seals webhook secrets with its own KMS key, granted only where a row needs them', () => {
+    template.hasResourceProperties('AWS::Events::EventBus', {});
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true, Description: Match.stringLikeRegexp('webhook signing secrets') });
+    const busId = id(stack, stack.outboundEvents.bus);
+    const keyId = id(stack, stack.outboundEvents.secretKey);
+    const processorEnv = t.Resources[id(stack, stack.streamProcessor.fn)].Properties.Environment.Variables as Json;
+    expect(refId(processorEnv.EVENT_BUS_NAME)).toBe(busId);
+    expect(actualGrants(template, id(stack, stack.streamProcessor.role))).toContain(`events:PutEvents ${busId}`);
+    expect(actualGrants(template, id(stack, stack.streamProcessor.role))).toContain(`sqs:SendMessage ${id(stack, stack.queues.get('webhook-deliveries')!.queue)}`);
+    const sealing = [...stack.routeFunctions.entries(), ...stack.workerFunctions.entries()].filter(([row]) => row.needs?.includes('kms:webhook-secrets'));
+    expect(sealing.map(([row]) => ('path' in row ? `${row.method} ${row.path}` : row.queue)).sort()).toEqual(['POST /webhooks', 'webhook-deliveries']);
+    for (const [, fn] of sealing) expect(actualGrants(template, id(stack, fn.role))).toEqual(expect.arrayContaining([`kms:Encrypt ${keyId}`, `kms:Decrypt ${keyId}`]));
+    const others = [...stack.routeFunctions.values(), ...stack.workerFunctions.values()].filter((fn) => !sealing.some(([, f]) => f === fn));
+    for (const fn of others) expect(actualGrants(template, id(stack, fn.role)).filter((g) => g.endsWith(keyId) || g.endsWith(busId))).toEqual([]);
+  });
+
   it('has two tenant roles: read and write actions on the table and each index by name, assumable only by roles on their path', () => {
     const tableId = id(stack, stack.data.table);
     const resources = [tableId, `join:${tableId}`];
