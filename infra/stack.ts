@@ -24,6 +24,7 @@ import { streamProcessorRow } from '#shared/routes/stream.ts';
 import type { StackConfig } from './config.ts';
 import { ServiceAlarms } from './constructs/alarms.ts';
 import { Mailer } from './constructs/mailer.ts';
+import { OutboundEvents } from './constructs/outbound-events.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
 import { TABLE_ACTIONS, TenantData, type TableAccess } from './constructs/tenant-data.ts';
 import { TokenIssuer } from './constructs/token-issuer.ts';
@@ -92,6 +93,7 @@ export class GoalTrackingStack extends Stack {
   readonly routeGroups = new Map<string, NestedStack>();
   readonly workerFunctions = new Map<Worker, ServiceFunction>();
   readonly mailer: Mailer;
+  readonly outboundEvents: OutboundEvents;
   readonly alarms: ServiceAlarms;
   /** The change stream's processor (shared/stream/) and its on-failure destination. */
   readonly streamProcessor: ServiceFunction;
@@ -107,6 +109,7 @@ export class GoalTrackingStack extends Stack {
     this.data = new TenantData(this, 'Data');
     this.mailer = new Mailer(this, 'Mail', { from: config.emailFrom, identity: config.emailIdentity });
     if (config.issuer.kind === 'self') this.issuerKey = new TokenIssuer(this, 'Issuer');
+    this.outboundEvents = new OutboundEvents(this, 'OutboundEvents');
 
     // ---- API ----
     this.api = new HttpApi(this, 'Api', {
@@ -248,7 +251,7 @@ export class GoalTrackingStack extends Stack {
     const row = streamProcessorRow;
     this.streamProcessor = new ServiceFunction(this, 'StreamProcessor', {
       handler: row.handler,
-      description: 'Table change stream: rollups, current values, access-request notices',
+      description: 'Table change stream: rollups, current values, access-request notices, outbound events',
       rolePath: this.data.rolePath(row.table),
       timeout: Duration.seconds(row.timeoutSeconds),
       logRetention: config.logRetention,
@@ -256,6 +259,7 @@ export class GoalTrackingStack extends Stack {
     });
     this.data.bindTable(this.streamProcessor, row.table);
     this.bindQueues(this.streamProcessor, row.sendsTo.filter((q) => this.queues.has(q)), 'StreamProcessor');
+    this.bindNeeds(this.streamProcessor, row.needs, 'StreamProcessor', config);
     // Partial batch responses (Powertools), bisect on error, bounded retries, then the record's metadata goes to
     // the dead-letter queue and the shard moves on; records are kept 24 h by the stream itself.
     this.streamProcessor.fn.addEventSource(
@@ -303,6 +307,7 @@ export class GoalTrackingStack extends Stack {
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName, description: 'DynamoDB table (TABLE_NAME for npm run admin)' });
     new CfnOutput(this, 'Region', { value: this.region, description: 'Region of the stack (AWS_REGION for npm run admin)' });
     if (this.issuerKey) new CfnOutput(this, 'IssuerKmsKeyId', { value: this.issuerKey.key.keyArn, description: 'KMS key that signs tokens (ISSUER_KMS_KEY_ID for npm run admin)' });
+    new CfnOutput(this, 'EventBusName', { value: this.outboundEvents.bus.eventBusName, description: 'EventBridge bus receiving every outbound event (source goal-tracking, detail-type = event type)' });
     new CfnOutput(this, 'OperatorPolicyArn', { value: operator.managedPolicyArn, description: 'Managed policy to attach to operators' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
     new CfnOutput(this, 'StreamDeadLetterQueueUrl', { value: this.streamDeadLetters.queueUrl, description: 'On-failure destination of the table stream processor (npm run admin -- redrive)' });
@@ -353,6 +358,12 @@ export class GoalTrackingStack extends Stack {
       } else if (need === 'support:webhook') {
         // Configuration rather than a grant: only the function that files support issues learns the URL.
         if (config.supportWebhookUrl) fn.addEnvironment('SUPPORT_WEBHOOK_URL', config.supportWebhookUrl);
+      } else if (need === 'kms:webhook-secrets') {
+        this.outboundEvents.grantSecrets(fn);
+        fn.addEnvironment('WEBHOOK_SECRET_KMS_KEY_ID', this.outboundEvents.secretKey.keyArn);
+      } else if (need === 'events:publish') {
+        this.outboundEvents.grantPublish(fn);
+        fn.addEnvironment('EVENT_BUS_NAME', this.outboundEvents.bus.eventBusName);
       } else {
         throw new Error(`${name}: unknown need ${need}`);
       }

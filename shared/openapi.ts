@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { z } from 'zod';
 import { routeName, routes, type Route } from '#shared/routes/index.ts';
+import { EVENT_SCHEMAS } from '#shared/schemas/events.ts';
 
 const ErrorBody = z.object({
   error: z.object({
@@ -75,6 +76,28 @@ export function buildOpenApiDocument() {
             }
           : { 429: { description: 'Throttled by API Gateway (its own body {"message":"Too Many Requests"})' } }),
         500: errorResponse('Internal error; request_id identifies the log line'),
+      },
+    });
+  }
+  // Outbound events (contract section 12): what the service POSTs to registered webhooks (docs/webhooks.md).
+  const webhookHeaders = z.object({
+    'webhook-id': z.string().meta({ description: 'The event id: the same on every retry; deduplicate on it' }),
+    'webhook-timestamp': z.string().meta({ description: 'Unix seconds of this attempt' }),
+    'webhook-signature': z.string().meta({ description: '`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded secret after `whsec_`' }),
+  });
+  for (const [type, { schema, summary }] of Object.entries(EVENT_SCHEMAS)) {
+    registry.registerWebhook({
+      method: 'post',
+      path: type,
+      operationId: `event${type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`,
+      summary,
+      tags: ['webhooks'],
+      // The receiver authenticates the sender by the webhook-signature header, not by a credential.
+      security: [],
+      request: { headers: webhookHeaders, body: { content: { 'application/json': { schema } } } },
+      responses: {
+        200: { description: 'Any 2xx within 10 s delivers the event' },
+        400: { description: 'Any other answer (or none within 10 s) fails the attempt: retried with back-off for about a day, then the delivery is failed' },
       },
     });
   }

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 
 /** Extra needs beyond table and queues, each mapped by infra/stack.ts to one grant (or, for support:webhook, the webhook URL). */
-export type Need = 'kms:sign' | 'kms:public-key' | 'bedrock:invoke' | 'support:webhook';
+export type Need = 'kms:sign' | 'kms:public-key' | 'bedrock:invoke' | 'support:webhook' | 'kms:webhook-secrets' | 'events:publish';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 

@@ -3,6 +3,7 @@ import { accessRequestNoticesProjection } from '#shared/stream/access-request-no
 import { currentValuesProjection } from '#shared/stream/current-values.ts';
 import { historyProjection } from '#shared/stream/projections/history.ts';
 import { rollupProjection } from '#shared/stream/rollups.ts';
+import { outboundEventsProjection } from '#shared/stream/projections/events.ts';
 
 /**
  * Every projection the change stream feeds, in the order each change is offered to them (one line each; a
@@ -14,4 +15,5 @@ export const projections: readonly Projection[] = [
   rollupProjection,
   accessRequestNoticesProjection,
   historyProjection,
+  outboundEventsProjection,
 ];

@@ -19,7 +19,11 @@ function expectedGrants(stack: GoalTrackingStack, row: { kind: 'route'; r: Route
   if (table !== 'none') out.push(`sts:AssumeRole ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
   const sendsTo = row.kind === 'route' ? row.r.sendsTo : row.w.sendsTo;
   for (const q of sendsTo ?? []) out.push(`sqs:SendMessage ${id(stack, stack.queues.get(q)!.queue)}`);
-  for (const need of row.kind === 'route' ? (row.r.needs ?? []) : []) out.push(`${need === 'kms:sign' ? 'kms:Sign' : 'kms:GetPublicKey'} ${id(stack, stack.issuerKey!.key)}`);
+  for (const need of row.kind === 'route' ? (row.r.needs ?? []) : []) if (need === 'kms:sign' || need === 'kms:public-key') out.push(`${need === 'kms:sign' ? 'kms:Sign' : 'kms:GetPublicKey'} ${id(stack, stack.issuerKey!.key)}`);
+  for (const need of (row.kind === 'route' ? row.r.needs : row.w.needs) ?? []) {
+    if (need === 'kms:webhook-secrets') out.push(`kms:Encrypt ${id(stack, stack.outboundEvents.secretKey)}`, `kms:Decrypt ${id(stack, stack.outboundEvents.secretKey)}`);
+    if (need === 'events:publish') out.push(`events:PutEvents ${id(stack, stack.outboundEvents.bus)}`);
+  }
   if (row.kind === 'worker') {
     const q = id(stack, stack.queues.get(row.w.queue)!.queue);
     for (const a of ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage']) out.push(`${a} ${q}`);
@@ -107,7 +111,8 @@ describe('CDK stack', () => {
       const env = (t.Resources[id(stack, fn.fn)].Properties.Environment.Variables ?? {}) as Json;
       expect(env.ISSUER_URL).toEqual({ 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
       expect(env.JWT_AUDIENCE).toBe('goal-tracking-api');
-      expect('ISSUER_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe((r.needs ?? []).length > 0);
+      expect('ISSUER_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe((r.needs ?? []).some((n) => n === 'kms:sign' || n === 'kms:public-key'));
+      expect('WEBHOOK_SECRET_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe((r.needs ?? []).includes('kms:webhook-secrets'));
     }
     const jwks = [...stack.routeFunctions.entries()].find(([r]) => r.path === '/.well-known/jwks.json')!;
     expect(actualGrants(template, id(stack, jwks[1].role))).toContain(`kms:GetPublicKey ${id(stack, stack.issuerKey!.key)}`);
@@ -168,6 +173,22 @@ describe('CDK stack', () => {
     const reads = roleStatements(template, id(stack, stack.streamProcessor.role)).filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
     for (const st of reads) expect(asArray(st.Action).every((a) => STREAM_READ.includes(a)), JSON.stringify(st)).toBe(true);
     expect(stack.streamProcessor.rolePath).toBe(stack.data.rolePath('write'));
+  });
+
+  it('sends outbound events to its own EventBridge bus and seals webhook secrets with its own KMS key, granted only where a row needs them', () => {
+    template.hasResourceProperties('AWS::Events::EventBus', {});
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true, Description: Match.stringLikeRegexp('webhook signing secrets') });
+    const busId = id(stack, stack.outboundEvents.bus);
+    const keyId = id(stack, stack.outboundEvents.secretKey);
+    const processorEnv = t.Resources[id(stack, stack.streamProcessor.fn)].Properties.Environment.Variables as Json;
+    expect(refId(processorEnv.EVENT_BUS_NAME)).toBe(busId);
+    expect(actualGrants(template, id(stack, stack.streamProcessor.role))).toContain(`events:PutEvents ${busId}`);
+    expect(actualGrants(template, id(stack, stack.streamProcessor.role))).toContain(`sqs:SendMessage ${id(stack, stack.queues.get('webhook-deliveries')!.queue)}`);
+    const sealing = [...stack.routeFunctions.entries(), ...stack.workerFunctions.entries()].filter(([row]) => row.needs?.includes('kms:webhook-secrets'));
+    expect(sealing.map(([row]) => ('path' in row ? `${row.method} ${row.path}` : row.queue)).sort()).toEqual(['POST /webhooks', 'webhook-deliveries']);
+    for (const [, fn] of sealing) expect(actualGrants(template, id(stack, fn.role))).toEqual(expect.arrayContaining([`kms:Encrypt ${keyId}`, `kms:Decrypt ${keyId}`]));
+    const others = [...stack.routeFunctions.values(), ...stack.workerFunctions.values()].filter((fn) => !sealing.some(([, f]) => f === fn));
+    for (const fn of others) expect(actualGrants(template, id(stack, fn.role)).filter((g) => g.endsWith(keyId) || g.endsWith(busId))).toEqual([]);
   });
 
   it('has two tenant roles: read and write actions on the table and each index by name, assumable only by roles on their path', () => {

@@ -21,6 +21,12 @@ export async function presentGoals(ctx: DomainCtx, goals: GoalRecord[], today = 
   return goals.map((g) => presentGoal(withoutHidden(g, hidden), labels, today));
 }
 
+/** Goal records as an admin sees them (every parent, the whole path): for outbound events, which go to admin-registered endpoints. */
+export async function presentGoalsInFull(loader: Loader, goals: GoalRecord[], today = todayUtc()) {
+  const labels = await labelNamer(loader, goals);
+  return goals.map((g) => presentGoal(g, labels, today));
+}
+
 /**
  * Contract 5: a goal the caller may not see is left out of every other record. The parents and first-parent
  * line (`path`) of a page's goals are read in one batch and judged as lists judge them (the envelope's
