@@ -14,7 +14,7 @@ import {
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
@@ -271,6 +271,8 @@ export class GoalTrackingStack extends Stack {
         reportBatchItemFailures: true,
         maxRecordAge: Duration.hours(24),
         onFailure: new SqsDlq(this.streamDeadLetters),
+        // rate-limit and idempotency items (sort keys RL, IDEM) derive nothing, and the limiter writes often
+        filters: [FilterCriteria.filter({ dynamodb: { Keys: { SK: { S: [{ 'anything-but': ['RL', 'IDEM'] }] } } } })],
       }),
     );
 
