@@ -3,6 +3,7 @@
  *   npm run admin -- create-tenant --name <name> --admin-email <email>
  *   npm run admin -- issue-token --tenant <tenant_uuid> --user <user_uuid> [--ttl <seconds>]
  *   npm run admin -- import FILE --tenant <tenant_uuid> [--user <user_uuid>]   (goals from CSV or JSON, progress on stderr)
+ *   npm run admin -- redrive      (local stack: dead letters back to their queue; stream records applied again)
  * Local: reads DATA_DIR/stack.json written by `npm start`. Deployed: TABLE_NAME, ISSUER_URL and
  * ISSUER_KMS_KEY_ID from the stack's outputs, with AWS credentials in the environment.
  */
