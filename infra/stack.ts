@@ -14,10 +14,13 @@ import {
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { routeName, routes as routeTable, workers as workerTable, type Route, type Worker } from '#shared/routes/index.ts';
+import { streamProcessorRow } from '#shared/routes/stream.ts';
 import type { StackConfig } from './config.ts';
 import { ServiceAlarms } from './constructs/alarms.ts';
 import { Mailer } from './constructs/mailer.ts';
@@ -90,6 +93,9 @@ export class GoalTrackingStack extends Stack {
   readonly workerFunctions = new Map<Worker, ServiceFunction>();
   readonly mailer: Mailer;
   readonly alarms: ServiceAlarms;
+  /** The change stream's processor (shared/stream/) and its on-failure destination. */
+  readonly streamProcessor: ServiceFunction;
+  readonly streamDeadLetters: Queue;
   private bedrockBound = false;
 
   constructor(scope: Construct, id: string, props: GoalTrackingStackProps) {
@@ -227,6 +233,43 @@ export class GoalTrackingStack extends Stack {
       this.workerFunctions.set(w, fn);
     }
 
+    // ---- the change stream's processor: derived state (shared/stream/projections.ts) ----
+    this.streamDeadLetters = new Queue(this, 'StreamDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+    Validations.of(this.streamDeadLetters).acknowledge(
+      {
+        id: 'Serverless-SQSRedrivePolicy',
+        reason: 'This queue is the on-failure destination of the table stream processor; it holds records for an operator (npm run admin -- redrive), its depth is alarmed.',
+      },
+      {
+        id: 'AwsSolutions-SQS3',
+        reason: 'This queue is itself a dead-letter store (the stream processor on-failure destination); a DLQ of a DLQ would only move the problem, its depth is alarmed instead.',
+      },
+    );
+    const row = streamProcessorRow;
+    this.streamProcessor = new ServiceFunction(this, 'StreamProcessor', {
+      handler: row.handler,
+      description: 'Table change stream: rollups, current values, access-request notices',
+      rolePath: this.data.rolePath(row.table),
+      timeout: Duration.seconds(row.timeoutSeconds),
+      logRetention: config.logRetention,
+      environment: common,
+    });
+    this.data.bindTable(this.streamProcessor, row.table);
+    this.bindQueues(this.streamProcessor, row.sendsTo.filter((q) => this.queues.has(q)), 'StreamProcessor');
+    // Partial batch responses (Powertools), bisect on error, bounded retries, then the record's metadata goes to
+    // the dead-letter queue and the shard moves on; records are kept 24 h by the stream itself.
+    this.streamProcessor.fn.addEventSource(
+      new DynamoEventSource(this.data.table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: row.batchSize,
+        bisectBatchOnError: true,
+        retryAttempts: row.retryAttempts,
+        reportBatchItemFailures: true,
+        maxRecordAge: Duration.hours(24),
+        onFailure: new SqsDlq(this.streamDeadLetters),
+      }),
+    );
+
     if (config.bedrockModelId && !this.bedrockBound) {
       // Not an error: the writer falls back to its built-in implementation without BEDROCK_MODEL_ID.
       Annotations.of(this).addWarningV2(
@@ -238,7 +281,9 @@ export class GoalTrackingStack extends Stack {
     // ---- alarms ----
     this.alarms = new ServiceAlarms(this, 'Alarms', { email: config.alarmEmail });
     this.alarms.apiServerErrors(this.api);
-    this.alarms.functionThrottles('Throttles', [...this.routeFunctions.values(), ...this.workerFunctions.values()].map((f) => f.fn));
+    this.alarms.functionThrottles('Throttles', [...this.routeFunctions.values(), ...this.workerFunctions.values(), this.streamProcessor].map((f) => f.fn));
+    this.alarms.workerErrors('StreamProcessorErrors', this.streamProcessor.fn);
+    this.alarms.deadLetters('StreamDeadLetters', this.streamDeadLetters);
     for (const [w, fn] of this.workerFunctions) this.alarms.workerErrors(`${pascal(w.queue)}WorkerErrors`, fn.fn);
     for (const [q, wq] of this.queues) this.alarms.deadLetters(`${pascal(q)}DeadLetters`, wq.deadLetterQueue);
 
@@ -260,6 +305,7 @@ export class GoalTrackingStack extends Stack {
     if (this.issuerKey) new CfnOutput(this, 'IssuerKmsKeyId', { value: this.issuerKey.key.keyArn, description: 'KMS key that signs tokens (ISSUER_KMS_KEY_ID for npm run admin)' });
     new CfnOutput(this, 'OperatorPolicyArn', { value: operator.managedPolicyArn, description: 'Managed policy to attach to operators' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
+    new CfnOutput(this, 'StreamDeadLetterQueueUrl', { value: this.streamDeadLetters.queueUrl, description: 'On-failure destination of the table stream processor (npm run admin -- redrive)' });
     for (const [q, wq] of this.queues) {
       new CfnOutput(this, `${pascal(q)}QueueName`, { value: wq.queue.queueName, description: `Queue ${q}` });
       new CfnOutput(this, `${pascal(q)}DeadLetterQueueName`, { value: wq.deadLetterQueue.queueName, description: `Dead-letter queue of ${q}` });

@@ -1,6 +1,6 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
-import { documentCollectionChecks, listDocuments, presentDocumentSummary } from '#shared/domain/documents/list.ts';
+import { documentCollectionChecks, listDocuments, presentDocumentSummary } from '#shared/domain/sharing/document-list.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, query }) => {

@@ -1,5 +1,5 @@
 import { apiHandler, json } from '#shared/http/api.ts';
-import { presentRefreshStart, startRefresh } from '#shared/domain/documents/service.ts';
+import { presentRefreshStart, startRefresh } from '#shared/domain/documents/refresh.ts';
 import { RefreshStartBody } from '#shared/schemas/documents.ts';
 
 export const handler = apiHandler({

@@ -7,5 +7,5 @@ import { GoalDeleteBody } from '#shared/schemas/goals.ts';
 // Contract 2: a goal delete answers 200 with the flat goal record (discarded_at/discarded_by_uuid set).
 export const handler = apiHandler({
   body: GoalDeleteBody,
-  handle: async ({ ctx, params, body, event }) => json(200, await presentOne(ctx.loader, await deleteGoal(ctx, kindOfRoute(event.routeKey), params.id!, body))),
+  handle: async ({ ctx, params, body, event }) => json(200, await presentOne(ctx, await deleteGoal(ctx, kindOfRoute(event.routeKey), params.id!, body))),
 });

@@ -8,6 +8,6 @@ export const handler = apiHandler({
   handle: async ({ ctx, query, event }) => {
     const kind = kindOfRoute(event.routeKey);
     const result = await listGoals(ctx, kind, query);
-    return listResponse(kind, result, await presentGoals(ctx.loader, result.records), goalCollectionChecks(ctx));
+    return listResponse(kind, result, await presentGoals(ctx, result.records), goalCollectionChecks(ctx));
   },
 });

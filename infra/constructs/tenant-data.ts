@@ -1,5 +1,5 @@
 import { Aws, RemovalPolicy, Stack, Duration } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
@@ -64,6 +64,7 @@ export class TenantData extends Construct {
       // Tenant data outlives the stack: deleting or replacing the stack must never drop the table.
       removalPolicy: RemovalPolicy.RETAIN,
       timeToLiveAttribute: d.ttlAttribute,
+      stream: StreamViewType[d.stream.viewType],
     });
     for (const g of d.globalSecondaryIndexes) {
       this.table.addGlobalSecondaryIndex({

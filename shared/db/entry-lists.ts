@@ -10,9 +10,15 @@ export interface EntryList {
   readonly list: string;
   /** The association, e.g. `member`, `parent`. */
   readonly name: string;
+  /**
+   * The entity type the entry's value names when the association is a reference that must hold (a goal's
+   * time period and teams): the entry is then kept in that entity's partition, checked alive in the writing
+   * transaction, and found by the referenced entity's delete (store.ts removeUnreferenced).
+   */
+  readonly heldBy?: string;
 }
 
-export const entryList = (list: string, name: string): EntryList => ({ list, name });
+export const entryList = (list: string, name: string, opts: { heldBy?: string } = {}): EntryList => ({ list, name, ...opts });
 
 /** The GSI1 partition of one value of an entry list. */
 export const entryListPartition = (tenantId: string, of: EntryList, value: string) => keys.entryList(tenantId, of.list, of.name, value);

@@ -8,11 +8,16 @@
  *  - entry:   PK = T#t#<type>#<id>            SK = IX#[<list>@]<name>#<v>GSI1PK = T#t#<list>@<name>#<v>   GSI1SK = <created_at>#<id>
  *             (<list> is the type, except goals, whose list is their kind)
  *             (one per association value: goal owner, label, team...; lists "<type>s whose <name> is <v>")
+ *  - reference entry (an entry whose list declares `heldBy`, e.g. a goal's team and time period entries):
+ *             PK = T#t#<heldBy>#<value>        SK = RF#<list>@<name>#<id> GSI1 as an entry
+ *             (kept in the referenced entity's partition, so its delete finds every referrer with one
+ *             strongly consistent Query: see store.ts removeUnreferenced and docs/data-model.md)
  *  - unique:  PK = T#t#unique#<name>#<value>  SK = #              (uniqueness claim: user email, label name, short_id)
  *  - misc:    PK = T#t#<kind>#<id>            SK = <anything>     (counters, throttles, per-entity side items)
  */
 export const ENTITY_SK = '#';
 export const ENTRY_SK_PREFIX = 'IX#';
+export const REFERENCE_SK_PREFIX = 'RF#';
 
 const tenantPrefix = (tenantId: string) => `T#${tenantId}#`;
 
@@ -29,6 +34,11 @@ export const keys = {
     SK: `${ENTRY_SK_PREFIX}${name}#${value}`,
   }),
   entryList: (tenantId: string, type: string, name: string, value: string) => `${tenantPrefix(tenantId)}${type}@${name}#${value}`,
+
+  reference: (tenantId: string, heldBy: string, heldById: string, list: string, name: string, id: string) => ({
+    PK: `${tenantPrefix(tenantId)}${heldBy}#${heldById}`,
+    SK: `${REFERENCE_SK_PREFIX}${list}@${name}#${id}`,
+  }),
 
   listSortKey: (createdAt: string, id: string) => `${createdAt}#${id}`,
 

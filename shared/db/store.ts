@@ -2,7 +2,7 @@ import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, type T
 import { TransactionCanceledException, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { config } from '#shared/config.ts';
 import type { Db } from '#shared/db/client.ts';
-import { keys } from '#shared/db/keys.ts';
+import { keys, REFERENCE_SK_PREFIX } from '#shared/db/keys.ts';
 import { AppError, ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, TooManyWritesError } from '#shared/errors.ts';
 import { entryListPartition, type EntryList } from '#shared/db/entry-lists.ts';
 
@@ -30,10 +30,14 @@ export interface EntryDef {
   value: string;
   /** List family the entry is indexed under; defaults to the entity's list name. */
   list?: string;
+  /** A reference (EntryList.heldBy): the entity type `value` names. */
+  heldBy?: string;
+  /** The error when a new reference names an entity that does not exist (any more). */
+  onMissing?: () => AppError;
 }
 
-/** The entry of `record` in a declared entry list. */
-export const entry = (of: EntryList, value: string): EntryDef => ({ list: of.list, name: of.name, value });
+/** The entry of `record` in a declared entry list; `onMissing` for a reference (heldBy) whose target is gone. */
+export const entry = (of: EntryList, value: string, onMissing?: () => AppError): EntryDef => ({ list: of.list, name: of.name, value, ...(of.heldBy ? { heldBy: of.heldBy, onMissing } : {}) });
 
 /** A uniqueness claim: at most one entity of the tenant may hold (name, value). */
 export interface UniqueDef {
@@ -264,7 +268,7 @@ type TxItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
  */
 export class WriteTx {
   private items: TxItem[] = [];
-  private failures: Array<() => AppError> = [];
+  private failures: Array<(reason: { Item?: unknown }) => AppError> = [];
   private tooMany: { field?: string; hint?: string } = {};
 
   constructor(private readonly ctx: DataCtx) {}
@@ -274,7 +278,7 @@ export class WriteTx {
   }
 
   /** Adds a raw operation (Put/Update/Delete/ConditionCheck) with the error its failed condition means. Store-internal: callers use the typed operations. */
-  private add(item: TxItem, onConditionFail: () => AppError = () => new ConcurrentUpdateError()): this {
+  private add(item: TxItem, onConditionFail: (reason: { Item?: unknown }) => AppError = () => new ConcurrentUpdateError()): this {
     this.items.push(item);
     this.failures.push(onConditionFail);
     return this;
@@ -289,7 +293,10 @@ export class WriteTx {
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     });
-    for (const e of def.entries?.(record) ?? []) this.putEntry(def, record, e, env);
+    for (const e of def.entries?.(record) ?? []) {
+      this.putEntry(def, record, e, env);
+      if (e.heldBy) this.checkAlive(e.heldBy, e.value, e.onMissing ?? (() => new ConcurrentUpdateError()));
+    }
     for (const u of def.uniques?.(record) ?? []) this.claim(u, record.uuid);
     return this;
   }
@@ -310,7 +317,10 @@ export class WriteTx {
     const oldEntries = new Map((def.entries?.(before.record) ?? []).map((e) => [entryId(def, before.record, e), e]));
     const newEntries = new Map((def.entries?.(after) ?? []).map((e) => [entryId(def, after, e), e]));
     for (const [k, e] of oldEntries) if (!newEntries.has(k)) this.deleteEntry(def, before.record, e);
-    for (const [k, e] of newEntries) if (envChanged || !oldEntries.has(k)) this.putEntry(def, after, e, env);
+    for (const [k, e] of newEntries) {
+      if (envChanged || !oldEntries.has(k)) this.putEntry(def, after, e, env);
+      if (e.heldBy && !oldEntries.has(k)) this.checkAlive(e.heldBy, e.value, e.onMissing ?? (() => new ConcurrentUpdateError()));
+    }
     const oldUniques = new Map((def.uniques?.(before.record) ?? []).map((u) => [`${u.name}#${u.value}`, u]));
     const newUniques = new Map((def.uniques?.(after) ?? []).map((u) => [`${u.name}#${u.value}`, u]));
     for (const [k, u] of oldUniques) if (!newUniques.has(k)) this.release(u, before.record.uuid);
@@ -331,6 +341,26 @@ export class WriteTx {
   /** The entity exists (not deleted) when the transaction commits; else `onFail` (e.g. a 422 naming the field). */
   checkExists<R extends BaseRecord>(def: EntityDef<R>, id: string, onFail: () => AppError): this {
     return this.add({ ConditionCheck: { TableName: tableName(), Key: keys.entity(this.ctx.tenantId, def.type, id), ConditionExpression: 'attribute_exists(PK)' } }, onFail);
+  }
+
+  /**
+   * The entity exists and no delete of it is under way (removeUnreferenced's marker, unless stale) when the
+   * transaction commits. Gone: `onMissing`; being deleted: ConcurrentUpdateError, so the write retries and
+   * then sees either the entity deleted or the delete refused.
+   */
+  checkAlive(type: string, id: string, onMissing: () => AppError): this {
+    return this.add(
+      {
+        ConditionCheck: {
+          TableName: tableName(),
+          Key: keys.entity(this.ctx.tenantId, type, id),
+          ConditionExpression: 'attribute_exists(PK) AND (attribute_not_exists(deleting_at) OR deleting_at < :stale)',
+          ExpressionAttributeValues: { ':stale': new Date(Date.now() - DELETE_MARKER_TTL_MS).toISOString() },
+          ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+        },
+      },
+      (reason) => (reason.Item ? new ConcurrentUpdateError() : onMissing()),
+    );
   }
 
   /** The entity is still at the version read when the transaction commits (else a retry: ConcurrentUpdateError). */
@@ -414,10 +444,10 @@ export class WriteTx {
       if (err instanceof TransactionCanceledException || (err as Error).name === 'TransactionCanceledException') {
         const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
         const failed = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
-        if (failed >= 0) throw this.failures[failed]!();
+        if (failed >= 0) throw this.failures[failed]!(reasons[failed]!);
         if (reasons.some((r) => r.Code === 'TransactionConflict')) throw new ConcurrentUpdateError();
       }
-      if (err instanceof ConditionalCheckFailedException) throw this.failures[0]!();
+      if (err instanceof ConditionalCheckFailedException) throw this.failures[0]!({});
       throw err;
     }
   }
@@ -426,12 +456,18 @@ export class WriteTx {
     return { GSI1PK: keys.entityList(this.ctx.tenantId, listName), GSI1SK: keys.listSortKey(r.created_at, r.uuid) };
   }
 
+  private entryKey<R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) {
+    return e.heldBy
+      ? keys.reference(this.ctx.tenantId, e.heldBy, e.value, e.list ?? listNameOf(def, r), e.name, r.uuid)
+      : keys.entry(this.ctx.tenantId, def.type, r.uuid, entryName(def, r, e), e.value);
+  }
+
   private putEntry<R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef, env: Envelope) {
     this.add({
       Put: {
         TableName: tableName(),
         Item: {
-          ...keys.entry(this.ctx.tenantId, def.type, r.uuid, entryName(def, r, e), e.value),
+          ...this.entryKey(def, r, e),
           GSI1PK: keys.entryList(this.ctx.tenantId, e.list ?? listNameOf(def, r), e.name, e.value),
           GSI1SK: keys.listSortKey(r.created_at, r.uuid),
           id: r.uuid,
@@ -443,7 +479,7 @@ export class WriteTx {
   }
 
   private deleteEntry<R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) {
-    this.add({ Delete: { TableName: tableName(), Key: keys.entry(this.ctx.tenantId, def.type, r.uuid, entryName(def, r, e), e.value) } });
+    this.add({ Delete: { TableName: tableName(), Key: this.entryKey(def, r, e) } });
   }
 
   private claim(u: UniqueDef, id: string) {
@@ -486,6 +522,99 @@ export async function retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> 
       await sleep(Math.random() * Math.min(400, 10 * 2 ** n));
     }
   }
+}
+
+// ---------- references that hold under concurrency (docs/data-model.md, "References") ----------
+
+/** A delete marker older than this no longer blocks new references (a crashed delete frees them again). */
+export const DELETE_MARKER_TTL_MS = 30_000;
+
+/** One referrer of an entity: a reference entry in the entity's partition. */
+export interface ReferenceEntry {
+  /** The referring record's id (e.g. a goal's uuid). */
+  id: string;
+  /** Its list and association, e.g. `objective` / `team`. */
+  list: string;
+  name: string;
+  /** The referrer's lifecycle marker (`discarded`, `archived`), from its envelope. */
+  state?: string;
+}
+
+/** Every reference entry naming an entity, strongly consistent (base-table Query of its partition). */
+export async function referencesTo(ctx: DataCtx, type: string, id: string): Promise<ReferenceEntry[]> {
+  const pk = keys.entity(ctx.tenantId, type, id).PK;
+  if (!storable(pk)) return [];
+  const out: ReferenceEntry[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await ctx.db.send(
+      new QueryCommand({
+        TableName: tableName(),
+        KeyConditionExpression: 'PK = :pk AND begins_with(SK, :rf)',
+        ExpressionAttributeValues: { ':pk': pk, ':rf': REFERENCE_SK_PREFIX },
+        ConsistentRead: true,
+        ExclusiveStartKey: startKey,
+      }),
+    );
+    for (const i of page.Items ?? []) {
+      const sk = (i.SK as string).slice(REFERENCE_SK_PREFIX.length);
+      const at = sk.indexOf('@');
+      out.push({ id: i.id as string, list: sk.slice(0, at), name: sk.slice(at + 1, sk.lastIndexOf('#')), state: i.state as string | undefined });
+    }
+    startKey = page.LastEvaluatedKey;
+  } while (startKey);
+  return out;
+}
+
+/**
+ * Deletes an entity only if nothing that must keep referring to it does, race-free against writers that add
+ * a reference (their transaction carries checkAlive on this entity and puts the reference entry here):
+ *  1. mark the entity `deleting_at` (conditioned on the version read; bumps it): from now on every new
+ *     reference's transaction fails its checkAlive (and retries);
+ *  2. read every reference entry in the entity's partition, strongly consistent: every reference committed
+ *     before step 1 is there;
+ *  3. references that `blocks` (default: every referrer not discarded): clear the mark, throw `onReferenced`;
+ *     none: delete the entity (conditioned on the marked version).
+ * A crash between 1 and 3 leaves a mark that stops blocking after DELETE_MARKER_TTL_MS.
+ */
+export async function removeUnreferenced<R extends BaseRecord>(
+  ctx: DataCtx,
+  def: EntityDef<R>,
+  current: Stored<R>,
+  opts: { onReferenced: (refs: ReferenceEntry[]) => AppError; blocks?: (ref: ReferenceEntry) => boolean; also?: (tx: WriteTx) => void },
+): Promise<void> {
+  const key = keys.entity(ctx.tenantId, def.type, current.record.uuid);
+  const mark = (set: boolean, version: number) =>
+    ctx.db
+      .send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: tableName(),
+                Key: key,
+                UpdateExpression: set ? 'SET deleting_at = :at, v = :next' : 'REMOVE deleting_at SET v = :next',
+                ConditionExpression: 'v = :v',
+                ExpressionAttributeValues: { ':v': version, ':next': version + 1, ...(set ? { ':at': nowIso() } : {}) },
+              },
+            },
+          ],
+        }),
+      )
+      .catch((err: unknown) => {
+        if ((err as Error).name === 'TransactionCanceledException') throw new ConcurrentUpdateError();
+        throw err;
+      });
+  await mark(true, current.version);
+  const marked = { record: current.record, version: current.version + 1 };
+  const blocking = (await referencesTo(ctx, def.type, current.record.uuid)).filter(opts.blocks ?? ((r) => r.state !== 'discarded'));
+  if (blocking.length) {
+    await mark(false, marked.version).catch(() => undefined); // a failed clear expires on its own
+    throw opts.onReferenced(blocking);
+  }
+  const tx = new WriteTx(ctx).remove(def, marked);
+  opts.also?.(tx);
+  await tx.commit();
 }
 
 export async function createEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, record: R): Promise<R> {

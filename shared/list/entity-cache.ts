@@ -4,7 +4,11 @@ import { getEntities, type BaseRecord, type DataCtx, type EntityDef } from '#sha
 export class Loader {
   private cache = new Map<string, BaseRecord | null>();
 
-  constructor(readonly ctx: DataCtx) {}
+  /** `consistent`: strongly consistent reads, for a write's own read plan (a request-wide cache is eventually consistent). */
+  constructor(
+    readonly ctx: DataCtx,
+    private readonly consistent = false,
+  ) {}
 
   prime<R extends BaseRecord>(def: EntityDef<R>, record: R): void {
     this.cache.set(`${def.type}#${record.uuid}`, record);
@@ -14,7 +18,7 @@ export class Loader {
     const list = [...ids];
     const missing = list.filter((id) => !this.cache.has(`${def.type}#${id}`));
     if (missing.length) {
-      const found = await getEntities(this.ctx, def, missing);
+      const found = await getEntities(this.ctx, def, missing, this.consistent);
       for (const id of missing) this.cache.set(`${def.type}#${id}`, found.get(id)?.record ?? null);
     }
     return list.map((id) => this.cache.get(`${def.type}#${id}`)).filter((r): r is R => !!r) as R[];

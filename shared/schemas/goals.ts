@@ -25,11 +25,12 @@ import { accessSource, checks, isoDate, listEnvelope, nonBlank, uuid } from '#sh
  * Items of an update, worst case (every association replaced by new values, a new time period, a new short_id
  * replacing an old one, and a visibility change, which re-writes every index entry):
  *   goal item 1 + period entry deleted and put 2 + period check 1 + short_id claim released and taken 2
+ *   + hierarchy guard 1 (any added parent: docs/data-model.md, "Hierarchy guard")
  *   + 2O + 2D (old entries deleted, new put)
  *   + 3T (old entries deleted, new put, new team checked)
  *   + 4L (old entries deleted, new put, new label item and its claim)
  *   + 5P (old parent and child_of entries deleted, new put, new parent checked)
- *   = 6 + 2O + 2D + 3T + 4L + 5P = 6 + 20 + 6 + 15 + 32 + 20 = 99
+ *   = 7 + 2O + 2D + 3T + 4L + 5P = 7 + 20 + 6 + 15 + 32 + 20 = 100
  * (GOAL_WRITE_ITEMS computes both; test/e2e/goals-limits.test.ts asserts them and builds both cases.)
  */
 export const GOAL_LIMITS = { owners: 10, teams: 5, delegates: 3, labels: 8, parents: 4, visibleEntities: 100 } as const;
@@ -37,7 +38,7 @@ export const GOAL_LIMITS = { owners: 10, teams: 5, delegates: 3, labels: 8, pare
 /** Worst-case transaction items of a goal create and update within `limits` (the formulas above). */
 export const GOAL_WRITE_ITEMS = {
   create: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 3 + l.owners + l.delegates + 2 * l.teams + 3 * l.labels + 3 * l.parents,
-  update: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 6 + 2 * l.owners + 2 * l.delegates + 3 * l.teams + 4 * l.labels + 5 * l.parents,
+  update: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 7 + 2 * l.owners + 2 * l.delegates + 3 * l.teams + 4 * l.labels + 5 * l.parents,
 };
 
 const uuids = (max: number, what: string) => z.array(uuid).max(max, `at most ${max} ${what}`).meta({ description: `At most ${max} (so one goal write fits one atomic transaction).` });

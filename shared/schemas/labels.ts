@@ -9,7 +9,7 @@ import { listEnvelope, nonBlank, recordEnvelope, uuid } from '#shared/schemas/co
 const labelFields = {
   name: nonBlank(LABEL_NAME_MAX),
   is_group: z.boolean(),
-  parent_uuid: uuid.nullable().meta({ description: 'A label group of the tenant; null for none. A group itself cannot have a parent.' }),
+  parent_uuid: uuid.nullable().meta({ description: 'A label group of the tenant; null for none. Groups nest (a group may sit in a group); a label is never under itself (422 cycle).' }),
   color: nonBlank(50).nullable(),
 };
 

@@ -6,7 +6,7 @@ import { listGoals } from '#shared/domain/goals/list.ts';
 import { presentGoals, presentOne } from '#shared/domain/goals/present.ts';
 import { createGoal, getGoal, updateGoal } from '#shared/domain/goals/service.ts';
 import { type TenantFixture } from '../support/api.ts';
-import { countingCtx, createPeriod, goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
+import { countingCtx, createPeriod, goal, goalTenant, P, type GoalTenant, goalApi } from './goals.fixture.ts';
 
 /**
  * Data access with 10,000 goals of one kind: gets, pages and indexed filters read (about) only what they
@@ -77,7 +77,7 @@ describe('goals: data access with 10,000 goals', () => {
   it('a get reads the goal item once (plus the caller’s teams for a member)', async () => {
     const { ctx, counts } = await asAdmin();
     const view = await getGoal(ctx, 'objective', seeded[4321]!.uuid);
-    await presentGoals(ctx.loader, [view.goal]);
+    await presentGoals(ctx, [view.goal]);
     expect(counts).toEqual({ items: 1, queries: 0, keys: 0, scans: 0 });
     const m = await asMember();
     await getGoal(m.ctx, 'objective', seeded[4320]!.uuid);
@@ -89,7 +89,7 @@ describe('goals: data access with 10,000 goals', () => {
     const { ctx, counts } = who === 'admin' ? await asAdmin() : await asMember();
     const pairs = [...new URLSearchParams(query)];
     const result = await listGoals(ctx, 'objective', pairs);
-    await presentGoals(ctx.loader, result.records);
+    await presentGoals(ctx, result.records);
     expect(counts.scans).toBe(0);
     return { result, counts };
   };
@@ -152,14 +152,14 @@ describe('goals: what writes and claim lookups read', () => {
   it('create and update name the labels they created without reading them back', async () => {
     const created = await countingCtx(t, t.adminUuid);
     const view = await createGoal(created.ctx, 'objective', { title: 'Fresh labels', time_period_uuid: g.period.uuid, labels: ['Fresh one', 'Fresh two'] });
-    const record = await presentOne(created.ctx.loader, view.goal);
+    const record = await presentOne(created.ctx, view.goal);
     expect(record.labels.map((l) => l.name)).toEqual(['Fresh one', 'Fresh two']);
     // a label batch read right after the write may miss it (BatchGetItem is eventually consistent), and is not needed
     expect(created.kinds.label ?? 0).toBe(0);
 
     const updated = await countingCtx(t, t.adminUuid);
     const after = await updateGoal(updated.ctx, 'objective', view.goal.uuid, { labels: ['fresh ONE', 'Fresh three'] });
-    expect((await presentOne(updated.ctx.loader, after.goal)).labels.map((l) => l.name)).toEqual(['Fresh one', 'Fresh three']);
+    expect((await presentOne(updated.ctx, after.goal)).labels.map((l) => l.name)).toEqual(['Fresh one', 'Fresh three']);
     expect(updated.kinds.label ?? 0).toBe(1); // the existing label, read once to learn its name
   });
 
@@ -177,7 +177,7 @@ describe('goals: what writes and claim lookups read', () => {
 
   it('short_id and label name filters look their claims up in one batch, whatever the number of values', async () => {
     const labelled = await goal(t.admin, 'objectives', { title: 'claims', time_period_uuid: g.period.uuid, labels: ['claim a', 'claim b'] });
-    expect((await t.admin.put(P('objectives', labelled.uuid), { short_id: 'CLAIM-1' })).status).toBe(200);
+    expect((await goalApi(t.admin).update('objectives', labelled.uuid, { short_id: 'CLAIM-1' })).status).toBe(200);
     for (const [filter, values] of [['q[labels_name_in]', 'claim a,CLAIM B,claim c,claim d'], ['q[short_id_in]', 'claim-1,claim-2,claim-3']] as const) {
       const { ctx, calls } = await countingCtx(t, t.adminUuid);
       const result = await listGoals(ctx, 'objective', [[filter, values]]);
@@ -199,6 +199,6 @@ describe('goals: what writes and claim lookups read', () => {
         details: [expect.objectContaining({ field: 'parents', code: 'cycle' })],
       });
     }
-    expect((await t.admin.get(P('objectives', a.uuid))).body.data.record.parent_links).toEqual([]);
+    expect((await goalApi(t.admin).get('objectives', a.uuid)).body.data.record.parent_links).toEqual([]);
   });
 });

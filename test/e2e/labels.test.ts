@@ -7,6 +7,7 @@ import { Loader } from '#shared/list/entity-cache.ts';
 import { logger } from '#shared/logger.ts';
 import { ConcurrentUpdateError } from '#shared/errors.ts';
 import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
+import { RACE_TIMEOUT_MS, raceThreeWayCycle } from './trees.fixture.ts';
 
 const L = '/rest/v2/labels';
 
@@ -80,7 +81,7 @@ describe('labels', () => {
     expect(await listAll(t.admin, `${L}?q[name_eq]=RACE`)).toHaveLength(1);
   });
 
-  it('checks groups: the parent must be a group of the tenant, a group has no parent, is_group stays on while it has children', async () => {
+  it('checks groups: the parent must be a group of the tenant, is_group stays on while it has children', async () => {
     const group = await create(t.admin, { name: 'Region', is_group: true });
     const regular = await create(t.admin, { name: 'Emea' });
     const child = await create(member.api, { name: 'Apac', parent_uuid: group.uuid });
@@ -92,15 +93,12 @@ describe('labels', () => {
     const otherGroup = await create(other.admin, { name: 'Foreign group', is_group: true });
     expectError(await t.admin.post(L, { name: 'x3', parent_uuid: otherGroup.uuid }), 422, 'validation_failed');
     expectError(await t.admin.post(L, { name: 'x4', parent_uuid: 'not-a-uuid' }), 422, 'validation_failed');
-    const nested = expectError(await t.admin.post(L, { name: 'x5', is_group: true, parent_uuid: group.uuid }), 422, 'validation_failed');
-    expect(nested.details[0]).toMatchObject({ field: 'parent_uuid', code: 'group_with_parent' });
     // nothing was written by the refused creates
     expect(await listAll(t.admin, `${L}?q[name_start]=x`)).toEqual([]);
 
     const off = expectError(await t.admin.put(`${L}/${group.uuid}`, { is_group: false }), 422, 'validation_failed');
     expect(off.details[0]).toMatchObject({ field: 'is_group', code: 'has_children' });
     expectError(await t.admin.put(`${L}/${group.uuid}`, { parent_uuid: group.uuid }), 422, 'validation_failed');
-    expectError(await t.admin.put(`${L}/${child.uuid}`, { is_group: true }), 422, 'validation_failed');
     expectError(await t.admin.put(`${L}/${regular.uuid}`, { parent_uuid: regular.uuid }), 422, 'validation_failed');
 
     // move the child under another group, then out; the emptied group can become a regular label
@@ -121,6 +119,40 @@ describe('labels', () => {
     expect(Number(res.headers.get('x-db-round-trips'))).toBeLessThanOrEqual(2); // no retry loop
     expect((await t.admin.get(`${L}/${group.uuid}`)).body.data.record).toMatchObject({ is_group: true, parent_uuid: null });
   });
+
+  it('nests groups: parent_parent_uuid and parent_is_group filters, cycles refused, a group deleted with everything under it', async () => {
+    const top = await create(t.admin, { name: 'Nest top', is_group: true });
+    const mid = await create(t.admin, { name: 'Nest mid', is_group: true, parent_uuid: top.uuid });
+    const leaf = await create(member.api, { name: 'Nest leaf', parent_uuid: mid.uuid });
+    expect(mid).toMatchObject({ is_group: true, parent_uuid: top.uuid });
+    expect(names(await listAll(t.admin, `${L}?q[parent_parent_uuid_eq]=${top.uuid}`))).toEqual(['Nest leaf']);
+    expect(names(await listAll(t.admin, `${L}?q[parent_is_group_true]=1&q[name_start]=Nest`))).toEqual(['Nest mid', 'Nest leaf']);
+
+    // no label under itself or anything below it; nothing changed by the refusals
+    for (const [id, parent] of [[top.uuid, mid.uuid], [top.uuid, top.uuid], [mid.uuid, mid.uuid]] as const) {
+      expect(expectError(await t.admin.put(`${L}/${id}`, { parent_uuid: parent }), 422, 'validation_failed').details[0]).toMatchObject({ field: 'parent_uuid', code: 'cycle' });
+    }
+    expect((await t.admin.get(`${L}/${top.uuid}`)).body.data.record.parent_uuid).toBeNull();
+    // a regular label still takes no children, and a group becomes a regular one only when empty
+    expect(expectError(await t.admin.post(L, { name: 'Nest x', parent_uuid: leaf.uuid }), 422, 'validation_failed').details[0]).toMatchObject({ code: 'not_a_group' });
+    expect(expectError(await t.admin.put(`${L}/${mid.uuid}`, { is_group: false }), 422, 'validation_failed').details[0]).toMatchObject({ code: 'has_children' });
+
+    const del = await t.admin.delete(`${L}/${top.uuid}`);
+    expect(del.status).toBe(200);
+    for (const l of [mid, leaf]) expectError(await t.admin.get(`${L}/${l.uuid}`), 404, 'not_found');
+  });
+
+  it('never stores a group cycle under concurrent moves (many rounds)', async () => {
+    for (let round = 0; round < 20; round++) {
+      const groups = await Promise.all(['a', 'b', 'c'].map((n) => create(t.admin, { name: `cyc-${round}-${n}`, is_group: true })));
+      await raceThreeWayCycle(
+        groups.map((g) => g.uuid) as [string, string, string],
+        (child, parent) => t.admin.put(`${L}/${child}`, { parent_uuid: parent }),
+        async (id) => (await t.admin.get(`${L}/${id}`)).body.data.record.parent_uuid,
+        round,
+      );
+    }
+  }, RACE_TIMEOUT_MS);
 
   it('refuses body fields on a delete (400) and deletes nothing', async () => {
     const lbl = await create(t.admin, { name: 'Keep me' });

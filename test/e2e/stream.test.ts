@@ -26,7 +26,7 @@ import { checkin, goalNow } from './checkins.fixture.ts';
  */
 
 /** Polls until `check` passes, or rethrows its last failure after the timeout (the stream is asynchronous). */
-async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
+async function eventually<T>(check: () => Promise<T>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     try {

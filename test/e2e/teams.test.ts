@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, listAll, newTenant, type Api, type TenantFixture } from '../support/api.ts';
+import { RACE_TIMEOUT_MS } from './trees.fixture.ts';
 
 type User = Awaited<ReturnType<TenantFixture['user']>>;
 
@@ -184,6 +185,29 @@ describe('teams', () => {
     expect((await t.admin.get(`/rest/v2/teams/${a.uuid}`)).body.data.record).toMatchObject({ parent_uuid: x.uuid, depth: 1 });
     expect(ids(await listAll(t.admin, `/rest/v2/teams?q[parent_uuid_eq]=${b.uuid}`))).toEqual([c.uuid, c2.uuid]);
   });
+
+  it('never stores a cycle under concurrent moves (many rounds), and depths stay true', async () => {
+    for (let round = 0; round < 20; round++) {
+      const [a, b, c] = await Promise.all([mkTeam(t.admin, {}), mkTeam(t.admin, {}), mkTeam(t.admin, {})]);
+      // a under b, b under c, c under a: at most two can commit
+      const moves = [[a, b], [b, c], [c, a]] as const;
+      const results = await Promise.all(moves.map(([child, parent]) => t.admin.put(`/rest/v2/teams/${child.uuid}`, { parent_uuid: parent.uuid })));
+      for (const r of results) expect([200, 422], JSON.stringify(r.body)).toContain(r.status);
+      expect(results.filter((r) => r.status === 200).length).toBeLessThanOrEqual(2);
+      const stored = new Map<string, any>();
+      for (const team of [a, b, c]) stored.set(team.uuid, (await t.admin.get(`/rest/v2/teams/${team.uuid}`)).body.data.record);
+      for (const team of stored.values()) {
+        const seen = new Set<string>();
+        let depth = -1;
+        for (let at: any = team; at; at = at.parent_uuid ? stored.get(at.parent_uuid) : undefined) {
+          expect(seen.has(at.uuid), `cycle in round ${round}`).toBe(false);
+          seen.add(at.uuid);
+          depth++;
+        }
+        expect(team.depth, `depth in round ${round}`).toBe(depth);
+      }
+    }
+  }, RACE_TIMEOUT_MS);
 
   it('creates sub-teams under one parent concurrently, each with the right depth', async () => {
     const root = await mkTeam(t.admin, {});

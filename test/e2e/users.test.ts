@@ -1,5 +1,6 @@
 import { describe, expect, it, beforeAll } from 'vitest';
 import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
+import { RACE_TIMEOUT_MS, raceThreeWayCycle } from './trees.fixture.ts';
 
 describe('users', () => {
   let t: TenantFixture;
@@ -79,6 +80,18 @@ describe('users', () => {
     // a changed manager is still checked for cycles through the whole chain
     expectError(await t.admin.put(`/rest/v2/users/${top.uuid}`, { user: { manager_uuid: res.body.data.record.uuid } }), 422, 'validation_failed');
   });
+
+  it('never stores a management cycle under concurrent manager changes (many rounds)', async () => {
+    for (let round = 0; round < 20; round++) {
+      const made = await Promise.all([0, 1, 2].map(() => t.admin.post('/rest/v2/users', { user: { email: `cyc-${crypto.randomUUID().slice(0, 8)}@example.test` } })));
+      await raceThreeWayCycle(
+        made.map((r) => r.body.data.record.uuid) as [string, string, string],
+        (u, m) => t.admin.put(`/rest/v2/users/${u}`, { user: { manager_uuid: m } }),
+        async (id) => (await t.admin.get(`/rest/v2/users/${id}`)).body.data.record.manager_uuid,
+        round,
+      );
+    }
+  }, RACE_TIMEOUT_MS);
 
   it('answers 404 (not 500) for an id or a filter value too long to be a key', async () => {
     const long = 'a'.repeat(3000);

@@ -48,6 +48,9 @@ function actualGrants(template: Template, roleId: string): string[] {
   return out.sort();
 }
 
+/** What DynamoEventSource grants the processor's role on the table's stream. */
+const STREAM_READ = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
+
 describe('CDK stack', () => {
   let stack: GoalTrackingStack;
   let template: Template;
@@ -146,9 +149,25 @@ describe('CDK stack', () => {
     for (const [rid, role] of Object.entries<Json>(template.findResources('AWS::IAM::Role'))) {
       const trustsLambda = role.Properties.AssumeRolePolicyDocument.Statement.some((s: Json) => s.Principal?.Service === 'lambda.amazonaws.com');
       if (!trustsLambda) continue;
-      const actions = roleStatements(template, rid).flatMap((s) => asArray(s.Action));
+      // The stream processor reads the table's change stream (not its items) with its own role: the event source mapping polls with it.
+      const statements = roleStatements(template, rid).filter((s) => !(rid === id(stack, stack.streamProcessor.role) && asArray(s.Action).every((a) => STREAM_READ.includes(a))));
+      const actions = statements.flatMap((s) => asArray(s.Action));
       expect(actions.filter((a) => a.startsWith('dynamodb:')), rid).toEqual([]);
     }
+  });
+
+  it('feeds the stream processor from the table stream (both images): partial failures, bisect, bounded retries, an SQS on-failure destination', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', { StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' } });
+    const mappings = Object.values<Json>(template.findResources('AWS::Lambda::EventSourceMapping')).map((m) => m.Properties).filter((p) => p.EventSourceArn?.['Fn::GetAtt']?.[1] === 'StreamArn');
+    expect(mappings).toHaveLength(1);
+    const m = mappings[0]!;
+    expect(refId(m.FunctionName)).toBe(id(stack, stack.streamProcessor.fn));
+    expect(m).toMatchObject({ BisectBatchOnFunctionError: true, MaximumRetryAttempts: 10, FunctionResponseTypes: ['ReportBatchItemFailures'], StartingPosition: 'TRIM_HORIZON' });
+    expect(m.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0]).toBe(id(stack, stack.streamDeadLetters));
+    // Stream reads only on the stream, and the processor reaches items through the write tenant role like any function.
+    const reads = roleStatements(template, id(stack, stack.streamProcessor.role)).filter((s) => asArray(s.Action).some((a) => a.startsWith('dynamodb:')));
+    for (const st of reads) expect(asArray(st.Action).every((a) => STREAM_READ.includes(a)), JSON.stringify(st)).toBe(true);
+    expect(stack.streamProcessor.rolePath).toBe(stack.data.rolePath('write'));
   });
 
   it('has two tenant roles: read and write actions on the table and each index by name, assumable only by roles on their path', () => {

@@ -11,6 +11,9 @@ import {
   getEntity,
   getSide,
   querySide,
+  referencesTo,
+  removeUnreferenced,
+  retryOnConflict,
   WriteTx,
   type BaseRecord,
   type DataCtx,
@@ -116,5 +119,58 @@ describe('store', () => {
     const c = ctx();
     expect(await getEntity(c, thing, 'x'.repeat(3000))).toBeUndefined();
     expect(await getSide(c, keys.misc(c.tenantId, 'thing_side', 'x'.repeat(3000)))).toBeUndefined();
+  });
+});
+
+describe('references that hold (removeUnreferenced vs a writer adding a reference)', () => {
+  interface Target extends BaseRecord {
+    name: string;
+  }
+  const target: EntityDef<Target> = { type: 'target' };
+  const refsOfTarget = entryList('thing', 'target', { heldBy: 'target' });
+  const referrer: EntityDef<Thing & { target: string }> = {
+    type: 'thing',
+    entries: (t) => [entry(refsOfTarget, t.target, () => ValidationError.field('target', 'not_found', 'gone'))],
+  };
+  const refused = () => new ValidationError('has dependents');
+
+  it('a reference and the delete of its target never both commit (30 rounds), and the loser says why', async () => {
+    const c = ctx();
+    let created = 0;
+    let deleted = 0;
+    for (let round = 0; round < 30; round++) {
+      const tg: Target = { uuid: randomUUID(), name: 't', created_at: now(), updated_at: now() };
+      await new WriteTx(c).create(target, tg).commit();
+      const ref = { ...newThing(`r${round}`), target: tg.uuid };
+      const [w, d] = await Promise.allSettled([
+        retryOnConflict(() => new WriteTx(c).create(referrer, ref).commit()),
+        retryOnConflict(async () => removeUnreferenced(c, target, (await getEntity(c, target, tg.uuid, true))!, { onReferenced: refused })),
+      ]);
+      const refStored = !!(await getEntity(c, referrer, ref.uuid, true));
+      const targetStored = !!(await getEntity(c, target, tg.uuid, true));
+      // exactly one side wins: a reference to a live target, or a deleted target and no reference
+      expect(refStored).toBe(targetStored);
+      expect(w.status === 'fulfilled').toBe(refStored);
+      expect(d.status === 'fulfilled').toBe(!targetStored);
+      if (w.status === 'rejected') expect(w.reason).toBeInstanceOf(ValidationError);
+      if (d.status === 'rejected') expect((d.reason as Error).message).toBe('has dependents');
+      if (refStored) created++;
+      else deleted++;
+      expect(await referencesTo(c, 'target', tg.uuid)).toEqual(refStored ? [{ id: ref.uuid, list: 'thing', name: 'target', state: undefined }] : []);
+    }
+    expect(created + deleted).toBe(30);
+  });
+
+  it('a discarded referrer does not block; a stale delete marker stops blocking new references', async () => {
+    const c = ctx();
+    const tg: Target = { uuid: randomUUID(), name: 't', created_at: now(), updated_at: now() };
+    await new WriteTx(c).create(target, tg).commit();
+    const withState: EntityDef<Thing & { target: string; gone?: boolean }> = { ...referrer, envelope: (t) => ({ state: t.gone ? 'discarded' : undefined }) };
+    const ref = { ...newThing('x'), target: tg.uuid, gone: true };
+    await new WriteTx(c).create(withState, ref).commit();
+    await removeUnreferenced(c, target, (await getEntity(c, target, tg.uuid, true))!, { onReferenced: refused });
+    expect(await getEntity(c, target, tg.uuid, true)).toBeUndefined();
+    // a reference to the deleted target is refused with the referrer's own error
+    await expect(new WriteTx(c).create(referrer, { ...newThing('y'), target: tg.uuid }).commit()).rejects.toBeInstanceOf(ValidationError);
   });
 });

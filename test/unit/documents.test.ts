@@ -10,7 +10,8 @@ import type { ContentChange } from '#shared/domain/documents/runs.ts';
 import { oneLine, parseAgentOutput, type RefreshOutcome } from '#shared/domain/documents/status.ts';
 import { documentRefreshHandler } from '#functions/workers/document-refresh.ts';
 import type { RefreshPort, RefreshWorkerDeps } from '#shared/domain/documents/worker.ts';
-import { bedrockWriter, builtInWriter, splitModelAnswer, writerFromEnv, type ConverseRequest, type DocumentWriter, type WriterResult } from '#shared/domain/documents/writer.ts';
+import type { ConverseRequest } from '#shared/ai/bedrock.ts';
+import { bedrockWriter, builtInWriter, splitModelAnswer, writerFromEnv, type DocumentWriter, type WriterResult } from '#shared/domain/documents/writer.ts';
 import type { ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import type { Stored } from '#shared/db/store.ts';
 

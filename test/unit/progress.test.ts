@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { GoalRecord, MetricRecord, MetricType } from '#shared/domain/goals/entity.ts';
-import { goalProgressAt, metricProgress, rollupProgress } from '#shared/domain/goals/progress.ts';
+import { goalProgressAt, metricProgress, planRollups, rollupProgress } from '#shared/domain/goals/progress.ts';
 
 const metric = (metric_type: MetricType, start_value: number, target_value: number): MetricRecord => ({ uuid: 'm', name: 'm', start_value, target_value, unit: null, metric_type });
 
@@ -88,5 +88,35 @@ describe('rollupProgress', () => {
     expect(rollupProgress('P', [child(50, 0)])).toBeNull();
     expect(rollupProgress('P', [child(50, 100, { parent_links: [] })])).toBeNull();
     expect(rollupProgress('P', [])).toBeNull();
+  });
+});
+
+describe('planRollups (pure)', () => {
+  const g = (uuid: string, mode: 'manual' | 'rollup', progress: number | null, parents: string[] = []) =>
+    ({ uuid, progress_mode: mode, current_progress: progress, parent_links: parents.map((p) => ({ parent_uuid: p, contribution_percent: 100 })), discarded_at: null, archived_at: null }) as unknown as GoalRecord;
+
+  it('recomputes a lattice children first, each goal once, and only goals that move', () => {
+    // two levels of two rollup goals above two leaves, every goal linked to both goals above it
+    const goals = new Map([
+      ['a', g('a', 'manual', 50, ['m1', 'm2'])],
+      ['b', g('b', 'manual', 0, ['m1', 'm2'])],
+      ['m1', g('m1', 'rollup', 0, ['t1', 't2'])],
+      ['m2', g('m2', 'rollup', 0, ['t1', 't2'])],
+      ['t1', g('t1', 'rollup', 0)],
+      ['t2', g('t2', 'rollup', 25)],
+    ]);
+    const childrenOf = new Map([['m1', ['a', 'b']], ['m2', ['a', 'b']], ['t1', ['m1', 'm2']], ['t2', ['m1', 'm2']]]);
+    expect(planRollups({ goals, childrenOf }, ['a'])).toEqual(new Map([['m1', 25], ['m2', 25], ['t1', 25]]));
+  });
+
+  it('stops where progress does not move, and survives a (never stored) cycle', () => {
+    const goals = new Map([['x', g('x', 'rollup', 10, ['y'])], ['y', g('y', 'rollup', 10, ['x'])], ['c', g('c', 'manual', 10, ['x'])]]);
+    expect(planRollups({ goals, childrenOf: new Map([['x', ['c', 'y']], ['y', ['x']]]) }, ['c'])).toEqual(new Map());
+    const chain = new Map([['l', g('l', 'manual', 10, ['p'])], ['p', g('p', 'rollup', 10, ['q'])], ['q', g('q', 'rollup', 0)]]);
+    const childrenOf = new Map([['p', ['l']], ['q', ['p']]]);
+    // p already shows its child's 10: nothing above it is recomputed (q's stale 0 is not this write's to fix)
+    expect(planRollups({ goals: chain, childrenOf }, ['l'])).toEqual(new Map());
+    chain.set('l', g('l', 'manual', 30, ['p']));
+    expect(planRollups({ goals: chain, childrenOf }, ['l'])).toEqual(new Map([['p', 30], ['q', 30]]));
   });
 });

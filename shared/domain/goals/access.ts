@@ -63,9 +63,17 @@ async function requireViewer(ctx: DomainCtx, goal: GoalRecord, hidden?: () => Ap
  * (check-in, data source) must read exactly as an unknown one (422), never reveal that it exists.
  */
 export async function requireGoalEditor(ctx: DomainCtx, goal: GoalRecord, hidden?: () => AppError): Promise<GoalAccess> {
-  const access = await requireViewer(ctx, goal, hidden);
-  if (!access.canEdit) throw new ForbiddenError('You cannot change this goal');
+  const access = await goalAccess(ctx, goal);
+  const refusal = goalEditRefusal(access, hidden);
+  if (refusal) throw refusal;
   return access;
+}
+
+/** Pure: why the caller may not change a goal (403, or `hidden` for a goal it cannot see), or undefined. */
+export function goalEditRefusal(access: GoalAccess, hidden?: () => AppError): AppError | undefined {
+  if (!access.canView) return hidden ? hidden() : new ForbiddenError('You cannot see this goal');
+  if (!access.canEdit) return new ForbiddenError('You cannot change this goal');
+  return undefined;
 }
 
 /** 404 when the goal is not in the caller's tenant (or, with `kind`, is a goal of another kind: `/key_results/{uuid of an objective}` does not exist). */

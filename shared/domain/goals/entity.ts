@@ -1,5 +1,8 @@
+import { keys } from '#shared/db/keys.ts';
 import { entry, entryList, type BaseRecord, type EntityDef, type EntryDef, type EntryList } from '#shared/db/store.ts';
-import { TakenError } from '#shared/errors.ts';
+import { teamEntity } from '#shared/domain/teams/entity.ts';
+import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
+import { TakenError, ValidationError } from '#shared/errors.ts';
 
 export const GOAL_KINDS = ['objective', 'key_result', 'initiative'] as const;
 export type GoalKind = (typeof GOAL_KINDS)[number];
@@ -100,9 +103,11 @@ export function goalAcl(g: GoalRecord): string[] {
 export const goalState = (g: GoalRecord): string | undefined => (g.discarded_at ? 'discarded' : g.archived_at ? 'archived' : undefined);
 
 // The goal's entry lists: each kind is its own list (`<kind>@team#<team>`: the objectives of a team), except childrenOfGoal.
-export const goalsInPeriod = (kind: GoalKind): EntryList => entryList(kind, 'time_period');
+// The period and team entries are references that hold (`heldBy`): kept in the period's/team's partition and
+// checked alive by the goal's transaction, so a concurrent delete of either cannot leave a goal naming it.
+export const goalsInPeriod = (kind: GoalKind): EntryList => entryList(kind, 'time_period', { heldBy: timePeriodEntity.type });
 export const goalsByOwner = (kind: GoalKind): EntryList => entryList(kind, 'owner');
-export const goalsByTeam = (kind: GoalKind): EntryList => entryList(kind, 'team');
+export const goalsByTeam = (kind: GoalKind): EntryList => entryList(kind, 'team', { heldBy: teamEntity.type });
 export const goalsByLabel = (kind: GoalKind): EntryList => entryList(kind, 'label');
 export const goalsByDelegate = (kind: GoalKind): EntryList => entryList(kind, 'delegate');
 /** The children of one kind of a goal: `<kind>@parent#<parent>`. */
@@ -114,9 +119,10 @@ export const goalEntity: EntityDef<GoalRecord> = {
   type: 'goal',
   listName: (g) => g.type,
   entries: (g) => {
-    const e: EntryDef[] = [entry(goalsInPeriod(g.type), g.time_period_uuid)];
+    const gone = (field: string, id: string) => () => ValidationError.field(field, 'not_found', `${id} no longer exists`);
+    const e: EntryDef[] = [entry(goalsInPeriod(g.type), g.time_period_uuid, gone('time_period_uuid', g.time_period_uuid))];
     for (const u of g.owner_uuids) e.push(entry(goalsByOwner(g.type), u));
-    for (const t of g.team_uuids) e.push(entry(goalsByTeam(g.type), t));
+    for (const t of g.team_uuids) e.push(entry(goalsByTeam(g.type), t, gone('team_uuids', t)));
     for (const l of g.label_uuids) e.push(entry(goalsByLabel(g.type), l));
     for (const d of g.delegate_uuids) e.push(entry(goalsByDelegate(g.type), d));
     for (const p of g.parent_links) {
@@ -128,3 +134,9 @@ export const goalEntity: EntityDef<GoalRecord> = {
   uniques: (g) => (g.short_id ? [{ name: 'short_id', value: g.short_id.toUpperCase(), onTaken: () => new TakenError('short_id', `short_id ${g.short_id} is already taken`) }] : []),
   envelope: (g) => ({ vis: g.visibility, acl: g.visibility === 'limited' ? goalAcl(g) : undefined, state: goalState(g) }),
 };
+
+/**
+ * The tenant's goal-hierarchy guard (one side item): every update that adds a parent link reads its version
+ * before walking for cycles and bumps it in the same transaction, so re-parentings commit one at a time.
+ */
+export const hierarchyGuardKey = (tenantId: string) => keys.misc(tenantId, 'goal_hierarchy', 'guard');

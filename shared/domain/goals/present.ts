@@ -1,9 +1,10 @@
-import { canWriteContent } from '#shared/auth/caller.ts';
+import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
+import { listEntryOf } from '#shared/db/store.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import type { GoalAccess } from '#shared/domain/goals/access.ts';
+import { goalEntryVisibility, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import type { GoalRecord } from '#shared/domain/goals/entity.ts';
+import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { labelEntity, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 
@@ -14,9 +15,34 @@ import type { Loader } from '#shared/list/entity-cache.ts';
  * current metric. Labels are stored as uuids and named here, so a renamed label shows its new name: one
  * batch read for a whole page (distinct labels only).
  */
-export async function presentGoals(loader: Loader, goals: GoalRecord[]) {
-  const labels = await labelNamer(loader, goals);
-  return goals.map((g) => presentGoal(g, labels));
+export async function presentGoals(ctx: DomainCtx, goals: GoalRecord[]) {
+  const [labels, hidden] = await Promise.all([labelNamer(ctx.loader, goals), hiddenAncestors(ctx, goals)]);
+  return goals.map((g) => presentGoal(withoutHidden(g, hidden), labels));
+}
+
+/**
+ * Contract 5: a goal the caller may not see is left out of every other record. The parents and first-parent
+ * line (`path`) of a page's goals are read in one batch and judged as lists judge them (the envelope's
+ * visibility and ACL); admins see everything, so nothing is read for them.
+ */
+async function hiddenAncestors(ctx: DomainCtx, goals: GoalRecord[]): Promise<Set<string>> {
+  if (isAdmin(ctx.caller)) return new Set();
+  const ids = new Set(goals.flatMap((g) => [...g.parent_links.map((l) => l.parent_uuid), ...(g.path ? g.path.split('/').slice(0, -1) : [])]));
+  if (!ids.size) return new Set();
+  const [above, visible] = await Promise.all([ctx.loader.many(goalEntity, ids), goalEntryVisibility(ctx)]);
+  return new Set(above.filter((p) => !visible(listEntryOf(goalEntity, p))).map((p) => p.uuid));
+}
+
+/** The goal with hidden parents left out of `parent_links`, and `path` starting below the nearest hidden ancestor. */
+function withoutHidden(g: GoalRecord, hidden: Set<string>): GoalRecord {
+  if (!hidden.size) return g;
+  const segments = g.path?.split('/') ?? [];
+  const lastHidden = segments.findLastIndex((s) => hidden.has(s));
+  return {
+    ...g,
+    parent_links: g.parent_links.filter((l) => !hidden.has(l.parent_uuid)),
+    path: lastHidden >= 0 ? segments.slice(lastHidden + 1).join('/') : g.path,
+  };
 }
 
 type NamedLabels = (labelUuids: string[]) => Array<{ uuid: string; name: string }>;
@@ -35,8 +61,8 @@ export function primeLabels(ctx: DomainCtx, labels: LabelRecord[]): void {
   for (const l of labels) ctx.loader.prime(labelEntity, l);
 }
 
-export async function presentOne(loader: Loader, goal: GoalRecord) {
-  return (await presentGoals(loader, [goal]))[0]!;
+export async function presentOne(ctx: DomainCtx, goal: GoalRecord) {
+  return (await presentGoals(ctx, [goal]))[0]!;
 }
 
 function presentGoal(g: GoalRecord, labels: NamedLabels) {
@@ -110,5 +136,5 @@ export const goalCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: c
 
 /** `data = { type, record, checks, access_source }` for a goal (get, create, update, archive, unarchive). */
 export async function goalRecordResponse(ctx: DomainCtx, status: number, view: { goal: GoalRecord; access: GoalAccess }) {
-  return recordResponse(status, view.goal.type, await presentOne(ctx.loader, view.goal), goalChecks(view.goal, view.access), goalAccessSource(view.access));
+  return recordResponse(status, view.goal.type, await presentOne(ctx, view.goal), goalChecks(view.goal, view.access), goalAccessSource(view.access));
 }

@@ -1,8 +1,7 @@
-import { getEntities, mutateEntity, nowIso, retryOnConflict, type DataCtx } from '#shared/db/store.ts';
-import type { DomainCtx } from '#shared/domain/context.ts';
+import { getEntities, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { goalEntity, type GoalRecord, type MetricRecord } from '#shared/domain/goals/entity.ts';
 import { childEntries } from '#shared/domain/goals/hierarchy.ts';
-import { NotFoundError } from '#shared/errors.ts';
+import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
 
 /**
  * Metric math and rollup (contract section 6). OWNED BY THE CHECK-INS WORK: goals code only calls these.
@@ -74,78 +73,134 @@ export function rollupProgress(parentUuid: string, children: GoalRecord[]): numb
 }
 
 /**
- * Children read strongly consistently (BatchGetItem with ConsistentRead, 100 per call): a child written just
- * before this recompute must be seen with its new progress, or the parent would settle on a stale average
- * that nobody recomputes again.
+ * The largest hierarchy one write may bring up to date: the goals given plus their rollup ancestors. A write
+ * whose rollup ancestry is larger updates the nearest MAX_ROLLUP_GOALS (read level by level from the goal)
+ * and leaves the rest to the change stream's projection, which runs the same code (docs/data-model.md).
  */
-async function readChildren(ctx: DataCtx, parentUuid: string): Promise<GoalRecord[]> {
-  const ids = (await childEntries(ctx, parentUuid)).map((e) => e.id);
-  return [...(await getEntities(ctx, goalEntity, ids, true)).values()].map((s) => s.record);
+export const MAX_ROLLUP_GOALS = 500;
+
+/** What a rollup refresh read: goal records (with versions where read from the table) and each rollup goal's child ids. */
+export interface RollupState {
+  goals: Map<string, GoalRecord>;
+  childrenOf: Map<string, string[]>;
 }
 
 /**
- * Recomputes one rollup goal from its children. The parent is read first (mutateEntity) and the children
- * inside the change callback, so if another child's write raced this one and the parent changed meanwhile,
- * the retry reads the children again: whoever commits last has seen every child write committed before it.
- * Returns whether current_progress changed (only then do its own ancestors need a recompute).
+ * Pure: the new `current_progress` of every rollup goal that moves when `start` changed. A goal is recomputed
+ * when it is a start goal in rollup mode or one of its children moved (the start goals always count as
+ * moved); goals are visited children first (topological order over the goals read), each once, so a
+ * lattice costs its size, not its number of paths. A cycle (never stored, but defended against) is skipped.
  */
-async function recomputeRollup(ctx: DomainCtx, uuid: string): Promise<{ changed: boolean; goal: GoalRecord | undefined }> {
-  try {
-    // Busy parents (many children written at once) can outlast mutateEntity's own retries; the child's
-    // write is already committed by now, so a 409 here would wrongly invite the client to repeat it.
-    const { before, after } = await retryOnConflict(() =>
-      mutateEntity(
-        ctx,
-        goalEntity,
-        uuid,
-        async (current) => {
-          if (current.record.progress_mode !== 'rollup') return undefined;
-          const progress = rollupProgress(uuid, await readChildren(ctx, uuid));
-          if (progress === current.record.current_progress) return undefined;
-          return { ...current.record, current_progress: progress, updated_at: nowIso() };
-        },
-        () => new NotFoundError('Goal', uuid),
-      ),
-    );
-    return { changed: before.record.current_progress !== after.current_progress, goal: after };
-  } catch (err) {
-    if (err instanceof NotFoundError) return { changed: false, goal: undefined }; // a dangling parent link: nothing to bring up to date
-    throw err;
+export function planRollups(state: RollupState, start: string[]): Map<string, number | null> {
+  const { goals, childrenOf } = state;
+  const rollups = [...childrenOf.keys()].filter((id) => goals.get(id)?.progress_mode === 'rollup');
+  const inSet = new Set(rollups);
+  // Kahn's algorithm on the rollup goals: a goal is ready once every child of it that is itself a rollup goal here is done.
+  const pending = new Map(rollups.map((id) => [id, (childrenOf.get(id) ?? []).filter((c) => inSet.has(c) && c !== id).length]));
+  const parentsOf = new Map<string, string[]>();
+  for (const id of rollups) for (const c of childrenOf.get(id) ?? []) if (inSet.has(c) && c !== id) parentsOf.set(c, [...(parentsOf.get(c) ?? []), id]);
+  const ready = rollups.filter((id) => pending.get(id) === 0);
+  const moved = new Set(start);
+  const progress = new Map<string, number | null>();
+  const current = (id: string) => (progress.has(id) ? { ...goals.get(id)!, current_progress: progress.get(id)! } : goals.get(id));
+  while (ready.length) {
+    const id = ready.shift()!;
+    const children = childrenOf.get(id) ?? [];
+    if (moved.has(id) || children.some((c) => moved.has(c))) {
+      const next = rollupProgress(id, children.map(current).filter((g): g is GoalRecord => !!g));
+      if (next !== goals.get(id)!.current_progress) {
+        progress.set(id, next);
+        moved.add(id);
+      }
+    }
+    for (const p of parentsOf.get(id) ?? []) {
+      pending.set(p, pending.get(p)! - 1);
+      if (pending.get(p) === 0) ready.push(p);
+    }
   }
+  return progress;
 }
 
-/** Safety stop for the upward walk; parent links cannot form cycles, so real trees end far earlier. */
-const MAX_LEVELS = 64;
+/** Ancestor ids a goal names without another read: its parents and its first-parent line (`path`). */
+const namedAbove = (g: GoalRecord) => [...g.parent_links.map((l) => l.parent_uuid), ...(g.path ? g.path.split('/').slice(0, -1) : [])];
+
+/**
+ * Read plan of a refresh: the start goals, then every ancestor reachable through goals that can move (a
+ * start goal or a rollup goal), batched: each round trip fetches every id named so far (a goal's `path` names
+ * its whole first-parent line at once, so a chain costs one or two batches, not one per level); then the
+ * children of every rollup goal (one Query each, all at once) and the children not read yet (one batch).
+ * Strongly consistent: a child written just before must be seen with its new progress.
+ */
+async function readRollupState(ctx: DataCtx, start: string[], written: Map<string, GoalRecord>): Promise<{ state: RollupState; stored: Map<string, Stored<GoalRecord>> }> {
+  const stored = new Map<string, Stored<GoalRecord>>();
+  const goals = new Map<string, GoalRecord>(written);
+  const startSet = new Set(start);
+  const walksUp = (g: GoalRecord) => startSet.has(g.uuid) || g.progress_mode === 'rollup';
+  const named = new Set<string>();
+  const name = (id: string) => named.size < MAX_ROLLUP_GOALS && named.add(id);
+  for (const id of start) {
+    const known = written.get(id);
+    if (known && known.progress_mode !== 'rollup') namedAbove(known).forEach(name);
+    else name(id);
+  }
+  for (let fetched = new Set<string>(); ; ) {
+    const missing = [...named].filter((id) => !fetched.has(id));
+    if (!missing.length) break;
+    missing.forEach((id) => fetched.add(id));
+    for (const [id, s] of await getEntities(ctx, goalEntity, missing, true)) {
+      stored.set(id, s);
+      goals.set(id, s.record);
+    }
+    for (const id of missing) {
+      const g = goals.get(id);
+      if (g && walksUp(g)) namedAbove(g).forEach(name);
+    }
+  }
+  const rollups = [...stored.values()].map((s) => s.record).filter((g) => g.progress_mode === 'rollup');
+  const childLists = await Promise.all(rollups.map((g) => childEntries(ctx, g.uuid)));
+  const childrenOf = new Map(rollups.map((g, i) => [g.uuid, [...new Set(childLists[i]!.map((e) => e.id))]]));
+  const unread = [...new Set(childLists.flat().map((e) => e.id))].filter((id) => !goals.has(id));
+  for (const [id, s] of await getEntities(ctx, goalEntity, unread, true)) goals.set(id, s.record);
+  return { state: { goals, childrenOf }, stored };
+}
 
 /**
  * Brings the given goals (when they are in rollup mode) and every `progress_mode = rollup` ancestor of
- * them up to date, nearest first, before returning. Call after any write that changes a goal's progress,
- * its parent links, its contribution, its discarded/archived state, its progress_mode or its metric. When
- * a goal leaves a parent, pass the former parent too: it is recomputed itself (if rollup) and upwards.
+ * them up to date before returning. Call after any write that changes a goal's progress, its parent links,
+ * its contribution, its discarded/archived state, its progress_mode or its metric. When a goal leaves a
+ * parent, pass the former parent too: it is recomputed itself (if rollup) and upwards.
  *
  * A goal may be passed as the record the caller just wrote: when it is not in rollup mode there is nothing
  * to recompute on it, so it is not read again and the walk starts at its parents.
  *
- * Walks up level by level. The given goals' parents are always recomputed (the caller says the goals
- * changed); higher up, only the parents of goals whose progress actually changed, since an unchanged
- * progress cannot move anything above it. Returns the latest record of every goal visited (a rollup goal
- * given here answers with its recomputed progress without another read).
+ * Read (readRollupState, batched), decide (planRollups, pure), write: the goals that moved, children first,
+ * in transactions of at most 100 conditioned on the versions read, so a concurrent recompute of a shared
+ * ancestor makes one of them read again (retryOnConflict): whoever commits last has seen every child write
+ * committed before it. Returns the latest record of every goal read (recomputed ones with their new progress).
  */
-export async function refreshRollups(ctx: DomainCtx, goals: Array<string | GoalRecord>): Promise<Map<string, GoalRecord>> {
+export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRecord>): Promise<Map<string, GoalRecord>> {
   const written = new Map<string, GoalRecord>();
   for (const g of goals) if (typeof g !== 'string') written.set(g.uuid, g);
-  const latest = new Map<string, GoalRecord>();
-  let level = [...new Set(goals.map((g) => (typeof g === 'string' ? g : g.uuid)))];
-  for (let depth = 0; level.length > 0 && depth < MAX_LEVELS; depth++) {
-    const next = new Set<string>();
-    for (const uuid of level) {
-      const known = depth === 0 ? written.get(uuid) : undefined;
-      const { changed, goal } = known && known.progress_mode !== 'rollup' ? { changed: false, goal: known } : await recomputeRollup(ctx, uuid);
-      if (!goal) continue;
-      latest.set(uuid, goal);
-      if (changed || depth === 0) for (const l of goal.parent_links) next.add(l.parent_uuid);
+  const start = [...new Set(goals.map((g) => (typeof g === 'string' ? g : g.uuid)))];
+  // Busy parents (many children written at once) can outlast one round of retries; the child's write is
+  // already committed by now, so a 409 here would wrongly invite the client to repeat it: retry longer.
+  return retryOnConflict(() => retryOnConflict(async () => {
+    const { state, stored } = await readRollupState(ctx, start, written);
+    const moved = planRollups(state, start);
+    const latest = new Map(state.goals);
+    const now = nowIso();
+    let tx = new WriteTx(ctx);
+    for (const [id, progress] of moved) {
+      const before = stored.get(id)!;
+      const after = { ...before.record, current_progress: progress, updated_at: now };
+      if (tx.size >= MAX_TRANSACTION_ITEMS) {
+        await tx.commit();
+        tx = new WriteTx(ctx);
+      }
+      tx.replace(goalEntity, before, after);
+      latest.set(id, after);
     }
-    level = [...next];
-  }
-  return latest;
+    await tx.commit();
+    return latest;
+  }));
 }

@@ -9,18 +9,18 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { requireContentWriter } from '#shared/auth/permissions.ts';
-import { getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type BaseRecord, type EntityDef, type Stored } from '#shared/db/store.ts';
+import { getEntities, getEntity, getSide, mutateEntity, nowIso, retryOnConflict, WriteTx, type Stored } from '#shared/db/store.ts';
 import { sentFields } from '#shared/domain/fields.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { editableGoal, goalAccess, readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
-import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord, type MetricRecord, type ParentLink, type VisibleEntity } from '#shared/domain/goals/entity.ts';
+import { goalEntity, GOAL_KINDS, hierarchyGuardKey, type GoalKind, type GoalRecord, type MetricRecord, type ParentLink, type VisibleEntity } from '#shared/domain/goals/entity.ts';
 import { childEntriesOfKind, closesCycle, pathFor, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
 import { goalProgressAt, refreshRollups } from '#shared/domain/goals/progress.ts';
 import { primeLabels } from '#shared/domain/goals/present.ts';
 import type { LabelRecord } from '#shared/domain/labels/entity.ts';
 import { labelsForNames } from '#shared/domain/labels/service.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
-import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
+import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { getTimePeriod } from '#shared/domain/time-periods/service.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
@@ -142,15 +142,18 @@ async function referenceDetails(
  */
 async function parentDetails(ctx: DomainCtx, goalUuid: string | undefined, added: string[]): Promise<{ details: ErrorDetail[]; parents: Map<string, Stored<GoalRecord>> }> {
   const details: ErrorDetail[] = [];
-  const parents = await getEntities(ctx, goalEntity, added.filter((id) => id !== goalUuid));
-  const lines = new Loader(ctx);
+  const parents = await getEntities(ctx, goalEntity, added.filter((id) => id !== goalUuid), true);
+  const lines = new Loader(ctx, true);
   for (const id of added) {
     if (id === goalUuid) {
       details.push({ field: 'parents', code: 'cycle', message: 'A goal cannot be its own parent' });
       continue;
     }
     const p = parents.get(id)?.record;
-    if (!p || !(await goalAccess(ctx, p)).canView) details.push({ field: 'parents', code: 'not_found', message: `${id} is not a goal of this tenant` });
+    const access = p && (await goalAccess(ctx, p));
+    if (!p || !access?.canView) details.push({ field: 'parents', code: 'not_found', message: `${id} is not a goal of this tenant` });
+    // contract 5: a parent's progress is its owners' to decide; placing a goal under it needs the right to update it
+    else if (!access.canEdit) throw new ForbiddenError(`You cannot place a goal under ${id}: you cannot update that goal`);
     else if (p.discarded_at) details.push({ field: 'parents', code: 'discarded', message: `${id} is a deleted goal` });
     else if (goalUuid && (await closesCycle(goalUuid, p, lines))) details.push({ field: 'parents', code: 'cycle', message: `${id} is below this goal: linking it as a parent would make a cycle` });
   }
@@ -196,20 +199,21 @@ function normalizeShortId(raw: string | null): string | null {
 }
 
 /**
- * Guards what the goal references against a delete committing first: the write fails (422) if the time
- * period or a team is gone by then. (Those deletes check for goals via the index before they commit; the
- * opposite order is their side.)
- */
-function requireExisting<R extends BaseRecord>(tx: WriteTx, def: EntityDef<R>, id: string, field: string): void {
-  tx.checkExists(def, id, () => ValidationError.field(field, 'not_found', `${id} no longer exists`));
-}
-
-/**
  * New parents must be as read when the goal's write commits: a concurrent write that deletes a parent or
  * links it below this goal (a two-goal cycle) then conflicts, and the retry reads it again and refuses.
  */
 function requireUnchanged(tx: WriteTx, parents: Iterable<Stored<GoalRecord>>): void {
   for (const s of parents) tx.checkVersion(goalEntity, s);
+}
+
+/**
+ * The tenant's hierarchy guard: a side item whose version every parent-adding update reads before its cycle
+ * walk and bumps in its transaction (docs/data-model.md). A create needs none: a new goal has no descendants.
+ */
+async function guardHierarchy(ctx: DomainCtx, tx: WriteTx): Promise<void> {
+  const key = hierarchyGuardKey(ctx.tenantId);
+  const read = (await getSide(ctx, key))?.v as number | undefined;
+  tx.putSide(key, { kind: 'goal_hierarchy_guard', v: (read ?? 0) + 1 }, { if: read === undefined ? { exists: false } : { equals: { v: read } } });
 }
 
 // ---------- reads ----------
@@ -298,8 +302,6 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     const labels = await labelsForNames(ctx, input.labels ?? [], tx);
     const record: GoalRecord = { ...base, path: pathFor(uuid, parentCheck.parents.get(parentIds[0]!)?.record), label_uuids: uniq(labels.map((l) => l.uuid)) };
     tx.create(goalEntity, record);
-    requireExisting(tx, timePeriodEntity, period.uuid, 'time_period_uuid');
-    for (const t of teams) requireExisting(tx, teamEntity, t, 'team_uuids');
     assertFits(tx.size, () => heaviestField(input));
     await tx.commit();
     return { goal: record, labels };
@@ -322,15 +324,20 @@ async function applyPeriod(ctx: DomainCtx, tx: WriteTx, g: GoalRecord, next: Goa
   next.time_period_uuid = period.uuid;
   next.start_date = input.start_date ?? (periodChanged ? period.start_date : g.start_date);
   next.end_date = input.end_date ?? (periodChanged ? period.end_date : g.end_date);
-  if (periodChanged) requireExisting(tx, timePeriodEntity, period.uuid, 'time_period_uuid');
   return { details: dateDetails(period, next.start_date, next.end_date, input) };
 }
 
-/** New parent list: links kept keep their contribution; new ones are checked (existence, visibility, cycles). */
+/**
+ * New parent list: links kept keep their contribution; new ones are checked (existence, visibility, cycles).
+ * Adding a parent to an existing goal is serialized per tenant through the hierarchy guard (read before the
+ * cycle walk, bumped in the write's transaction): two concurrent re-parentings that would together close a
+ * cycle cannot both commit on walks that each missed the other's link; the loser re-reads and refuses.
+ */
 async function applyParents(ctx: DomainCtx, tx: WriteTx, g: GoalRecord, next: GoalRecord, parents: ParentInput[] | null): Promise<Change & { removed: string[] }> {
   const links = parentLinksOf(parents);
   const ids = links.map((l) => l.parent_uuid);
   const added = ids.filter((p) => !g.parent_links.some((l) => l.parent_uuid === p));
+  if (added.length) await guardHierarchy(ctx, tx);
   const check = await parentDetails(ctx, g.uuid, added);
   next.parent_links = links.map(
     (l): ParentLink => ({ parent_uuid: l.parent_uuid, contribution_percent: l.contribution_percent ?? g.parent_links.find((k) => k.parent_uuid === l.parent_uuid)?.contribution_percent ?? 100 }),
@@ -392,7 +399,6 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
       if (input.owner_uuids !== undefined) next.owner_uuids = uniq(input.owner_uuids);
       if (input.team_uuids !== undefined) next.team_uuids = uniq(input.team_uuids);
       if (input.visible_entities !== undefined) next.visible_entities = visibleEntitiesOf(input.visible_entities);
-      for (const t of next.team_uuids) if (!g.team_uuids.includes(t)) requireExisting(tx, teamEntity, t, 'team_uuids');
 
       const details = [
         ...(await applyPeriod(ctx, tx, g, next, input)).details,

@@ -1,37 +1,19 @@
-import type { z } from 'zod';
 import { isAdmin } from '#shared/auth/caller.ts';
 import { requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
 import { getEntity, getSide, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import {
-  collapseWhitespace,
-  connectorRequestEntity,
-  connectorRequesterKey,
-  connectorRequestUuid,
-  normalizeConnectionType,
-  REQUESTERS_LISTED,
-  type ConnectorRequesterItem,
-  type ConnectorRequestRecord,
-} from '#shared/domain/integrations/entity.ts';
+import { connectorOf, decideConnectorRequest, type ConnectorRequestCommand } from '#shared/domain/integrations/decide.ts';
+import { connectorRequestEntity, connectorRequesterKey, connectorRequestUuid, type ConnectorRequesterItem, type ConnectorRequestRecord } from '#shared/domain/integrations/entity.ts';
 import { SUPPORT_ISSUE_QUEUE, supportIssueKey, type SupportIssueMessage } from '#shared/domain/integrations/support.ts';
 import { getTenant } from '#shared/domain/tenants.ts';
 import { AppError, ConcurrentUpdateError } from '#shared/errors.ts';
 import { runList, type ListResource, uuidAttr } from '#shared/list/engine.ts';
 import { queueSender } from '#shared/queue/queue.ts';
-import type { ConnectorRequestCreateBody } from '#shared/schemas/integrations.ts';
-
-export type ConnectorRequestInput = z.infer<typeof ConnectorRequestCreateBody>;
 
 /*
- * Rules decided here (the spec leaves them open; the OpenAPI descriptions say the same):
- *  - One record per connector and tenant, identified by the normalized name (case-insensitive, whitespace
- *    collapsed). The first request fixes connection_type, connector_display_name and request_source;
- *    later requests only add their requester.
- *  - Idempotent per requester: asking again for a connector one already asked for changes nothing and
- *    raises no second support issue. request_count counts distinct requesters.
- *  - Every member (viewers included, contract section 5) may request; only admins list the requests.
- *  - The support issue goes through a queue (the worker calls the support tool's webhook, or acknowledges
- *    the message when none is configured): the record is persisted whatever the support tool does.
+ * Connector request commands: read, decide (decide.ts, where the rules are), write once. The support issue
+ * goes through a queue (the worker calls the support tool's webhook, or acknowledges the message when none
+ * is configured): the record is persisted whatever the support tool does.
  */
 
 /** Internal signal: the caller's requester item already exists. Never leaves this module. */
@@ -53,45 +35,20 @@ export interface ConnectorRequestOutcome {
  * concurrent identical requests one creates (or extends) the record and the other either loses the race
  * (retried: it then sees the record) or finds its requester item (a repeat: nothing changes).
  */
-export async function recordConnectorRequest(ctx: DomainCtx, input: ConnectorRequestInput): Promise<ConnectorRequestOutcome> {
-  const connectionType = collapseWhitespace(input.connection_type);
-  const normalizedKey = normalizeConnectionType(connectionType);
-  const id = connectorRequestUuid(ctx.tenantId, normalizedKey);
+export async function recordConnectorRequest(ctx: DomainCtx, input: ConnectorRequestCommand): Promise<ConnectorRequestOutcome> {
+  const id = connectorOf(ctx.tenantId, input).uuid;
   const me = ctx.caller.userId;
 
   const outcome = await retryOnConflict(async () => {
     const current = await getEntity(ctx, connectorRequestEntity, id, true);
-    const now = nowIso();
-    const requester: ConnectorRequesterItem = { user_uuid: me, requested_at: now, request_source: input.request_source ?? null };
+    const { record, created, requester } = decideConnectorRequest(ctx.caller, ctx.tenantId, input, current?.record, nowIso());
     // The requester claim goes first: when both it and the record's condition fail, the repeat is what is reported.
     const tx = new WriteTx(ctx).putSide(connectorRequesterKey(ctx.tenantId, id, me), { kind: 'connector_requester', ...requester }, { if: { exists: false }, onFail: () => new AlreadyRequested() });
-    let record: ConnectorRequestRecord;
-    if (current) {
-      const listed = current.record.requested_by_uuids;
-      record = {
-        ...current.record,
-        requested_by_uuids: listed.length < REQUESTERS_LISTED ? [...listed, me] : listed,
-        request_count: current.record.request_count + 1,
-        updated_at: now,
-      };
-      tx.replace(connectorRequestEntity, current, record);
-    } else {
-      record = {
-        uuid: id,
-        connection_type: connectionType,
-        normalized_key: normalizedKey,
-        connector_display_name: collapseWhitespace(input.connector_display_name ?? '') || connectionType,
-        request_source: input.request_source ?? null,
-        requested_by_uuids: [me],
-        request_count: 1,
-        created_at: now,
-        updated_at: now,
-      };
-      tx.create(connectorRequestEntity, record);
-    }
+    if (current) tx.replace(connectorRequestEntity, current, record);
+    else tx.create(connectorRequestEntity, record);
     try {
       await tx.commit();
-      return { record, created: !current, repeat: undefined };
+      return { record, created, repeat: undefined };
     } catch (err) {
       if (!(err instanceof AlreadyRequested)) throw err;
       // The requester item is only ever written together with the record, so the record exists now.

@@ -1,24 +1,12 @@
-import type { z } from 'zod';
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
-import { requireContentWriter, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { entryPartitionOf, findUniques, getEntities, getEntity, mutateEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
+import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
+import { entryPartitionOf, findUniques, getEntities, getEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { canManageLabel, checkLabelCreateAllowed, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, MAX_LABEL_DEPTH, planLabelUpdate, type LabelCreate, type LabelUpdate } from '#shared/domain/labels/decide.ts';
 import { LABEL_NAME_MAX, labelEntity, labelsInGroup, newLabelRecord, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
-import { ConcurrentUpdateError, ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
-import { sentFields } from '#shared/domain/fields.ts';
-import type { LabelCreateBody, LabelUpdateBody } from '#shared/schemas/labels.ts';
+import { ConcurrentUpdateError, NotFoundError, ValidationError } from '#shared/errors.ts';
 
-export type LabelCreateInput = z.infer<typeof LabelCreateBody>;
-export type LabelUpdateInput = z.infer<typeof LabelUpdateBody>;
-
-/*
- * Rules decided here (contract section 10 leaves them open):
- *  - Labels are one level deep: a regular label may sit under a label group; a group cannot itself have a
- *    parent (422 on parent_uuid), so deleting a group never has to recurse.
- *  - is_group cannot be turned off while the group has children (422 on is_group, code has_children).
- *  - Admins and members create; the label's creator (unless now a viewer) or an admin updates and deletes.
- *    Deleting a group deletes its children whoever created them: the group's manager owns its contents.
- */
+/** Label commands: read, decide (decide.ts, where the rules are), write once. */
 
 // ---------- reads ----------
 
@@ -42,15 +30,31 @@ async function hasChildren(ctx: DataCtx, groupUuid: string): Promise<boolean> {
   return (await queryList(ctx, childPartition(ctx, groupUuid), { limit: 1 })).entries.length > 0;
 }
 
-// ---------- permissions and presentation ----------
-
-const isCreator = (ctx: DomainCtx, l: LabelRecord) => l.creator_uuid === ctx.caller.userId;
-const canManage = (ctx: DomainCtx, l: LabelRecord) => isAdmin(ctx.caller) || (canWriteContent(ctx.caller) && isCreator(ctx, l));
-
-function requireManage(ctx: DomainCtx, l: LabelRecord, verb: 'update' | 'delete'): void {
-  if (canManage(ctx, l)) return;
-  throw new ForbiddenError(canWriteContent(ctx.caller) ? `Only admins and the label's creator can ${verb} it` : 'Viewers cannot change labels');
+/** `uuid` and the groups above it, nearest first, read consistently with their versions (stops on a loop or one past the bound). */
+async function chainOf(ctx: DataCtx, uuid: string): Promise<Array<Stored<LabelRecord>>> {
+  const chain: Array<Stored<LabelRecord>> = [];
+  for (let id: string | null = uuid; id && chain.length <= MAX_LABEL_DEPTH && !chain.some((s) => s.record.uuid === id); ) {
+    const s: Stored<LabelRecord> | undefined = await getEntity(ctx, labelEntity, id, true);
+    if (!s) break;
+    chain.push(s);
+    id = s.record.parent_uuid;
+  }
+  return chain;
 }
+
+/**
+ * Places a label under the chain read: the parent is touched (its version moves, so a concurrent delete or
+ * un-group of the parent, conditioned on the version it read, re-reads the children instead of missing this
+ * one) and every group above it is checked at the version read (so two concurrent moves cannot close a
+ * cycle: each one's chain holds a label the other rewrites).
+ */
+function holdChain(tx: WriteTx, chain: Array<Stored<LabelRecord>>): void {
+  const [parent, ...above] = chain;
+  if (parent) tx.touch(labelEntity, parent);
+  for (const s of above) tx.checkVersion(labelEntity, s);
+}
+
+// ---------- permissions and presentation ----------
 
 export const presentLabel = (l: LabelRecord) => ({
   uuid: l.uuid,
@@ -64,90 +68,75 @@ export const presentLabel = (l: LabelRecord) => ({
 });
 
 export function labelChecks(ctx: DomainCtx, l: LabelRecord): Checks {
-  const manage = canManage(ctx, l);
+  const manage = canManageLabel(ctx.caller, l);
   return { can_update: manage, can_delete: manage };
 }
 
-export const labelAccessSource = (ctx: DomainCtx, l: LabelRecord): AccessSource => (isAdmin(ctx.caller) ? 'admin' : isCreator(ctx, l) ? 'creator' : 'public');
+export const labelAccessSource = (ctx: DomainCtx, l: LabelRecord): AccessSource => (isAdmin(ctx.caller) ? 'admin' : l.creator_uuid === ctx.caller.userId ? 'creator' : 'public');
 export const labelCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: canWriteContent(ctx.caller) });
 
 // ---------- writes ----------
 
-function checkShape(l: LabelRecord): void {
-  if (l.parent_uuid === l.uuid) throw ValidationError.field('parent_uuid', 'cycle', 'A label cannot be its own parent');
-  if (l.is_group && l.parent_uuid) throw ValidationError.field('parent_uuid', 'group_with_parent', 'A label group cannot have a parent');
-}
-
-/**
- * Checks that `parentUuid` is a label group of the tenant and rewrites the group unchanged in `tx`, which
- * bumps its version. So the child's write fails (and is retried) if the group is deleted or turned into a
- * regular label before it commits, and a concurrent group delete or un-group, conditioned on the version it
- * read, fails and re-reads the children instead of missing this one.
- */
-async function claimParent(ctx: DataCtx, tx: WriteTx, parentUuid: string): Promise<void> {
-  const parent = await getEntity(ctx, labelEntity, parentUuid, true);
-  if (!parent) throw ValidationError.field('parent_uuid', 'not_found', `parent_uuid ${parentUuid} is not a label of this tenant`);
-  if (!parent.record.is_group) throw ValidationError.field('parent_uuid', 'not_a_group', `parent_uuid ${parentUuid} is not a label group`);
-  tx.replace(labelEntity, parent, parent.record);
-}
-
 /** Creates a label; the name claim is taken in the same transaction, so of two same-name creates exactly one wins. */
-export async function createLabel(ctx: DomainCtx, input: LabelCreateInput): Promise<LabelRecord> {
-  requireContentWriter(ctx.caller);
-  const record = newLabelRecord({ ...input, creator_uuid: ctx.caller.userId }, nowIso());
-  checkShape(record);
+export async function createLabel(ctx: DomainCtx, input: LabelCreate): Promise<LabelRecord> {
+  const [now, uuid] = [nowIso(), crypto.randomUUID()];
   return retryOnConflict(async () => {
+    checkLabelCreateAllowed(ctx.caller);
+    const chain = input.parent_uuid ? await chainOf(ctx, input.parent_uuid) : [];
+    const record = decideCreateLabel(ctx.caller, input, chain.map((s) => s.record), now, uuid);
     const tx = new WriteTx(ctx);
-    if (record.parent_uuid) await claimParent(ctx, tx, record.parent_uuid);
+    holdChain(tx, chain);
     await tx.create(labelEntity, record).commit();
     return record;
   });
 }
 
-export async function updateLabel(ctx: DomainCtx, id: string, input: LabelUpdateInput): Promise<LabelRecord> {
-  const { after } = await mutateEntity(
-    ctx,
-    labelEntity,
-    id,
-    async (current, tx) => {
-      const before = current.record;
-      requireManage(ctx, before, 'update');
-      const next: LabelRecord = { ...before, ...sentFields(input), updated_at: nowIso() };
-      checkShape(next);
-      if (before.is_group && !next.is_group && (await hasChildren(ctx, id))) {
-        throw ValidationError.field('is_group', 'has_children', 'A label group with child labels cannot become a regular label; move or delete its children first');
-      }
-      if (next.parent_uuid && next.parent_uuid !== before.parent_uuid) await claimParent(ctx, tx, next.parent_uuid);
-      // A rename releases the old name claim and takes the new one in this transaction (store diffs uniques).
-      return next;
-    },
-    () => notFound(id),
-  );
-  return after;
+export async function updateLabel(ctx: DomainCtx, id: string, input: LabelUpdate): Promise<LabelRecord> {
+  return retryOnConflict(async () => {
+    const current = await getEntity(ctx, labelEntity, id, true);
+    if (!current) throw notFound(id);
+    const plan = planLabelUpdate(ctx.caller, current.record, input);
+    const [children, chain] = await Promise.all([plan.children && hasChildren(ctx, id), plan.parent ? chainOf(ctx, plan.parent) : []]);
+    // A rename releases the old name claim and takes the new one in this transaction (store diffs uniques).
+    const next = decideUpdateLabel(ctx.caller, current.record, input, { hasChildren: children, parentChain: chain.map((s) => s.record) }, nowIso());
+    const tx = new WriteTx(ctx);
+    holdChain(tx, chain);
+    await tx.replace(labelEntity, current, next).commit();
+    return next;
+  });
 }
 
 /** DynamoDB's TransactWriteItems limit (store.ts refuses more). */
 const TX_MAX_ITEMS = 100;
 
+/** Everything under a group (sub-groups' contents included), deepest level first. */
+async function descendantsDeepestFirst(ctx: DataCtx, groupUuid: string): Promise<Array<Stored<LabelRecord>>> {
+  const levels: Array<Array<Stored<LabelRecord>>> = [];
+  const seen = new Set([groupUuid]);
+  for (let frontier = [groupUuid]; frontier.length; ) {
+    const ids: string[] = [];
+    for (const parent of frontier) for await (const e of partitionEntries(ctx, childPartition(ctx, parent))) if (!seen.has(e.id)) seen.add(e.id) && ids.push(e.id);
+    const level = [...(await getEntities(ctx, labelEntity, ids)).values()];
+    if (level.length) levels.push(level);
+    frontier = level.filter((s) => s.record.is_group).map((s) => s.record.uuid);
+  }
+  return levels.reverse().flat();
+}
+
 /**
- * Deletes a label; a group goes with its children (found through the `label@parent#<group>` entry list).
- * One transaction when it fits in DynamoDB's 100-item limit (a group with up to 32 children: 3 items per
- * child, 2 for the group). A larger group is deleted children-first in several transactions with the group
- * in the last one, so a failure midway leaves the group (with fewer children) and a retry finishes it.
+ * Deletes a label; a group goes with everything under it (found through the `label@parent#<group>` entry
+ * lists). One transaction when it fits in DynamoDB's 100-item limit (a group with up to 32 children: 3 items
+ * per child, 2 for the group). A larger group is deleted deepest-first in several transactions with the group
+ * in the last one, so a failure midway leaves the group (with fewer labels under it) and a retry finishes it.
  * Returns the deleted record.
  */
 export async function deleteLabel(ctx: DomainCtx, id: string): Promise<LabelRecord> {
   return retryOnConflict(async () => {
     const current = await getEntity(ctx, labelEntity, id, true);
     if (!current) throw notFound(id);
-    requireManage(ctx, current.record, 'delete');
-    const children: Array<Stored<LabelRecord>> = [];
-    if (current.record.is_group) {
-      const ids: string[] = [];
-      for await (const e of partitionEntries(ctx, childPartition(ctx, id))) ids.push(e.id);
-      children.push(...(await getEntities(ctx, labelEntity, ids)).values());
-    }
-    await removeLast(ctx, labelEntity, children, current);
+    decideDeleteLabel(ctx.caller, current.record);
+    const under = current.record.is_group ? await descendantsDeepestFirst(ctx, id) : [];
+    await removeLast(ctx, labelEntity, under, current);
     return current.record;
   });
 }
@@ -185,6 +174,21 @@ const autoCreatedLabelEntity: EntityDef<LabelRecord> = {
  * mutateEntity `change` callback: it writes nothing itself. Existing label groups are returned as found.
  */
 export async function labelsForNames(ctx: DomainCtx, names: string[], tx: WriteTx): Promise<LabelRecord[]> {
+  const { labels, created } = await resolveLabelNames(ctx, names);
+  addLabelCreates(tx, created);
+  return labels;
+}
+
+/** The writes of labels resolveLabelNames made up: each with its name claim (a lost claim is a retry, not `taken`). */
+export function addLabelCreates(tx: WriteTx, created: LabelRecord[]): void {
+  for (const record of created) tx.create(autoCreatedLabelEntity, record);
+}
+
+/**
+ * The read part of labelsForNames: the labels the names resolve to, in order, and which of them are new
+ * (records made up here, written only by addLabelCreates in the command's transaction).
+ */
+export async function resolveLabelNames(ctx: DomainCtx, names: string[]): Promise<{ labels: LabelRecord[]; created: LabelRecord[] }> {
   const wanted = new Map<string, string>(); // normalized name → first spelling
   for (const raw of names) {
     const name = raw.trim();
@@ -195,12 +199,14 @@ export async function labelsForNames(ctx: DomainCtx, names: string[], tx: WriteT
   const idByKey = await findUniques(ctx, 'label_name', wanted.keys());
   const byId = new Map((await ctx.loader.many(labelEntity, idByKey.values())).map((l) => [l.uuid, l]));
   const now = nowIso();
-  return [...wanted].map(([key, name]) => {
+  const created: LabelRecord[] = [];
+  const labels = [...wanted].map(([key, name]) => {
     const id = idByKey.get(key);
     const existing = id ? byId.get(id) : undefined;
     if (existing) return existing;
     const record = newLabelRecord({ name, creator_uuid: ctx.caller.userId }, now);
-    tx.create(autoCreatedLabelEntity, record);
+    created.push(record);
     return record;
   });
+  return { labels, created };
 }

@@ -1,31 +1,23 @@
-import type { z } from 'zod';
 import { isAdmin } from '#shared/auth/caller.ts';
-import { directoryAccessSource, directoryChecks, requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { createEntity, entriesOf, getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { directoryAccessSource, directoryChecks, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
+import { createEntity, entriesOf, getEntities, getEntity, nowIso, removeUnreferenced, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, GOAL_KINDS, goalsInPeriod, type GoalKind } from '#shared/domain/goals/entity.ts';
-import { sentFields } from '#shared/domain/fields.ts';
-import { newTimePeriodRecord, timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
-import { HasDependentsError, NotFoundError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
-import type { TimePeriodCreateBody, TimePeriodUpdateBody } from '#shared/schemas/time-periods.ts';
-
-export type TimePeriodCreateInput = z.infer<typeof TimePeriodCreateBody>;
-export type TimePeriodUpdateInput = z.infer<typeof TimePeriodUpdateBody>;
+import {
+  checkGoalsWithin,
+  decideCreateTimePeriod,
+  decideDeleteTimePeriod,
+  decideUpdateTimePeriod,
+  periodInUse,
+  type TimePeriodCreate,
+  type TimePeriodUpdate,
+} from '#shared/domain/time-periods/decide.ts';
+import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
+import { NotFoundError } from '#shared/errors.ts';
 
 /*
- * Time periods are an extension (contract section 8), a directory resource (section 5): admins create,
- * update and delete; everyone reads. Decisions:
- *  - start_date <= end_date (inclusive bounds), checked here for create and update alike (422 naming the
- *    date fields sent).
- *  - Moving dates is allowed only while every non-discarded goal of the period (archived ones included)
- *    stays inside the new range: goals' dates must fall within their period (spec, goal rules 1-2), and
- *    silently leaving them outside, or rewriting them, would break that. Refused with 422 validation_failed,
- *    code goals_out_of_range, naming the date field that would strand goals. Widening never checks.
- *  - Delete is refused (422 has_dependents) while a non-discarded goal uses the period; discarded goals
- *    keep their (then dangling) time_period_uuid, as nothing is destroyed on a goal delete.
- *  Both checks read the goals' `time_period` entry lists on GSI1 before the period write commits; a goal
- *  write committing in between can be missed (a narrow race accepted here: guarding it would need every
- *  goal write to touch the period item, serializing all goal writes of a period).
+ * Time period commands: read, decide (decide.ts, where the rules are), write once. The dependents checks
+ * read the goals' `time_period` entry lists on GSI1 before the period write commits.
  */
 
 const notFound = (id: string) => new NotFoundError('Time period', id);
@@ -44,76 +36,47 @@ export async function showTimePeriod(ctx: DomainCtx, id: string): Promise<TimePe
 
 /** Ids of the non-discarded goals (every kind) in the period, from the entry lists `<kind>@time_period#<uuid>`. */
 async function liveGoalsOf(ctx: DataCtx, periodUuid: string): Promise<Array<{ kind: GoalKind; id: string }>> {
-  const found: Array<{ kind: GoalKind; id: string }> = [];
-  for (const kind of GOAL_KINDS) {
-    for await (const e of entriesOf(ctx, goalsInPeriod(kind), periodUuid)) {
-      if (e.state !== 'discarded') found.push({ kind, id: e.id });
-    }
-  }
-  return found;
-}
-
-function checkOrder(start: string, end: string, sent: { start_date?: string; end_date?: string }): void {
-  if (start <= end) return;
-  const message = `start_date ${start} must be on or before end_date ${end}`;
-  const fields = (['start_date', 'end_date'] as const).filter((f) => sent[f] !== undefined);
-  throw new ValidationError(message, fields.map((field) => ({ field, code: 'out_of_order', message })));
-}
-
-/** Refuses new dates that would leave a non-discarded goal of the period outside them (see the decisions above). */
-async function checkGoalsWithin(ctx: DataCtx, next: TimePeriodRecord): Promise<void> {
-  const live = await liveGoalsOf(ctx, next.uuid);
-  if (live.length === 0) return;
-  const goals = [...(await getEntities(ctx, goalEntity, live.map((g) => g.id))).values()].map((s) => s.record);
-  const early = goals.filter((g) => g.start_date < next.start_date).map((g) => g.uuid);
-  const late = goals.filter((g) => g.end_date > next.end_date).map((g) => g.uuid);
-  if (early.length + late.length === 0) return;
-  const detail = (field: string, ids: string[], side: string): ErrorDetail => ({
-    field,
-    code: 'goals_out_of_range',
-    message: `${ids.length} goal(s) of this period would ${side} the new range (e.g. ${ids.slice(0, 5).join(', ')}); change their dates first`,
-  });
-  const details = [...(early.length ? [detail('start_date', early, 'start before')] : []), ...(late.length ? [detail('end_date', late, 'end after')] : [])];
-  throw new ValidationError(details.map((d) => d.message).join('; '), details);
-}
-
-export async function createTimePeriod(ctx: DomainCtx, input: TimePeriodCreateInput): Promise<TimePeriodRecord> {
-  requireAdmin(ctx.caller, 'Only admins can create time periods');
-  checkOrder(input.start_date, input.end_date, input);
-  return createEntity(ctx, timePeriodEntity, newTimePeriodRecord({ ...input, creator_uuid: ctx.caller.userId }, nowIso()));
-}
-
-export async function updateTimePeriod(ctx: DomainCtx, id: string, input: TimePeriodUpdateInput): Promise<TimePeriodRecord> {
-  const { after } = await mutateEntity(
-    ctx,
-    timePeriodEntity,
-    id,
-    async (current) => {
-      const before = current.record;
-      requireAdmin(ctx.caller, 'Only admins can update time periods');
-      const next: TimePeriodRecord = { ...before, ...sentFields(input), updated_at: nowIso() };
-      checkOrder(next.start_date, next.end_date, input);
-      if (next.start_date > before.start_date || next.end_date < before.end_date) await checkGoalsWithin(ctx, next);
-      return next;
-    },
-    () => notFound(id),
+  const perKind = await Promise.all(
+    GOAL_KINDS.map(async (kind) => {
+      const found: Array<{ kind: GoalKind; id: string }> = [];
+      for await (const e of entriesOf(ctx, goalsInPeriod(kind), periodUuid)) if (e.state !== 'discarded') found.push({ kind, id: e.id });
+      return found;
+    }),
   );
-  return after;
+  return perKind.flat();
 }
 
-/** Deletes a period no non-discarded goal uses; returns the deleted record. */
+export async function createTimePeriod(ctx: DomainCtx, input: TimePeriodCreate): Promise<TimePeriodRecord> {
+  return createEntity(ctx, timePeriodEntity, decideCreateTimePeriod(ctx.caller, input, nowIso(), crypto.randomUUID()));
+}
+
+export async function updateTimePeriod(ctx: DomainCtx, id: string, input: TimePeriodUpdate): Promise<TimePeriodRecord> {
+  return retryOnConflict(async () => {
+    const current = await getEntity(ctx, timePeriodEntity, id, true);
+    if (!current) throw notFound(id);
+    const { next, narrows } = decideUpdateTimePeriod(ctx.caller, current.record, input, nowIso());
+    if (narrows) {
+      const live = await liveGoalsOf(ctx, id);
+      checkGoalsWithin(next, [...(await getEntities(ctx, goalEntity, live.map((g) => g.id))).values()].map((s) => s.record));
+    }
+    await new WriteTx(ctx).replace(timePeriodEntity, current, next).commit();
+    return next;
+  });
+}
+
+/**
+ * Deletes a period no non-discarded goal uses; returns the deleted record. The goals' references are held in
+ * the period's own partition and the delete goes through the store's removeUnreferenced (mark, consistent
+ * read of the references, delete): a goal create racing the delete either commits first and is seen, or
+ * fails its check that the period is alive (docs/data-model.md, references that hold).
+ */
 export async function deleteTimePeriod(ctx: DomainCtx, id: string): Promise<TimePeriodRecord> {
   return retryOnConflict(async () => {
     const current = await getEntity(ctx, timePeriodEntity, id, true);
     if (!current) throw notFound(id);
-    requireAdmin(ctx.caller, 'Only admins can delete time periods');
-    const live = await liveGoalsOf(ctx, id);
-    if (live.length > 0) {
-      const counts = GOAL_KINDS.map((k) => [k, live.filter((g) => g.kind === k).length] as const).filter(([, n]) => n > 0);
-      const message = `The time period is used by ${live.length} goal(s) that are not discarded (${counts.map(([k, n]) => `${n} ${k}`).join(', ')})`;
-      throw new HasDependentsError(message, counts.map(([k, n]) => ({ field: 'goals', code: 'has_dependents', message: `${n} ${k}(s) use this time period` })));
-    }
-    await new WriteTx(ctx).remove(timePeriodEntity, current).commit();
+    decideDeleteTimePeriod(ctx.caller);
+    const byKind = (refs: Array<{ list: string }>) => GOAL_KINDS.map((k) => [k, refs.filter((r) => r.list === k).length] as const);
+    await removeUnreferenced(ctx, timePeriodEntity, current, { onReferenced: (refs) => periodInUse(byKind(refs)) ?? periodInUse([['goal', refs.length]])! });
     return current.record;
   });
 }

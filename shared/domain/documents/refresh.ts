@@ -5,7 +5,7 @@ import { expireIfStale, finishRun, getThread, runningThreadOf } from '#shared/do
 import type { DocumentRefreshMessage } from '#shared/domain/documents/worker.ts';
 import { loadShareable, shareableAccess, shareableChecks } from '#shared/domain/sharing/access.ts';
 import { ConcurrentUpdateError, ForbiddenError, NotFoundError } from '#shared/errors.ts';
-import { uuid as uuidSchema } from '#shared/schemas/common.ts';
+import { UUID_RE } from '#shared/domain/scoped-id.ts';
 import { queueSender } from '#shared/queue/queue.ts';
 
 /*
@@ -77,7 +77,7 @@ async function enqueueRun(ctx: DomainCtx, thread: RefreshThreadRecord): Promise<
 /** A run of the caller's tenant by its uuid (anything else, another tenant's run included, is 404). */
 export async function refreshStatus(ctx: DomainCtx, threadUuid: string): Promise<RefreshThreadRecord> {
   const notFound = () => new NotFoundError('Refresh thread', threadUuid);
-  if (!uuidSchema.safeParse(threadUuid).success) throw notFound();
+  if (!UUID_RE.test(threadUuid)) throw notFound();
   const thread = await getThread(ctx, threadUuid.toLowerCase());
   if (!thread) throw notFound();
   return expireIfStale(ctx, thread);

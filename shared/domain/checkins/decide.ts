@@ -1,0 +1,176 @@
+import { checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import type { GoalRecord, GoalStatus } from '#shared/domain/goals/entity.ts';
+import { goalProgressAt } from '#shared/domain/goals/progress.ts';
+import type { LabelRecord } from '#shared/domain/labels/entity.ts';
+import { ValidationError, type AppError } from '#shared/errors.ts';
+
+/**
+ * Check-in commands, the pure part: given what the command read (the goal, the caller's access to it, the
+ * goal's newest check-ins, the labels the names resolve to), the input, the time and fresh ids, decide the
+ * records to write or the typed error. No I/O, no clock, no id generation: test/unit/checkins-decide.test.ts.
+ */
+
+/** A domain command's outcome: the error to answer, or what to write. */
+export type Decision<T> = { error: AppError } | { write: T };
+
+/** The domain's check-in commands (the wire schemas in shared/schemas/checkins.ts map to these). */
+export interface CheckinCreateCommand {
+  goal_uuid: string;
+  value?: number | null;
+  status?: GoalStatus;
+  score?: number | null;
+  note?: string | null;
+  checkin_date?: string;
+}
+export interface CheckinUpdateCommand {
+  value?: number | null;
+  status?: GoalStatus;
+  score?: number | null;
+  note?: string | null;
+}
+
+/** A goal's check-in order item: the check-in's id and its position (checkinOrderKey). */
+export interface OrderHead {
+  id: string;
+  orderKey: string;
+}
+
+export interface GoalState {
+  goal: GoalRecord;
+  access: GoalAccess;
+  /** The goal's check-ins, newest first (as many as the command needs). */
+  newest: OrderHead[];
+}
+
+/** What a check-in write commits: the check-in change and the goal (always written: it serializes the goal's check-ins). */
+export interface CheckinWrite {
+  checkin: CheckinRecord;
+  goal: GoalRecord;
+}
+
+/**
+ * The caller may change the goal's check-ins: the goal's edit refusal (403, or `hidden` for a goal it cannot
+ * see), then 422 when the goal is deleted or archived (its check-ins are frozen).
+ */
+export function checkinWriteRefusal(goal: GoalRecord, access: GoalAccess, hidden?: () => AppError): AppError | undefined {
+  return (
+    goalEditRefusal(access, hidden) ??
+    (goal.discarded_at ? ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; its check-ins cannot change') : undefined) ??
+    (goal.archived_at ? ValidationError.field('goal_uuid', 'archived', 'This goal is archived; its check-ins cannot change') : undefined)
+  );
+}
+
+/** `score` only with status closed. */
+export function scoreRefusal(status: GoalStatus, score: number | null | undefined): AppError | undefined {
+  if (score !== null && score !== undefined && status !== 'closed') return ValidationError.field('score', 'not_closed', 'score can only be set on a check-in with status closed');
+  return undefined;
+}
+
+/** Today in the tenant's time zone (UTC: contract section 7). */
+const todayUtc = (now: string) => now.slice(0, 10);
+
+/**
+ * The goal's fields that follow its latest check-in, set from `latest` (or reset when the goal has none).
+ * Pure; the caller decides whether anything changed.
+ */
+export function goalFollowing(goal: GoalRecord, latest: CheckinRecord | undefined): GoalRecord {
+  // A rollup goal's progress is its children's (progress.ts), whatever its own check-ins say.
+  const progress = goal.progress_mode === 'rollup' ? goal.current_progress : latest ? goalProgressAt(goal, latest.value) : null;
+  return {
+    ...goal,
+    current_value: latest?.value ?? null,
+    current_progress: progress,
+    current_status: latest?.status ?? 'not_started',
+    score: latest?.score ?? null,
+    last_checkin_date: latest?.checkin_date ?? null,
+    value_updated_at: latest?.updated_at ?? null,
+    value_updated_by_uuid: latest?.updated_by_uuid ?? null,
+    status_updated_at: latest?.updated_at ?? null,
+    status_updated_by_uuid: latest?.updated_by_uuid ?? null,
+  };
+}
+
+const FOLLOWED = ['current_value', 'current_progress', 'current_status', 'score', 'last_checkin_date', 'value_updated_at', 'value_updated_by_uuid', 'status_updated_at', 'status_updated_by_uuid'] as const;
+
+/** The goal record to write: following `latest`, with `updated_at` moved only when a followed field changed. */
+export function goalAfter(goal: GoalRecord, latest: CheckinRecord | undefined, now: string): GoalRecord {
+  const next = goalFollowing(goal, latest);
+  return FOLLOWED.some((k) => next[k] !== goal[k]) ? { ...next, updated_at: now } : goal;
+}
+
+const labelUuids = (labels: LabelRecord[]) => [...new Set(labels.map((l) => l.uuid))];
+
+export function decideCreate(
+  state: GoalState,
+  input: CheckinCreateCommand,
+  labels: LabelRecord[],
+  ctx: { callerUuid: string; hidden: () => AppError },
+  now: string,
+  ids: { checkin: string },
+): Decision<CheckinWrite> {
+  const { goal: g } = state;
+  const status = input.status ?? 'not_started';
+  const error = checkinWriteRefusal(g, state.access, ctx.hidden) ?? scoreRefusal(status, input.score);
+  if (error) return { error };
+  const value = input.value ?? null;
+  const checkin: CheckinRecord = {
+    uuid: ids.checkin,
+    goal_uuid: g.uuid,
+    goal_type: g.type,
+    metric_uuid: g.current_metric_uuid,
+    value,
+    progress: goalProgressAt(g, value),
+    score: input.score ?? null,
+    checkin_date: input.checkin_date ?? todayUtc(now),
+    status,
+    note: input.note ?? null,
+    creator_uuid: ctx.callerUuid,
+    updated_by_uuid: ctx.callerUuid,
+    source_type: null,
+    source_info: {},
+    mentioned_entities: {},
+    label_uuids: labelUuids(labels),
+    created_at: now,
+    updated_at: now,
+  };
+  // A back-dated check-in behind the current latest leaves the goal where it is.
+  const head = state.newest[0];
+  return { write: { checkin, goal: head && head.orderKey > checkinOrderKey(checkin) ? g : goalAfter(g, checkin, now) } };
+}
+
+export function decideUpdate(
+  state: GoalState,
+  current: CheckinRecord,
+  input: CheckinUpdateCommand,
+  labels: LabelRecord[] | undefined,
+  ctx: { callerUuid: string },
+  now: string,
+): Decision<CheckinWrite> {
+  const { goal: g } = state;
+  const status = input.status ?? current.status;
+  const error = checkinWriteRefusal(g, state.access) ?? scoreRefusal(status, input.score);
+  if (error) return { error };
+  const next: CheckinRecord = {
+    ...current,
+    status,
+    // moving a check-in off closed clears its score
+    score: status !== 'closed' ? null : input.score !== undefined ? input.score : current.score,
+    note: input.note !== undefined ? input.note : current.note,
+    updated_by_uuid: ctx.callerUuid,
+    updated_at: now,
+  };
+  if (input.value !== undefined) Object.assign(next, { value: input.value, progress: goalProgressAt(g, input.value ?? null), metric_uuid: g.current_metric_uuid });
+  if (labels !== undefined) next.label_uuids = labelUuids(labels);
+  return { write: { checkin: next, goal: state.newest[0]?.id === current.uuid ? goalAfter(g, next, now) : g } };
+}
+
+/** `nextLatest`: the check-in that becomes the goal's latest when `current` is (read only then). */
+export function decideDelete(state: GoalState, current: CheckinRecord, nextLatest: CheckinRecord | undefined, now: string): Decision<CheckinWrite> {
+  const error = checkinWriteRefusal(state.goal, state.access);
+  if (error) return { error };
+  return { write: { checkin: current, goal: state.newest[0]?.id === current.uuid ? goalAfter(state.goal, nextLatest, now) : state.goal } };
+}
+
+/** True when deleting `checkinUuid` needs the next latest check-in read (it is the goal's latest). */
+export const deleteNeedsNext = (newest: OrderHead[], checkinUuid: string) => newest[0]?.id === checkinUuid && newest.length > 1;

@@ -1,0 +1,98 @@
+/**
+ * Users: the rules of each command as pure functions (no I/O, no clock, no id generation). service.ts
+ * reads what they need, calls them, and writes once.
+ *
+ * Permissions: admins change anything. A member changes its own display name, avatar and profile only (not
+ * role, status, manager or license); a viewer changes nothing. Nobody removes their own admin role or
+ * deactivates themselves. The manager must be a user of the tenant and the manager chain must not loop
+ * back to the user.
+ */
+import { isAdmin, type Caller } from '#shared/auth/caller.ts';
+import { requireAdmin } from '#shared/auth/permissions.ts';
+import { newUserRecord, type Role, type UserRecord, type UserStatus } from '#shared/domain/users/entity.ts';
+import { ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
+
+export interface UserProfileInput {
+  display_name?: string;
+  avatar_url?: string | null;
+  profile_attributes?: UserRecord['profile_attributes'];
+}
+
+export interface UserCreate extends UserProfileInput {
+  email: string;
+  role?: Role;
+  status?: UserStatus;
+  manager_uuid?: string | null;
+  license_type?: string;
+}
+
+/** Fields left undefined are unchanged; `null` clears. */
+export type UserUpdate = Partial<Omit<UserCreate, 'email'>>;
+
+/**
+ * The longest manager chain a manager change accepts: every user on it is version-checked in the change's
+ * one transaction (DynamoDB: at most 100 items), so concurrent changes cannot close a cycle.
+ */
+export const MAX_MANAGER_CHAIN = 90;
+
+export const userNotFound = (id: string) => new NotFoundError('User', id);
+const managerNotFound = (managerUuid: string) => ValidationError.field('manager_uuid', 'not_found', `manager_uuid ${managerUuid} is not a user of this tenant`);
+
+/** Null and undefined profile values are not stored. */
+const compact = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
+
+/** Admins only; `manager` is the user named by manager_uuid as read (undefined: none of the tenant). */
+export function decideCreateUser(caller: Caller, cmd: UserCreate, manager: UserRecord | undefined, now: string, uuid: string): UserRecord {
+  requireAdmin(caller, 'Only admins can create users');
+  // A new user is in no one's chain, so its create checks the manager's existence only.
+  if (cmd.manager_uuid && !manager) throw managerNotFound(cmd.manager_uuid);
+  return newUserRecord({ ...cmd, profile_attributes: compact(cmd.profile_attributes ?? {}), creator_uuid: caller.userId }, now, uuid);
+}
+
+/**
+ * Who may send this update, decided before the user is read: a non-admin changing someone else (or a viewer
+ * changing itself) only learns whether the user exists (404, else 403: `target` says, see
+ * updateNeedsExistenceProbe); restricted fields and self lock-out are refused outright.
+ */
+export function checkUpdateAllowed(caller: Caller, id: string, cmd: UserUpdate, target?: { exists: boolean }): void {
+  const admin = isAdmin(caller);
+  if (!admin) {
+    const self = id === caller.userId;
+    if (!self || caller.role === 'viewer') {
+      // Reveal existence only through 403 for users that exist in this tenant.
+      if (!target?.exists) throw userNotFound(id);
+      throw new ForbiddenError(self ? 'Viewers cannot change their profile' : 'Only admins can update other users');
+    }
+    const restricted = (['role', 'status', 'manager_uuid', 'license_type'] as const).filter((k) => cmd[k] !== undefined);
+    if (restricted.length) throw new ForbiddenError(`Only admins can change ${restricted.join(', ')}`);
+  }
+  if (id === caller.userId && ((cmd.role && cmd.role !== 'admin' && admin) || cmd.status === 'inactive')) {
+    throw ValidationError.field(cmd.status === 'inactive' ? 'status' : 'role', 'self_lockout', 'You cannot remove your own admin role or deactivate yourself');
+  }
+}
+
+/** Whether the caller may change `id` without reading it first (else checkUpdateAllowed needs `target`). */
+export const updateNeedsExistenceProbe = (caller: Caller, id: string) => !isAdmin(caller) && (id !== caller.userId || caller.role === 'viewer');
+
+/** The manager change needs the new manager's chain read (see checkManagerChain). */
+export const changesManager = (current: UserRecord, cmd: UserUpdate): cmd is UserUpdate & { manager_uuid: string } =>
+  !!cmd.manager_uuid && cmd.manager_uuid !== current.manager_uuid;
+
+/**
+ * `chain` is the new manager followed by its managers, nearest first, as read (empty: the manager is not a
+ * user of the tenant; read up to MAX_MANAGER_CHAIN + 1 users). Refuses the user itself anywhere on it, and
+ * a chain longer than MAX_MANAGER_CHAIN.
+ */
+export function checkManagerChain(userUuid: string, managerUuid: string, chain: UserRecord[]): void {
+  if (managerUuid === userUuid) throw ValidationError.field('manager_uuid', 'cycle', 'A user cannot be their own manager');
+  if (!chain.length) throw managerNotFound(managerUuid);
+  if (chain.length > MAX_MANAGER_CHAIN) throw ValidationError.field('manager_uuid', 'too_many', `A management chain may be at most ${MAX_MANAGER_CHAIN} users long`);
+  if (chain.some((u) => u.manager_uuid === userUuid || u.uuid === userUuid)) throw ValidationError.field('manager_uuid', 'cycle', 'This manager would create a management cycle');
+}
+
+/** The updated record (checkUpdateAllowed and, when the manager changes, checkManagerChain have passed). */
+export function applyUserUpdate(current: UserRecord, cmd: UserUpdate, now: string): UserRecord {
+  const { profile_attributes, ...rest } = cmd;
+  const sent = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+  return { ...current, ...sent, profile_attributes: compact({ ...current.profile_attributes, ...(profile_attributes ?? {}) }), updated_at: now };
+}

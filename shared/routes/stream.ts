@@ -1,0 +1,16 @@
+import { ACCESS_REQUEST_QUEUE } from '#shared/domain/sharing/mail.ts';
+
+/**
+ * The change stream's one consumer (shared/stream/): a Lambda on the table's DynamoDB stream in AWS
+ * (infra/stack.ts), the stream poller on the local stack (scripts/lib/stream-poller.ts). `sendsTo` is every
+ * queue a projection hands work to.
+ */
+export const streamProcessorRow = {
+  handler: 'functions/stream/processor.ts',
+  table: 'write' as const,
+  sendsTo: [ACCESS_REQUEST_QUEUE],
+  batchSize: 100,
+  timeoutSeconds: 60,
+  /** Deliveries of a failing record before it goes to the on-failure destination (the batch bisected on each error). */
+  retryAttempts: 10,
+};

@@ -1,0 +1,51 @@
+import { describe, expect, it } from 'vitest';
+import type { GoalRecord } from '#shared/domain/goals/entity.ts';
+import { attachDataSource, checkDataSourceConfig, connectorOf, decideConnectorRequest, newDataSource } from '#shared/domain/integrations/decide.ts';
+import { REQUESTERS_LISTED } from '#shared/domain/integrations/entity.ts';
+import type { ValidationError } from '#shared/errors.ts';
+import { callerAs, LATER, NOW, TENANT } from './directory.fixture.ts';
+
+const ann = callerAs('viewer', 'ann');
+const bob = callerAs('member', 'bob');
+
+describe('connector request decisions', () => {
+  it('the first request creates the record, names collapsed, display name defaulted', () => {
+    const first = decideConnectorRequest(ann, TENANT, { connection_type: '  Sales   Force ', request_source: 'catalog' }, undefined, NOW);
+    expect(first.created).toBe(true);
+    expect(first.record).toEqual({
+      uuid: connectorOf(TENANT, { connection_type: 'sales force' }).uuid, connection_type: 'Sales Force', normalized_key: 'sales force', connector_display_name: 'Sales Force',
+      request_source: 'catalog', requested_by_uuids: ['ann'], request_count: 1, created_at: NOW, updated_at: NOW,
+    });
+    expect(first.requester).toEqual({ user_uuid: 'ann', requested_at: NOW, request_source: 'catalog' });
+  });
+
+  it('later requests only add their requester, listing at most REQUESTERS_LISTED', () => {
+    const { record } = decideConnectorRequest(ann, TENANT, { connection_type: 'Jira', connector_display_name: 'Jira Cloud' }, undefined, NOW);
+    const second = decideConnectorRequest(bob, TENANT, { connection_type: 'JIRA', connector_display_name: 'other', request_source: 'by_name' }, record, LATER);
+    expect(second).toMatchObject({ created: false, record: { connector_display_name: 'Jira Cloud', request_source: null, requested_by_uuids: ['ann', 'bob'], request_count: 2, updated_at: LATER, created_at: NOW } });
+    const full = { ...record, requested_by_uuids: Array.from({ length: REQUESTERS_LISTED }, (_, i) => `u${i}`), request_count: 500 };
+    expect(decideConnectorRequest(bob, TENANT, { connection_type: 'jira' }, full, LATER).record).toMatchObject({ request_count: 501, requested_by_uuids: full.requested_by_uuids });
+  });
+});
+
+describe('data source decisions', () => {
+  const goal = { uuid: 'g', discarded_at: null, archived_at: null, data_sources_count: 2 } as unknown as GoalRecord;
+
+  it('refuses credentials in config, naming each path', () => {
+    let err: ValidationError | undefined;
+    try {
+      checkDataSourceConfig({ goal_uuid: 'g', name: 'n', kind: 'k', config: { auth: { apiKey: 'x' }, list: [{ password: 'p' }] } });
+    } catch (e) {
+      err = e as ValidationError;
+    }
+    expect(err?.details.map((d) => [d.field, d.code])).toEqual([['config.auth.apiKey', 'credential_not_allowed'], ['config.list.0.password', 'credential_not_allowed']]);
+    expect(() => checkDataSourceConfig({ goal_uuid: 'g', name: 'n', kind: 'k' })).not.toThrow();
+  });
+
+  it('counts the new data source on the goal; a deleted or archived goal takes none', () => {
+    expect(newDataSource(bob, { goal_uuid: 'G-UPPER', name: 'n', kind: 'k' }, NOW, 'ds')).toEqual({ uuid: 'ds', goal_uuid: 'g-upper', name: 'n', kind: 'k', config: {}, creator_uuid: 'bob', created_at: NOW, updated_at: NOW });
+    expect(attachDataSource(goal, LATER)).toMatchObject({ data_sources_count: 3, updated_at: LATER });
+    expect(() => attachDataSource({ ...goal, discarded_at: NOW }, LATER)).toThrow('deleted');
+    expect(() => attachDataSource({ ...goal, archived_at: NOW }, LATER)).toThrow('archived');
+  });
+});
