@@ -378,7 +378,7 @@ describe('CDK stack with an external issuer (e.g. a Cognito user pool)', () => {
     const { stack } = build({ routes, context: { issuerUrl, jwtAudience: 'client-a,client-b', tenantClaim: 'custom:tenant_uuid', userClaim: 'custom:user_uuid' } });
     const template = mergedTemplate(stack);
     template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', { JwtConfiguration: { Issuer: issuerUrl, Audience: ['client-a', 'client-b'] } });
-    template.resourceCountIs('AWS::KMS::Key', 1); // only the alarm topic's key
+    template.resourceCountIs('AWS::KMS::Key', 2); // the alarm topic's key and the webhook-secret key, no signing key
     const keys = Object.keys(template.toJSON().Resources).filter((k) => k.startsWith('IssuerKey'));
     expect(keys).toEqual([]);
     const routeKeys = Object.values<Json>(template.findResources('AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey);
