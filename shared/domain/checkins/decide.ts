@@ -5,7 +5,6 @@ import type { HistoryCause } from '#shared/domain/history/entity.ts';
 import { goalProgressAt } from '#shared/domain/goals/progress.ts';
 import type { LabelRecord } from '#shared/domain/labels/entity.ts';
 import { ValidationError, type AppError } from '#shared/errors.ts';
-import type { HistoryCause } from '#shared/domain/history/entity.ts';
 
 /**
  * Check-in commands, the pure part: given what the command read (the goal, the caller's access to it, the
