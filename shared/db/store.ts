@@ -295,6 +295,7 @@ export class WriteTx {
   private items: TxItem[] = [];
   private failures: Array<(reason: { Item?: unknown }) => AppError> = [];
   private tooMany: { field?: string; hint?: string } = {};
+  private alive = new Set<string>();
 
   constructor(private readonly ctx: DataCtx) {}
 
@@ -374,6 +375,10 @@ export class WriteTx {
    * then sees either the entity deleted or the delete refused.
    */
   checkAlive(type: string, id: string, onMissing: () => AppError): this {
+    // one check per entity: a transaction may not name an item twice (e.g. a batch of goals in one period)
+    const key = `${type}#${id}`;
+    if (this.alive.has(key)) return this;
+    this.alive.add(key);
     return this.add(
       {
         ConditionCheck: {
