@@ -4,19 +4,8 @@ import { todayUtc, expectedProgress } from '#shared/domain/goals/pace.ts';
 import { expectError, listAll, type Api } from '../support/api.ts';
 import { C, checkin } from './checkins.fixture.ts';
 import { createPeriod, goal, goalTenant, P } from './goals.fixture.ts';
+import { eventually } from '../support/eventually.ts';
 
-/** Polls until `check` passes, or rethrows its last failure after the timeout (history comes from the change stream). */
-async function eventually<T>(check: () => Promise<T>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 150));
-    }
-  }
-}
 
 const history = (api: Api, kind: 'objectives' | 'key_results' | 'initiatives', uuid: string) => listAll(api, P(kind, uuid, '/history'));
 const slim = (records: any[]) => records.map((r) => [r.cause, r.value, r.progress, r.status]);
