@@ -6,7 +6,7 @@ import { goal, goalTenant, P } from './goals.fixture.ts';
  * (2^20 paths, 40 goals) and a 60-level chain both check in quickly and bring every rollup ancestor up to date.
  */
 describe('rollup refresh at scale', () => {
-  it('a 20-level two-parent lattice checks in within a second and every ancestor follows', async () => {
+  it('a 20-level two-parent lattice checks in with one batched read per level and every ancestor follows', async () => {
     const { t, period } = await goalTenant();
     const base = { time_period_uuid: period.uuid };
     let above: string[] = [];
@@ -19,11 +19,10 @@ describe('rollup refresh at scale', () => {
     // every goal but the bottom pair rolls up its children
     for (const id of levels.slice(0, -1).flat()) expect((await t.admin.put(P('objectives', id), { progress_mode: 'rollup' })).status).toBe(200);
     const leaf = levels.at(-1)![0]!;
-    const started = Date.now();
     const res = await t.admin.post('/rest/v2/checkins', { goal_uuid: leaf, value: 40 });
-    const took = Date.now() - started;
     expect(res.status).toBe(201);
-    expect(took).toBeLessThan(1000);
+    // each goal read once, about two round trips per level (46 seen): counted, not timed (timings belong to `npm run bench`)
+    expect(Number(res.headers.get('x-db-round-trips'))).toBeLessThan(60);
     // each level averages its two children: the other leaf has no progress (counts 0), so 20, then 20 all the way up
     for (const id of levels.slice(0, -1).flat()) {
       expect((await t.admin.get(P('objectives', id))).body.data.record.current_progress, id).toBe(20);
