@@ -63,6 +63,8 @@ export interface ListRun<R> {
   entryFilter?(e: ListEntry, filters: ParsedFilter[]): boolean;
   /** Caller-specific check that needs the item; receives each fetched batch, so it can load related items once per batch. */
   itemFilter?(records: R[]): Promise<boolean[]> | boolean[];
+  /** Runs once the query is parsed, before anything is read: a list under a parent looks the parent up here, so a bad query is 400 whatever the parent (as on every list). */
+  afterParse?(): Promise<unknown>;
 }
 
 export interface ListResult<R> {
@@ -75,6 +77,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   const { page, rest } = parsePageParams(run.pairs);
   const attributes = attributeMap(resource.attributes); // client-named: looked up in a Map only
   const { filters, sort, echo } = parseFilters(rest, attributes);
+  await run.afterParse?.();
   const env: IndexEnv = { ctx: run.ctx, loader: run.loader, entryPartition: (of, value) => entryPartitionOf(run.ctx, of, value) };
 
   const order = resource.driverOrder ?? [...attributes.keys()];

@@ -28,7 +28,7 @@ async function* historyItems(ctx: DataCtx, goalUuid: string, opts: { forward?: b
  */
 export async function listHistory(ctx: DomainCtx, kind: GoalKind, goalUuid: string, query: Array<[string, string]>): Promise<{ goal: GoalRecord; result: ListResult<HistoryRecord> }> {
   const { page, rest } = parsePageParams(query);
-  if (rest.length) throw new BadRequestError(`History takes no filter: ${rest[0]![0]}`, rest.map(([k]) => ({ field: k, code: 'unknown_attribute', message: 'history is not filterable' })));
+  if (rest.length) throw new BadRequestError(`History takes no filter or sort: ${rest[0]![0]}=${rest[0]![1]}`, rest.map(([k]) => ({ field: k.replace(/\[\]$/, ''), code: 'unknown_attribute', message: 'history is not filterable or sortable' })));
   const { goal } = await readableGoal(ctx, goalUuid, kind);
   const skip = page.offset + (page.page - 1) * page.perPage;
   const records: HistoryRecord[] = [];

@@ -115,9 +115,9 @@ const deliveryResource = (webhookUuid: string): ListResource<DeliveryRecord> => 
 
 /** An endpoint's deliveries, newest first unless `q[s]` says otherwise (404 for an unknown endpoint). */
 export async function listDeliveries(ctx: DomainCtx, webhookId: string, pairs: Array<[string, string]>) {
-  const w = await showWebhook(ctx, webhookId);
   const sorted = pairs.some(([k]) => k === 'q[s]') ? pairs : [...pairs, ['q[s]', 'created_at desc'] as [string, string]];
-  return runList(deliveryResource(w.uuid), { ctx, loader: ctx.loader, pairs: sorted });
+  // the endpoint (404, admins only) is looked up once the query has parsed; its uuid is the path's (lower-cased)
+  return runList(deliveryResource(webhookId), { ctx, loader: ctx.loader, pairs: sorted, afterParse: () => showWebhook(ctx, webhookId) });
 }
 
 /**
