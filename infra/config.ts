@@ -28,8 +28,9 @@ export interface StackConfig {
   /** API Gateway stage throttling: steady requests per second and burst, across all tenants. */
   throttle: { rateLimit: number; burstLimit: number };
   /**
-   * The service's own per-tenant limiter (shared/http/rate-limit.ts, answers 429 rate_limited): requests per
-   * second and burst per tenant per warm container; 0 turns it off. Passed to every JWT route's function.
+   * The service's default per-tenant limit (shared/http/rate-limit.ts, answers 429 rate_limited): requests per
+   * second and burst per tenant, one budget in the table across all functions and containers (users: half);
+   * 0 turns the default off (`npm run admin -- set-limits` still limits a tenant). Passed to every JWT route.
    */
   tenantRateLimit: { rps: number; burst: number };
   /** Bedrock model of the writer; functions that declare the `bedrock:invoke` need may invoke only this model. */

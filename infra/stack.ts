@@ -14,13 +14,17 @@ import {
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { routeName, routes as routeTable, workers as workerTable, type Route, type Worker } from '#shared/routes/index.ts';
+import { streamProcessorRow } from '#shared/routes/stream.ts';
 import type { StackConfig } from './config.ts';
 import { ServiceAlarms } from './constructs/alarms.ts';
 import { Mailer } from './constructs/mailer.ts';
+import { OutboundEvents } from './constructs/outbound-events.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
 import { TABLE_ACTIONS, TenantData, type TableAccess } from './constructs/tenant-data.ts';
 import { TokenIssuer } from './constructs/token-issuer.ts';
@@ -89,7 +93,11 @@ export class GoalTrackingStack extends Stack {
   readonly routeGroups = new Map<string, NestedStack>();
   readonly workerFunctions = new Map<Worker, ServiceFunction>();
   readonly mailer: Mailer;
+  readonly outboundEvents: OutboundEvents;
   readonly alarms: ServiceAlarms;
+  /** The change stream's processor (shared/stream/) and its on-failure destination. */
+  readonly streamProcessor: ServiceFunction;
+  readonly streamDeadLetters: Queue;
   private bedrockBound = false;
 
   constructor(scope: Construct, id: string, props: GoalTrackingStackProps) {
@@ -101,6 +109,7 @@ export class GoalTrackingStack extends Stack {
     this.data = new TenantData(this, 'Data');
     this.mailer = new Mailer(this, 'Mail', { from: config.emailFrom, identity: config.emailIdentity });
     if (config.issuer.kind === 'self') this.issuerKey = new TokenIssuer(this, 'Issuer');
+    this.outboundEvents = new OutboundEvents(this, 'OutboundEvents');
 
     // ---- API ----
     this.api = new HttpApi(this, 'Api', {
@@ -227,6 +236,46 @@ export class GoalTrackingStack extends Stack {
       this.workerFunctions.set(w, fn);
     }
 
+    // ---- the change stream's processor: derived state (shared/stream/projections.ts) ----
+    this.streamDeadLetters = new Queue(this, 'StreamDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+    Validations.of(this.streamDeadLetters).acknowledge(
+      {
+        id: 'Serverless-SQSRedrivePolicy',
+        reason: 'This queue is the on-failure destination of the table stream processor; it holds records for an operator (npm run admin -- redrive), its depth is alarmed.',
+      },
+      {
+        id: 'AwsSolutions-SQS3',
+        reason: 'This queue is itself a dead-letter store (the stream processor on-failure destination); a DLQ of a DLQ would only move the problem, its depth is alarmed instead.',
+      },
+    );
+    const row = streamProcessorRow;
+    this.streamProcessor = new ServiceFunction(this, 'StreamProcessor', {
+      handler: row.handler,
+      description: 'Table change stream: rollups, current values, access-request notices, outbound events',
+      rolePath: this.data.rolePath(row.table),
+      timeout: Duration.seconds(row.timeoutSeconds),
+      logRetention: config.logRetention,
+      environment: common,
+    });
+    this.data.bindTable(this.streamProcessor, row.table);
+    this.bindQueues(this.streamProcessor, row.sendsTo.filter((q) => this.queues.has(q)), 'StreamProcessor');
+    this.bindNeeds(this.streamProcessor, row.needs, 'StreamProcessor', config);
+    // Partial batch responses (Powertools), bisect on error, bounded retries, then the record's metadata goes to
+    // the dead-letter queue and the shard moves on; records are kept 24 h by the stream itself.
+    this.streamProcessor.fn.addEventSource(
+      new DynamoEventSource(this.data.table, {
+        startingPosition: StartingPosition.TRIM_HORIZON,
+        batchSize: row.batchSize,
+        bisectBatchOnError: true,
+        retryAttempts: row.retryAttempts,
+        reportBatchItemFailures: true,
+        maxRecordAge: Duration.hours(24),
+        onFailure: new SqsDlq(this.streamDeadLetters),
+        // rate-limit and idempotency items (sort keys RL, IDEM) derive nothing, and the limiter writes often
+        filters: [FilterCriteria.filter({ dynamodb: { Keys: { SK: { S: [{ 'anything-but': ['RL', 'IDEM'] }] } } } })],
+      }),
+    );
+
     if (config.bedrockModelId && !this.bedrockBound) {
       // Not an error: the writer falls back to its built-in implementation without BEDROCK_MODEL_ID.
       Annotations.of(this).addWarningV2(
@@ -238,7 +287,9 @@ export class GoalTrackingStack extends Stack {
     // ---- alarms ----
     this.alarms = new ServiceAlarms(this, 'Alarms', { email: config.alarmEmail });
     this.alarms.apiServerErrors(this.api);
-    this.alarms.functionThrottles('Throttles', [...this.routeFunctions.values(), ...this.workerFunctions.values()].map((f) => f.fn));
+    this.alarms.functionThrottles('Throttles', [...this.routeFunctions.values(), ...this.workerFunctions.values(), this.streamProcessor].map((f) => f.fn));
+    this.alarms.workerErrors('StreamProcessorErrors', this.streamProcessor.fn);
+    this.alarms.deadLetters('StreamDeadLetters', this.streamDeadLetters);
     for (const [w, fn] of this.workerFunctions) this.alarms.workerErrors(`${pascal(w.queue)}WorkerErrors`, fn.fn);
     for (const [q, wq] of this.queues) this.alarms.deadLetters(`${pascal(q)}DeadLetters`, wq.deadLetterQueue);
 
@@ -258,8 +309,10 @@ export class GoalTrackingStack extends Stack {
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName, description: 'DynamoDB table (TABLE_NAME for npm run admin)' });
     new CfnOutput(this, 'Region', { value: this.region, description: 'Region of the stack (AWS_REGION for npm run admin)' });
     if (this.issuerKey) new CfnOutput(this, 'IssuerKmsKeyId', { value: this.issuerKey.key.keyArn, description: 'KMS key that signs tokens (ISSUER_KMS_KEY_ID for npm run admin)' });
+    new CfnOutput(this, 'EventBusName', { value: this.outboundEvents.bus.eventBusName, description: 'EventBridge bus receiving every outbound event (source goal-tracking, detail-type = event type)' });
     new CfnOutput(this, 'OperatorPolicyArn', { value: operator.managedPolicyArn, description: 'Managed policy to attach to operators' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
+    new CfnOutput(this, 'StreamDeadLetterQueueUrl', { value: this.streamDeadLetters.queueUrl, description: 'On-failure destination of the table stream processor (npm run admin -- redrive)' });
     for (const [q, wq] of this.queues) {
       new CfnOutput(this, `${pascal(q)}QueueName`, { value: wq.queue.queueName, description: `Queue ${q}` });
       new CfnOutput(this, `${pascal(q)}DeadLetterQueueName`, { value: wq.deadLetterQueue.queueName, description: `Dead-letter queue of ${q}` });
@@ -307,6 +360,12 @@ export class GoalTrackingStack extends Stack {
       } else if (need === 'support:webhook') {
         // Configuration rather than a grant: only the function that files support issues learns the URL.
         if (config.supportWebhookUrl) fn.addEnvironment('SUPPORT_WEBHOOK_URL', config.supportWebhookUrl);
+      } else if (need === 'kms:webhook-secrets') {
+        this.outboundEvents.grantSecrets(fn);
+        fn.addEnvironment('WEBHOOK_SECRET_KMS_KEY_ID', this.outboundEvents.secretKey.keyArn);
+      } else if (need === 'events:publish') {
+        this.outboundEvents.grantPublish(fn);
+        fn.addEnvironment('EVENT_BUS_NAME', this.outboundEvents.bus.eventBusName);
       } else {
         throw new Error(`${name}: unknown need ${need}`);
       }

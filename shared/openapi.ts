@@ -1,6 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
 import { routeName, routes, type Route } from '#shared/routes/index.ts';
+import { EVENT_SCHEMAS } from '#shared/schemas/events.ts';
 
 const ErrorBody = z.object({
   error: z.object({
@@ -52,12 +53,13 @@ export function buildOpenApiDocument() {
       request: {
         ...(pathParams.length ? { params: z.object(Object.fromEntries(pathParams.map((p) => [p, z.string()]))) } : {}),
         ...(r.doc.list ? { query: listQuery } : {}),
-        ...(r.doc.body ? { body: { content: { 'application/json': { schema: r.doc.body } } } } : {}),
+        ...(r.doc.body ? { body: { content: { 'application/json': { schema: r.doc.body }, ...(r.accepts?.includes('text/csv') ? { 'text/csv': { schema: z.string().meta({ description: 'CSV with a header row of the JSON row field names' }) } } : {}) } } } : {}),
       },
       responses: {
         [r.doc.success.status]: {
           description: r.doc.success.description ?? 'Success',
           ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}),
+          ...(r.doc.success.contentType ? { content: { [r.doc.success.contentType]: { schema: z.string() } } } : {}),
         },
         ...Object.fromEntries(
           (r.doc.alsoSuccess ?? []).map((other) => [other.status, { description: other.description, ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}) }]),
@@ -74,6 +76,28 @@ export function buildOpenApiDocument() {
             }
           : { 429: { description: 'Throttled by API Gateway (its own body {"message":"Too Many Requests"})' } }),
         500: errorResponse('Internal error; request_id identifies the log line'),
+      },
+    });
+  }
+  // Outbound events (contract section 12): what the service POSTs to registered webhooks (docs/webhooks.md).
+  const webhookHeaders = z.object({
+    'webhook-id': z.string().meta({ description: 'The event id: the same on every retry; deduplicate on it' }),
+    'webhook-timestamp': z.string().meta({ description: 'Unix seconds of this attempt' }),
+    'webhook-signature': z.string().meta({ description: '`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded secret after `whsec_`' }),
+  });
+  for (const [type, { schema, summary }] of Object.entries(EVENT_SCHEMAS)) {
+    registry.registerWebhook({
+      method: 'post',
+      path: type,
+      operationId: `event${type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`,
+      summary,
+      tags: ['webhooks'],
+      // The receiver authenticates the sender by the webhook-signature header, not by a credential.
+      security: [],
+      request: { headers: webhookHeaders, body: { content: { 'application/json': { schema } } } },
+      responses: {
+        200: { description: 'Any 2xx within 10 s delivers the event' },
+        400: { description: 'Any other answer (or none within 10 s) fails the attempt: retried with back-off for about a day, then the delivery is failed' },
       },
     });
   }
@@ -131,8 +155,7 @@ function withRetriesAndLimits(doc: OpenApiDoc): OpenApiDoc {
     if (op.requestBody) op.responses['415'] = { description: 'unsupported_media_type: the body is not in a media type the operation takes', content: error };
     if (method !== 'post') continue;
     op.parameters = [...(op.parameters ?? []), ref('parameters', 'IdempotencyKey')];
-    const first = Object.entries(op.responses).find(([status]) => status.startsWith('2'));
-    if (first) first[1].headers = { ...first[1].headers, 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') };
+    for (const [status, res] of Object.entries(op.responses)) if (status.startsWith('2')) res.headers = { ...res.headers, 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') };
     const conflict = op.responses['409'];
     op.responses['409'] = { ...conflict, description: `${conflict ? `${conflict.description}; ` : ''}idempotency_key_in_use: a request with this Idempotency-Key is still running`, content: error };
     const rule = op.responses['422'];

@@ -1,9 +1,10 @@
 import { Aws, RemovalPolicy, Stack, Duration } from 'aws-cdk-lib';
-import { AttributeType, BillingMode, ProjectionType, Table } from 'aws-cdk-lib/aws-dynamodb';
+import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
 import { TABLE_DATA_ACTIONS } from '#shared/db/tenant-scope.ts';
+import { LIMITER_ACTIONS, LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
 
 export type TableAccess = 'read' | 'write';
 
@@ -63,6 +64,7 @@ export class TenantData extends Construct {
       // Tenant data outlives the stack: deleting or replacing the stack must never drop the table.
       removalPolicy: RemovalPolicy.RETAIN,
       timeToLiveAttribute: d.ttlAttribute,
+      stream: StreamViewType[d.stream.viewType],
     });
     for (const g of d.globalSecondaryIndexes) {
       this.table.addGlobalSecondaryIndex({
@@ -129,6 +131,12 @@ export class TenantData extends Construct {
       maxSessionDuration: Duration.hours(1),
     });
     role.addToPolicy(new iam.PolicyStatement({ sid: 'TenantData', actions: [...TABLE_ACTIONS[access]], resources: this.dataResources }));
+    if (access === 'read') {
+      // Every authenticated request leases rate-limit tokens (shared/http/rate-limit.ts), GETs too: only the limiter's items.
+      role.addToPolicy(
+        new iam.PolicyStatement({ sid: 'RateLimitLeases', actions: [...LIMITER_ACTIONS], resources: [this.table.tableArn], conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [LIMITER_LEADING_KEYS] } } }),
+      );
+    }
     return role;
   }
 }

@@ -6,6 +6,7 @@ import { setLimits } from './set-limits.ts';
 import { createTenant } from '#shared/domain/tenants.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { UUID_RE } from '#shared/domain/scoped-id.ts';
+import { runImportCommand } from './import-command.ts';
 
 /** `--ttl <seconds>`: a positive whole number of seconds, at most 30 days. */
 function parseTtl(raw: string | undefined): number {
@@ -42,6 +43,14 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
     const { token, expiresAt } = await issuer.sign({ tenantId: values.tenant, userId: values.user, ttlSeconds: ttl });
     return { token, expires_at: expiresAt };
   }
+  if (command === 'redrive') {
+    // Local stack: the dead-letter store in DATA_DIR. Deployed: SQS redrives each dead-letter queue itself
+    // (StartMessageMoveTask, or the console's "Start DLQ redrive"); see docs/deploy.md.
+    if (!process.env.DYNAMODB_ENDPOINT) throw new Error('redrive works on the local stack; for a deployed stack use SQS DLQ redrive (docs/deploy.md)');
+    const { redriveLocal } = await import('./redrive.ts');
+    return redriveLocal(process.env.DATA_DIR ?? '.data');
+  }
   if (command === 'set-limits') return setLimits(db, rest);
-  throw new Error(`Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset)`);
+  if (command === 'import') return runImportCommand(rest, db);
+  throw new Error(`Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset); redrive; import FILE --tenant <uuid> [--user <uuid>]`);
 }

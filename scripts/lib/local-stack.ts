@@ -127,6 +127,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     ISSUER_KEY_FILE: keyFile(dataDir),
     EMAIL_OUTBOX_DIR: join(dataDir, 'outbox'),
     EXPOSE_DB_METRICS: process.env.EXPOSE_DB_METRICS ?? 'true',
+    // Webhooks may target a receiver on this machine (http on 127.0.0.1/localhost); never set in AWS.
+    WEBHOOK_ALLOW_LOCAL_HTTP: 'true',
     ...(opts.quiet ? { POWERTOOLS_LOG_LEVEL: 'SILENT', LOG_LEVEL: 'SILENT' } : {}),
   });
   const issuer = await fileIssuer(keyFile(dataDir), process.env.ISSUER_URL!, process.env.JWT_AUDIENCE || undefined);

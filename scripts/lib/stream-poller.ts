@@ -2,6 +2,9 @@ import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } f
 import { DescribeStreamCommand, DynamoDBStreamsClient, ExpiredIteratorException, GetRecordsCommand, GetShardIteratorCommand, type _Record } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 
+/** The dead-letter store's name for change-stream records (scripts/lib/redrive.ts applies them again). */
+export const STREAM_DEAD_LETTER_QUEUE = 'table-stream';
+
 /**
  * The local stand-in for Lambda's DynamoDB Streams event source mapping: reads DynamoDB Local's stream of the
  * table and calls the processor handler (functions/stream/processor.ts, the same code as in AWS) with Lambda's
@@ -172,7 +175,7 @@ export class StreamPoller {
       this.attempts.set(seq, attempts);
       if (attempts >= (this.opts.maxAttempts ?? 3)) {
         // The on-failure destination: the record is kept for an operator (`npm run admin -- redrive`) and the shard moves on.
-        appendFileSync(this.opts.deadLetterFile, `${JSON.stringify({ queue: 'table-stream', id: record.eventID, body: record, receiveCount: attempts, error })}\n`);
+        appendFileSync(this.opts.deadLetterFile, `${JSON.stringify({ queue: STREAM_DEAD_LETTER_QUEUE, id: record.eventID, body: record, receiveCount: attempts, error })}\n`);
         this.opts.log?.('stream: record dead-lettered', { event_id: record.eventID, sequence_number: seq, attempts, error });
         this.attempts.delete(seq);
         done.push(records[failedFrom]!);

@@ -8,6 +8,8 @@ import { TABLE_DEFINITION } from '#shared/db/table.ts';
 /** Records live 24 hours (contract section 11); the table's TTL attribute removes them. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
 export const IDEMPOTENCY_KIND = 'idem';
+/** Sort key of every idempotency record: a stream consumer can drop these writes by sort key alone. */
+export const IDEMPOTENCY_SK = 'IDEM';
 
 /** What identifies one idempotent request, and the hash of its body (compared on a replay). */
 export interface IdempotentCall {
@@ -54,7 +56,7 @@ export class TenantIdempotencyStore extends DynamoDBPersistenceLayer {
   }
 
   protected override getKey(idempotencyKey: string): Record<string, AttributeValue> {
-    return { [TABLE_DEFINITION.partitionKey]: { S: idempotencyKey }, [TABLE_DEFINITION.sortKey]: { S: '#' } };
+    return { [TABLE_DEFINITION.partitionKey]: { S: idempotencyKey }, [TABLE_DEFINITION.sortKey]: { S: IDEMPOTENCY_SK } };
   }
 }
 

@@ -17,6 +17,14 @@ import { keys } from '#shared/db/keys.ts';
  */
 export const RL_KIND = 'rl';
 
+/**
+ * The limiter's items of any tenant, as an IAM LeadingKeys pattern: `T#` + a 36-character tenant uuid (one `?`
+ * per character, so no other item family can match) + `#rl#`. The read-only tenant role may update these:
+ * a GET leases tokens too. The session policy still confines each session to its own tenant's items.
+ */
+export const LIMITER_LEADING_KEYS = `T#${'?'.repeat(36)}#${RL_KIND}#*`;
+export const LIMITER_ACTIONS = ['dynamodb:UpdateItem'] as const;
+
 export interface Cell {
   /** Emission interval: ms per token of this shard. */
   intervalMs: number;
@@ -28,10 +36,16 @@ export type LeaseResult = { granted: number; tat: number } | { granted: 0; tat: 
 
 const STATE_TTL_SECONDS = 3600;
 
+/**
+ * Sort key of every limiter item: not `#`, so a stream consumer can drop the limiter's frequent writes with an
+ * event filter on the sort key alone (`anything-but` `RL`), without reading the partition key.
+ */
+export const LIMITER_SK = 'RL';
+
 export const limiterKeys = {
-  config: (tenantId: string) => keys.misc(tenantId, RL_KIND, 'config'),
-  tenantShard: (tenantId: string, shard: number) => keys.misc(tenantId, RL_KIND, `tenant#${shard}`),
-  userShard: (tenantId: string, userId: string, shard: number) => keys.misc(tenantId, RL_KIND, `user#${userId}#${shard}`),
+  config: (tenantId: string) => keys.misc(tenantId, RL_KIND, 'config', LIMITER_SK),
+  tenantShard: (tenantId: string, shard: number) => keys.misc(tenantId, RL_KIND, `tenant#${shard}`, LIMITER_SK),
+  userShard: (tenantId: string, userId: string, shard: number) => keys.misc(tenantId, RL_KIND, `user#${userId}#${shard}`, LIMITER_SK),
 };
 
 const conditionFailed = (err: unknown): err is ConditionalCheckFailedException => err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';

@@ -216,6 +216,31 @@ export async function querySide(ctx: DataCtx, partitionKey: string, opts: { forw
 }
 
 /**
+ * One page of the side items of a partition whose sort key starts with `prefix` (history items beside a
+ * goal, chunk items of an import), in sort-key order; `lastKey` continues. For partitions that also hold
+ * other families, and for ones larger than one Query page.
+ */
+export async function querySidePage(
+  ctx: DataCtx,
+  partitionKey: string,
+  opts: { prefix: string; forward?: boolean; limit?: number; consistent?: boolean; startKey?: Record<string, unknown> },
+): Promise<{ items: Array<SideItem & { SK: string }>; lastKey?: Record<string, unknown> }> {
+  if (!storable(partitionKey)) return { items: [] };
+  const out = await ctx.db.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
+      ExpressionAttributeValues: { ':pk': partitionKey, ':prefix': opts.prefix },
+      ScanIndexForward: opts.forward ?? true,
+      ConsistentRead: opts.consistent ?? false,
+      Limit: opts.limit,
+      ExclusiveStartKey: opts.startKey,
+    }),
+  );
+  return { items: (out.Items ?? []).map((i) => ({ ...withoutKeys(i), SK: i.SK as string })), lastKey: out.LastEvaluatedKey };
+}
+
+/**
  * A condition on one item, all parts ANDed: `exists` (the item is there / is not), attributes equal to
  * values, attributes at most a value. Values are passed as expression values, never spliced into text.
  */
@@ -270,6 +295,7 @@ export class WriteTx {
   private items: TxItem[] = [];
   private failures: Array<(reason: { Item?: unknown }) => AppError> = [];
   private tooMany: { field?: string; hint?: string } = {};
+  private alive = new Set<string>();
 
   constructor(private readonly ctx: DataCtx) {}
 
@@ -349,6 +375,10 @@ export class WriteTx {
    * then sees either the entity deleted or the delete refused.
    */
   checkAlive(type: string, id: string, onMissing: () => AppError): this {
+    // one check per entity: a transaction may not name an item twice (e.g. a batch of goals in one period)
+    const key = `${type}#${id}`;
+    if (this.alive.has(key)) return this;
+    this.alive.add(key);
     return this.add(
       {
         ConditionCheck: {

@@ -6,18 +6,21 @@ import { labelRoutes } from '#shared/routes/labels.ts';
 import { timePeriodRoutes } from '#shared/routes/time-periods.ts';
 import { goalRoutes } from '#shared/routes/goals.ts';
 import { checkinRoutes } from '#shared/routes/checkins.ts';
+import { historyRoutes } from '#shared/routes/history.ts';
 import { sharingRoutes, sharingWorkers } from '#shared/routes/sharing.ts';
 import { integrationRoutes, integrationWorkers } from '#shared/routes/integrations.ts';
 import { documentRoutes, documentWorkers } from '#shared/routes/documents.ts';
+import { importRoutes, importWorkers } from '#shared/routes/imports.ts';
+import { webhookRoutes, webhookWorkers } from '#shared/routes/webhooks.ts';
 import type { Worker } from '#shared/routes/types.ts';
 
 export type { Route, Worker } from '#shared/routes/types.ts';
 
 /** The route table: the single source for the CDK stack, the local stack and the OpenAPI document. */
-export const routes: Route[] = [...platformRoutes, ...userRoutes, ...teamRoutes, ...labelRoutes, ...timePeriodRoutes, ...goalRoutes, ...checkinRoutes, ...sharingRoutes, ...integrationRoutes, ...documentRoutes];
+export const routes: Route[] = [...platformRoutes, ...userRoutes, ...teamRoutes, ...labelRoutes, ...timePeriodRoutes, ...goalRoutes, ...historyRoutes, ...checkinRoutes, ...sharingRoutes, ...integrationRoutes, ...documentRoutes, ...importRoutes, ...webhookRoutes];
 
 /** Queue consumers, one Lambda each behind an SQS queue with a dead-letter queue. */
-export const workers: Worker[] = [...sharingWorkers, ...integrationWorkers, ...documentWorkers];
+export const workers: Worker[] = [...sharingWorkers, ...integrationWorkers, ...documentWorkers, ...importWorkers, ...webhookWorkers];
 
 /** Stable function name for a route, used for CDK construct ids and logs: `GET /rest/v2/users/{id}` → `GetRestV2UsersId`. */
 export function routeName(r: Pick<Route, 'method' | 'path'>): string {

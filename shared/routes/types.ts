@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 
 /** Extra needs beyond table and queues, each mapped by infra/stack.ts to one grant (or, for support:webhook, the webhook URL). */
-export type Need = 'kms:sign' | 'kms:public-key' | 'bedrock:invoke' | 'support:webhook';
+export type Need = 'kms:sign' | 'kms:public-key' | 'bedrock:invoke' | 'support:webhook' | 'kms:webhook-secrets' | 'events:publish';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -36,7 +36,7 @@ export interface Route {
     extension?: boolean;
     body?: z.ZodType;
     /** Success status and response schema. */
-    success: { status: number; schema?: z.ZodType; description?: string };
+    success: { status: number; schema?: z.ZodType; description?: string; /** Media type of the success body when not JSON (e.g. `image/svg+xml`). */ contentType?: string };
     /** Other success statuses answered with the same schema (e.g. 200 when a create finds the record already there). */
     alsoSuccess?: Array<{ status: number; description: string }>;
     /** Documented list endpoint (adds the common list parameters). */

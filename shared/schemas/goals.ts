@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { PACES } from '#shared/domain/goals/pace.ts';
 import { GOAL_KINDS, GOAL_STATUSES, GOAL_TYPES, METRIC_TYPES, PROGRESS_MODES, VISIBILITIES, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { LABEL_NAME_MAX } from '#shared/domain/labels/entity.ts';
 import { accessSource, checks, isoDate, listEnvelope, nonBlank, uuid } from '#shared/schemas/common.ts';
@@ -201,6 +202,8 @@ export const GoalRecordSchema = z
     last_checkin_date: nullableString,
     score: nullableNumber,
     current_progress: nullableNumber,
+    expected_progress: z.number().meta({ description: 'Where progress should be by today (UTC): 0-100, linear from start_date (0) to end_date (100); 0 before the start, 100 after the end.' }),
+    pace: z.enum(PACES).nullable().meta({ description: 'null while current_progress is null; ahead when current_progress >= expected_progress + 10, behind when <= expected_progress - 10, else on_pace.' }),
     current_value: nullableNumber,
     current_status: z.enum(GOAL_STATUSES),
     status: z.enum(GOAL_STATUSES).meta({ description: 'Earlier-variant name of current_status (always equal).' }),

@@ -28,7 +28,7 @@ export function readJsonBody(text: string): unknown {
   try {
     value = JSON.parse(text, reviveNumber);
   } catch {
-    throw new BadRequestError('Request body is not valid JSON');
+    throw new BadRequestError('Request body is not valid JSON (or nests too deeply to read)'); // a stack overflow in the reviver lands here too
   }
   assertStorable(value);
   return value;

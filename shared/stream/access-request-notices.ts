@@ -1,14 +1,11 @@
-import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#shared/config.ts';
-import { getEntities, getEntity, type DataCtx } from '#shared/db/store.ts';
-import { keys } from '#shared/db/keys.ts';
+import { getEntities, getEntity, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { AccessRequestRecord } from '#shared/domain/sharing/entity.ts';
 import { notificationEntity } from '#shared/domain/sharing/entity.ts';
 import { ACCESS_REQUEST_QUEUE } from '#shared/domain/sharing/mail.ts';
 import { requestEmailMessage, requestNotifications } from '#shared/domain/sharing/notifications.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { queueSender } from '#shared/queue/queue.ts';
+import { ConcurrentUpdateError } from '#shared/errors.ts';
 import type { Projection, TableChange } from '#shared/stream/projection.ts';
 
 /** The request as of an image of its item (its fields are top-level attributes), or undefined for any other item. */
@@ -30,25 +27,9 @@ export function noticeEvent(change: TableChange): AccessRequestRecord | undefine
 /** Writes the notice unless it exists (its uuid is derived from the event, so this is the once-only check). */
 async function ensureNotification(ctx: DataCtx, n: ReturnType<typeof requestNotifications>[number]): Promise<void> {
   try {
-    // The same item WriteTx.create writes; kept in step by building it from notificationEntity's own keys.
-    await ctx.db.send(
-      new PutCommand({
-        TableName: config.tableName,
-        Item: {
-          ...keys.entity(ctx.tenantId, notificationEntity.type, n.uuid),
-          GSI1PK: keys.entityList(ctx.tenantId, notificationEntity.listName!(n)),
-          GSI1SK: keys.listSortKey(n.created_at, n.uuid),
-          id: n.uuid,
-          kind: notificationEntity.type,
-          v: 1,
-          rec: n,
-          ...(notificationEntity.envelope?.(n) ?? {}),
-        },
-        ConditionExpression: 'attribute_not_exists(PK)',
-      }),
-    );
+    await new WriteTx(ctx).create(notificationEntity, n).commit(); // conditioned on the item being absent
   } catch (err) {
-    if (!(err instanceof ConditionalCheckFailedException)) throw err;
+    if (!(err instanceof ConcurrentUpdateError)) throw err; // written meanwhile: the same notice
   }
 }
 

@@ -1,6 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { config } from '#shared/config.ts';
-import { getEntity, mutateEntity, nowIso, retryOnConflict, type DataCtx } from '#shared/db/store.ts';
+import { getEntity, mutateEntity, nowIso, querySide, retryOnConflict, type DataCtx } from '#shared/db/store.ts';
 import { checkinEntity, checkinOrderItemKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { goalFollowing } from '#shared/domain/checkins/service.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
@@ -13,11 +11,7 @@ const FOLLOWED = ['current_value', 'current_progress', 'current_status', 'score'
 
 /** The goal's latest check-in now: the head of its order partition (strongly consistent), then its record. */
 export async function latestCheckin(ctx: DataCtx, goalUuid: string): Promise<CheckinRecord | undefined> {
-  const { PK } = checkinOrderItemKey(ctx.tenantId, goalUuid, '');
-  const out = await ctx.db.send(
-    new QueryCommand({ TableName: config.tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': PK }, ScanIndexForward: false, Limit: 1, ConsistentRead: true }),
-  );
-  const head = out.Items?.[0];
+  const [head] = await querySide(ctx, checkinOrderItemKey(ctx.tenantId, goalUuid, '').PK, { forward: false, consistent: true, limit: 1 });
   return head ? (await getEntity(ctx, checkinEntity, head.id as string, true))?.record : undefined;
 }
 

@@ -1,7 +1,9 @@
 import type { Projection } from '#shared/stream/projection.ts';
 import { accessRequestNoticesProjection } from '#shared/stream/access-request-notices.ts';
 import { currentValuesProjection } from '#shared/stream/current-values.ts';
+import { historyProjection } from '#shared/stream/projections/history.ts';
 import { rollupProjection } from '#shared/stream/rollups.ts';
+import { outboundEventsProjection } from '#shared/stream/projections/events.ts';
 
 /**
  * Every projection the change stream feeds, in the order each change is offered to them (one line each; a
@@ -12,4 +14,6 @@ export const projections: readonly Projection[] = [
   currentValuesProjection,
   rollupProjection,
   accessRequestNoticesProjection,
+  historyProjection,
+  outboundEventsProjection,
 ];

@@ -1,25 +1,13 @@
-import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
 import { entityRecord } from '#shared/stream/changes.ts';
-import type { Projection, ProjectionCtx, TableChange } from '#shared/stream/projection.ts';
+import type { Projection, TableChange } from '#shared/stream/projection.ts';
 
 /** The goal fields a parent's rollup is computed from (progress.ts rollupProgress). */
 const ROLLUP_INPUTS = ['current_progress', 'parent_links', 'progress_mode', 'discarded_at', 'archived_at', 'metric'] as const;
 
 const moved = (before: GoalRecord | undefined, after: GoalRecord | undefined) =>
   !before || !after || ROLLUP_INPUTS.some((k) => JSON.stringify(before[k] ?? null) !== JSON.stringify(after[k] ?? null));
-
-/**
- * refreshRollups reads and writes through the data context only; the stream has no caller. The rest of the
- * domain context is there to satisfy the type and fails loudly if the rollup code ever starts to need it.
- */
-function systemCtx(ctx: ProjectionCtx): DomainCtx {
-  const none = () => {
-    throw new Error('the rollup projection has no caller');
-  };
-  return { ...ctx.data, log: ctx.log, requestId: 'stream', get caller() { return none(); }, get loader() { return none(); }, teams: none } as unknown as DomainCtx;
-}
 
 /**
  * Rollups (contract section 6) from the change stream: when a goal's progress, parent links, mode, metric or
@@ -46,6 +34,6 @@ export const rollupProjection: Projection = {
     const left = (before?.parent_links ?? []).map((l) => l.parent_uuid).filter((p) => !kept.has(p));
     // A deleted goal is gone: only the parents it left need a recompute. Otherwise the goal by uuid (read again,
     // so a rollup goal is recomputed on current data) and, through it, its parents.
-    await refreshRollups(systemCtx(ctx), after ? [uuid, ...left] : left);
+    await refreshRollups(ctx.data, after ? [uuid, ...left] : left);
   },
 };

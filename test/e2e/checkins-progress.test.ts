@@ -1,8 +1,8 @@
 import type { GoalCreateBody } from '../../clients/typescript/src/index.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { listAll, type TenantFixture } from '../support/api.ts';
-import { goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
-import { C, CHECKINS, checkin, followed, goalNow, setContribution } from './checkins.fixture.ts';
+import { goal, goalTenant, type GoalTenant, goalApi } from './goals.fixture.ts';
+import { CHECKINS, checkin, followed, goalNow, setContribution, checkinApi } from './checkins.fixture.ts';
 
 describe('check-ins move their goal', () => {
   let t: TenantFixture;
@@ -72,25 +72,25 @@ describe('check-ins move their goal', () => {
     expect(followed(await goalNow(t.admin, g))).toEqual({ current_value: 25, current_progress: 25, current_status: 'closed', score: 0.7, last_checkin_date: '2025-01-20' });
 
     // updating a check-in that is not the latest does not move the goal; updating the latest does
-    await t.admin.put(C(c1.uuid), { value: 99, status: 'at_risk' });
+    await checkinApi(t.admin).update(c1.uuid, { value: 99, status: 'at_risk' });
     expect((await goalNow(t.admin, g)).current_value).toBe(25);
-    const upd = await t.admin.put(C(c4.uuid), { value: 30 });
+    const upd = await checkinApi(t.admin).update(c4.uuid, { value: 30 });
     const afterUpdate = await goalNow(t.admin, g);
     expect(followed(afterUpdate)).toEqual({ current_value: 30, current_progress: 30, current_status: 'closed', score: 0.7, last_checkin_date: '2025-01-20' });
     expect(afterUpdate.value_updated_at).toBe(upd.body.updated_at);
 
     // deleting a check-in that is not the latest does not move the goal
-    expect((await t.admin.delete(C(c3.uuid))).status).toBe(200);
+    expect((await checkinApi(t.admin).remove(c3.uuid)).status).toBe(200);
     expect((await goalNow(t.admin, g)).current_value).toBe(30);
     // deleting the latest: the goal follows the one latest afterwards (c2, then c1 as updated)
-    await t.admin.delete(C(c4.uuid));
+    await checkinApi(t.admin).remove(c4.uuid);
     const afterDelete = await goalNow(t.admin, g);
     expect(followed(afterDelete)).toEqual({ current_value: 20, current_progress: 20, current_status: 'on_track', score: null, last_checkin_date: '2025-01-20' });
     expect(afterDelete.value_updated_at).toBe(c2.updated_at);
-    await t.admin.delete(C(c2.uuid));
+    await checkinApi(t.admin).remove(c2.uuid);
     expect(followed(await goalNow(t.admin, g))).toEqual({ current_value: 99, current_progress: 99, current_status: 'at_risk', score: null, last_checkin_date: '2025-01-10' });
     // no check-in left: back to the never-checked-in state
-    await t.admin.delete(C(c1.uuid));
+    await checkinApi(t.admin).remove(c1.uuid);
     const empty = await goalNow(t.admin, g);
     expect(followed(empty)).toEqual({ current_value: null, current_progress: null, current_status: 'not_started', score: null, last_checkin_date: null });
     expect([empty.value_updated_at, empty.value_updated_by_uuid, empty.status_updated_at, empty.status_updated_by_uuid]).toEqual([null, null, null, null]);
@@ -102,8 +102,8 @@ describe('check-ins move their goal', () => {
     const metric: GoalCreateBody['metric'] = { start_value: 0, target_value: 10, metric_type: 'reach' };
     const I1 = await goal(t.admin, 'initiatives', { title: 'I1', time_period_uuid: period.uuid, parents: [K.uuid], metric });
     const I2 = await goal(t.admin, 'initiatives', { title: 'I2', time_period_uuid: period.uuid, parents: [K.uuid], metric });
-    expect((await t.admin.put(P('objectives', O.uuid), { progress_mode: 'rollup' })).status).toBe(200);
-    expect((await t.admin.put(P('key_results', K.uuid), { progress_mode: 'rollup' })).status).toBe(200);
+    expect((await goalApi(t.admin).update('objectives', O.uuid, { progress_mode: 'rollup' })).status).toBe(200);
+    expect((await goalApi(t.admin).update('key_results', K.uuid, { progress_mode: 'rollup' })).status).toBe(200);
     const progress = async () => Promise.all([O, K, I1, I2].map(async (g) => (await goalNow(t.admin, g)).current_progress));
     // children without progress count as 0
     expect(await progress()).toEqual([0, 0, null, null]);
@@ -127,14 +127,14 @@ describe('check-ins move their goal', () => {
     expect(await progress()).toEqual([78.44, 71.25, 45, 80]);
 
     // a discarded child leaves the rollup; so does an archived one
-    expect((await t.admin.delete(P('initiatives', I1.uuid))).status).toBe(200);
+    expect((await goalApi(t.admin).remove('initiatives', I1.uuid)).status).toBe(200);
     expect(await progress()).toEqual([85, 80, 45, 80]);
-    expect((await t.admin.post(P('key_results', K2.uuid, '/archive'))).status).toBe(200);
+    expect((await goalApi(t.admin).archive('key_results', K2.uuid)).status).toBe(200);
     expect((await goalNow(t.admin, O)).current_progress).toBe(80);
-    expect((await t.admin.post(P('key_results', K2.uuid, '/unarchive'))).status).toBe(200);
+    expect((await goalApi(t.admin).unarchive('key_results', K2.uuid)).status).toBe(200);
     expect((await goalNow(t.admin, O)).current_progress).toBe(85);
     // deleting K2's only check-in leaves it without progress (counts as 0)
-    await t.admin.delete(C(k2c.uuid));
+    await checkinApi(t.admin).remove(k2c.uuid);
     expect((await goalNow(t.admin, O)).current_progress).toBe(60);
 
     // a check-in on a rollup goal sets its value and status; its progress stays its children's
@@ -146,7 +146,7 @@ describe('check-ins move their goal', () => {
   it('20 concurrent check-ins on one goal: no lost update, the goal equals its latest check-in', async () => {
     const g = await withMetric('concurrent', { start_value: 0, target_value: 200, metric_type: 'reach' });
     const days = Array.from({ length: 20 }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
-    const results = await Promise.all(days.map((d) => t.admin.post(CHECKINS, { goal_uuid: g.uuid, value: d * 10, checkin_date: `2025-02-${String(d).padStart(2, '0')}`, status: d % 2 ? 'on_track' : 'behind' })));
+    const results = await Promise.all(days.map((d) => checkinApi(t.admin).create({ goal_uuid: g.uuid, value: d * 10, checkin_date: `2025-02-${String(d).padStart(2, '0')}`, status: d % 2 ? 'on_track' : 'behind' })));
     expect(results.map((r) => r.status)).toEqual(days.map(() => 201));
     const stored = await listAll(t.admin, `${CHECKINS}?q[checkinable_uuid_eq]=${g.uuid}`);
     expect(stored).toHaveLength(20);
@@ -155,7 +155,7 @@ describe('check-ins move their goal', () => {
 
     // all on the same date: the latest created wins (ties of one millisecond broken by uuid)
     const same = await withMetric('concurrent same day', { start_value: 0, target_value: 100, metric_type: 'reach' });
-    const sameDay = await Promise.all(Array.from({ length: 20 }, (_, i) => t.admin.post(CHECKINS, { goal_uuid: same.uuid, value: i + 1, checkin_date: '2025-02-10' })));
+    const sameDay = await Promise.all(Array.from({ length: 20 }, (_, i) => checkinApi(t.admin).create({ goal_uuid: same.uuid, value: i + 1, checkin_date: '2025-02-10' })));
     expect(sameDay.map((r) => r.status)).toEqual(sameDay.map(() => 201));
     const records = sameDay.map((r) => r.body.data.record);
     const latest = records.reduce((a, b) => (`${b.created_at}#${b.uuid}` > `${a.created_at}#${a.uuid}` ? b : a));
@@ -164,10 +164,10 @@ describe('check-ins move their goal', () => {
 
   it('concurrent check-ins on sibling goals leave their rollup parent equal to the average', async () => {
     const parent = await goal(t.admin, 'objectives', { title: 'Parent', time_period_uuid: period.uuid });
-    expect((await t.admin.put(P('objectives', parent.uuid), { progress_mode: 'rollup' })).status).toBe(200);
+    expect((await goalApi(t.admin).update('objectives', parent.uuid, { progress_mode: 'rollup' })).status).toBe(200);
     const kids = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((i) => goal(t.admin, 'key_results', { title: `Kid ${i}`, time_period_uuid: period.uuid, parents: [parent.uuid] })));
     const writes = kids.flatMap((k, i) => Array.from({ length: 5 }, (_, j) => ({ goal_uuid: k.uuid, value: 10 * i + j * 7, checkin_date: `2025-03-0${j + 1}` })));
-    const results = await Promise.all(writes.sort(() => Math.random() - 0.5).map((b) => t.admin.post(CHECKINS, b)));
+    const results = await Promise.all(writes.sort(() => Math.random() - 0.5).map((b) => checkinApi(t.admin).create(b)));
     expect(results.every((r) => r.status === 201)).toBe(true);
     const kidProgress = await Promise.all(kids.map(async (k) => (await goalNow(t.admin, k)).current_progress));
     expect(kidProgress).toEqual([28, 38, 48, 58, 68, 78, 88, 98]); // each kid follows its 2025-03-05 check-in (j = 4)
@@ -176,7 +176,7 @@ describe('check-ins move their goal', () => {
 
   it('weights the rollup by contribution_percent set through the API (parents as {parent_uuid, contribution_percent})', async () => {
     const parent = await goal(t.admin, 'objectives', { title: 'weighted parent', time_period_uuid: period.uuid });
-    expect((await t.admin.put(P('objectives', parent.uuid), { progress_mode: 'rollup' })).status).toBe(200);
+    expect((await goalApi(t.admin).update('objectives', parent.uuid, { progress_mode: 'rollup' })).status).toBe(200);
     const a = await goal(t.admin, 'key_results', { title: 'a', time_period_uuid: period.uuid, parents: [{ parent_uuid: parent.uuid, contribution_percent: 25 }] });
     const b = await goal(t.admin, 'key_results', { title: 'b', time_period_uuid: period.uuid, parents: [parent.uuid] });
     expect(a.parent_links).toEqual([{ parent_uuid: parent.uuid, contribution_percent: 25 }]);
@@ -185,12 +185,12 @@ describe('check-ins move their goal', () => {
     await checkin(t.admin, { goal_uuid: b.uuid, value: 0 });
     expect((await goalNow(t.admin, parent)).current_progress).toBe(20); // (100*25 + 0*100) / 125
     // re-weighting a kept link through an update brings the parent up to date
-    const upd = await t.admin.put(P('key_results', b.uuid), { parents: [{ parent_uuid: parent.uuid, contribution_percent: 75 }] });
+    const upd = await goalApi(t.admin).update('key_results', b.uuid, { parents: [{ parent_uuid: parent.uuid, contribution_percent: 75 }] });
     expect(upd.status).toBe(200);
     expect(upd.body.data.record.parent_links).toEqual([{ parent_uuid: parent.uuid, contribution_percent: 75 }]);
     expect((await goalNow(t.admin, parent)).current_progress).toBe(25); // (100*25 + 0*75) / 100
     // a plain uuid keeps the link's weight; a weight outside 0..100 is refused
-    expect((await t.admin.put(P('key_results', b.uuid), { parents: [parent.uuid] })).body.data.record.parent_links[0].contribution_percent).toBe(75);
-    expect((await t.admin.put(P('key_results', b.uuid), { parents: [{ parent_uuid: parent.uuid, contribution_percent: 150 }] })).status).toBe(422);
+    expect((await goalApi(t.admin).update('key_results', b.uuid, { parents: [parent.uuid] })).body.data.record.parent_links[0].contribution_percent).toBe(75);
+    expect((await goalApi(t.admin).update('key_results', b.uuid, { parents: [{ parent_uuid: parent.uuid, contribution_percent: 150 }] })).status).toBe(422);
   });
 });

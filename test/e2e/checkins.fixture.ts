@@ -2,9 +2,9 @@ import { expect } from 'vitest';
 import { createDynamoClient, instrument } from '#shared/db/client.ts';
 import { mutateEntity, type DataCtx } from '#shared/db/store.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import type { Checkin, CheckinCreateBody, Goal } from '../../clients/typescript/src/index.ts';
+import type { Checkin, CheckinCreateBody, CheckinUpdateBody, Goal } from '../../clients/typescript/src/index.ts';
 import type { Api } from '../support/api.ts';
-import { typed } from '../support/client.ts';
+import { answer, typed } from '../support/client.ts';
 
 /** Shared set-up of the check-in suites (checkins*.test.ts). */
 export const CHECKINS = '/rest/v2/checkins' as const;
@@ -15,6 +15,18 @@ export const CHECKIN_FIELDS = [
   'uuid', 'goal_uuid', 'metric_uuid', 'value', 'progress', 'score', 'checkin_date', 'status', 'note', 'creator_uuid', 'source_info',
   'mentioned_entities', 'labels', 'created_at', 'updated_at',
 ].sort();
+
+/** The check-in endpoints through the typed client: paths, bodies and answers checked against docs/openapi.json. */
+export const checkinApi = (api: Api) => {
+  const client = typed(api);
+  const id = (uuid: string) => ({ params: { path: { id: uuid } } });
+  return {
+    create: (body: CheckinCreateBody) => answer(client.POST(CHECKINS, { body })),
+    get: (uuid: string) => answer(client.GET(`${CHECKINS}/{id}`, id(uuid))),
+    update: (uuid: string, body: CheckinUpdateBody) => answer(client.PUT(`${CHECKINS}/{id}`, { ...id(uuid), body })),
+    remove: (uuid: string) => answer(client.DELETE(`${CHECKINS}/{id}`, id(uuid))),
+  };
+};
 
 /** Creates a check-in with the typed client (201 expected) and returns its record. */
 export async function checkin(api: Api, body: CheckinCreateBody): Promise<Checkin> {

@@ -6,7 +6,7 @@ import { listGoals } from '#shared/domain/goals/list.ts';
 import { presentGoals, presentOne } from '#shared/domain/goals/present.ts';
 import { createGoal, getGoal, updateGoal } from '#shared/domain/goals/service.ts';
 import { type TenantFixture } from '../support/api.ts';
-import { countingCtx, createPeriod, goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
+import { countingCtx, createPeriod, goal, goalTenant, P, type GoalTenant, goalApi } from './goals.fixture.ts';
 
 /**
  * Data access with 10,000 goals of one kind: gets, pages and indexed filters read (about) only what they
@@ -177,7 +177,7 @@ describe('goals: what writes and claim lookups read', () => {
 
   it('short_id and label name filters look their claims up in one batch, whatever the number of values', async () => {
     const labelled = await goal(t.admin, 'objectives', { title: 'claims', time_period_uuid: g.period.uuid, labels: ['claim a', 'claim b'] });
-    expect((await t.admin.put(P('objectives', labelled.uuid), { short_id: 'CLAIM-1' })).status).toBe(200);
+    expect((await goalApi(t.admin).update('objectives', labelled.uuid, { short_id: 'CLAIM-1' })).status).toBe(200);
     for (const [filter, values] of [['q[labels_name_in]', 'claim a,CLAIM B,claim c,claim d'], ['q[short_id_in]', 'claim-1,claim-2,claim-3']] as const) {
       const { ctx, calls } = await countingCtx(t, t.adminUuid);
       const result = await listGoals(ctx, 'objective', [[filter, values]]);
@@ -199,6 +199,6 @@ describe('goals: what writes and claim lookups read', () => {
         details: [expect.objectContaining({ field: 'parents', code: 'cycle' })],
       });
     }
-    expect((await t.admin.get(P('objectives', a.uuid))).body.data.record.parent_links).toEqual([]);
+    expect((await goalApi(t.admin).get('objectives', a.uuid)).body.data.record.parent_links).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, listAll, type TenantFixture } from '../support/api.ts';
-import { createPeriod, goal, goalTenant, P, sorted, uuids, type GoalTenant } from './goals.fixture.ts';
+import { createPeriod, goal, goalTenant, P, sorted, uuids, type GoalTenant, goalApi } from './goals.fixture.ts';
 import { checkin } from './checkins.fixture.ts';
 
 /**
@@ -33,7 +33,7 @@ describe('goals: association filters see only what exists and what the caller ma
     expect(await ids(t.admin, OB, `q[labels_uuid_eq]=${doomed}`)).toEqual(sorted([both.uuid, only.uuid]));
 
     expect((await t.admin.delete(`/rest/v2/labels/${doomed}`)).status).toBe(200);
-    expect((await t.admin.get(P('objectives', only.uuid))).body.data.record.labels).toEqual([]);
+    expect((await goalApi(t.admin).get('objectives', only.uuid)).body.data.record.labels).toEqual([]);
     for (const api of [t.admin, member.api]) {
       expect(await ids(api, OB, `q[labels_uuid_eq]=${doomed}`)).toEqual([]);
       expect(await ids(api, OB, `q[labels_uuid_in]=${doomed},${kept}`)).toEqual([both.uuid]);
@@ -102,33 +102,33 @@ describe('goals: association filters see only what exists and what the caller ma
     const seer = await t.user();
     const team = (await t.admin.post('/rest/v2/teams', { name: 'short-lived', member_uuids: [seer.uuid] })).body.data.record;
     const shared = await goal(t.admin, 'objectives', { title: 'shared with a team', time_period_uuid: g.period.uuid, visibility: 'limited', visible_entities: [{ entity_type: 'team', entity_uuid: team.uuid, mode: 'edit' }] });
-    expect((await seer.api.get(P('objectives', shared.uuid))).body.data.access_source).toBe('visible_entity');
+    expect((await goalApi(seer.api).get('objectives', shared.uuid)).body.data.access_source).toBe('visible_entity');
 
     // decision (README): no index entry for team-type visible entities, so the team delete is not refused
     expect((await t.admin.delete(`/rest/v2/teams/${team.uuid}`)).status).toBe(200);
-    expectError(await seer.api.get(P('objectives', shared.uuid)), 403, 'forbidden');
+    expectError(await goalApi(seer.api).get('objectives', shared.uuid), 403, 'forbidden');
     expect(await ids(seer.api, P('objectives'), `q[uuid_eq]=${shared.uuid}`)).toEqual([]);
-    const now = (await t.admin.get(P('objectives', shared.uuid))).body.data.record;
+    const now = (await goalApi(t.admin).get('objectives', shared.uuid)).body.data.record;
     expect(now.visible_entities).toEqual([{ entity_type: 'team', entity_uuid: team.uuid, mode: 'edit' }]);
     // sending the goal's own list back is not refused; naming the deleted team anew is
-    expect((await t.admin.put(P('objectives', shared.uuid), { title: 'renamed', visible_entities: now.visible_entities })).status).toBe(200);
-    const fresh = expectError(await t.admin.post(P('objectives'), { title: 'x', time_period_uuid: g.period.uuid, visible_entities: [{ entity_type: 'team', entity_uuid: team.uuid }] }), 422, 'validation_failed');
+    expect((await goalApi(t.admin).update('objectives', shared.uuid, { title: 'renamed', visible_entities: now.visible_entities })).status).toBe(200);
+    const fresh = expectError(await goalApi(t.admin).create('objectives', { title: 'x', time_period_uuid: g.period.uuid, visible_entities: [{ entity_type: 'team', entity_uuid: team.uuid }] }), 422, 'validation_failed');
     expect(fresh.details[0]).toMatchObject({ field: 'visible_entities', code: 'not_found' });
   });
 
   it('a refused hierarchy delete names only goals the caller can see', async () => {
     const root = await goal(member.api, 'objectives', { title: 'member root', time_period_uuid: g.period.uuid });
     const secret = await goal(t.admin, 'initiatives', { title: 'secret below', time_period_uuid: g.period.uuid, visibility: 'limited', parents: [root.uuid] });
-    const refused = expectError(await member.api.delete(P('objectives', root.uuid), { delete_hierarchy: true }), 403, 'forbidden');
+    const refused = expectError(await goalApi(member.api).remove('objectives', root.uuid, { delete_hierarchy: true }), 403, 'forbidden');
     expect(refused.message).not.toContain(secret.uuid);
     expect(JSON.stringify(refused)).not.toContain(secret.uuid);
     expect(refused.message).toMatch(/cannot delete/);
 
     // a visible goal the caller may not change is named
     const shown = await goal(t.admin, 'key_results', { title: 'shown below', time_period_uuid: g.period.uuid, parents: [root.uuid] });
-    await t.admin.put(P('initiatives', secret.uuid), { visibility: 'public' });
-    const named = expectError(await member.api.delete(P('objectives', root.uuid), { delete_hierarchy: true }), 403, 'forbidden');
+    await goalApi(t.admin).update('initiatives', secret.uuid, { visibility: 'public' });
+    const named = expectError(await goalApi(member.api).remove('objectives', root.uuid, { delete_hierarchy: true }), 403, 'forbidden');
     expect([secret.uuid, shown.uuid].some((id) => named.message.includes(id))).toBe(true);
-    expect((await t.admin.get(P('objectives', root.uuid))).body.data.record.discarded_at).toBeNull();
+    expect((await goalApi(t.admin).get('objectives', root.uuid)).body.data.record.discarded_at).toBeNull();
   });
 });

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, listAll, type TenantFixture } from '../support/api.ts';
-import { createPeriod, goal, goalTenant, P, sorted, uuids, type GoalTenant } from './goals.fixture.ts';
+import { createPeriod, goal, goalTenant, P, sorted, uuids, type GoalTenant, goalApi } from './goals.fixture.ts';
 
 describe('goals: pagination', () => {
   it('pages through every record once, in creation order, with pagy and count', async () => {
@@ -76,8 +76,8 @@ describe('goals: filters', () => {
     k2 = await goal(alice.api, 'key_results', { title: 'New markets', time_period_uuid: tp, owner_uuids: [alice.uuid], team_uuids: [teamB.uuid], parents: [o1.uuid] });
     k3 = await goal(t.admin, 'key_results', { title: 'Lower spend', time_period_uuid: q2.uuid, parents: [o2.uuid] });
     i1 = await goal(t.admin, 'initiatives', { title: 'Launch campaign', time_period_uuid: tp, parents: [k1.uuid] });
-    await t.admin.put(P('key_results', k3.uuid), { short_id: 'kr-3', current_status: 'closed' });
-    await t.admin.post(P('key_results', k2.uuid, '/archive'));
+    await goalApi(t.admin).update('key_results', k3.uuid, { short_id: 'kr-3', current_status: 'closed' });
+    await goalApi(t.admin).archive('key_results', k2.uuid);
   });
 
   it('own attributes: uuid, type, status, current_status, time period, title, short_id, goal_type, visibility, dates, creator, archived_at', async () => {

@@ -6,9 +6,9 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 import { logger } from '#shared/logger.ts';
-import type { Goal, GoalCreateBody, TimePeriod } from '../../clients/typescript/src/index.ts';
+import type { Goal, GoalCreateBody, GoalUpdateBody, Schemas, TimePeriod } from '../../clients/typescript/src/index.ts';
 import { newTenant, type Api, type TenantFixture } from '../support/api.ts';
-import { typed } from '../support/client.ts';
+import { answer, typed } from '../support/client.ts';
 
 /** Shared set-up of the goals suites (goals*.test.ts): a tenant with a time period, and quick creators. */
 export const KINDS = ['objectives', 'key_results', 'initiatives'] as const;
@@ -37,6 +37,23 @@ export async function goalTenant(): Promise<GoalTenant> {
   return { t, period };
 }
 
+/** A goal kind's item path as the document names it. */
+const item = (kind: KindPath) => `/rest/v2/${kind}/{id}` as const;
+
+/** The goal endpoints through the typed client: paths, bodies and answers checked against docs/openapi.json. */
+export const goalApi = (api: Api) => {
+  const client = typed(api);
+  const id = (uuid: string) => ({ params: { path: { id: uuid } } });
+  return {
+    create: (kind: KindPath, body: GoalCreateBody) => answer(client.POST(P(kind), { body })),
+    get: (kind: KindPath, uuid: string) => answer(client.GET(item(kind), id(uuid))),
+    update: (kind: KindPath, uuid: string, body: GoalUpdateBody) => answer(client.PUT(item(kind), { ...id(uuid), body })),
+    remove: (kind: KindPath, uuid: string, body?: Schemas['GoalDeleteBody']) => answer(client.DELETE(item(kind), { ...id(uuid), ...(body ? { body } : {}) })),
+    archive: (kind: KindPath, uuid: string) => answer(client.POST(`${item(kind)}/archive`, id(uuid))),
+    unarchive: (kind: KindPath, uuid: string) => answer(client.POST(`${item(kind)}/unarchive`, id(uuid))),
+  };
+};
+
 /** Creates a goal with the typed client (201 expected) and returns its record. */
 export async function goal(api: Api, kind: KindPath, body: GoalCreateBody): Promise<Goal> {
   const { data, error, response } = await typed(api).POST(P(kind), { body });
@@ -56,6 +73,7 @@ export const GOAL_FIELDS = [
   'visibility', 'ai_rollup_enabled', 'data_sources_count', 'discarded_at', 'discarded_by_uuid', 'short_id_uuid', 'archived_at',
   'archived_by_uuid', 'short_id', 'owner_uuids', 'target', 'unit', 'metric_type', 'parent_links', 'visible_entities', 'checkin_due_days',
   'delegate_uuid', 'delegate_uuids', 'partner_goals_external_id', 'team_uuids', 'labels', 'created_at', 'updated_at',
+  'expected_progress', 'pace', // contract 13
 ].sort();
 
 /** What a domain call read, counted at the DynamoDB client. */

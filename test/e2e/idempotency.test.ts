@@ -89,7 +89,7 @@ describe('Idempotency-Key on POST (contract section 11)', () => {
     expect(res.status).toBe(201);
     const PK = idempotencyRecordKey({ tenantId: t.tenantUuid, userId: t.adminUuid, route: 'POST /rest/v2/labels', key });
     expect(PK.startsWith(`T#${t.tenantUuid}#idem#`)).toBe(true);
-    const item = (await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: { PK, SK: '#' }, ConsistentRead: true }))).Item!;
+    const item = (await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: { PK, SK: 'IDEM' }, ConsistentRead: true }))).Item!;
     expect(item.idem_status).toBe('COMPLETED');
     expect(item.expires_at).toBeGreaterThan(Date.now() / 1000 + 24 * 3600 - 120);
     expect(item.expires_at).toBeLessThanOrEqual(Date.now() / 1000 + 24 * 3600 + 1);

@@ -21,8 +21,8 @@ describe('per-tenant and per-user rate limits over HTTP (contract section 11)', 
 
   it('checks the caller before taking budget, limits each user to half the tenant, answers 429 with Retry-After and RateLimit headers', async () => {
     const t = await newTenant();
-    // One token per 20 s: nothing refills during the test. Users get half: burst 5.
-    await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '0.05', '--burst', '10']);
+    // One token per 100 s: nothing refills during the test, however slow. Users get half: burst 5.
+    await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '0.01', '--burst', '10']);
     const viewer = await t.user({ role: 'viewer' }); // admin: 1 of 5, tenant: 1 of 10
     const gone = await t.user(); // admin 2, tenant 2
     expect((await t.admin.put(`/rest/v2/users/${gone.uuid}`, { user: { status: 'inactive' } })).status).toBe(200); // admin 3, tenant 3
@@ -44,7 +44,7 @@ describe('per-tenant and per-user rate limits over HTTP (contract section 11)', 
     expectError(refused, 429, 'rate_limited');
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(refused.headers.get('ratelimit')).toMatch(/^"user";r=0;t=\d+/);
-    expect(refused.headers.get('ratelimit-policy')).toBe('"user";q=5;w=200, "tenant";q=10;w=200');
+    expect(refused.headers.get('ratelimit-policy')).toBe('"user";q=5;w=1000, "tenant";q=10;w=1000');
 
     // The tenant has 10 - 3 - 5 = 2 left, the admin 5 - 3 = 2: the admin gets exactly those.
     expect((await t.admin.get('/rest/v2/labels')).status).toBe(200);

@@ -7,6 +7,7 @@ import { baseDb } from '#shared/db/client.ts';
 import { accessRequestKey } from '#shared/domain/sharing/entity.ts';
 import type { ShareableType } from '#shared/domain/sharing/types.ts';
 import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
+import { eventually } from '../support/eventually.ts';
 
 // ---------- helpers: the outbox the local stack's worker writes, the resend clock, a shared document ----------
 
@@ -46,18 +47,6 @@ async function waitForEmails(to: string, count: number, timeoutMs = 10_000): Pro
   }
 }
 
-/** Polls until `check` passes (worker-written state), or rethrows its last failure after the timeout. */
-async function eventually(check: () => Promise<void>, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
 
 /**
  * Moves a request's last e-mail an hour (and a second) into the past, as if the resend window had elapsed:

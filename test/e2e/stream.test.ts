@@ -17,6 +17,7 @@ import { projections } from '#shared/stream/projections.ts';
 import { listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
 import { checkin, goalNow } from './checkins.fixture.ts';
+import { eventually } from '../support/eventually.ts';
 
 /**
  * The change stream as the backstop of derived state. "A function died between its commit and its refresh"
@@ -25,18 +26,6 @@ import { checkin, goalNow } from './checkins.fixture.ts';
  * run the processor in this process on stream records built from the items as stored.
  */
 
-/** Polls until `check` passes, or rethrows its last failure after the timeout (the stream is asynchronous). */
-async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      return await check();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-}
 
 const data = (tenantId: string): DataCtx => ({ tenantId, db: instrument(createDynamoClient()) });
 

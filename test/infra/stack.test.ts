@@ -6,6 +6,7 @@ import { sqsSender } from '#shared/queue/queue.ts';
 import { queueUrlEnv, type GoalTrackingStack } from '../../infra/stack.ts';
 import { TABLE_ACTIONS } from '../../infra/constructs/tenant-data.ts';
 import { allRoutes, allWorkers, asArray, build, extraRoutes, functionsByDescription, logicalId, mergedTemplate, refId, roleStatements, type Json } from './stack.fixture.ts';
+import { LIMITER_ACTIONS, LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
 
 const id = (_stack: unknown, c: Parameters<typeof logicalId>[0]) => logicalId(c);
 
@@ -18,7 +19,11 @@ function expectedGrants(stack: GoalTrackingStack, row: { kind: 'route'; r: Route
   if (table !== 'none') out.push(`sts:AssumeRole ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
   const sendsTo = row.kind === 'route' ? row.r.sendsTo : row.w.sendsTo;
   for (const q of sendsTo ?? []) out.push(`sqs:SendMessage ${id(stack, stack.queues.get(q)!.queue)}`);
-  for (const need of row.kind === 'route' ? (row.r.needs ?? []) : []) out.push(`${need === 'kms:sign' ? 'kms:Sign' : 'kms:GetPublicKey'} ${id(stack, stack.issuerKey!.key)}`);
+  for (const need of row.kind === 'route' ? (row.r.needs ?? []) : []) if (need === 'kms:sign' || need === 'kms:public-key') out.push(`${need === 'kms:sign' ? 'kms:Sign' : 'kms:GetPublicKey'} ${id(stack, stack.issuerKey!.key)}`);
+  for (const need of (row.kind === 'route' ? row.r.needs : row.w.needs) ?? []) {
+    if (need === 'kms:webhook-secrets') out.push(`kms:Encrypt ${id(stack, stack.outboundEvents.secretKey)}`, `kms:Decrypt ${id(stack, stack.outboundEvents.secretKey)}`);
+    if (need === 'events:publish') out.push(`events:PutEvents ${id(stack, stack.outboundEvents.bus)}`);
+  }
   if (row.kind === 'worker') {
     const q = id(stack, stack.queues.get(row.w.queue)!.queue);
     for (const a of ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage']) out.push(`${a} ${q}`);
@@ -46,6 +51,9 @@ function actualGrants(template: Template, roleId: string): string[] {
   }
   return out.sort();
 }
+
+/** What DynamoEventSource grants the processor's role on the table's stream. */
+const STREAM_READ = ['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator', 'dynamodb:ListStreams'];
 
 describe('CDK stack', () => {
   let stack: GoalTrackingStack;
@@ -103,7 +111,8 @@ describe('CDK stack', () => {
       const env = (t.Resources[id(stack, fn.fn)].Properties.Environment.Variables ?? {}) as Json;
       expect(env.ISSUER_URL).toEqual({ 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
       expect(env.JWT_AUDIENCE).toBe('goal-tracking-api');
-      expect('ISSUER_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe((r.needs ?? []).length > 0);
+      expect('ISSUER_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe((r.needs ?? []).some((n) => n === 'kms:sign' || n === 'kms:public-key'));
+      expect('WEBHOOK_SECRET_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe((r.needs ?? []).includes('kms:webhook-secrets'));
     }
     const jwks = [...stack.routeFunctions.entries()].find(([r]) => r.path === '/.well-known/jwks.json')!;
     expect(actualGrants(template, id(stack, jwks[1].role))).toContain(`kms:GetPublicKey ${id(stack, stack.issuerKey!.key)}`);
@@ -111,7 +120,7 @@ describe('CDK stack', () => {
 
   it('builds every function the same way: Node.js 22 arm64 ESM bundle with source maps, X-Ray, its own log group', () => {
     const fns = template.findResources('AWS::Lambda::Function');
-    expect(Object.keys(fns)).toHaveLength(allRoutes.length + allWorkers.length);
+    expect(Object.keys(fns)).toHaveLength(allRoutes.length + allWorkers.length + 1); // + the stream processor
     for (const [fid, f] of Object.entries<Json>(fns)) {
       const p = f.Properties;
       expect(p.Runtime, fid).toBe('nodejs22.x');
@@ -145,9 +154,43 @@ describe('CDK stack', () => {
     for (const [rid, role] of Object.entries<Json>(template.findResources('AWS::IAM::Role'))) {
       const trustsLambda = role.Properties.AssumeRolePolicyDocument.Statement.some((s: Json) => s.Principal?.Service === 'lambda.amazonaws.com');
       if (!trustsLambda) continue;
-      const actions = roleStatements(template, rid).flatMap((s) => asArray(s.Action));
+      // The stream processor reads the table's change stream (not its items) with its own role: the event source mapping polls with it.
+      const isProcessor = rid === id(stack, stack.streamProcessor.role);
+      const actions = roleStatements(template, rid).flatMap((s) => asArray(s.Action)).filter((a) => !(isProcessor && STREAM_READ.includes(a)));
       expect(actions.filter((a) => a.startsWith('dynamodb:')), rid).toEqual([]);
     }
+  });
+
+  it('feeds the stream processor from the table stream (both images): partial failures, bisect, bounded retries, an SQS on-failure destination', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', { StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' } });
+    const mappings = Object.values<Json>(template.findResources('AWS::Lambda::EventSourceMapping')).map((m) => m.Properties).filter((p) => p.EventSourceArn?.['Fn::GetAtt']?.[1] === 'StreamArn');
+    expect(mappings).toHaveLength(1);
+    const m = mappings[0]!;
+    expect(refId(m.FunctionName)).toBe(id(stack, stack.streamProcessor.fn));
+    expect(m).toMatchObject({ BisectBatchOnFunctionError: true, MaximumRetryAttempts: 10, FunctionResponseTypes: ['ReportBatchItemFailures'], StartingPosition: 'TRIM_HORIZON' });
+    expect(m.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0]).toBe(id(stack, stack.streamDeadLetters));
+    // Stream reads only on the stream, and the processor reaches items through the write tenant role like any function.
+    const actions = roleStatements(template, id(stack, stack.streamProcessor.role)).flatMap((s) => asArray(s.Action)).filter((a) => a.startsWith('dynamodb:'));
+    expect([...new Set(actions)].sort()).toEqual([...STREAM_READ].sort());
+    // Records are read on the stream only (ListStreams takes no resource).
+    for (const st of roleStatements(template, id(stack, stack.streamProcessor.role)).filter((s) => asArray(s.Action).includes('dynamodb:GetRecords'))) expect(JSON.stringify(st.Resource)).toContain('StreamArn');
+    expect(stack.streamProcessor.rolePath).toBe(stack.data.rolePath('write'));
+  });
+
+  it('sends outbound events to its own EventBridge bus and seals webhook secrets with its own KMS key, granted only where a row needs them', () => {
+    template.hasResourceProperties('AWS::Events::EventBus', {});
+    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true, Description: Match.stringLikeRegexp('webhook signing secrets') });
+    const busId = id(stack, stack.outboundEvents.bus);
+    const keyId = id(stack, stack.outboundEvents.secretKey);
+    const processorEnv = t.Resources[id(stack, stack.streamProcessor.fn)].Properties.Environment.Variables as Json;
+    expect(refId(processorEnv.EVENT_BUS_NAME)).toBe(busId);
+    expect(actualGrants(template, id(stack, stack.streamProcessor.role))).toContain(`events:PutEvents ${busId}`);
+    expect(actualGrants(template, id(stack, stack.streamProcessor.role))).toContain(`sqs:SendMessage ${id(stack, stack.queues.get('webhook-deliveries')!.queue)}`);
+    const sealing = [...stack.routeFunctions.entries(), ...stack.workerFunctions.entries()].filter(([row]) => row.needs?.includes('kms:webhook-secrets'));
+    expect(sealing.map(([row]) => ('path' in row ? `${row.method} ${row.path}` : row.queue)).sort()).toEqual(['POST /webhooks', 'webhook-deliveries']);
+    for (const [, fn] of sealing) expect(actualGrants(template, id(stack, fn.role))).toEqual(expect.arrayContaining([`kms:Encrypt ${keyId}`, `kms:Decrypt ${keyId}`]));
+    const others = [...stack.routeFunctions.values(), ...stack.workerFunctions.values()].filter((fn) => !sealing.some(([, f]) => f === fn));
+    for (const fn of others) expect(actualGrants(template, id(stack, fn.role)).filter((g) => g.endsWith(keyId) || g.endsWith(busId))).toEqual([]);
   });
 
   it('has two tenant roles: read and write actions on the table and each index by name, assumable only by roles on their path', () => {
@@ -155,7 +198,15 @@ describe('CDK stack', () => {
     const resources = [tableId, `join:${tableId}`];
     for (const [access, role] of [['read', stack.data.readRole], ['write', stack.data.writeRole]] as const) {
       const roleId = id(stack, role);
-      const statements = roleStatements(template, roleId);
+      const all = roleStatements(template, roleId);
+      // The read role also updates the rate limiter's items (LeadingKeys T#<uuid>#rl#*): a GET leases tokens too.
+      const limiter = all.filter((s) => s.Sid === 'RateLimitLeases');
+      expect(limiter).toHaveLength(access === 'read' ? 1 : 0);
+      if (access === 'read') {
+        expect(asArray(limiter[0]!.Action)).toEqual([...LIMITER_ACTIONS]);
+        expect(limiter[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [LIMITER_LEADING_KEYS] } });
+      }
+      const statements = all.filter((s) => s.Sid !== 'RateLimitLeases');
       expect(statements).toHaveLength(1);
       expect(asArray(statements[0]!.Action).sort()).toEqual([...TABLE_ACTIONS[access]].sort());
       expect(asArray(statements[0]!.Resource).map(resourceKey).sort()).toEqual(resources.sort());
@@ -198,7 +249,7 @@ describe('CDK stack', () => {
 
   it('gives every queue a dead-letter queue with redrive, SSE and an SSL-only policy, and its worker partial batch responses', () => {
     const queues = template.findResources('AWS::SQS::Queue');
-    expect(Object.keys(queues)).toHaveLength(allWorkers.length * 2);
+    expect(Object.keys(queues)).toHaveLength(allWorkers.length * 2 + 1); // + the stream processor's on-failure destination
     const policies = Object.values<Json>(template.findResources('AWS::SQS::QueuePolicy'));
     const sslOnly = (qid: string) =>
       policies.some(
@@ -226,7 +277,10 @@ describe('CDK stack', () => {
         FunctionResponseTypes: ['ReportBatchItemFailures'],
       });
     }
-    expect(Object.keys(template.findResources('AWS::Lambda::EventSourceMapping'))).toHaveLength(allWorkers.length);
+    expect(Object.keys(template.findResources('AWS::Lambda::EventSourceMapping'))).toHaveLength(allWorkers.length + 1); // + the table stream
+    const streamDlq = id(stack, stack.streamDeadLetters);
+    expect(queues[streamDlq]!.Properties.SqsManagedSseEnabled).toBe(true);
+    expect(sslOnly(streamDlq)).toBe(true);
   });
 
   it('names each queue a function sends to in QUEUE_URL_<NAME>, the variable sqsSender reads', async () => {
@@ -324,7 +378,7 @@ describe('CDK stack with an external issuer (e.g. a Cognito user pool)', () => {
     const { stack } = build({ routes, context: { issuerUrl, jwtAudience: 'client-a,client-b', tenantClaim: 'custom:tenant_uuid', userClaim: 'custom:user_uuid' } });
     const template = mergedTemplate(stack);
     template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', { JwtConfiguration: { Issuer: issuerUrl, Audience: ['client-a', 'client-b'] } });
-    template.resourceCountIs('AWS::KMS::Key', 1); // only the alarm topic's key
+    template.resourceCountIs('AWS::KMS::Key', 2); // the alarm topic's key and the webhook-secret key, no signing key
     const keys = Object.keys(template.toJSON().Resources).filter((k) => k.startsWith('IssuerKey'));
     expect(keys).toEqual([]);
     const routeKeys = Object.values<Json>(template.findResources('AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey);

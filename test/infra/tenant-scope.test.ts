@@ -106,6 +106,20 @@ describe('tenant-scoped data access', () => {
       }
     });
 
+    it('a read function’s session may update its own tenant’s rate-limit items, and no other item', () => {
+      const a = 'a3bb189e-8bf9-3888-9912-ace4e6543002';
+      const b = 'f7c1bd87-4da5-4b2f-8c4c-1d2e3f4a5b6c';
+      const session = tenantSessionPolicy(TABLE_ARN, a) as { Statement: Statement[] };
+      const role = { Statement: roles.read };
+      const may = (pk: string) => allows(role, 'dynamodb:UpdateItem', TABLE_ARN, [pk]) && allows(session, 'dynamodb:UpdateItem', TABLE_ARN, [pk]);
+      expect(may(`T#${a}#rl#tenant#0`)).toBe(true);
+      expect(may(`T#${a}#rl#user#${b}#1`)).toBe(true);
+      expect(may(`T#${b}#rl#tenant#0`)).toBe(false);
+      expect(may(`T#${a}#unique#label#rl#x`)).toBe(false);
+      expect(may(`T#${a}#label#${b}`)).toBe(false);
+      expect(allows(role, 'dynamodb:PutItem', TABLE_ARN, [`T#${a}#rl#tenant#0`])).toBe(false);
+    });
+
     it('every action a tenant role grants is one the session policy allows (else a function would silently lack it)', () => {
       const session = tenantSessionPolicy(TABLE_ARN, '00000000-0000-4000-8000-000000000001') as { Statement: Statement[] };
       const sessionActions = session.Statement.flatMap((s) => asArray(s.Action));

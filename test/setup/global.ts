@@ -18,6 +18,9 @@ declare module 'vitest' {
 export default async function setup(project: TestProject) {
   // Tests hammer single tenants (concurrency, pagination); the limiter is unit-tested in test/unit/rate-limit.test.ts.
   process.env.TENANT_RATE_LIMIT_RPS ??= '0';
+  // Webhook retries in seconds, not a day (test/e2e/webhooks*.test.ts wait for a delivery to end failed).
+  process.env.WEBHOOK_RETRY_SCHEDULE ??= '1,2';
+  process.env.WEBHOOK_TIMEOUT_MS ??= '4000';
   const dataDir = mkdtempSync(join(tmpdir(), 'goal-tracking-test-'));
   const stack = await startLocalStack({ port: 0, dataDir, inMemory: true, quiet: !process.env.TEST_LOGS });
   project.provide('apiUrl', stack.url);

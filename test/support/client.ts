@@ -3,7 +3,7 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import type { Middleware } from 'openapi-fetch';
 import { createGoalTrackingClient, type GoalTrackingClient } from '../../clients/typescript/src/index.ts';
-import type { Api } from './api.ts';
+import type { Api, Res } from './api.ts';
 
 type Document = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>; components: object };
 
@@ -57,4 +57,13 @@ export function typed(api: Api): GoalTrackingClient {
     clients.set(api, client);
   }
   return client;
+}
+
+/**
+ * A typed call's outcome in the `Res` shape the suites assert on (`status`, `body`, `headers`). On an error
+ * status `body` holds the error answer: check it with `expectError`.
+ */
+export async function answer<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<Res<T>> {
+  const { data, error, response } = await call;
+  return { status: response.status, body: (data ?? error) as T, headers: response.headers };
 }

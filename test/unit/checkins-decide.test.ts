@@ -58,7 +58,7 @@ describe('check-in decide', () => {
   it('delete: the goal follows the next latest, or goes back to never checked in', () => {
     const c = { uuid: 'c1', value: 100, status: 'closed', score: 1, checkin_date: '2025-02-10', updated_at: NOW, updated_by_uuid: 'u1' } as CheckinRecord;
     const prev = { ...c, uuid: 'c0', value: 20, status: 'behind', score: null, checkin_date: '2025-02-01' } as CheckinRecord;
-    const followed = state({ goal: goalAfter(goal(), c, NOW), newest: [{ id: 'c1', orderKey: 'b' }, { id: 'c0', orderKey: 'a' }] });
+    const followed = state({ goal: goalAfter(goal(), c, NOW, 'checkin'), newest: [{ id: 'c1', orderKey: 'b' }, { id: 'c0', orderKey: 'a' }] });
     expect(deleteNeedsNext(followed.newest, 'c1')).toBe(true);
     expect(writeOf(decideDelete(followed, c, prev, NOW)).goal).toMatchObject({ current_value: 20, current_progress: 10, current_status: 'behind', score: null });
     expect(writeOf(decideDelete({ ...followed, newest: [{ id: 'c1', orderKey: 'b' }] }, c, undefined, NOW)).goal).toMatchObject({ current_value: null, current_progress: null, current_status: 'not_started' });

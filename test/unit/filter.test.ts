@@ -67,11 +67,35 @@ describe('filter DSL parser', () => {
     expect(matchValue('2024-02-01', f('q[start_date_gteq]=2024-01-31'))).toBe(true);
   });
 
+  it('refuses prototype names as filter and sort attributes with 400 naming the parameter', () => {
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype']) {
+      expect(() => parseFilters(queryPairs(`q[${name}_eq]=1`), attrs), name).toThrow(new RegExp(`q\\[${name}_eq\\]`));
+      expect(() => parseFilters(queryPairs(`q[${name}_in][]=x`), attrs), name).toThrow(BadRequestError);
+      expect(() => parseFilters(queryPairs(`q[s]=${name} asc`), attrs), name).toThrow(/Unknown sort attribute/);
+    }
+  });
+
+  it('keeps list values whole; commas split only the single-value form', () => {
+    const value = (q: string) => parseFilters(queryPairs(q), attrs).filters[0]!.value;
+    expect(value('q[uuid_in][]=a,b')).toEqual(['a,b']);
+    expect(value('q[uuid_in][]=a,b&q[uuid_in][]=c')).toEqual(['a,b', 'c']);
+    expect(value('q[uuid_in]=a,b&q[uuid_in]=c')).toEqual(['a,b', 'c']);
+    expect(value('q[uuid_not_in]=a,b')).toEqual(['a', 'b']);
+  });
+
+  it('reads the sort direction in any case, and uuid values lower-cased', () => {
+    expect(parseFilters(queryPairs('q[s]=uuid DESC'), attrs).sort).toEqual({ attribute: 'uuid', direction: 'desc' });
+    expect(parseFilters(queryPairs('q[s]=uuid Asc'), attrs).sort).toEqual({ attribute: 'uuid', direction: 'asc' });
+    expect(() => parseFilters(queryPairs('q[s]=uuid desc extra'), attrs)).toThrow(BadRequestError);
+    expect(parseFilters(queryPairs('q[owners_uuid_eq]=6067F26E-843B-4F5C-B104-9EAC90114CC7'), attrs).filters[0]!.value).toBe('6067f26e-843b-4f5c-b104-9eac90114cc7');
+  });
+
   it('never throws anything but a 400 on arbitrary filter keys and values', () => {
+    const key = fc.oneof(fc.string(), fc.tuple(fc.constantFrom('__proto__', 'constructor', 'toString', 'uuid', 's'), fc.constantFrom('', '_eq', '_in', '_lt', '_null', ' asc')).map(([a, b]) => a + b));
     fc.assert(
-      fc.property(fc.string(), fc.string(), (k, v) => {
+      fc.property(key, fc.string(), (k, v) => {
         try {
-          parseFilters([[`q[${k}]`, v]], attrs);
+          parseFilters([[`q[${k}]`, v], ['q[s]', v]], attrs);
         } catch (err) {
           expect(err).toBeInstanceOf(BadRequestError);
         }
@@ -87,6 +111,9 @@ describe('list parameters', () => {
     expect(page('')).toEqual({ page: 1, perPage: 20, offset: 0, count: false });
     expect(page('limit=5').perPage).toBe(5);
     expect(page('per_page=1000').perPage).toBe(100);
+    expect(page('per_page=1000000000').perPage).toBe(100);
+    expect(page('limit=99999999999999999999999').perPage).toBe(100);
+    expect(page('limit_max=100000000000&per_page=3').perPage).toBe(3);
     expect(page('limit_max=7').perPage).toBe(7);
     expect(page('per_page=50&limit_max=10').perPage).toBe(10);
     expect(page('page=3&offset=4&count=true')).toMatchObject({ page: 3, offset: 4, count: true });

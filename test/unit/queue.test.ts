@@ -1,5 +1,8 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { LocalQueues } from '#shared/queue/queue.ts';
+import { LocalQueues, MessageFiles } from '#shared/queue/queue.ts';
 
 describe('LocalQueues (SQS semantics in-process)', () => {
   it('delivers, retries failed messages with back-off, and dead-letters after maxReceiveCount receives', async () => {
@@ -52,5 +55,37 @@ describe('LocalQueues (SQS semantics in-process)', () => {
 
   it('refuses unknown queues', async () => {
     await expect(new LocalQueues().send('nope', {})).rejects.toThrow(/Unknown queue/);
+  });
+
+  it('keeps messages on disk: a new process over the same directory delivers what a killed one had not finished, and files from outside (redrive)', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'queues-'));
+    try {
+      // The first "process" takes messages and dies mid-handling (its handler never returns).
+      const first = new LocalQueues({ pollMs: 5, dir });
+      first.register({ queue: 'jobs', maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 30, handler: async () => () => new Promise(() => undefined) });
+      await first.send('jobs', { n: 1 });
+      await first.send('jobs', { n: 2 });
+      first.start();
+      await new Promise((r) => setTimeout(r, 50));
+      first.stop();
+      expect(readdirSync(join(dir, 'jobs'))).toHaveLength(2);
+
+      const seen: string[] = [];
+      const second = new LocalQueues({ pollMs: 5, dir });
+      second.register({ queue: 'jobs', maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 30, handler: async () => async (e) => void seen.push(...e.Records.map((r) => `${r.body}@${r.attributes.ApproximateReceiveCount}`)) });
+      second.start();
+      new MessageFiles(dir).save('jobs', { id: 'from-outside', body: '{"n":3}', receiveCount: 0, visibleAt: Date.now(), sentAt: Date.now() });
+      const deadline = Date.now() + 5000;
+      while (seen.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      second.stop();
+      // Each delivered once by the second process; the one in flight at the "kill" on its second receive.
+      expect(seen.map((x) => x.split('@')[0]).sort()).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
+      expect(seen).toContain('{"n":1}@2');
+      expect(seen).toContain('{"n":3}@1');
+      await new Promise((r) => setTimeout(r, 20));
+      expect(readdirSync(join(dir, 'jobs'))).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

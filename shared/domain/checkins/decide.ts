@@ -1,6 +1,7 @@
 import { checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import type { GoalRecord, GoalStatus } from '#shared/domain/goals/entity.ts';
+import type { HistoryCause } from '#shared/domain/history/entity.ts';
 import { goalProgressAt } from '#shared/domain/goals/progress.ts';
 import type { LabelRecord } from '#shared/domain/labels/entity.ts';
 import { ValidationError, type AppError } from '#shared/errors.ts';
@@ -94,9 +95,9 @@ export function goalFollowing(goal: GoalRecord, latest: CheckinRecord | undefine
 const FOLLOWED = ['current_value', 'current_progress', 'current_status', 'score', 'last_checkin_date', 'value_updated_at', 'value_updated_by_uuid', 'status_updated_at', 'status_updated_by_uuid'] as const;
 
 /** The goal record to write: following `latest`, with `updated_at` moved only when a followed field changed. */
-export function goalAfter(goal: GoalRecord, latest: CheckinRecord | undefined, now: string): GoalRecord {
+export function goalAfter(goal: GoalRecord, latest: CheckinRecord | undefined, now: string, cause: HistoryCause): GoalRecord {
   const next = goalFollowing(goal, latest);
-  return FOLLOWED.some((k) => next[k] !== goal[k]) ? { ...next, updated_at: now } : goal;
+  return FOLLOWED.some((k) => next[k] !== goal[k]) ? { ...next, updated_at: now, progress_cause: { cause, at: now } } : goal;
 }
 
 const labelUuids = (labels: LabelRecord[]) => [...new Set(labels.map((l) => l.uuid))];
@@ -136,7 +137,7 @@ export function decideCreate(
   };
   // A back-dated check-in behind the current latest leaves the goal where it is.
   const head = state.newest[0];
-  return { write: { checkin, goal: head && head.orderKey > checkinOrderKey(checkin) ? g : goalAfter(g, checkin, now) } };
+  return { write: { checkin, goal: head && head.orderKey > checkinOrderKey(checkin) ? g : goalAfter(g, checkin, now, 'checkin') } };
 }
 
 export function decideUpdate(
@@ -162,14 +163,14 @@ export function decideUpdate(
   };
   if (input.value !== undefined) Object.assign(next, { value: input.value, progress: goalProgressAt(g, input.value ?? null), metric_uuid: g.current_metric_uuid });
   if (labels !== undefined) next.label_uuids = labelUuids(labels);
-  return { write: { checkin: next, goal: state.newest[0]?.id === current.uuid ? goalAfter(g, next, now) : g } };
+  return { write: { checkin: next, goal: state.newest[0]?.id === current.uuid ? goalAfter(g, next, now, 'checkin_updated') : g } };
 }
 
 /** `nextLatest`: the check-in that becomes the goal's latest when `current` is (read only then). */
 export function decideDelete(state: GoalState, current: CheckinRecord, nextLatest: CheckinRecord | undefined, now: string): Decision<CheckinWrite> {
   const error = checkinWriteRefusal(state.goal, state.access);
   if (error) return { error };
-  return { write: { checkin: current, goal: state.newest[0]?.id === current.uuid ? goalAfter(state.goal, nextLatest, now) : state.goal } };
+  return { write: { checkin: current, goal: state.newest[0]?.id === current.uuid ? goalAfter(state.goal, nextLatest, now, 'checkin_deleted') : state.goal } };
 }
 
 /** True when deleting `checkinUuid` needs the next latest check-in read (it is the goal's latest). */

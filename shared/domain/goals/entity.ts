@@ -3,6 +3,7 @@ import { entry, entryList, type BaseRecord, type EntityDef, type EntryDef, type 
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
 import { TakenError, ValidationError } from '#shared/errors.ts';
+import type { ProgressCause } from '#shared/domain/history/entity.ts';
 
 export const GOAL_KINDS = ['objective', 'key_result', 'initiative'] as const;
 export type GoalKind = (typeof GOAL_KINDS)[number];
@@ -88,6 +89,8 @@ export interface GoalRecord extends BaseRecord {
   visible_entities: VisibleEntity[];
   checkin_due_days: number | null;
   partner_goals_external_id: string | null;
+  /** Why the last write moved value/progress/status (history's cause marker, shared/domain/history/entity.ts); not presented. */
+  progress_cause?: ProgressCause | null;
 }
 
 /** Principals a limited goal is visible to without being admin: `u:<user>` and `t:<team>`. */

@@ -5,6 +5,7 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import { paceFields, todayUtc } from '#shared/domain/goals/pace.ts';
 import { labelEntity, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 
@@ -15,9 +16,15 @@ import type { Loader } from '#shared/list/entity-cache.ts';
  * current metric. Labels are stored as uuids and named here, so a renamed label shows its new name: one
  * batch read for a whole page (distinct labels only).
  */
-export async function presentGoals(ctx: DomainCtx, goals: GoalRecord[]) {
+export async function presentGoals(ctx: DomainCtx, goals: GoalRecord[], today = todayUtc()) {
   const [labels, hidden] = await Promise.all([labelNamer(ctx.loader, goals), hiddenAncestors(ctx, goals)]);
-  return goals.map((g) => presentGoal(withoutHidden(g, hidden), labels));
+  return goals.map((g) => presentGoal(withoutHidden(g, hidden), labels, today));
+}
+
+/** Goal records as an admin sees them (every parent, the whole path): for outbound events, which go to admin-registered endpoints. */
+export async function presentGoalsInFull(loader: Loader, goals: GoalRecord[], today = todayUtc()) {
+  const labels = await labelNamer(loader, goals);
+  return goals.map((g) => presentGoal(g, labels, today));
 }
 
 /**
@@ -65,7 +72,7 @@ export async function presentOne(ctx: DomainCtx, goal: GoalRecord) {
   return (await presentGoals(ctx, [goal]))[0]!;
 }
 
-function presentGoal(g: GoalRecord, labels: NamedLabels) {
+function presentGoal(g: GoalRecord, labels: NamedLabels, today: string) {
   return {
     uuid: g.uuid,
     type: g.type,
@@ -80,6 +87,7 @@ function presentGoal(g: GoalRecord, labels: NamedLabels) {
     last_checkin_date: g.last_checkin_date,
     score: g.score,
     current_progress: g.current_progress,
+    ...paceFields(g, today), // expected_progress, pace (contract 13)
     current_value: g.current_value,
     current_status: g.current_status,
     status: g.current_status,

@@ -192,7 +192,7 @@ export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRec
     let tx = new WriteTx(ctx);
     for (const [id, progress] of moved) {
       const before = stored.get(id)!;
-      const after = { ...before.record, current_progress: progress, updated_at: now };
+      const after = { ...before.record, current_progress: progress, updated_at: now, progress_cause: { cause: 'rollup' as const, at: now } };
       if (tx.size >= MAX_TRANSACTION_ITEMS) {
         await tx.commit();
         tx = new WriteTx(ctx);

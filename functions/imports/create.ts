@@ -1,0 +1,12 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { ImportEnvelope, importRows } from '#shared/domain/imports/parse.ts';
+import { importChecks, presentImport, startImport } from '#shared/domain/imports/service.ts';
+
+export const handler = apiHandler({
+  body: ImportEnvelope,
+  handle: async ({ ctx, body, rawBody }) => {
+    const record = await startImport(ctx, importRows(rawBody ? { csv: rawBody.text } : { json: body.goals }));
+    return recordResponse(202, 'import', presentImport(record), importChecks(ctx), 'creator');
+  },
+});

@@ -1,0 +1,13 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { createWebhook, presentWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/webhooks/service.ts';
+import { WebhookCreateBody } from '#shared/schemas/webhooks.ts';
+
+/** 201 with the record and, this once, its secret. */
+export const handler = apiHandler({
+  body: WebhookCreateBody,
+  handle: async ({ ctx, body }) => {
+    const { record, secret } = await createWebhook(ctx, body);
+    return recordResponse(201, 'webhook', presentWebhook(record, secret), webhookChecks(ctx), webhookAccessSource);
+  },
+});

@@ -1,0 +1,8 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { deleteWebhook, presentWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/webhooks/service.ts';
+
+/** 200 with the deleted endpoint; its pending deliveries end `failed` when their next attempt finds it gone. */
+export const handler = apiHandler({
+  handle: async ({ ctx, params }) => recordResponse(200, 'webhook', presentWebhook(await deleteWebhook(ctx, params.id!)), webhookChecks(ctx), webhookAccessSource),
+});

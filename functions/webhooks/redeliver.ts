@@ -1,0 +1,8 @@
+import { apiHandler, json } from '#shared/http/api.ts';
+import { presentDelivery, redeliver } from '#shared/domain/webhooks/deliveries.ts';
+import { queueSender } from '#shared/queue/queue.ts';
+
+/** 202: a new round of attempts is queued (same event id and body). */
+export const handler = apiHandler({
+  handle: async ({ ctx, params }) => json(202, { data: { type: 'webhook_delivery', record: presentDelivery(await redeliver(ctx, params.id!, params.delivery_uuid!, queueSender())) } }),
+});

@@ -1,0 +1,9 @@
+import { apiHandler } from '#shared/http/api.ts';
+import { recordResponse } from '#shared/http/respond.ts';
+import { presentWebhook, updateWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/webhooks/service.ts';
+import { WebhookUpdateBody } from '#shared/schemas/webhooks.ts';
+
+export const handler = apiHandler({
+  body: WebhookUpdateBody,
+  handle: async ({ ctx, params, body }) => recordResponse(200, 'webhook', presentWebhook(await updateWebhook(ctx, params.id!, body)), webhookChecks(ctx), webhookAccessSource),
+});

@@ -1,0 +1,403 @@
+/**
+ * `npm run chaos [-- --duration 75 --clients 16]`: the service under crashes, retries and failing workers,
+ * on this machine only (127.0.0.1). A local stack on disk runs as a child process (its own process group:
+ * API, workers, stream poller, DynamoDB Local). 16+ clients across two tenants write for `--duration`
+ * seconds (check-ins on a three-level rollup hierarchy, creates, re-parenting, deletes, access requests),
+ * every POST with an Idempotency-Key, retried with the same key on a timeout or a dropped connection. Midway
+ * the whole stack is SIGKILLed and started again on the same data; the access-request e-mail worker fails a
+ * fraction of its messages throughout (LOCAL_FAULT_*, honoured by the local stack only). Afterwards the
+ * worker is "fixed" (a clean restart without the fault), `admin redrive` replays the dead letters, and the
+ * invariants are checked and printed. Exit 1 on any violation.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { freePort } from './lib/dynamodb-local.ts';
+
+const { values } = parseArgs({ options: { duration: { type: 'string', default: '75' }, clients: { type: 'string', default: '16' }, keep: { type: 'boolean', default: false } } });
+const DURATION_MS = Number(values.duration) * 1000;
+const CLIENTS = Math.max(16, Number(values.clients));
+const ROOT = resolve(import.meta.dirname, '..');
+const dataDir = mkdtempSync(join(tmpdir(), 'goal-tracking-chaos-'));
+const ACCESS_QUEUE = 'access-request-notifications';
+const say = (msg: string) => console.log(`[chaos ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// ---------- the stack as a child process ----------
+
+let stack: ChildProcess | undefined;
+let port = 0;
+const base = () => `http://127.0.0.1:${port}`;
+
+async function startStack(fault: boolean): Promise<void> {
+  const env = { ...process.env, DATA_DIR: dataDir, TENANT_RATE_LIMIT_RPS: '0', LOG_LEVEL: 'SILENT', POWERTOOLS_LOG_LEVEL: 'SILENT', ...(fault ? { LOCAL_FAULT_QUEUE: ACCESS_QUEUE, LOCAL_FAULT_RATE: '0.3' } : { LOCAL_FAULT_QUEUE: '' }) };
+  stack = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/local-stack.ts'), '--port', String(port)], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'ignore', 'inherit'] });
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error('the local stack did not start within 90 s');
+    try {
+      if ((await fetch(`${base()}/openapi.json`, { signal: AbortSignal.timeout(2000) })).ok && existsSync(join(dataDir, 'stack.json'))) return;
+    } catch {
+      /* not yet */
+    }
+    await sleep(250);
+  }
+}
+
+/** SIGKILL of the whole process group: node, the in-process workers and poller, and the DynamoDB Local JVM. */
+function killStack(): void {
+  if (stack?.pid) process.kill(-stack.pid, 'SIGKILL');
+  stack = undefined;
+}
+
+async function stopStack(): Promise<void> {
+  const s = stack;
+  if (!s?.pid) return;
+  const exited = new Promise((r) => s.once('exit', r));
+  process.kill(-s.pid, 'SIGTERM');
+  await Promise.race([exited, sleep(10_000)]);
+  try {
+    process.kill(-s.pid, 'SIGKILL');
+  } catch {
+    /* gone */
+  }
+  stack = undefined;
+}
+
+// ---------- HTTP with retries ----------
+
+interface Outcome {
+  status: number;
+  body: any;
+}
+const fivexx: Array<{ at: number; status: number; what: string }> = [];
+let killWindow: { from: number; to: number } | undefined;
+/** When the clients stop starting new writes. */
+let stoppedAt: number | undefined;
+/** Violations found along the way (the final checks are re-run until the stream has converged). */
+const runViolations: string[] = [];
+/** Why logical requests ran out of time unanswered: their last failure. */
+const unanswered = new Map<string, number>();
+
+/** One logical request: retried with the same Idempotency-Key on a timeout, a dropped connection or a 5xx, until it is answered or time runs out. */
+async function call(token: string, method: string, path: string, body?: unknown): Promise<Outcome | undefined> {
+  const key = randomUUID();
+  let last = '';
+  // A logical request is retried until answered; once writing stops, requests still in flight get a little longer.
+  const started = Date.now();
+  for (let attempt = 0; Date.now() < Math.max((stoppedAt ?? Infinity) + 30_000, started + 60_000); attempt++) {
+    try {
+      const res = await fetch(`${base()}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(method === 'POST' ? { 'idempotency-key': key } : {}) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(15_000),
+      });
+      const text = await res.text();
+      if (res.status >= 500) {
+        last = `${res.status} ${text.slice(0, 200)}`;
+        fivexx.push({ at: Date.now(), status: res.status, what: `${method} ${path}` });
+        await sleep(200 * 2 ** Math.min(attempt, 4));
+        continue;
+      }
+      if (res.status === 409 && method === 'POST' && text.includes('idempotency_key_in_use')) {
+        last = '409 idempotency_key_in_use';
+        await sleep(200); // idempotency_key_in_use: the first try is still running; ask again
+        continue;
+      }
+      return { status: res.status, body: text ? JSON.parse(text) : null };
+    } catch (err) {
+      last = (err as Error).name === 'TimeoutError' ? 'timeout' : String((err as Error).cause ?? err).slice(0, 120);
+      await sleep(200 * 2 ** Math.min(attempt, 4)); // timeout or connection refused (the stack is down): retry
+    }
+  }
+  if (last) unanswered.set(last, (unanswered.get(last) ?? 0) + 1);
+  return undefined;
+}
+
+async function all(token: string, path: string): Promise<any[]> {
+  const out: any[] = [];
+  for (let page = 1; ; page++) {
+    const res = await call(token, 'GET', `${path}${path.includes('?') ? '&' : '?'}page=${page}&per_page=100`);
+    if (res?.status !== 200) throw new Error(`GET ${path}: ${res?.status} ${JSON.stringify(res?.body)}`);
+    out.push(...res.body.data.records);
+    if (!res.body.data.pagy.next) return out;
+  }
+}
+
+// ---------- the run ----------
+
+interface Tenant {
+  id: string;
+  admin: string;
+  members: Array<{ uuid: string; token: string }>;
+  period: string;
+  spareTeam: string;
+  objective: string;
+  krs: string[];
+  leaves: string[];
+  docs: string[];
+  owner: { uuid: string; token: string };
+}
+
+const acked = { checkins: [] as Array<{ tenant: Tenant; uuid: string; goal: string }>, creates: [] as Array<{ tenant: Tenant; uuid: string }>, deletes: new Set<string>(), requests: [] as Array<{ tenant: Tenant; uuid: string; outcome: string }> };
+const counts = new Map<string, number>();
+/** Logical check-in requests started per tenant (each may be sent several times, always with its one key). */
+const attempted = new Map<Tenant, number>();
+const count = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
+
+async function setupTenant(runAdmin: (argv: string[]) => Promise<any>, name: string): Promise<Tenant> {
+  const t = await runAdmin(['create-tenant', '--name', name, '--admin-email', `admin-${randomUUID().slice(0, 8)}@chaos.test`]);
+  const admin = t.token as string;
+  const must = async (method: string, path: string, body?: unknown, token = admin) => {
+    const r = await call(token, method, path, body);
+    if (!r || r.status >= 300) throw new Error(`${method} ${path}: ${r?.status} ${JSON.stringify(r?.body)}`);
+    return r.body.data?.record ?? r.body.data ?? r.body;
+  };
+  const members = [];
+  for (let i = 0; i < 4; i++) {
+    const u = await must('POST', '/rest/v2/users', { user: { email: `m${i}-${randomUUID().slice(0, 6)}@chaos.test`, role: 'member' } });
+    members.push({ uuid: u.uuid, token: (await runAdmin(['issue-token', '--tenant', t.tenant_uuid, '--user', u.uuid, '--ttl', '7200'])).token });
+  }
+  const period = await must('POST', '/rest/v2/time_periods', { name: 'Chaos', start_date: '2026-01-01', end_date: '2026-12-31' });
+  const spareTeam = await must('POST', '/rest/v2/teams', { name: `Spare ${randomUUID().slice(0, 6)}` });
+  const objective = await must('POST', '/rest/v2/objectives', { title: 'O', time_period_uuid: period.uuid });
+  const krs = [];
+  const leaves = [];
+  for (let k = 0; k < 2; k++) {
+    const kr = await must('POST', '/rest/v2/key_results', { title: `K${k}`, time_period_uuid: period.uuid, parents: [objective.uuid] });
+    krs.push(kr.uuid);
+    for (let i = 0; i < 3; i++) leaves.push((await must('POST', '/rest/v2/initiatives', { title: `I${k}${i}`, time_period_uuid: period.uuid, parents: [kr.uuid], metric: { start_value: 0, target_value: 100, metric_type: 'reach' } })).uuid);
+  }
+  for (const id of [objective.uuid]) await must('PUT', `/rest/v2/objectives/${id}`, { progress_mode: 'rollup' });
+  for (const id of krs) await must('PUT', `/rest/v2/key_results/${id}`, { progress_mode: 'rollup' });
+  const owner = members[0]!;
+  const docs = [];
+  for (let i = 0; i < 4; i++) docs.push((await must('POST', '/documents', { title: `Chaos doc ${name} ${i}`, content: 'x' }, owner.token)).uuid as string);
+  return { id: t.tenant_uuid, admin, members: members.slice(1), period: period.uuid, spareTeam: spareTeam.uuid, objective: objective.uuid, krs, leaves, docs, owner };
+}
+
+const pick = <T>(xs: T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
+
+async function client(t: Tenant): Promise<void> {
+  while (stoppedAt === undefined) {
+    const r = Math.random();
+    if (r < 0.5) {
+      const goal = pick(t.leaves);
+      attempted.set(t, (attempted.get(t) ?? 0) + 1);
+      const res = await call(t.admin, 'POST', '/rest/v2/checkins', { goal_uuid: goal, value: Math.round(Math.random() * 100) });
+      if (res?.status === 201) acked.checkins.push({ tenant: t, uuid: res.body.data.record.uuid, goal }), count('check-in');
+      else count(`check-in ${res?.status ?? 'unanswered'}`);
+    } else if (r < 0.62) {
+      const res = await call(t.admin, 'POST', '/rest/v2/initiatives', { title: 'extra', time_period_uuid: t.period, parents: [pick(t.krs)], ...(Math.random() < 0.3 ? { team_uuids: [t.spareTeam] } : {}) });
+      if (res?.status === 201) acked.creates.push({ tenant: t, uuid: res.body.data.record.uuid }), count('create');
+      else count(`create ${res?.status ?? 'unanswered'}`);
+    } else if (r < 0.72) {
+      const mine = acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid));
+      if (!mine.length) continue;
+      const res = await call(t.admin, 'PUT', `/rest/v2/initiatives/${pick(mine).uuid}`, { parents: [pick(t.krs)] });
+      if (res?.status === 200) count('re-parent');
+    } else if (r < 0.78) {
+      const mine = acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid));
+      if (!mine.length) continue;
+      const victim = pick(mine).uuid;
+      const res = await call(t.admin, 'DELETE', `/rest/v2/initiatives/${victim}`, undefined);
+      if (res && res.status < 300) acked.deletes.add(victim), count('delete');
+    } else if (r < 0.8) {
+      // Deleting a team goals may be referencing concurrently: refused (has_dependents) or clean, never dangling.
+      const res = await call(t.admin, 'DELETE', `/rest/v2/teams/${t.spareTeam}`, undefined);
+      if (res) count(`team delete ${res.status}`);
+    } else {
+      const m = pick(t.members);
+      const res = await call(m.token, 'POST', `/documents/${pick(t.docs)}/access_requests`, { requested_level: pick(['view', 'comment', 'edit', 'manage']) });
+      if (res?.status === 200 && res.body.data.record) acked.requests.push({ tenant: t, uuid: res.body.data.record.uuid, outcome: res.body.data.outcome }), count('access request');
+    }
+  }
+}
+
+// ---------- verification ----------
+
+const violations: string[] = [];
+const check = (ok: boolean, what: string) => {
+  if (!ok) violations.push(what);
+};
+
+async function goalsOf(t: Tenant) {
+  const goals = new Map<string, any>();
+  for (const kind of ['objectives', 'key_results', 'initiatives']) for (const g of await all(t.admin, `/rest/v2/${kind}`)) goals.set(g.uuid, g);
+  return goals;
+}
+
+async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
+  const stats: Record<string, number> = {};
+  const add = (k: string, n = 1) => (stats[k] = (stats[k] ?? 0) + n);
+  for (const t of tenants) {
+    const goals = await goalsOf(t);
+    const checkins = await all(t.admin, '/rest/v2/checkins');
+    const byUuid = new Map(checkins.map((c: any) => [c.uuid, c]));
+    // every acknowledged write readable and applied once
+    for (const c of acked.checkins.filter((c) => c.tenant === t)) check(byUuid.has(c.uuid), `acknowledged check-in ${c.uuid} missing`), add('acknowledged check-ins');
+    const ackedIds = acked.checkins.filter((c) => c.tenant === t).map((c) => c.uuid);
+    check(new Set(ackedIds).size === ackedIds.length, 'one acknowledged check-in answered twice with different requests');
+    // Applied once: retries carry the same Idempotency-Key, so no logical request leaves two check-ins.
+    check(checkins.length <= (attempted.get(t) ?? 0), `tenant ${t.id}: ${checkins.length} check-ins stored for ${attempted.get(t)} logical requests (a retry applied twice)`);
+    for (const c of acked.creates.filter((c) => c.tenant === t)) {
+      const g = goals.get(c.uuid);
+      check(acked.deletes.has(c.uuid) ? !g || !!g.discarded_at || true : !!g, `acknowledged create ${c.uuid} missing`);
+      add('acknowledged creates');
+    }
+    // current values follow the latest check-in
+    const latest = new Map<string, any>();
+    for (const c of checkins) {
+      const cur = latest.get(c.goal_uuid);
+      const key = (x: any) => `${x.checkin_date}#${x.created_at}#${x.uuid}`;
+      if (!cur || key(c) > key(cur)) latest.set(c.goal_uuid, c);
+    }
+    for (const [goalUuid, c] of latest) {
+      const g = goals.get(goalUuid);
+      if (!g) continue;
+      check(g.current_value === c.value, `goal ${goalUuid}: current_value ${g.current_value}, latest check-in ${c.value}`);
+      add('current values checked');
+    }
+    // rollups: every rollup parent is the weighted average of its counted children
+    const live = [...goals.values()].filter((g) => !g.discarded_at);
+    for (const p of live.filter((g) => g.progress_mode === 'rollup')) {
+      let weighted = 0;
+      let weights = 0;
+      for (const c of live.filter((g) => !g.archived_at)) {
+        const link = (c.parent_links ?? []).find((l: any) => l.parent_uuid === p.uuid);
+        if (!link || !(link.contribution_percent > 0)) continue;
+        weighted += (c.current_progress ?? 0) * link.contribution_percent;
+        weights += link.contribution_percent;
+      }
+      const want = weights > 0 ? Math.round((weighted / weights) * 100) / 100 : null;
+      check(want === null ? p.current_progress === null : Math.abs((p.current_progress ?? NaN) - want) < 0.011, `rollup ${p.uuid}: ${p.current_progress}, children average ${want}`);
+      add('rollup parents checked');
+    }
+    // no cycle
+    const parents = new Map(live.map((g) => [g.uuid as string, (g.parent_links ?? []).map((l: any) => l.parent_uuid as string)]));
+    const state = new Map<string, number>();
+    const cyclic = (id: string): boolean => {
+      if (state.get(id) === 1) return true;
+      if (state.get(id) === 2) return false;
+      state.set(id, 1);
+      const found = (parents.get(id) ?? []).some(cyclic);
+      state.set(id, 2);
+      return found;
+    };
+    check(![...parents.keys()].some(cyclic), `tenant ${t.id}: a cycle in the goal hierarchy`);
+    // no reference to a deleted period or team
+    const teams = new Set((await all(t.admin, '/rest/v2/teams')).map((x: any) => x.uuid));
+    const periods = new Set((await all(t.admin, '/rest/v2/time_periods')).map((x: any) => x.uuid));
+    for (const g of live) {
+      check(periods.has(g.time_period_uuid), `goal ${g.uuid} references deleted period ${g.time_period_uuid}`);
+      for (const team of g.team_uuids ?? []) check(teams.has(team), `goal ${g.uuid} references deleted team ${team}`);
+    }
+    // every acknowledged access request notified (in-app) and e-mailed
+    const notes = await all(t.owner.token, '/notifications');
+    const notified = new Map(notes.map((n: any) => [n.subject_uuid, n]));
+    for (const r of acked.requests.filter((r) => r.tenant === t && r.outcome === 'created')) {
+      const n = notified.get(r.uuid);
+      check(!!n, `access request ${r.uuid} not notified`);
+      check(!!n?.email_sent_at, `access request ${r.uuid}: notice not e-mailed`);
+      add('access requests notified');
+    }
+  }
+  return stats;
+}
+
+async function eventuallyVerified(tenants: Tenant[], timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    violations.length = 0;
+    const stats = await verify(tenants);
+    if (!violations.length || Date.now() > deadline) return stats;
+    await sleep(1000);
+  }
+}
+
+function deadLetters(): Array<{ queue: string }> {
+  const f = join(dataDir, 'dead-letters.jsonl');
+  return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+}
+
+async function main(): Promise<number> {
+  port = await freePort();
+  say(`data in ${dataDir}; API on ${base()}; ${CLIENTS} clients for ${DURATION_MS / 1000} s`);
+  await startStack(true);
+  const stackInfo = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'));
+  Object.assign(process.env, { TABLE_NAME: stackInfo.tableName, DYNAMODB_ENDPOINT: stackInfo.dynamoEndpoint, ISSUER_URL: stackInfo.issuer, ISSUER_KEY_FILE: join(dataDir, 'issuer-key.json'), DATA_DIR: dataDir, AWS_REGION: 'us-east-1' });
+  const { runAdmin } = await import('./lib/admin-commands.ts');
+  const tenants = [await setupTenant(runAdmin, 'Chaos A'), await setupTenant(runAdmin, 'Chaos B')];
+  say('tenants ready; writing');
+
+  const clients = Array.from({ length: CLIENTS }, (_, i) => client(tenants[i % 2]!));
+  await sleep(DURATION_MS * 0.4);
+  const beforeKill = acked.checkins.length;
+  say('SIGKILL of the whole stack');
+  killWindow = { from: Date.now(), to: Infinity };
+  killStack();
+  await sleep(1000);
+  await startStack(true);
+  // The DynamoDB Local endpoint moved: operator commands in this process follow it.
+  process.env.DYNAMODB_ENDPOINT = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')).dynamoEndpoint;
+  killWindow.to = Date.now() + 2000;
+  say(`restarted on the same data (${beforeKill} check-ins acknowledged before the kill)`);
+  await sleep(DURATION_MS * 0.6);
+  stoppedAt = Date.now();
+  await Promise.all(clients);
+  if (beforeKill === 0 || acked.checkins.length === beforeKill) runViolations.push(`too few acknowledged writes to prove anything: ${beforeKill} check-ins before the kill, ${acked.checkins.length - beforeKill} after`);
+  say(`writes done: ${[...counts].map(([k, v]) => `${k} ${v}`).join(', ')}`);
+  if (unanswered.size) say(`unanswered, by last failure: ${[...unanswered].map(([k, v]) => `${v}x ${k}`).join('; ')}`);
+
+  // The worker is fixed: a clean restart without the fault, then the dead letters are replayed.
+  await sleep(12_000); // let the faulty worker's retries (0.5 + 1 + 2 + 4 s back-off) run out into the dead-letter store
+  await stopStack();
+  await startStack(false);
+  process.env.DYNAMODB_ENDPOINT = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')).dynamoEndpoint;
+  const letters = deadLetters();
+  say(`dead letters before redrive: ${letters.length} (${letters.filter((l) => l.queue === ACCESS_QUEUE).length} from the failing worker)`);
+  if (!letters.some((l) => l.queue === ACCESS_QUEUE)) runViolations.push('the failing worker dead-lettered nothing: the fault injection did not run');
+  const redriven = await runAdmin(['redrive']);
+  say(`redrive: ${JSON.stringify(redriven)}`);
+
+  const stats = await eventuallyVerified(tenants, 60_000);
+  violations.push(...runViolations);
+  check(deadLetters().length === 0, `dead letters left after redrive: ${deadLetters().length}`);
+  const outside = fivexx.filter((e) => !killWindow || e.at < killWindow.from || e.at > killWindow.to);
+  check(outside.length === 0, `5xx outside the kill window: ${outside.map((e) => `${e.status} ${e.what}`).slice(0, 5).join('; ')}`);
+  for (const [k, v] of Object.entries(stats)) say(`checked: ${k} ${v}`);
+  say(`5xx inside the kill window: ${fivexx.length - outside.length}, outside: ${outside.length}`);
+  if (violations.length) {
+    for (const v of violations.slice(0, 50)) console.error(`VIOLATION: ${v}`);
+    console.error(`${violations.length} violation(s)`);
+    return 1;
+  }
+  say('all invariants hold');
+  return 0;
+}
+
+// Never leave the stack behind: it runs in its own process group.
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.on(signal, () => (killStackQuietly(), process.exit(130)));
+process.on('exit', () => killStackQuietly());
+function killStackQuietly() {
+  try {
+    killStack();
+  } catch {
+    /* already gone */
+  }
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (err) {
+  console.error((err as Error).stack ?? err);
+} finally {
+  await stopStack().catch(() => undefined);
+  if (!values.keep) rmSync(dataDir, { recursive: true, force: true });
+}
+process.exit(code);

@@ -1,0 +1,116 @@
+/** Goal rules on plain values (no I/O): the parts of a goal command's decision that need nothing read. */
+import { sentFields } from '#shared/domain/fields.ts';
+import { type GoalKind, type GoalRecord, type MetricRecord, type VisibleEntity } from '#shared/domain/goals/entity.ts';
+import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
+import { MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
+import { type GoalCreateInput, type GoalDeleteInput, type GoalUpdateInput } from '#shared/domain/goals/service.ts';
+
+export const MAX_TX_ITEMS = MAX_TRANSACTION_ITEMS;
+export const SHORT_ID = /^[A-Za-z0-9_-]{2,30}$/;
+
+export const uniq = (ids: readonly string[] | null | undefined) => [...new Set(ids ?? [])];
+
+export type ParentInput = string | { parent_uuid: string; contribution_percent?: number };
+
+/** The body's parents as links (first mention of a uuid wins); `contribution_percent` undefined = not given. */
+export function parentLinksOf(parents: readonly ParentInput[] | null | undefined): Array<{ parent_uuid: string; contribution_percent?: number }> {
+  const links = new Map<string, { parent_uuid: string; contribution_percent?: number }>();
+  for (const p of parents ?? []) {
+    const link = typeof p === 'string' ? { parent_uuid: p } : p;
+    if (!links.has(link.parent_uuid)) links.set(link.parent_uuid, link);
+  }
+  return [...links.values()];
+}
+
+export function fail(details: ErrorDetail[]): void {
+  if (details.length) throw new ValidationError(details.map((d) => (d.field ? `${d.field}: ${d.message}` : d.message)).join('; '), details);
+}
+
+/**
+ * The last resort when a write would not fit one transaction. The caps of GOAL_LIMITS make every create and
+ * update within them fit (shared/schemas/goals.ts), so this answers only a goal stored with more
+ * associations than today's caps, or a delete of too many goals at once. `field` names what to send less of.
+ */
+export const tooMany = (field: string) => new TooManyWritesError(field);
+
+export function assertFits(items: number, field: () => string): void {
+  if (items > MAX_TX_ITEMS) throw tooMany(field());
+}
+
+/** Item cost of each association field sent, per element (see GOAL_WRITE_ITEMS), largest first: the field a too_many names. */
+export const ITEM_WEIGHTS: Array<[keyof GoalUpdateInput, number]> = [['parents', 5], ['labels', 4], ['team_uuids', 3], ['owner_uuids', 2], ['delegate_uuids', 2]];
+export function heaviestField(input: GoalCreateInput | GoalUpdateInput): string {
+  const sent = input as Record<string, unknown>;
+  const weighed = ITEM_WEIGHTS.map(([f, w]) => [f, w * (Array.isArray(sent[f]) ? (sent[f] as unknown[]).length : 0)] as const).sort((a, b) => b[1] - a[1]);
+  if (weighed[0]![1] > 0) return weighed[0]![0];
+  // nothing big sent: a change that re-writes every index entry of a goal stored with more than today's caps
+  const keys = Object.keys(sentFields(sent));
+  return ['visibility', 'time_period_uuid', 'short_id'].find((f) => keys.includes(f)) ?? keys[0] ?? 'visibility';
+}
+
+/** Items the `tx.replace` of the goal will add: the item and only the entries and claims that change. */
+
+export function dateDetails(period: TimePeriodRecord, start: string, end: string, sent: { start_date?: string; end_date?: string }): ErrorDetail[] {
+  const details: ErrorDetail[] = [];
+  for (const [field, value] of [['start_date', start], ['end_date', end]] as const) {
+    if (value < period.start_date || value > period.end_date) {
+      details.push({ field, code: 'out_of_range', message: `${field} ${value} must fall within the time period (${period.start_date} to ${period.end_date})` });
+    }
+  }
+  if (start > end) {
+    // name the date(s) the client sent; with neither sent (a period change) both are the period's and cannot be out of order
+    const fields = (['start_date', 'end_date'] as const).filter((f) => sent[f] !== undefined);
+    for (const field of fields.length ? fields : (['start_date'] as const)) {
+      details.push({ field, code: 'order', message: `start_date ${start} must be on or before end_date ${end}` });
+    }
+  }
+  return details;
+}
+
+
+/** Metric rules (contract 6): progress must be computable for the metric type. */
+export function metricDetails(m: MetricRecord | null): ErrorDetail[] {
+  if (!m) return [];
+  if (m.metric_type === 'reach' && m.start_value === m.target_value) {
+    return [{ field: 'metric.target_value', code: 'invalid', message: 'A reach metric needs target_value different from start_value' }];
+  }
+  if (m.metric_type === 'stay_between' && m.start_value > m.target_value) {
+    return [{ field: 'metric.target_value', code: 'invalid', message: 'A stay_between metric needs start_value (lower bound) on or before target_value (upper bound)' }];
+  }
+  return [];
+}
+
+/** The earlier variant's `delegate_uuid` (one delegate or null) or `delegate_uuids`; not both. */
+export function delegatesOf(input: { delegate_uuids?: string[] | null; delegate_uuid?: string | null }): string[] | undefined {
+  if (input.delegate_uuids !== undefined && input.delegate_uuid !== undefined) {
+    throw ValidationError.field('delegate_uuid', 'conflict', 'Send delegate_uuids or delegate_uuid (earlier variant), not both');
+  }
+  if (input.delegate_uuid !== undefined) return input.delegate_uuid ? [input.delegate_uuid] : [];
+  return input.delegate_uuids === undefined ? undefined : uniq(input.delegate_uuids);
+}
+
+/** One entry per (entity_type, entity_uuid), the last one sent winning; mode defaults to view. */
+export function visibleEntitiesOf(list: Array<{ entity_type: 'user' | 'team'; entity_uuid: string; mode?: 'view' | 'edit' }> | null | undefined): VisibleEntity[] {
+  const byKey = new Map<string, VisibleEntity>();
+  for (const e of list ?? []) byKey.set(`${e.entity_type}:${e.entity_uuid.toLowerCase()}`, { entity_type: e.entity_type, entity_uuid: e.entity_uuid, mode: e.mode ?? 'view' });
+  return [...byKey.values()];
+}
+
+/** Lower-cased title, description and short_id: one field a client can search with `_cont`. */
+export const searchableContent = (g: Pick<GoalRecord, 'title' | 'description' | 'short_id'>) => [g.title, g.description, g.short_id].filter((s) => s).join(' ').toLowerCase();
+
+/** Spec rule 4: 2-30 letters, digits, dashes or underscores, stored upper-case (uniqueness is the entity's claim). */
+export function normalizeShortId(raw: string | null): string | null {
+  if (raw === null) return null;
+  if (!SHORT_ID.test(raw)) throw ValidationError.field('short_id', 'malformed', 'short_id must be 2-30 letters, digits, dashes or underscores');
+  return raw.toUpperCase();
+}
+
+// ---------- delete (soft) ----------
+
+export const IMMEDIATE_FLAGS: Record<GoalKind, keyof GoalDeleteInput> = {
+  objective: 'including_immediate_objectives',
+  key_result: 'including_immediate_key_results',
+  initiative: 'including_immediate_initiatives',
+};
+

@@ -1,0 +1,61 @@
+import { querySidePage, type DataCtx } from '#shared/db/store.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { readableGoal } from '#shared/domain/goals/access.ts';
+import type { GoalKind, GoalRecord } from '#shared/domain/goals/entity.ts';
+import { HISTORY_SK_PREFIX, historyKey, type HistoryRecord } from '#shared/domain/history/entity.ts';
+import { BadRequestError } from '#shared/errors.ts';
+import type { ListResult } from '#shared/list/engine.ts';
+import { parsePageParams } from '#shared/list/params.ts';
+
+/** The chart reads at most this many points (the latest ones); a goal checked in hourly for a year fits. */
+export const CHART_MAX_POINTS = 10_000;
+
+/** Walks a goal's history items oldest first (or newest first), one Query per DynamoDB page. */
+async function* historyItems(ctx: DataCtx, goalUuid: string, opts: { forward?: boolean; pageSize?: number } = {}): AsyncGenerator<HistoryRecord> {
+  const { PK } = historyKey(ctx.tenantId, goalUuid, 0);
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await querySidePage(ctx, PK, { prefix: HISTORY_SK_PREFIX, forward: opts.forward, limit: opts.pageSize, startKey });
+    for (const item of page.items) yield item.rec as HistoryRecord;
+    startKey = page.lastKey;
+  } while (startKey);
+}
+
+/**
+ * GET /rest/v2/{kind}/{uuid}/history: readable by whoever can read the goal (404 outside the tenant or of
+ * another kind, 403 not visible). Paginated like every list (page, per_page, offset, count), oldest first;
+ * no filters.
+ */
+export async function listHistory(ctx: DomainCtx, kind: GoalKind, goalUuid: string, query: Array<[string, string]>): Promise<{ goal: GoalRecord; result: ListResult<HistoryRecord> }> {
+  const { page, rest } = parsePageParams(query);
+  if (rest.length) throw new BadRequestError(`History takes no filter: ${rest[0]![0]}`, rest.map(([k]) => ({ field: k, code: 'unknown_attribute', message: 'history is not filterable' })));
+  const { goal } = await readableGoal(ctx, goalUuid, kind);
+  const skip = page.offset + (page.page - 1) * page.perPage;
+  const records: HistoryRecord[] = [];
+  let seen = 0;
+  // without count, a page reads no further than what it shows plus one item
+  for await (const r of historyItems(ctx, goal.uuid, { pageSize: Math.min(1000, skip + page.perPage + 1) })) {
+    if (seen >= skip && records.length < page.perPage) records.push(r);
+    seen++;
+    if (!page.count && seen > skip + page.perPage) break;
+  }
+  return {
+    goal,
+    result: {
+      records,
+      pagy: { page: page.page, per_page: page.perPage, offset: page.offset, next: seen > skip + page.perPage ? page.page + 1 : null, prev: page.page > 1 ? page.page - 1 : null, ...(page.count ? { count: seen } : {}) },
+      filters: {},
+    },
+  };
+}
+
+/** The goal and its latest CHART_MAX_POINTS history points, oldest first (for the chart). */
+export async function chartData(ctx: DomainCtx, kind: GoalKind, goalUuid: string): Promise<{ goal: GoalRecord; points: HistoryRecord[] }> {
+  const { goal } = await readableGoal(ctx, goalUuid, kind);
+  const points: HistoryRecord[] = [];
+  for await (const r of historyItems(ctx, goal.uuid, { forward: false })) {
+    points.push(r);
+    if (points.length >= CHART_MAX_POINTS) break;
+  }
+  return { goal, points: points.reverse() };
+}

@@ -1,0 +1,255 @@
+import { createHash } from 'node:crypto';
+import { isAdmin } from '#shared/auth/caller.ts';
+import { secretBox } from '#shared/auth/secret-box.ts';
+import { getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { deliveryEntity, deliveryLists, WEBHOOK_DELIVERY_QUEUE, webhookEntity, type DeliveryMessage, type DeliveryRecord, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
+import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
+import { webhookDisabledNotices } from '#shared/domain/webhooks/disable.ts';
+import { postWebhook, type PostOutcome } from '#shared/domain/webhooks/post.ts';
+import { requireAdmin, secretContext, showWebhook, tenantWebhooks } from '#shared/domain/webhooks/service.ts';
+import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
+import { webhookHeaders } from '#shared/domain/webhooks/signature.ts';
+import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
+import { ConcurrentUpdateError, NotFoundError, ValidationError } from '#shared/errors.ts';
+import { runList, type ListResource } from '#shared/list/engine.ts';
+import type { QueueSender } from '#shared/queue/queue.ts';
+
+/*
+ * Delivery life cycle: created `pending` by the events projection (one per event and subscribed endpoint, at a
+ * uuid derived from both, so a replayed change finds it instead of making a second), attempted by the worker,
+ * retried on the back-off schedule, then `succeeded` or `failed`; `redeliver` starts a new round. Each queue
+ * message carries the delivery's `seq`: a message older than the item's seq (a duplicate, or one overtaken by a
+ * redeliver) does nothing, so one delivery has one message in play at a time.
+ */
+
+/** A uuid-shaped id derived from the endpoint and the event: same pair, same delivery. */
+export function deliveryUuid(webhookUuid: string, eventId: string): string {
+  const h = createHash('sha256').update(`${webhookUuid}\n${eventId}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${((parseInt(h[16]!, 16) & 3) | 8).toString(16)}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+const subscribed = (w: WebhookRecord, type: string) => w.status === 'active' && (w.events.includes('*') || w.events.includes(type));
+
+const message = (tenantId: string, d: DeliveryRecord, notBefore: number): DeliveryMessage => ({ version: 1, tenant_uuid: tenantId, webhook_uuid: d.webhook_uuid, delivery_uuid: d.uuid, seq: d.seq, not_before: notBefore });
+
+/** SQS delays stop at 15 minutes; a longer wait is re-queued by the worker until `not_before`. */
+const MAX_QUEUE_DELAY_SECONDS = 900;
+const delayUntil = (notBefore: number) => Math.min(MAX_QUEUE_DELAY_SECONDS, Math.max(0, Math.ceil((notBefore - Date.now()) / 1000)));
+
+/**
+ * Fans the events of one change out to the tenant's subscribed endpoints: a delivery item each, then its
+ * queue message. Re-running it (a retried stream record) finds the deliveries; one never attempted is queued
+ * again (its first message may have been lost with a crash), others are left alone.
+ */
+export async function fanOut(ctx: DataCtx, events: IdentifiedEvent[], queue: QueueSender): Promise<number> {
+  if (events.length === 0) return 0;
+  const endpoints = await tenantWebhooks(ctx);
+  let made = 0;
+  for (const { id, event } of events) {
+    const body = JSON.stringify(event);
+    for (const w of endpoints.filter((e) => subscribed(e, event.type))) {
+      const now = nowIso();
+      const d: DeliveryRecord = {
+        uuid: deliveryUuid(w.uuid, id),
+        webhook_uuid: w.uuid,
+        event_id: id,
+        event_type: event.type,
+        status: 'pending',
+        attempts: 0,
+        last_status_code: null,
+        last_error: null,
+        next_attempt_at: now,
+        delivered_at: null,
+        body,
+        round_attempts: 0,
+        seq: 0,
+        claim: null,
+        created_at: now,
+        updated_at: now,
+      };
+      let toSend: DeliveryRecord | undefined = d;
+      try {
+        await new WriteTx(ctx).create(deliveryEntity, d).commit();
+      } catch (err) {
+        if (!(err instanceof ConcurrentUpdateError)) throw err;
+        const existing = await getEntity(ctx, deliveryEntity, d.uuid, true);
+        if (!existing) throw err;
+        const e = existing.record;
+        toSend = e.status === 'pending' && e.attempts === 0 && e.seq === 0 && !e.claim ? e : undefined;
+      }
+      if (toSend) {
+        await queue.send(WEBHOOK_DELIVERY_QUEUE, message(ctx.tenantId, toSend, Date.now()));
+        made++;
+      }
+    }
+  }
+  return made;
+}
+
+export const presentDelivery = (d: DeliveryRecord) => ({
+  uuid: d.uuid,
+  event_id: d.event_id,
+  event_type: d.event_type,
+  status: d.status,
+  attempts: d.attempts,
+  last_status_code: d.last_status_code,
+  last_error: d.last_error,
+  next_attempt_at: d.next_attempt_at,
+  created_at: d.created_at,
+  delivered_at: d.delivered_at,
+});
+
+const deliveryResource = (webhookUuid: string): ListResource<DeliveryRecord> => ({
+  type: 'webhook_delivery',
+  entity: deliveryEntity,
+  lists: deliveryLists(webhookUuid),
+  attributes: {
+    uuid: { type: 'string', get: (d) => d.uuid },
+    event_id: { type: 'string', get: (d) => d.event_id },
+    event_type: { type: 'string', get: (d) => d.event_type },
+    status: { type: 'string', get: (d) => d.status },
+    created_at: { type: 'timestamp', get: (d) => d.created_at },
+  },
+});
+
+/** An endpoint's deliveries, newest first unless `q[s]` says otherwise (404 for an unknown endpoint). */
+export async function listDeliveries(ctx: DomainCtx, webhookId: string, pairs: Array<[string, string]>) {
+  const w = await showWebhook(ctx, webhookId);
+  const sorted = pairs.some(([k]) => k === 'q[s]') ? pairs : [...pairs, ['q[s]', 'created_at desc'] as [string, string]];
+  return runList(deliveryResource(w.uuid), { ctx, loader: ctx.loader, pairs: sorted });
+}
+
+/**
+ * Sends a delivery again, whatever its state: a new round of attempts with the same event id and body.
+ * The message is queued before the write, carrying the seq the write makes current; if the write loses a
+ * race, that message is stale and does nothing, and the retry queues another.
+ */
+export async function redeliver(ctx: DomainCtx, webhookId: string, deliveryId: string, queue: QueueSender): Promise<DeliveryRecord> {
+  requireAdmin(ctx);
+  const w = await showWebhook(ctx, webhookId);
+  return retryOnConflict(async () => {
+    const current = await getEntity(ctx, deliveryEntity, deliveryId, true);
+    if (!current || current.record.webhook_uuid !== w.uuid) throw new NotFoundError('Delivery', deliveryId);
+    if (w.status !== 'active') throw ValidationError.field('status', 'webhook_disabled', 'This webhook is disabled; set its status to active first');
+    const now = nowIso();
+    const next: DeliveryRecord = { ...current.record, status: 'pending', round_attempts: 0, seq: current.record.seq + 1, claim: null, next_attempt_at: now, updated_at: now };
+    await queue.send(WEBHOOK_DELIVERY_QUEUE, message(ctx.tenantId, next, Date.now()));
+    await new WriteTx(ctx).replace(deliveryEntity, current, next).commit();
+    return next;
+  });
+}
+
+export const canRedeliver = (ctx: DomainCtx) => isAdmin(ctx.caller);
+
+// ---------- the worker's side ----------
+
+export interface AttemptDeps {
+  queue: QueueSender;
+  post?: typeof postWebhook;
+  now?: () => number;
+}
+
+export type AttemptResult = { outcome: 'stale' | 'deferred' | 'succeeded' | 'retrying' | 'failed'; status_code?: number | null };
+
+/**
+ * One message of the delivery queue: at most one POST. The outcome is written conditioned on the version
+ * read; the next retry's message is queued before that write, so a crash between them leaves either a stale
+ * message (dropped) or the current one redelivered by SQS (the attempt repeated: at least once).
+ */
+export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messageId: string, deps: AttemptDeps): Promise<AttemptResult> {
+  const now = deps.now ?? Date.now;
+  let stored = await getEntity(ctx, deliveryEntity, msg.delivery_uuid, true);
+  if (!stored || stored.record.status !== 'pending' || stored.record.seq !== msg.seq) return { outcome: 'stale' };
+  if (msg.not_before > now() + 500) {
+    await deps.queue.send(WEBHOOK_DELIVERY_QUEUE, msg, { delaySeconds: delayUntil(msg.not_before) });
+    return { outcome: 'deferred' };
+  }
+  if (stored.record.claim && stored.record.claim !== messageId) return { outcome: 'stale' };
+  if (!stored.record.claim) {
+    const claimed = { ...stored.record, claim: messageId };
+    try {
+      await new WriteTx(ctx).replace(deliveryEntity, stored, claimed).commit();
+    } catch (err) {
+      if (err instanceof ConcurrentUpdateError) return { outcome: 'stale' }; // a duplicate message claimed it first
+      throw err;
+    }
+    stored = { record: claimed, version: stored.version + 1 };
+  }
+  const endpoint = await getEntity(ctx, webhookEntity, msg.webhook_uuid, true);
+  let outcome: PostOutcome;
+  if (!endpoint) return finish(ctx, stored, { ok: false, statusCode: null, error: 'webhook deleted' }, deps, true);
+  if (endpoint.record.status !== 'active') return finish(ctx, stored, { ok: false, statusCode: null, error: 'webhook disabled' }, deps, true);
+  try {
+    const target = await resolveSafeTarget(endpoint.record.url);
+    const secret = await secretBox().open(endpoint.record.secret_sealed, secretContext(ctx.tenantId, endpoint.record.uuid));
+    outcome = await (deps.post ?? postWebhook)(target, stored.record.body, webhookHeaders(secret, stored.record.event_id, stored.record.body, now()), { timeoutMs: webhookSettings.timeoutMs, bodyCap: webhookSettings.responseBodyCap });
+  } catch (err) {
+    outcome = { ok: false, statusCode: null, error: (err as Error).message };
+  }
+  const result = await finish(ctx, stored, outcome, deps, false);
+  await recordHealth(ctx, endpoint, outcome.ok, now());
+  return result;
+}
+
+async function finish(ctx: DataCtx, stored: Stored<DeliveryRecord>, outcome: PostOutcome, deps: AttemptDeps, final: boolean): Promise<AttemptResult> {
+  const d = stored.record;
+  const nowMs = (deps.now ?? Date.now)();
+  const at = new Date(nowMs).toISOString();
+  const schedule = webhookSettings.retrySchedule;
+  const retryIn = !outcome.ok && !final ? schedule[d.round_attempts] : undefined;
+  const next: DeliveryRecord = {
+    ...d,
+    attempts: d.attempts + (final ? 0 : 1),
+    round_attempts: d.round_attempts + (final ? 0 : 1),
+    last_status_code: outcome.statusCode ?? (final ? d.last_status_code : null),
+    last_error: outcome.error,
+    claim: null,
+    updated_at: at,
+    ...(outcome.ok
+      ? { status: 'succeeded' as const, delivered_at: at, next_attempt_at: null }
+      : retryIn !== undefined
+        ? { status: 'pending' as const, next_attempt_at: new Date(nowMs + retryIn * 1000).toISOString(), seq: d.seq + 1 }
+        : { status: 'failed' as const, next_attempt_at: null }),
+  };
+  if (retryIn !== undefined) {
+    const notBefore = nowMs + retryIn * 1000;
+    await deps.queue.send(WEBHOOK_DELIVERY_QUEUE, message(ctx.tenantId, next, notBefore), { delaySeconds: delayUntil(notBefore) });
+  }
+  try {
+    await new WriteTx(ctx).replace(deliveryEntity, stored, next).commit();
+  } catch (err) {
+    // A redeliver moved the delivery on meanwhile: its round stands, this attempt's record does not.
+    if (!(err instanceof ConcurrentUpdateError)) throw err;
+    return { outcome: 'stale' };
+  }
+  return { outcome: next.status === 'succeeded' ? 'succeeded' : next.status === 'failed' ? 'failed' : 'retrying', status_code: outcome.statusCode };
+}
+
+/**
+ * The endpoint's failure clock: the first failure after a success starts it, a success stops it (each a
+ * write only when the state flips, so a busy healthy endpoint costs nothing). Once every attempt has failed
+ * for `disableAfterMs`, the endpoint is disabled and the tenant's admins get an in-app notice, in one transaction.
+ */
+async function recordHealth(ctx: DataCtx, endpoint: Stored<WebhookRecord>, ok: boolean, nowMs: number): Promise<void> {
+  const w = endpoint.record;
+  const at = new Date(nowMs).toISOString();
+  try {
+    if (ok) {
+      if (w.failing_since) await new WriteTx(ctx).replace(webhookEntity, endpoint, { ...w, failing_since: null }).commit();
+      return;
+    }
+    if (!w.failing_since) {
+      await new WriteTx(ctx).replace(webhookEntity, endpoint, { ...w, failing_since: at }).commit();
+      return;
+    }
+    if (w.status === 'active' && nowMs - Date.parse(w.failing_since) >= webhookSettings.disableAfterMs) {
+      const tx = new WriteTx(ctx).replace(webhookEntity, endpoint, { ...w, status: 'disabled', disabled_reason: `every delivery failed since ${w.failing_since}`, updated_at: at });
+      await webhookDisabledNotices(ctx, tx, w, at);
+      await tx.commit();
+    }
+  } catch (err) {
+    // Another attempt updated the endpoint first; it judged the same clock.
+    if (!(err instanceof ConcurrentUpdateError)) throw err;
+  }
+}

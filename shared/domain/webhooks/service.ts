@@ -1,0 +1,136 @@
+import { isAdmin } from '#shared/auth/caller.ts';
+import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
+import { secretBox } from '#shared/auth/secret-box.ts';
+import { keys } from '#shared/db/keys.ts';
+import { getEntities, getEntity, mutateEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import { sentFields } from '#shared/domain/fields.ts';
+import { MAX_WEBHOOKS_PER_TENANT, webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
+import { newWebhookSecret } from '#shared/domain/webhooks/signature.ts';
+import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
+import { ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
+import type { WebhookCreateBody, WebhookUpdateBody } from '#shared/schemas/webhooks.ts';
+import type { z } from 'zod';
+
+/*
+ * Webhook endpoints (contract section 12): admins only, in every verb. The secret is returned once, by the
+ * create, and stored sealed; nothing else ever reads it back except the delivery worker.
+ */
+
+const notFound = (id: string) => new NotFoundError('Webhook', id);
+
+export function requireAdmin(ctx: DomainCtx): void {
+  if (!isAdmin(ctx.caller)) throw new ForbiddenError('Only admins manage webhooks');
+}
+
+/** The secret's sealing is bound to its tenant and endpoint: a sealed value copied elsewhere does not open. */
+export const secretContext = (tenantId: string, webhookUuid: string) => ({ tenant_uuid: tenantId, webhook_uuid: webhookUuid });
+
+/** Registration check of a URL (422 on `url`): its shape, and deployed, that it resolves only to public addresses. */
+async function checkUrl(url: string): Promise<void> {
+  try {
+    await resolveSafeTarget(url);
+  } catch (err) {
+    throw ValidationError.field('url', 'unsafe_url', (err as Error).message);
+  }
+}
+
+/** Every endpoint of the tenant (at most MAX_WEBHOOKS_PER_TENANT): one Query of the list, then their items. */
+export async function tenantWebhooks(ctx: DataCtx): Promise<WebhookRecord[]> {
+  const ids: string[] = [];
+  for await (const e of partitionEntries(ctx, keys.entityList(ctx.tenantId, webhookEntity.type))) ids.push(e.id);
+  if (ids.length === 0) return [];
+  const found = await getEntities(ctx, webhookEntity, ids, true);
+  return ids.flatMap((id) => (found.has(id) ? [found.get(id)!.record] : []));
+}
+
+export type WebhookCreateInput = z.infer<typeof WebhookCreateBody>;
+export type WebhookUpdateInput = z.infer<typeof WebhookUpdateBody>;
+
+export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): Promise<{ record: WebhookRecord; secret: string }> {
+  requireAdmin(ctx);
+  await checkUrl(input.url);
+  if ((await tenantWebhooks(ctx)).length >= MAX_WEBHOOKS_PER_TENANT) throw ValidationError.field('url', 'too_many', `A tenant has at most ${MAX_WEBHOOKS_PER_TENANT} webhooks`);
+  const uuid = crypto.randomUUID();
+  const secret = newWebhookSecret();
+  const now = nowIso();
+  const record: WebhookRecord = {
+    uuid,
+    url: input.url,
+    events: normalizeEvents(input.events),
+    description: input.description ?? null,
+    status: 'active',
+    secret_sealed: await secretBox().seal(secret, secretContext(ctx.tenantId, uuid)),
+    creator_uuid: ctx.caller.userId,
+    failing_since: null,
+    disabled_reason: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await new WriteTx(ctx).create(webhookEntity, record).commit();
+  return { record, secret };
+}
+
+/** `["*"]` alone means every type; otherwise the distinct types named. */
+const normalizeEvents = (events: string[]) => (events.includes('*') ? ['*'] : [...new Set(events)]);
+
+export async function showWebhook(ctx: DomainCtx, id: string): Promise<WebhookRecord> {
+  requireAdmin(ctx);
+  const found = await getEntity(ctx, webhookEntity, id);
+  if (!found) throw notFound(id);
+  return found.record;
+}
+
+export async function updateWebhook(ctx: DomainCtx, id: string, input: WebhookUpdateInput): Promise<WebhookRecord> {
+  requireAdmin(ctx);
+  const sent = sentFields(input);
+  if ('url' in sent) await checkUrl(input.url!);
+  const { after } = await mutateEntity(
+    ctx,
+    webhookEntity,
+    id,
+    (current) => {
+      const w = current.record;
+      const next: WebhookRecord = {
+        ...w,
+        url: input.url ?? w.url,
+        events: input.events ? normalizeEvents(input.events) : w.events,
+        description: 'description' in sent ? (input.description ?? null) : w.description,
+        status: input.status ?? w.status,
+        updated_at: nowIso(),
+      };
+      // Turned on again (or moved): a fresh start for the failure clock.
+      if (next.status === 'active' && (w.status !== 'active' || next.url !== w.url)) Object.assign(next, { failing_since: null, disabled_reason: null });
+      if (next.status === 'disabled' && w.status !== 'disabled') next.disabled_reason = 'disabled by an admin';
+      return next;
+    },
+    () => notFound(id),
+  );
+  return after;
+}
+
+export async function deleteWebhook(ctx: DomainCtx, id: string): Promise<WebhookRecord> {
+  requireAdmin(ctx);
+  return retryOnConflict(async () => {
+    const current = await getEntity(ctx, webhookEntity, id, true);
+    if (!current) throw notFound(id);
+    await new WriteTx(ctx).remove(webhookEntity, current).commit();
+    return current.record;
+  });
+}
+
+/** The record as every webhook endpoint returns it; `secret` only from the create. */
+export const presentWebhook = (w: WebhookRecord, secret?: string) => ({
+  uuid: w.uuid,
+  url: w.url,
+  events: w.events,
+  description: w.description,
+  status: w.status,
+  ...(secret ? { secret } : {}),
+  created_at: w.created_at,
+  updated_at: w.updated_at,
+});
+
+export const webhookChecks = (ctx: DomainCtx): Checks => ({ can_update: isAdmin(ctx.caller), can_delete: isAdmin(ctx.caller) });
+export const webhookAccessSource: AccessSource = 'admin';
+export const webhookCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: isAdmin(ctx.caller) });

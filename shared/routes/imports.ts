@@ -1,0 +1,46 @@
+import { IMPORT_MAX_RECEIVES, IMPORT_QUEUE, IMPORT_WORKER_TIMEOUT_SECONDS } from '#shared/domain/imports/entity.ts';
+import type { Route, Worker } from '#shared/routes/types.ts';
+import { ImportBody, ImportListResponse, ImportResponse } from '#shared/schemas/imports.ts';
+
+const tag = 'imports';
+
+/** Bulk import of goals (contract 13). */
+export const importRoutes: Route[] = [
+  {
+    method: 'POST',
+    path: '/rest/v2/imports',
+    handler: 'functions/imports/create.ts',
+    auth: 'jwt',
+    table: 'write',
+    sendsTo: [IMPORT_QUEUE],
+    accepts: ['application/json', 'text/csv'],
+    doc: {
+      summary: 'Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed',
+      tag,
+      extension: true,
+      body: ImportBody,
+      success: { status: 202, schema: ImportResponse },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/rest/v2/imports',
+    handler: 'functions/imports/list.ts',
+    auth: 'jwt',
+    table: 'read',
+    doc: { summary: "List imports, oldest first: the caller's own (every import of the tenant for admins). Filters: uuid, state, creator_uuid, created_at", tag, extension: true, list: true, success: { status: 200, schema: ImportListResponse } },
+  },
+  {
+    method: 'GET',
+    path: '/rest/v2/imports/{id}',
+    handler: 'functions/imports/get.ts',
+    auth: 'jwt',
+    table: 'read',
+    doc: { summary: 'An import and its progress (its creator and admins): state, done of total, every error, created (ref → goal uuid) once succeeded', tag, extension: true, success: { status: 200, schema: ImportResponse } },
+  },
+];
+
+export const importWorkers: Worker[] = [
+  // One import per invocation: up to 10,000 goals, resumed by the next delivery if it runs out of time.
+  { queue: IMPORT_QUEUE, handler: 'functions/workers/import-goals.ts', maxReceiveCount: IMPORT_MAX_RECEIVES, batchSize: 1, timeoutSeconds: IMPORT_WORKER_TIMEOUT_SECONDS, table: 'write' },
+];

@@ -1,0 +1,20 @@
+import { ACCESS_REQUEST_QUEUE } from '#shared/domain/sharing/mail.ts';
+import { WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
+import type { Need } from '#shared/routes/types.ts';
+
+/**
+ * The change stream's one consumer (shared/stream/): a Lambda on the table's DynamoDB stream in AWS
+ * (infra/stack.ts), the stream poller on the local stack (scripts/lib/stream-poller.ts). `sendsTo` is every
+ * queue a projection hands work to.
+ */
+export const streamProcessorRow = {
+  handler: 'functions/stream/processor.ts',
+  table: 'write' as const,
+  sendsTo: [ACCESS_REQUEST_QUEUE, WEBHOOK_DELIVERY_QUEUE],
+  /** The outbound events projection publishes to the stack's EventBridge bus. */
+  needs: ['events:publish'] as Need[],
+  batchSize: 100,
+  timeoutSeconds: 60,
+  /** Deliveries of a failing record before it goes to the on-failure destination (the batch bisected on each error). */
+  retryAttempts: 10,
+};

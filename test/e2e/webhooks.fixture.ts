@@ -1,0 +1,49 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+
+export interface Received {
+  headers: IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+/**
+ * A webhook receiver on 127.0.0.1: records every request and answers with what `respond` says (default
+ * 200). `respond` returning 'hang' never answers (the sender's timeout must end the attempt).
+ */
+export async function startReceiver(respond: (r: Received, n: number) => number | 'hang' | Promise<number> = () => 200) {
+  const received: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const r = { headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      received.push(r);
+      const status = await respond(r, received.filter((x) => x.headers['webhook-id'] === r.headers['webhook-id']).length);
+      if (status === 'hang') return; // the socket stays open until the sender gives up
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(status >= 300 ? `nope ${status}` : 'ok');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}/hook`,
+    received,
+    events: () => received.map((r) => ({ id: r.headers['webhook-id'] as string, event: JSON.parse(r.body) })),
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Polls until `check` returns a value (not undefined) or the time is up. */
+export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
