@@ -9,6 +9,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalStack } from './lib/local-stack.ts';
 
+// `--cold`: bundle size and cold init per function instead (scripts/lib/cold-start.ts); no stack needed.
+if (process.argv.includes('--cold')) {
+  const { runColdBench } = await import('./lib/cold-start.ts');
+  const check = process.argv.includes('--check');
+  const { failed } = await runColdBench({ check });
+  process.exit(check && failed ? 1 : 0);
+}
+
 process.env.TENANT_RATE_LIMIT_RPS = '0';
 process.env.LOG_LEVEL = 'SILENT';
 const GOALS = Number(process.env.BENCH_GOALS ?? 10_000);

@@ -1,5 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
-import { z } from 'zod';
+import * as z from 'zod';
 import { routeName, routes, type Route } from '#shared/routes/index.ts';
 import { EVENT_SCHEMAS } from '#shared/schemas/events.ts';
 

@@ -3,10 +3,11 @@ import { dirname, join } from 'node:path';
 import { Duration, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { REPO_ROOT } from '../paths.ts';
+import { SERVICE_BUNDLING } from './service-bundling.ts';
 import type { TableBindable } from './tenant-data.ts';
 
 export interface ServiceFunctionProps {
@@ -35,8 +36,7 @@ function copyIntoBundle(files: string[]): ICommandHooks {
 
 /**
  * One Lambda function with the service's fixed defaults, so every route and worker is built the same way:
- * Node.js 22 on arm64, an ESM bundle made by the local esbuild (no Docker) with the AWS SDK bundled (the
- * version we test with, not the runtime's), minified with source maps, its own log group with retention,
+ * Node.js 22 on arm64, bundled as SERVICE_BUNDLING says (service-bundling.ts), its own log group with retention,
  * active X-Ray tracing, and its own execution role holding nothing but log and trace writes until a grant
  * helper adds exactly what its row declares.
  */
@@ -79,19 +79,9 @@ export class ServiceFunction extends Construct implements TableBindable, iam.IGr
         ...props.environment,
       },
       bundling: {
-        format: OutputFormat.ESM,
-        target: 'node22',
-        minify: true,
-        sourceMap: true,
-        // Bundle the SDK: the runtime's copy drifts from the version in package-lock.json.
-        bundleAwsSDK: true,
-        externalModules: [],
-        // Prefer ESM entry points of dual packages so tree-shaking works.
-        mainFields: ['module', 'main'],
-        // Bundled CommonJS dependencies call require() for Node built-ins; an ESM bundle has no require.
-        banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
-        // The handlers import `#shared/*.ts`: esbuild resolves package.json "imports" and .ts extensions itself.
-        tsconfig: join(REPO_ROOT, 'tsconfig.json'),
+        ...SERVICE_BUNDLING,
+        externalModules: [...SERVICE_BUNDLING.externalModules],
+        mainFields: [...SERVICE_BUNDLING.mainFields],
         ...(props.bundleFiles?.length ? { commandHooks: copyIntoBundle(props.bundleFiles) } : {}),
       },
     });

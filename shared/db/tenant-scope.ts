@@ -1,4 +1,4 @@
-import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
+import type { STSClient } from '@aws-sdk/client-sts';
 import { config } from '#shared/config.ts';
 import { baseDb, createDynamoClient, instrument, type Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
@@ -43,7 +43,9 @@ export function tenantSessionPolicy(tableArn: string, tenantId: string) {
   };
 }
 
-const sts = new STSClient({ region: config.region });
+// STS is loaded on the first request that assumes a tenant role (AWS only), not at cold start.
+let sts: Promise<{ client: STSClient; AssumeRoleCommand: typeof import('@aws-sdk/client-sts').AssumeRoleCommand }> | undefined;
+const stsClient = () => (sts ??= import('@aws-sdk/client-sts').then(({ STSClient, AssumeRoleCommand }) => ({ client: new STSClient({ region: config.region }), AssumeRoleCommand })));
 const scoped = new Map<string, { db: Db; expiresAt: number }>();
 const REFRESH_MARGIN_MS = 5 * 60_000;
 
@@ -58,7 +60,8 @@ export async function tenantDb(tenantId: string): Promise<Db> {
   if (cached && cached.expiresAt - REFRESH_MARGIN_MS > Date.now()) return cached.db;
   const tableArn = process.env.TABLE_ARN;
   if (!tableArn) throw new Error('TABLE_ARN is required with TENANT_ROLE_ARN');
-  const out = await sts.send(
+  const { client, AssumeRoleCommand } = await stsClient();
+  const out = await client.send(
     new AssumeRoleCommand({
       RoleArn: roleArn,
       RoleSessionName: `tenant-${tenantId}`.slice(0, 64),

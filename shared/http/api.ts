@@ -3,7 +3,7 @@ import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpSecurityHeaders from '@middy/http-security-headers';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { z } from 'zod';
+import * as z from 'zod';
 import { callerTeamUuids, type Caller } from '#shared/auth/caller.ts';
 import { config } from '#shared/config.ts';
 import { currentDbMetrics, newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';

@@ -1,9 +1,8 @@
 import { createHash } from 'node:crypto';
-import { IdempotencyConfig, makeIdempotent } from '@aws-lambda-powertools/idempotency';
 import type { APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { config } from '#shared/config.ts';
 import type { Db } from '#shared/db/client.ts';
-import { IDEMPOTENCY_TTL_SECONDS, idempotencyStoreFor, type IdempotentCall } from '#shared/db/idempotency-store.ts';
+import type { IdempotentCall } from '#shared/db/idempotency-store.ts';
 import { BadRequestError } from '#shared/errors.ts';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '#shared/http/http-errors.ts';
 import type { ReadBody } from '#shared/http/transport.ts';
@@ -56,6 +55,11 @@ export async function runIdempotent(
   scope: { db: Db; tenantId: string; userId: string; route: string; key: string; body: ReadBody; context: Context },
   run: () => Promise<Result>,
 ): Promise<Result> {
+  // Loaded on the first request that carries an Idempotency-Key, not at cold start (most requests never do).
+  const [{ IdempotencyConfig, makeIdempotent }, { IDEMPOTENCY_TTL_SECONDS, idempotencyStoreFor }] = await Promise.all([
+    import('@aws-lambda-powertools/idempotency'),
+    import('#shared/db/idempotency-store.ts'),
+  ]);
   const idempotencyConfig = new IdempotencyConfig({
     payloadValidationJmesPath: 'body_hash',
     expiresAfterSeconds: IDEMPOTENCY_TTL_SECONDS,

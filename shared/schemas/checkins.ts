@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { GOAL_STATUSES } from '#shared/domain/goals/entity.ts';
 import { LABEL_NAME_MAX } from '#shared/domain/labels/entity.ts';
 import { isoDate, listEnvelope, recordEnvelope, uuid } from '#shared/schemas/common.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { REFRESH_STATES, SKILL_STATUSES } from '#shared/domain/documents/entity.ts';
 import { LEVELS } from '#shared/domain/sharing/types.ts';
 import { listEnvelope } from '#shared/schemas/common.ts';

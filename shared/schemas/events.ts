@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import type { EventType } from '#shared/domain/webhooks/entity.ts';
 import { CheckinRecordSchema } from '#shared/schemas/checkins.ts';
 import { GoalRecordSchema } from '#shared/schemas/goals.ts';

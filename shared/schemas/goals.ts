@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { PACES } from '#shared/domain/goals/pace.ts';
 import { GOAL_KINDS, GOAL_STATUSES, GOAL_TYPES, METRIC_TYPES, PROGRESS_MODES, VISIBILITIES, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { LABEL_NAME_MAX } from '#shared/domain/labels/entity.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { GOAL_STATUSES } from '#shared/domain/goals/entity.ts';
 import { HISTORY_CAUSES } from '#shared/domain/history/entity.ts';
 import { listEnvelope } from '#shared/schemas/common.ts';

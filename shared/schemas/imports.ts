@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { IMPORT_MAX_ROWS, IMPORT_STATES } from '#shared/domain/imports/entity.ts';
 import { ImportRowSchema } from '#shared/domain/imports/validate.ts';
 import { listEnvelope, recordEnvelope } from '#shared/schemas/common.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { REQUEST_SOURCES } from '#shared/domain/integrations/entity.ts';
 import { listEnvelope, nonBlank, recordEnvelope, uuid } from '#shared/schemas/common.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { LABEL_NAME_MAX } from '#shared/domain/labels/entity.ts';
 import { listEnvelope, nonBlank, recordEnvelope, uuid } from '#shared/schemas/common.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { MAX_CONTENT_LENGTH, NOTIFICATION_KINDS } from '#shared/domain/sharing/entity.ts';
 import { LEVELS, SHAREABLE_PATHS, SHAREABLE_TYPES } from '#shared/domain/sharing/types.ts';
 import { listEnvelope, nonBlank, recordEnvelope, uuid } from '#shared/schemas/common.ts';

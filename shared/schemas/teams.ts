@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { TEAM_STATUSES } from '#shared/domain/teams/entity.ts';
 import { listEnvelope, nonBlank, recordEnvelope, uuid } from '#shared/schemas/common.ts';
 

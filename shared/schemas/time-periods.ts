@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { isoDate, listEnvelope, nonBlank, recordEnvelope } from '#shared/schemas/common.ts';
 
 // start_date <= end_date is checked in the service, not here: an update may send one date and the rule

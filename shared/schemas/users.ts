@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { PROFILE_FILTERABLE, PROFILE_WRITABLE, ROLES, USER_STATUSES } from '#shared/domain/users/entity.ts';
 import { listEnvelope, nonBlank, recordEnvelope, uuid } from '#shared/schemas/common.ts';
 

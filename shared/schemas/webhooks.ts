@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_STATUSES } from '#shared/domain/webhooks/entity.ts';
 import { listEnvelope, nonBlank, recordEnvelope } from '#shared/schemas/common.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { getEntity, nowIso, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { refreshThreadEntity, WRITER_TIMEOUT_MS, type RefreshState, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
 import { finishRun, type ContentChange } from '#shared/domain/documents/runs.ts';

@@ -1,5 +1,5 @@
 import { parse } from 'csv-parse/sync';
-import { z } from 'zod';
+import * as z from 'zod';
 import { BadRequestError, ValidationError } from '#shared/errors.ts';
 import { IMPORT_MAX_ROWS } from '#shared/domain/imports/entity.ts';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { getEntities } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';

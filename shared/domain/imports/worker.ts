@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { callerTeamUuids } from '#shared/auth/caller.ts';
 import { getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { getEntities, getEntity, nowIso, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { notificationEntity, NOTIFICATION_KINDS, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import { LEVELS, SHAREABLE_PATHS } from '#shared/domain/sharing/types.ts';
