@@ -1,0 +1,32 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash, randomUUID } from 'node:crypto';
+
+/**
+ * Ids of the records a request creates. Random, except inside `withIdSeed`: a request that carries an
+ * Idempotency-Key draws its ids from a hash of the key's scope (tenant, user, route, key, body), so a retry of a
+ * request that committed and then died (before its idempotency record was completed) names the same records,
+ * and its create finds them already there instead of writing a second copy (docs/architecture.md, "Safe retries").
+ * Commands draw ids in a fixed order, so the n-th id of a retry is the n-th id of the first attempt.
+ */
+const seeds = new AsyncLocalStorage<{ seed: string; drawn: number }>();
+
+/** A new record id (a UUID v4 in form). */
+export function newId(): string {
+  const s = seeds.getStore();
+  if (!s) return randomUUID();
+  const h = createHash('sha256').update(`${s.seed}#${s.drawn++}`).digest();
+  h[6] = (h[6]! & 0x0f) | 0x40; // version 4
+  h[8] = (h[8]! & 0x3f) | 0x80; // RFC 4122 variant
+  const x = h.subarray(0, 16).toString('hex');
+  return `${x.slice(0, 8)}-${x.slice(8, 12)}-${x.slice(12, 16)}-${x.slice(16, 20)}-${x.slice(20)}`;
+}
+
+/** True when ids drawn now are seeded: a create that finds its record already stored is a retry's. */
+export function idsAreSeeded(): boolean {
+  return seeds.getStore() !== undefined;
+}
+
+/** Runs `fn` with ids derived from `seed` (the same seed gives the same ids in the same order). */
+export function withIdSeed<T>(seed: string, fn: () => Promise<T>): Promise<T> {
+  return seeds.run({ seed, drawn: 0 }, fn);
+}
