@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
+import { newId } from '#shared/ids.ts';
 import { getEntity, nowIso, querySide, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { decideCreate, decideDelete, decideUpdate, deleteNeedsNext, goalFollowing, type Decision, type GoalState, type OrderHead } from '#shared/domain/checkins/decide.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
@@ -116,7 +116,7 @@ export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): 
   const hidden = () => unknownGoal(input.goal_uuid);
   // Identity and creation time are fixed before the loop: every retried attempt writes the same check-in.
   const now = nowIso();
-  const ids = { checkin: randomUUID() };
+  const ids = { checkin: newId() };
   let created!: CheckinRecord;
   let labels: LabelRecord[] = [];
   const { goal, access } = await commitOnGoal(ctx, async () => {

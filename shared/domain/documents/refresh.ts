@@ -1,4 +1,5 @@
 import { nowIso, createEntity, retryOnConflict } from '#shared/db/store.ts';
+import { newId } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { DOCUMENT_REFRESH_QUEUE, RefreshAlreadyRunning, refreshThreadEntity, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
 import { expireIfStale, finishRun, getThread, runningThreadOf } from '#shared/domain/documents/runs.ts';
@@ -34,7 +35,7 @@ export async function startRefresh(ctx: DomainCtx, shareableUuid: string): Promi
     if (running && (await expireIfStale(ctx, running)).state === 'running') return { thread: running, alreadyRunning: true };
     const now = nowIso();
     const thread: RefreshThreadRecord = {
-      uuid: crypto.randomUUID(),
+      uuid: newId(),
       document_uuid: doc.uuid,
       state: 'running',
       skill_status: null,

@@ -1,6 +1,6 @@
 /** Goal create: read (period, references, parents, labels), decide (rules.ts), one transaction; then rollups. */
-import { randomUUID } from 'node:crypto';
 import { requireContentWriter } from '#shared/auth/permissions.ts';
+import { newId } from '#shared/ids.ts';
 import { nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
@@ -27,12 +27,12 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
   const start = input.start_date ?? period.start_date;
   const end = input.end_date ?? period.end_date;
   const metric: MetricRecord | null = input.metric
-    ? { uuid: randomUUID(), name: input.metric.name ?? null, start_value: input.metric.start_value ?? 0, target_value: input.metric.target_value, unit: input.metric.unit ?? null, metric_type: input.metric.metric_type ?? 'reach' }
+    ? { uuid: newId(), name: input.metric.name ?? null, start_value: input.metric.start_value ?? 0, target_value: input.metric.target_value, unit: input.metric.unit ?? null, metric_type: input.metric.metric_type ?? 'reach' }
     : null;
   const refs = referenceDetails(ctx, { owner_uuids: owners, delegate_uuids: delegates, team_uuids: teams, visible_entities: visible });
 
   const now = nowIso();
-  const uuid = opts.uuid ?? randomUUID();
+  const uuid = opts.uuid ?? newId();
   const base: GoalRecord = {
     uuid,
     type: kind,

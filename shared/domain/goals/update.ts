@@ -1,6 +1,6 @@
 /** Goal update: inside the goal's optimistic loop, read what changed, decide, one transaction; then rollups and paths. */
-import { randomUUID } from 'node:crypto';
 import { getEntities, getEntity, mutateEntity, nowIso, WriteTx, type Stored } from '#shared/db/store.ts';
+import { newId } from '#shared/ids.ts';
 import { sentFields } from '#shared/domain/fields.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
@@ -64,7 +64,7 @@ function applyMetric(g: GoalRecord, next: GoalRecord, input: NonNullable<GoalUpd
   if (input === null) next.metric = null;
   else {
     if (!g.metric && input.target_value === undefined) details.push({ field: 'metric.target_value', code: 'required', message: 'A new metric needs target_value' });
-    const current: MetricRecord = g.metric ?? { uuid: randomUUID(), name: null, start_value: 0, target_value: 0, unit: null, metric_type: 'reach' };
+    const current: MetricRecord = g.metric ?? { uuid: newId(), name: null, start_value: 0, target_value: 0, unit: null, metric_type: 'reach' };
     next.metric = { ...current, ...sentFields(input) };
     details.push(...metricDetails(next.metric));
   }
@@ -95,7 +95,7 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
       }
       if (input.short_id !== undefined) {
         const shortId = normalizeShortId(input.short_id);
-        if (shortId !== g.short_id) Object.assign(next, { short_id: shortId, short_id_uuid: shortId ? randomUUID() : null });
+        if (shortId !== g.short_id) Object.assign(next, { short_id: shortId, short_id_uuid: shortId ? newId() : null });
       }
       const delegates = delegatesOf(input);
       if (delegates !== undefined) next.delegate_uuids = delegates;

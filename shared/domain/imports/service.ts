@@ -1,5 +1,5 @@
-import { randomUUID } from 'node:crypto';
 import { isAdmin } from '#shared/auth/caller.ts';
+import { newId } from '#shared/ids.ts';
 import type { Checks } from '#shared/auth/permissions.ts';
 import { requireContentWriter } from '#shared/auth/permissions.ts';
 import { getEntity, mutateEntity, nowIso, querySidePage, WriteTx, type DataCtx } from '#shared/db/store.ts';
@@ -27,7 +27,7 @@ export async function startImport(ctx: DomainCtx, rows: unknown[], queue: QueueS
   const now = nowIso();
   const chunks = chunkRows(rows);
   const record: ImportRecord = {
-    uuid: randomUUID(),
+    uuid: newId(),
     state: 'validating',
     total: rows.length,
     done: 0,

@@ -1,4 +1,5 @@
 import { scopedUuidOf } from '#shared/domain/scoped-id.ts';
+import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { getEntity, mutateEntity, nowIso } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
@@ -27,7 +28,7 @@ export async function createDataSource(ctx: DomainCtx, input: DataSourceCommand)
   checkDataSourceConfig(input);
   // Identity and time are fixed before the retry loop: every attempt writes the same record.
   const now = nowIso();
-  const record = newDataSource(ctx.caller, input, now, crypto.randomUUID());
+  const record = newDataSource(ctx.caller, input, now, newId());
   let access!: GoalAccess;
   // One read of the goal: the permission checks run on the consistent read the write is conditioned on.
   await mutateEntity(

@@ -1,4 +1,5 @@
 import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
+import { newId } from '#shared/ids.ts';
 import { TakenError } from '#shared/errors.ts';
 
 export interface LabelRecord extends BaseRecord {
@@ -29,7 +30,7 @@ export const labelEntity: EntityDef<LabelRecord> = {
 export function newLabelRecord(
   input: { name: string; is_group?: boolean; parent_uuid?: string | null; color?: string | null; creator_uuid: string | null },
   now: string,
-  uuid: string = crypto.randomUUID(),
+  uuid: string = newId(),
 ): LabelRecord {
   return {
     uuid,

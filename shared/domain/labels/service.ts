@@ -1,4 +1,5 @@
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
+import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { entryPartitionOf, findUniques, getEntities, getEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
@@ -79,7 +80,7 @@ export const labelCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: 
 
 /** Creates a label; the name claim is taken in the same transaction, so of two same-name creates exactly one wins. */
 export async function createLabel(ctx: DomainCtx, input: LabelCreate): Promise<LabelRecord> {
-  const [now, uuid] = [nowIso(), crypto.randomUUID()];
+  const [now, uuid] = [nowIso(), newId()];
   return retryOnConflict(async () => {
     checkLabelCreateAllowed(ctx.caller);
     const chain = input.parent_uuid ? await chainOf(ctx, input.parent_uuid) : [];

@@ -1,4 +1,5 @@
 import { getSide, nowIso, retryOnConflict, WriteTx, type DataCtx, type ItemCondition, type Stored } from '#shared/db/store.ts';
+import { newId } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { loadShareable } from '#shared/domain/sharing/access.ts';
 import { decideRequestAccess, decideResend, RESEND_WINDOW_MS, resolveByGrant, type AccessRequestCommand, type RequestOutcome, type ResendStatus } from '#shared/domain/sharing/decide.ts';
@@ -55,7 +56,7 @@ export async function requestAccess(ctx: DomainCtx, path: ShareablePath, shareab
     const s = stored.record;
     const read = await readRequest(ctx, s.type, s.uuid, me);
     const now = nowIso();
-    const decision = decideRequestAccess(ctx.caller, s, read?.record, input, now, crypto.randomUUID());
+    const decision = decideRequestAccess(ctx.caller, s, read?.record, input, now, newId());
     if (decision.outcome === 'already_satisfied' || decision.outcome === 'unchanged') return decision;
     const tx = new WriteTx(ctx);
     shareableUnchanged(tx, stored);

@@ -1,4 +1,5 @@
 import { createEntity, mutateEntity, nowIso } from '#shared/db/store.ts';
+import { newId } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { loadShareable, requireShareableType, shareableAccess, type ShareableAccess } from '#shared/domain/sharing/access.ts';
 import { checkGrantAllowed, decideCreateShareable, decideGrant, decideView, type GrantCommand, type ShareableCreate } from '#shared/domain/sharing/decide.ts';
@@ -10,7 +11,7 @@ import { userEntity } from '#shared/domain/users/entity.ts';
 /** Shareable resources (contract section 8 extension): create, read, and grant levels to users. Rules in decide.ts. */
 
 export async function createShareable(ctx: DomainCtx, path: ShareablePath, input: ShareableCreate): Promise<{ record: ShareableRecord; access: ShareableAccess }> {
-  const record = await createEntity(ctx, shareableEntity, decideCreateShareable(ctx.caller, path, input, nowIso(), crypto.randomUUID()));
+  const record = await createEntity(ctx, shareableEntity, decideCreateShareable(ctx.caller, path, input, nowIso(), newId()));
   return { record, access: shareableAccess(ctx.caller, record) };
 }
 

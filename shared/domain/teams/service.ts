@@ -10,6 +10,7 @@
  * consistent, so a sub-team created within the index's replication lag before a move/delete may be missed.
  */
 import { isAdmin } from '#shared/auth/caller.ts';
+import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { entryPartitionOf, getEntities, getEntity, nowIso, partitionEntries, referencesTo, removeUnreferenced, retryOnConflict, WriteTx, type DataCtx, type ListEntry, type ReferenceEntry, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
@@ -115,7 +116,7 @@ function holdChain(tx: WriteTx, chain: Array<Stored<TeamRecord>>): void {
 export async function createTeam(ctx: DomainCtx, input: TeamCreate): Promise<TeamRecord> {
   checkTeamCreateAllowed(ctx.caller);
   const users = await knownUsers(ctx, input);
-  const [now, uuid] = [nowIso(), crypto.randomUUID()];
+  const [now, uuid] = [nowIso(), newId()];
   return retryOnConflict(async () => {
     const parent = input.parent_uuid ? await getEntity(ctx, teamEntity, input.parent_uuid, true) : undefined;
     const record = decideCreateTeam(ctx.caller, input, { users, parent: parent?.record }, now, uuid);

@@ -1,4 +1,5 @@
 import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+import { newId } from '#shared/ids.ts';
 
 export interface TimePeriodRecord extends BaseRecord {
   name: string;
@@ -13,7 +14,7 @@ export const timePeriodEntity: EntityDef<TimePeriodRecord> = { type: 'time_perio
 export function newTimePeriodRecord(
   input: { name: string; start_date: string; end_date: string; creator_uuid: string | null },
   now: string,
-  uuid: string = crypto.randomUUID(),
+  uuid: string = newId(),
 ): TimePeriodRecord {
   return { uuid, name: input.name.trim(), start_date: input.start_date, end_date: input.end_date, creator_uuid: input.creator_uuid, created_at: now, updated_at: now };
 }

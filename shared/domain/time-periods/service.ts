@@ -1,4 +1,5 @@
 import { isAdmin } from '#shared/auth/caller.ts';
+import { newId } from '#shared/ids.ts';
 import { directoryAccessSource, directoryChecks, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
 import { createEntity, entriesOf, getEntities, getEntity, nowIso, removeUnreferenced, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
@@ -47,7 +48,7 @@ async function liveGoalsOf(ctx: DataCtx, periodUuid: string): Promise<Array<{ ki
 }
 
 export async function createTimePeriod(ctx: DomainCtx, input: TimePeriodCreate): Promise<TimePeriodRecord> {
-  return createEntity(ctx, timePeriodEntity, decideCreateTimePeriod(ctx.caller, input, nowIso(), crypto.randomUUID()));
+  return createEntity(ctx, timePeriodEntity, decideCreateTimePeriod(ctx.caller, input, nowIso(), newId()));
 }
 
 export async function updateTimePeriod(ctx: DomainCtx, id: string, input: TimePeriodUpdate): Promise<TimePeriodRecord> {

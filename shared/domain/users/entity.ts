@@ -1,4 +1,5 @@
 import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
+import { newId } from '#shared/ids.ts';
 import { TakenError } from '#shared/errors.ts';
 
 export const ROLES = ['admin', 'member', 'viewer'] as const;
@@ -44,7 +45,7 @@ export const userEntity: EntityDef<UserRecord> = {
 export function newUserRecord(
   input: Partial<Omit<UserRecord, 'uuid' | 'created_at' | 'updated_at'>> & { email: string; creator_uuid: string | null },
   now: string,
-  uuid: string = crypto.randomUUID(),
+  uuid: string = newId(),
 ): UserRecord {
   const email = input.email.trim();
   return {

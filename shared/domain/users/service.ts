@@ -1,4 +1,5 @@
 import { isAdmin } from '#shared/auth/caller.ts';
+import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { createEntity, getEntity, nowIso, retryOnConflict, WriteTx, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
@@ -26,7 +27,7 @@ export async function getUser(ctx: DomainCtx, id: string): Promise<UserRecord> {
 
 export async function createUser(ctx: DomainCtx, input: UserCreate): Promise<UserRecord> {
   const manager = input.manager_uuid ? await ctx.loader.one(userEntity, input.manager_uuid) : undefined;
-  return createEntity(ctx, userEntity, decideCreateUser(ctx.caller, input, manager, nowIso(), crypto.randomUUID()));
+  return createEntity(ctx, userEntity, decideCreateUser(ctx.caller, input, manager, nowIso(), newId()));
 }
 
 /** `managerUuid` and its managers, nearest first, read consistently with their versions (stops on a loop or one past the bound). */

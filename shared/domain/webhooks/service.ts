@@ -1,4 +1,5 @@
 import { isAdmin } from '#shared/auth/caller.ts';
+import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { keys } from '#shared/db/keys.ts';
@@ -51,7 +52,7 @@ export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): 
   requireAdmin(ctx);
   await checkUrl(input.url);
   if ((await tenantWebhooks(ctx)).length >= MAX_WEBHOOKS_PER_TENANT) throw ValidationError.field('url', 'too_many', `A tenant has at most ${MAX_WEBHOOKS_PER_TENANT} webhooks`);
-  const uuid = crypto.randomUUID();
+  const uuid = newId();
   const secret = newWebhookSecret();
   const now = nowIso();
   const record: WebhookRecord = {
