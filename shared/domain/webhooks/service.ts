@@ -3,7 +3,7 @@ import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { keys } from '#shared/db/keys.ts';
-import { getEntities, getEntity, mutateEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { createdOrStored, getEntities, getEntity, mutateEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { sentFields } from '#shared/domain/fields.ts';
 import { MAX_WEBHOOKS_PER_TENANT, webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
@@ -68,8 +68,16 @@ export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): 
     created_at: now,
     updated_at: now,
   };
-  await new WriteTx(ctx).create(webhookEntity, record).commit();
-  return { record, secret };
+  return createdOrStored(
+    ctx,
+    webhookEntity,
+    uuid,
+    async () => {
+      await new WriteTx(ctx).create(webhookEntity, record).commit();
+      return { record, secret };
+    },
+    async (stored) => ({ record: stored, secret: await secretBox().open(stored.secret_sealed, secretContext(ctx.tenantId, uuid)) }),
+  );
 }
 
 /** `["*"]` alone means every type; otherwise the distinct types named. */
