@@ -8,9 +8,13 @@
  * fraction of its messages throughout (LOCAL_FAULT_*, honoured by the local stack only). Afterwards the
  * worker is "fixed" (a clean restart without the fault), `admin redrive` replays the dead letters, and the
  * invariants are checked and printed. Exit 1 on any violation.
+ * A webhook receiver on 127.0.0.1 (in this process, so it outlives the kill) is registered by each tenant for
+ * every event type; afterwards every acknowledged check-in and create must have reached its own tenant's
+ * receiver (at least once, correctly signed), and no event another tenant's.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -128,10 +132,47 @@ async function all(token: string, path: string): Promise<any[]> {
   }
 }
 
+// ---------- the webhook receiver ----------
+
+/** Deliveries per receiving tenant (by the path `/hook/<tenant name>`): event type and record uuid. */
+const delivered = new Map<string, Array<{ id: string; type: string; uuid: string; tenant: string; signed: boolean }>>();
+const secrets = new Map<string, string>();
+
+function verifySignature(secret: string, id: string, timestamp: string, body: string, header: string): boolean {
+  const want = Buffer.from(`v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${timestamp}.${body}`).digest('base64')}`);
+  return header.split(' ').some((sig) => sig.length === want.length && timingSafeEqual(Buffer.from(sig), want));
+}
+
+async function startReceiver(): Promise<string> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const name = decodeURIComponent((req.url ?? '').replace(/^\/hook\//, ''));
+      const body = Buffer.concat(chunks).toString('utf8');
+      const header = (h: string) => String(req.headers[h] ?? '');
+      try {
+        const event = JSON.parse(body);
+        const list = delivered.get(name) ?? [];
+        const signed = verifySignature(secrets.get(name) ?? 'whsec_', header('webhook-id'), header('webhook-timestamp'), body, header('webhook-signature'));
+        list.push({ id: header('webhook-id'), type: event.type, uuid: event.data?.record?.uuid, tenant: event.data?.tenant_uuid, signed });
+        delivered.set(name, list);
+        res.writeHead(200).end('ok');
+      } catch {
+        res.writeHead(400).end('bad');
+      }
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  server.unref();
+  return `http://127.0.0.1:${(server.address() as { port: number }).port}/hook/`;
+}
+
 // ---------- the run ----------
 
 interface Tenant {
   id: string;
+  name: string;
   admin: string;
   members: Array<{ uuid: string; token: string }>;
   period: string;
@@ -149,7 +190,7 @@ const counts = new Map<string, number>();
 const attempted = new Map<Tenant, number>();
 const count = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
 
-async function setupTenant(runAdmin: (argv: string[]) => Promise<any>, name: string): Promise<Tenant> {
+async function setupTenant(runAdmin: (argv: string[]) => Promise<any>, name: string, receiver: string): Promise<Tenant> {
   const t = await runAdmin(['create-tenant', '--name', name, '--admin-email', `admin-${randomUUID().slice(0, 8)}@chaos.test`]);
   const admin = t.token as string;
   const must = async (method: string, path: string, body?: unknown, token = admin) => {
@@ -157,6 +198,9 @@ async function setupTenant(runAdmin: (argv: string[]) => Promise<any>, name: str
     if (!r || r.status >= 300) throw new Error(`${method} ${path}: ${r?.status} ${JSON.stringify(r?.body)}`);
     return r.body.data?.record ?? r.body.data ?? r.body;
   };
+  const hook = await call(admin, 'POST', '/webhooks', { url: `${receiver}${encodeURIComponent(name)}`, events: ['*'] });
+  if (hook?.status !== 201) throw new Error(`POST /webhooks: ${hook?.status} ${JSON.stringify(hook?.body)}`);
+  secrets.set(name, hook.body.data.record.secret);
   const members = [];
   for (let i = 0; i < 4; i++) {
     const u = await must('POST', '/rest/v2/users', { user: { email: `m${i}-${randomUUID().slice(0, 6)}@chaos.test`, role: 'member' } });
@@ -177,7 +221,7 @@ async function setupTenant(runAdmin: (argv: string[]) => Promise<any>, name: str
   const owner = members[0]!;
   const docs = [];
   for (let i = 0; i < 4; i++) docs.push((await must('POST', '/documents', { title: `Chaos doc ${name} ${i}`, content: 'x' }, owner.token)).uuid as string);
-  return { id: t.tenant_uuid, admin, members: members.slice(1), period: period.uuid, spareTeam: spareTeam.uuid, objective: objective.uuid, krs, leaves, docs, owner };
+  return { id: t.tenant_uuid, name, admin, members: members.slice(1), period: period.uuid, spareTeam: spareTeam.uuid, objective: objective.uuid, krs, leaves, docs, owner };
 }
 
 const pick = <T>(xs: T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
@@ -296,6 +340,17 @@ async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
       check(periods.has(g.time_period_uuid), `goal ${g.uuid} references deleted period ${g.time_period_uuid}`);
       for (const team of g.team_uuids ?? []) check(teams.has(team), `goal ${g.uuid} references deleted team ${team}`);
     }
+    // every acknowledged change produced its event, at this tenant's receiver only, signed
+    const events = delivered.get(t.name) ?? [];
+    const heard = new Set(events.map((e) => `${e.type}#${e.uuid}`));
+    for (const c of acked.checkins.filter((c) => c.tenant === t)) check(heard.has(`checkin.created#${c.uuid}`), `check-in ${c.uuid}: no checkin.created event delivered`), add('check-in events checked');
+    for (const c of acked.creates.filter((c) => c.tenant === t)) check(heard.has(`goal.created#${c.uuid}`), `create ${c.uuid}: no goal.created event delivered`), add('create events checked');
+    const foreign = events.filter((e) => e.tenant !== t.id);
+    check(foreign.length === 0, `tenant ${t.name}: ${foreign.length} events of another tenant delivered to its endpoint`);
+    const unsigned = events.filter((e) => !e.signed);
+    check(unsigned.length === 0, `tenant ${t.name}: ${unsigned.length} deliveries with a wrong signature`);
+    add('webhook deliveries received', events.length);
+    add('webhook deliveries received more than once (at least once)', events.length - new Set(events.map((e) => e.id)).size);
     // every acknowledged access request notified (in-app) and e-mailed
     const notes = await all(t.owner.token, '/notifications');
     const notified = new Map(notes.map((n: any) => [n.subject_uuid, n]));
@@ -331,7 +386,8 @@ async function main(): Promise<number> {
   const stackInfo = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'));
   Object.assign(process.env, { TABLE_NAME: stackInfo.tableName, DYNAMODB_ENDPOINT: stackInfo.dynamoEndpoint, ISSUER_URL: stackInfo.issuer, ISSUER_KEY_FILE: join(dataDir, 'issuer-key.json'), DATA_DIR: dataDir, AWS_REGION: 'us-east-1' });
   const { runAdmin } = await import('./lib/admin-commands.ts');
-  const tenants = [await setupTenant(runAdmin, 'Chaos A'), await setupTenant(runAdmin, 'Chaos B')];
+  const receiver = await startReceiver();
+  const tenants = [await setupTenant(runAdmin, 'Chaos A', receiver), await setupTenant(runAdmin, 'Chaos B', receiver)];
   say('tenants ready; writing');
 
   const clients = Array.from({ length: CLIENTS }, (_, i) => client(tenants[i % 2]!));
