@@ -438,7 +438,9 @@ async function main(): Promise<number> {
   const redriven = await runAdmin(['redrive']);
   say(`redrive: ${JSON.stringify(redriven)}`);
 
-  const stats = await eventuallyVerified(tenants, 60_000);
+  const verifyFrom = Date.now();
+  const stats = await eventuallyVerified(tenants, 90_000);
+  say(`verified in ${Math.round((Date.now() - verifyFrom) / 1000)} s (derived state converging)`);
   violations.push(...runViolations);
   check(deadLetters().length === 0, `dead letters left after redrive: ${deadLetters().length}`);
   const outside = fivexx.filter((e) => !killWindow || e.at < killWindow.from || e.at > killWindow.to);
