@@ -191,6 +191,8 @@ const acked = { checkins: [] as Array<{ tenant: Tenant; uuid: string; goal: stri
 const counts = new Map<string, number>();
 /** Logical check-in requests started per tenant (each may be sent several times, always with its one key). */
 const attempted = new Map<Tenant, number>();
+/** Logical create requests started per tenant. */
+const attemptedCreates = new Map<Tenant, number>();
 const count = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
 
 async function setupTenant(runAdmin: (argv: string[]) => Promise<any>, name: string, receiver: string): Promise<Tenant> {
@@ -240,6 +242,7 @@ async function client(t: Tenant): Promise<void> {
       if (res?.status === 201) acked.checkins.push({ tenant: t, uuid: res.body.data.record.uuid, goal }), count('check-in');
       else count(`check-in ${res?.status ?? 'unanswered'}`);
     } else if (r < 0.62) {
+      attemptedCreates.set(t, (attemptedCreates.get(t) ?? 0) + 1);
       const res = await call(t.admin, 'POST', '/rest/v2/initiatives', { title: 'extra', time_period_uuid: t.period, parents: [pick(t.krs)], ...(Math.random() < 0.3 ? { team_uuids: [t.spareTeam] } : {}) });
       if (res?.status === 201) acked.creates.push({ tenant: t, uuid: res.body.data.record.uuid }), count('create');
       else count(`create ${res?.status ?? 'unanswered'}`);
@@ -292,6 +295,8 @@ async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
     check(new Set(ackedIds).size === ackedIds.length, 'one acknowledged check-in answered twice with different requests');
     // Applied once: retries carry the same Idempotency-Key, so no logical request leaves two check-ins.
     check(checkins.length <= (attempted.get(t) ?? 0), `tenant ${t.id}: ${checkins.length} check-ins stored for ${attempted.get(t)} logical requests (a retry applied twice)`);
+    const extras = [...goals.values()].filter((g) => g.title === 'extra').length + acked.creates.filter((c) => c.tenant === t && acked.deletes.has(c.uuid) && !goals.has(c.uuid)).length;
+    check(extras <= (attemptedCreates.get(t) ?? 0), `tenant ${t.id}: ${extras} goals created for ${attemptedCreates.get(t)} logical requests (a retry applied twice)`);
     for (const c of acked.creates.filter((c) => c.tenant === t)) {
       const g = goals.get(c.uuid);
       check(acked.deletes.has(c.uuid) ? !g || !!g.discarded_at || true : !!g, `acknowledged create ${c.uuid} missing`);
