@@ -383,12 +383,19 @@ async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
   return stats;
 }
 
-async function eventuallyVerified(tenants: Tenant[], timeoutMs: number) {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Verifies until every invariant holds. Derived state converges at the speed of the change stream, which on a
+ * loaded machine lags: so the wait is bounded by progress (no fewer violations for `stallMs`), and by `capMs`.
+ */
+async function eventuallyVerified(tenants: Tenant[], stallMs: number, capMs: number) {
+  const start = Date.now();
+  let fewest = Infinity;
+  let improvedAt = start;
   for (;;) {
     violations.length = 0;
     const stats = await verify(tenants);
-    if (!violations.length || Date.now() > deadline) return stats;
+    if (violations.length < fewest) [fewest, improvedAt] = [violations.length, Date.now()];
+    if (!violations.length || Date.now() - improvedAt > stallMs || Date.now() - start > capMs) return stats;
     await sleep(1000);
   }
 }
@@ -444,7 +451,7 @@ async function main(): Promise<number> {
   say(`redrive: ${JSON.stringify(redriven)}`);
 
   const verifyFrom = Date.now();
-  const stats = await eventuallyVerified(tenants, 90_000);
+  const stats = await eventuallyVerified(tenants, 60_000, 300_000);
   say(`verified in ${Math.round((Date.now() - verifyFrom) / 1000)} s (derived state converging)`);
   violations.push(...runViolations);
   check(deadLetters().length === 0, `dead letters left after redrive: ${deadLetters().length}`);
