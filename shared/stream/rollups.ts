@@ -3,8 +3,8 @@ import { refreshRollups, rollupSynced } from '#shared/domain/goals/progress.ts';
 import { entityRecord, versionOf } from '#shared/stream/changes.ts';
 import type { Projection, TableChange } from '#shared/stream/projection.ts';
 
-/** The goal fields a parent's rollup is computed from (progress.ts rollupProgress). */
-const ROLLUP_INPUTS = ['current_progress', 'parent_links', 'progress_mode', 'discarded_at', 'archived_at', 'metric'] as const;
+/** The goal fields a parent's rollup is computed from (progress.ts rollupProgress), and its own aggregate (a write that changed it outside a rollup write is checked). */
+const ROLLUP_INPUTS = ['current_progress', 'parent_links', 'progress_mode', 'discarded_at', 'archived_at', 'metric', 'rollup'] as const;
 
 const moved = (before: GoalRecord | undefined, after: GoalRecord | undefined) =>
   !before || !after || ROLLUP_INPUTS.some((k) => JSON.stringify(before[k] ?? null) !== JSON.stringify(after[k] ?? null));
