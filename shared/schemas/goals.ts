@@ -3,6 +3,7 @@ import { PACES } from '#shared/domain/goals/pace.ts';
 import { GOAL_KINDS, GOAL_STATUSES, GOAL_TYPES, METRIC_TYPES, PROGRESS_MODES, VISIBILITIES, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { LABEL_NAME_MAX } from '#shared/domain/labels/entity.ts';
 import { accessSource, checks, isoDate, listEnvelope, nonBlank, uuid } from '#shared/schemas/common.ts';
+import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 
 /**
  * Goal request and response schemas, shared by the three kinds (spec: "one record shape and one set of
@@ -244,3 +245,8 @@ export const GoalRecordSchema = z
 
 export const goalResponse = (kind: GoalKind) => z.object({ data: z.object({ type: z.literal(kind), record: GoalRecordSchema, checks, access_source: accessSource }) });
 export const goalListResponse = (kind: GoalKind) => listEnvelope(kind, GoalRecordSchema);
+
+/** The wire bodies map onto the domain's commands (shared/domain/goals/commands.ts): a drift fails the build here. */
+export const toGoalCreateCommand = (body: z.infer<typeof GoalCreateBody>): GoalCreateCommand => body;
+export const toGoalUpdateCommand = (body: z.infer<typeof GoalUpdateBody>): GoalUpdateCommand => body;
+export const toGoalDeleteCommand = (body: z.infer<typeof GoalDeleteBody>): GoalDeleteCommand => body;

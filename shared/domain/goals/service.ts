@@ -9,16 +9,15 @@
  * One file per command: create.ts, update.ts, delete.ts, archive.ts; rules.ts holds the pure rules and
  * reads.ts what the commands read before they decide.
  */
-import type { z } from 'zod';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
-import type { GoalCreateBody, GoalDeleteBody, GoalUpdateBody } from '#shared/schemas/goals.ts';
+import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 
-export type GoalCreateInput = z.infer<typeof GoalCreateBody>;
-export type GoalUpdateInput = z.infer<typeof GoalUpdateBody>;
-export type GoalDeleteInput = z.infer<typeof GoalDeleteBody>;
+export type GoalCreateInput = GoalCreateCommand;
+export type GoalUpdateInput = GoalUpdateCommand;
+export type GoalDeleteInput = GoalDeleteCommand;
 
 /** A goal with what the caller may do with it (for `checks` and `access_source`). */
 export interface GoalView {
