@@ -175,6 +175,12 @@ export class BatchRead {
     };
   }
 
+  /** A side item by key: after `run`, the item or undefined. */
+  side(key: SideKey): () => SideItem | undefined {
+    this.wanted.push(key);
+    return () => this.found.get(`${key.PK}|${key.SK}`);
+  }
+
   /** Reads everything named so far (strongly consistent with `consistent`: versions a transaction will check). */
   async run(consistent = false): Promise<this> {
     const unique = new Map(this.wanted.map((k) => [`${k.PK}|${k.SK}`, k]));
