@@ -2,10 +2,8 @@
  * The domain's goal commands: what create, update and delete are asked to do, in the domain's own terms. The
  * wire schemas (shared/schemas/goals.ts) validate a body and map it to these; nothing here knows the wire.
  */
-import type { GoalKind, GoalStatus, MetricType, ProgressMode, Visibility, GOAL_TYPES } from '#shared/domain/goals/entity.ts';
+import type { GoalKind, GoalRecord, GoalStatus, MetricType, ProgressMode } from '#shared/domain/goals/entity.ts';
 import type { ParentInput } from '#shared/domain/goals/rules.ts';
-
-type GoalType = (typeof GOAL_TYPES)[number];
 
 export interface VisibleEntityInput {
   entity_type: 'user' | 'team';
@@ -23,19 +21,17 @@ export interface MetricCreateInput {
 
 export type MetricUpdateInput = { [K in keyof MetricCreateInput]?: MetricCreateInput[K] };
 
-/** Fields both create and update take; undefined = not sent, null = cleared. */
-interface GoalFieldsInput {
-  description?: string | null;
-  start_date?: string;
-  end_date?: string;
-  goal_type?: GoalType;
-  visibility?: Visibility;
-  team_uuids?: string[] | null;
+/** Sent or not: undefined = not sent (update: unchanged), null = cleared. */
+type Sent<T> = { [K in keyof T]?: T[K] };
+
+/** Fields both create and update take: the record's own, and the associations named by uuid (labels by name). */
+interface GoalFieldsInput extends Sent<Pick<GoalRecord, 'description' | 'start_date' | 'end_date' | 'goal_type' | 'visibility' | 'checkin_due_days'>> {
   owner_uuids?: string[] | null;
-  labels?: string[] | null;
   delegate_uuids?: string[] | null;
+  /** The earlier variant of delegate_uuids (one delegate, or null). */
   delegate_uuid?: string | null;
-  checkin_due_days?: number | null;
+  team_uuids?: string[] | null;
+  labels?: string[] | null;
   parents?: ParentInput[] | null;
   visible_entities?: VisibleEntityInput[] | null;
 }

@@ -287,14 +287,9 @@ export const addedVisibleEntities = (g: GoalRecord, input: GoalUpdateCommand) =>
     : visibleEntitiesOf(input.visible_entities).filter((e) => !g.visible_entities.some((o) => o.entity_type === e.entity_type && o.entity_uuid.toLowerCase() === e.entity_uuid.toLowerCase()));
 
 /** What an update reads after the goal, in one batch: the period, the newly named users and teams, the added parents (and the new first one), the label claims; the cycle walk's answer. */
-export interface UpdateState {
-  period: TimePeriodRecord | undefined;
-  known: KnownRefs;
-  parents: ReadonlyMap<string, SeenGoal>;
+export interface UpdateState extends CreateState {
   /** Added parents that are the goal's descendants (linking them would close a cycle). */
   below: ReadonlySet<string>;
-  labelClaims: ReadonlyMap<string, string>;
-  labels: ReadonlyMap<string, LabelRecord>;
 }
 
 /** Ids an update may use, drawn by the shell in a fixed order: a new short_id assignment's, a new metric's, one per distinct label name. */

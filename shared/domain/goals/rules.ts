@@ -22,10 +22,6 @@ export function parentLinksOf(parents: readonly ParentInput[] | null | undefined
   return [...links.values()];
 }
 
-export function fail(details: ErrorDetail[]): void {
-  if (details.length) throw new ValidationError(details.map((d) => (d.field ? `${d.field}: ${d.message}` : d.message)).join('; '), details);
-}
-
 /**
  * The last resort when a write would not fit one transaction. The caps of GOAL_LIMITS make every create and
  * update within them fit (shared/schemas/goals.ts), so this answers only a goal stored with more
