@@ -1,6 +1,6 @@
 import { apiHandler, json } from '#shared/http/api.ts';
 import { deleteGoal } from '#shared/domain/goals/service.ts';
-import { presentOne } from '#shared/domain/goals/present.ts';
+import { presentOne } from '#shared/presenters/goals.ts';
 import { kindOfRoute } from '#shared/domain/goals/route.ts';
 import { GoalDeleteBody } from '#shared/schemas/goals.ts';
 

@@ -1,6 +1,6 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { getGoal } from '#shared/domain/goals/service.ts';
-import { goalRecordResponse } from '#shared/domain/goals/present.ts';
+import { goalRecordResponse } from '#shared/presenters/goals.ts';
 import { kindOfRoute } from '#shared/domain/goals/route.ts';
 
 export const handler = apiHandler({

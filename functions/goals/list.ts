@@ -1,7 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
 import { listGoals } from '#shared/domain/goals/list.ts';
-import { goalCollectionChecks, presentGoals } from '#shared/domain/goals/present.ts';
+import { goalCollectionChecks, presentGoals } from '#shared/presenters/goals.ts';
 import { kindOfRoute } from '#shared/domain/goals/route.ts';
 
 export const handler = apiHandler({

@@ -1,6 +1,6 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { setArchived } from '#shared/domain/goals/service.ts';
-import { goalRecordResponse } from '#shared/domain/goals/present.ts';
+import { goalRecordResponse } from '#shared/presenters/goals.ts';
 import { kindOfRoute } from '#shared/domain/goals/route.ts';
 import { GoalNoBody } from '#shared/schemas/goals.ts';
 

@@ -8,10 +8,9 @@ import { createRefusal, decideCreate, decided, labelNamesOf, referencedIds, type
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
-import { primeLabels } from '#shared/domain/goals/present.ts';
 import { assertFits, delegatesOf, heaviestField, parentLinksOf, uniq } from '#shared/domain/goals/rules.ts';
 import { requireUnchanged } from '#shared/domain/goals/reads.ts';
-import { labelEntity, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { labelEntity, primeLabels } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates } from '#shared/domain/labels/service.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
@@ -81,7 +80,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     return write;
   });
   ctx.loader.prime(goalEntity, goal);
-  primeLabels(ctx, labels as LabelRecord[]);
+  primeLabels(ctx.loader, labels);
   if (goal.parent_links.length) await refreshRollups(ctx, [goal]);
   return { goal, access: await goalAccess(ctx, goal) };
 }

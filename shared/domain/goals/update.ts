@@ -12,10 +12,9 @@ import {
 import { goalEntity, hierarchyGuardKey, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { closesCycle, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
-import { primeLabels } from '#shared/domain/goals/present.ts';
 import { requireUnchanged } from '#shared/domain/goals/reads.ts';
 import { assertFits, delegatesOf, heaviestField, uniq } from '#shared/domain/goals/rules.ts';
-import { labelEntity, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { labelEntity, primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates } from '#shared/domain/labels/service.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
@@ -99,7 +98,7 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
     return { before: current, write };
   });
 
-  primeLabels(ctx, write.labels ?? []);
+  primeLabels(ctx.loader, write.labels ?? []);
   const g = before.record;
   const after = write.goal;
   const rollupInputsChanged =
