@@ -72,3 +72,12 @@ export function recordKindOf<K extends string>(rows: readonly Route[], routeKey:
   if (!row?.record) throw new Error(`Route ${routeKey} names no record kind in its rows`);
   return row.record as K;
 }
+
+/**
+ * The table access a row's function gets: its `table`, except that every authenticated function reads (the
+ * caller's user record, before the handler runs) whatever its row says. infra/ grants this; the local stack enforces it.
+ */
+export function tableAccessOf(r: Pick<Route, 'table' | 'auth'>): 'none' | 'read' | 'write' {
+  if (r.table === 'none') return r.auth === 'jwt' ? 'read' : 'none';
+  return r.table;
+}
