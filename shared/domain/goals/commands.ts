@@ -1,6 +1,6 @@
 /**
  * The domain's goal commands: what create, update and delete are asked to do, in the domain's own terms. The
- * wire schemas (shared/schemas/goals.ts) validate a body and map it to these; nothing here knows the wire.
+ * wire schemas (the goal body schemas) validate a body and map it to these; nothing here knows the wire.
  */
 import type { GoalKind, GoalRecord, GoalStatus, MetricType, ProgressMode } from '#shared/domain/goals/entity.ts';
 import type { ParentInput } from '#shared/domain/goals/rules.ts';

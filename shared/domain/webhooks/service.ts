@@ -43,7 +43,7 @@ export async function tenantWebhooks(ctx: DataCtx): Promise<WebhookRecord[]> {
   return ids.flatMap((id) => (found.has(id) ? [found.get(id)!.record] : []));
 }
 
-/** The domain's webhook commands (shared/schemas/webhooks.ts validates the wire and maps to these). */
+/** The domain's webhook commands (the webhook body schemas validate the wire and map to these). */
 export interface WebhookCreateInput {
   url: string;
   events: Array<EventType | '*'>;
