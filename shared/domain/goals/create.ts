@@ -1,7 +1,7 @@
 /** Goal create: one batched read, decide (decide.ts), one transaction; then rollups. */
 import { canWriteContent } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
-import { BatchRead, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import { BatchRead, createdOrStored, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';
 import { createRefusal, decideCreate, decided, labelNamesOf, referencedIds, type CreateIds, type CreateState, type SeenGoal } from '#shared/domain/goals/decide.ts';
@@ -68,8 +68,9 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
   if (refusal) throw refusal; // before anything is read
 
   // Retried when a parent changed before the commit (then read again: deleted meanwhile is 422), or a label
-  // this request creates was created concurrently by another one (then reused).
-  const { goal, labels } = await retryOnConflict(async () => {
+  // this request creates was created concurrently by another one (then reused). A retry of a request that
+  // committed and died (same Idempotency-Key, so the same ids) finds its goal stored and answers with it.
+  const { goal, labels } = await createdOrStored(ctx, goalEntity, uuid, () => retryOnConflict(async () => {
     const write = decided(decideCreate(kind, input, await readCreate(ctx, input), actor, now, ids));
     const tx = new WriteTx(ctx);
     requireUnchanged(tx, write.parents);
@@ -77,8 +78,8 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     tx.create(goalEntity, write.goal);
     assertFits(tx.size, () => heaviestField(input));
     await tx.commit();
-    return write;
-  });
+    return { goal: write.goal, labels: write.labels };
+  }), (stored) => ({ goal: stored, labels: [] }));
   ctx.loader.prime(goalEntity, goal);
   primeLabels(ctx.loader, labels);
   if (goal.parent_links.length) await refreshRollups(ctx, [goal]);
