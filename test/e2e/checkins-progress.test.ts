@@ -187,17 +187,19 @@ describe('check-ins move their goal', () => {
     expect((await goalApi(t.admin).update('objectives', O.uuid, { progress_mode: 'rollup' })).status).toBe(200);
     // equal weights: a parent is the mean of its children, to 2 decimals (halves up), computed here in hundredths
     const mean = (hundredths: number[]) => Math.round(hundredths.reduce((a, b) => a + b, 0) / hundredths.length);
-    const values = leaves.map(() => 0);
     for (let round = 0; round < 20; round++) {
-      const touched = leaves.map((_, i) => i).filter(() => Math.random() < 0.8);
-      for (const i of touched) values[i] = Math.round(Math.random() * 10000) / 100;
-      // every leaf checks in; about one in five with its previous value (a check-in that moves nothing above it)
-      const results = await Promise.all(leaves.map((leaf, i) => checkinApi(t.admin).create({ goal_uuid: leaf.uuid, value: values[i]! })));
-      expect(results.map((r) => r.status)).toEqual(leaves.map(() => 201));
-      const K = [mean(values.slice(0, 4).map((v) => Math.round(v * 100))), mean(values.slice(4).map((v) => Math.round(v * 100)))];
-      const expected = [mean(K), ...K].map((h) => h / 100);
-      const now = await Promise.all([O, ...Ks].map(async (g) => (await goalNow(t.admin, g)).current_progress));
-      expect(now, `round ${round}`).toEqual(expected);
+      // 8 writers on random leaves (often two on one leaf), some back-dated behind a leaf's latest check-in
+      const writes = Array.from({ length: 8 }, () => ({
+        goal_uuid: leaves[Math.floor(Math.random() * leaves.length)]!.uuid,
+        value: Math.round(Math.random() * 10000) / 100,
+        checkin_date: `2025-02-${String(1 + Math.floor(Math.random() * 3) + round).padStart(2, '0')}`,
+      }));
+      const results = await Promise.all(writes.map((body) => checkinApi(t.admin).create(body)));
+      expect(results.map((r) => r.status)).toEqual(writes.map(() => 201));
+      // right after every writer returned: each level equals the mean of what its children show now
+      const [o, k1, k2, ...leafProgress] = await Promise.all([O, ...Ks, ...leaves].map(async (g) => (await goalNow(t.admin, g)).current_progress));
+      const K = [mean(leafProgress.slice(0, 4).map((p) => Math.round((p ?? 0) * 100))), mean(leafProgress.slice(4).map((p) => Math.round((p ?? 0) * 100)))];
+      expect([o, k1, k2], `round ${round}`).toEqual([mean(K), ...K].map((h) => h / 100));
     }
   }, 300_000);
 
