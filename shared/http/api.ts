@@ -107,7 +107,7 @@ const errorsAndLogging = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, 
 function dbMetricHeaders(): Record<string, string> {
   const m = process.env.EXPOSE_DB_METRICS === 'true' ? currentDbMetrics() : undefined;
   if (!m) return {};
-  return { 'x-db-round-trips': String(m.roundTrips), 'x-db-read-units': String(m.readCapacity), 'x-db-write-units': String(m.writeCapacity), 'x-db-items-read': String(m.itemsRead) };
+  return { 'x-db-round-trips': String(m.roundTrips), 'x-db-calls': String(m.calls), 'x-db-writes': String(m.writes), 'x-db-read-units': String(m.readCapacity), 'x-db-write-units': String(m.writeCapacity), 'x-db-items-read': String(m.itemsRead) };
 }
 
 async function resolveCaller(event: ApiEvent): Promise<{ caller: Caller; data: DataCtx }> {
