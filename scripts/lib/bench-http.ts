@@ -14,11 +14,14 @@ export interface Measured {
 
 export async function call(baseUrl: string, token: string, method: string, path: string, body?: unknown): Promise<Measured> {
   const started = performance.now();
-  const res = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
+  const send = () =>
+    fetch(`${baseUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  // A kept-alive socket the server closed as it was reused resets before the request is read: send it again.
+  const res = await send().catch(() => send());
   const text = await res.text();
   const h = (n: string) => Number(res.headers.get(n) ?? 0);
   return {

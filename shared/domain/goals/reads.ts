@@ -89,3 +89,9 @@ export async function guardHierarchy(ctx: DomainCtx, tx: WriteTx): Promise<void>
   const read = (await getSide(ctx, key))?.v as number | undefined;
   tx.putSide(key, { kind: 'goal_hierarchy_guard', v: (read ?? 0) + 1 }, { if: read === undefined ? { exists: false } : { equals: { v: read } } });
 }
+
+/**
+ * What reading one goal needs first, for the route's read-ahead: the goal item (batched with the caller's
+ * user) and the caller's teams (visibility of a limited goal), so a get is one round trip in sequence.
+ */
+export const goalReadAhead = (params: Record<string, string>) => ({ entities: params.id ? [{ type: goalEntity.type, id: params.id }] : [], teams: true });
