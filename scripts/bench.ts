@@ -7,8 +7,6 @@
  *   npm run bench                 BENCH_GOALS goals (default 10,000) seeded over HTTP; the table
  *   npm run bench -- --check      a small seed (BENCH_GOALS default 1,000; with the 410 rollup leaves, page 50 of
  *                                 initiatives exists); exit 1 when a budget (issue 9) is broken
- *   npm run bench -- --full       100,000 goals and 500,000 check-ins seeded straight into the table, plus nine
- *                                 small tenants; the table (bench/RESULTS.md)
  *   npm run bench -- --cold       bundle size and cold init per function (scripts/lib/cold-start.ts)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -27,7 +25,6 @@ if (args.includes('--cold')) {
 }
 
 const check = args.includes('--check');
-const full = args.includes('--full');
 process.env.TENANT_RATE_LIMIT_RPS = '0';
 process.env.LOG_LEVEL = 'SILENT';
 const GOALS = Number(process.env.BENCH_GOALS ?? (check ? 1_000 : 10_000));
@@ -41,10 +38,7 @@ const { runAdmin } = await import('./lib/admin-commands.ts');
 let exitCode = 0;
 try {
   const started = performance.now();
-  if (full) {
-    const { runFullBench } = await import('./lib/bench-full.ts');
-    await runFullBench({ url: stack.url, tableName: stack.tableName, runAdmin });
-  } else {
+  {
     const t = (await runAdmin(['create-tenant', '--name', 'Bench', '--admin-email', 'bench@example.test'])) as { token: string };
     const seed = await seedOverApi(stack.url, t.token, { goals: GOALS, rollupChildren: [10, 400], concurrency: 16 });
     const labelNames = seed.labels.map((_, i) => `label-${i}`);
