@@ -38,21 +38,19 @@ const { runAdmin } = await import('./lib/admin-commands.ts');
 let exitCode = 0;
 try {
   const started = performance.now();
-  {
-    const t = (await runAdmin(['create-tenant', '--name', 'Bench', '--admin-email', 'bench@example.test'])) as { token: string };
-    const seed = await seedOverApi(stack.url, t.token, { goals: GOALS, rollupChildren: [10, 400], concurrency: 16 });
-    const labelNames = seed.labels.map((_, i) => `label-${i}`);
-    console.log(`\nTenant: ${seed.goals} goals (${seed.objectives.length} objectives, ${seed.keyResults.length} key results, ${seed.initiatives.length} initiatives) + rollup trees of 10 and 400 children, ${seed.users.length} users, ${seed.teams.length} teams, ${seed.labels.length} labels; seeded over HTTP in ${seed.seconds.toFixed(0)} s\n`);
-    const rows = await runScenarios(stack.url, t.token, { ...seed, labelNames });
-    printRows(rows);
-    writeFileSync(join(process.cwd(), 'bench-results.json'), JSON.stringify({ goals: seed.goals, rows }, null, 2));
-    const failed = failedRows(rows);
-    console.log(`\n${markdownRows(rows)}\n`);
-    console.log(`Written to bench-results.json. Round trips count DynamoDB calls in sequence (calls in flight together count once; "calls" counts each); items read counts index entries and items read; units are DynamoDB Local's consumed capacity. ${((performance.now() - started) / 1000).toFixed(0)} s.`);
-    if (check) {
-      console.log(failed.length ? `\n${failed.length} scenario(s) over budget: ${failed.map((r) => r.scenario).join(', ')}` : '\nEvery budget holds.');
-      if (failed.length) exitCode = 1;
-    }
+  const t = (await runAdmin(['create-tenant', '--name', 'Bench', '--admin-email', 'bench@example.test'])) as { token: string };
+  const seed = await seedOverApi(stack.url, t.token, { goals: GOALS, rollupChildren: [10, 400], concurrency: 16 });
+  const labelNames = seed.labels.map((_, i) => `label-${i}`);
+  console.log(`\nTenant: ${seed.goals} goals (${seed.objectives.length} objectives, ${seed.keyResults.length} key results, ${seed.initiatives.length} initiatives) + rollup trees of 10 and 400 children, ${seed.users.length} users, ${seed.teams.length} teams, ${seed.labels.length} labels; seeded over HTTP in ${seed.seconds.toFixed(0)} s\n`);
+  const rows = await runScenarios(stack.url, t.token, { ...seed, labelNames });
+  printRows(rows);
+  writeFileSync(join(process.cwd(), 'bench-results.json'), JSON.stringify({ goals: seed.goals, rows }, null, 2));
+  const failed = failedRows(rows);
+  console.log(`\n${markdownRows(rows)}\n`);
+  console.log(`Written to bench-results.json. Round trips count DynamoDB calls in sequence (calls in flight together count once; "calls" counts each); items read counts index entries and items read; units are DynamoDB Local's consumed capacity. ${((performance.now() - started) / 1000).toFixed(0)} s.`);
+  if (check) {
+    console.log(failed.length ? `\n${failed.length} scenario(s) over budget: ${failed.map((r) => r.scenario).join(', ')}` : '\nEvery budget holds.');
+    if (failed.length) exitCode = 1;
   }
 } finally {
   await stack.stop();
