@@ -33,7 +33,7 @@ describe('events from the change stream to a registered webhook', () => {
     eventually(() => {
       const found = find(type, uuid, where);
       return found.length ? found : undefined;
-    }, 30_000, `${type} of ${uuid}`);
+    }, 90_000, `${type} of ${uuid}`);
 
   it('sends every change once, signed, with the record as the API returns it, rollups included; nothing of another tenant', async () => {
     const period = await createPeriod(a.admin, 'H1', '2026-01-01', '2026-06-30');
