@@ -1,7 +1,6 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpSecurityHeaders from '@middy/http-security-headers';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import * as z from 'zod';
 import { callerTeamUuids, type Caller } from '#shared/auth/caller.ts';
@@ -19,7 +18,7 @@ import { limitDefaultsFromEnv, RateLimiter } from '#shared/http/rate-limit.ts';
 import { readBodyOf, transport } from '#shared/http/transport.ts';
 import { queryPairs } from '#shared/list/params.ts';
 import { logger, type Log } from '#shared/logger.ts';
-import { tracer } from '#shared/tracer.ts';
+import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
 
 export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
 export type ApiResult = APIGatewayProxyStructuredResultV2;
