@@ -13,7 +13,8 @@ import { startLocalStack } from './lib/local-stack.ts';
 if (process.argv.includes('--cold')) {
   const { runColdBench } = await import('./lib/cold-start.ts');
   const check = process.argv.includes('--check');
-  const { failed } = await runColdBench({ check });
+  const sample = process.argv.includes('--sample') ? Number(process.argv[process.argv.indexOf('--sample') + 1]) : undefined;
+  const { failed } = await runColdBench({ check, sizeOnly: process.argv.includes('--size-only'), sample });
   process.exit(check && failed ? 1 : 0);
 }
 
