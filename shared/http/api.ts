@@ -174,10 +174,10 @@ function wrap(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Contex
     withDbMetrics(newDbMetrics(), async () => (await handler(event, context, { signal: new AbortController().signal })) as ApiResult);
 }
 
-/** The body of a route that takes none: absent, empty or `{}`; any field is unknown (400, contract section 1). */
-// zod is imported only when a body arrives: a route without a body schema (most GETs) then loads none at cold start.
+// NO_BODY (shared/http/no-body.ts) and with it zod are imported only when a body arrives: a route without a body
+// schema (most GETs) then loads no zod at cold start.
 let noBody: Promise<z.ZodType> | undefined;
-const NO_BODY = () => (noBody ??= import('zod').then((zod) => zod.strictObject({})));
+const NO_BODY = () => (noBody ??= import('#shared/http/no-body.ts').then((m) => m.NO_BODY));
 
 /**
  * An authenticated API handler: resolves the caller from the JWT claims (401 if the user is unknown or
