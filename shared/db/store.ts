@@ -6,6 +6,9 @@ import { keys, REFERENCE_SK_PREFIX } from '#shared/db/keys.ts';
 import { AppError, ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, TooManyWritesError } from '#shared/errors.ts';
 import { entryListPartition, type EntryList } from '#shared/db/entry-lists.ts';
 import { idsAreSeeded } from '#shared/ids.ts';
+import { TABLE_DEFINITION } from '#shared/db/table.ts';
+
+const TTL_ATTRIBUTE = TABLE_DEFINITION.ttlAttribute;
 
 export { entryList, type EntryList } from '#shared/db/entry-lists.ts';
 
@@ -64,7 +67,17 @@ export interface EntityDef<R extends BaseRecord> {
   entries?(r: R): EntryDef[];
   uniques?(r: R): UniqueDef[];
   envelope?(r: R): Envelope;
+  /**
+   * When the table's TTL may remove the item (epoch seconds), for records kept only for a while (finished runs,
+   * delivery logs). Only for entities whose entries and claims are gone by then: TTL removes the item alone.
+   */
+  expiresAt?(r: R): number | undefined;
 }
+
+const expiryOf = <R extends BaseRecord>(def: EntityDef<R>, r: R) => {
+  const at = def.expiresAt?.(r);
+  return at === undefined ? {} : { [TTL_ATTRIBUTE]: at };
+};
 
 export interface Stored<R> {
   record: R;
@@ -333,7 +346,7 @@ export class WriteTx {
       {
         Put: {
           TableName: tableName(),
-          Item: { ...keys.entity(this.ctx.tenantId, def.type, record.uuid), ...this.listKeys(listNameOf(def, record), record), id: record.uuid, kind: def.type, v: 1, rec: record, ...env },
+          Item: { ...keys.entity(this.ctx.tenantId, def.type, record.uuid), ...this.listKeys(listNameOf(def, record), record), id: record.uuid, kind: def.type, v: 1, rec: record, ...env, ...expiryOf(def, record) },
           ConditionExpression: 'attribute_not_exists(PK)',
         },
       },
@@ -355,7 +368,7 @@ export class WriteTx {
     this.add({
       Put: {
         TableName: tableName(),
-        Item: { ...keys.entity(this.ctx.tenantId, def.type, after.uuid), ...this.listKeys(listNameOf(def, after), after), id: after.uuid, kind: def.type, v: before.version + 1, rec: after, ...env },
+        Item: { ...keys.entity(this.ctx.tenantId, def.type, after.uuid), ...this.listKeys(listNameOf(def, after), after), id: after.uuid, kind: def.type, v: before.version + 1, rec: after, ...env, ...expiryOf(def, after) },
         ConditionExpression: 'v = :v',
         ExpressionAttributeValues: { ':v': before.version },
       },
