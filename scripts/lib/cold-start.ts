@@ -128,20 +128,28 @@ export async function runColdBench({ check, sizeOnly = false, sample, runs = COL
     for (const r of routes) if (!handlers.has(r.handler)) handlers.set(r.handler, `${r.method} ${r.path}`);
     for (const w of workers) if (!handlers.has(w.handler)) handlers.set(w.handler, `worker ${w.queue}`);
 
-    const targets: Target[] = [];
-    const buildOne = async (name: string, dir: string, input: { stdin: { contents: string; resolveDir: string; loader: 'js'; sourcefile: string } } | { entryPoints: string[] }, handler?: string) => {
+    const buildOne = async (name: string, dir: string, input: { stdin: { contents: string; resolveDir: string; loader: 'js'; sourcefile: string } } | { entryPoints: string[] }, handler?: string): Promise<Target> => {
       const options = esbuildOptionsOf(SERVICE_BUNDLING, dir);
       const result = await build({ ...options, ...input, metafile: true });
       const file = join(dir, 'index.mjs');
       const { initBytes, assetBytes } = sizesOf(result.metafile, file);
-      targets.push({ name, handler, file, bytes: initBytes, assetBytes, initMs: [], cpuMs: [] });
+      return { name, handler, file, bytes: initBytes, assetBytes, initMs: [], cpuMs: [] };
     };
-    await buildOne('floor: DynamoDB document client only', join(outDir, 'floor'), { stdin: { contents: FLOOR_SOURCE, resolveDir: REPO_ROOT, loader: 'js', sourcefile: 'floor.mjs' } });
-    let i = 0;
+    const jobs: Array<() => Promise<Target>> = [() => buildOne('floor: DynamoDB document client only', join(outDir, 'floor'), { stdin: { contents: FLOOR_SOURCE, resolveDir: REPO_ROOT, loader: 'js', sourcefile: 'floor.mjs' } })];
     for (const [handler, name] of handlers) {
       if (only && !handler.includes(only)) continue;
-      await buildOne(`${name} (${handler})`, join(outDir, String(i++)), { entryPoints: [join(REPO_ROOT, handler)] }, handler);
+      const dir = join(outDir, String(jobs.length));
+      jobs.push(() => buildOne(`${name} (${handler})`, dir, { entryPoints: [join(REPO_ROOT, handler)] }, handler));
     }
+    // A few builds at a time (esbuild's service runs them in parallel), results kept in table order.
+    const targets: Target[] = new Array(jobs.length);
+    let next = 0;
+    await Promise.all(Array.from({ length: 4 }, async () => {
+      while (next < jobs.length) {
+        const at = next++;
+        targets[at] = await jobs[at]!();
+      }
+    }));
     const floor = targets[0]!;
     const functions = targets.slice(1);
     const timed = sizeOnly ? [] : [floor, ...(sample ? sampled(functions, sample) : functions)];
