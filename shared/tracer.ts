@@ -10,7 +10,7 @@ import type { MiddlewareObj } from '@middy/core';
  * - per invocation a `## <_HANDLER>` subsegment under the Lambda function's segment, annotated `ColdStart`
  *   and `Service`, with the error (fault, cause) when the handler fails;
  * - per AWS SDK call of an instrumented client a subsegment named for the service (`DynamoDB`) in the `aws`
- *   namespace with operation, region, request id, retries, table name and HTTP status, flagged
+ *   namespace (under the handler subsegment, or under the function's segment where there is none: workers) with operation, region, request id, retries, table name and HTTP status, flagged
  *   throttle/error/fault as the X-Ray SDK flags them, and the trace header passed on to the service.
  * Documents go to the X-Ray daemon the Lambda runtime runs (AWS_XRAY_DAEMON_ADDRESS) over UDP, only for
  * sampled requests, only in Lambda. Locally (no Lambda environment) every call is a no-op.
@@ -190,13 +190,17 @@ export const tracer = {
     client.middlewareStack.remove(SDK_MIDDLEWARE);
     client.middlewareStack.add(
       (next, context: { clientName?: string; commandName?: string }) => async (args: { input?: Record<string, unknown>; request?: { headers?: Record<string, string> } }) => {
+        // Inside a handler subsegment: under it; otherwise (workers, which have none) under the function's own
+        // segment, as the X-Ray SDK's automatic mode does.
+        if (!tracingEnabled()) return next(args);
         const active = current.getStore();
-        if (!active || !active.trace.sampled) return next(args);
+        const trace = active?.trace ?? invocationTrace();
+        if (!trace || !trace.sampled) return next(args);
         const service = client.config.serviceId ?? (context.clientName ?? 'AWSClient').replace(/Client$/, '');
         const operation = (context.commandName ?? '').replace(/Command$/, '');
-        const segment = open(service, active.trace, active.segment.id);
+        const segment = open(service, trace, active?.segment.id ?? trace.parent);
         segment.namespace = 'aws';
-        if (args.request?.headers) args.request.headers['X-Amzn-Trace-Id'] = [`Root=${active.trace.root}`, `Parent=${segment.id}`, 'Sampled=1', ...active.trace.extra].join(';');
+        if (args.request?.headers) args.request.headers['X-Amzn-Trace-Id'] = [`Root=${trace.root}`, `Parent=${segment.id}`, 'Sampled=1', ...trace.extra].join(';');
         const region = typeof client.config.region === 'function' ? await client.config.region().catch(() => undefined) : client.config.region;
         try {
           const res = await next(args);
@@ -238,6 +242,7 @@ export function captureLambdaHandler(_tracer: Tracer = tracer, _options?: { capt
     const segment = segments.get(request.event as object);
     if (!segment) return;
     segments.delete(request.event as object);
+    current.enterWith(undefined); // later calls go under the function's segment again, as Powertools restores it
     if (err !== undefined) addError(segment, err, false);
     close(segment);
   };

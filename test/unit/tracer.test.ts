@@ -66,6 +66,16 @@ describe('shared/tracer.ts', () => {
     expect(parseTraceHeader(undefined)).toBeUndefined();
   });
 
+  it('a call outside any handler subsegment (a worker) goes under the function segment', async () => {
+    const db = client(200, {});
+    // first in this file: no handler has run in this async context yet, as in a worker invocation
+    await (async () => {
+      await db.send(new GetItemCommand({ TableName: 'goals', Key: { pk: { S: 'x' } } }));
+    })();
+    const [call] = await settle(1);
+    expect(call).toMatchObject({ name: 'DynamoDB', parent_id: FACADE, trace_id: ROOT, aws: { operation: 'GetItem' } });
+  });
+
   it('a handler subsegment under the function segment, annotated, with each DynamoDB call nested in it', async () => {
     const db = client(200, { Item: { pk: { S: 'x' } }, ConsumedCapacity: { TableName: 't', CapacityUnits: 0.5 } });
     const handler = middy(async () => {
