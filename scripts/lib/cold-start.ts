@@ -144,12 +144,14 @@ export async function runColdBench({ check, sizeOnly = false, sample, runs = COL
     // A few builds at a time (esbuild's service runs them in parallel), results kept in table order.
     const targets: Target[] = new Array(jobs.length);
     let next = 0;
+    const failures: unknown[] = [];
     await Promise.all(Array.from({ length: 4 }, async () => {
-      while (next < jobs.length) {
+      while (next < jobs.length && failures.length === 0) {
         const at = next++;
-        targets[at] = await jobs[at]!();
+        targets[at] = await jobs[at]!().catch((err: unknown) => (failures.push(err), undefined as never));
       }
     }));
+    if (failures.length) throw failures[0]; // after every running build has finished writing into outDir
     const floor = targets[0]!;
     const functions = targets.slice(1);
     const timed = sizeOnly ? [] : [floor, ...(sample ? sampled(functions, sample) : functions)];
