@@ -20,7 +20,8 @@ const args = process.argv.slice(2);
 if (args.includes('--cold')) {
   const { runColdBench } = await import('./lib/cold-start.ts');
   const check = args.includes('--check');
-  const { failed } = await runColdBench({ check });
+  const sample = args.includes('--sample') ? Number(args[args.indexOf('--sample') + 1]) : undefined;
+  const { failed } = await runColdBench({ check, sizeOnly: args.includes('--size-only'), sample });
   process.exit(check && failed ? 1 : 0);
 }
 

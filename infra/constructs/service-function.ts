@@ -7,7 +7,7 @@ import { NodejsFunction, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodej
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { REPO_ROOT } from '../paths.ts';
-import { SERVICE_BUNDLING } from './service-bundling.ts';
+import { SERVICE_BUNDLING, splitBundleHooks } from './service-bundling.ts';
 import type { TableBindable } from './tenant-data.ts';
 
 export interface ServiceFunctionProps {
@@ -82,7 +82,7 @@ export class ServiceFunction extends Construct implements TableBindable, iam.IGr
         ...SERVICE_BUNDLING,
         externalModules: [...SERVICE_BUNDLING.externalModules],
         mainFields: [...SERVICE_BUNDLING.mainFields],
-        ...(props.bundleFiles?.length ? { commandHooks: copyIntoBundle(props.bundleFiles) } : {}),
+        commandHooks: splitBundleHooks(props.handler, props.bundleFiles?.length ? copyIntoBundle(props.bundleFiles) : undefined),
       },
     });
 

@@ -1,9 +1,8 @@
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import httpSecurityHeaders from '@middy/http-security-headers';
-import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import * as z from 'zod';
+import type * as z from 'zod';
 import { callerTeamUuids, loadCaller } from '#shared/auth/caller.ts';
 import { config } from '#shared/config.ts';
 import { currentDbMetrics, newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
@@ -19,7 +18,7 @@ import { limitDefaultsFromEnv, RateLimiter } from '#shared/http/rate-limit.ts';
 import { readBodyOf, transport } from '#shared/http/transport.ts';
 import { queryPairs } from '#shared/list/params.ts';
 import { logger, type Log } from '#shared/logger.ts';
-import { tracer } from '#shared/tracer.ts';
+import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
 
 export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
 export type ApiResult = APIGatewayProxyStructuredResultV2;
@@ -177,8 +176,10 @@ function wrap(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Contex
     withDbMetrics(newDbMetrics(), async () => (await handler(event, context, { signal: new AbortController().signal })) as ApiResult);
 }
 
-/** The body of a route that takes none: absent, empty or `{}`; any field is unknown (400, contract section 1). */
-const NO_BODY = z.strictObject({});
+// NO_BODY (shared/http/no-body.ts) and with it zod are imported only when a body arrives: a route without a body
+// schema (most GETs) then loads no zod at cold start.
+let noBody: Promise<z.ZodType> | undefined;
+const NO_BODY = () => (noBody ??= import('#shared/http/no-body.ts').then((m) => m.NO_BODY));
 
 /**
  * An authenticated API handler: resolves the caller from the JWT claims (401 if the user is unknown or
@@ -207,7 +208,8 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: 
       ctx.loader.prime(userEntity, caller.user);
       const read = readBodyOf(event);
       const run = async () => {
-        const parsed = read.kind === 'raw' ? undefined : validateBody(opts.body ?? NO_BODY, read.kind === 'json' ? read.value : {});
+        // No body for a route without a schema is `{}`, which NO_BODY accepts: nothing to check, nothing to load.
+        const parsed = read.kind === 'raw' || (!opts.body && read.kind === 'none') ? undefined : validateBody(opts.body ?? (await NO_BODY()), read.kind === 'json' ? read.value : {});
         const body = (opts.body ? parsed : undefined) as z.infer<S>;
         const rawBody = read.kind === 'raw' ? { mediaType: read.mediaType, text: read.text } : undefined;
         return opts.handle({ ctx, body, params: pathParams(event), query: queryPairs(event.rawQueryString), event, ...(rawBody ? { rawBody } : {}) });
