@@ -136,7 +136,10 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     const matched: R[] = [];
     let batch: ListEntry[] = [];
     const flush = async () => {
-      const records = await run.loader.many(resource.entity, batch.map((e) => e.id));
+      // a long walk reads up to 10 batches of 100 items at once (each BatchGetItem holds 100)
+      const chunks: string[][] = [];
+      for (let i = 0; i < batch.length; i += 100) chunks.push(batch.slice(i, i + 100).map((e) => e.id));
+      const records = (await Promise.all(chunks.map((ids) => run.loader.many(resource.entity, ids)))).flat();
       batch = [];
       const keep = run.itemFilter ? await run.itemFilter(records) : undefined;
       for (const [i, r] of records.entries()) {
@@ -151,13 +154,13 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
         }
       }
     };
-    // Fetch candidates in batches sized to what the page still needs (doubling up to 100), so a selective
-    // driver with a residual filter reads about what it returns.
+    // Fetch candidates in batches sized to what the page still needs (doubling up to 1,000), so a selective
+    // driver with a residual filter reads about what it returns, and a broad one walks at ten batches a step.
     let lastBatch = 0;
     for await (const e of entries) {
       if (!accepted(e)) continue;
       batch.push(e);
-      const need = memorySort || walkAll ? 100 : Math.min(100, Math.max(wanted - total, lastBatch * 2, 1));
+      const need = memorySort || walkAll ? 1000 : Math.min(1000, Math.max(wanted - total, lastBatch * 2, 1));
       if (batch.length >= need) {
         lastBatch = batch.length;
         await flush();
@@ -168,7 +171,10 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     if (memorySort) {
       const attr = attributes.get(memorySort.attribute)!;
       const keyed = await Promise.all(matched.map(async (r) => ({ r, k: await attr.get(r, run.loader) })));
-      keyed.sort((a, b) => compare(a.k, b.k) * (memorySort.direction === 'desc' ? -1 : 1));
+      // `matched` is in creation order and the sort is stable, so ties keep it; desc is exactly asc reversed
+      // (ties newest first), the order a sorted index read backwards gives (goal lists' read models)
+      keyed.sort((a, b) => compare(a.k, b.k));
+      if (memorySort.direction === 'desc') keyed.reverse();
       total = keyed.length;
       pageRecords = keyed.slice(skip, skip + page.perPage).map((x) => x.r);
     }
@@ -247,7 +253,7 @@ async function* mergeStreams(streams: AsyncGenerator<ListEntry>[], descending: b
 
 async function* entryStream<R extends BaseRecord>(run: ListRun<R>, resource: ListResource<R>, source: IndexSource, descending: boolean, firstChunk: number | undefined): AsyncGenerator<ListEntry> {
   if ('partitions' in source) {
-    const perPartition = firstChunk === undefined ? undefined : Math.max(10, Math.ceil(firstChunk / source.partitions.length) + 5);
+    const perPartition = firstChunk === undefined ? undefined : Math.ceil(firstChunk / source.partitions.length) + 2; // each grows when the merge needs more
     const streams = source.partitions.map((p) => partitionStream(run.ctx, p, descending, source.partitions.length === 1 ? firstChunk : perPartition));
     yield* streams.length === 1 ? streams[0]! : mergeStreams(streams, descending);
     return;

@@ -82,8 +82,10 @@ export async function planGoalList({ kind, seesAll }: GoalPlanInput, { filters, 
   for (const { a, f } of assocs) values.set(a, a === 'label' ? await existingLabels(env, valuesOf(f)) : valuesOf(f));
 
   const part = (list: string, value: string) => rmPartition(env.ctx.tenantId, kind, list, value);
-  const candidates: Candidate[] = [{ exact: true, dims: [dim.all], countable: true, served: [], partitions: [keys.entityList(env.ctx.tenantId, kind)] }];
-  if (statusFilter) {
+  // Only candidates that can win are estimated (each dimension read costs up to COUNTER_SHARDS items): an
+  // association's list holds no more than the whole list, a composite no more than status alone.
+  const candidates: Candidate[] = assocs.length === 0 || (page.count && filters.length === 0) ? [{ exact: true, dims: [dim.all], countable: true, served: [], partitions: [keys.entityList(env.ctx.tenantId, kind)] }] : [];
+  if (statusFilter && assocs.length === 0) {
     candidates.push({
       exact: false,
       dims: statuses.map(dim.status),
@@ -122,13 +124,12 @@ export async function planGoalList({ kind, seesAll }: GoalPlanInput, { filters, 
   const counted = (c: Candidate) => (page.count && c.served.length === filters.length && exactFor(c) && size(c) > SMALL ? size(c) : undefined);
   if (byCheckin && size(best) > SMALL) {
     // a large list in last-check-in order: walk the order's shards (merged), every filter checked on the goals
-    const all = candidates[0]!;
     return {
       source: { partitions: Array.from({ length: CHECKIN_SHARDS }, (_, n) => part(RM_LIST.checkin, String(n))) },
       served: [],
       ordered: true,
       descending: sort!.direction === 'desc',
-      count: filters.length === 0 ? counted(all) : counted(best),
+      count: counted(best),
     };
   }
   return { source: { partitions: best.partitions }, served: best.served, ...(best.verify ? { verify: best.verify } : {}), count: counted(best) };

@@ -7,7 +7,7 @@ import { goalAcl, goalState, type GoalKind, type GoalRecord } from '#shared/doma
  *
  * Each goal that is not discarded has a few read-model entries in its own partition (`RM#<name>`), each
  * indexed on GSI1 under a composite list the store's entries cannot give (an item has one GSI1 key):
- *  - `RM#status`         → `<kind>@rm_status#<status>#<shard 0-3>`      status alone (sharded: every status change of the kind)
+ *  - `RM#status`         → `<kind>@rm_status#<status>#<shard 0-1>`      status alone (sharded: every status change of the kind)
  *  - `RM#period`         → `<kind>@rm_period_status#<period>#<status>`  status within a period
  *  - `RM#owner#<user>`   → `<kind>@rm_owner_status#<user>#<status>`     an owner's goals with a status
  *  - `RM#label#<label>`  → `<kind>@rm_label_status#<label>#<status>`
@@ -18,10 +18,10 @@ import { goalAcl, goalState, type GoalKind, type GoalRecord } from '#shared/doma
  * entries naming it, kept in the same transaction as the entry (goal-sync.ts).
  */
 
-export const STATUS_SHARDS = 4;
+export const STATUS_SHARDS = 2;
 export const CHECKIN_SHARDS = 16;
 /** Each counter is split over this many items (by goal), so no counter item takes a large tenant's whole write rate. */
-export const COUNTER_SHARDS = 8;
+export const COUNTER_SHARDS = 4;
 /** The sort key value of a goal never checked in: after every date, so `asc` lists them last (as the in-memory sort did). */
 export const NEVER_CHECKED_IN = '~';
 
