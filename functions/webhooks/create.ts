@@ -6,6 +6,7 @@ import { WebhookCreateBody } from '#shared/schemas/webhooks.ts';
 /** 201 with the record and, this once, its secret. */
 export const handler = apiHandler({
   body: WebhookCreateBody,
+  sealReplays: true,
   handle: async ({ ctx, body }) => {
     const { record, secret } = await createWebhook(ctx, body);
     return recordResponse(201, 'webhook', presentWebhook(record, secret), webhookChecks(ctx), webhookAccessSource);

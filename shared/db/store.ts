@@ -5,6 +5,10 @@ import type { Db } from '#shared/db/client.ts';
 import { keys, REFERENCE_SK_PREFIX } from '#shared/db/keys.ts';
 import { AppError, ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, TooManyWritesError } from '#shared/errors.ts';
 import { entryListPartition, type EntryList } from '#shared/db/entry-lists.ts';
+import { idsAreSeeded } from '#shared/ids.ts';
+import { TABLE_DEFINITION } from '#shared/db/table.ts';
+
+const TTL_ATTRIBUTE = TABLE_DEFINITION.ttlAttribute;
 
 export { entryList, type EntryList } from '#shared/db/entry-lists.ts';
 
@@ -63,11 +67,35 @@ export interface EntityDef<R extends BaseRecord> {
   entries?(r: R): EntryDef[];
   uniques?(r: R): UniqueDef[];
   envelope?(r: R): Envelope;
+  /**
+   * When the table's TTL may remove the item (epoch seconds), for records kept only for a while (finished runs,
+   * delivery logs). Only for entities whose entries and claims are gone by then: TTL removes the item alone.
+   */
+  expiresAt?(r: R): number | undefined;
 }
+
+const expiryOf = <R extends BaseRecord>(def: EntityDef<R>, r: R) => {
+  const at = def.expiresAt?.(r);
+  return at === undefined ? {} : { [TTL_ATTRIBUTE]: at };
+};
 
 export interface Stored<R> {
   record: R;
   version: number;
+}
+
+/**
+ * A create found its record already stored under an id seeded by the request's Idempotency-Key (shared/ids.ts):
+ * an earlier attempt of this very request committed and died before its answer was recorded. The command
+ * answers with the stored record instead of writing a second one (`createdOrStored`).
+ */
+export class AlreadyCreatedError extends AppError {
+  constructor(
+    readonly type: string,
+    readonly uuid: string,
+  ) {
+    super(409, 'conflict', 'The record this request creates is already stored');
+  }
 }
 
 /** A row of GSI1: an entity or entry item seen through the list index. */
@@ -320,13 +348,18 @@ export class WriteTx {
 
   create<R extends BaseRecord>(def: EntityDef<R>, record: R): this {
     const env = def.envelope?.(record) ?? {};
-    this.add({
-      Put: {
-        TableName: tableName(),
-        Item: { ...keys.entity(this.ctx.tenantId, def.type, record.uuid), ...this.listKeys(listNameOf(def, record), record), id: record.uuid, kind: def.type, v: 1, rec: record, ...env },
-        ConditionExpression: 'attribute_not_exists(PK)',
+    // Under a seeded id the record can only be there because an earlier attempt of this request stored it.
+    const seeded = idsAreSeeded();
+    this.add(
+      {
+        Put: {
+          TableName: tableName(),
+          Item: { ...keys.entity(this.ctx.tenantId, def.type, record.uuid), ...this.listKeys(listNameOf(def, record), record), id: record.uuid, kind: def.type, v: 1, rec: record, ...env, ...expiryOf(def, record) },
+          ConditionExpression: 'attribute_not_exists(PK)',
+        },
       },
-    });
+      () => (seeded ? new AlreadyCreatedError(def.type, record.uuid) : new ConcurrentUpdateError()),
+    );
     for (const e of def.entries?.(record) ?? []) {
       this.putEntry(def, record, e, env);
       if (e.heldBy) this.checkAlive(e.heldBy, e.value, e.onMissing ?? (() => new ConcurrentUpdateError()));
@@ -343,7 +376,7 @@ export class WriteTx {
     this.add({
       Put: {
         TableName: tableName(),
-        Item: { ...keys.entity(this.ctx.tenantId, def.type, after.uuid), ...this.listKeys(listNameOf(def, after), after), id: after.uuid, kind: def.type, v: before.version + 1, rec: after, ...env },
+        Item: { ...keys.entity(this.ctx.tenantId, def.type, after.uuid), ...this.listKeys(listNameOf(def, after), after), id: after.uuid, kind: def.type, v: before.version + 1, rec: after, ...env, ...expiryOf(def, after) },
         ConditionExpression: 'v = :v',
         ExpressionAttributeValues: { ':v': before.version },
       },
@@ -490,8 +523,10 @@ export class WriteTx {
     } catch (err) {
       if (err instanceof TransactionCanceledException || (err as Error).name === 'TransactionCanceledException') {
         const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
-        const failed = reasons.findIndex((r) => r.Code === 'ConditionalCheckFailed');
-        if (failed >= 0) throw this.failures[failed]!(reasons[failed]!);
+        const failures = reasons.flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [this.failures[i]!(r)] : []));
+        // "Already created" explains every other failed condition of the replayed transaction (claims taken by itself).
+        const failure = failures.find((f) => f instanceof AlreadyCreatedError) ?? failures[0];
+        if (failure) throw failure;
         if (reasons.some((r) => r.Code === 'TransactionConflict')) throw new ConcurrentUpdateError();
       }
       if (err instanceof ConditionalCheckFailedException) throw this.failures[0]!({});
@@ -665,8 +700,25 @@ export async function removeUnreferenced<R extends BaseRecord>(
 }
 
 export async function createEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, record: R): Promise<R> {
-  await new WriteTx(ctx).create(def, record).commit();
-  return record;
+  return createdOrStored(ctx, def, record.uuid, async () => {
+    await new WriteTx(ctx).create(def, record).commit();
+    return record;
+  });
+}
+
+/**
+ * Runs a create; when an earlier attempt of the same idempotent request already stored the record
+ * (AlreadyCreatedError), answers with the stored record instead, so a retry after a crash applies once.
+ */
+export async function createdOrStored<R extends BaseRecord, T = R>(ctx: DataCtx, def: EntityDef<R>, uuid: string, create: () => Promise<T>, present: (stored: R) => T | Promise<T> = (r) => r as unknown as T): Promise<T> {
+  try {
+    return await create();
+  } catch (err) {
+    if (!(err instanceof AlreadyCreatedError) || err.type !== def.type || err.uuid !== uuid) throw err;
+    const stored = await getEntity(ctx, def, uuid, true);
+    if (!stored) throw new ConcurrentUpdateError();
+    return present(stored.record);
+  }
 }
 
 /**

@@ -181,9 +181,10 @@ const NO_BODY = z.strictObject({});
 /**
  * An authenticated API handler: resolves the caller from the JWT claims (401 if the user is unknown or
  * inactive), validates the body with `body` (a route without one refuses body fields), and runs `handle`.
- * Handlers stay thin: parse, call a domain function in shared/, shape the response.
+ * Handlers stay thin: parse, call a domain function in shared/, shape the response. `sealReplays`: the answer
+ * holds a secret, so the copy kept for Idempotency-Key replays is sealed (shared/http/idempotency.ts).
  */
-export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: S; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
+export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: S; sealReplays?: boolean; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
   void config.tableName; // every authenticated route reads the caller's user: without a table, fail at cold start
   const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
@@ -212,7 +213,7 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: 
       if (!idempotencyKey) return run();
       // Answers below 500 are stored for replay, so typed errors become responses inside the idempotent section.
       const runToResponse = () => run().catch((err: unknown) => (err instanceof AppError ? errorResponse(err, requestId, log) : Promise.reject(err)));
-      return runIdempotent({ db: data.db, tenantId: caller.tenantId, userId: caller.userId, route: event.routeKey, key: idempotencyKey, body: read, context }, runToResponse);
+      return runIdempotent({ db: data.db, tenantId: caller.tenantId, userId: caller.userId, route: event.routeKey, key: idempotencyKey, body: read, context, sealed: opts.sealReplays }, runToResponse);
     });
   return wrap(handler);
 }

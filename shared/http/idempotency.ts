@@ -5,6 +5,7 @@ import type { Db } from '#shared/db/client.ts';
 import type { IdempotentCall } from '#shared/db/idempotency-store.ts';
 import { BadRequestError } from '#shared/errors.ts';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '#shared/http/http-errors.ts';
+import { withIdSeed } from '#shared/ids.ts';
 import type { ReadBody } from '#shared/http/transport.ts';
 
 type Result = APIGatewayProxyStructuredResultV2;
@@ -38,6 +39,23 @@ export function bodyHash(body: ReadBody): string {
   return createHash('sha256').update(text).digest('base64url');
 }
 
+/** What a sealed stored answer is bound to: the tenant and the idempotency record (KMS encryption context). */
+const sealContext = (call: IdempotentCall) => ({ tenant_uuid: call.tenantId, idempotency_key_sha256: createHash('sha256').update(JSON.stringify([call.userId, call.route, call.key])).digest('base64url') });
+
+/**
+ * An answer that holds a secret (a new webhook's signing secret) is stored for replays sealed with the secret box
+ * (KMS deployed), never in clear; the caller gets it opened, first time and on every replay alike.
+ */
+async function sealBody(result: Result, context: Record<string, string>): Promise<Result> {
+  const { secretBox } = await import('#shared/auth/secret-box.ts');
+  return result.body === undefined ? result : { ...result, body: await secretBox().seal(result.body, context) };
+}
+
+async function openBody(result: Result, context: Record<string, string>): Promise<Result> {
+  const { secretBox } = await import('#shared/auth/secret-box.ts');
+  return result.body === undefined ? result : { ...result, body: await secretBox().open(result.body, context) };
+}
+
 /** Thrown inside the idempotent section for a 5xx answer, so Powertools drops the record (the key is not kept). */
 class ServerErrorResult extends Error {
   constructor(readonly result: Result) {
@@ -52,11 +70,11 @@ class ServerErrorResult extends Error {
  * a 5xx answer or a crash deletes the record, so the key can be retried. `run` returns 4xx as responses.
  */
 export async function runIdempotent(
-  scope: { db: Db; tenantId: string; userId: string; route: string; key: string; body: ReadBody; context: Context },
+  scope: { db: Db; tenantId: string; userId: string; route: string; key: string; body: ReadBody; context: Context; sealed?: boolean },
   run: () => Promise<Result>,
 ): Promise<Result> {
   // Loaded on the first request that carries an Idempotency-Key, not at cold start (most requests never do).
-  const [{ IdempotencyConfig, makeIdempotent }, { IDEMPOTENCY_TTL_SECONDS, idempotencyStoreFor }] = await Promise.all([
+  const [{ IdempotencyConfig, makeIdempotent }, { IDEMPOTENCY_TTL_SECONDS, idempotencyRecordKey, idempotencyStoreFor }] = await Promise.all([
     import('@aws-lambda-powertools/idempotency'),
     import('#shared/db/idempotency-store.ts'),
   ]);
@@ -71,16 +89,18 @@ export async function runIdempotent(
   // The in-progress lock expires with the function's timeout, so a crashed attempt does not block the key for a day.
   idempotencyConfig.registerLambdaContext(scope.context);
   const once = makeIdempotent(
-    async (_call: IdempotentCall) => {
-      const result = await run();
+    async (call: IdempotentCall) => {
+      // Ids seeded by the request: a retry after a crash between commit and record names the same records (shared/ids.ts).
+      const result = await withIdSeed(`${idempotencyRecordKey(call)}#${call.body_hash}`, run);
       if ((result.statusCode ?? 200) >= 500) throw new ServerErrorResult(result);
-      return result;
+      return scope.sealed ? sealBody(result, sealContext(call)) : result;
     },
     { persistenceStore: idempotencyStoreFor(config.tableName, scope.db), config: idempotencyConfig },
   );
   const call: IdempotentCall = { tenantId: scope.tenantId, userId: scope.userId, route: scope.route, key: scope.key, body_hash: bodyHash(scope.body) };
   try {
-    return (await once(call)) as Result;
+    const result = (await once(call)) as Result;
+    return scope.sealed ? await openBody(result, sealContext(call)) : result;
   } catch (err) {
     if (err instanceof ServerErrorResult) return err.result;
     const name = (err as Error)?.name;

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -120,6 +121,7 @@ export class LocalQueues implements QueueSender {
   private timer?: NodeJS.Timeout;
   private busy = new Set<string>();
   private readonly files?: MessageFiles;
+  private readonly detached = AsyncLocalStorage.snapshot();
 
   constructor(
     private readonly opts: { log?: (msg: string, extra?: Record<string, unknown>) => void; onDeadLetter?: (d: DeadLetter) => void; baseBackoffMs?: number; pollMs?: number; dir?: string } = {},
@@ -168,7 +170,11 @@ export class LocalQueues implements QueueSender {
   }
 
   private kick(): void {
-    for (const [queue, worker] of this.workers) if (!this.busy.has(queue)) void this.poll(queue, worker);
+    // Workers run in the queues' own async context, never in the sender's: in AWS they are other Lambdas, and a
+    // request's async-local state (its seeded ids, shared/ids.ts) must not leak into them.
+    this.detached(() => {
+      for (const [queue, worker] of this.workers) if (!this.busy.has(queue)) void this.poll(queue, worker);
+    });
   }
 
   private async poll(queue: string, worker: LocalWorker): Promise<void> {

@@ -4,7 +4,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
 import { createEntity, WriteTx, type DataCtx } from '#shared/db/store.ts';
-import { REFRESH_MAX_RECEIVES, refreshThreadEntity, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#shared/db/keys.ts';
+import { REFRESH_MAX_RECEIVES, RUN_RECORD_TTL_DAYS, refreshThreadEntity, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
 import { finishRun, getThread, runningThreadOf } from '#shared/domain/documents/runs.ts';
 import { documentRefreshHandler } from '#functions/workers/document-refresh.ts';
 import { storeRefreshPort } from '#shared/domain/documents/worker.ts';
@@ -57,6 +59,9 @@ describe('document refresh worker on the real table', () => {
       await sleep(100);
     }
     const ended = await getThread(ctx, thread);
+    // A finished run is kept 30 days for polling, then the table's TTL removes it.
+    const item = (await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: keys.entity(t.tenantUuid, 'refresh_thread', thread), ConsistentRead: true }))).Item!;
+    expect(item.expires_at).toBe(Math.floor(Date.parse(ended!.completed_at!) / 1000) + RUN_RECORD_TTL_DAYS * 86_400);
     const content = (await owner.api.get(`/documents/${doc.uuid}`)).body.data.record.content;
     const writer = countingWriter(async () => ({ content: 'overwritten', output: 'x\nSTATUS: completed' }));
     expect(await handlerWith(writer)(event(t.tenantUuid, thread, 2))).toEqual({ batchItemFailures: [] });

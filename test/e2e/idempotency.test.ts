@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import { idempotencyRecordKey } from '#shared/db/idempotency-store.ts';
 import { keys } from '#shared/db/keys.ts';
 import { expectError, listAll, newTenant, type Api } from '../support/api.ts';
+import { createPeriod } from './goals.fixture.ts';
 
 const post = (api: Api, path: string, body: unknown, key?: string) => api.request('POST', path, body, key === undefined ? {} : { 'idempotency-key': key });
 const labelNames = async (api: Api) => (await listAll(api, '/rest/v2/labels')).map((l) => l.name as string);
@@ -140,5 +141,75 @@ describe('Idempotency-Key on POST (contract section 11)', () => {
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body).toEqual(retry.body);
     expect((await labelNames(t.admin)).sort()).toEqual(['Child', 'Group']);
+  });
+
+  /**
+   * A request that committed and then died before its idempotency record was completed leaves the record
+   * IN_PROGRESS; once its lock expires a retry runs again. Simulated here by putting the record back that way.
+   */
+  async function forgetAnswer(tenantId: string, userId: string, route: string, key: string): Promise<void> {
+    const PK = idempotencyRecordKey({ tenantId, userId, route, key });
+    await baseDb().send(
+      new UpdateCommand({
+        TableName: process.env.TABLE_NAME!,
+        Key: { PK, SK: 'IDEM' },
+        UpdateExpression: 'SET idem_status = :s, idem_in_progress_until = :expired REMOVE idem_response',
+        ExpressionAttributeValues: { ':s': 'INPROGRESS', ':expired': Date.now() - 1000 },
+      }),
+    );
+  }
+
+  it('a retry after a crash between commit and recorded answer applies once: same records, nothing doubled (many rounds)', async () => {
+    const t = await newTenant();
+    const period = await createPeriod(t.admin, 'Q1', '2026-01-01', '2026-03-31');
+    const objective = (await t.admin.post('/rest/v2/objectives', { title: 'Parent', time_period_uuid: period.uuid, metric: { target_value: 100 } })).body.data.record;
+    const cases: Array<{ path: string; body: (n: number) => unknown; list: string }> = [
+      { path: '/rest/v2/labels', body: (n) => ({ name: `Crash ${n}` }), list: '/rest/v2/labels' },
+      { path: '/rest/v2/teams', body: (n) => ({ name: `Crash team ${n}` }), list: '/rest/v2/teams' },
+      { path: '/rest/v2/key_results', body: (n) => ({ title: `KR ${n}`, time_period_uuid: period.uuid, parents: [{ parent_uuid: objective.uuid }], metric: { target_value: 10 } }), list: '/rest/v2/key_results' },
+      { path: '/rest/v2/checkins', body: (n) => ({ goal_uuid: objective.uuid, value: n, checkin_date: `2026-02-${String(n + 1).padStart(2, '0')}` }), list: `/rest/v2/checkins?q[goal_uuid_eq]=${objective.uuid}` },
+    ];
+    for (const c of cases) {
+      const rounds = 4;
+      for (let n = 0; n < rounds; n++) {
+        const key = randomUUID();
+        const first = await post(t.admin, c.path, c.body(n), key);
+        expect(first.status, JSON.stringify(first.body)).toBe(201);
+        await forgetAnswer(t.tenantUuid, t.adminUuid, `POST ${c.path}`, key);
+        const retry = await post(t.admin, c.path, c.body(n), key);
+        expect(retry.status, JSON.stringify(retry.body)).toBe(201);
+        expect(retry.headers.get('idempotent-replayed')).toBeNull(); // it ran again, and found its record
+        expect(retry.body.data.record.uuid).toBe(first.body.data.record.uuid);
+        const replay = await post(t.admin, c.path, c.body(n), key);
+        expect(replay.headers.get('idempotent-replayed')).toBe('true');
+        expect(replay.body.data.record.uuid).toBe(first.body.data.record.uuid);
+      }
+      const stored = await listAll(t.admin, c.list);
+      expect(stored.filter((r) => r.title?.startsWith('KR') || r.name?.startsWith('Crash') || r.goal_uuid === objective.uuid)).toHaveLength(rounds);
+    }
+  });
+
+  it('a new webhook answer is stored for replay sealed (never its secret in clear), and a retry after a crash shows the same secret', async () => {
+    const t = await newTenant();
+    const key = randomUUID();
+    const body = { url: 'http://127.0.0.1:9/hook', events: ['goal.created'] };
+    const first = await post(t.admin, '/webhooks', body, key);
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const secret = first.body.data.record.secret as string;
+    expect(secret).toMatch(/^whsec_/);
+    const PK = idempotencyRecordKey({ tenantId: t.tenantUuid, userId: t.adminUuid, route: 'POST /webhooks', key });
+    const item = (await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: { PK, SK: 'IDEM' }, ConsistentRead: true }))).Item!;
+    expect(item.idem_status).toBe('COMPLETED');
+    expect(JSON.stringify(item)).not.toContain(secret.slice(6));
+    const replay = await post(t.admin, '/webhooks', body, key);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(first.body);
+    await forgetAnswer(t.tenantUuid, t.adminUuid, 'POST /webhooks', key);
+    const retry = await post(t.admin, '/webhooks', body, key);
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(retry.body.data.record.uuid).toBe(first.body.data.record.uuid);
+    expect(retry.body.data.record.secret).toBe(secret);
+    expect(await listAll(t.admin, '/webhooks')).toHaveLength(1);
   });
 });

@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import type { DataCtx } from '#shared/db/store.ts';
 import { fanOut } from '#shared/domain/webhooks/deliveries.ts';
-import { WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { keys } from '#shared/db/keys.ts';
+import { DELIVERY_LOG_DAYS, WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
 import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
 import { LocalQueues } from '#shared/queue/queue.ts';
 import { webhookDeliverHandler } from '#functions/workers/webhook-deliver.ts';
@@ -83,6 +85,9 @@ describe('webhook deliveries', () => {
       });
       expect(Object.keys(d).sort()).toEqual(['attempts', 'created_at', 'delivered_at', 'event_id', 'event_type', 'last_error', 'last_status_code', 'next_attempt_at', 'status', 'uuid']);
       expect(d).toMatchObject({ event_id: e.id, event_type: 'goal.created', status: 'succeeded', attempts: 1, last_status_code: 200, last_error: null, next_attempt_at: null });
+      // The delivery log keeps 30 days; the table's TTL removes older deliveries.
+      const item = (await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: keys.entity(t.tenantUuid, 'webhook_delivery', d.uuid), ConsistentRead: true }))).Item!;
+      expect(item.expires_at).toBe(Math.floor(Date.parse(d.created_at) / 1000) + DELIVERY_LOG_DAYS * 86_400);
       // The same event fanned out again (a replayed stream record) finds its delivery: no second POST.
       expect(await fanOut(ctx, [e], queues)).toBe(0);
       await new Promise((r) => setTimeout(r, 1000));

@@ -79,4 +79,20 @@ describe('webhook endpoints (contract section 12)', () => {
     expect((await listAll(other.admin, '/webhooks')).map((x) => x.uuid)).not.toContain(w.uuid);
     expect((await t.admin.get(`/webhooks/${w.uuid}`)).body.data.record.status).toBe('active');
   });
+
+  it('holds the cap of 50 endpoints under concurrent creates, and a delete frees a place (several rounds)', async () => {
+    for (let round = 0; round < 3; round++) {
+      const tenant = await newTenant();
+      const url = (n: number) => `${receiver.url}?r=${round}&n=${n}`;
+      for (let i = 0; i < 45; i++) expect((await tenant.admin.post('/webhooks', { url: url(i), events: ['*'] })).status).toBe(201);
+      const racing = await Promise.all(Array.from({ length: 12 }, (_, j) => tenant.admin.post('/webhooks', { url: url(100 + j), events: ['*'] })));
+      expect(racing.filter((r) => r.status === 201)).toHaveLength(5);
+      for (const r of racing.filter((r) => r.status !== 201)) expect(expectError(r, 422, 'validation_failed').details[0]).toMatchObject({ field: 'url', code: 'too_many' });
+      const listed = await listAll(tenant.admin, '/webhooks');
+      expect(listed).toHaveLength(50);
+      expect((await tenant.admin.delete(`/webhooks/${listed[0]!.uuid}`)).status).toBe(200);
+      expect((await tenant.admin.post('/webhooks', { url: url(200), events: ['*'] })).status).toBe(201);
+      expectError(await tenant.admin.post('/webhooks', { url: url(201), events: ['*'] }), 422, 'validation_failed');
+    }
+  });
 });

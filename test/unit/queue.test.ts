@@ -2,9 +2,27 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { newId, withIdSeed } from '#shared/ids.ts';
 import { LocalQueues, MessageFiles } from '#shared/queue/queue.ts';
 
 describe('LocalQueues (SQS semantics in-process)', () => {
+  it("runs workers outside the sender's async context: a request's seeded ids never reach a worker", async () => {
+    const drawn: string[] = [];
+    const q = new LocalQueues({ pollMs: 5 });
+    q.register({ queue: 'jobs', maxReceiveCount: 1, batchSize: 1, timeoutSeconds: 1, handler: async () => async () => void drawn.push(newId(), newId()) });
+    q.start();
+    // Two sends under the same seed: a leaking context would make the worker draw the same two ids twice.
+    await withIdSeed('request-seed', () => q.send('jobs', { n: 1 }));
+    await withIdSeed('request-seed', () => q.send('jobs', { n: 2 }));
+    const seeded = await withIdSeed('request-seed', async () => [newId(), newId()]);
+    const deadline = Date.now() + 5000;
+    while (drawn.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    q.stop();
+    expect(drawn).toHaveLength(4);
+    expect(new Set(drawn).size).toBe(4);
+    for (const id of seeded) expect(drawn).not.toContain(id);
+  });
+
   it('delivers, retries failed messages with back-off, and dead-letters after maxReceiveCount receives', async () => {
     const seen: Array<{ body: string; receive: string }> = [];
     const q = new LocalQueues({ baseBackoffMs: 5, pollMs: 5 });

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { newId } from '#shared/ids.ts';
-import { getEntity, nowIso, querySide, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { createdOrStored, getEntity, nowIso, querySide, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { decideCreate, decideDelete, decideUpdate, deleteNeedsNext, goalFollowing, type Decision, type GoalState, type OrderHead } from '#shared/domain/checkins/decide.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
@@ -112,11 +112,16 @@ export async function getCheckin(ctx: DomainCtx, id: string): Promise<CheckinVie
 const commandContext = (ctx: DomainCtx) => ({ callerUuid: ctx.caller.userId });
 
 export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): Promise<CheckinView> {
-  const goalUuid = input.goal_uuid.toLowerCase();
-  const hidden = () => unknownGoal(input.goal_uuid);
   // Identity and creation time are fixed before the loop: every retried attempt writes the same check-in.
   const now = nowIso();
   const ids = { checkin: newId() };
+  const storedView = async (stored: CheckinRecord): Promise<CheckinView> => ({ checkin: stored, ...(await readableGoal(ctx, stored.goal_uuid)) });
+  return createdOrStored(ctx, checkinEntity, ids.checkin, () => writeCheckin(ctx, input, now, ids), storedView);
+}
+
+async function writeCheckin(ctx: DomainCtx, input: CheckinCreateInput, now: string, ids: { checkin: string }): Promise<CheckinView> {
+  const goalUuid = input.goal_uuid.toLowerCase();
+  const hidden = () => unknownGoal(input.goal_uuid);
   let created!: CheckinRecord;
   let labels: LabelRecord[] = [];
   const { goal, access } = await commitOnGoal(ctx, async () => {

@@ -1,7 +1,7 @@
 /** Goal create: read (period, references, parents, labels), decide (rules.ts), one transaction; then rollups. */
 import { requireContentWriter } from '#shared/auth/permissions.ts';
 import { newId } from '#shared/ids.ts';
-import { nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import { createdOrStored, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind, type GoalRecord, type MetricRecord } from '#shared/domain/goals/entity.ts';
@@ -84,7 +84,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
 
   // Retried when a parent changed before the commit (then read again: deleted meanwhile is 422), or a label
   // this request creates was created concurrently by another one (then reused).
-  const { goal, labels } = await retryOnConflict(async () => {
+  const { goal, labels } = await createdOrStored(ctx, goalEntity, uuid, () => retryOnConflict(async () => {
     const [refDetails, parentCheck] = await Promise.all([refs, parentDetails(ctx, undefined, parentIds)]);
     fail([...dateDetails(period, start, end, input), ...refDetails, ...parentCheck.details, ...metricDetails(metric)]);
     const tx = new WriteTx(ctx);
@@ -95,7 +95,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     assertFits(tx.size, () => heaviestField(input));
     await tx.commit();
     return { goal: record, labels };
-  });
+  }), (stored) => ({ goal: stored, labels: [] }));
   ctx.loader.prime(goalEntity, goal);
   primeLabels(ctx, labels);
   if (goal.parent_links.length) await refreshRollups(ctx, [goal]);

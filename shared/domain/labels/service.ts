@@ -1,7 +1,7 @@
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { entryPartitionOf, findUniques, getEntities, getEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
+import { createdOrStored, entryPartitionOf, findUniques, getEntities, getEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { canManageLabel, checkLabelCreateAllowed, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, MAX_LABEL_DEPTH, planLabelUpdate, type LabelCreate, type LabelUpdate } from '#shared/domain/labels/decide.ts';
 import { LABEL_NAME_MAX, labelEntity, labelsInGroup, newLabelRecord, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
@@ -81,7 +81,7 @@ export const labelCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: 
 /** Creates a label; the name claim is taken in the same transaction, so of two same-name creates exactly one wins. */
 export async function createLabel(ctx: DomainCtx, input: LabelCreate): Promise<LabelRecord> {
   const [now, uuid] = [nowIso(), newId()];
-  return retryOnConflict(async () => {
+  return createdOrStored(ctx, labelEntity, uuid, () => retryOnConflict(async () => {
     checkLabelCreateAllowed(ctx.caller);
     const chain = input.parent_uuid ? await chainOf(ctx, input.parent_uuid) : [];
     const record = decideCreateLabel(ctx.caller, input, chain.map((s) => s.record), now, uuid);
@@ -89,7 +89,7 @@ export async function createLabel(ctx: DomainCtx, input: LabelCreate): Promise<L
     holdChain(tx, chain);
     await tx.create(labelEntity, record).commit();
     return record;
-  });
+  }));
 }
 
 export async function updateLabel(ctx: DomainCtx, id: string, input: LabelUpdate): Promise<LabelRecord> {

@@ -12,7 +12,7 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { entryPartitionOf, getEntities, getEntity, nowIso, partitionEntries, referencesTo, removeUnreferenced, retryOnConflict, WriteTx, type DataCtx, type ListEntry, type ReferenceEntry, type Stored } from '#shared/db/store.ts';
+import { createdOrStored, entryPartitionOf, getEntities, getEntity, nowIso, partitionEntries, referencesTo, removeUnreferenced, retryOnConflict, WriteTx, type DataCtx, type ListEntry, type ReferenceEntry, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import {
   checkFits,
@@ -117,7 +117,7 @@ export async function createTeam(ctx: DomainCtx, input: TeamCreate): Promise<Tea
   checkTeamCreateAllowed(ctx.caller);
   const users = await knownUsers(ctx, input);
   const [now, uuid] = [nowIso(), newId()];
-  return retryOnConflict(async () => {
+  return createdOrStored(ctx, teamEntity, uuid, () => retryOnConflict(async () => {
     const parent = input.parent_uuid ? await getEntity(ctx, teamEntity, input.parent_uuid, true) : undefined;
     const record = decideCreateTeam(ctx.caller, input, { users, parent: parent?.record }, now, uuid);
     const tx = new WriteTx(ctx).create(teamEntity, record);
@@ -125,7 +125,7 @@ export async function createTeam(ctx: DomainCtx, input: TeamCreate): Promise<Tea
     checkFits(tx.size, 'member_uuids');
     await tx.commit();
     return record;
-  });
+  }));
 }
 
 export async function updateTeam(ctx: DomainCtx, id: string, input: TeamUpdate): Promise<TeamRecord> {

@@ -74,7 +74,11 @@ export const deliveryLists = (webhookUuid: string) => Array.from({ length: DELIV
 export const deliveryEntity: EntityDef<DeliveryRecord> = {
   type: 'webhook_delivery',
   listName: (d) => deliveryList(d.webhook_uuid, parseInt(d.uuid.slice(-1), 16) % DELIVERY_SHARDS),
+  // The delivery log keeps 30 days (docs/webhooks.md); the table's TTL removes older deliveries.
+  expiresAt: (d) => Math.floor(Date.parse(d.created_at) / 1000) + DELIVERY_LOG_DAYS * 86_400,
 };
+
+export const DELIVERY_LOG_DAYS = 30;
 
 /** What a delivery queue message carries; everything else is read from the delivery item. */
 export interface DeliveryMessage {

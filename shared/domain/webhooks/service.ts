@@ -3,7 +3,7 @@ import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { keys } from '#shared/db/keys.ts';
-import { getEntities, getEntity, mutateEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { createdOrStored, getEntities, getEntity, getSide, mutateEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { sentFields } from '#shared/domain/fields.ts';
 import { MAX_WEBHOOKS_PER_TENANT, webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
@@ -45,13 +45,27 @@ export async function tenantWebhooks(ctx: DataCtx): Promise<WebhookRecord[]> {
   return ids.flatMap((id) => (found.has(id) ? [found.get(id)!.record] : []));
 }
 
+/**
+ * The tenant's endpoint count, kept in one side item that every create and delete writes in its transaction:
+ * a create commits only if the count is still the one it read (else it retries), so concurrent creates cannot
+ * pass the cap together. A tenant without the item (endpoints from before it) starts from its list.
+ */
+const countKey = (ctx: DataCtx) => keys.misc(ctx.tenantId, 'webhook_count', 'all');
+
+async function countOneMore(ctx: DataCtx, tx: WriteTx): Promise<void> {
+  const counter = await getSide(ctx, countKey(ctx));
+  const count = counter ? Number(counter.n) : (await tenantWebhooks(ctx)).length;
+  if (count >= MAX_WEBHOOKS_PER_TENANT) throw ValidationError.field('url', 'too_many', `A tenant has at most ${MAX_WEBHOOKS_PER_TENANT} webhooks`);
+  if (counter) tx.updateSide(countKey(ctx), { set: {}, add: { n: 1 }, if: { equals: { n: count } } });
+  else tx.putSide(countKey(ctx), { n: count + 1 }, { if: { exists: false } });
+}
+
 export type WebhookCreateInput = z.infer<typeof WebhookCreateBody>;
 export type WebhookUpdateInput = z.infer<typeof WebhookUpdateBody>;
 
 export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): Promise<{ record: WebhookRecord; secret: string }> {
   requireAdmin(ctx);
   await checkUrl(input.url);
-  if ((await tenantWebhooks(ctx)).length >= MAX_WEBHOOKS_PER_TENANT) throw ValidationError.field('url', 'too_many', `A tenant has at most ${MAX_WEBHOOKS_PER_TENANT} webhooks`);
   const uuid = newId();
   const secret = newWebhookSecret();
   const now = nowIso();
@@ -68,8 +82,19 @@ export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): 
     created_at: now,
     updated_at: now,
   };
-  await new WriteTx(ctx).create(webhookEntity, record).commit();
-  return { record, secret };
+  return createdOrStored(
+    ctx,
+    webhookEntity,
+    uuid,
+    () =>
+      retryOnConflict(async () => {
+        const tx = new WriteTx(ctx).create(webhookEntity, record);
+        await countOneMore(ctx, tx);
+        await tx.commit();
+        return { record, secret };
+      }),
+    async (stored) => ({ record: stored, secret: await secretBox().open(stored.secret_sealed, secretContext(ctx.tenantId, uuid)) }),
+  );
 }
 
 /** `["*"]` alone means every type; otherwise the distinct types named. */
@@ -115,7 +140,9 @@ export async function deleteWebhook(ctx: DomainCtx, id: string): Promise<Webhook
   return retryOnConflict(async () => {
     const current = await getEntity(ctx, webhookEntity, id, true);
     if (!current) throw notFound(id);
-    await new WriteTx(ctx).remove(webhookEntity, current).commit();
+    const tx = new WriteTx(ctx).remove(webhookEntity, current);
+    if (await getSide(ctx, countKey(ctx))) tx.updateSide(countKey(ctx), { set: {}, add: { n: -1 } });
+    await tx.commit();
     return current.record;
   });
 }
