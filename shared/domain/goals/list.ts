@@ -16,6 +16,9 @@ import type { Loader } from '#shared/list/entity-cache.ts';
 /**
  * Goal lists (spec filter table + contract 4), one resource per kind over the kind's list `<kind>`.
  *
+ * On a large list, status (alone or with a period, owner, label or team), count=true and the last-check-in
+ * order are planned from the read models first (list-plan.ts); otherwise the generic plan below.
+ *
  * Index-served (eq/in), so a filtered page reads only the entries of that index and the page's items:
  * uuid and short_id (item reads by id), time_period_uuid, owners_uuid, teams_uuid, labels_uuid,
  * labels_name (name → label via its uniqueness claim), delegates_uuid, links_as_child_ancestor_uuid and
