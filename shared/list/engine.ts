@@ -58,8 +58,12 @@ export interface ListPlan<R> {
   /** The source yields records in the order `q[s]` asks (no in-memory sort), `descending` when read backwards. */
   ordered?: boolean;
   descending?: boolean;
-  /** The exact number of records the list holds for this caller (from counters): `count=true` walks nothing. */
-  count?: number;
+  /**
+   * The exact number of records the list holds for this caller (from counters): `count=true` walks nothing.
+   * A promise lets the page's keys be read meanwhile; resolving undefined, on a plan without residuals, makes
+   * the engine walk on to count.
+   */
+  count?: number | Promise<number | undefined>;
 }
 
 export interface ListResource<R extends BaseRecord> {
@@ -107,8 +111,10 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   const descending = plan.ordered ? !!plan.descending : sort?.attribute === 'created_at' && sort.direction === 'desc';
   const memorySort = sort && sort.attribute !== 'created_at' && !plan.ordered ? sort : undefined;
   const needItems = residual.length > 0 || !!memorySort || !!run.itemFilter || !!plan.verify;
-  const knownCount = page.count ? plan.count : undefined;
-  const walkAll = page.count && knownCount === undefined; // count=true without a counter: every matching key is walked
+  // keys only: the page is read while a promised count is on its way (counted on by walking if it does not come)
+  const speculative = page.count && plan.count instanceof Promise && !needItems;
+  let knownCount = page.count && !speculative ? await plan.count : undefined;
+  const walkAll = page.count && !speculative && knownCount === undefined; // count=true without a counter: every matching key is walked
   const skip = (page.page - 1) * page.perPage + page.offset;
   const wanted = skip + page.perPage + 1; // one past the page tells whether there is a next page
 
@@ -124,11 +130,15 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
 
   if (!needItems) {
     const pageIds: string[] = [];
-    for await (const e of entries) {
-      if (!accepted(e)) continue;
-      if (total >= skip && total < skip + page.perPage) pageIds.push(e.id);
+    // next() by hand: a for-await `break` would close the stream, and a promised count that does not come walks on
+    for (let r = await entries.next(); !r.done; r = await entries.next()) {
+      if (!accepted(r.value)) continue;
+      if (total >= skip && total < skip + page.perPage) pageIds.push(r.value.id);
       total++;
       if (!walkAll && total >= wanted) break;
+    }
+    if (speculative && (knownCount = await plan.count) === undefined) {
+      for (let r = await entries.next(); !r.done; r = await entries.next()) if (accepted(r.value)) total++;
     }
     hasNext = total > skip + page.perPage;
     pageRecords = await run.loader.many(resource.entity, pageIds); // the loader keeps id order and skips vanished items

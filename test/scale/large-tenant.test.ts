@@ -215,7 +215,8 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
 
   it('last_checkin_date order over the whole list, both directions', async () => {
     const listed = goals.filter((g) => !g.discarded_at);
-    const asc = [...listed].sort((a, b) => (a.last_checkin_date ?? '~').localeCompare(b.last_checkin_date ?? '~') || a.created_at.localeCompare(b.created_at)).map((g) => g.uuid);
+    const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0); // code-unit order, as DynamoDB sorts keys
+    const asc = [...listed].sort((a, b) => cmp(a.last_checkin_date ?? '~', b.last_checkin_date ?? '~') || cmp(a.created_at, b.created_at)).map((g) => g.uuid);
     const up = await measured(t.admin, `${OBJ}?q[s]=last_checkin_date%20asc&per_page=100`);
     expect(up.status).toBe(200);
     expect(uuids(up)).toEqual(asc.slice(0, 100)); // the checked-in goals first, earliest first

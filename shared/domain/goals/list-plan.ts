@@ -76,6 +76,14 @@ export async function planGoalList({ kind, seesAll }: GoalPlanInput, { filters, 
   });
   if (!statusFilter && assocs.length === 0 && !byCheckin && !(page.count && filters.length === 0)) return undefined;
   if (statusFilter && valuesOf(statusFilter).length > GOAL_STATUSES.length) return undefined;
+  if (filters.length === 0 && !byCheckin) {
+    // the whole list counted: its first page is read while the counter is
+    const count = stats([dim.all]).then((st) => {
+      const c = st.count(dim.all);
+      return st.ready && (seesAll || c.nl === 0) && c.n > SMALL ? c.n : undefined;
+    });
+    return { source: { partitions: [keys.entityList(env.ctx.tenantId, kind)] }, served: [], count };
+  }
 
   const statuses = statusFilter ? [...new Set(valuesOf(statusFilter).map((s) => s.toLowerCase()))].filter((s) => (GOAL_STATUSES as readonly string[]).includes(s)) : [];
   const values = new Map<Assoc, string[]>();
