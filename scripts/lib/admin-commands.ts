@@ -54,7 +54,7 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
     // Builds the goal read models (composite lists, counters) for a tenant's existing goals; idempotent.
     const { values } = parseArgs({ args: rest, options: { tenant: { type: 'string' }, concurrency: { type: 'string' } } });
     if (!values.tenant || !UUID_RE.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
-    const concurrency = Number(values.concurrency ?? 16);
+    const concurrency = Number(values.concurrency ?? 2);
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new Error('--concurrency must be a whole number from 1 to 64');
     const { rebuildGoalReadModels } = await import('#shared/stream/read-models/goal-sync.ts');
     return { tenant_uuid: values.tenant, ...(await rebuildGoalReadModels({ tenantId: values.tenant, db }, { concurrency })) };

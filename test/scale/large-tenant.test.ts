@@ -100,7 +100,7 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
         created_at: at,
         updated_at: at,
         current_status: i % 340 === 7 ? 'on_track' : others[i % 3]!,
-        owner_uuids: i % 255 === 3 ? [alice] : [bob],
+        owner_uuids: i % 255 === 3 ? [alice] : i % 4 === 0 ? [bob] : [],
         label_uuids: i % 408 === 5 ? [label] : [],
         team_uuids: i % 204 === 11 ? [team] : [],
         time_period_uuid: i % 170 === 13 ? p2 : p1,
@@ -198,12 +198,12 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
     const all = expected(() => true);
     const p1st = await measured(t.admin, `${OBJ}?per_page=20`);
     expect(uuids(p1st)).toEqual(all.slice(0, 20));
-    expect(p1st.roundTrips).toBeLessThanOrEqual(3);
+    expect(p1st.roundTrips).toBeLessThanOrEqual(4); // caller, keys, page, the period (pace): issue 9's 2 needs the caller read joined (bench)
     expect(p1st.rcu).toBeLessThanOrEqual(12);
     const p50 = await measured(t.admin, `${OBJ}?per_page=20&page=50`);
     expect(uuids(p50)).toEqual(all.slice(980, 1000));
     expect(p50.body.data.pagy).toMatchObject({ page: 50, next: 51, prev: 49 });
-    expect(p50.roundTrips).toBeLessThanOrEqual(3);
+    expect(p50.roundTrips).toBeLessThanOrEqual(4);
     expect(p50.itemsRead).toBeLessThanOrEqual(1000 + 20 + 30);
     const last = Math.ceil(all.length / 100);
     const end = await measured(t.admin, `${OBJ}?per_page=100&page=${last}`);

@@ -15,12 +15,14 @@ import { readGoalStats, type GoalStats } from '#shared/stream/read-models/goal-s
  *    status alone) or the last-check-in order, kept by the change stream;
  *  - the kind's whole list.
  * A read-model list lags the table by the stream's delay, so the filters it serves are re-checked on the
- * goals read (a goal that left the list is dropped), and it is chosen only when the exact alternatives hold
- * more than SMALL goals: a small list is read exactly, so a client sees its own writes there at once.
+ * goals read (a goal that left the list is dropped), and it is chosen only when it holds more than NEAR goals
+ * fewer than the best exact alternative: a list read exactly shows a client its own writes at once.
  * `count` comes from the counters when they are exact for the query and the caller (no residual filter, no
  * goal counted twice, and the caller sees every goal they count); otherwise the engine walks.
  */
 export const SMALL = 1000;
+/** An exact list this much larger than the smallest read-model list (or this small) is still read instead of it. */
+const NEAR = 10;
 
 /** Attributes whose own index is more selective than any read model (one goal, a parent's children, a subtree, a delegate's). */
 const STRONGER = new Set(['uuid', 'short_id', 'links_as_child_ancestor_uuid', 'links_as_child_uuid', 'delegates_uuid', 'ancestors_uuid']);
@@ -126,7 +128,9 @@ export async function planGoalList({ kind, seesAll }: GoalPlanInput, { filters, 
   const exactFor = (c: Candidate) => c.countable && (seesAll || c.dims.every((d) => st.count(d).nl === 0));
   const smallest = (cs: Candidate[]) => cs.reduce((best, c) => (size(c) < size(best) ? c : best));
   const exactBest = smallest(candidates.filter((c) => c.exact));
-  const best = size(exactBest) <= SMALL ? exactBest : smallest(candidates);
+  const fewest = smallest(candidates);
+  // the exact list when it reads about as much as the smallest (or a few goals): read-your-writes at no cost
+  const best = size(exactBest) <= Math.max(NEAR, size(fewest) + NEAR) ? exactBest : fewest;
 
   // a small count is walked (exact at once, as cheap); a large one comes from the counters, which lag by the stream's delay
   const counted = (c: Candidate) => (page.count && c.served.length === filters.length && exactFor(c) && size(c) > SMALL ? size(c) : undefined);

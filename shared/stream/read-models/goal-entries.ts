@@ -20,8 +20,13 @@ import { goalAcl, goalState, type GoalKind, type GoalRecord } from '#shared/doma
 
 export const STATUS_SHARDS = 2;
 export const CHECKIN_SHARDS = 16;
-/** Each counter is split over this many items (by goal), so no counter item takes a large tenant's whole write rate. */
+/**
+ * Each counter is split over this many items, so no counter item takes a large tenant's whole write rate. The
+ * change stream adds a goal to the first STREAM_COUNTER_SHARDS (by its uuid); the backfill's workers each to
+ * one of the others, so a backfill running beside the stream never contends with it for a counter item.
+ */
 export const COUNTER_SHARDS = 4;
+export const STREAM_COUNTER_SHARDS = 2;
 /** The sort key value of a goal never checked in: after every date, so `asc` lists them last (as the in-memory sort did). */
 export const NEVER_CHECKED_IN = '~';
 

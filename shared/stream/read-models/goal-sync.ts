@@ -1,8 +1,8 @@
 import { keys, READ_MODEL_SK_PREFIX } from '#shared/db/keys.ts';
-import { getEntities, getSides, nowIso, partitionEntries, querySidePage, retryOnConflict, WriteTx, type DataCtx, type SideItem, type Stored } from '#shared/db/store.ts';
+import { getEntities, getSides, nowIso, queryList, querySidePage, retryOnConflict, WriteTx, type DataCtx, type SideItem, type Stored } from '#shared/db/store.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
-import { COUNTER_SHARDS, counterDelta, desiredEntries, fingerprint, shardOf, type StoredEntry } from '#shared/stream/read-models/goal-entries.ts';
+import { COUNTER_SHARDS, STREAM_COUNTER_SHARDS, counterDelta, desiredEntries, fingerprint, shardOf, type StoredEntry } from '#shared/stream/read-models/goal-entries.ts';
 
 /** A goal's read-model entries as stored (consistent read of its partition's `RM#` items). */
 async function storedEntries(ctx: DataCtx, goalUuid: string): Promise<Array<StoredEntry & { kind: GoalKind }>> {
@@ -89,7 +89,7 @@ export async function syncGoals(ctx: DataCtx, goalUuids: string[], opts: { shard
       counters = new Map();
     };
     for (const change of changes) {
-      const shard = opts.shard ?? shardOf(change.uuid, COUNTER_SHARDS);
+      const shard = opts.shard ?? shardOf(change.uuid, STREAM_COUNTER_SHARDS);
       const newCounters = [...change.counters.keys()].filter((d) => !counters.has(`${change.kind} ${d} ${shard}`)).length;
       // one goal's whole change in one transaction when it fits (a goal with every association changing may not: then its
       // entries are split, each part with its own counters, still exact at every commit)
@@ -165,23 +165,25 @@ export async function readGoalStats(ctx: DataCtx, kind: GoalKind, dimensions: st
 
 /**
  * The backfill (`npm run admin -- rebuild-read-models --tenant T`): syncs every goal of every kind (walking the
- * kind lists' keys), 50 goals a step on each of `concurrency` workers, then marks the tenant ready. Idempotent: a second run finds every
+ * kind lists' keys, newest first), 25 goals a transaction step on each of `concurrency` workers (default 2), then
+ * marks the tenant ready. Idempotent: a second run finds every
  * entry as it should be and writes nothing; changes committed meanwhile are synced by the stream as well.
  */
 export async function rebuildGoalReadModels(ctx: DataCtx, opts: { concurrency?: number } = {}): Promise<{ goals: number; written: number }> {
   let goals = 0;
   let written = 0;
-  const concurrency = opts.concurrency ?? 4;
+  const workers = Math.max(1, Math.min(opts.concurrency ?? COUNTER_SHARDS - STREAM_COUNTER_SHARDS, 64));
   for (const kind of GOAL_KINDS) {
-    const ids = partitionEntries(ctx, keys.entityList(ctx.tenantId, kind));
-    // the key walk is shared by the workers; each takes the next 50 ids when it is free
+    // newest first: the stream works through fresh changes oldest first, so the two meet once instead of racing
+    const ids = newestFirst(ctx, keys.entityList(ctx.tenantId, kind));
+    // the key walk is shared by the workers; each takes the next 25 ids when it is free
     let pulling: Promise<unknown> = Promise.resolve();
     const take = (): Promise<string[]> => {
       const p = pulling.then(async () => {
         const out: string[] = [];
         for (let r = await ids.next(); !r.done; r = await ids.next()) {
-          out.push(r.value.id);
-          if (out.length === 50) break;
+          out.push(r.value);
+          if (out.length === 25) break;
         }
         return out;
       });
@@ -189,14 +191,25 @@ export async function rebuildGoalReadModels(ctx: DataCtx, opts: { concurrency?: 
       return p;
     };
     await Promise.all(
-      Array.from({ length: concurrency }, async (_, worker) => {
+      Array.from({ length: workers }, async (_, worker) => {
+        // its own counter shard, never one the stream adds to
+        const shard = STREAM_COUNTER_SHARDS + (worker % (COUNTER_SHARDS - STREAM_COUNTER_SHARDS));
         for (let batch = await take(); batch.length; batch = await take()) {
           goals += batch.length;
-          written += await syncGoals(ctx, batch, { shard: worker % COUNTER_SHARDS });
+          written += await syncGoals(ctx, batch, { shard });
         }
       }),
     );
   }
   await markReadModelsReady(ctx);
   return { goals, written };
+}
+
+async function* newestFirst(ctx: DataCtx, partition: string): AsyncGenerator<string> {
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    const page = await queryList(ctx, partition, { forward: false, startKey });
+    for (const e of page.entries) yield e.id;
+    startKey = page.lastKey;
+  } while (startKey);
 }
