@@ -231,7 +231,8 @@ async function* partitionStream(ctx: DataCtx, partition: string, descending: boo
     const page = await queryList(ctx, partition, { forward: !descending, startKey, limit });
     yield* page.entries;
     startKey = page.lastKey;
-    if (limit) limit = Math.min(limit * 2, 1000); // further reads mean filtered-out entries: grow the chunk
+    // further reads mean filtered-out entries (or a merge reading on): start small again and grow
+    if (limit) limit = Math.min(limit === firstChunk ? 50 : limit * 2, 1000);
   } while (startKey);
 }
 
@@ -263,7 +264,7 @@ async function* mergeStreams(streams: AsyncGenerator<ListEntry>[], descending: b
 
 async function* entryStream<R extends BaseRecord>(run: ListRun<R>, resource: ListResource<R>, source: IndexSource, descending: boolean, firstChunk: number | undefined): AsyncGenerator<ListEntry> {
   if ('partitions' in source) {
-    const perPartition = firstChunk === undefined ? undefined : Math.ceil(firstChunk / source.partitions.length) + 2; // each grows when the merge needs more
+    const perPartition = firstChunk === undefined ? undefined : Math.ceil((firstChunk - 10) / source.partitions.length) + 1; // each grows when the merge needs more
     const streams = source.partitions.map((p) => partitionStream(run.ctx, p, descending, source.partitions.length === 1 ? firstChunk : perPartition));
     yield* streams.length === 1 ? streams[0]! : mergeStreams(streams, descending);
     return;
