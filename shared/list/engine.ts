@@ -227,12 +227,14 @@ async function matchesAll<R extends BaseRecord>(r: R, filters: ParsedFilter[], a
 async function* partitionStream(ctx: DataCtx, partition: string, descending: boolean, firstChunk: number | undefined): AsyncGenerator<ListEntry> {
   let startKey: Record<string, unknown> | undefined;
   let limit = firstChunk;
+  let first = true;
   do {
     const page = await queryList(ctx, partition, { forward: !descending, startKey, limit });
     yield* page.entries;
     startKey = page.lastKey;
     // further reads mean filtered-out entries (or a merge reading on): start small again and grow
-    if (limit) limit = Math.min(limit === firstChunk ? 50 : limit * 2, 1000);
+    if (limit) limit = first ? 50 : Math.min(limit * 2, 1000);
+    first = false;
   } while (startKey);
 }
 
