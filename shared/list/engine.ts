@@ -233,7 +233,7 @@ async function* partitionStream(ctx: DataCtx, partition: string, descending: boo
     yield* page.entries;
     startKey = page.lastKey;
     // further reads mean filtered-out entries (or a merge reading on): start small again and grow
-    if (limit) limit = first ? 50 : Math.min(limit * 2, 1000);
+    if (limit) limit = first ? Math.min(50, Math.max(10, limit)) : Math.min(limit * 2, 1000);
     first = false;
   } while (startKey);
 }

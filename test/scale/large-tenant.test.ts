@@ -147,7 +147,7 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
       [`q[time_period_uuid_eq]=${p1}&q[current_status_eq]=on_track`, (g) => g.time_period_uuid === p1 && g.current_status === 'on_track'],
       [`q[time_period_uuid_eq]=${p2}&q[status_in]=on_track,behind`, (g) => g.time_period_uuid === p2 && ['on_track', 'behind'].includes(g.current_status)],
       [`q[owners_uuid_eq]=${bob}&q[current_status_eq]=on_track`, (g) => g.owner_uuids.includes(bob) && g.current_status === 'on_track'],
-      [`q[owners_uuid_eq]=${alice}&q[current_status_in][]=behind&q[current_status_in][]=in_progress`, (g) => g.owner_uuids.includes(alice) && ['behind', 'in_progress'].includes(g.current_status)],
+      [`q[owners_uuid_eq]=${alice}&q[current_status_in][]=not_started&q[current_status_in][]=in_progress`, (g) => g.owner_uuids.includes(alice) && ['not_started', 'in_progress'].includes(g.current_status)],
       [`q[labels_uuid_eq]=${label}&q[current_status_eq]=behind`, (g) => g.label_uuids.includes(label) && g.current_status === 'behind'],
       [`q[teams_uuid_eq]=${team}&q[current_status_not_eq]=behind`, (g) => g.team_uuids.includes(team) && g.current_status !== 'behind'],
       [`q[teams_uuid_eq]=${team}&q[current_status_eq]=in_progress&q[title_cont]=goal`, (g) => g.team_uuids.includes(team) && g.current_status === 'in_progress'],
@@ -203,7 +203,7 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
     const p50 = await measured(t.admin, `${OBJ}?per_page=20&page=50`);
     expect(uuids(p50)).toEqual(all.slice(980, 1000));
     expect(p50.body.data.pagy).toMatchObject({ page: 50, next: 51, prev: 49 });
-    expect(p50.roundTrips).toBeLessThanOrEqual(4);
+    expect(p50.roundTrips).toBeLessThanOrEqual(5);
     expect(p50.itemsRead).toBeLessThanOrEqual(1000 + 20 + 100); // the keys before it (discarded ones skipped), the page
     const last = Math.ceil(all.length / 100);
     const end = await measured(t.admin, `${OBJ}?per_page=100&page=${last}`);
