@@ -21,6 +21,7 @@ import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { routeName, routes as routeTable, workers as workerTable, type Route, type Worker } from '#shared/routes/index.ts';
 import { streamProcessorRow } from '#shared/routes/stream.ts';
+import { tableAccessOf } from '#shared/routes/types.ts';
 import type { StackConfig } from './config.ts';
 import { ServiceAlarms } from './constructs/alarms.ts';
 import { Mailer } from './constructs/mailer.ts';
@@ -67,8 +68,7 @@ class SharedAuthorizer implements IHttpRouteAuthorizer {
  * shared/http/api.ts), so a JWT route needs at least read access whatever its row says.
  */
 export function routeTableAccess(r: Route): TableAccess | 'none' {
-  if (r.table === 'none') return r.auth === 'jwt' ? 'read' : 'none';
-  return r.table;
+  return tableAccessOf(r);
 }
 
 /**

@@ -1,6 +1,6 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { createCheckin } from '#shared/domain/checkins/service.ts';
-import { checkinRecordResponse } from '#shared/domain/checkins/present.ts';
+import { checkinRecordResponse } from '#shared/presenters/checkins.ts';
 import { CheckinCreateBody } from '#shared/schemas/checkins.ts';
 
 export const handler = apiHandler({

@@ -1,6 +1,6 @@
 import { apiHandler, json } from '#shared/http/api.ts';
 import { updateCheckin } from '#shared/domain/checkins/service.ts';
-import { presentCheckin } from '#shared/domain/checkins/present.ts';
+import { presentCheckin } from '#shared/presenters/checkins.ts';
 import { CheckinUpdateBody } from '#shared/schemas/checkins.ts';
 
 // The spec's update answers the flat check-in record, not the data wrapper (contract section 2).

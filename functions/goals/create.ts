@@ -1,10 +1,10 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { createGoal } from '#shared/domain/goals/service.ts';
-import { goalRecordResponse } from '#shared/domain/goals/present.ts';
-import { kindOfRoute } from '#shared/domain/goals/route.ts';
+import { goalRecordResponse } from '#shared/presenters/goals.ts';
+import { goalKindOf } from '#shared/routes/goals.ts';
 import { GoalCreateBody } from '#shared/schemas/goals.ts';
 
 export const handler = apiHandler({
   body: GoalCreateBody,
-  handle: async ({ ctx, body, event }) => goalRecordResponse(ctx, 201, await createGoal(ctx, kindOfRoute(event.routeKey), body)),
+  handle: async ({ ctx, body, event }) => goalRecordResponse(ctx, 201, await createGoal(ctx, goalKindOf(event.routeKey), body)),
 });

@@ -1,8 +1,8 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { getGoal } from '#shared/domain/goals/service.ts';
-import { goalRecordResponse } from '#shared/domain/goals/present.ts';
-import { kindOfRoute } from '#shared/domain/goals/route.ts';
+import { goalRecordResponse } from '#shared/presenters/goals.ts';
+import { goalKindOf } from '#shared/routes/goals.ts';
 
 export const handler = apiHandler({
-  handle: async ({ ctx, params, event }) => goalRecordResponse(ctx, 200, await getGoal(ctx, kindOfRoute(event.routeKey), params.id!)),
+  handle: async ({ ctx, params, event }) => goalRecordResponse(ctx, 200, await getGoal(ctx, goalKindOf(event.routeKey), params.id!)),
 });

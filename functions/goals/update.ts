@@ -1,10 +1,10 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { updateGoal } from '#shared/domain/goals/service.ts';
-import { goalRecordResponse } from '#shared/domain/goals/present.ts';
-import { kindOfRoute } from '#shared/domain/goals/route.ts';
+import { goalRecordResponse } from '#shared/presenters/goals.ts';
+import { goalKindOf } from '#shared/routes/goals.ts';
 import { GoalUpdateBody } from '#shared/schemas/goals.ts';
 
 export const handler = apiHandler({
   body: GoalUpdateBody,
-  handle: async ({ ctx, params, body, event }) => goalRecordResponse(ctx, 200, await updateGoal(ctx, kindOfRoute(event.routeKey), params.id!, body)),
+  handle: async ({ ctx, params, body, event }) => goalRecordResponse(ctx, 200, await updateGoal(ctx, goalKindOf(event.routeKey), params.id!, body)),
 });

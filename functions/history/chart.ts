@@ -1,11 +1,11 @@
 import { apiHandler } from '#shared/http/api.ts';
-import { kindOfRoute } from '#shared/domain/goals/route.ts';
+import { historyGoalKindOf } from '#shared/routes/history.ts';
 import { progressChartSvg } from '#shared/domain/history/chart.ts';
 import { chartData } from '#shared/domain/history/service.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, params, event }) => {
-    const { goal, points } = await chartData(ctx, kindOfRoute(event.routeKey), params.id!);
+    const { goal, points } = await chartData(ctx, historyGoalKindOf(event.routeKey), params.id!);
     return { statusCode: 200, headers: { 'content-type': 'image/svg+xml; charset=utf-8', 'cache-control': 'private, max-age=60' }, body: progressChartSvg(goal, points, new Date()) };
   },
 });

@@ -1,11 +1,11 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
-import { kindOfRoute } from '#shared/domain/goals/route.ts';
+import { historyGoalKindOf } from '#shared/routes/history.ts';
 import { listHistory } from '#shared/domain/history/service.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, params, query, event }) => {
-    const { result } = await listHistory(ctx, kindOfRoute(event.routeKey), params.id!, query);
+    const { result } = await listHistory(ctx, historyGoalKindOf(event.routeKey), params.id!, query);
     return listResponse('history', result, result.records, {});
   },
 });

@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { createLabel, labelAccessSource, labelChecks, presentLabel } from '#shared/domain/labels/service.ts';
+import { createLabel, labelAccessSource, labelChecks } from '#shared/domain/labels/service.ts';
+import { presentLabel } from '#shared/presenters/directory.ts';
 import { LabelCreateBody } from '#shared/schemas/labels.ts';
 
 export const handler = apiHandler({

@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { labelAccessSource, labelChecks, presentLabel, showLabel } from '#shared/domain/labels/service.ts';
+import { labelAccessSource, labelChecks, showLabel } from '#shared/domain/labels/service.ts';
+import { presentLabel } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, params }) => {

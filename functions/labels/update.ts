@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { labelAccessSource, labelChecks, presentLabel, updateLabel } from '#shared/domain/labels/service.ts';
+import { labelAccessSource, labelChecks, updateLabel } from '#shared/domain/labels/service.ts';
+import { presentLabel } from '#shared/presenters/directory.ts';
 import { LabelUpdateBody } from '#shared/schemas/labels.ts';
 
 export const handler = apiHandler({

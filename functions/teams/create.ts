@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { createTeam, presentTeam, teamAccessSource, teamChecks } from '#shared/domain/teams/service.ts';
+import { createTeam, teamAccessSource, teamChecks } from '#shared/domain/teams/service.ts';
+import { presentTeam } from '#shared/presenters/directory.ts';
 import { TeamCreateBody } from '#shared/schemas/teams.ts';
 
 export const handler = apiHandler({

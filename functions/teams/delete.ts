@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { deleteTeam, presentTeam, teamAccessSource, teamChecks } from '#shared/domain/teams/service.ts';
+import { deleteTeam, teamAccessSource, teamChecks } from '#shared/domain/teams/service.ts';
+import { presentTeam } from '#shared/presenters/directory.ts';
 
 /** 200 with the deleted team, wrapped like get. */
 export const handler = apiHandler({

@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { getTeam, presentTeam, teamAccessSource, teamChecks } from '#shared/domain/teams/service.ts';
+import { getTeam, teamAccessSource, teamChecks } from '#shared/domain/teams/service.ts';
+import { presentTeam } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, params }) => {

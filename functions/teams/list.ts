@@ -1,7 +1,8 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
 import { listTeams } from '#shared/domain/teams/list.ts';
-import { presentTeam, teamCollectionChecks } from '#shared/domain/teams/service.ts';
+import { teamCollectionChecks } from '#shared/domain/teams/service.ts';
+import { presentTeam } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, query }) => {

@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { presentTeam, teamAccessSource, teamChecks, updateTeam } from '#shared/domain/teams/service.ts';
+import { teamAccessSource, teamChecks, updateTeam } from '#shared/domain/teams/service.ts';
+import { presentTeam } from '#shared/presenters/directory.ts';
 import { TeamUpdateBody } from '#shared/schemas/teams.ts';
 
 export const handler = apiHandler({

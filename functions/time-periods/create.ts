@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { createTimePeriod, presentTimePeriod, timePeriodAccessSource, timePeriodChecks } from '#shared/domain/time-periods/service.ts';
+import { createTimePeriod, timePeriodAccessSource, timePeriodChecks } from '#shared/domain/time-periods/service.ts';
+import { presentTimePeriod } from '#shared/presenters/directory.ts';
 import { TimePeriodCreateBody } from '#shared/schemas/time-periods.ts';
 
 export const handler = apiHandler({

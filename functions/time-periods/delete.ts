@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { deleteTimePeriod, presentTimePeriod, timePeriodAccessSource, timePeriodChecks } from '#shared/domain/time-periods/service.ts';
+import { deleteTimePeriod, timePeriodAccessSource, timePeriodChecks } from '#shared/domain/time-periods/service.ts';
+import { presentTimePeriod } from '#shared/presenters/directory.ts';
 
 /** 200 with the deleted period in the get wrapper (as label delete). */
 export const handler = apiHandler({

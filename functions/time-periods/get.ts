@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { presentTimePeriod, showTimePeriod, timePeriodAccessSource, timePeriodChecks } from '#shared/domain/time-periods/service.ts';
+import { showTimePeriod, timePeriodAccessSource, timePeriodChecks } from '#shared/domain/time-periods/service.ts';
+import { presentTimePeriod } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, params }) => {

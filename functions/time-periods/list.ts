@@ -1,7 +1,8 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
 import { listTimePeriods } from '#shared/domain/time-periods/list.ts';
-import { presentTimePeriod, timePeriodCollectionChecks } from '#shared/domain/time-periods/service.ts';
+import { timePeriodCollectionChecks } from '#shared/domain/time-periods/service.ts';
+import { presentTimePeriod } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, query }) => {

@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { presentTimePeriod, timePeriodAccessSource, timePeriodChecks, updateTimePeriod } from '#shared/domain/time-periods/service.ts';
+import { timePeriodAccessSource, timePeriodChecks, updateTimePeriod } from '#shared/domain/time-periods/service.ts';
+import { presentTimePeriod } from '#shared/presenters/directory.ts';
 import { TimePeriodUpdateBody } from '#shared/schemas/time-periods.ts';
 
 export const handler = apiHandler({

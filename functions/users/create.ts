@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { createUser, presentUser, userAccessSource, userChecks } from '#shared/domain/users/service.ts';
+import { createUser, userAccessSource, userChecks } from '#shared/domain/users/service.ts';
+import { presentUser } from '#shared/presenters/directory.ts';
 import { UserCreateBody } from '#shared/schemas/users.ts';
 
 export const handler = apiHandler({

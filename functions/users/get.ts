@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { getUser, presentUser, userAccessSource, userChecks } from '#shared/domain/users/service.ts';
+import { getUser, userAccessSource, userChecks } from '#shared/domain/users/service.ts';
+import { presentUser } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, params }) => {

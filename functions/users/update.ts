@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { presentUser, updateUser, userAccessSource, userChecks } from '#shared/domain/users/service.ts';
+import { updateUser, userAccessSource, userChecks } from '#shared/domain/users/service.ts';
+import { presentUser } from '#shared/presenters/directory.ts';
 import { UserUpdateBody } from '#shared/schemas/users.ts';
 
 export const handler = apiHandler({

@@ -1,3 +1,4 @@
+import { parseImportRow } from '#shared/schemas/imports.ts';
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { IMPORT_MAX_RECEIVES } from '#shared/domain/imports/entity.ts';
 import { ImportMessageSchema, runImport } from '#shared/domain/imports/worker.ts';
@@ -11,7 +12,7 @@ export const handler = batchHandler({
   log: logger,
   process: async (msg, { receiveCount }) => {
     const data = { tenantId: msg.tenant_uuid, db: await tenantDb(msg.tenant_uuid) };
-    const r = await runImport(data, msg.import_uuid, { log: logger, lastAttempt: receiveCount >= IMPORT_MAX_RECEIVES });
+    const r = await runImport(data, msg.import_uuid, { log: logger, lastAttempt: receiveCount >= IMPORT_MAX_RECEIVES, parseRow: parseImportRow });
     return { tenant_uuid: msg.tenant_uuid, import_uuid: msg.import_uuid, state: r.state, done: r.done, total: r.total };
   },
 });

@@ -1,3 +1,4 @@
+import { parseImportRow } from '#shared/schemas/imports.ts';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { callerTeamUuids } from '#shared/auth/caller.ts';
@@ -41,7 +42,7 @@ export async function runImportCommand(args: string[], db: Db): Promise<Record<s
   // Stored as the API stores it, but not queued: this process is the worker.
   const record = await startImport(ctx, rows, { send: async () => 'admin-import' });
   bar({ ...record, state: 'validating' });
-  const finished = await runImport(data, record.uuid, { log: quiet, lastAttempt: true, onProgress: bar });
+  const finished = await runImport(data, record.uuid, { log: quiet, lastAttempt: true, onProgress: bar, parseRow: parseImportRow });
   bar(finished);
   process.stderr.write('\n');
   const out = { ...(await presentImportInFull(data, finished)), seconds: Math.round((Date.now() - started) / 100) / 10 };

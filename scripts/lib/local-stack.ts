@@ -8,6 +8,9 @@ import { createLocalJWKSet, jwtVerify } from 'jose';
 import { fileIssuer, type Issuer } from '#shared/auth/issuer.ts';
 import { LocalQueues, installLocalQueues, type WorkerHandler } from '#shared/queue/queue.ts';
 import { routes, workers, type Route } from '#shared/routes/index.ts';
+import { streamProcessorRow } from '#shared/routes/stream.ts';
+import { tableAccessOf } from '#shared/routes/types.ts';
+import { requireQueueSend, withGrant, type Grant } from '#shared/grants.ts';
 import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
 import { MAX_BODY_BYTES } from '#shared/http/transport.ts';
 import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
@@ -136,7 +139,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
 
   const dlqFile = join(dataDir, 'dead-letters.jsonl');
   // Messages live in DATA_DIR/queues (a kill loses none), except for a throwaway in-memory stack.
-  const queues = new LocalQueues({ log: (m, e) => log(m, e), onDeadLetter: (d) => appendFileSync(dlqFile, `${JSON.stringify(d)}\n`), dir: join(dataDir, 'queues') });
+  // Each handler runs inside its row's grant (shared/grants.ts): table access and queues as CDK grants them, so
+  // a handler doing what its row does not declare fails here as it would in AWS.
+  const queues = new LocalQueues({ log: (m, e) => log(m, e), onDeadLetter: (d) => appendFileSync(dlqFile, `${JSON.stringify(d)}\n`), dir: join(dataDir, 'queues'), beforeSend: requireQueueSend });
   installLocalQueues(queues);
   const handlers = new Map<string, Promise<(e: unknown, c: Context) => Promise<unknown>>>();
   const load = (file: string) => {
@@ -144,7 +149,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     return handlers.get(file)!;
   };
   for (const w of workers) {
-    queues.register({ queue: w.queue, maxReceiveCount: w.maxReceiveCount, batchSize: w.batchSize, timeoutSeconds: w.timeoutSeconds, handler: () => (load(w.handler) as Promise<WorkerHandler>).then((h) => faultInjecting(w.queue, h)) });
+    const grant: Grant = { name: `worker ${w.queue}`, table: w.table, sendsTo: w.sendsTo ?? [] };
+    const granted = (h: WorkerHandler): WorkerHandler => (event) => withGrant(grant, () => h(event));
+    queues.register({ queue: w.queue, maxReceiveCount: w.maxReceiveCount, batchSize: w.batchSize, timeoutSeconds: w.timeoutSeconds, handler: () => (load(w.handler) as Promise<WorkerHandler>).then((h) => faultInjecting(w.queue, granted(h))) });
   }
   queues.start();
 
@@ -154,7 +161,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     streamArn,
     checkpointFile: join(dataDir, 'stream-checkpoint.json'),
     deadLetterFile: dlqFile,
-    handler: () => load('functions/stream/processor.ts') as Promise<StreamHandler>,
+    handler: () =>
+      (load(streamProcessorRow.handler) as Promise<StreamHandler>).then((h): StreamHandler => (event) =>
+        withGrant({ name: 'stream processor', table: streamProcessorRow.table, sendsTo: streamProcessorRow.sendsTo }, () => h(event))),
     log: (m, e) => log(m, e),
   });
   stream.start();
@@ -262,7 +271,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       succeed: () => undefined,
     } as unknown as Context;
     const handler = await load(route.handler);
-    const result = (await handler(event, context)) as ApiResult;
+    const grant: Grant = { name: routeKey, table: tableAccessOf(route), sendsTo: route.sendsTo ?? [] };
+    const result = (await withGrant(grant, () => handler(event, context))) as ApiResult;
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) out[k] = String(v);
     // As API Gateway: a base64-encoded body (binary or compressed) goes out decoded.

@@ -3,6 +3,7 @@ import type { AwsCredentialIdentity } from '@aws-sdk/types';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
 import { recordDbCall } from '#shared/db/metrics.ts';
+import { requireTableAccess } from '#shared/grants.ts';
 import { tracer } from '#shared/tracer.ts';
 
 export type Db = DynamoDBDocumentClient;
@@ -19,6 +20,14 @@ export function instrument(client: DynamoDBClient): DynamoDBDocumentClient {
       return result;
     },
     { step: 'initialize', name: 'dbMetrics' },
+  );
+  // the function's row grants what it may do (shared/grants.ts): checked here only on the local stack
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      requireTableAccess(context.commandName ?? '', args.input as Record<string, unknown>);
+      return next(args);
+    },
+    { step: 'initialize', name: 'rowGrants' },
   );
   return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
 }

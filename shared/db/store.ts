@@ -165,6 +165,58 @@ export async function findUniques(ctx: DataCtx, name: string, values: Iterable<s
   return new Map(items.map((item) => [byPk.get(item.PK as string)!, item.id as string]));
 }
 
+/**
+ * A command's read plan: entities of several types and uniqueness claims, fetched together in one
+ * BatchGetItem round (100 keys a call). Name what to read, `run` once, then take each part's answer.
+ */
+export class BatchRead {
+  private wanted: Key[] = [];
+  private found = new Map<string, Record<string, unknown>>();
+
+  constructor(private readonly ctx: DataCtx) {}
+
+  /** Entities of one type by id: after `run`, the ones found (missing ids absent). */
+  entities<R extends BaseRecord>(def: EntityDef<R>, ids: Iterable<string>): () => Map<string, Stored<R>> {
+    const planned = [...new Set(ids)].map((id) => [id, keys.entity(this.ctx.tenantId, def.type, id)] as const);
+    this.wanted.push(...planned.map(([, k]) => k));
+    return () => {
+      const out = new Map<string, Stored<R>>();
+      for (const [id, k] of planned) {
+        const item = this.found.get(`${k.PK}|${k.SK}`);
+        if (item) out.set(id, { record: item.rec as R, version: item.v as number });
+      }
+      return out;
+    };
+  }
+
+  /** Holders of the uniqueness claims (name, value): after `run`, value → id, unclaimed values absent. */
+  uniques(name: string, values: Iterable<string>): () => Map<string, string> {
+    const planned = [...new Set(values)].map((v) => [v, keys.unique(this.ctx.tenantId, name, v)] as const);
+    this.wanted.push(...planned.map(([, k]) => k));
+    return () => {
+      const out = new Map<string, string>();
+      for (const [v, k] of planned) {
+        const item = this.found.get(`${k.PK}|${k.SK}`);
+        if (item) out.set(v, item.id as string);
+      }
+      return out;
+    };
+  }
+
+  /** A side item by key: after `run`, the item or undefined. */
+  side(key: SideKey): () => SideItem | undefined {
+    this.wanted.push(key);
+    return () => this.found.get(`${key.PK}|${key.SK}`);
+  }
+
+  /** Reads everything named so far (strongly consistent with `consistent`: versions a transaction will check). */
+  async run(consistent = false): Promise<this> {
+    const unique = new Map(this.wanted.map((k) => [`${k.PK}|${k.SK}`, k]));
+    for (const item of await batchGet(this.ctx, [...unique.values()], consistent)) this.found.set(`${item.PK as string}|${item.SK as string}`, item);
+    return this;
+  }
+}
+
 export interface ListPage {
   entries: ListEntry[];
   lastKey?: Record<string, unknown>;

@@ -124,7 +124,15 @@ export class LocalQueues implements QueueSender {
   private readonly detached = AsyncLocalStorage.snapshot();
 
   constructor(
-    private readonly opts: { log?: (msg: string, extra?: Record<string, unknown>) => void; onDeadLetter?: (d: DeadLetter) => void; baseBackoffMs?: number; pollMs?: number; dir?: string } = {},
+    private readonly opts: {
+      log?: (msg: string, extra?: Record<string, unknown>) => void;
+      onDeadLetter?: (d: DeadLetter) => void;
+      baseBackoffMs?: number;
+      pollMs?: number;
+      dir?: string;
+      /** Runs before a send is accepted; throws to refuse it (the local stack checks the sender's row grants the queue). */
+      beforeSend?: (queue: string) => void;
+    } = {},
   ) {
     if (opts.dir) this.files = new MessageFiles(opts.dir);
   }
@@ -144,6 +152,7 @@ export class LocalQueues implements QueueSender {
   }
 
   async send(queue: string, body: unknown, opts?: { delaySeconds?: number }): Promise<string> {
+    this.opts.beforeSend?.(queue);
     const list = this.queues.get(queue);
     if (!list) throw new Error(`Unknown queue ${queue}`);
     const id = randomUUID();

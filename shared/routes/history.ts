@@ -1,5 +1,5 @@
 import { GOAL_KINDS, PATH_BY_KIND, type GoalKind } from '#shared/domain/goals/entity.ts';
-import type { Route } from '#shared/routes/types.ts';
+import { recordKindOf, type Route } from '#shared/routes/types.ts';
 import { HistoryListResponse } from '#shared/schemas/history.ts';
 
 /** A goal's progress history and its chart (contract 13), for each goal kind. */
@@ -11,6 +11,7 @@ const kindRoutes = (kind: GoalKind): Route[] => {
     {
       method: 'GET',
       path: `${base}/history`,
+      record: kind,
       handler: 'functions/history/list.ts',
       auth: 'jwt',
       table: 'read',
@@ -25,6 +26,7 @@ const kindRoutes = (kind: GoalKind): Route[] => {
     {
       method: 'GET',
       path: `${base}/progress.svg`,
+      record: kind,
       handler: 'functions/history/chart.ts',
       auth: 'jwt',
       table: 'read',
@@ -39,3 +41,6 @@ const kindRoutes = (kind: GoalKind): Route[] => {
 };
 
 export const historyRoutes: Route[] = GOAL_KINDS.flatMap(kindRoutes);
+
+/** The goal kind of the row a history request came through (its `record`). */
+export const historyGoalKindOf = (routeKey: string): GoalKind => recordKindOf<GoalKind>(historyRoutes, routeKey);

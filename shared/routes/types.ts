@@ -16,6 +16,11 @@ export interface Route {
   /** Repository-relative handler file exporting `handler`. One file per endpoint (goal kinds share theirs). */
   handler: string;
   auth: 'jwt' | 'public';
+  /**
+   * The record kind the row serves, when one handler file serves several rows of different kinds (the goal
+   * kinds): the handler reads it from its row (`recordKindOf`), never from the path.
+   */
+  record?: string;
   /** Table access the function needs: `read` (get/query) or `write` (read + write); `none` for no table access. */
   table: 'none' | 'read' | 'write';
   /** Queues the function sends to (names of the `workers` gathered in shared/routes/index.ts). */
@@ -56,4 +61,23 @@ export interface Worker {
   sendsEmail?: boolean;
   sendsTo?: string[];
   needs?: Need[];
+}
+
+/**
+ * The record kind of the row that `routeKey` (`GET /rest/v2/key_results/{id}`) names among `rows`: the rows a
+ * shared handler serves. A key outside them is a wiring mistake, not a client's: it throws.
+ */
+export function recordKindOf<K extends string>(rows: readonly Route[], routeKey: string): K {
+  const row = rows.find((r) => `${r.method} ${r.path}` === routeKey);
+  if (!row?.record) throw new Error(`Route ${routeKey} names no record kind in its rows`);
+  return row.record as K;
+}
+
+/**
+ * The table access a row's function gets: its `table`, except that every authenticated function reads (the
+ * caller's user record, before the handler runs) whatever its row says. infra/ grants this; the local stack enforces it.
+ */
+export function tableAccessOf(r: Pick<Route, 'table' | 'auth'>): 'none' | 'read' | 'write' {
+  if (r.table === 'none') return r.auth === 'jwt' ? 'read' : 'none';
+  return r.table;
 }

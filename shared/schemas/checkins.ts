@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { GOAL_STATUSES } from '#shared/domain/goals/entity.ts';
 import { LABEL_NAME_MAX } from '#shared/domain/labels/entity.ts';
 import { isoDate, listEnvelope, recordEnvelope, uuid } from '#shared/schemas/common.ts';
+import type { CheckinCreateInput, CheckinUpdateInput } from '#shared/domain/checkins/service.ts';
 
 /**
  * Check-in bodies are flat (spec update body; contract section 7 for create). Strict: an unknown field
@@ -67,3 +68,7 @@ export const CheckinRecordSchema = z
 
 export const CheckinResponse = recordEnvelope('checkin', CheckinRecordSchema);
 export const CheckinListResponse = listEnvelope('checkin', CheckinRecordSchema);
+
+/** The wire bodies map onto the domain's check-in commands (shared/domain/checkins/decide.ts): a drift fails the build here. */
+export const toCheckinCreateCommand = (body: z.infer<typeof CheckinCreateBody>): CheckinCreateInput => body;
+export const toCheckinUpdateCommand = (body: z.infer<typeof CheckinUpdateBody>): CheckinUpdateInput => body;

@@ -3,6 +3,7 @@ import { PACES } from '#shared/domain/goals/pace.ts';
 import { GOAL_KINDS, GOAL_STATUSES, GOAL_TYPES, METRIC_TYPES, PROGRESS_MODES, VISIBILITIES, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { LABEL_NAME_MAX } from '#shared/domain/labels/entity.ts';
 import { accessSource, checks, isoDate, listEnvelope, nonBlank, uuid } from '#shared/schemas/common.ts';
+import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 
 /**
  * Goal request and response schemas, shared by the three kinds (spec: "one record shape and one set of
@@ -11,36 +12,8 @@ import { accessSource, checks, isoDate, listEnvelope, nonBlank, uuid } from '#sh
  * are checked by the service and answer 422.
  */
 
-/**
- * Per-field caps of a goal body, chosen so that any create or update within all of them at once fits one
- * DynamoDB transaction (100 items): a goal write is never split, and never refused for its size.
- *
- * Items of a create, worst case (O owners, T teams, D delegates, L label names all new, P parents):
- *   goal item 1 + time period entry 1 + time period check 1
- *   + O owner entries + D delegate entries
- *   + 2T (team entry, team existence check)
- *   + 3L (label entry, new label item, its name claim)
- *   + 3P (parent entry, child_of entry, parent version check)
- *   (no short_id on create; visible entities live in the index envelope: no items)
- *   = 3 + O + D + 2T + 3L + 3P = 3 + 10 + 3 + 10 + 24 + 12 = 62
- * Items of an update, worst case (every association replaced by new values, a new time period, a new short_id
- * replacing an old one, and a visibility change, which re-writes every index entry):
- *   goal item 1 + period entry deleted and put 2 + period check 1 + short_id claim released and taken 2
- *   + hierarchy guard 1 (any added parent: docs/data-model.md, "Hierarchy guard")
- *   + 2O + 2D (old entries deleted, new put)
- *   + 3T (old entries deleted, new put, new team checked)
- *   + 4L (old entries deleted, new put, new label item and its claim)
- *   + 5P (old parent and child_of entries deleted, new put, new parent checked)
- *   = 7 + 2O + 2D + 3T + 4L + 5P = 7 + 20 + 6 + 15 + 32 + 20 = 100
- * (GOAL_WRITE_ITEMS computes both; test/e2e/goals-limits.test.ts asserts them and builds both cases.)
- */
-export const GOAL_LIMITS = { owners: 10, teams: 5, delegates: 3, labels: 8, parents: 4, visibleEntities: 100 } as const;
-
-/** Worst-case transaction items of a goal create and update within `limits` (the formulas above). */
-export const GOAL_WRITE_ITEMS = {
-  create: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 3 + l.owners + l.delegates + 2 * l.teams + 3 * l.labels + 3 * l.parents,
-  update: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 7 + 2 * l.owners + 2 * l.delegates + 3 * l.teams + 4 * l.labels + 5 * l.parents,
-};
+export { GOAL_LIMITS, GOAL_WRITE_ITEMS } from '#shared/domain/goals/rules.ts';
+import { GOAL_LIMITS } from '#shared/domain/goals/rules.ts';
 
 const uuids = (max: number, what: string) => z.array(uuid).max(max, `at most ${max} ${what}`).meta({ description: `At most ${max} (so one goal write fits one atomic transaction).` });
 
@@ -244,3 +217,8 @@ export const GoalRecordSchema = z
 
 export const goalResponse = (kind: GoalKind) => z.object({ data: z.object({ type: z.literal(kind), record: GoalRecordSchema, checks, access_source: accessSource }) });
 export const goalListResponse = (kind: GoalKind) => listEnvelope(kind, GoalRecordSchema);
+
+/** The wire bodies map onto the domain's commands (shared/domain/goals/commands.ts): a drift fails the build here. */
+export const toGoalCreateCommand = (body: z.infer<typeof GoalCreateBody>): GoalCreateCommand => body;
+export const toGoalUpdateCommand = (body: z.infer<typeof GoalUpdateBody>): GoalUpdateCommand => body;
+export const toGoalDeleteCommand = (body: z.infer<typeof GoalDeleteBody>): GoalDeleteCommand => body;

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_STATUSES } from '#shared/domain/webhooks/entity.ts';
 import { listEnvelope, nonBlank, recordEnvelope } from '#shared/schemas/common.ts';
+import type { WebhookCreateInput, WebhookUpdateInput } from '#shared/domain/webhooks/service.ts';
 
 const url = z.string().trim().min(1, 'must not be blank').max(2048, 'must be at most 2048 characters').meta({ description: 'https URL resolving to a public address (the local stack also accepts http on 127.0.0.1 and localhost)' });
 const events = z
@@ -14,6 +15,10 @@ export const WebhookCreateBody = z.strictObject({ url, events, description: desc
 export const WebhookUpdateBody = z
   .strictObject({ url: url.optional(), events: events.optional(), description: description.optional(), status: z.enum(WEBHOOK_STATUSES).optional() })
   .meta({ id: 'WebhookUpdateBody', description: 'Setting status back to active restarts the failure clock.' });
+
+/** The wire bodies map onto the domain's webhook commands: a drift fails the build here. */
+export const toWebhookCreateInput = (body: z.infer<typeof WebhookCreateBody>): WebhookCreateInput => body;
+export const toWebhookUpdateInput = (body: z.infer<typeof WebhookUpdateBody>): WebhookUpdateInput => body;
 
 const webhookFields = {
   uuid: z.string(),

@@ -3,7 +3,7 @@ import { baseDb } from '#shared/db/client.ts';
 import { getEntity, WriteTx } from '#shared/db/store.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { listGoals } from '#shared/domain/goals/list.ts';
-import { presentGoals, presentOne } from '#shared/domain/goals/present.ts';
+import { presentGoals, presentOne } from '#shared/presenters/goals.ts';
 import { createGoal, getGoal, updateGoal } from '#shared/domain/goals/service.ts';
 import { type TenantFixture } from '../support/api.ts';
 import { countingCtx, createPeriod, goal, goalTenant, P, type GoalTenant, goalApi } from './goals.fixture.ts';

@@ -10,6 +10,7 @@ import { createGoal } from '#shared/domain/goals/service.ts';
 import { importEntity, importGoalUuid } from '#shared/domain/imports/entity.ts';
 import { startImport } from '#shared/domain/imports/service.ts';
 import { ImportBusy, runImport } from '#shared/domain/imports/worker.ts';
+import { parseImportRow } from '#shared/schemas/imports.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { expectError, listAll, type Api } from '../support/api.ts';
@@ -167,18 +168,18 @@ describe('goal import', () => {
     expect(sent).toEqual([{ tenant_uuid: t.tenantUuid, import_uuid: started.uuid }]);
     // first delivery dies after its first batch of 100
     const died = new Error('Lambda timed out');
-    await expect(runImport(data, started.uuid, { log: logger, onProgress: (r) => { if (r.done === 100) throw died; } })).rejects.toBe(died);
+    await expect(runImport(data, started.uuid, { log: logger, parseRow: parseImportRow, onProgress: (r) => { if (r.done === 100) throw died; } })).rejects.toBe(died);
     // ... having created row 101's goal too, before it could write done
     await createGoal(ctx, 'key_result', { title: 'KR 100', time_period_uuid: period.uuid }, { uuid: importGoalUuid(started.uuid, 100) });
     // a second delivery while the first one's lease runs waits (retried later)
-    await expect(runImport(data, started.uuid, { log: logger })).rejects.toBeInstanceOf(ImportBusy);
+    await expect(runImport(data, started.uuid, { log: logger, parseRow: parseImportRow })).rejects.toBeInstanceOf(ImportBusy);
     await mutateEntity(data, importEntity, started.uuid, (cur) => ({ ...cur.record, lease: { owner: 'dead', until: 0 } }), () => new NotFoundError('Import', started.uuid));
-    const resumed = await runImport(data, started.uuid, { log: logger });
+    const resumed = await runImport(data, started.uuid, { log: logger, parseRow: parseImportRow });
     expect(resumed).toMatchObject({ state: 'succeeded', done: 150, total: 150 });
     const krs = await listAll(t.admin, '/rest/v2/key_results');
     expect(krs.length).toBe(150);
     expect(new Set(krs.map((g) => g.title)).size).toBe(150);
-    expect(await runImport(data, started.uuid, { log: logger })).toMatchObject({ state: 'succeeded', done: 150 });
+    expect(await runImport(data, started.uuid, { log: logger, parseRow: parseImportRow })).toMatchObject({ state: 'succeeded', done: 150 });
     expect((await listAll(t.admin, '/rest/v2/key_results')).length).toBe(150);
   });
 

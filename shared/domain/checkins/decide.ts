@@ -15,7 +15,7 @@ import { ValidationError, type AppError } from '#shared/errors.ts';
 /** A domain command's outcome: the error to answer, or what to write. */
 export type Decision<T> = { error: AppError } | { write: T };
 
-/** The domain's check-in commands (the wire schemas in shared/schemas/checkins.ts map to these). */
+/** The domain's check-in commands (the check-in body schemas map to these). */
 export interface CheckinCreateCommand {
   goal_uuid: string;
   value?: number | null;

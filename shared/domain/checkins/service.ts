@@ -1,20 +1,18 @@
-import type { z } from 'zod';
 import { newId } from '#shared/ids.ts';
 import { createdOrStored, getEntity, nowIso, querySide, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
-import { decideCreate, decideDelete, decideUpdate, deleteNeedsNext, goalFollowing, type Decision, type GoalState, type OrderHead } from '#shared/domain/checkins/decide.ts';
+import { decideCreate, decideDelete, decideUpdate, deleteNeedsNext, goalFollowing, type CheckinCreateCommand, type CheckinUpdateCommand, type Decision, type GoalState, type OrderHead } from '#shared/domain/checkins/decide.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess, readableGoal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
-import { primeLabels } from '#shared/domain/goals/present.ts';
-import type { LabelRecord } from '#shared/domain/labels/entity.ts';
+import { primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/service.ts';
 import { NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
-import type { CheckinCreateBody, CheckinUpdateBody } from '#shared/schemas/checkins.ts';
 
-export type CheckinCreateInput = z.infer<typeof CheckinCreateBody>;
-export type CheckinUpdateInput = z.infer<typeof CheckinUpdateBody>;
+/** The commands with the label names they attach (resolved to labels before deciding). */
+export type CheckinCreateInput = CheckinCreateCommand & { labels?: string[] };
+export type CheckinUpdateInput = CheckinUpdateCommand & { labels?: string[] };
 
 /** A check-in with its goal and the caller's access to that goal (what the caller may do with the check-in). */
 export interface CheckinView {
@@ -134,7 +132,7 @@ async function writeCheckin(ctx: DomainCtx, input: CheckinCreateInput, now: stri
     labels = extra.labels;
     return { before: stored, after: write.goal, access: state.access };
   });
-  primeLabels(ctx, labels);
+  primeLabels(ctx.loader, labels);
   return { checkin: created, goal, access };
 }
 
@@ -159,7 +157,7 @@ export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUp
     labels = read.extra?.labels ?? [];
     return { before: read.stored, after: write.goal, access: read.state.access };
   });
-  primeLabels(ctx, labels);
+  primeLabels(ctx.loader, labels);
   return { checkin: updated, goal, access };
 }
 

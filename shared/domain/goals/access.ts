@@ -24,11 +24,13 @@ export interface GoalAccess {
 export async function goalAccess(ctx: DomainCtx, goal: GoalRecord): Promise<GoalAccess> {
   if (isAdmin(ctx.caller)) return { canView: true, canEdit: true, source: 'admin' };
   const me = ctx.caller.userId;
-  const myTeams = await ctx.teams();
   const writer = ctx.caller.role !== 'viewer';
   const owner = goal.owner_uuids.includes(me);
   const creator = goal.creator_uuid === me;
   const delegate = goal.delegate_uuids.includes(me);
+  // decided without the caller's teams (no read: a create answers for the goal its caller just made)
+  if (owner || creator || delegate) return { canView: true, canEdit: writer, source: owner ? 'owner' : creator ? 'creator' : 'delegate' };
+  const myTeams = await ctx.teams();
   const onTeam = goal.team_uuids.some((t) => myTeams.has(t));
   const entity = goal.visible_entities.filter((e) => (e.entity_type === 'user' ? e.entity_uuid === me : myTeams.has(e.entity_uuid)));
   const ownsTeam = onTeam && (await ctx.loader.many(teamEntity, goal.team_uuids)).some((t) => t.owner_uuids.includes(me));

@@ -1,30 +1,24 @@
-/** Goal archive and unarchive (extension). */
-import { mutateEntity, nowIso } from '#shared/db/store.ts';
+/** Goal archive and unarchive (extension): read the goal, decide (decide.ts), one write. */
+import { canWriteContent } from '#shared/auth/caller.ts';
+import { getEntity, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
+import { decideArchive, decided, goalNotFound } from '#shared/domain/goals/decide.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
-import { notFound, requireEditable, type GoalView } from '#shared/domain/goals/service.ts';
-
-// ---------- archive (extension) ----------
+import type { GoalView } from '#shared/domain/goals/service.ts';
 
 /** Sets (archive) or clears (unarchive) archived_at/archived_by_uuid; doing it twice changes nothing. */
 export async function setArchived(ctx: DomainCtx, kind: GoalKind, id: string, archived: boolean): Promise<GoalView> {
-  const { before, after } = await mutateEntity(
-    ctx,
-    goalEntity,
-    id,
-    async (current) => {
-      const g = current.record;
-      await requireEditable(ctx, kind, g);
-      if (!!g.archived_at === archived) return undefined;
-      const now = nowIso();
-      return { ...g, archived_at: archived ? now : null, archived_by_uuid: archived ? ctx.caller.userId : null, updated_at: now };
-    },
-    () => notFound(kind, id),
-  );
+  const actor = { userUuid: ctx.caller.userId, canWriteContent: canWriteContent(ctx.caller) };
+  const { before, after } = await retryOnConflict(async () => {
+    const stored = await getEntity(ctx, goalEntity, id, true);
+    if (!stored) throw goalNotFound(kind, id);
+    const next = decided(decideArchive(kind, { stored, access: await goalAccess(ctx, stored.record) }, archived, actor, nowIso()));
+    if (next) await new WriteTx(ctx).replace(goalEntity, stored, next).commit();
+    return { before: stored.record, after: next ?? stored.record };
+  });
   // archived children leave their parents' rollup
-  if (after !== before.record) await refreshRollups(ctx, [after]);
+  if (after !== before) await refreshRollups(ctx, [after]);
   return { goal: after, access: await goalAccess(ctx, after) };
 }
-

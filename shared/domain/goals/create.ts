@@ -1,103 +1,87 @@
-/** Goal create: read (period, references, parents, labels), decide (rules.ts), one transaction; then rollups. */
-import { requireContentWriter } from '#shared/auth/permissions.ts';
+/** Goal create: one batched read, decide (decide.ts), one transaction; then rollups. */
+import { canWriteContent } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
-import { createdOrStored, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import { BatchRead, createdOrStored, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';
+import { createRefusal, decideCreate, decided, labelNamesOf, referencedIds, type CreateIds, type CreateState, type SeenGoal } from '#shared/domain/goals/decide.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
-import { goalEntity, type GoalKind, type GoalRecord, type MetricRecord } from '#shared/domain/goals/entity.ts';
-import { pathFor } from '#shared/domain/goals/hierarchy.ts';
+import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
-import { primeLabels } from '#shared/domain/goals/present.ts';
-import { labelsForNames } from '#shared/domain/labels/service.ts';
-import { assertFits, delegatesOf, dateDetails, fail, heaviestField, metricDetails, parentLinksOf, searchableContent, uniq, visibleEntitiesOf } from '#shared/domain/goals/rules.ts';
-import { parentDetails, periodOf, referenceDetails, requireUnchanged } from '#shared/domain/goals/reads.ts';
-import { type GoalCreateInput, type GoalView } from '#shared/domain/goals/service.ts';
+import { assertFits, delegatesOf, heaviestField, parentLinksOf, uniq } from '#shared/domain/goals/rules.ts';
+import { requireUnchanged } from '#shared/domain/goals/reads.ts';
+import { labelEntity, primeLabels } from '#shared/domain/labels/entity.ts';
+import { addLabelCreates } from '#shared/domain/labels/service.ts';
+import { teamEntity } from '#shared/domain/teams/entity.ts';
+import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
+import { userEntity } from '#shared/domain/users/entity.ts';
+import { type GoalView } from '#shared/domain/goals/service.ts';
 
+/**
+ * The read plan of a create: the period, the named users and teams, the new parents (strongly consistent:
+ * their versions are checked at commit) and the label name claims in one BatchGetItem; the labels the claims
+ * name only when some exist (a second round); the caller's teams only to judge a parent it does not own.
+ */
+async function readCreate(ctx: DomainCtx, input: GoalCreateCommand): Promise<CreateState> {
+  let delegates: string[] = [];
+  try {
+    delegates = delegatesOf(input) ?? [];
+  } catch {
+    /* decide answers the conflict */
+  }
+  const refs = referencedIds({ owner_uuids: input.owner_uuids ?? [], delegate_uuids: delegates, team_uuids: input.team_uuids ?? [], visible_entities: input.visible_entities ?? [] });
+  const names = labelNamesOf(input.labels ?? []);
+  const batch = new BatchRead(ctx);
+  const period = batch.entities(timePeriodEntity, [input.time_period_uuid]);
+  const users = batch.entities(userEntity, refs.users);
+  const teams = batch.entities(teamEntity, refs.teams);
+  const parents = batch.entities(goalEntity, parentLinksOf(input.parents).map((l) => l.parent_uuid));
+  const claims = batch.uniques('label_name', 'wanted' in names ? names.wanted.keys() : []);
+  await batch.run(true);
+
+  // what presentation and access may ask for next is already here
+  for (const s of users().values()) ctx.loader.prime(userEntity, s.record);
+  for (const s of teams().values()) ctx.loader.prime(teamEntity, s.record);
+  const seen = new Map<string, SeenGoal>();
+  await Promise.all([...parents()].map(async ([id, stored]) => seen.set(id, { stored, access: await goalAccess(ctx, stored.record) })));
+  const labelClaims = claims();
+  const labels = labelClaims.size ? await ctx.loader.many(labelEntity, labelClaims.values()) : [];
+  return {
+    period: period().get(input.time_period_uuid)?.record,
+    known: { users: new Set(users().keys()), teams: new Set(teams().keys()) },
+    parents: seen,
+    labelClaims,
+    labels: new Map(labels.map((l) => [l.uuid, l])),
+  };
+}
 
 /** `opts.uuid`: the new goal's uuid when the caller fixes it (a bulk import, so a retry finds what it created). */
-export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCreateInput, opts: { uuid?: string } = {}): Promise<GoalView> {
-  requireContentWriter(ctx.caller);
-  const delegates = delegatesOf(input) ?? [];
-  const owners = uniq(input.owner_uuids);
-  const teams = uniq(input.team_uuids);
-  const visible = visibleEntitiesOf(input.visible_entities);
-  const parentLinks = parentLinksOf(input.parents);
-  const parentIds = parentLinks.map((l) => l.parent_uuid);
-  const period = await periodOf(ctx, input.time_period_uuid);
-  const start = input.start_date ?? period.start_date;
-  const end = input.end_date ?? period.end_date;
-  const metric: MetricRecord | null = input.metric
-    ? { uuid: newId(), name: input.metric.name ?? null, start_value: input.metric.start_value ?? 0, target_value: input.metric.target_value, unit: input.metric.unit ?? null, metric_type: input.metric.metric_type ?? 'reach' }
-    : null;
-  const refs = referenceDetails(ctx, { owner_uuids: owners, delegate_uuids: delegates, team_uuids: teams, visible_entities: visible });
-
-  const now = nowIso();
+export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCreateCommand, opts: { uuid?: string } = {}): Promise<GoalView> {
+  // Drawn once, in a fixed order, before the loop: every retried attempt (and a retry of the request with the
+  // same Idempotency-Key) names the same records.
+  const metric = input.metric ? newId() : '';
   const uuid = opts.uuid ?? newId();
-  const base: GoalRecord = {
-    uuid,
-    type: kind,
-    title: input.title,
-    description: input.description ?? null,
-    start_date: start,
-    end_date: end,
-    goal_type: input.goal_type ?? 'aspirational',
-    time_period_uuid: period.uuid,
-    current_metric_uuid: metric?.uuid ?? null,
-    metric,
-    creator_uuid: ctx.caller.userId,
-    last_checkin_date: null,
-    score: null,
-    current_progress: null, // no value yet
-    current_value: null,
-    current_status: 'not_started',
-    status: null, // presented from current_status (earlier-variant name)
-    source_uuid: null,
-    source_type: null,
-    path: uuid, // below its first parent once the parents are read
-    searchable_content: null,
-    progress_mode: 'manual',
-    value_updated_at: null,
-    status_updated_at: null,
-    value_updated_by_uuid: null,
-    status_updated_by_uuid: null,
-    visibility: input.visibility ?? 'public',
-    ai_rollup_enabled: false,
-    data_sources_count: 0,
-    discarded_at: null,
-    discarded_by_uuid: null,
-    short_id: null,
-    short_id_uuid: null,
-    archived_at: null,
-    archived_by_uuid: null,
-    owner_uuids: owners,
-    team_uuids: teams,
-    label_uuids: [],
-    delegate_uuids: delegates,
-    parent_links: parentLinks.map((l) => ({ parent_uuid: l.parent_uuid, contribution_percent: l.contribution_percent ?? 100 })),
-    visible_entities: visible,
-    checkin_due_days: input.checkin_due_days ?? null,
-    partner_goals_external_id: null,
-    created_at: now,
-    updated_at: now,
-  };
-  base.searchable_content = searchableContent(base);
+  const ids: CreateIds = { metric, goal: uuid, labels: uniq(input.labels ?? []).map(() => newId()) };
+  const now = nowIso();
+  const actor = { userUuid: ctx.caller.userId, canWriteContent: canWriteContent(ctx.caller) };
+  const refusal = createRefusal(actor);
+  if (refusal) throw refusal; // before anything is read
 
   // Retried when a parent changed before the commit (then read again: deleted meanwhile is 422), or a label
-  // this request creates was created concurrently by another one (then reused).
+  // this request creates was created concurrently by another one (then reused). A retry of a request that
+  // committed and died (same Idempotency-Key, so the same ids) finds its goal stored and answers with it.
   const { goal, labels } = await createdOrStored(ctx, goalEntity, uuid, () => retryOnConflict(async () => {
-    const [refDetails, parentCheck] = await Promise.all([refs, parentDetails(ctx, undefined, parentIds)]);
-    fail([...dateDetails(period, start, end, input), ...refDetails, ...parentCheck.details, ...metricDetails(metric)]);
+    const write = decided(decideCreate(kind, input, await readCreate(ctx, input), actor, now, ids));
     const tx = new WriteTx(ctx);
-    requireUnchanged(tx, parentCheck.parents.values());
-    const labels = await labelsForNames(ctx, input.labels ?? [], tx);
-    const record: GoalRecord = { ...base, path: pathFor(uuid, parentCheck.parents.get(parentIds[0]!)?.record), label_uuids: uniq(labels.map((l) => l.uuid)) };
-    tx.create(goalEntity, record);
+    requireUnchanged(tx, write.parents);
+    addLabelCreates(tx, write.createdLabels);
+    tx.create(goalEntity, write.goal);
     assertFits(tx.size, () => heaviestField(input));
     await tx.commit();
-    return { goal: record, labels };
+    return { goal: write.goal, labels: write.labels };
   }), (stored) => ({ goal: stored, labels: [] }));
   ctx.loader.prime(goalEntity, goal);
-  primeLabels(ctx, labels);
+  primeLabels(ctx.loader, labels);
   if (goal.parent_links.length) await refreshRollups(ctx, [goal]);
   return { goal, access: await goalAccess(ctx, goal) };
 }

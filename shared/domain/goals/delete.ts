@@ -1,54 +1,50 @@
-/** Goal delete (soft), with the including_immediate_* and delete_hierarchy flags: one transaction, all or nothing. */
-import { getEntities, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+/** Goal delete (soft), with the including_immediate_* and delete_hierarchy flags: read, decide (decide.ts), one transaction, all or nothing. */
+import { canWriteContent } from '#shared/auth/caller.ts';
+import { getEntities, getEntity, nowIso, retryOnConflict, WriteTx, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { editableGoal, goalAccess } from '#shared/domain/goals/access.ts';
-import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import type { GoalDeleteCommand } from '#shared/domain/goals/commands.ts';
+import { decided, decideDelete, deleteBlame, goalNotFound, immediateKinds, type SeenGoal } from '#shared/domain/goals/decide.ts';
+import { goalAccess } from '#shared/domain/goals/access.ts';
+import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { childEntriesOfKind, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
-import { ForbiddenError } from '#shared/errors.ts';
-import { assertFits, IMMEDIATE_FLAGS, MAX_TX_ITEMS, tooMany } from '#shared/domain/goals/rules.ts';
-import { type GoalDeleteInput } from '#shared/domain/goals/service.ts';
+import { assertFits, MAX_TX_ITEMS } from '#shared/domain/goals/rules.ts';
+
+const seen = async (ctx: DomainCtx, stored: Stored<GoalRecord>): Promise<SeenGoal> => ({ stored, access: await goalAccess(ctx, stored.record) });
+
+/**
+ * Read plan: the goal and, in the same round, the ids the flags add (the child index of each flagged kind,
+ * or the walk of every descendant, stopped at a transaction's size); then those goals in one batch.
+ */
+async function readDelete(ctx: DomainCtx, kind: GoalKind, id: string, input: GoalDeleteCommand) {
+  const [target, walk, children] = await Promise.all([
+    getEntity(ctx, goalEntity, id),
+    // each discarded goal is at least two items (the goal and its re-enveloped entries): 100 descendants never fit
+    input.delete_hierarchy ? walkDescendants(ctx, [id], { limit: MAX_TX_ITEMS }) : undefined,
+    Promise.all(immediateKinds(input).map((k) => childEntriesOfKind(ctx, k, id))),
+  ]);
+  if (!target) throw goalNotFound(kind, id);
+  const ids = new Set<string>([...(walk?.ids ?? []), ...children.flat().map((e) => e.id)]);
+  ids.delete(id);
+  const stored = ids.size ? await getEntities(ctx, goalEntity, ids) : new Map();
+  const goals = await Promise.all([...ids].flatMap((i) => (stored.has(i) ? [seen(ctx, stored.get(i)!)] : [])));
+  return { target: await seen(ctx, target), others: { goals, truncated: walk?.truncated ?? false } };
+}
 
 /**
  * Contract 6: a soft delete. The flags add the direct children of a kind, or (delete_hierarchy) every
- * descendant. The caller must be allowed to change each goal discarded (403 naming the first it may not);
- * goals already deleted are left as they are. All in one transaction: a hierarchy that does not fit is
- * refused with 422 too_many and nothing is deleted. Returns the goal as stored after the delete.
+ * descendant; all in one transaction (decideDelete has the rules). Returns the goal as stored after the delete.
  */
-export async function deleteGoal(ctx: DomainCtx, kind: GoalKind, id: string, input: GoalDeleteInput): Promise<GoalRecord> {
+export async function deleteGoal(ctx: DomainCtx, kind: GoalKind, id: string, input: GoalDeleteCommand): Promise<GoalRecord> {
+  const actor = { userUuid: ctx.caller.userId, canWriteContent: canWriteContent(ctx.caller) };
   const result = await retryOnConflict(async () => {
-    const { goal, version } = await editableGoal(ctx, id, kind);
-    const others = new Set<string>();
-    if (input.delete_hierarchy) {
-      // each discarded goal is at least two items (the goal and its re-enveloped entries): 100 descendants never fit
-      const walk = await walkDescendants(ctx, [id], { limit: MAX_TX_ITEMS });
-      if (walk.truncated) throw tooMany('delete_hierarchy');
-      walk.ids.forEach((c) => others.add(c));
-    }
-    const kinds = GOAL_KINDS.filter((k) => input[IMMEDIATE_FLAGS[k]]);
-    for (const entries of await Promise.all(kinds.map((k) => childEntriesOfKind(ctx, k, id)))) entries.forEach((e) => others.add(e.id));
-    others.delete(id);
-
-    const stored = await getEntities(ctx, goalEntity, others);
-    stored.set(id, { record: goal, version });
-    const now = nowIso();
+    const { target, others } = await readDelete(ctx, kind, id, input);
+    const discarded = decided(decideDelete(kind, input, target, others, actor, nowIso()));
     const tx = new WriteTx(ctx);
-    const discarded: GoalRecord[] = [];
-    for (const gid of [id, ...others]) {
-      const s = stored.get(gid);
-      if (!s || s.record.discarded_at) continue;
-      if (gid !== id) {
-        const access = await goalAccess(ctx, s.record);
-        // a goal the caller cannot see is not named (contract 5): its uuid would reveal it
-        if (!access.canEdit) throw new ForbiddenError(access.canView ? `You cannot delete ${s.record.type.replace('_', ' ')} ${gid} of this hierarchy` : 'You cannot delete every goal of this hierarchy');
-      }
-      const next = { ...s.record, discarded_at: now, discarded_by_uuid: ctx.caller.userId, updated_at: now };
-      tx.replace(goalEntity, s, next);
-      discarded.push(next);
-    }
-    assertFits(tx.size, () => (input.delete_hierarchy ? 'delete_hierarchy' : IMMEDIATE_FLAGS[kinds[0] ?? kind]));
+    for (const d of discarded) tx.replace(goalEntity, d.before, d.after);
+    assertFits(tx.size, () => deleteBlame(kind, input));
     await tx.commit();
-    return { goal: discarded.find((g) => g.uuid === id) ?? goal, discarded };
+    return { goal: discarded.find((d) => d.after.uuid === id)?.after ?? target.stored.record, discarded: discarded.map((d) => d.after) };
   });
   if (result.discarded.length) await refreshRollups(ctx, result.discarded);
   return result.goal;

@@ -7,8 +7,6 @@ import type { ProgressCause } from '#shared/domain/history/entity.ts';
 
 export const GOAL_KINDS = ['objective', 'key_result', 'initiative'] as const;
 export type GoalKind = (typeof GOAL_KINDS)[number];
-/** Path segment → kind: `/rest/v2/key_results` → `key_result`. */
-export const KIND_BY_PATH: Record<string, GoalKind> = { objectives: 'objective', key_results: 'key_result', initiatives: 'initiative' };
 export const PATH_BY_KIND: Record<GoalKind, string> = { objective: 'objectives', key_result: 'key_results', initiative: 'initiatives' };
 
 export const GOAL_STATUSES = ['not_started', 'in_progress', 'on_track', 'behind', 'at_risk', 'closed', 'postponed'] as const;

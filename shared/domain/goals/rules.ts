@@ -5,6 +5,37 @@ import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 import { type GoalCreateInput, type GoalDeleteInput, type GoalUpdateInput } from '#shared/domain/goals/service.ts';
 
+/**
+ * Per-field caps of a goal body, chosen so that any create or update within all of them at once fits one
+ * DynamoDB transaction (100 items): a goal write is never split, and never refused for its size.
+ *
+ * Items of a create, worst case (O owners, T teams, D delegates, L label names all new, P parents):
+ *   goal item 1 + time period entry 1 + time period check 1
+ *   + O owner entries + D delegate entries
+ *   + 2T (team entry, team existence check)
+ *   + 3L (label entry, new label item, its name claim)
+ *   + 3P (parent entry, child_of entry, parent version check)
+ *   (no short_id on create; visible entities live in the index envelope: no items)
+ *   = 3 + O + D + 2T + 3L + 3P = 3 + 10 + 3 + 10 + 24 + 12 = 62
+ * Items of an update, worst case (every association replaced by new values, a new time period, a new short_id
+ * replacing an old one, and a visibility change, which re-writes every index entry):
+ *   goal item 1 + period entry deleted and put 2 + period check 1 + short_id claim released and taken 2
+ *   + hierarchy guard 1 (any added parent: docs/data-model.md, "Hierarchy guard")
+ *   + 2O + 2D (old entries deleted, new put)
+ *   + 3T (old entries deleted, new put, new team checked)
+ *   + 4L (old entries deleted, new put, new label item and its claim)
+ *   + 5P (old parent and child_of entries deleted, new put, new parent checked)
+ *   = 7 + 2O + 2D + 3T + 4L + 5P = 7 + 20 + 6 + 15 + 32 + 20 = 100
+ * (GOAL_WRITE_ITEMS computes both; test/e2e/goals-limits.test.ts asserts them and builds both cases.)
+ */
+export const GOAL_LIMITS = { owners: 10, teams: 5, delegates: 3, labels: 8, parents: 4, visibleEntities: 100 } as const;
+
+/** Worst-case transaction items of a goal create and update within `limits` (the formulas above). */
+export const GOAL_WRITE_ITEMS = {
+  create: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 3 + l.owners + l.delegates + 2 * l.teams + 3 * l.labels + 3 * l.parents,
+  update: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 7 + 2 * l.owners + 2 * l.delegates + 3 * l.teams + 4 * l.labels + 5 * l.parents,
+};
+
 export const MAX_TX_ITEMS = MAX_TRANSACTION_ITEMS;
 export const SHORT_ID = /^[A-Za-z0-9_-]{2,30}$/;
 
@@ -22,13 +53,9 @@ export function parentLinksOf(parents: readonly ParentInput[] | null | undefined
   return [...links.values()];
 }
 
-export function fail(details: ErrorDetail[]): void {
-  if (details.length) throw new ValidationError(details.map((d) => (d.field ? `${d.field}: ${d.message}` : d.message)).join('; '), details);
-}
-
 /**
  * The last resort when a write would not fit one transaction. The caps of GOAL_LIMITS make every create and
- * update within them fit (shared/schemas/goals.ts), so this answers only a goal stored with more
+ * update within them fit (GOAL_LIMITS above), so this answers only a goal stored with more
  * associations than today's caps, or a delete of too many goals at once. `field` names what to send less of.
  */
 export const tooMany = (field: string) => new TooManyWritesError(field);

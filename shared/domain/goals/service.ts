@@ -6,19 +6,18 @@
  * it creates, and condition checks on what it references. A write that would need more than 100 items is
  * refused (422 too_many) rather than split, so nothing is ever half-applied.
  *
- * One file per command: create.ts, update.ts, delete.ts, archive.ts; rules.ts holds the pure rules and
- * reads.ts what the commands read before they decide.
+ * One file per command (create.ts, update.ts, delete.ts, archive.ts): each reads what it needs in as few
+ * batched round trips as it can, decides in a pure function (decide.ts, on rules.ts), and commits one
+ * transaction. commands.ts holds the commands' domain types.
  */
-import type { z } from 'zod';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { readableGoal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { NotFoundError, ValidationError } from '#shared/errors.ts';
-import type { GoalCreateBody, GoalDeleteBody, GoalUpdateBody } from '#shared/schemas/goals.ts';
+import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 
-export type GoalCreateInput = z.infer<typeof GoalCreateBody>;
-export type GoalUpdateInput = z.infer<typeof GoalUpdateBody>;
-export type GoalDeleteInput = z.infer<typeof GoalDeleteBody>;
+export type GoalCreateInput = GoalCreateCommand;
+export type GoalUpdateInput = GoalUpdateCommand;
+export type GoalDeleteInput = GoalDeleteCommand;
 
 /** A goal with what the caller may do with it (for `checks` and `access_source`). */
 export interface GoalView {
@@ -32,19 +31,6 @@ export async function getGoal(ctx: DomainCtx, kind: GoalKind, id: string): Promi
   const { goal, access } = await readableGoal(ctx, id, kind);
   return { goal, access };
 }
-
-/**
- * Same answers as readableGoal/editableGoal, on a record already read inside a write's read-modify-write
- * loop (so the goal item is read once): 404 other kind, 403 not visible or not editable, 422 deleted.
- */
-export async function requireEditable(ctx: DomainCtx, kind: GoalKind, g: GoalRecord): Promise<GoalAccess> {
-  if (g.type !== kind) throw notFound(kind, g.uuid);
-  const access = await requireGoalEditor(ctx, g);
-  if (g.discarded_at) throw ValidationError.field('discarded_at', 'discarded', 'This goal is deleted; it cannot be changed');
-  return access;
-}
-
-export const notFound = (kind: GoalKind, id: string) => new NotFoundError(kind.replace('_', ' '), id);
 
 export { createGoal } from '#shared/domain/goals/create.ts';
 export { updateGoal } from '#shared/domain/goals/update.ts';

@@ -1,43 +1,35 @@
-import * as z from 'zod';
 import { getEntities } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
-import { goalEntity, GOAL_KINDS, type GoalKind } from '#shared/domain/goals/entity.ts';
-import type { GoalCreateInput } from '#shared/domain/goals/service.ts';
+import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
+import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';
+import { GOAL_LIMITS } from '#shared/domain/goals/rules.ts';
+
 import type { ImportError } from '#shared/domain/imports/entity.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { uuid } from '#shared/schemas/common.ts';
-import { GOAL_LIMITS, GoalCreateBody } from '#shared/schemas/goals.ts';
 
-const goal = GoalCreateBody.shape;
+/** One import row (contract 13), in the domain's terms: a goal create's fields plus `ref`, `kind` and the parents by ref. The import body schema parses rows into these. */
+export interface ImportRow extends Pick<GoalCreateCommand, 'title' | 'time_period_uuid' | 'description' | 'goal_type' | 'owner_uuids' | 'team_uuids' | 'labels' | 'metric'> {
+  ref: string;
+  kind: GoalKind;
+  /** refs of earlier rows of the same import */
+  parent_refs?: string[];
+  /** existing goal uuids */
+  parents?: string[];
+}
 
-/** One import row (contract 13): the goal create body's fields and caps, plus `ref`, `kind` and the parents by ref. */
-export const ImportRowSchema = z
-  .strictObject({
-    ref: z.string().trim().min(1, 'must not be blank').max(100, 'must be at most 100 characters'),
-    kind: z.enum(GOAL_KINDS),
-    title: goal.title,
-    time_period_uuid: goal.time_period_uuid,
-    description: goal.description,
-    goal_type: goal.goal_type,
-    owner_uuids: goal.owner_uuids,
-    team_uuids: goal.team_uuids,
-    labels: goal.labels,
-    parent_refs: z.array(z.string().trim().min(1)).max(GOAL_LIMITS.parents, `at most ${GOAL_LIMITS.parents} parents`).optional().meta({ description: 'refs of earlier rows of the same import' }),
-    parents: z.array(uuid).max(GOAL_LIMITS.parents, `at most ${GOAL_LIMITS.parents} parents`).optional().meta({ description: 'existing goal uuids' }),
-    metric: goal.metric,
-  })
-  .meta({ id: 'ImportRow' });
-export type ImportRow = z.infer<typeof ImportRowSchema>;
+/** A row checked against the wire shape: the row, or each field's problem (`parseImportRow`). */
+export type ParsedRow = { row: ImportRow } | { problems: Array<{ field: string; message: string }> };
+export type RowParser = (raw: unknown) => ParsedRow;
 
 /** A valid row, ready to create: its goal body (parents resolved at creation) and where its parents are. */
 export interface PlannedRow {
   index: number;
   ref: string;
   kind: GoalKind;
-  input: GoalCreateInput;
+  input: GoalCreateCommand;
   /** Existing goals. */
   parents: string[];
   /** Indexes of earlier rows of this import. */
@@ -53,16 +45,13 @@ const uniq = <T>(xs: Iterable<T>) => [...new Set(xs)];
  * 5), plus the import's own: refs unique, `parent_refs` naming earlier rows (so parents are created
  * first), at most GOAL_LIMITS.parents parents in all. References are read in batches (the loader), once each.
  */
-export async function validateRows(ctx: DomainCtx, raw: unknown[]): Promise<{ errors: ImportError[]; plan: PlannedRow[] }> {
+export async function validateRows(ctx: DomainCtx, raw: unknown[], parseRow: RowParser): Promise<{ errors: ImportError[]; plan: PlannedRow[] }> {
   const errors: ImportError[] = [];
   const fail = (index: number, field: string, message: string) => errors.push({ row: index + 1, field, message });
   const rows: Array<ImportRow | undefined> = raw.map((r, i) => {
-    const parsed = ImportRowSchema.safeParse(r);
-    if (parsed.success) return parsed.data;
-    for (const issue of parsed.error.issues) {
-      if (issue.code === 'unrecognized_keys') for (const k of issue.keys) fail(i, k, `unknown field ${k}`);
-      else fail(i, issue.path.map(String).join('.') || 'row', issue.message);
-    }
+    const parsed = parseRow(r);
+    if ('row' in parsed) return parsed.row;
+    for (const p of parsed.problems) fail(i, p.field, p.message);
     return undefined;
   });
 

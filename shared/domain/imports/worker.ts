@@ -8,7 +8,7 @@ import { refreshRollups } from '#shared/domain/goals/progress.ts';
 import { createGoal } from '#shared/domain/goals/service.ts';
 import { IMPORT_BATCH, IMPORT_WORKER_TIMEOUT_SECONDS, importEntity, importGoalUuid, type ImportError, type ImportRecord } from '#shared/domain/imports/entity.ts';
 import { finishImport, LeaseLost, readImportRows } from '#shared/domain/imports/service.ts';
-import { validateRows, type PlannedRow } from '#shared/domain/imports/validate.ts';
+import { validateRows, type PlannedRow, type RowParser } from '#shared/domain/imports/validate.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { AppError, NotFoundError } from '#shared/errors.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
@@ -32,6 +32,8 @@ export interface RunImportOpts {
   lastAttempt?: boolean;
   /** Called after every batch (the command line's progress bar). */
   onProgress?: (r: ImportRecord) => void;
+  /** Checks a stored row against the wire shape (`parseImportRow`, beside the import body schema): the domain does not know the wire. */
+  parseRow: RowParser;
 }
 
 /**
@@ -55,7 +57,7 @@ export async function runImport(data: DataCtx, importUuid: string, opts: RunImpo
   const ctx: DomainCtx = { ...data, caller, loader: new Loader(data), log: opts.log as Log, requestId: `import-${importUuid}`, teams: () => (teams ??= callerTeamUuids(data, user.uuid)) };
 
   const rows = await readImportRows(data, importUuid);
-  const { errors, plan } = await validateRows(ctx, rows);
+  const { errors, plan } = await validateRows(ctx, rows, opts.parseRow);
   if (errors.length) {
     // validating: the file is refused as a whole; importing (a resumed run): rules changed since, undo
     if (claimed.state === 'importing') await rollback(ctx, importUuid, plan, rows.length);

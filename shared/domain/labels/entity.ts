@@ -43,3 +43,8 @@ export function newLabelRecord(
     updated_at: now,
   };
 }
+
+/** Labels a write named (some created by it): the request's loader holds them, so its response names them without reading them back. */
+export function primeLabels(loader: { prime(def: typeof labelEntity, r: LabelRecord): void }, labels: LabelRecord[]): void {
+  for (const l of labels) loader.prime(labelEntity, l);
+}

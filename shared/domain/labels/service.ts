@@ -57,16 +57,6 @@ function holdChain(tx: WriteTx, chain: Array<Stored<LabelRecord>>): void {
 
 // ---------- permissions and presentation ----------
 
-export const presentLabel = (l: LabelRecord) => ({
-  uuid: l.uuid,
-  name: l.name,
-  is_group: l.is_group,
-  parent_uuid: l.parent_uuid,
-  color: l.color,
-  creator_uuid: l.creator_uuid,
-  created_at: l.created_at,
-  updated_at: l.updated_at,
-});
 
 export function labelChecks(ctx: DomainCtx, l: LabelRecord): Checks {
   const manage = canManageLabel(ctx.caller, l);

@@ -34,7 +34,7 @@ import {
   type TeamCreate,
   type TeamUpdate,
 } from '#shared/domain/teams/decide.ts';
-import { subteamsOf, teamEntity, teamMemberships, type TeamRecord } from '#shared/domain/teams/entity.ts';
+import { subteamsOf, teamEntity, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
 
@@ -191,21 +191,6 @@ export async function deleteTeam(ctx: DomainCtx, id: string): Promise<TeamRecord
   });
 }
 
-export const presentTeam = (t: TeamRecord) => ({
-  uuid: t.uuid,
-  name: t.name,
-  display_name: t.display_name,
-  parent_uuid: t.parent_uuid,
-  owner_uuids: t.owner_uuids,
-  member_uuids: t.member_uuids,
-  status: t.status,
-  is_org: t.is_org,
-  depth: t.depth,
-  creator_uuid: t.creator_uuid,
-  team_memberships: teamMemberships(t),
-  created_at: t.created_at,
-  updated_at: t.updated_at,
-});
 
 /** Owners update but do not delete their team (decide.ts). */
 export const teamChecks = (ctx: DomainCtx, t: TeamRecord): Checks => ({ can_update: isAdmin(ctx.caller) || managesTeam(ctx.caller, t), can_delete: isAdmin(ctx.caller) });

@@ -82,15 +82,6 @@ export async function deleteTimePeriod(ctx: DomainCtx, id: string): Promise<Time
   });
 }
 
-export const presentTimePeriod = (p: TimePeriodRecord) => ({
-  uuid: p.uuid,
-  name: p.name,
-  start_date: p.start_date,
-  end_date: p.end_date,
-  creator_uuid: p.creator_uuid,
-  created_at: p.created_at,
-  updated_at: p.updated_at,
-});
 
 export const timePeriodChecks = (ctx: DomainCtx): Checks => directoryChecks(ctx.caller);
 export const timePeriodAccessSource = (ctx: DomainCtx): AccessSource => directoryAccessSource(ctx.caller);

@@ -67,24 +67,6 @@ export async function updateUser(ctx: DomainCtx, id: string, input: UserUpdate):
   });
 }
 
-export const presentUser = (u: UserRecord) => ({
-  uuid: u.uuid,
-  email: u.email,
-  display_name: u.display_name,
-  account_id: u.account_id,
-  status: u.status,
-  role: u.role,
-  manager_uuid: u.manager_uuid,
-  path: u.path,
-  creator_uuid: u.creator_uuid,
-  license_type: u.license_type,
-  display_name_source: u.display_name_source,
-  avatar_url: u.avatar_url,
-  external_employee_id: u.external_employee_id,
-  profile_attributes: u.profile_attributes,
-  created_at: u.created_at,
-  updated_at: u.updated_at,
-});
 
 export function userChecks(ctx: DomainCtx, u: UserRecord): Checks {
   const admin = isAdmin(ctx.caller);

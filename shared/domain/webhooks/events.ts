@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { CheckinRecord } from '#shared/domain/checkins/entity.ts';
-import { presentCheckins } from '#shared/domain/checkins/present.ts';
+import { presentCheckins } from '#shared/presenters/checkins.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
-import { presentGoalsInFull } from '#shared/domain/goals/present.ts';
+import { presentGoalsInFull } from '#shared/presenters/goals.ts';
 import type { AccessRequestRecord } from '#shared/domain/sharing/entity.ts';
 import { presentAccessRequest } from '#shared/domain/sharing/requests.ts';
 import type { EventType } from '#shared/domain/webhooks/entity.ts';

@@ -6,12 +6,10 @@ import { keys } from '#shared/db/keys.ts';
 import { createdOrStored, getEntities, getEntity, getSide, mutateEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { sentFields } from '#shared/domain/fields.ts';
-import { MAX_WEBHOOKS_PER_TENANT, webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
+import { MAX_WEBHOOKS_PER_TENANT, webhookEntity, type EventType, type WebhookRecord, type WebhookStatus } from '#shared/domain/webhooks/entity.ts';
 import { newWebhookSecret } from '#shared/domain/webhooks/signature.ts';
 import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
-import type { WebhookCreateBody, WebhookUpdateBody } from '#shared/schemas/webhooks.ts';
-import type { z } from 'zod';
 
 /*
  * Webhook endpoints (contract section 12): admins only, in every verb. The secret is returned once, by the
@@ -60,8 +58,13 @@ async function countOneMore(ctx: DataCtx, tx: WriteTx): Promise<void> {
   else tx.putSide(countKey(ctx), { n: count + 1 }, { if: { exists: false } });
 }
 
-export type WebhookCreateInput = z.infer<typeof WebhookCreateBody>;
-export type WebhookUpdateInput = z.infer<typeof WebhookUpdateBody>;
+/** The domain's webhook commands (the webhook body schemas validate the wire and map to these). */
+export interface WebhookCreateInput {
+  url: string;
+  events: Array<EventType | '*'>;
+  description?: string | null;
+}
+export type WebhookUpdateInput = Partial<WebhookCreateInput> & { status?: WebhookStatus };
 
 export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): Promise<{ record: WebhookRecord; secret: string }> {
   requireAdmin(ctx);

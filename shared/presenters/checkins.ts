@@ -3,13 +3,18 @@ import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import type { CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { CheckinView } from '#shared/domain/checkins/service.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { goalChecks, labelNamer } from '#shared/domain/goals/present.ts';
+import { goalChecks, labelNamer } from '#shared/presenters/goals.ts';
 import { recordResponse } from '#shared/http/respond.ts';
+import type { CheckinRecordSchema } from '#shared/schemas/checkins.ts';
+import type { z } from 'zod';
+
+/** The check-in record on the wire: the response schema's type, so a field the presenter forgets fails the build. */
+export type PresentedCheckin = z.infer<typeof CheckinRecordSchema>;
 
 /** The check-in record as every endpoint returns it; labels as {uuid, name} like goals (one batch read per page). */
-export async function presentCheckins(ctx: DomainCtx, checkins: CheckinRecord[]) {
+export async function presentCheckins(ctx: DomainCtx, checkins: CheckinRecord[]): Promise<PresentedCheckin[]> {
   const labels = await labelNamer(ctx.loader, checkins);
-  return checkins.map((c) => ({
+  return checkins.map((c): PresentedCheckin => ({
     uuid: c.uuid,
     goal_uuid: c.goal_uuid,
     metric_uuid: c.metric_uuid,

@@ -1,15 +1,20 @@
+import type { z } from 'zod';
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import { listEntryOf } from '#shared/db/store.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { recordResponse } from '#shared/http/respond.ts';
+import type { GoalRecordSchema } from '#shared/schemas/goals.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { paceFields, todayUtc } from '#shared/domain/goals/pace.ts';
-import { labelEntity, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { labelEntity } from '#shared/domain/labels/entity.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 
 /**
+ * Goal presentation, above the domain: the one presenter of the goal record, used by every route that
+ * returns a goal (and by outbound events).
+ *
  * The goal record as every endpoint returns it: every field of the spec's goal record (null when unset),
  * both delegate variants, and `team_uuids`, `labels` ({uuid, name}), `created_at`, `updated_at`.
  * `status` is the earlier-variant name of `current_status`; `target`/`unit`/`metric_type` mirror the
@@ -63,16 +68,11 @@ export async function labelNamer(loader: Loader, records: Array<{ label_uuids: s
   return (uuids) => uuids.flatMap((uuid) => (names.has(uuid) ? [{ uuid, name: names.get(uuid)! }] : []));
 }
 
-/** Labels a write named (some created by it): its response names them without reading them back. */
-export function primeLabels(ctx: DomainCtx, labels: LabelRecord[]): void {
-  for (const l of labels) ctx.loader.prime(labelEntity, l);
-}
-
 export async function presentOne(ctx: DomainCtx, goal: GoalRecord) {
   return (await presentGoals(ctx, [goal]))[0]!;
 }
 
-function presentGoal(g: GoalRecord, labels: NamedLabels, today: string) {
+function presentGoal(g: GoalRecord, labels: NamedLabels, today: string): PresentedGoal {
   return {
     uuid: g.uuid,
     type: g.type,
@@ -126,7 +126,8 @@ function presentGoal(g: GoalRecord, labels: NamedLabels, today: string) {
   };
 }
 
-export type PresentedGoal = ReturnType<typeof presentGoal>;
+/** The goal record on the wire: the response schema's type, so a field the presenter forgets fails the build. */
+export type PresentedGoal = z.infer<typeof GoalRecordSchema>;
 
 /**
  * What the caller may do with a goal. A discarded goal is read-only (nothing to update, delete or archive

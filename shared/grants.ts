@@ -1,0 +1,74 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
+import { TABLE_DATA_ACTIONS } from '#shared/db/tenant-scope.ts';
+
+/**
+ * What the running function's row (route, worker, stream processor) grants it: its table access and the
+ * queues it may send to, as infra/ turns them into IAM. In AWS, IAM refuses what a row does not grant and
+ * nothing here runs (no grant is set). The local stack runs every handler inside `withGrant(row)`, so a
+ * handler that writes on a `read` row, or sends to a queue its row does not name, fails locally too, with
+ * the error AWS would raise (a 500 for the client), instead of only after a deployment.
+ */
+export interface Grant {
+  /** The row, for the message: `POST /rest/v2/objectives`, `worker notifications`. */
+  name: string;
+  table: 'none' | 'read' | 'write';
+  sendsTo: readonly string[];
+}
+
+const current = new AsyncLocalStorage<Grant>();
+
+export function withGrant<T>(grant: Grant, fn: () => T): T {
+  return current.run(grant, fn);
+}
+
+/** AWS's answer to an action the role does not allow. */
+export class AccessDeniedError extends Error {
+  override name = 'AccessDeniedException';
+}
+
+type Item = Record<string, unknown>;
+
+/** The IAM actions a DynamoDB command needs (a transaction: its items' actions), and the partition keys it names. */
+export function tableActionsOf(commandName: string, input: Item): { actions: string[]; partitionKeys: string[] } {
+  const op = commandName.replace(/Command$/, '');
+  const pk = (key: unknown) => {
+    const v = (key as Item | undefined)?.PK;
+    return typeof v === 'string' ? v : ((v as { S?: string } | undefined)?.S ?? '');
+  };
+  if (op === 'TransactWriteItems') {
+    const items = (input.TransactItems as Item[] | undefined) ?? [];
+    return {
+      actions: items.map((i) => (i.ConditionCheck ? 'ConditionCheckItem' : `${Object.keys(i)[0]}Item`)).map((a) => `dynamodb:${a}`),
+      partitionKeys: items.map((i) => {
+        const body = Object.values(i)[0] as Item;
+        return pk(body.Key ?? body.Item);
+      }),
+    };
+  }
+  if (op === 'TransactGetItems') return { actions: ['dynamodb:GetItem'], partitionKeys: [] };
+  return { actions: [`dynamodb:${op}`], partitionKeys: [pk(input.Key ?? input.Item)] };
+}
+
+const limiterKey = new RegExp(`^${LIMITER_LEADING_KEYS.replace(/[.+^$()|[\]\\]/g, '\\$&').replace(/\?/g, '.').replace(/\*/g, '.*')}$`);
+
+/**
+ * Throws AccessDeniedError when the current grant does not allow the command. Every authenticated function
+ * reads (the caller's user) and leases rate-limit tokens (UpdateItem on the limiter's items), whatever its
+ * row says: infra/stack.ts grants those to every JWT route.
+ */
+export function requireTableAccess(commandName: string, input: Item): void {
+  const grant = current.getStore();
+  if (!grant) return;
+  const { actions, partitionKeys } = tableActionsOf(commandName, input);
+  const allowed = new Set<string>(grant.table === 'none' ? [] : TABLE_DATA_ACTIONS[grant.table]);
+  const limiterLease = grant.table !== 'none' && actions.every((a) => a === 'dynamodb:UpdateItem') && partitionKeys.every((k) => limiterKey.test(k));
+  const denied = actions.find((a) => !allowed.has(a));
+  if (denied && !limiterLease) throw new AccessDeniedError(`${grant.name} is not authorized to perform ${denied}: its row grants table access '${grant.table}'`);
+}
+
+/** Throws AccessDeniedError when the current grant does not name `queue` in its sendsTo. */
+export function requireQueueSend(queue: string): void {
+  const grant = current.getStore();
+  if (grant && !grant.sendsTo.includes(queue)) throw new AccessDeniedError(`${grant.name} is not authorized to send to queue ${queue}: its row's sendsTo is [${grant.sendsTo.join(', ')}]`);
+}
