@@ -149,8 +149,8 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
       [`q[owners_uuid_eq]=${bob}&q[current_status_eq]=on_track`, (g) => g.owner_uuids.includes(bob) && g.current_status === 'on_track'],
       [`q[owners_uuid_eq]=${alice}&q[current_status_in][]=not_started&q[current_status_in][]=in_progress`, (g) => g.owner_uuids.includes(alice) && ['not_started', 'in_progress'].includes(g.current_status)],
       [`q[labels_uuid_eq]=${label}&q[current_status_eq]=behind`, (g) => g.label_uuids.includes(label) && g.current_status === 'behind'],
-      [`q[teams_uuid_eq]=${team}&q[current_status_not_eq]=behind`, (g) => g.team_uuids.includes(team) && g.current_status !== 'behind'],
-      [`q[teams_uuid_eq]=${team}&q[current_status_eq]=in_progress&q[title_cont]=goal`, (g) => g.team_uuids.includes(team) && g.current_status === 'in_progress'],
+      [`q[teams_uuid_eq]=${team}&q[current_status_not_eq]=in_progress`, (g) => g.team_uuids.includes(team) && g.current_status !== 'in_progress'],
+      [`q[teams_uuid_eq]=${team}&q[current_status_eq]=behind&q[title_cont]=goal`, (g) => g.team_uuids.includes(team) && g.current_status === 'behind'],
       [`q[labels_uuid_eq]=${label}`, (g) => g.label_uuids.includes(label)],
       [`q[time_period_uuid_eq]=${p2}`, (g) => g.time_period_uuid === p2],
     ];
