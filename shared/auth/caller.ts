@@ -1,7 +1,9 @@
 import type { Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { partitionEntries, type DataCtx } from '#shared/db/store.ts';
-import type { UserRecord, Role } from '#shared/domain/users/entity.ts';
+import { getEntity, partitionEntries, readEntitiesAhead, type DataCtx, type EntityRef } from '#shared/db/store.ts';
+import { tenantDb } from '#shared/db/tenant-scope.ts';
+import { userEntity, type UserRecord, type Role } from '#shared/domain/users/entity.ts';
+import { UnauthorizedError } from '#shared/errors.ts';
 
 /** The authenticated caller, resolved from the JWT claims and the user's own record. */
 export interface Caller {
@@ -20,4 +22,23 @@ export async function callerTeamUuids(ctx: DataCtx & { db: Db }, userId: string)
   const ids = new Set<string>();
   for await (const e of partitionEntries(ctx, keys.entryList(ctx.tenantId, 'team', 'member', userId))) if (e.state !== 'archived') ids.add(e.id);
   return ids;
+}
+
+/**
+ * The caller's user and the entities the route reads first (`readAhead`), in one BatchGetItem; with `teams`,
+ * the caller's team list is queried alongside (one round trip in sequence). 401 when the user is unknown or
+ * not active. The keys are built under the token's tenant, so a read-ahead never leaves it.
+ */
+export async function loadCaller(
+  tenantId: string,
+  userId: string,
+  opts: { readAhead?: EntityRef[]; teams?: boolean } = {},
+): Promise<{ caller: Caller; data: DataCtx & { db: Db }; teams?: Promise<Set<string>> }> {
+  const data: DataCtx & { db: Db } = { tenantId, db: await tenantDb(tenantId) };
+  const teams = opts.teams ? callerTeamUuids(data, userId) : undefined;
+  teams?.catch(() => {}); // awaited by the handler, if it gets that far
+  data.readAhead = await readEntitiesAhead(data, [{ type: userEntity.type, id: userId }, ...(opts.readAhead ?? [])]);
+  const user = await getEntity(data, userEntity, userId);
+  if (!user || user.record.status !== 'active') throw new UnauthorizedError('User is unknown or inactive');
+  return { caller: { tenantId, userId, role: user.record.role, user: user.record }, data, ...(teams ? { teams } : {}) };
 }

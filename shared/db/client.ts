@@ -2,7 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { AwsCredentialIdentity } from '@aws-sdk/types';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
-import { recordDbCall } from '#shared/db/metrics.ts';
+import { startDbCall } from '#shared/db/metrics.ts';
 import { requireTableAccess } from '#shared/grants.ts';
 import { tracer } from '#shared/tracer.ts';
 
@@ -12,12 +12,18 @@ export type Db = DynamoDBDocumentClient;
 export function instrument(client: DynamoDBClient): DynamoDBDocumentClient {
   tracer.captureAWSv3Client(client);
   client.middlewareStack.add(
-    (next) => async (args) => {
+    (next, context) => async (args) => {
       const input = args.input as { ReturnConsumedCapacity?: string };
       input.ReturnConsumedCapacity ??= 'TOTAL';
-      const result = await next(args);
-      recordDbCall(result.output as Parameters<typeof recordDbCall>[0]);
-      return result;
+      const done = startDbCall(context.commandName);
+      let output: Parameters<typeof done>[0] = {}; // a refused call (a cancelled transaction) is a round trip too
+      try {
+        const result = await next(args);
+        output = result.output as typeof output;
+        return result;
+      } finally {
+        done(output);
+      }
     },
     { step: 'initialize', name: 'dbMetrics' },
   );

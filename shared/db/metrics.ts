@@ -2,15 +2,23 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 
 /** DynamoDB round trips and consumed capacity of the current request (logged per request, read by benchmarks). */
 export interface DbMetrics {
+  /** Round trips in sequence: calls in flight together count once (the longest chain of dependent calls). */
   roundTrips: number;
+  /** Every DynamoDB call, concurrent ones each counted. */
+  calls: number;
+  /** Calls that write (PutItem, UpdateItem, DeleteItem, TransactWriteItems, BatchWriteItem). */
+  writes: number;
   readCapacity: number;
   writeCapacity: number;
   itemsRead: number;
 }
 
+/** Per-request bookkeeping for `roundTrips`: the deepest chain among calls already finished. */
+const finishedDepth = new WeakMap<DbMetrics, number>();
+
 const storage = new AsyncLocalStorage<DbMetrics>();
 
-export const newDbMetrics = (): DbMetrics => ({ roundTrips: 0, readCapacity: 0, writeCapacity: 0, itemsRead: 0 });
+export const newDbMetrics = (): DbMetrics => ({ roundTrips: 0, calls: 0, writes: 0, readCapacity: 0, writeCapacity: 0, itemsRead: 0 });
 
 export function withDbMetrics<T>(metrics: DbMetrics, fn: () => Promise<T>): Promise<T> {
   return storage.run(metrics, fn);
@@ -26,11 +34,30 @@ interface Capacity {
   WriteCapacityUnits?: number;
 }
 
-/** Records one DynamoDB call's output into the current request's metrics. */
-export function recordDbCall(output: { ConsumedCapacity?: Capacity | Capacity[]; Count?: number; ScannedCount?: number; Item?: unknown; Responses?: unknown }): void {
+/**
+ * Marks the start of one DynamoDB call; the returned function records its end. A call is taken to depend on
+ * every call of the request that finished before it started, so its depth is one more than theirs; calls
+ * started while others are in flight share a depth, and `roundTrips` is the deepest chain.
+ */
+export function startDbCall(commandName?: string): (output: DbCallOutput) => void {
   const m = storage.getStore();
-  if (!m) return;
-  m.roundTrips += 1;
+  if (!m) return () => {};
+  const depth = (finishedDepth.get(m) ?? 0) + 1;
+  m.calls += 1;
+  if (commandName && WRITE_COMMANDS.has(commandName)) m.writes += 1;
+  m.roundTrips = Math.max(m.roundTrips, depth);
+  return (output) => {
+    finishedDepth.set(m, Math.max(finishedDepth.get(m) ?? 0, depth));
+    recordDbCall(output, m);
+  };
+}
+
+const WRITE_COMMANDS = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
+
+type DbCallOutput = { ConsumedCapacity?: Capacity | Capacity[]; Count?: number; ScannedCount?: number; Item?: unknown; Responses?: unknown };
+
+/** Records one DynamoDB call's consumed capacity and items read into the request's metrics. */
+function recordDbCall(output: DbCallOutput, m: DbMetrics): void {
   const caps = output.ConsumedCapacity === undefined ? [] : Array.isArray(output.ConsumedCapacity) ? output.ConsumedCapacity : [output.ConsumedCapacity];
   for (const c of caps) {
     // DynamoDB Local reports CapacityUnits only; split by the call's nature is done by the caller's counters.

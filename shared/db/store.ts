@@ -16,6 +16,8 @@ export { entryList, type EntryList } from '#shared/db/entry-lists.ts';
 export interface DataCtx {
   tenantId: string;
   db: Db;
+  /** Items the request read ahead (readEntitiesAhead), by key; eventually consistent getEntity answers from it. */
+  readAhead?: Map<string, Record<string, unknown> | null>;
 }
 
 export interface BaseRecord {
@@ -138,9 +140,30 @@ async function batchGet(ctx: DataCtx, all: Key[], consistent = false): Promise<R
   return items;
 }
 
+/** An entity a request will read first, named before the handler runs (read ahead with the caller's user). */
+export interface EntityRef {
+  type: string;
+  id: string;
+}
+
+const readAheadKey = (k: Key) => `${k.PK}\u0000${k.SK}`;
+
+/**
+ * One BatchGetItem (eventually consistent) of `refs`: the items found by key, null where none is.
+ * Put on a DataCtx as `readAhead`, later eventually consistent getEntity calls of those keys answer from it.
+ */
+export async function readEntitiesAhead(ctx: DataCtx, refs: EntityRef[]): Promise<Map<string, Record<string, unknown> | null>> {
+  const wanted = refs.map((r) => keys.entity(ctx.tenantId, r.type, r.id)).filter((k) => storable(k.PK));
+  const found = new Map<string, Record<string, unknown> | null>(wanted.map((k) => [readAheadKey(k), null]));
+  for (const item of await batchGet(ctx, wanted)) found.set(readAheadKey({ PK: item.PK as string, SK: item.SK as string }), item);
+  return found;
+}
+
 export async function getEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, id: string, consistent = false): Promise<Stored<R> | undefined> {
   const key = keys.entity(ctx.tenantId, def.type, id);
   if (!storable(key.PK)) return undefined;
+  const ahead = consistent ? undefined : ctx.readAhead?.get(readAheadKey(key));
+  if (ahead !== undefined) return ahead ? { record: ahead.rec as R, version: ahead.v as number } : undefined;
   const out = await ctx.db.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: consistent }));
   if (!out.Item) return undefined;
   return { record: out.Item.rec as R, version: out.Item.v as number };

@@ -4,10 +4,10 @@ import httpSecurityHeaders from '@middy/http-security-headers';
 import { captureLambdaHandler } from '@aws-lambda-powertools/tracer/middleware';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import * as z from 'zod';
-import { callerTeamUuids, type Caller } from '#shared/auth/caller.ts';
+import { callerTeamUuids, loadCaller } from '#shared/auth/caller.ts';
 import { config } from '#shared/config.ts';
 import { currentDbMetrics, newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
-import { getEntity, type DataCtx } from '#shared/db/store.ts';
+import type { EntityRef } from '#shared/db/store.ts';
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { UUID_RE } from '#shared/domain/scoped-id.ts';
@@ -107,28 +107,30 @@ const errorsAndLogging = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, 
 function dbMetricHeaders(): Record<string, string> {
   const m = process.env.EXPOSE_DB_METRICS === 'true' ? currentDbMetrics() : undefined;
   if (!m) return {};
-  return { 'x-db-round-trips': String(m.roundTrips), 'x-db-read-units': String(m.readCapacity), 'x-db-write-units': String(m.writeCapacity), 'x-db-items-read': String(m.itemsRead) };
+  return { 'x-db-round-trips': String(m.roundTrips), 'x-db-calls': String(m.calls), 'x-db-writes': String(m.writes), 'x-db-read-units': String(m.readCapacity), 'x-db-write-units': String(m.writeCapacity), 'x-db-items-read': String(m.itemsRead) };
 }
 
-async function resolveCaller(event: ApiEvent): Promise<{ caller: Caller; data: DataCtx }> {
+async function resolveCaller(event: ApiEvent, readAhead: ReadAhead | undefined): Promise<Awaited<ReturnType<typeof loadCaller>>> {
   const claims = event.requestContext?.authorizer?.jwt?.claims ?? {};
   const tenantId = claims[config.tenantClaim];
   const userId = claims[config.userClaim];
   // Only uuids: a claim is built into key prefixes and the tenant's LeadingKeys policy (`T#<tenant>#*`), where
   // `*` or `?` from an external issuer's token would widen the pattern to other tenants.
   if (typeof tenantId !== 'string' || typeof userId !== 'string' || !UUID_RE.test(tenantId) || !UUID_RE.test(userId)) throw new UnauthorizedError('Token does not name a tenant and a user');
-  return callerOf(tenantId.toLowerCase(), userId.toLowerCase()); // keys hold uuids lower-cased
+  const declared = readAhead?.(pathParams(event));
+  // keys hold uuids lower-cased; a path id that is no uuid names no entity, so it is not read ahead
+  const entities = (declared?.entities ?? []).filter((e) => UUID_RE.test(e.id));
+  return loadCaller(tenantId.toLowerCase(), userId.toLowerCase(), { readAhead: entities, teams: declared?.teams === true });
 }
+
+/**
+ * What a route reads first, declared from its path parameters: entities fetched in the same BatchGetItem as
+ * the caller's user, and (`teams`) the caller's teams queried alongside. A get then costs one round trip.
+ */
+export type ReadAhead = (params: Record<string, string>) => { entities?: EntityRef[]; teams?: boolean };
 
 /** The per-tenant and per-user limiter (contract section 11), one per container, its budget in the table. */
 export const rateLimiter = new RateLimiter({ db: tenantDb, tableName: () => config.tableName, defaults: limitDefaultsFromEnv });
-
-async function callerOf(tenantId: string, userId: string): Promise<{ caller: Caller; data: DataCtx }> {
-  const data: DataCtx = { tenantId, db: await tenantDb(tenantId) };
-  const user = await getEntity(data, userEntity, userId);
-  if (!user || user.record.status !== 'active') throw new UnauthorizedError('User is unknown or inactive');
-  return { caller: { tenantId, userId, role: user.record.role, user: user.record }, data };
-}
 
 const valueAt = (root: unknown, path: PropertyKey[]) => path.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), root);
 
@@ -184,7 +186,7 @@ const NO_BODY = z.strictObject({});
  * Handlers stay thin: parse, call a domain function in shared/, shape the response. `sealReplays`: the answer
  * holds a secret, so the copy kept for Idempotency-Key replays is sealed (shared/http/idempotency.ts).
  */
-export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: S; sealReplays?: boolean; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
+export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: S; sealReplays?: boolean; readAhead?: ReadAhead; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
   void config.tableName; // every authenticated route reads the caller's user: without a table, fail at cold start
   const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
@@ -195,12 +197,12 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: 
     .handler(async (event, context) => {
       const idempotencyKey = event.requestContext.http.method === 'POST' ? idempotencyKeyOf(event.headers) : undefined;
       // Who is calling (401) comes before any budget is taken: a refused token or user costs the tenant nothing.
-      const { caller, data } = await resolveCaller(event);
+      const { caller, data, teams: teamsAhead } = await resolveCaller(event, opts.readAhead);
       const limitHeaders = await rateLimiter.take(caller.tenantId, caller.userId);
       if (limitHeaders) extraHeaders.set(event, limitHeaders);
       const requestId = requestIdOf(event, context);
       const log = logger.createChild({ persistentKeys: { request_id: requestId, tenant_uuid: caller.tenantId, user_uuid: caller.userId } });
-      let teams: Promise<Set<string>> | undefined;
+      let teams: Promise<Set<string>> | undefined = teamsAhead;
       const ctx: RequestCtx = { ...data, caller, requestId, log, loader: new Loader(data), teams: () => (teams ??= callerTeamUuids(data, caller.userId)) };
       ctx.loader.prime(userEntity, caller.user);
       const read = readBodyOf(event);

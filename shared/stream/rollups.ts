@@ -1,10 +1,10 @@
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
-import { refreshRollups } from '#shared/domain/goals/progress.ts';
-import { entityRecord } from '#shared/stream/changes.ts';
+import { refreshRollups, rollupSynced } from '#shared/domain/goals/progress.ts';
+import { entityRecord, versionOf } from '#shared/stream/changes.ts';
 import type { Projection, TableChange } from '#shared/stream/projection.ts';
 
-/** The goal fields a parent's rollup is computed from (progress.ts rollupProgress). */
-const ROLLUP_INPUTS = ['current_progress', 'parent_links', 'progress_mode', 'discarded_at', 'archived_at', 'metric'] as const;
+/** The goal fields a parent's rollup is computed from (progress.ts rollupProgress), and its own aggregate (a write that changed it outside a rollup write is checked). */
+const ROLLUP_INPUTS = ['current_progress', 'parent_links', 'progress_mode', 'discarded_at', 'archived_at', 'metric', 'rollup'] as const;
 
 const moved = (before: GoalRecord | undefined, after: GoalRecord | undefined) =>
   !before || !after || ROLLUP_INPUTS.some((k) => JSON.stringify(before[k] ?? null) !== JSON.stringify(after[k] ?? null));
@@ -14,17 +14,21 @@ const moved = (before: GoalRecord | undefined, after: GoalRecord | undefined) =>
  * discarded/archived state changed (or it was created or hard-deleted), the goal itself (if it rolls up) and
  * every rollup ancestor, of its new parents and of the parents it left, are recomputed from their children.
  *
- * The request path does the same before it answers (read-your-writes); this is the backstop that makes the
- * result certain when that function died between its commit and the refresh. Idempotent and
- * order-insensitive: every recompute reads the children as they are now (strongly consistent) and writes the
- * parent conditioned on the version it read, so replays and reordering converge to the same average.
+ * A change written together with its effect on its parents (a check-in moves its ancestors' aggregates in its
+ * own transaction; a recompute that fits one transaction) is marked `rollup_synced_v` = the item's version,
+ * and is skipped: nothing can have drifted by it, and recomputing a parent of 400 children per check-in is the
+ * cost the aggregates exist to avoid. Every other change (a goal edit whose refresh came after its commit, a
+ * write that died before its refresh, an operator's or an import's write) is recomputed: that repairs any
+ * drift it left. Idempotent and order-insensitive: every recompute reads the parent, then its children as
+ * they are now (strongly consistent), and writes the parent conditioned on the version it read, so replays
+ * and reordering converge to the same average.
  */
 export const rollupProjection: Projection = {
   name: 'rollups',
   accepts(change: TableChange) {
     const before = entityRecord<GoalRecord>(change, 'goal', 'old');
     const after = entityRecord<GoalRecord>(change, 'goal', 'new');
-    return (before !== undefined || after !== undefined) && moved(before, after);
+    return (before !== undefined || after !== undefined) && moved(before, after) && !rollupSynced(after, versionOf(change.newImage));
   },
   async apply(change, ctx) {
     const before = entityRecord<GoalRecord>(change, 'goal', 'old');

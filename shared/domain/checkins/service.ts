@@ -5,7 +5,7 @@ import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess, readableGoal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { refreshRollups } from '#shared/domain/goals/progress.ts';
+import { addGoalWrite, refreshRollups, rollupsWithGoalWrite } from '#shared/domain/goals/progress.ts';
 import { primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/service.ts';
 import { NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
@@ -79,15 +79,26 @@ function decided<T>(d: Decision<T>): T {
 
 /**
  * Runs read -> decide -> write for one check-in command, again after every lost race (the goal's version
- * serializes the check-in writes of one goal; many concurrent ones can outlast one round of retries, so the
- * whole loop is retried again before a 409 reaches the client). Afterwards, when the goal's progress moved,
- * its rollup ancestors are brought up to date before the request returns.
+ * serializes the check-in writes of one goal, the rollup ancestors' versions the check-ins under one parent;
+ * many concurrent ones can outlast one round of retries, so the whole loop is retried again before a 409
+ * reaches the client). The goal's rollup ancestors move in the same transaction (`commitWithRollups`); when they
+ * could not (an ancestor without its aggregate yet), they are recomputed before the request returns.
  */
-async function commitOnGoal(ctx: DomainCtx, attempt: () => Promise<{ before: Stored<GoalRecord>; after: GoalRecord; access: GoalAccess }>) {
-  const { before, after, access } = await retryOnConflict(() => retryOnConflict(attempt));
-  if (after.current_progress !== before.record.current_progress) await refreshRollups(ctx, [after]);
+async function commitOnGoal(ctx: DomainCtx, attempt: () => Promise<{ after: GoalRecord; synced: boolean; access: GoalAccess }>) {
+  const { after, synced, access } = await retryOnConflict(() => retryOnConflict(attempt));
+  if (!synced) await refreshRollups(ctx, [after.uuid]);
   ctx.loader.prime(goalEntity, after);
   return { goal: after, access };
+}
+
+/**
+ * Completes a check-in transaction with the goal write and its rollup ancestors (read now: the goal's
+ * rollup ancestry, whatever the number of siblings) and commits it.
+ */
+async function commitWithRollups(ctx: DomainCtx, tx: WriteTx, before: Stored<GoalRecord>, after: GoalRecord): Promise<{ after: GoalRecord; synced: boolean }> {
+  const rollups = await rollupsWithGoalWrite(ctx, before, after, tx.size);
+  await addGoalWrite(tx, before, rollups).commit();
+  return { after: rollups.goal, synced: rollups.synced };
 }
 
 // ---------- reads ----------
@@ -127,10 +138,10 @@ async function writeCheckin(ctx: DomainCtx, input: CheckinCreateInput, now: stri
     const write = decided(decideCreate(state, input, extra.labels, { ...commandContext(ctx), hidden }, now, ids));
     const tx = new WriteTx(ctx).create(checkinEntity, write.checkin).putSide(orderKeyOf(ctx, write.checkin), orderItem(write.checkin));
     addLabelCreates(tx, extra.created);
-    await tx.replace(goalEntity, stored, write.goal).commit();
+    const committed = await commitWithRollups(ctx, tx, stored, write.goal);
     created = write.checkin;
     labels = extra.labels;
-    return { before: stored, after: write.goal, access: state.access };
+    return { ...committed, access: state.access };
   });
   primeLabels(ctx.loader, labels);
   return { checkin: created, goal, access };
@@ -152,10 +163,10 @@ export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUp
     const write = decided(decideUpdate(read.state, current.record, input, read.extra?.labels, commandContext(ctx), now));
     const tx = new WriteTx(ctx).replace(checkinEntity, current, write.checkin);
     addLabelCreates(tx, read.extra?.created ?? []);
-    await tx.replace(goalEntity, read.stored, write.goal).commit();
+    const committed = await commitWithRollups(ctx, tx, read.stored, write.goal);
     updated = write.checkin;
     labels = read.extra?.labels ?? [];
-    return { before: read.stored, after: write.goal, access: read.state.access };
+    return { ...committed, access: read.state.access };
   });
   primeLabels(ctx.loader, labels);
   return { checkin: updated, goal, access };
@@ -171,9 +182,9 @@ export async function deleteCheckin(ctx: DomainCtx, id: string): Promise<Checkin
     known = undefined;
     const next = deleteNeedsNext(read.state.newest, id) ? (await getEntity(ctx, checkinEntity, read.state.newest[1]!.id, true))?.record : undefined;
     const write = decided(decideDelete(read.state, current.record, next, nowIso()));
-    await new WriteTx(ctx).remove(checkinEntity, current).deleteSide(orderKeyOf(ctx, current.record)).replace(goalEntity, read.stored, write.goal).commit();
+    const committed = await commitWithRollups(ctx, new WriteTx(ctx).remove(checkinEntity, current).deleteSide(orderKeyOf(ctx, current.record)), read.stored, write.goal);
     deleted = current.record;
-    return { before: read.stored, after: write.goal, access: read.state.access };
+    return { ...committed, access: read.state.access };
   });
   return { checkin: deleted, goal, access };
 }

@@ -89,6 +89,10 @@ export interface GoalRecord extends BaseRecord {
   partner_goals_external_id: string | null;
   /** Why the last write moved value/progress/status (history's cause marker, shared/domain/history/entity.ts); not presented. */
   progress_cause?: ProgressCause | null;
+  /** A rollup goal's aggregate of its counted children, in hundredths (progress.ts RollupAggregate); not presented. */
+  rollup?: { sum: number; weight: number } | null;
+  /** The item version this record was written at when its parents' rollups moved in the same write (progress.ts); not presented. */
+  rollup_synced_v?: number | null;
 }
 
 /** Principals a limited goal is visible to without being admin: `u:<user>` and `t:<team>`. */

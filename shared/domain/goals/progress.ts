@@ -14,6 +14,11 @@ import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
  * - Rollup: the average of the children's current_progress weighted by each child's contribution_percent
  *   towards this parent; discarded and archived children are left out; a child with no progress yet counts
  *   as 0 (it has contributed nothing so far); with no counted child (or only zero weights) progress is null.
+ * - A rollup goal keeps the aggregate of its counted children (`rollup`: Σ weight × progress and Σ weight, in
+ *   integer hundredths, so adding deltas and summing from scratch give the same numbers, exactly). A check-in
+ *   moves its ancestors by deltas in its own transaction (`rollupsWithGoalWrite`): a bounded number of items
+ *   whatever the number of siblings. A full recompute from the children (`refreshRollups`) serves the other
+ *   writes and the change stream, which repairs any drift (docs/data-model.md, "Rollups").
  */
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
@@ -53,24 +58,52 @@ export const goalProgressAt = (goal: Pick<GoalRecord, 'metric'>, value: number |
 export const countsInRollup = (g: GoalRecord) => !g.discarded_at && !g.archived_at;
 
 /**
+ * A rollup goal's aggregate of its counted children, in integer hundredths: `sum` = Σ weight × progress and
+ * `weight` = Σ weight (weight = contribution_percent towards this parent). Integers, so sums of deltas and a
+ * sum from scratch agree exactly and the stored aggregate never drifts by rounding.
+ */
+export type RollupAggregate = NonNullable<GoalRecord['rollup']>;
+
+const NOTHING: RollupAggregate = { sum: 0, weight: 0 };
+/** Progress is stored with 2 decimals; weights count to 2 decimals. */
+const hundredths = (n: number) => Math.round(n * 100);
+const sameAggregate = (a: RollupAggregate, b: RollupAggregate | null | undefined) => !!b && a.sum === b.sum && a.weight === b.weight;
+
+/**
+ * What `child` adds to `parentUuid`'s aggregate: its weight towards that parent and weight × progress (no
+ * progress yet counts 0); nothing when it does not count there (discarded, archived, not linked, weight 0).
+ * A child linked twice to the same parent counts once, with its first link's contribution.
+ */
+export function contributionTo(parentUuid: string, child: GoalRecord | undefined): RollupAggregate {
+  if (!child || !countsInRollup(child)) return NOTHING;
+  const link = child.parent_links.find((l) => l.parent_uuid === parentUuid);
+  const weight = link ? hundredths(link.contribution_percent) : 0;
+  return weight > 0 ? { sum: weight * hundredths(child.current_progress ?? 0), weight } : NOTHING;
+}
+
+/** The aggregate of `children` towards `parentUuid`, summed from scratch (each child once). */
+export function aggregateOf(parentUuid: string, children: GoalRecord[]): RollupAggregate {
+  const seen = new Set<string>();
+  let sum = 0;
+  let weight = 0;
+  for (const c of children) {
+    if (seen.has(c.uuid)) continue;
+    seen.add(c.uuid);
+    const a = contributionTo(parentUuid, c);
+    sum += a.sum;
+    weight += a.weight;
+  }
+  return { sum, weight };
+}
+
+/** Progress 0-100 (2 decimals) of an aggregate, null when nothing counts. Integer division is correctly rounded, so halves round up exactly. */
+export const aggregateProgress = (a: RollupAggregate): number | null => (a.weight > 0 ? Math.round(a.sum / a.weight) / 100 : null);
+
+/**
  * Weighted average of the children's progress towards `parentUuid` (null children count as 0), or null
  * when no child counts. Pure, so the rule is unit-tested apart from storage.
  */
-export function rollupProgress(parentUuid: string, children: GoalRecord[]): number | null {
-  let weighted = 0;
-  let weights = 0;
-  for (const c of children) {
-    if (!countsInRollup(c)) continue;
-    // A child linked twice to the same parent is counted once with its first link's contribution.
-    const link = c.parent_links.find((l) => l.parent_uuid === parentUuid);
-    if (!link) continue; // the child index lags a link removal: not a child any more
-    const w = link.contribution_percent;
-    if (!(w > 0)) continue;
-    weighted += (c.current_progress ?? 0) * w;
-    weights += w;
-  }
-  return weights > 0 ? round2(weighted / weights) : null;
-}
+export const rollupProgress = (parentUuid: string, children: GoalRecord[]): number | null => aggregateProgress(aggregateOf(parentUuid, children));
 
 /**
  * The largest hierarchy one write may bring up to date: the goals given plus their rollup ancestors. A write
@@ -79,65 +112,263 @@ export function rollupProgress(parentUuid: string, children: GoalRecord[]): numb
  */
 export const MAX_ROLLUP_GOALS = 500;
 
+/**
+ * `nodes` ordered children first (Kahn's algorithm over the `[child, parent]` edges between them), so a goal
+ * comes after every child of it in the set: a lattice costs its size, not its number of paths. Goals on a
+ * cycle (never stored, but defended against) are left out.
+ */
+function childrenFirst(nodes: string[], edges: Array<[string, string]>): string[] {
+  const inSet = new Set(nodes);
+  const pending = new Map(nodes.map((id) => [id, 0]));
+  const parentsOf = new Map<string, string[]>();
+  const seen = new Set<string>();
+  for (const [child, parent] of edges) {
+    const edge = `${child}>${parent}`;
+    if (child === parent || !inSet.has(child) || !inSet.has(parent) || seen.has(edge)) continue;
+    seen.add(edge);
+    pending.set(parent, pending.get(parent)! + 1);
+    parentsOf.set(child, [...(parentsOf.get(child) ?? []), parent]);
+  }
+  const ready = nodes.filter((id) => pending.get(id) === 0);
+  const order: string[] = [];
+  for (let i = 0; i < ready.length; i++) {
+    const id = ready[i]!;
+    order.push(id);
+    for (const p of parentsOf.get(id) ?? []) {
+      pending.set(p, pending.get(p)! - 1);
+      if (pending.get(p) === 0) ready.push(p);
+    }
+  }
+  return order;
+}
+
+/** Ancestor ids a goal names without another read: its parents and its first-parent line (`path`). */
+const namedAbove = (g: GoalRecord) => [...g.parent_links.map((l) => l.parent_uuid), ...(g.path ? g.path.split('/').slice(0, -1) : [])];
+
+// ---------- the check-in path: ancestors move by deltas, in the write's own transaction ----------
+
+/** Each parent whose aggregate a goal's change from `before` to `after` moves (created: no before; gone: no after), with the delta. */
+export function parentDeltas(before: GoalRecord | undefined, after: GoalRecord | undefined): Map<string, RollupAggregate> {
+  const out = new Map<string, RollupAggregate>();
+  for (const p of new Set([...(before?.parent_links ?? []), ...(after?.parent_links ?? [])].map((l) => l.parent_uuid))) {
+    const a = contributionTo(p, after);
+    const b = contributionTo(p, before);
+    if (a.sum !== b.sum || a.weight !== b.weight) out.set(p, { sum: a.sum - b.sum, weight: a.weight - b.weight });
+  }
+  return out;
+}
+
+export interface AncestorDeltas {
+  /** The rollup ancestors' new records (aggregate, and progress when it moved), to write conditioned on the versions read. */
+  writes: Map<string, GoalRecord>;
+  /** Goals a delta reached that keep no aggregate (not in rollup mode): checked unchanged at the version read, so a concurrent switch to rollup makes the write retry. */
+  checks: string[];
+  /** False when a delta reached a goal not in `above`, a rollup goal without an aggregate, a drifted aggregate, or a cycle: recompute instead. */
+  complete: boolean;
+}
+
+/**
+ * Pure: what `goal`'s change from `before` to `after` does to its ancestors, by deltas. Each parent's
+ * aggregate takes the child's change of contribution, its progress follows, and a parent whose progress
+ * moved passes its own change on; children first, each goal once however many paths lead to it. `above`:
+ * the ancestors read (readAncestors), with their aggregates. A check-in reads and writes these few goals,
+ * whatever the number of siblings.
+ */
+export function planAncestorDeltas(before: GoalRecord | undefined, after: GoalRecord, above: Map<string, GoalRecord>, now: string): AncestorDeltas {
+  const pending = new Map<string, RollupAggregate>();
+  let complete = true;
+  const pass = (b: GoalRecord | undefined, a: GoalRecord) => {
+    for (const [p, d] of parentDeltas(b, a)) {
+      if (!above.has(p) || p === after.uuid) complete = false;
+      const acc = pending.get(p) ?? NOTHING;
+      pending.set(p, { sum: acc.sum + d.sum, weight: acc.weight + d.weight });
+    }
+  };
+  pass(before, after);
+  const ids = [...above.keys()].filter((id) => id !== after.uuid);
+  const order = childrenFirst(
+    ids,
+    ids.flatMap((id) => above.get(id)!.parent_links.map((l): [string, string] => [id, l.parent_uuid])),
+  );
+  const writes = new Map<string, GoalRecord>();
+  const checks: string[] = [];
+  for (const id of order) {
+    const d = pending.get(id);
+    if (!d) continue;
+    pending.delete(id);
+    const g = above.get(id)!;
+    if (g.progress_mode !== 'rollup') {
+      checks.push(id);
+      continue;
+    }
+    const rollup = g.rollup ? { sum: g.rollup.sum + d.sum, weight: g.rollup.weight + d.weight } : undefined;
+    if (!rollup || rollup.sum < 0 || rollup.weight < 0) {
+      complete = false; // no aggregate kept yet, or one that drifted: a recompute from the children sets it
+      continue;
+    }
+    const progress = aggregateProgress(rollup);
+    const moved = progress !== g.current_progress;
+    const next: GoalRecord = { ...g, rollup, current_progress: progress, ...(moved ? { updated_at: now, progress_cause: { cause: 'rollup' as const, at: now } } : {}) };
+    writes.set(id, next);
+    if (moved) pass(g, next);
+  }
+  if (pending.size) complete = false; // a delta for a goal on a cycle (never stored) or not read
+  return { writes, checks, complete };
+}
+
+/**
+ * The ancestors a change of `from` can move: their parents, and upwards through rollup goals (a manual goal's
+ * progress does not follow its children, so the walk stops there), each once, one strongly consistent batch
+ * per round; a goal's `path` names its whole first-parent line, so a chain is read in one batch.
+ */
+async function readAncestors(ctx: DataCtx, from: GoalRecord[]): Promise<{ stored: Map<string, Stored<GoalRecord>>; truncated: boolean }> {
+  const stored = new Map<string, Stored<GoalRecord>>();
+  const self = new Set(from.map((g) => g.uuid));
+  const named = new Set<string>();
+  let truncated = false;
+  const name = (id: string) => {
+    if (named.has(id) || self.has(id)) return;
+    if (named.size >= MAX_ROLLUP_GOALS) truncated = true;
+    else named.add(id);
+  };
+  for (const g of from) namedAbove(g).forEach(name);
+  for (const fetched = new Set<string>(); !truncated; ) {
+    const missing = [...named].filter((id) => !fetched.has(id));
+    if (!missing.length) break;
+    missing.forEach((id) => fetched.add(id));
+    for (const [id, s] of await getEntities(ctx, goalEntity, missing, true)) {
+      stored.set(id, s);
+      if (s.record.progress_mode === 'rollup') namedAbove(s.record).forEach(name);
+    }
+  }
+  return { stored, truncated };
+}
+
+/** A goal write with the rollup ancestors that move with it, in one transaction (`addGoalWrite`). */
+export interface GoalWriteWithRollups {
+  /** The goal record to write; when `synced`, marked `rollup_synced_v` (its effect on its parents is in the same transaction). */
+  goal: GoalRecord;
+  /** Rollup ancestors written in the same transaction, each conditioned on the version read. */
+  ancestors: Array<{ before: Stored<GoalRecord>; after: GoalRecord }>;
+  /** Goals a delta reached that are not in rollup mode, checked at the version read. */
+  checks: Stored<GoalRecord>[];
+  /** False when the ancestors could not move with the goal: call `refreshRollups` after the commit (the stream does too). */
+  synced: boolean;
+}
+
+/**
+ * Read and decide the rollup side of a goal write whose own mode and metric do not change (a check-in): the
+ * ancestors that move are read (a bounded number: the goal's rollup ancestry, never its siblings) and their
+ * new aggregates decided by deltas. `txItems`: the items the transaction holds besides the goal and the
+ * ancestors. Not synced (and nothing read beyond the ancestry) when an ancestor keeps no aggregate yet (its
+ * first recompute sets it), the ancestry is larger than MAX_ROLLUP_GOALS or the writes would not fit.
+ *
+ * Why this is right under concurrency: every goal written or checked is conditioned on the version read, so
+ * the transaction commits only if the goal and those ancestors are exactly as read; an aggregate read with
+ * the child it counts is consistent with it (each write that moves a child moves its parents' aggregates in
+ * the same transaction, or is followed by a recompute), so adding the delta keeps it equal to the sum over
+ * the children. Concurrent check-ins on siblings serialize on the parent: the loser re-reads and retries.
+ */
+export async function rollupsWithGoalWrite(ctx: DataCtx, before: Stored<GoalRecord>, after: GoalRecord, txItems: number, now = nowIso()): Promise<GoalWriteWithRollups> {
+  const marked = { ...after, rollup_synced_v: before.version + 1 };
+  const unsynced: GoalWriteWithRollups = { goal: after, ancestors: [], checks: [], synced: false };
+  if (before.record.progress_mode !== after.progress_mode || JSON.stringify(before.record.metric ?? null) !== JSON.stringify(after.metric ?? null)) return unsynced;
+  if (!parentDeltas(before.record, after).size) return { goal: marked, ancestors: [], checks: [], synced: true };
+  const { stored, truncated } = await readAncestors(ctx, [before.record, after]);
+  if (truncated) return unsynced;
+  const plan = planAncestorDeltas(before.record, after, new Map([...stored].map(([id, s]) => [id, s.record])), now);
+  if (!plan.complete || txItems + 1 + plan.writes.size + plan.checks.length > MAX_TRANSACTION_ITEMS) return unsynced;
+  return {
+    goal: marked,
+    ancestors: [...plan.writes].map(([id, next]) => {
+      const read = stored.get(id)!;
+      return { before: read, after: { ...next, rollup_synced_v: read.version + 1 } };
+    }),
+    checks: plan.checks.map((id) => stored.get(id)!),
+    synced: true,
+  };
+}
+
+/** Adds the goal write and its rollup ancestors (rollupsWithGoalWrite) to `tx`. */
+export function addGoalWrite(tx: WriteTx, before: Stored<GoalRecord>, w: GoalWriteWithRollups): WriteTx {
+  tx.replace(goalEntity, before, w.goal);
+  for (const a of w.ancestors) tx.replace(goalEntity, a.before, a.after);
+  for (const c of w.checks) tx.checkVersion(goalEntity, c);
+  return tx;
+}
+
+/** True when a goal record was written together with its effect on its parents' rollups (the stream's projection has nothing to do). */
+export const rollupSynced = (record: GoalRecord | undefined, version: number) => !!record && record.rollup_synced_v === version;
+
+// ---------- every other write and the change stream: recompute from the children ----------
+
 /** What a rollup refresh read: goal records (with versions where read from the table) and each rollup goal's child ids. */
 export interface RollupState {
   goals: Map<string, GoalRecord>;
   childrenOf: Map<string, string[]>;
 }
 
-/**
- * Pure: the new `current_progress` of every rollup goal that moves when `start` changed. A goal is recomputed
- * when it is a start goal in rollup mode or one of its children moved (the start goals always count as
- * moved); goals are visited children first (topological order over the goals read), each once, so a
- * lattice costs its size, not its number of paths. A cycle (never stored, but defended against) is skipped.
- */
-export function planRollups(state: RollupState, start: string[]): Map<string, number | null> {
-  const { goals, childrenOf } = state;
-  const rollups = [...childrenOf.keys()].filter((id) => goals.get(id)?.progress_mode === 'rollup');
-  const inSet = new Set(rollups);
-  // Kahn's algorithm on the rollup goals: a goal is ready once every child of it that is itself a rollup goal here is done.
-  const pending = new Map(rollups.map((id) => [id, (childrenOf.get(id) ?? []).filter((c) => inSet.has(c) && c !== id).length]));
-  const parentsOf = new Map<string, string[]>();
-  for (const id of rollups) for (const c of childrenOf.get(id) ?? []) if (inSet.has(c) && c !== id) parentsOf.set(c, [...(parentsOf.get(c) ?? []), id]);
-  const ready = rollups.filter((id) => pending.get(id) === 0);
-  const moved = new Set(start);
-  const progress = new Map<string, number | null>();
-  const current = (id: string) => (progress.has(id) ? { ...goals.get(id)!, current_progress: progress.get(id)! } : goals.get(id));
-  while (ready.length) {
-    const id = ready.shift()!;
-    const children = childrenOf.get(id) ?? [];
-    if (moved.has(id) || children.some((c) => moved.has(c))) {
-      const next = rollupProgress(id, children.map(current).filter((g): g is GoalRecord => !!g));
-      if (next !== goals.get(id)!.current_progress) {
-        progress.set(id, next);
-        moved.add(id);
-      }
-    }
-    for (const p of parentsOf.get(id) ?? []) {
-      pending.set(p, pending.get(p)! - 1);
-      if (pending.get(p) === 0) ready.push(p);
-    }
-  }
-  return progress;
+/** What a recompute writes on a rollup goal: its progress and its aggregate. */
+export interface RollupWrite {
+  progress: number | null;
+  rollup: RollupAggregate;
 }
 
-/** Ancestor ids a goal names without another read: its parents and its first-parent line (`path`). */
-const namedAbove = (g: GoalRecord) => [...g.parent_links.map((l) => l.parent_uuid), ...(g.path ? g.path.split('/').slice(0, -1) : [])];
+/**
+ * Pure: the new progress and aggregate of every rollup goal a recompute changes when `start` changed. A goal
+ * is recomputed when it is a start goal in rollup mode or one of its children moved (the start goals always
+ * count as moved); goals are visited children first, each once. A goal whose progress is right but whose
+ * aggregate is missing or off gets its aggregate written; only a move of progress goes on upwards.
+ */
+export function planRollupWrites(state: RollupState, start: string[]): Map<string, RollupWrite> {
+  const { goals, childrenOf } = state;
+  const rollups = [...childrenOf.keys()].filter((id) => goals.get(id)?.progress_mode === 'rollup');
+  const moved = new Set(start);
+  const writes = new Map<string, RollupWrite>();
+  const current = (id: string) => {
+    const g = goals.get(id);
+    const w = writes.get(id);
+    return g && w ? { ...g, current_progress: w.progress } : g;
+  };
+  for (const id of childrenFirst(rollups, rollups.flatMap((p) => (childrenOf.get(p) ?? []).map((c): [string, string] => [c, p])))) {
+    const children = childrenOf.get(id) ?? [];
+    if (!moved.has(id) && !children.some((c) => moved.has(c))) continue;
+    const rollup = aggregateOf(id, children.map(current).filter((g): g is GoalRecord => !!g));
+    const progress = aggregateProgress(rollup);
+    const g = goals.get(id)!;
+    if (progress !== g.current_progress) moved.add(id);
+    if (progress !== g.current_progress || !sameAggregate(rollup, g.rollup)) writes.set(id, { progress, rollup });
+  }
+  return writes;
+}
+
+/** Pure: the new `current_progress` of every rollup goal that moves when `start` changed (planRollupWrites, progress only). */
+export function planRollups(state: RollupState, start: string[]): Map<string, number | null> {
+  const out = new Map<string, number | null>();
+  for (const [id, w] of planRollupWrites(state, start)) if (w.progress !== state.goals.get(id)!.current_progress) out.set(id, w.progress);
+  return out;
+}
 
 /**
- * Read plan of a refresh: the start goals, then every ancestor reachable through goals that can move (a
+ * Read plan of a recompute: the start goals, then every ancestor reachable through goals that can move (a
  * start goal or a rollup goal), batched: each round trip fetches every id named so far (a goal's `path` names
- * its whole first-parent line at once, so a chain costs one or two batches, not one per level); then the
- * children of every rollup goal (one Query each, all at once) and the children not read yet (one batch).
- * Strongly consistent: a child written just before must be seen with its new progress.
+ * its whole first-parent line, so a chain costs one or two batches, not one per level); then the children of
+ * every rollup goal (one Query each, all at once) and every child, read again in one batch strictly after its
+ * parent was read: a child value read before the parent's version could be older than what that version
+ * counts, and the parent's write is conditioned on that version only. Strongly consistent.
  */
-async function readRollupState(ctx: DataCtx, start: string[], written: Map<string, GoalRecord>): Promise<{ state: RollupState; stored: Map<string, Stored<GoalRecord>> }> {
+async function readRollupState(ctx: DataCtx, start: string[], written: Map<string, GoalRecord>): Promise<{ state: RollupState; stored: Map<string, Stored<GoalRecord>>; truncated: boolean }> {
   const stored = new Map<string, Stored<GoalRecord>>();
   const goals = new Map<string, GoalRecord>(written);
   const startSet = new Set(start);
   const walksUp = (g: GoalRecord) => startSet.has(g.uuid) || g.progress_mode === 'rollup';
   const named = new Set<string>();
-  const name = (id: string) => named.size < MAX_ROLLUP_GOALS && named.add(id);
+  let truncated = false;
+  const name = (id: string) => {
+    if (named.has(id)) return;
+    if (named.size >= MAX_ROLLUP_GOALS) truncated = true;
+    else named.add(id);
+  };
   for (const id of start) {
     const known = written.get(id);
     if (known && known.progress_mode !== 'rollup') namedAbove(known).forEach(name);
@@ -158,25 +389,37 @@ async function readRollupState(ctx: DataCtx, start: string[], written: Map<strin
   }
   const rollups = [...stored.values()].map((s) => s.record).filter((g) => g.progress_mode === 'rollup');
   const childLists = await Promise.all(rollups.map((g) => childEntries(ctx, g.uuid)));
-  const childrenOf = new Map(rollups.map((g, i) => [g.uuid, [...new Set(childLists[i]!.map((e) => e.id))]]));
-  const unread = [...new Set(childLists.flat().map((e) => e.id))].filter((id) => !goals.has(id));
-  for (const [id, s] of await getEntities(ctx, goalEntity, unread, true)) goals.set(id, s.record);
-  return { state: { goals, childrenOf }, stored };
+  // The child index (GSI1) may not show a link written a moment ago: a start goal naming the parent is its child whatever the index says.
+  const startGoals = start.map((id) => goals.get(id)).filter((g): g is GoalRecord => !!g);
+  const childrenOf = new Map(
+    rollups.map((g, i) => [g.uuid, [...new Set([...childLists[i]!.map((e) => e.id), ...startGoals.filter((s) => s.parent_links.some((l) => l.parent_uuid === g.uuid)).map((s) => s.uuid)])]]),
+  );
+  const children = new Set([...childrenOf.values()].flat());
+  const fresh = await getEntities(ctx, goalEntity, children, true);
+  for (const id of children) {
+    const s = fresh.get(id);
+    if (s) goals.set(id, s.record);
+    else goals.delete(id); // gone (a failed import's goals are hard-deleted)
+  }
+  return { state: { goals, childrenOf }, stored, truncated };
 }
 
 /**
  * Brings the given goals (when they are in rollup mode) and every `progress_mode = rollup` ancestor of
- * them up to date before returning. Call after any write that changes a goal's progress, its parent links,
- * its contribution, its discarded/archived state, its progress_mode or its metric. When a goal leaves a
- * parent, pass the former parent too: it is recomputed itself (if rollup) and upwards.
+ * them up to date before returning, recomputed from their children. Call after any write that changes a
+ * goal's progress, its parent links, its contribution, its discarded/archived state, its progress_mode or
+ * its metric and did not move its ancestors in its own transaction (rollupsWithGoalWrite). When a goal
+ * leaves a parent, pass the former parent too: it is recomputed itself (if rollup) and upwards.
  *
- * A goal may be passed as the record the caller just wrote: when it is not in rollup mode there is nothing
- * to recompute on it, so it is not read again and the walk starts at its parents.
+ * A goal may be passed as the record the caller just wrote: it only names the parents to start from (the
+ * values counted are read again, after the parents).
  *
- * Read (readRollupState, batched), decide (planRollups, pure), write: the goals that moved, children first,
- * in transactions of at most 100 conditioned on the versions read, so a concurrent recompute of a shared
+ * Read (readRollupState, batched), decide (planRollupWrites, pure), write: the goals that changed, children
+ * first, in transactions of at most 100 conditioned on the versions read, so a concurrent write of a shared
  * ancestor makes one of them read again (retryOnConflict): whoever commits last has seen every child write
- * committed before it. Returns the latest record of every goal read (recomputed ones with their new progress).
+ * committed before it. A refresh whose writes fit one transaction (and whose walk was not cut at
+ * MAX_ROLLUP_GOALS) marks them synced: their effect upwards is in that transaction. Returns the latest
+ * record of every goal read (recomputed ones as written).
  */
 export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRecord>): Promise<Map<string, GoalRecord>> {
   const written = new Map<string, GoalRecord>();
@@ -185,14 +428,22 @@ export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRec
   // Busy parents (many children written at once) can outlast one round of retries; the child's write is
   // already committed by now, so a 409 here would wrongly invite the client to repeat it: retry longer.
   return retryOnConflict(() => retryOnConflict(async () => {
-    const { state, stored } = await readRollupState(ctx, start, written);
-    const moved = planRollups(state, start);
+    const { state, stored, truncated } = await readRollupState(ctx, start, written);
+    const writes = planRollupWrites(state, start);
+    const atomic = !truncated && writes.size <= MAX_TRANSACTION_ITEMS;
     const latest = new Map(state.goals);
     const now = nowIso();
     let tx = new WriteTx(ctx);
-    for (const [id, progress] of moved) {
+    for (const [id, w] of writes) {
       const before = stored.get(id)!;
-      const after = { ...before.record, current_progress: progress, updated_at: now, progress_cause: { cause: 'rollup' as const, at: now } };
+      const moved = w.progress !== before.record.current_progress;
+      const after: GoalRecord = {
+        ...before.record,
+        current_progress: w.progress,
+        rollup: w.rollup,
+        rollup_synced_v: atomic ? before.version + 1 : null,
+        ...(moved ? { updated_at: now, progress_cause: { cause: 'rollup' as const, at: now } } : {}),
+      };
       if (tx.size >= MAX_TRANSACTION_ITEMS) {
         await tx.commit();
         tx = new WriteTx(ctx);

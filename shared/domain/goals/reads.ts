@@ -9,3 +9,9 @@ import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 export function requireUnchanged(tx: WriteTx, parents: Iterable<Stored<GoalRecord>>): void {
   for (const s of parents) tx.checkVersion(goalEntity, s);
 }
+
+/**
+ * What reading one goal needs first, for the route's read-ahead: the goal item (batched with the caller's
+ * user) and the caller's teams (visibility of a limited goal), so a get is one round trip in sequence.
+ */
+export const goalReadAhead = (params: Record<string, string>) => ({ entities: params.id ? [{ type: goalEntity.type, id: params.id }] : [], teams: true });

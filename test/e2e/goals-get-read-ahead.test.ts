@@ -1,0 +1,49 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectError, newTenant, type TenantFixture } from '../support/api.ts';
+import { goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
+
+/**
+ * Issue 9: GET of a goal reads the goal in the same BatchGetItem as the caller's user (and queries the
+ * caller's teams alongside), so it costs one round trip in sequence when the goal shows no labels; every
+ * rule of the caller still holds (an inactive user is 401, a hidden goal 403, another tenant's goal 404).
+ */
+describe('GET goal: the goal is read ahead with the caller', () => {
+  let g: GoalTenant;
+  let other: TenantFixture;
+  const rt = (res: { headers: Headers }) => Number(res.headers.get('x-db-round-trips'));
+
+  beforeAll(async () => {
+    [g, other] = await Promise.all([goalTenant(), newTenant()]);
+  });
+
+  it('one round trip for a goal without labels, as admin and as an owner', async () => {
+    const owner = await g.t.user();
+    const o = await goal(g.t.admin, 'objectives', { title: 'Plain', time_period_uuid: g.period.uuid, owner_uuids: [owner.uuid], visibility: 'limited' });
+    for (const api of [g.t.admin, owner.api]) {
+      const res = await api.get(`${P('objectives')}/${o.uuid}`);
+      expect(res.status).toBe(200);
+      expect(res.body.data.record.uuid).toBe(o.uuid);
+      expect(rt(res)).toBe(1);
+    }
+  });
+
+  it('labels are read after the goal: two round trips', async () => {
+    const o = await goal(g.t.admin, 'objectives', { title: 'Labelled', time_period_uuid: g.period.uuid, labels: ['ahead'] });
+    const res = await g.t.admin.get(`${P('objectives')}/${o.uuid}`);
+    expect(res.body.data.record.labels.map((l: { name: string }) => l.name)).toEqual(['ahead']);
+    expect(rt(res)).toBe(2);
+  });
+
+  it('keeps the rules: inactive user 401, hidden goal 403, other kind and other tenant 404', async () => {
+    const member = await g.t.user();
+    const hidden = await goal(g.t.admin, 'objectives', { title: 'Hidden', time_period_uuid: g.period.uuid, visibility: 'limited' });
+    const open = await goal(g.t.admin, 'objectives', { title: 'Open', time_period_uuid: g.period.uuid });
+    expect((await member.api.get(`${P('objectives')}/${open.uuid}`)).status).toBe(200);
+    expectError(await member.api.get(`${P('objectives')}/${hidden.uuid}`), 403, 'forbidden');
+    expectError(await g.t.admin.get(`${P('key_results')}/${open.uuid}`), 404, 'not_found');
+    expectError(await other.admin.get(`${P('objectives')}/${open.uuid}`), 404, 'not_found');
+    expectError(await g.t.admin.get(`${P('objectives')}/not-a-uuid`), 404, 'not_found');
+    expect((await g.t.admin.put(`/rest/v2/users/${member.uuid}`, { user: { status: 'inactive' } })).status).toBe(200);
+    expectError(await member.api.get(`${P('objectives')}/${open.uuid}`), 401, 'unauthorized');
+  });
+});
