@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
-import { documentCollectionChecks, listDocuments, presentDocumentSummary } from '#shared/domain/sharing/document-list.ts';
+import { documentCollectionChecks, listDocuments } from '#shared/domain/sharing/document-list.ts';
+import { presentDocumentSummary } from '#shared/presenters/sharing.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, query }) => {

@@ -1,5 +1,6 @@
 import { apiHandler, json } from '#shared/http/api.ts';
-import { presentRefreshStatus, refreshStatus } from '#shared/domain/documents/refresh.ts';
+import { refreshStatus } from '#shared/domain/documents/refresh.ts';
+import { presentRefreshStatus } from '#shared/presenters/documents.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, params }) => json(200, presentRefreshStatus(await refreshStatus(ctx, params.thread_uuid!))),

@@ -1,5 +1,6 @@
 import { apiHandler, json } from '#shared/http/api.ts';
-import { presentRefreshStart, startRefresh } from '#shared/domain/documents/refresh.ts';
+import { startRefresh } from '#shared/domain/documents/refresh.ts';
+import { presentRefreshStart } from '#shared/presenters/documents.ts';
 import { RefreshStartBody } from '#shared/schemas/documents.ts';
 
 export const handler = apiHandler({

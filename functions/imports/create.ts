@@ -1,7 +1,8 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 import { ImportEnvelope, importRows } from '#shared/domain/imports/parse.ts';
-import { importChecks, presentImport, startImport } from '#shared/domain/imports/service.ts';
+import { importChecks, startImport } from '#shared/domain/imports/service.ts';
+import { presentImport } from '#shared/presenters/imports.ts';
 
 export const handler = apiHandler({
   body: ImportEnvelope,

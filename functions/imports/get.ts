@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { getImport, importChecks, presentImportInFull } from '#shared/domain/imports/service.ts';
+import { getImport, importChecks } from '#shared/domain/imports/service.ts';
+import { presentImportInFull } from '#shared/presenters/imports.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, params }) => {

@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
-import { importChecks, listImports, presentImport } from '#shared/domain/imports/service.ts';
+import { importChecks, listImports } from '#shared/domain/imports/service.ts';
+import { presentImport } from '#shared/presenters/imports.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, query }) => {

@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { connectorRequestAccessSource, connectorRequestChecks, presentConnectorRequest, recordConnectorRequest } from '#shared/domain/integrations/connector-requests.ts';
+import { connectorRequestAccessSource, connectorRequestChecks, recordConnectorRequest } from '#shared/domain/integrations/connector-requests.ts';
+import { presentConnectorRequest } from '#shared/presenters/integrations.ts';
 import { ConnectorRequestCreateBody } from '#shared/schemas/integrations.ts';
 
 /** 201 when this request put the connector on the tenant's list, 200 when it was already there. */

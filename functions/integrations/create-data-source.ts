@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { createDataSource, dataSourceAccessSource, dataSourceChecks, presentDataSource } from '#shared/domain/integrations/data-sources.ts';
+import { createDataSource, dataSourceAccessSource, dataSourceChecks } from '#shared/domain/integrations/data-sources.ts';
+import { presentDataSource } from '#shared/presenters/integrations.ts';
 import { DataSourceCreateBody } from '#shared/schemas/integrations.ts';
 
 export const handler = apiHandler({

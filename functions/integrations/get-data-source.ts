@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { dataSourceAccessSource, dataSourceChecks, getDataSource, presentDataSource } from '#shared/domain/integrations/data-sources.ts';
+import { dataSourceAccessSource, dataSourceChecks, getDataSource } from '#shared/domain/integrations/data-sources.ts';
+import { presentDataSource } from '#shared/presenters/integrations.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, params }) => {

@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
-import { connectorRequestCollectionChecks, listConnectorRequests, presentConnectorRequest } from '#shared/domain/integrations/connector-requests.ts';
+import { connectorRequestCollectionChecks, listConnectorRequests } from '#shared/domain/integrations/connector-requests.ts';
+import { presentConnectorRequest } from '#shared/presenters/integrations.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, query }) => {

@@ -1,7 +1,8 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 import { shareableChecks } from '#shared/domain/sharing/access.ts';
-import { createShareable, presentShareable } from '#shared/domain/sharing/shareables.ts';
+import { createShareable } from '#shared/domain/sharing/shareables.ts';
+import { presentShareable } from '#shared/presenters/sharing.ts';
 import { shareablePathOfRoute } from '#shared/domain/sharing/types.ts';
 import { ShareableCreateBody } from '#shared/schemas/sharing.ts';
 

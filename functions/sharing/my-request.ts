@@ -1,5 +1,6 @@
 import { apiHandler, json } from '#shared/http/api.ts';
-import { myPendingRequest, presentAccessRequest } from '#shared/domain/sharing/requests.ts';
+import { myPendingRequest } from '#shared/domain/sharing/requests.ts';
+import { presentAccessRequest } from '#shared/presenters/sharing.ts';
 import { shareablePathOfRoute } from '#shared/domain/sharing/types.ts';
 
 export const handler = apiHandler({

@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
-import { listMyNotifications, presentNotification } from '#shared/domain/sharing/notifications.ts';
+import { listMyNotifications } from '#shared/domain/sharing/notifications.ts';
+import { presentNotification } from '#shared/presenters/sharing.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, query }) => {

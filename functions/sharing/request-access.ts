@@ -1,5 +1,6 @@
 import { apiHandler, json } from '#shared/http/api.ts';
-import { presentAccessRequest, requestAccess } from '#shared/domain/sharing/requests.ts';
+import { requestAccess } from '#shared/domain/sharing/requests.ts';
+import { presentAccessRequest } from '#shared/presenters/sharing.ts';
 import { shareablePathOfRoute } from '#shared/domain/sharing/types.ts';
 import { AccessRequestBody } from '#shared/schemas/sharing.ts';
 

@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { createWebhook, presentWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/webhooks/service.ts';
+import { createWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/webhooks/service.ts';
+import { presentCreatedWebhook } from '#shared/presenters/webhooks.ts';
 import { WebhookCreateBody } from '#shared/schemas/webhooks.ts';
 
 /** 201 with the record and, this once, its secret. */
@@ -9,6 +10,6 @@ export const handler = apiHandler({
   sealReplays: true,
   handle: async ({ ctx, body }) => {
     const { record, secret } = await createWebhook(ctx, body);
-    return recordResponse(201, 'webhook', presentWebhook(record, secret), webhookChecks(ctx), webhookAccessSource);
+    return recordResponse(201, 'webhook', presentCreatedWebhook(record, secret), webhookChecks(ctx), webhookAccessSource);
   },
 });

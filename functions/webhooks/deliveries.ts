@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
-import { canRedeliver, listDeliveries, presentDelivery } from '#shared/domain/webhooks/deliveries.ts';
+import { canRedeliver, listDeliveries } from '#shared/domain/webhooks/deliveries.ts';
+import { presentDelivery } from '#shared/presenters/webhooks.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, params, query }) => {

@@ -1,7 +1,8 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
 import { listWebhooks } from '#shared/domain/webhooks/list.ts';
-import { presentWebhook, webhookCollectionChecks } from '#shared/domain/webhooks/service.ts';
+import { webhookCollectionChecks } from '#shared/domain/webhooks/service.ts';
+import { presentWebhook } from '#shared/presenters/webhooks.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, query }) => {

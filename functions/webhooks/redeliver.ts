@@ -1,5 +1,6 @@
 import { apiHandler, json } from '#shared/http/api.ts';
-import { presentDelivery, redeliver } from '#shared/domain/webhooks/deliveries.ts';
+import { redeliver } from '#shared/domain/webhooks/deliveries.ts';
+import { presentDelivery } from '#shared/presenters/webhooks.ts';
 import { queueSender } from '#shared/queue/queue.ts';
 
 /** 202: a new round of attempts is queued (same event id and body). */

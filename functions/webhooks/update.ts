@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { presentWebhook, updateWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/webhooks/service.ts';
+import { updateWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/webhooks/service.ts';
+import { presentWebhook } from '#shared/presenters/webhooks.ts';
 import { WebhookUpdateBody } from '#shared/schemas/webhooks.ts';
 
 export const handler = apiHandler({

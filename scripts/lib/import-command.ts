@@ -8,7 +8,8 @@ import { getEntities, getEntity, partitionEntries, type DataCtx } from '#shared/
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { ImportRecord } from '#shared/domain/imports/entity.ts';
 import { importFileRows } from '#shared/domain/imports/parse.ts';
-import { presentImportInFull, startImport } from '#shared/domain/imports/service.ts';
+import { startImport } from '#shared/domain/imports/service.ts';
+import { presentImportInFull } from '#shared/presenters/imports.ts';
 import { runImport } from '#shared/domain/imports/worker.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import { UUID_RE } from '#shared/domain/scoped-id.ts';

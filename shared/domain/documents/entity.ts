@@ -26,6 +26,9 @@ export interface RefreshThreadRecord extends BaseRecord {
   requested_by_uuid: string;
 }
 
+/** A run still running (the document's running claim names it). */
+export type RunningThread = RefreshThreadRecord & { state: 'running' };
+
 /** Internal signal: another run holds the document's running claim. Caught by startRefresh, never answered. */
 export class RefreshAlreadyRunning extends AppError {
   constructor() {

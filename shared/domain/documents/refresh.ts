@@ -1,7 +1,7 @@
 import { nowIso, createEntity, retryOnConflict } from '#shared/db/store.ts';
 import { newId } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { DOCUMENT_REFRESH_QUEUE, RefreshAlreadyRunning, refreshThreadEntity, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
+import { DOCUMENT_REFRESH_QUEUE, RefreshAlreadyRunning, refreshThreadEntity, type RefreshThreadRecord, type RunningThread } from '#shared/domain/documents/entity.ts';
 import { expireIfStale, finishRun, getThread, runningThreadOf } from '#shared/domain/documents/runs.ts';
 import type { DocumentRefreshMessage } from '#shared/domain/documents/worker.ts';
 import { loadShareable, shareableAccess, shareableChecks } from '#shared/domain/sharing/access.ts';
@@ -18,8 +18,9 @@ import { queueSender } from '#shared/queue/queue.ts';
  *  - Polling needs only the thread uuid, from any user of the tenant (spec: Authentication 5).
  */
 
+/** A start always answers a running run: a new one, or the one it joined. */
 export interface RefreshStart {
-  thread: RefreshThreadRecord;
+  thread: RunningThread;
   alreadyRunning: boolean;
 }
 
@@ -34,7 +35,7 @@ export async function startRefresh(ctx: DomainCtx, shareableUuid: string): Promi
     // A stale run (its message was lost) is ended here, releasing the claim for the new run.
     if (running && (await expireIfStale(ctx, running)).state === 'running') return { thread: running, alreadyRunning: true };
     const now = nowIso();
-    const thread: RefreshThreadRecord = {
+    const thread: RunningThread = {
       uuid: newId(),
       document_uuid: doc.uuid,
       state: 'running',
@@ -84,14 +85,3 @@ export async function refreshStatus(ctx: DomainCtx, threadUuid: string): Promise
   return expireIfStale(ctx, thread);
 }
 
-/** The status body (spec): skill_status null unless the agent's status code was parseable, completed_at null while running. */
-export const presentRefreshStatus = (t: RefreshThreadRecord) => ({
-  thread_uuid: t.uuid,
-  state: t.state,
-  skill_status: t.skill_status,
-  summary: t.summary,
-  started_at: t.started_at,
-  completed_at: t.completed_at,
-});
-
-export const presentRefreshStart = ({ thread, alreadyRunning }: RefreshStart) => ({ thread_uuid: thread.uuid, state: thread.state, already_running: alreadyRunning });

@@ -1,5 +1,5 @@
 import { findUnique, getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
-import { REFRESH_STALE_AFTER_MS, refreshThreadEntity, RUNNING_CLAIM, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
+import { REFRESH_STALE_AFTER_MS, refreshThreadEntity, RUNNING_CLAIM, type RefreshThreadRecord, type RunningThread } from '#shared/domain/documents/entity.ts';
 import type { RefreshOutcome } from '#shared/domain/documents/status.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 
@@ -14,10 +14,10 @@ export async function getThread(ctx: DataCtx, threadUuid: string): Promise<Refre
 }
 
 /** The document's running run, from its running claim (consistent read: the claim may have changed a moment ago). */
-export async function runningThreadOf(ctx: DataCtx, documentUuid: string): Promise<RefreshThreadRecord | undefined> {
+export async function runningThreadOf(ctx: DataCtx, documentUuid: string): Promise<RunningThread | undefined> {
   const holder = await findUnique(ctx, RUNNING_CLAIM, documentUuid, true);
   const thread = holder ? await getThread(ctx, holder) : undefined;
-  return thread?.state === 'running' ? thread : undefined;
+  return thread?.state === 'running' ? (thread as RunningThread) : undefined;
 }
 
 /** Refreshed content to store with the outcome, if the document still holds what the writer was given. */

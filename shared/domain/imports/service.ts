@@ -130,23 +130,21 @@ export async function getImport(ctx: DomainCtx, id: string): Promise<ImportRecor
   return stored.record;
 }
 
-/** The import as the API shows it (`data.record`), with every error and, once succeeded, `created` (ref → goal uuid). */
-export async function presentImportInFull(ctx: DataCtx, r: ImportRecord) {
+/** What GET /imports/{id} adds to the stored import: every error and, once succeeded, `created` (ref → goal uuid). */
+export interface ImportOutcome {
+  errors: ImportError[];
+  created: Record<string, string> | null;
+}
+
+/** The import's whole outcome: errors beyond the record's first ones are read from their chunks, `created` from the rows. */
+export async function importOutcome(ctx: DataCtx, r: ImportRecord): Promise<ImportOutcome> {
   const errors = r.error_count > r.errors.length ? (await readChunks(ctx, r.uuid, 'errors')).flatMap((i) => JSON.parse(i.errors as string) as ImportError[]) : r.errors;
   let created: Record<string, string> | null = null;
   if (r.state === 'succeeded') {
     const rows = await readImportRows(ctx, r.uuid);
     created = Object.fromEntries(rows.map((row, i) => [String((row as { ref?: unknown }).ref).trim(), importGoalUuid(r.uuid, i)]));
   }
-  return presentImport(r, errors, created);
-}
-
-/**
- * `data.record` of an import. In lists (no extra reads per import) `errors` holds at most the first
- * IMPORT_ITEM_ERRORS errors and `created` is null: GET the import for all of them.
- */
-export function presentImport(r: ImportRecord, errors: ImportError[] = r.errors, created: Record<string, string> | null = null) {
-  return { uuid: r.uuid, state: r.state, total: r.total, done: r.done, errors, error_count: r.error_count, created, creator_uuid: r.creator_uuid, created_at: r.created_at, finished_at: r.finished_at };
+  return { errors, created };
 }
 
 export const importChecks = (ctx: DomainCtx): Checks => ({ can_create: ctx.caller.role !== 'viewer' });

@@ -96,18 +96,6 @@ async function raiseSupportIssue(ctx: DomainCtx, record: ConnectorRequestRecord,
 
 // ---------- presentation and the admin list ----------
 
-export const presentConnectorRequest = (r: ConnectorRequestRecord) => ({
-  uuid: r.uuid,
-  connection_type: r.connection_type,
-  normalized_key: r.normalized_key,
-  connector_display_name: r.connector_display_name,
-  request_source: r.request_source,
-  requested_by_uuids: r.requested_by_uuids,
-  request_count: r.request_count,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-});
-
 /** Any member may request (and so sees what it requested); only admins read the tenant's whole list. */
 export const connectorRequestChecks = (ctx: DomainCtx): Checks => ({ can_list: isAdmin(ctx.caller) });
 export const connectorRequestAccessSource = (ctx: DomainCtx): AccessSource => (isAdmin(ctx.caller) ? 'admin' : 'creator');

@@ -63,17 +63,6 @@ export async function getDataSource(ctx: DomainCtx, id: string): Promise<DataSou
   return { dataSource: stored.record, access };
 }
 
-export const presentDataSource = (d: DataSourceRecord) => ({
-  uuid: d.uuid,
-  goal_uuid: d.goal_uuid,
-  name: d.name,
-  kind: d.kind,
-  config: d.config,
-  creator_uuid: d.creator_uuid,
-  created_at: d.created_at,
-  updated_at: d.updated_at,
-});
-
 /** Managing a goal's data sources is editing the goal. */
 export const dataSourceChecks = (access: GoalAccess): Checks => ({ can_update: access.canEdit });
 export const dataSourceAccessSource = (access: GoalAccess): AccessSource => access.source ?? 'public';

@@ -2,9 +2,9 @@ import { canWriteContent, type Caller } from '#shared/auth/caller.ts';
 import type { Checks } from '#shared/auth/permissions.ts';
 import { listEntryOf, type ListEntry } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { shareableAccess, shareableEntryVisibility } from '#shared/domain/sharing/access.ts';
+import { shareableEntryVisibility } from '#shared/domain/sharing/access.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
-import { PATH_BY_SHAREABLE_TYPE, SHAREABLE_TYPE_BY_PATH } from '#shared/domain/sharing/types.ts';
+import { SHAREABLE_TYPE_BY_PATH } from '#shared/domain/sharing/types.ts';
 import { runList, type ListResource } from '#shared/list/engine.ts';
 
 /**
@@ -38,19 +38,3 @@ export function listDocuments(ctx: DomainCtx, pairs: Array<[string, string]>) {
 /** What the caller may do with the collection: create documents (not viewers). */
 export const documentCollectionChecks = (caller: Caller): Checks => ({ can_create: canWriteContent(caller) });
 
-/**
- * A list record: the document without `content` and `grants` (GET /documents/{uuid} has them). A document
- * holds up to 50 000 characters and 500 grants, so a page of 100 full records could exceed Lambda's 6 MB
- * response limit; the summary stays a few hundred bytes. `access_level` is the caller's own level.
- */
-export const presentDocumentSummary = (caller: Caller, d: ShareableRecord) => ({
-  uuid: d.uuid,
-  type: d.type,
-  shareable_type: PATH_BY_SHAREABLE_TYPE[d.type],
-  title: d.title,
-  owner_uuid: d.owner_uuid,
-  access_level: shareableAccess(caller, d).level,
-  grants_count: d.grants.length,
-  created_at: d.created_at,
-  updated_at: d.updated_at,
-});

@@ -70,24 +70,6 @@ export function requestEmailMessage(tenantId: string, request: AccessRequestReco
   };
 }
 
-export const presentNotification = (n: NotificationRecord) => ({
-  uuid: n.uuid,
-  kind: n.kind,
-  recipient_uuid: n.recipient_uuid,
-  actor_uuid: n.actor_uuid,
-  actor_display_name: n.actor_display_name,
-  subject_type: n.subject_type,
-  subject_uuid: n.subject_uuid,
-  shareable_type: n.shareable_type,
-  shareable_uuid: n.shareable_uuid,
-  shareable_title: n.shareable_title,
-  requested_level: n.requested_level,
-  message: n.message,
-  email_sent_at: n.email_sent_at,
-  created_at: n.created_at,
-  updated_at: n.updated_at,
-});
-
 const inboxResource = (userUuid: string): ListResource<NotificationRecord> => ({
   type: 'notification',
   entity: notificationEntity,

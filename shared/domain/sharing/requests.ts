@@ -122,17 +122,3 @@ export async function addGrantRequestEffect(ctx: DomainCtx, tx: WriteTx, s: Shar
   return !!resolved;
 }
 
-export const presentAccessRequest = (r: AccessRequestRecord) => ({
-  uuid: r.uuid,
-  shareable_type: r.shareable_type,
-  shareable_uuid: r.shareable_uuid,
-  requester_uuid: r.requester_uuid,
-  requested_level: r.requested_level,
-  message: r.message,
-  status: r.status,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-  last_email_sent_at: r.last_email_sent_at,
-  resolved_at: r.resolved_at,
-  resolved_by_uuid: r.resolved_by_uuid,
-});

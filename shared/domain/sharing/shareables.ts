@@ -5,7 +5,7 @@ import { loadShareable, requireShareableType, shareableAccess, type ShareableAcc
 import { checkGrantAllowed, decideCreateShareable, decideGrant, decideView, type GrantCommand, type ShareableCreate } from '#shared/domain/sharing/decide.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { addGrantRequestEffect } from '#shared/domain/sharing/requests.ts';
-import { PATH_BY_SHAREABLE_TYPE, resourceUuidOf, shareableNotFound, type ShareablePath } from '#shared/domain/sharing/types.ts';
+import { resourceUuidOf, shareableNotFound, type ShareablePath } from '#shared/domain/sharing/types.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 
 /** Shareable resources (contract section 8 extension): create, read, and grant levels to users. Rules in decide.ts. */
@@ -51,14 +51,3 @@ export async function setGrant(ctx: DomainCtx, path: ShareablePath, shareableUui
   return { record: after, access: shareableAccess(ctx.caller, after) };
 }
 
-export const presentShareable = (s: ShareableRecord) => ({
-  uuid: s.uuid,
-  type: s.type,
-  shareable_type: PATH_BY_SHAREABLE_TYPE[s.type],
-  title: s.title,
-  content: s.content,
-  owner_uuid: s.owner_uuid,
-  grants: s.grants.map((g) => ({ user_uuid: g.user_uuid, level: g.level, granted_by_uuid: g.granted_by_uuid, granted_at: g.granted_at })),
-  created_at: s.created_at,
-  updated_at: s.updated_at,
-});

@@ -87,19 +87,6 @@ export async function fanOut(ctx: DataCtx, events: IdentifiedEvent[], queue: Que
   return made;
 }
 
-export const presentDelivery = (d: DeliveryRecord) => ({
-  uuid: d.uuid,
-  event_id: d.event_id,
-  event_type: d.event_type,
-  status: d.status,
-  attempts: d.attempts,
-  last_status_code: d.last_status_code,
-  last_error: d.last_error,
-  next_attempt_at: d.next_attempt_at,
-  created_at: d.created_at,
-  delivered_at: d.delivered_at,
-});
-
 const deliveryResource = (webhookUuid: string): ListResource<DeliveryRecord> => ({
   type: 'webhook_delivery',
   entity: deliveryEntity,

@@ -150,18 +150,6 @@ export async function deleteWebhook(ctx: DomainCtx, id: string): Promise<Webhook
   });
 }
 
-/** The record as every webhook endpoint returns it; `secret` only from the create. */
-export const presentWebhook = (w: WebhookRecord, secret?: string) => ({
-  uuid: w.uuid,
-  url: w.url,
-  events: w.events,
-  description: w.description,
-  status: w.status,
-  ...(secret ? { secret } : {}),
-  created_at: w.created_at,
-  updated_at: w.updated_at,
-});
-
 export const webhookChecks = (ctx: DomainCtx): Checks => ({ can_update: isAdmin(ctx.caller), can_delete: isAdmin(ctx.caller) });
 export const webhookAccessSource: AccessSource = 'admin';
 export const webhookCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: isAdmin(ctx.caller) });

@@ -1,4 +1,5 @@
-import { buildEvents, mayMakeEvents } from '#shared/domain/webhooks/events.ts';
+import { mayMakeEvents } from '#shared/domain/webhooks/events.ts';
+import { buildEvents } from '#shared/events/build.ts';
 import { fanOut } from '#shared/domain/webhooks/deliveries.ts';
 import { configuredEventBus, type EventBus } from '#shared/events/event-bus.ts';
 import { Loader } from '#shared/list/entity-cache.ts';

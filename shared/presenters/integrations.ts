@@ -1,0 +1,29 @@
+/** Integrations presentation, above the domain: data sources and connector requests, typed by their response schemas. */
+import type { z } from 'zod';
+import type { ConnectorRequestRecord, DataSourceRecord } from '#shared/domain/integrations/entity.ts';
+import type { ConnectorRequestRecordSchema, DataSourceRecordSchema } from '#shared/schemas/integrations.ts';
+
+type Wire<S extends z.ZodType> = z.infer<S>;
+
+export const presentDataSource = (d: DataSourceRecord): Wire<typeof DataSourceRecordSchema> => ({
+  uuid: d.uuid,
+  goal_uuid: d.goal_uuid,
+  name: d.name,
+  kind: d.kind,
+  config: d.config,
+  creator_uuid: d.creator_uuid,
+  created_at: d.created_at,
+  updated_at: d.updated_at,
+});
+
+export const presentConnectorRequest = (r: ConnectorRequestRecord): Wire<typeof ConnectorRequestRecordSchema> => ({
+  uuid: r.uuid,
+  connection_type: r.connection_type,
+  normalized_key: r.normalized_key,
+  connector_display_name: r.connector_display_name,
+  request_source: r.request_source,
+  requested_by_uuids: r.requested_by_uuids,
+  request_count: r.request_count,
+  created_at: r.created_at,
+  updated_at: r.updated_at,
+});
