@@ -36,8 +36,8 @@ function emailsTo(to: string): OutboxEmail[] {
   return out;
 }
 
-/** Polls the outbox (the worker runs asynchronously) until `to` has `count` e-mails, or fails after the timeout. */
-async function waitForEmails(to: string, count: number, timeoutMs = 10_000): Promise<OutboxEmail[]> {
+/** Polls the outbox (the stream and the worker run asynchronously; with the whole suite writing, the stream lags) until `to` has `count` e-mails, or fails after the timeout. */
+async function waitForEmails(to: string, count: number, timeoutMs = 45_000): Promise<OutboxEmail[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = emailsTo(to);
