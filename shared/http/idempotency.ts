@@ -39,21 +39,15 @@ export function bodyHash(body: ReadBody): string {
   return createHash('sha256').update(text).digest('base64url');
 }
 
-/** What a sealed stored answer is bound to: the tenant and the idempotency record (KMS encryption context). */
-const sealContext = (call: IdempotentCall) => ({ tenant_uuid: call.tenantId, idempotency_key_sha256: createHash('sha256').update(JSON.stringify([call.userId, call.route, call.key])).digest('base64url') });
-
 /**
  * An answer that holds a secret (a new webhook's signing secret) is stored for replays sealed with the secret box
- * (KMS deployed), never in clear; the caller gets it opened, first time and on every replay alike.
+ * (KMS deployed), bound to the idempotency record (its key starts with the tenant), never in clear; the caller
+ * gets it opened, first time and on every replay alike.
  */
-async function sealBody(result: Result, context: Record<string, string>): Promise<Result> {
+async function sealedBody(result: Result, recordKey: string, direction: 'seal' | 'open'): Promise<Result> {
+  if (result.body === undefined) return result;
   const { secretBox } = await import('#shared/auth/secret-box.ts');
-  return result.body === undefined ? result : { ...result, body: await secretBox().seal(result.body, context) };
-}
-
-async function openBody(result: Result, context: Record<string, string>): Promise<Result> {
-  const { secretBox } = await import('#shared/auth/secret-box.ts');
-  return result.body === undefined ? result : { ...result, body: await secretBox().open(result.body, context) };
+  return { ...result, body: await secretBox()[direction](result.body, { idempotency_record: recordKey }) };
 }
 
 /** Thrown inside the idempotent section for a 5xx answer, so Powertools drops the record (the key is not kept). */
@@ -93,14 +87,14 @@ export async function runIdempotent(
       // Ids seeded by the request: a retry after a crash between commit and record names the same records (shared/ids.ts).
       const result = await withIdSeed(`${idempotencyRecordKey(call)}#${call.body_hash}`, run);
       if ((result.statusCode ?? 200) >= 500) throw new ServerErrorResult(result);
-      return scope.sealed ? sealBody(result, sealContext(call)) : result;
+      return scope.sealed ? sealedBody(result, idempotencyRecordKey(call), 'seal') : result;
     },
     { persistenceStore: idempotencyStoreFor(config.tableName, scope.db), config: idempotencyConfig },
   );
   const call: IdempotentCall = { tenantId: scope.tenantId, userId: scope.userId, route: scope.route, key: scope.key, body_hash: bodyHash(scope.body) };
   try {
     const result = (await once(call)) as Result;
-    return scope.sealed ? await openBody(result, sealContext(call)) : result;
+    return scope.sealed ? await sealedBody(result, idempotencyRecordKey(call), 'open') : result;
   } catch (err) {
     if (err instanceof ServerErrorResult) return err.result;
     const name = (err as Error)?.name;
