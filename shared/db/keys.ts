@@ -14,6 +14,10 @@
  *             strongly consistent Query: see store.ts removeUnreferenced and docs/data-model.md)
  *  - unique:  PK = T#t#unique#<name>#<value>  SK = #              (uniqueness claim: user email, label name, short_id)
  *  - misc:    PK = T#t#<kind>#<id>            SK = <anything>     (counters, throttles, per-entity side items)
+ *  - read-model entry (kept by the change stream, shared/stream/read-models/):
+ *             PK = T#t#goal#<id>              SK = RM#<name>[#<value>]   GSI1 as an entry (a composite list)
+ *  - read-model counter shard: PK = T#t#goalcount#<kind>#<dimension>#<shard>  SK = #
+ *  - read-model state (built for the tenant?): PK = T#t#read_models#goals  SK = #
  */
 export const ENTITY_SK = '#';
 export const ENTRY_SK_PREFIX = 'IX#';
@@ -45,7 +49,16 @@ export const keys = {
   unique: (tenantId: string, name: string, value: string) => ({ PK: `${tenantPrefix(tenantId)}unique#${name}#${value}`, SK: ENTITY_SK }),
 
   misc: (tenantId: string, kind: string, id: string, sk = ENTITY_SK) => ({ PK: `${tenantPrefix(tenantId)}${kind}#${id}`, SK: sk }),
+
+  /** A read-model entry of an entity, in the entity's own partition (`RM#<name>`), indexed on GSI1 like an entry. */
+  readModelEntry: (tenantId: string, type: string, id: string, name: string) => ({ PK: `${tenantPrefix(tenantId)}${type}#${id}`, SK: `${READ_MODEL_SK_PREFIX}${name}` }),
+  /** One shard of an exact counter of a goal kind's list along one dimension (`all`, `status:on_track`, `owner:<u>|status:<s>`, ...). */
+  goalCounter: (tenantId: string, kind: string, dimension: string, shard: number) => ({ PK: `${tenantPrefix(tenantId)}goalcount#${kind}#${dimension}#${shard}`, SK: ENTITY_SK }),
+  /** Whether a tenant's goal read models are complete (written when the tenant is created, or by the backfill). */
+  readModelState: (tenantId: string) => ({ PK: `${tenantPrefix(tenantId)}read_models#goals`, SK: ENTITY_SK }),
 };
+
+export const READ_MODEL_SK_PREFIX = 'RM#';
 
 /** The id at the end of a list sort key (`<created_at>#<id>`). */
 export function idFromListSortKey(sk: string): string {

@@ -302,6 +302,14 @@ export async function getSide(ctx: DataCtx, key: SideKey, consistent = true): Pr
   return out.Item ? withoutKeys(out.Item) : undefined;
 }
 
+/** Many side items by key (BatchGetItem, 100 per call, the calls in parallel); absent keys are absent from the map, keyed `PK SK`. */
+export async function getSides(ctx: DataCtx, sideKeys: SideKey[], consistent = false): Promise<Map<string, SideItem>> {
+  const chunks: SideKey[][] = [];
+  for (let i = 0; i < sideKeys.length; i += 100) chunks.push(sideKeys.slice(i, i + 100));
+  const found = (await Promise.all(chunks.map((c) => batchGet(ctx, c, consistent)))).flat();
+  return new Map(found.map((i) => [`${i.PK as string} ${i.SK as string}`, withoutKeys(i)]));
+}
+
 /** Side items of one base-table partition in sort-key order (`forward: false`: newest first), with their SK. */
 export async function querySide(ctx: DataCtx, partitionKey: string, opts: { forward?: boolean; limit?: number; consistent?: boolean } = {}): Promise<Array<SideItem & { SK: string }>> {
   if (!storable(partitionKey)) return [];
@@ -536,9 +544,18 @@ export class WriteTx {
     return this.add({ Put: { TableName: tableName(), Item: { ...attrs, ...key }, ...(condition ? { ConditionExpression: condition, ...e.attrs() } : {}) } }, opts.onFail);
   }
 
-  /** Deletes a side item (no condition: deleting an absent item is a no-op). */
-  deleteSide(key: SideKey): this {
-    return this.add({ Delete: { TableName: tableName(), Key: key } });
+  /** Deletes a side item (no condition: deleting an absent item is a no-op), or only if `opts.if` holds. */
+  deleteSide(key: SideKey, opts: { if?: ItemCondition; onFail?: () => AppError } = {}): this {
+    const e = new Expr();
+    const condition = e.condition(opts.if);
+    return this.add({ Delete: { TableName: tableName(), Key: key, ...(condition ? { ConditionExpression: condition, ...e.attrs() } : {}) } }, opts.onFail);
+  }
+
+  /** Adds to numeric attributes of a side item, creating the item and the attributes at 0 if absent (counters). */
+  incrementSide(key: SideKey, add: Record<string, number>): this {
+    const e = new Expr();
+    const parts = Object.entries(add).map(([a, n]) => `${e.name(a)} ${e.value(n)}`);
+    return this.add({ Update: { TableName: tableName(), Key: key, UpdateExpression: `ADD ${parts.join(', ')}`, ...e.attrs() } });
   }
 
   /** Sets attributes of a side item and adds to numeric ones (e.g. its version `v`), optionally conditioned. */

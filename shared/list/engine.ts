@@ -1,24 +1,21 @@
 import { keys } from '#shared/db/keys.ts';
 import { entryPartitionOf, getEntities, queryList, type BaseRecord, type DataCtx, type EntityDef, type EntryList, type ListEntry } from '#shared/db/store.ts';
-import { BadRequestError } from '#shared/errors.ts';
-import { attributeMap, matchValue, parseFilters, type AttrType, type ParsedFilter } from '#shared/list/filter.ts';
+import { attributeMap, matchValue, parseFilters, type AttrType, type ParsedFilter, type ParsedSort } from '#shared/list/filter.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
-import { parsePageParams } from '#shared/list/params.ts';
+import { parsePageParams, type PageParams } from '#shared/list/params.ts';
 
 /**
  * The list planner and executor shared by every list endpoint.
  *
- * Plan: one filter that an index can serve (eq/in on an attribute with `index`) becomes the *driver*: the
- * list is read from that index's partition(s) instead of the resource's whole list. Every other filter is a
- * *residual*, checked on the fetched items. With no residual, paging walks index keys only (projected
- * id/vis/acl/state) and fetches just the page's items; with residuals it fetches candidates 100 at a time
- * and stops once the page (plus one record, to know `next`) is found. A residual-only scan is bounded by
- * MAX_EXAMINED items; past that the request is refused with a hint to add an indexed filter.
+ * Plan: a resource may plan itself from its read models (`ListResource.plan`: the goal lists pick the most
+ * selective composite list the counters point to, and take `count` from them). Otherwise one filter that an
+ * index can serve (eq/in on an attribute with `index`) becomes the *driver*: the list is read from that
+ * index's partition(s) instead of the resource's whole list. Every other filter is a *residual*, checked on
+ * the fetched items. With no residual, paging walks index keys only (projected id/vis/acl/state) and fetches
+ * just the page's items; with residuals it fetches candidates in batches sized to what the page still needs
+ * and stops once the page (plus one record, to know `next`) is found. Nothing is refused for size: a broad
+ * residual filter reads what it must (docs/architecture.md, "Filters").
  */
-export const MAX_EXAMINED = 10_000;
-/** Cap on entries gathered from drivers that are not partitions (ancestor walks, id lists) before sorting. */
-export const MAX_COLLECTED = 20_000;
-
 export type IndexSource = { partitions: string[] } | { entries: ListEntry[] } | { ids: string[] };
 
 export interface AttrDef<R> {
@@ -44,6 +41,31 @@ export const entryIndex = (of: EntryList) => async (values: unknown[], env: Inde
   partitions: (values as string[]).map((v) => env.entryPartition(of, v)),
 });
 
+/** What a resource's own planner sees: the parsed query, before anything is read. */
+export interface ListQuery {
+  filters: ParsedFilter[];
+  sort?: ParsedSort;
+  page: PageParams;
+  env: IndexEnv;
+}
+
+/** A plan a resource made from its read models (see ListResource.plan). */
+export interface ListPlan<R> {
+  source: IndexSource;
+  /** Filters the source serves: not residuals; `verify` re-checks them on the fetched items (read models lag the table). */
+  served: ParsedFilter[];
+  verify?(r: R): boolean;
+  /** The source yields records in the order `q[s]` asks (no in-memory sort), `descending` when read backwards. */
+  ordered?: boolean;
+  descending?: boolean;
+  /**
+   * The exact number of records the list holds for this caller (from counters): `count=true` walks nothing.
+   * A promise lets the page's keys be read meanwhile; resolving undefined, on a plan without residuals, makes
+   * the engine walk on to count.
+   */
+  count?: number | Promise<number | undefined>;
+}
+
 export interface ListResource<R extends BaseRecord> {
   /** `type` in the response (`user`, `objective`, ...). */
   type: string;
@@ -53,6 +75,8 @@ export interface ListResource<R extends BaseRecord> {
   attributes: Record<string, AttrDef<R>>;
   /** Attributes tried as driver first, most selective first. Defaults to declaration order. */
   driverOrder?: string[];
+  /** A plan from the resource's read models, or undefined for the generic plan (driver + residuals). */
+  plan?(query: ListQuery): Promise<ListPlan<R> | undefined>;
 }
 
 export interface ListRun<R> {
@@ -80,24 +104,23 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   await run.afterParse?.();
   const env: IndexEnv = { ctx: run.ctx, loader: run.loader, entryPartition: (of, value) => entryPartitionOf(run.ctx, of, value) };
 
-  const order = resource.driverOrder ?? [...attributes.keys()];
-  const driver = filters
-    .filter((f) => (f.predicate === 'eq' || f.predicate === 'in') && attributes.get(f.attribute)!.index)
-    .sort((a, b) => rank(order, a.attribute) - rank(order, b.attribute))[0];
-  const source: IndexSource = driver
-    ? await attributes.get(driver.attribute)!.index!(driver.predicate === 'in' ? (driver.value as unknown[]) : [driver.value], env)
-    : { partitions: resource.lists.map((l) => keys.entityList(run.ctx.tenantId, l)) };
-  const residual = filters.filter((f) => f !== driver);
+  const plan = (await resource.plan?.({ filters, sort, page, env })) ?? (await genericPlan(resource, attributes, filters, env));
+  const source = plan.source;
+  const residual = filters.filter((f) => !plan.served.includes(f));
 
-  const descending = sort?.attribute === 'created_at' && sort.direction === 'desc';
-  const memorySort = sort && sort.attribute !== 'created_at' ? sort : undefined;
-  const needItems = residual.length > 0 || !!memorySort || !!run.itemFilter;
+  const descending = plan.ordered ? !!plan.descending : sort?.attribute === 'created_at' && sort.direction === 'desc';
+  const memorySort = sort && sort.attribute !== 'created_at' && !plan.ordered ? sort : undefined;
+  const needItems = residual.length > 0 || !!memorySort || !!run.itemFilter || !!plan.verify;
+  // keys only: the page is read while a promised count is on its way (counted on by walking if it does not come)
+  const speculative = page.count && plan.count instanceof Promise && !needItems;
+  let knownCount = page.count && !speculative ? await plan.count : undefined;
+  const walkAll = page.count && !speculative && knownCount === undefined; // count=true without a counter: every matching key is walked
   const skip = (page.page - 1) * page.perPage + page.offset;
   const wanted = skip + page.perPage + 1; // one past the page tells whether there is a next page
 
   // Read no more index keys than the page needs (plus slack for entries the caller cannot see): a Query
-  // without Limit would read up to 1 MB of keys for a 20-record page.
-  const firstChunk = page.count || memorySort ? undefined : Math.min(wanted + 10, 1000);
+  // without Limit would read up to 1 MB of keys for a 20-record page. A deep page's keys come in one Query.
+  const firstChunk = walkAll || memorySort ? undefined : Math.min(wanted + 10, 3000);
   const entries = entryStream(run, resource, source, descending, firstChunk);
   const accepted = (e: ListEntry) => !run.entryFilter || run.entryFilter(e, filters);
 
@@ -107,28 +130,31 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
 
   if (!needItems) {
     const pageIds: string[] = [];
-    for await (const e of entries) {
-      if (!accepted(e)) continue;
-      if (total >= skip && total < skip + page.perPage) pageIds.push(e.id);
+    // next() by hand: a for-await `break` would close the stream, and a promised count that does not come walks on
+    for (let r = await entries.next(); !r.done; r = await entries.next()) {
+      if (!accepted(r.value)) continue;
+      if (total >= skip && total < skip + page.perPage) pageIds.push(r.value.id);
       total++;
-      if (!page.count && total >= wanted) break;
+      if (!walkAll && total >= wanted) break;
+    }
+    if (speculative && (knownCount = await plan.count) === undefined) {
+      for (let r = await entries.next(); !r.done; r = await entries.next()) if (accepted(r.value)) total++;
     }
     hasNext = total > skip + page.perPage;
     pageRecords = await run.loader.many(resource.entity, pageIds); // the loader keeps id order and skips vanished items
   } else {
     const matched: R[] = [];
-    let examined = 0;
     let batch: ListEntry[] = [];
     const flush = async () => {
-      examined += batch.length;
-      if (examined > MAX_EXAMINED) {
-        throw new BadRequestError(`This filter would read more than ${MAX_EXAMINED} records; add a filter an index can serve (${indexed(resource)})`, [{ code: 'filter_too_broad', message: 'add an indexed filter' }]);
-      }
-      const records = await run.loader.many(resource.entity, batch.map((e) => e.id));
+      // a long walk reads up to 10 batches of 100 items at once (each BatchGetItem holds 100)
+      const chunks: string[][] = [];
+      for (let i = 0; i < batch.length; i += 100) chunks.push(batch.slice(i, i + 100).map((e) => e.id));
+      const records = (await Promise.all(chunks.map((ids) => run.loader.many(resource.entity, ids)))).flat();
       batch = [];
       const keep = run.itemFilter ? await run.itemFilter(records) : undefined;
       for (const [i, r] of records.entries()) {
         if (keep && !keep[i]) continue;
+        if (plan.verify && !plan.verify(r)) continue;
         if (await matchesAll(r, residual, attributes, run.loader)) {
           if (memorySort) matched.push(r);
           else {
@@ -138,24 +164,27 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
         }
       }
     };
-    // Fetch candidates in batches sized to what the page still needs (doubling up to 100), so a selective
-    // driver with a residual filter reads about what it returns.
+    // Fetch candidates in batches sized to what the page still needs (doubling up to 1,000), so a selective
+    // driver with a residual filter reads about what it returns, and a broad one walks at ten batches a step.
     let lastBatch = 0;
     for await (const e of entries) {
       if (!accepted(e)) continue;
       batch.push(e);
-      const need = memorySort || page.count ? 100 : Math.min(100, Math.max(wanted - total, lastBatch * 2, 1));
+      const need = memorySort || walkAll ? 1000 : Math.min(1000, Math.max(wanted - total, lastBatch * 2, 1));
       if (batch.length >= need) {
         lastBatch = batch.length;
         await flush();
       }
-      if (!memorySort && !page.count && total >= wanted) break;
+      if (!memorySort && !walkAll && total >= wanted) break;
     }
     if (batch.length) await flush();
     if (memorySort) {
       const attr = attributes.get(memorySort.attribute)!;
       const keyed = await Promise.all(matched.map(async (r) => ({ r, k: await attr.get(r, run.loader) })));
-      keyed.sort((a, b) => compare(a.k, b.k) * (memorySort.direction === 'desc' ? -1 : 1));
+      // `matched` is in creation order and the sort is stable, so ties keep it; desc is exactly asc reversed
+      // (ties newest first), the order a sorted index read backwards gives (goal lists' read models)
+      keyed.sort((a, b) => compare(a.k, b.k));
+      if (memorySort.direction === 'desc') keyed.reverse();
       total = keyed.length;
       pageRecords = keyed.slice(skip, skip + page.perPage).map((x) => x.r);
     }
@@ -170,10 +199,20 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
       offset: page.offset,
       next: hasNext ? page.page + 1 : null,
       prev: page.page > 1 ? page.page - 1 : null,
-      ...(page.count ? { count: total } : {}),
+      ...(page.count ? { count: knownCount ?? total } : {}),
     },
     filters: echo,
   };
+}
+
+/** The generic plan: the first index-served eq/in filter in the resource's driver order, else the whole list. */
+async function genericPlan<R extends BaseRecord>(resource: ListResource<R>, attributes: ReadonlyMap<string, AttrDef<R>>, filters: ParsedFilter[], env: IndexEnv): Promise<ListPlan<R>> {
+  const order = resource.driverOrder ?? [...attributes.keys()];
+  const driver = filters
+    .filter((f) => (f.predicate === 'eq' || f.predicate === 'in') && attributes.get(f.attribute)!.index)
+    .sort((a, b) => rank(order, a.attribute) - rank(order, b.attribute))[0];
+  if (!driver) return { source: { partitions: resource.lists.map((l) => keys.entityList(env.ctx.tenantId, l)) }, served: [] };
+  return { source: await attributes.get(driver.attribute)!.index!(driver.predicate === 'in' ? (driver.value as unknown[]) : [driver.value], env), served: [driver] };
 }
 
 async function matchesAll<R extends BaseRecord>(r: R, filters: ParsedFilter[], attributes: ReadonlyMap<string, AttrDef<R>>, loader: Loader): Promise<boolean> {
@@ -188,11 +227,14 @@ async function matchesAll<R extends BaseRecord>(r: R, filters: ParsedFilter[], a
 async function* partitionStream(ctx: DataCtx, partition: string, descending: boolean, firstChunk: number | undefined): AsyncGenerator<ListEntry> {
   let startKey: Record<string, unknown> | undefined;
   let limit = firstChunk;
+  let first = true;
   do {
     const page = await queryList(ctx, partition, { forward: !descending, startKey, limit });
     yield* page.entries;
     startKey = page.lastKey;
-    if (limit) limit = Math.min(limit * 2, 1000); // further reads mean filtered-out entries: grow the chunk
+    // further reads mean filtered-out entries (or a merge reading on): start small again and grow
+    if (limit) limit = first ? Math.min(50, Math.max(10, limit)) : Math.min(limit * 2, 1000);
+    first = false;
   } while (startKey);
 }
 
@@ -224,7 +266,7 @@ async function* mergeStreams(streams: AsyncGenerator<ListEntry>[], descending: b
 
 async function* entryStream<R extends BaseRecord>(run: ListRun<R>, resource: ListResource<R>, source: IndexSource, descending: boolean, firstChunk: number | undefined): AsyncGenerator<ListEntry> {
   if ('partitions' in source) {
-    const perPartition = firstChunk === undefined ? undefined : Math.max(10, Math.ceil(firstChunk / source.partitions.length) + 5);
+    const perPartition = firstChunk === undefined ? undefined : Math.ceil((firstChunk - 10) / source.partitions.length) + 1; // each grows when the merge needs more
     const streams = source.partitions.map((p) => partitionStream(run.ctx, p, descending, source.partitions.length === 1 ? firstChunk : perPartition));
     yield* streams.length === 1 ? streams[0]! : mergeStreams(streams, descending);
     return;
@@ -233,7 +275,6 @@ async function* entryStream<R extends BaseRecord>(run: ListRun<R>, resource: Lis
   if ('entries' in source) {
     collected = source.entries;
   } else {
-    if (source.ids.length > MAX_COLLECTED) throw tooBroad();
     const found = await getEntities(run.ctx, resource.entity, source.ids);
     collected = [];
     for (const s of found.values()) {
@@ -247,9 +288,7 @@ async function* entryStream<R extends BaseRecord>(run: ListRun<R>, resource: Lis
   yield* unique;
 }
 
-const tooBroad = () => new BadRequestError(`This filter matches more than ${MAX_COLLECTED} records; narrow it`, [{ code: 'filter_too_broad', message: 'narrow the filter' }]);
 const rank = (order: string[], a: string) => (order.indexOf(a) === -1 ? order.length : order.indexOf(a));
-const indexed = <R extends BaseRecord>(resource: ListResource<R>) => Object.entries(resource.attributes).filter(([, a]) => a.index).map(([n]) => n).join(', ');
 
 function compare(a: unknown, b: unknown): number {
   const na = a === null || a === undefined;

@@ -4,6 +4,7 @@ import { currentValuesProjection } from '#shared/stream/current-values.ts';
 import { historyProjection } from '#shared/stream/projections/history.ts';
 import { rollupProjection } from '#shared/stream/rollups.ts';
 import { outboundEventsProjection } from '#shared/stream/projections/events.ts';
+import { goalReadModelsProjection } from '#shared/stream/read-models/projection.ts';
 
 /**
  * Every projection the change stream feeds, in the order each change is offered to them (one line each; a
@@ -16,4 +17,5 @@ export const projections: readonly Projection[] = [
   accessRequestNoticesProjection,
   historyProjection,
   outboundEventsProjection,
+  goalReadModelsProjection,
 ];

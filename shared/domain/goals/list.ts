@@ -4,17 +4,20 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
 import { childrenOfKind, goalEntity, goalsByDelegate, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { ancestorsOf, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
+import { planGoalList } from '#shared/domain/goals/list-plan.ts';
 import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { teamEntity, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
-import { BadRequestError } from '#shared/errors.ts';
 import { runList, type AttrDef, type IndexEnv, type IndexSource, type ListResource, entryIndex } from '#shared/list/engine.ts';
 import type { AttrType } from '#shared/list/filter.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 
 /**
  * Goal lists (spec filter table + contract 4), one resource per kind over the kind's list `<kind>`.
+ *
+ * On a large list, status (alone or with a period, owner, label or team), count=true and the last-check-in
+ * order are planned from the read models first (list-plan.ts); otherwise the generic plan below.
  *
  * Index-served (eq/in), so a filtered page reads only the entries of that index and the page's items:
  * uuid and short_id (item reads by id), time_period_uuid, owners_uuid, teams_uuid, labels_uuid,
@@ -110,6 +113,7 @@ function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRe
     entity: goalEntity,
     lists: [kind],
     // most selective first: a single goal, a parent's children, a person's or label's goals, a subtree, a team's, a period's
+    plan: (query) => planGoalList({ kind, seesAll: sight.all }, query),
     driverOrder: ['uuid', 'short_id', 'links_as_child_ancestor_uuid', 'links_as_child_uuid', 'delegates_uuid', 'owners_uuid', 'labels_uuid', 'labels_name', 'ancestors_uuid', 'teams_uuid', 'time_period_uuid'],
     attributes: {
       uuid: attr('string', (g) => g.uuid, (values, env) => byIds(kind, values as string[], env)),
@@ -166,8 +170,7 @@ function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRe
       links_as_child_contribution_percent: attr('number', async (g, l) => (await links(g, l)).map((p) => p.contribution_percent)),
       ancestors_uuid: attr('string', ancestors((a) => a.uuid), async (values, env) => {
         const roots = await visibleGoalIds(values as string[], env, sight);
-        const walk = await walkDescendants(env.ctx, roots, { kind, limit: MAX_SUBTREE, through: sight.all ? undefined : sight.entry });
-        if (walk.truncated) throw new BadRequestError(`q[ancestors_uuid] names a hierarchy of more than ${MAX_SUBTREE} goals; add a narrower filter (links_as_child_ancestor_uuid for direct children)`, [{ field: 'q[ancestors_uuid]', code: 'filter_too_broad', message: 'hierarchy too large' }]);
+        const walk = await walkDescendants(env.ctx, roots, { kind, through: sight.all ? undefined : sight.entry });
         return { entries: walk.kindEntries };
       }),
       ancestors_type: attr('string', ancestors((a) => a.type)),
@@ -181,9 +184,6 @@ function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRe
     },
   };
 }
-
-/** Largest subtree `ancestors_uuid` walks (one index Query per goal that has children). */
-const MAX_SUBTREE = 5_000;
 
 /** The kind's list as the caller sees it (the hierarchy filters depend on what it can see). */
 export async function listGoals(ctx: DomainCtx, kind: GoalKind, pairs: Array<[string, string]>) {

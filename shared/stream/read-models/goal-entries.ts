@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import { keys } from '#shared/db/keys.ts';
+import { goalAcl, goalState, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+
+/**
+ * The goal read models (docs/data-model.md, "Read models"), as pure functions of one goal record.
+ *
+ * Each goal that is not discarded has a few read-model entries in its own partition (`RM#<name>`), each
+ * indexed on GSI1 under a composite list the store's entries cannot give (an item has one GSI1 key):
+ *  - `RM#status`         → `<kind>@rm_status#<status>#<shard 0-1>`      status alone (sharded: every status change of the kind)
+ *  - `RM#period`         → `<kind>@rm_period_status#<period>#<status>`  status within a period
+ *  - `RM#owner#<user>`   → `<kind>@rm_owner_status#<user>#<status>`     an owner's goals with a status
+ *  - `RM#label#<label>`  → `<kind>@rm_label_status#<label>#<status>`
+ *  - `RM#team#<team>`    → `<kind>@rm_team_status#<team>#<status>`
+ *  - `RM#checkin`        → `<kind>@rm_checkin#<shard 0-15>`, sort key `<last_checkin_date|~>#<created_at>#<id>`
+ *    (last check-in date order; sharded: every check-in moves it)
+ * and counts along the dimensions it names (`dims`): an exact counter per dimension is the number of
+ * entries naming it, kept in the same transaction as the entry (goal-sync.ts).
+ */
+
+export const STATUS_SHARDS = 2;
+export const CHECKIN_SHARDS = 16;
+/**
+ * Each counter is split over this many items, so no counter item takes a large tenant's whole write rate. The
+ * change stream adds a goal to the first STREAM_COUNTER_SHARDS (by its uuid); the backfill's workers each to
+ * one of the others, so a backfill running beside the stream never contends with it for a counter item.
+ */
+export const COUNTER_SHARDS = 4;
+export const STREAM_COUNTER_SHARDS = 2;
+/** The sort key value of a goal never checked in: after every date, so `asc` lists them last (as the in-memory sort did). */
+export const NEVER_CHECKED_IN = '~';
+
+/** The read-model dimensions a list filter can be counted on. */
+export const dim = {
+  all: 'all',
+  status: (s: string) => `status:${s}`,
+  period: (p: string) => `period:${p}`,
+  periodStatus: (p: string, s: string) => `period:${p}|status:${s}`,
+  owner: (u: string) => `owner:${u}`,
+  ownerStatus: (u: string, s: string) => `owner:${u}|status:${s}`,
+  label: (l: string) => `label:${l}`,
+  labelStatus: (l: string, s: string) => `label:${l}|status:${s}`,
+  team: (t: string) => `team:${t}`,
+  teamStatus: (t: string, s: string) => `team:${t}|status:${s}`,
+};
+
+/** The composite lists (GSI1 entry-list names under the goal's kind). */
+export const RM_LIST = {
+  status: 'rm_status',
+  periodStatus: 'rm_period_status',
+  ownerStatus: 'rm_owner_status',
+  labelStatus: 'rm_label_status',
+  teamStatus: 'rm_team_status',
+  checkin: 'rm_checkin',
+} as const;
+
+/** A stable small number from a goal uuid (its last hex digits), so one goal always lands on the same shard. */
+export function shardOf(uuid: string, shards: number): number {
+  const tail = /^[0-9a-f]{4}$/i.test(uuid.slice(-4)) ? parseInt(uuid.slice(-4), 16) : createHash('sha1').update(uuid).digest().readUInt16BE(0);
+  return tail % shards;
+}
+
+/** One desired read-model entry: where it is indexed, what it counts, and its list envelope. */
+export interface ReadModelEntry {
+  /** `RM#...` sort key in the goal's partition. */
+  sk: string;
+  gsiPk: string;
+  gsiSk: string;
+  /** Counter dimensions this entry adds one to. */
+  dims: string[];
+  /** The goal is limited (counters keep the limited share apart: exact for a caller only when it is 0). */
+  limited: boolean;
+  vis: string;
+  acl?: string[];
+  state?: string;
+}
+
+/** What an entry is, in one string: two entries with the same fingerprint need no write. */
+export const fingerprint = (e: Pick<ReadModelEntry, 'gsiPk' | 'gsiSk' | 'dims' | 'limited' | 'vis' | 'acl' | 'state'>) =>
+  JSON.stringify([e.gsiPk, e.gsiSk, e.dims, e.limited, e.vis, e.acl ?? null, e.state ?? null]);
+
+/** The partition of one value of a composite list of a kind. */
+export const rmPartition = (tenantId: string, kind: GoalKind, list: string, value: string) => keys.entryList(tenantId, kind, list, value);
+
+export const checkinSortKey = (g: Pick<GoalRecord, 'last_checkin_date' | 'created_at' | 'uuid'>) => `${g.last_checkin_date ?? NEVER_CHECKED_IN}#${keys.listSortKey(g.created_at, g.uuid)}`;
+
+/** The entries a goal should have now (none when it is discarded or gone). */
+export function desiredEntries(tenantId: string, g: GoalRecord | undefined): ReadModelEntry[] {
+  if (!g || goalState(g) === 'discarded') return [];
+  const s = g.current_status;
+  const limited = g.visibility === 'limited';
+  const env = { limited, vis: g.visibility, ...(limited ? { acl: goalAcl(g) } : {}), ...(goalState(g) ? { state: goalState(g) } : {}) };
+  const created = keys.listSortKey(g.created_at, g.uuid);
+  const part = (list: string, value: string) => rmPartition(tenantId, g.type, list, value);
+  const out: ReadModelEntry[] = [
+    { sk: 'status', gsiPk: part(RM_LIST.status, `${s}#${shardOf(g.uuid, STATUS_SHARDS)}`), gsiSk: created, dims: [dim.all, dim.status(s)], ...env },
+    { sk: 'period', gsiPk: part(RM_LIST.periodStatus, `${g.time_period_uuid}#${s}`), gsiSk: created, dims: [dim.period(g.time_period_uuid), dim.periodStatus(g.time_period_uuid, s)], ...env },
+    { sk: 'checkin', gsiPk: part(RM_LIST.checkin, String(shardOf(g.uuid, CHECKIN_SHARDS))), gsiSk: checkinSortKey(g), dims: [], ...env },
+  ];
+  for (const u of new Set(g.owner_uuids)) out.push({ sk: `owner#${u}`, gsiPk: part(RM_LIST.ownerStatus, `${u}#${s}`), gsiSk: created, dims: [dim.owner(u), dim.ownerStatus(u, s)], ...env });
+  for (const l of new Set(g.label_uuids)) out.push({ sk: `label#${l}`, gsiPk: part(RM_LIST.labelStatus, `${l}#${s}`), gsiSk: created, dims: [dim.label(l), dim.labelStatus(l, s)], ...env });
+  for (const t of new Set(g.team_uuids)) out.push({ sk: `team#${t}`, gsiPk: part(RM_LIST.teamStatus, `${t}#${s}`), gsiSk: created, dims: [dim.team(t), dim.teamStatus(t, s)], ...env });
+  return out;
+}
+
+/** The entry as stored (what sync reads back). */
+export interface StoredEntry {
+  sk: string;
+  fp: string;
+  dims: string[];
+  limited: boolean;
+}
+
+/** Counter changes per dimension (`n`: goals, `nl`: limited goals) from replacing `before` by `after` (either may be absent). */
+export function counterDelta(before: Pick<StoredEntry, 'dims' | 'limited'> | undefined, after: Pick<ReadModelEntry, 'dims' | 'limited'> | undefined): Map<string, { n: number; nl: number }> {
+  const out = new Map<string, { n: number; nl: number }>();
+  const bump = (d: string, n: number, nl: number) => {
+    const cur = out.get(d) ?? { n: 0, nl: 0 };
+    out.set(d, { n: cur.n + n, nl: cur.nl + nl });
+  };
+  for (const d of before?.dims ?? []) bump(d, -1, before!.limited ? -1 : 0);
+  for (const d of after?.dims ?? []) bump(d, 1, after!.limited ? 1 : 0);
+  for (const [d, v] of out) if (v.n === 0 && v.nl === 0) out.delete(d);
+  return out;
+}

@@ -1,0 +1,149 @@
+import { describe, expect, it } from 'vitest';
+import { entryListPartition } from '#shared/db/entry-lists.ts';
+import type { GoalRecord } from '#shared/domain/goals/entity.ts';
+import { planGoalList, SMALL } from '#shared/domain/goals/list-plan.ts';
+import type { IndexEnv } from '#shared/list/engine.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
+import { parseFilters } from '#shared/list/filter.ts';
+import { parsePageParams } from '#shared/list/params.ts';
+import { counterDelta, desiredEntries, dim, fingerprint, shardOf } from '#shared/stream/read-models/goal-entries.ts';
+import type { GoalStats } from '#shared/stream/read-models/goal-sync.ts';
+
+const T = '11111111-1111-4111-8111-111111111111';
+const P = '22222222-2222-4222-8222-222222222222';
+const U = '33333333-3333-4333-8333-333333333333';
+const V = '44444444-4444-4444-8444-444444444444';
+
+const goal = (over: Partial<GoalRecord> = {}): GoalRecord =>
+  ({
+    uuid: '55555555-5555-4555-8555-55555555000a',
+    type: 'objective',
+    created_at: '2026-01-01T00:00:00.000Z',
+    current_status: 'on_track',
+    time_period_uuid: P,
+    owner_uuids: [U],
+    label_uuids: [],
+    team_uuids: [],
+    delegate_uuids: [],
+    visible_entities: [],
+    creator_uuid: U,
+    visibility: 'public',
+    discarded_at: null,
+    archived_at: null,
+    last_checkin_date: null,
+    ...over,
+  }) as GoalRecord;
+
+describe('goal read-model entries', () => {
+  it('one entry per list a goal is in, none when discarded', () => {
+    const entries = desiredEntries(T, goal({ label_uuids: [V, V] }));
+    expect(entries.map((e) => e.sk).sort()).toEqual(['checkin', `label#${V}`, `owner#${U}`, 'period', 'status'].sort());
+    expect(entries.find((e) => e.sk === 'period')!.gsiPk).toBe(`T#${T}#objective@rm_period_status#${P}#on_track`);
+    expect(entries.find((e) => e.sk === 'status')!.dims).toEqual([dim.all, dim.status('on_track')]);
+    expect(entries.find((e) => e.sk === 'checkin')!.gsiSk.startsWith('~#')).toBe(true);
+    expect(desiredEntries(T, goal({ last_checkin_date: '2026-02-03' })).find((e) => e.sk === 'checkin')!.gsiSk.startsWith('2026-02-03#')).toBe(true);
+    expect(desiredEntries(T, goal({ discarded_at: '2026-01-02T00:00:00.000Z' }))).toEqual([]);
+    expect(desiredEntries(T, undefined)).toEqual([]);
+  });
+
+  it('a status change moves each counter by one; a change of nothing counted moves none', () => {
+    const before = new Map(desiredEntries(T, goal()).map((e) => [e.sk, e]));
+    const after = new Map(desiredEntries(T, goal({ current_status: 'behind' })).map((e) => [e.sk, e]));
+    const owner = counterDelta(before.get(`owner#${U}`), after.get(`owner#${U}`));
+    expect(Object.fromEntries(owner)).toEqual({ [dim.ownerStatus(U, 'on_track')]: { n: -1, nl: 0 }, [dim.ownerStatus(U, 'behind')]: { n: 1, nl: 0 } });
+    expect(counterDelta(before.get('status'), before.get('status')).size).toBe(0);
+    const limited = desiredEntries(T, goal({ visibility: 'limited' })).find((e) => e.sk === 'status')!;
+    expect(Object.fromEntries(counterDelta(before.get('status'), limited))).toEqual({ [dim.all]: { n: 0, nl: 1 }, [dim.status('on_track')]: { n: 0, nl: 1 } });
+    expect(fingerprint(limited)).not.toBe(fingerprint(before.get('status')!));
+    expect(Object.fromEntries(counterDelta(undefined, before.get('status')))).toEqual({ [dim.all]: { n: 1, nl: 0 }, [dim.status('on_track')]: { n: 1, nl: 0 } });
+  });
+
+  it('shards are stable and in range', () => {
+    for (const id of ['55555555-5555-4555-8555-555555550000', '55555555-5555-4555-8555-55555555ffff', 'not-a-uuid']) {
+      const s = shardOf(id, 16);
+      expect(s).toBeGreaterThanOrEqual(0);
+      expect(s).toBeLessThan(16);
+      expect(shardOf(id, 16)).toBe(s);
+    }
+  });
+});
+
+describe('goal list planner', () => {
+  const env: IndexEnv = { ctx: { tenantId: T, db: undefined as never }, loader: {} as Loader, entryPartition: (of, v) => entryListPartition(T, of, v) };
+  const attributes = new Map(['current_status', 'status', 'time_period_uuid', 'owners_uuid', 'labels_uuid', 'teams_uuid', 'title', 'discarded_at', 'uuid', 'last_checkin_date'].map((a) => [a, { type: (a === 'last_checkin_date' ? 'date' : a === 'discarded_at' ? 'timestamp' : 'string') as 'string' }]));
+  const query = (qs: string) => {
+    const { page, rest } = parsePageParams([...new URLSearchParams(qs)]);
+    const { filters, sort } = parseFilters(rest, attributes);
+    return { filters, sort, page, env };
+  };
+  const stats = (counts: Record<string, number>, opts: { ready?: boolean; limited?: Record<string, number> } = {}) => {
+    const asked: string[][] = [];
+    const read = async (dims: string[]): Promise<GoalStats> => {
+      asked.push(dims);
+      return { ready: opts.ready ?? true, count: (d) => ({ n: counts[d] ?? 0, nl: opts.limited?.[d] ?? 0 }) };
+    };
+    return { read, asked };
+  };
+  const plan = (qs: string, s: ReturnType<typeof stats>, seesAll = true) => planGoalList({ kind: 'objective', seesAll }, query(qs), s.read);
+
+  it('a plain page and filters no read model serves take the generic plan without reading counters', async () => {
+    const s = stats({});
+    expect(await plan('page=3', s)).toBeUndefined();
+    expect(await plan('q[title_cont]=x', s)).toBeUndefined();
+    expect(await plan(`q[uuid_eq]=${U}&q[current_status_eq]=on_track`, s)).toBeUndefined();
+    expect(await plan('q[current_status_eq]=on_track&q[discarded_at_not_null]=1', s)).toBeUndefined();
+    expect(s.asked).toEqual([]);
+  });
+
+  it('a large list with a selective status: the status read model, re-checked on the goals', async () => {
+    const s = stats({ [dim.all]: 50_000, [dim.status('on_track')]: 30 });
+    const p = (await plan('q[current_status_eq]=on_track', s))!;
+    expect('partitions' in p.source && p.source.partitions).toEqual([`T#${T}#objective@rm_status#on_track#0`, `T#${T}#objective@rm_status#on_track#1`]);
+    expect(p.served.map((f) => f.attribute)).toEqual(['current_status']);
+    expect(p.verify!(goal())).toBe(true);
+    expect(p.verify!(goal({ current_status: 'behind' }))).toBe(false);
+    expect(p.count).toBeUndefined(); // not asked
+  });
+
+  it('a list about as small as the read model is read exactly (read-your-writes)', async () => {
+    const p = (await plan('q[current_status_eq]=on_track&count=true', stats({ [dim.all]: 13, [dim.status('on_track')]: 3 })))!;
+    expect('partitions' in p.source && p.source.partitions).toEqual([`T#${T}#objective`]);
+    expect(p.served).toEqual([]);
+    expect(p.count).toBeUndefined(); // walked
+  });
+
+  it('picks the smallest candidate: an association alone, or its composite with status', async () => {
+    const big = { [dim.period(P)]: 40_000, [dim.periodStatus(P, 'behind')]: 12, [dim.owner(U)]: 5, [dim.ownerStatus(U, 'behind')]: 2 };
+    const both = (await plan(`q[time_period_uuid_eq]=${P}&q[owners_uuid_eq]=${U}&q[current_status_eq]=behind`, stats(big)))!;
+    // the owner's own list holds 5 goals: exact and small, so it wins over the composites
+    expect('partitions' in both.source && both.source.partitions).toEqual([`T#${T}#objective@owner#${U}`]);
+    const composite = (await plan(`q[time_period_uuid_eq]=${P}&q[current_status_eq]=behind&count=true`, stats(big)))!;
+    expect(SMALL).toBeGreaterThan(12);
+    expect('partitions' in composite.source && composite.source.partitions).toEqual([`T#${T}#objective@rm_period_status#${P}#behind`]);
+    expect(composite.count).toBeUndefined(); // 12: small, walked
+  });
+
+  it('count=true from counters only when exact for the query and the caller', async () => {
+    const counts = { [dim.all]: 40_000, [dim.status('behind')]: 20_000, [dim.owner(U)]: 3_000, [dim.owner(V)]: 4_000 };
+    expect(await (await plan('count=true', stats(counts)))!.count).toBe(40_000);
+    expect((await plan('q[current_status_eq]=behind&count=true', stats(counts)))!.count).toBe(20_000);
+    expect((await plan('q[current_status_eq]=behind&q[title_cont]=x&count=true', stats(counts)))!.count).toBeUndefined(); // a residual
+    expect((await plan(`q[owners_uuid_in]=${U},${V}&count=true`, stats(counts)))!.count).toBeUndefined(); // a goal of both owners counts twice
+    expect((await plan(`q[owners_uuid_eq]=${V}&count=true`, stats(counts)))!.count).toBe(4_000);
+    const limited = stats(counts, { limited: { [dim.all]: 2 } });
+    expect(await (await plan('count=true', limited, false))!.count).toBeUndefined(); // a member may not see the limited ones
+    expect(await (await plan('count=true', limited, true))!.count).toBe(40_000);
+    expect((await plan('q[current_status_eq]=behind&count=true', limited, false))!.count).toBe(20_000); // none limited there
+  });
+
+  it('not ready: the generic plan', async () => {
+    expect(await plan('q[current_status_eq]=on_track', stats({ [dim.all]: 50_000 }, { ready: false }))).toBeUndefined();
+  });
+
+  it('last_checkin_date order: in memory on a small list, from the sharded order on a large one', async () => {
+    expect((await plan('q[s]=last_checkin_date desc', stats({ [dim.all]: 10 })))!.ordered).toBeUndefined();
+    const p = (await plan('q[s]=last_checkin_date desc&q[current_status_eq]=behind', stats({ [dim.all]: 50_000, [dim.status('behind')]: 20_000 })))!;
+    expect(p).toMatchObject({ ordered: true, descending: true, served: [] });
+    expect('partitions' in p.source && p.source.partitions).toHaveLength(16);
+  });
+});
