@@ -181,10 +181,8 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     if (memorySort) {
       const attr = attributes.get(memorySort.attribute)!;
       const keyed = await Promise.all(matched.map(async (r) => ({ r, k: await attr.get(r, run.loader) })));
-      // `matched` is in creation order and the sort is stable, so ties keep it; desc is exactly asc reversed
-      // (ties newest first), the order a sorted index read backwards gives (goal lists' read models)
-      keyed.sort((a, b) => compare(a.k, b.k));
-      if (memorySort.direction === 'desc') keyed.reverse();
+      // `matched` is in creation order and the sort is stable, so ties keep creation order in both directions
+      keyed.sort((a, b) => compare(a.k, b.k) * (memorySort.direction === 'desc' ? -1 : 1));
       total = keyed.length;
       pageRecords = keyed.slice(skip, skip + page.perPage).map((x) => x.r);
     }
