@@ -28,6 +28,8 @@ if (args.includes('--cold')) {
 }
 
 if (args.includes('--full')) {
+  // before the import: the logger reads its level when the domain modules load
+  Object.assign(process.env, { TENANT_RATE_LIMIT_RPS: '0', LOG_LEVEL: 'SILENT' });
   const { runFullBench } = await import('./lib/bench-full-seed-run.ts');
   process.exit(await runFullBench());
 }
