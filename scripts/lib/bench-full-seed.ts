@@ -30,7 +30,7 @@ import { createCheckin } from '#shared/domain/checkins/service.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { HISTORY_SK_PREFIX } from '#shared/domain/history/entity.ts';
 import { PATH_BY_KIND, type GoalKind } from '#shared/domain/goals/entity.ts';
-import { createGoal } from '#shared/domain/goals/service.ts';
+import { createGoal, updateGoal } from '#shared/domain/goals/service.ts';
 import { createLabel } from '#shared/domain/labels/service.ts';
 import { createTeam } from '#shared/domain/teams/service.ts';
 import { createTenant } from '#shared/domain/tenants.ts';
@@ -40,7 +40,7 @@ import { validateBody } from '#shared/http/api.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 import type { Log } from '#shared/logger.ts';
 import { CheckinCreateBody } from '#shared/schemas/checkins.ts';
-import { GoalCreateBody } from '#shared/schemas/goals.ts';
+import { GoalCreateBody, GoalUpdateBody } from '#shared/schemas/goals.ts';
 import { LabelCreateBody } from '#shared/schemas/labels.ts';
 import { TeamCreateBody } from '#shared/schemas/teams.ts';
 import { TimePeriodCreateBody } from '#shared/schemas/time-periods.ts';
@@ -82,6 +82,8 @@ export interface Refs {
 export type PlanOp =
   | { op: 'user' | 'team' | 'label' | 'period'; body: (r: Refs) => unknown }
   | { op: 'goal'; kind: GoalKind; level: number; body: (r: Refs) => unknown }
+  /** PUT of an existing goal (by plan index), e.g. its progress mode. */
+  | { op: 'update'; goal: number; body: (r: Refs) => unknown }
   | { op: 'checkin'; goal: number; body: (r: Refs) => unknown };
 
 const PERIODS = [
@@ -95,7 +97,8 @@ const STATUSES = ['on_track', 'behind', 'at_risk', 'in_progress'] as const;
 /**
  * Four levels, every goal in its tree's period, with an owner, a team and a label: company objectives (2.5 %),
  * team objectives under them (10 %), key results under those (30 %, with a metric) and initiatives under the
- * key results (the rest). Check-ins go to key results and initiatives round-robin (all of one goal's in a row,
+ * key results (the rest). The team objectives are then switched to rollup mode (as a client does: the mode is
+ * not a create field), so each key result's check-in moves its objective's rollup aggregate. Check-ins go to key results and initiatives round-robin (all of one goal's in a row,
  * dates rising through the period), statuses cycling, so `current_status` and `last_checkin_date` vary.
  */
 export function planCounts(size: SeedSize) {
@@ -107,7 +110,7 @@ export function planCounts(size: SeedSize) {
 }
 
 export function planLength(size: SeedSize): number {
-  return size.users + size.teams + size.labels + PERIODS.length + size.goals + size.checkins;
+  return size.users + size.teams + size.labels + PERIODS.length + size.goals + planCounts(size).levels[1]! + size.checkins;
 }
 
 export function* seedPlan(size: SeedSize): Generator<PlanOp> {
@@ -144,6 +147,8 @@ export function* seedPlan(size: SeedSize): Generator<PlanOp> {
     }
   }
 
+  for (let i = 0; i < levels[1]!; i++) yield { op: 'update', goal: first[1]! + i, body: () => ({ progress_mode: 'rollup' }) };
+
   const checkable = size.goals - first[2]!; // key results and initiatives
   if (checkable <= 0) return;
   const perGoal = Math.floor(size.checkins / checkable);
@@ -171,7 +176,7 @@ function remember(r: Refs, op: PlanOp, uuid: string, body: unknown) {
   else if (op.op === 'goal') {
     r.goals.push(uuid);
     r.goalKinds.push(op.kind);
-  } else r.checkins.push(uuid);
+  } else if (op.op === 'checkin') r.checkins.push(uuid);
 }
 
 // ---------- the plan over the API (the small tenants, and the test's twin of a straight seed) ----------
@@ -183,6 +188,10 @@ export async function seedPlanOverApi(url: string, token: string, size: SeedSize
   const r = emptyRefs();
   for (const op of seedPlan(size)) {
     const body = op.body(r);
+    if (op.op === 'update') {
+      await must(url, token, 'PUT', `/rest/v2/${PATH_BY_KIND[r.goalKinds[op.goal]!]}/${r.goals[op.goal]}`, body);
+      continue;
+    }
     const path = op.op === 'goal' ? `/rest/v2/${PATH_BY_KIND[op.kind]}` : API_PATH[op.op];
     const res = await must(url, token, 'POST', path, body);
     remember(r, op, res.body.data.record.uuid as string, body);
@@ -319,7 +328,7 @@ export async function seedStraight(opts: StraightSeedOptions): Promise<StraightS
     }
     const body = op.body(r);
     const ctx = request(done);
-    let uuid: string;
+    let uuid: string | undefined;
     switch (op.op) {
       case 'user':
         uuid = (await createUser(ctx, validateBody(UserCreateBody, body).user)).uuid;
@@ -336,12 +345,15 @@ export async function seedStraight(opts: StraightSeedOptions): Promise<StraightS
       case 'goal':
         uuid = (await createGoal(ctx, op.kind, validateBody(GoalCreateBody, body))).goal.uuid;
         break;
+      case 'update':
+        await updateGoal(ctx, r.goalKinds[op.goal]!, r.goals[op.goal]!, validateBody(GoalUpdateBody, body));
+        break;
       case 'checkin':
         uuid = (await createCheckin(ctx, validateBody(CheckinCreateBody, body))).checkin.uuid;
         lastGoal = op.goal;
         break;
     }
-    remember(r, op, uuid, body);
+    if (uuid) remember(r, op, uuid, body);
     done++;
     sinceFlush++;
     if (done % 50 === 0) await new Promise((resolve) => setImmediate(resolve)); // the writes in flight get their turn

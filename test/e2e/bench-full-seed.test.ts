@@ -135,6 +135,11 @@ describe('bench full seed: straight into the table = over the API', () => {
     for (let m = 0; m < SIZE.teams; m++) await sameItems((s) => keys.entity(s.tenantId, 'team', s.refs.teams[m]!).PK);
     for (let u = 0; u < SIZE.users; u++) await sameItems((s) => keys.entity(s.tenantId, 'user', s.refs.users[u]!).PK);
 
+    // the team objectives roll up from their key results: the aggregate the check-ins move is stored on them
+    const teamObjective = straight.refs.goalKinds.indexOf('objective', 1);
+    const [stored] = await partition(keys.entity(straight.tenantId, 'goal', straight.refs.goals[teamObjective]!).PK);
+    expect(stored!.rec).toMatchObject({ progress_mode: 'rollup', rollup: { weight: expect.any(Number), sum: expect.any(Number) } });
+
     // a goal with check-ins has history, the same on both sides (straight: written by the projection in process)
     const krIndex = straight.refs.goalKinds.indexOf('key_result');
     const history = (await same((s) => `/rest/v2/key_results/${s.refs.goals[krIndex]}/history`)) as { records: unknown[] };
