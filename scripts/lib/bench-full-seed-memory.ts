@@ -24,8 +24,13 @@ export interface MemoryChange {
   at: string;
 }
 
-const GSI = TABLE_DEFINITION.globalSecondaryIndexes[0];
-const GSI_PROJECTED = new Set<string>(['PK', 'SK', GSI.partitionKey, GSI.sortKey, ...GSI.nonKeyAttributes]);
+interface IndexDef {
+  partitionKey: string;
+  sortKey: string;
+  nonKeyAttributes: readonly string[];
+}
+const INDEXES = new Map<string, IndexDef>(TABLE_DEFINITION.globalSecondaryIndexes.map((g) => [g.indexName, g]));
+const projectedOf = (g: IndexDef) => new Set<string>(['PK', 'SK', g.partitionKey, g.sortKey, ...g.nonKeyAttributes]);
 
 /** What the document client (removeUndefinedValues) stores: a deep copy without undefined values. */
 function stored(v: unknown): unknown {
@@ -59,7 +64,8 @@ const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 export class MemoryTable {
   private readonly base = new Map<string, Partition>();
-  private readonly gsi = new Map<string, Partition>();
+  /** Per index: its partitions by index partition key, items by `<index sort key> PK SK`. */
+  private readonly gsi = new Map<string, Map<string, Partition>>([...INDEXES.keys()].map((n) => [n, new Map()]));
   /** Keys written since the last `takeDirty` (what still has to be copied to DynamoDB Local). */
   private dirty = new Map<string, { PK: string; SK: string }>();
   /** Committed changes not yet taken by `takeChanges`, in commit order. */
@@ -98,7 +104,7 @@ export class MemoryTable {
       const part = this.base.get(pk);
       const item = part?.items.get(sk);
       if (!part || !item) continue;
-      if (item[GSI.partitionKey] !== undefined) this.gsi.get(item[GSI.partitionKey] as string)?.delete(this.gsiSortKey(item));
+      this.unindex(item);
       part.delete(sk);
       if (part.items.size === 0) this.base.delete(pk);
     }
@@ -115,24 +121,34 @@ export class MemoryTable {
     for (const i of items) this.write(i.PK as string, i.SK as string, copy(i), false);
   }
 
-  private gsiSortKey(item: Item) {
-    return `${item[GSI.sortKey] as string}\u0000${item.PK as string}\u0000${item.SK as string}`;
+  private static indexSortKey(g: IndexDef, item: Item) {
+    return `${item[g.sortKey] as string}\u0000${item.PK as string}\u0000${item.SK as string}`;
+  }
+
+  private unindex(item: Item) {
+    for (const [name, g] of INDEXES) if (typeof item[g.partitionKey] === 'string') this.gsi.get(name)!.get(item[g.partitionKey] as string)?.delete(MemoryTable.indexSortKey(g, item));
+  }
+
+  private index(item: Item) {
+    for (const [name, g] of INDEXES) {
+      // an item is in an index when it has both of the index's keys (sparse indexes)
+      if (typeof item[g.partitionKey] !== 'string' || typeof item[g.sortKey] !== 'string') continue;
+      const parts = this.gsi.get(name)!;
+      let p = parts.get(item[g.partitionKey] as string);
+      if (!p) parts.set(item[g.partitionKey] as string, (p = new Partition()));
+      p.set(MemoryTable.indexSortKey(g, item), item);
+    }
   }
 
   private write(pk: string, sk: string, item: Item | undefined, record = true): void {
     const part = this.base.get(pk);
     const before = part?.items.get(sk);
-    if (before?.[GSI.partitionKey] !== undefined) this.gsi.get(before[GSI.partitionKey] as string)?.delete(this.gsiSortKey(before));
+    if (before) this.unindex(before);
     if (item) {
       let p = part;
       if (!p) this.base.set(pk, (p = new Partition()));
       p.set(sk, item);
-      if (typeof item[GSI.partitionKey] === 'string' && typeof item[GSI.sortKey] === 'string') {
-        const gpk = item[GSI.partitionKey] as string;
-        let g = this.gsi.get(gpk);
-        if (!g) this.gsi.set(gpk, (g = new Partition()));
-        g.set(this.gsiSortKey(item), item);
-      }
+      this.index(item);
     } else part?.delete(sk);
     if (!record) return;
     this.dirty.set(`${pk}\u0000${sk}`, { PK: pk, SK: sk });
@@ -221,34 +237,71 @@ export class MemoryTable {
   }
 
   private query(input: Record<string, any>): unknown {
-    const v = input.ExpressionAttributeValues as Record<string, string>;
+    for (const unsupported of ['FilterExpression', 'ProjectionExpression', 'Select', 'AttributesToGet', 'QueryFilter']) {
+      if (input[unsupported] !== undefined) throw new Error(`MemoryTable: Query with ${unsupported} is not supported (the straight seed needs it: add it here)`);
+    }
+    const values = (input.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
+    const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
+    const attr = (t: string) => names[t] ?? t;
+    const g: IndexDef | undefined = input.IndexName ? INDEXES.get(input.IndexName as string) : undefined;
+    if (input.IndexName && !g) throw new Error(`MemoryTable: no index ${input.IndexName as string}`);
+    const pkName = g ? g.partitionKey : 'PK';
+    const skName = g ? g.sortKey : 'SK';
     const cond = (input.KeyConditionExpression as string).trim();
-    const onIndex = input.IndexName === GSI.indexName;
-    const m = /^(\w+) = (:\w+)(?: AND begins_with\(SK, (:\w+)\))?$/.exec(cond);
-    if (!m) throw new Error(`MemoryTable: key condition "${cond}" is not supported`);
-    const part = (onIndex ? this.gsi : this.base).get(v[m[2]!]!);
-    const prefix = m[3] ? v[m[3]] : undefined;
+    const m = /^([#\w]+)\s*=\s*(:\w+)(?:\s+AND\s+(.+))?$/s.exec(cond);
+    if (!m || attr(m[1]!) !== pkName) throw new Error(`MemoryTable: key condition "${cond}" is not supported`);
+    const part = (g ? this.gsi.get(input.IndexName as string)! : this.base).get(values[m[2]!] as string);
+    const onSortKey = sortKeyCondition(m[3], attr, values, skName, cond);
     let sks = part ? part.keys() : [];
-    if (prefix !== undefined) sks = sks.filter((s) => s.startsWith(prefix));
-    if (input.ScanIndexForward === false) sks = [...sks].reverse();
+    if (onSortKey) sks = sks.filter((k) => onSortKey(part!.items.get(k)![skName] as string));
+    const forward = input.ScanIndexForward !== false;
+    if (!forward) sks = [...sks].reverse();
     const start = input.ExclusiveStartKey as Item | undefined;
     let from = 0;
     if (start) {
-      const startSk = onIndex ? this.gsiSortKey(start) : (start.SK as string);
-      const forward = input.ScanIndexForward !== false;
-      from = sks.findIndex((s) => (forward ? compare(s, startSk) > 0 : compare(s, startSk) < 0));
+      const startSk = g ? MemoryTable.indexSortKey(g, start) : (start.SK as string);
+      from = sks.findIndex((k) => (forward ? compare(k, startSk) > 0 : compare(k, startSk) < 0));
       if (from < 0) from = sks.length;
     }
     const limit = typeof input.Limit === 'number' ? input.Limit : Infinity;
     const page = sks.slice(from, from + limit);
-    const Items = page.map((sk) => {
-      const item = part!.items.get(sk)!;
-      return onIndex ? copy(Object.fromEntries(Object.entries(item).filter(([k]) => GSI_PROJECTED.has(k)))) : copy(item);
+    const projected = g ? projectedOf(g) : undefined;
+    const Items = page.map((k) => {
+      const item = part!.items.get(k)!;
+      return projected ? copy(Object.fromEntries(Object.entries(item).filter(([a]) => projected.has(a)))) : copy(item);
     });
     const last = Items.length === limit && from + limit < sks.length ? Items[Items.length - 1] : undefined;
-    const LastEvaluatedKey = last ? (onIndex ? { PK: last.PK, SK: last.SK, [GSI.partitionKey]: last[GSI.partitionKey], [GSI.sortKey]: last[GSI.sortKey] } : { PK: last.PK, SK: last.SK }) : undefined;
+    const LastEvaluatedKey = last ? (g ? { PK: last.PK, SK: last.SK, [g.partitionKey]: last[g.partitionKey], [g.sortKey]: last[g.sortKey] } : { PK: last.PK, SK: last.SK }) : undefined;
     return { Items, Count: Items.length, ScannedCount: Items.length, LastEvaluatedKey };
   }
+}
+
+/** The sort-key part of a key condition (`begins_with`, `BETWEEN`, a comparison) as a test of the sort key's value. */
+function sortKeyCondition(text: string | undefined, attr: (t: string) => string, values: Record<string, unknown>, skName: string, whole: string): ((sk: string) => boolean) | undefined {
+  if (!text) return undefined;
+  const t = text.trim();
+  const fail = () => new Error(`MemoryTable: key condition "${whole}" is not supported`);
+  let m = /^begins_with\(\s*([#\w]+)\s*,\s*(:\w+)\s*\)$/.exec(t);
+  if (m) {
+    if (attr(m[1]!) !== skName) throw fail();
+    const prefix = values[m[2]!] as string;
+    return (sk) => sk.startsWith(prefix);
+  }
+  m = /^([#\w]+)\s+BETWEEN\s+(:\w+)\s+AND\s+(:\w+)$/.exec(t);
+  if (m) {
+    if (attr(m[1]!) !== skName) throw fail();
+    const lo = values[m[2]!] as string;
+    const hi = values[m[3]!] as string;
+    return (sk) => sk >= lo && sk <= hi;
+  }
+  m = /^([#\w]+)\s*(<=|>=|<|>|=)\s*(:\w+)$/.exec(t);
+  if (m) {
+    if (attr(m[1]!) !== skName) throw fail();
+    const v = values[m[3]!] as string;
+    const op = m[2]!;
+    return (sk) => (op === '<' ? sk < v : op === '<=' ? sk <= v : op === '>' ? sk > v : op === '>=' ? sk >= v : sk === v);
+  }
+  throw fail();
 }
 
 /** `a + b` / `a - b` at the top level (outside a function's parentheses), or just `a`. */
