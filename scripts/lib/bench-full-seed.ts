@@ -23,13 +23,13 @@
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { callerTeamUuids, type Caller } from '#shared/auth/caller.ts';
-import { keys } from '#shared/db/keys.ts';
+import { ENTRY_SK_PREFIX, keys, REFERENCE_SK_PREFIX } from '#shared/db/keys.ts';
 import { createTableInput } from '#shared/db/table.ts';
 import { sleep, type DataCtx } from '#shared/db/store.ts';
 import { createCheckin } from '#shared/domain/checkins/service.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { HISTORY_SK_PREFIX } from '#shared/domain/history/entity.ts';
-import { PATH_BY_KIND, type GoalKind } from '#shared/domain/goals/entity.ts';
+import { childrenOfGoal, childrenOfKind, GOAL_KINDS, goalEntity, PATH_BY_KIND, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { createGoal, updateGoal } from '#shared/domain/goals/service.ts';
 import { createLabel } from '#shared/domain/labels/service.ts';
 import { createTeam } from '#shared/domain/teams/service.ts';
@@ -236,9 +236,19 @@ export interface StraightSeedOptions {
   progress?: (line: string) => void;
 }
 
-/** Only items that are read again by later operations stay in memory once written: goals, directory, entries of goals. */
-const evictable = (pk: string, sk: string, tenant: string) =>
-  sk.startsWith(HISTORY_SK_PREFIX) || pk.startsWith(`${keys.tenantPrefix(tenant)}checkin#`) || pk.startsWith(`${keys.tenantPrefix(tenant)}checkin_order#`);
+/**
+ * Items no later operation of the plan reads are dropped from memory once written: check-ins, their order items
+ * and entries, history items, a goal's association entries other than its parent links (owner, team, label,
+ * period: only lists read them) and the references goals keep in periods and teams (only a delete reads them).
+ * Goals, their parent links (rollups walk them), the directory and team memberships stay.
+ */
+const evictable = (pk: string, sk: string, tenant: string) => {
+  const t = keys.tenantPrefix(tenant);
+  if (sk.startsWith(HISTORY_SK_PREFIX) || sk.startsWith(REFERENCE_SK_PREFIX)) return true;
+  if (pk.startsWith(`${t}checkin#`) || pk.startsWith(`${t}checkin_order#`)) return true;
+  return pk.startsWith(`${t}${goalEntity.type}#`) && sk.startsWith(ENTRY_SK_PREFIX) && !KEPT_GOAL_ENTRIES.some((prefix) => sk.startsWith(prefix));
+};
+const KEPT_GOAL_ENTRIES = [`${ENTRY_SK_PREFIX}${childrenOfGoal.list}@${childrenOfGoal.name}#`, ...GOAL_KINDS.map((k) => `${ENTRY_SK_PREFIX}${childrenOfKind(k).name}#`)];
 
 export async function seedStraight(opts: StraightSeedOptions): Promise<StraightSeed> {
   const started = performance.now();
