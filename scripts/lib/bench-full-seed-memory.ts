@@ -100,7 +100,8 @@ export class MemoryTable {
   /** Drops the items of `keys` (already written elsewhere) that no later operation reads, to bound memory. */
   evict(keys: Iterable<{ PK: string; SK: string }>, drop: (pk: string, sk: string) => boolean): void {
     for (const { PK: pk, SK: sk } of keys) {
-      if (!drop(pk, sk)) continue;
+      // written again since (and not yet copied): the newer item stays
+      if (!drop(pk, sk) || this.dirty.has(`${pk}\u0000${sk}`)) continue;
       const part = this.base.get(pk);
       const item = part?.items.get(sk);
       if (!part || !item) continue;

@@ -88,6 +88,17 @@ describe('MemoryTable (bench full seed)', () => {
     expect(mem.takeDirty().map((d) => d.key)).toEqual([{ PK: 'T#t1#thing#u1', SK: '#' }]);
   });
 
+  it('evicts written items, but not one written again since', async () => {
+    const { mem } = setup();
+    await put(mem, [{ PK: 'e', SK: '1', n: 1 }, { PK: 'e', SK: '2', n: 1 }]);
+    const written = mem.takeDirty().map((d) => d.key);
+    await put(mem, [{ PK: 'e', SK: '2', n: 2 }]);
+    mem.evict(written, () => true);
+    expect(mem.get({ PK: 'e', SK: '1' })).toBeUndefined();
+    expect(mem.get({ PK: 'e', SK: '2' })).toMatchObject({ n: 2 });
+    expect(mem.takeDirty()).toEqual([{ key: { PK: 'e', SK: '2' }, item: { PK: 'e', SK: '2', n: 2 } }]);
+  });
+
   it('refuses what it does not implement, loudly', async () => {
     const { mem } = setup();
     await expect(mem.db.send(new QueryCommand({ TableName: T, KeyConditionExpression: 'PK = :pk', FilterExpression: 'x = :x', ExpressionAttributeValues: { ':pk': 'p', ':x': 1 } }))).rejects.toThrow(/FilterExpression/);
