@@ -182,7 +182,7 @@ function resultsMarkdown(o: {
 
 ## The tenant
 
-One tenant of ${n(o.size.goals)} goals in 4 levels (${n(o.counts[0]!)} company objectives, ${n(o.counts[1]!)} team objectives under them, ${n(o.counts[2]!)} key results with a metric under those, ${n(o.counts[3]!)} initiatives under the key results), each in its tree's one of 4 periods, with an owner (of ${n(o.size.users)} users), a team (of ${n(o.size.teams)}) and a label (of ${n(o.size.labels)}); ${n(o.size.checkins)} check-ins on the key results and initiatives; plus the two rollup trees of the check-in scenarios (objective ← key result ← 10 and 400 initiatives, both parents in rollup mode) over the API. Beside it, ${SMALL_TENANTS} small tenants of ${SMALL_SEED.goals} goals and ${SMALL_SEED.checkins} check-ins each, over the API.
+One tenant of ${n(o.size.goals)} goals in 4 levels (${n(o.counts[0]!)} company objectives, ${n(o.counts[1]!)} team objectives under them, ${n(o.counts[2]!)} key results with a metric under those, ${n(o.counts[3]!)} initiatives under the key results), each in its tree's one of 4 periods, with an owner (of ${n(o.size.users)} users), a team (of ${n(o.size.teams)}) and a label (of ${n(o.size.labels)}); the team objectives in rollup mode; ${n(o.size.checkins)} check-ins on the key results and initiatives; plus the two rollup trees of the check-in scenarios (objective ← key result ← 10 and 400 initiatives, both parents in rollup mode) over the API. Beside it, ${SMALL_TENANTS} small tenants of ${SMALL_SEED.goals} goals and ${SMALL_SEED.checkins} check-ins each, over the API.
 
 ## Scenarios (the large tenant)
 
