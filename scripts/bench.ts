@@ -8,6 +8,8 @@
  *   npm run bench -- --check      a small seed (BENCH_GOALS default 1,000; with the 410 rollup leaves, page 50 of
  *                                 initiatives exists); exit 1 when a budget (issue 9) is broken
  *   npm run bench -- --cold       bundle size and cold init per function (scripts/lib/cold-start.ts)
+ *   npm run bench -- --full       the full seed (100,000 goals, 500,000 check-ins) straight into DynamoDB Local,
+ *                                 then every scenario; writes bench/RESULTS.md (scripts/lib/bench-full-seed-run.ts)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,6 +25,13 @@ if (args.includes('--cold')) {
   const sample = args.includes('--sample') ? Number(args[args.indexOf('--sample') + 1]) : undefined;
   const { failed } = await runColdBench({ check, sizeOnly: args.includes('--size-only'), sample });
   process.exit(check && failed ? 1 : 0);
+}
+
+if (args.includes('--full')) {
+  // before the import: the logger reads its level when the domain modules load
+  Object.assign(process.env, { TENANT_RATE_LIMIT_RPS: '0', LOG_LEVEL: 'SILENT' });
+  const { runFullBench } = await import('./lib/bench-full-seed-run.ts');
+  process.exit(await runFullBench());
 }
 
 const check = args.includes('--check');

@@ -28,10 +28,11 @@ export interface DynamoLocal {
   stop(): Promise<void>;
 }
 
-export async function startDynamoLocal(opts: { port?: number; dbPath?: string; log?: (line: string) => void }): Promise<DynamoLocal> {
+/** `heapMb`: the JVM's heap (default 512 MB; the full bench's in-memory table of millions of items needs more). */
+export async function startDynamoLocal(opts: { port?: number; dbPath?: string; heapMb?: number; log?: (line: string) => void }): Promise<DynamoLocal> {
   const port = opts.port || (await freePort());
   const dir = emulatorDir();
-  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, '-Xmx512m', '-jar', join(dir, 'DynamoDBLocal.jar'), '-port', String(port)];
+  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, `-Xmx${opts.heapMb ?? 512}m`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-port', String(port)];
   if (opts.dbPath) {
     mkdirSync(opts.dbPath, { recursive: true });
     args.push('-sharedDb', '-dbPath', opts.dbPath);

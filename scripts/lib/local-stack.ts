@@ -31,6 +31,8 @@ export interface LocalStackOptions {
   dynamoPort?: number;
   tableName?: string;
   quiet?: boolean;
+  /** A DynamoDB Local already running (and seeded) to serve instead of starting one; the stack stops it. */
+  dynamo?: DynamoLocal;
 }
 
 export interface LocalStack {
@@ -95,7 +97,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     if (!opts.quiet) console.log(JSON.stringify({ level: 'INFO', timestamp: new Date().toISOString(), service: 'local-stack', message: msg, ...extra }));
   };
   const tableName = opts.tableName ?? 'goal-tracking';
-  const dynamo: DynamoLocal = await startDynamoLocal({ port: opts.dynamoPort, dbPath: opts.inMemory ? undefined : join(dataDir, 'dynamodb'), log: (l) => log(l) });
+  const dynamo: DynamoLocal = opts.dynamo ?? (await startDynamoLocal({ port: opts.dynamoPort, dbPath: opts.inMemory ? undefined : join(dataDir, 'dynamodb'), log: (l) => log(l) }));
   const streamArn = await ensureTable(dynamo.endpoint, tableName);
 
   const server: Server = createServer({ maxHeaderSize: LOCAL_MAX_HEADER_BYTES });
