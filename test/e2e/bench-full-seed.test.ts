@@ -37,7 +37,10 @@ function normalizer(side: Side) {
         .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => `<${names.get(id) ?? 'uuid'}>`)
         .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
         // the check-in list shard follows the goal uuid's last digit (checkinListName), random on each side
-        .replace(/#checkin#\d+"/g, '#checkin#<shard>"'),
+        .replace(/#checkin#\d+"/g, '#checkin#<shard>"')
+        // so do the read models' sharded lists (shardOf the goal uuid)
+        .replace(/(@rm_status#[a-z_]+#)\d+/g, '$1<shard>')
+        .replace(/@rm_checkin#\d+/g, '@rm_checkin#<shard>'),
     );
 }
 
