@@ -41,6 +41,8 @@ export interface LocalStack {
   tableName: string;
   issuer: Issuer;
   queues: LocalQueues;
+  /** How the change stream kept up: records delivered, the longest wait from commit to delivery. */
+  streamStats(): { delivered: number; maxLagMs: number; maxLagAt: string };
   stop(): Promise<void>;
 }
 
@@ -286,6 +288,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   log(`Goal-tracking API listening on ${url}`);
 
   return {
+    streamStats: () => ({ delivered: stream.delivered, maxLagMs: stream.maxLag.ms, maxLagAt: stream.maxLag.at }),
     url,
     dynamoEndpoint: dynamo.endpoint,
     tableName,

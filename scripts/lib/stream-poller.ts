@@ -71,6 +71,8 @@ export class StreamPoller {
   private wake?: () => void;
   /** Records handed to the processor since start (for tests and the chaos report). */
   delivered = 0;
+  /** The longest a record waited between its commit and its delivery, and when (the test suite prints it). */
+  maxLag = { ms: 0, at: '' };
 
   constructor(private readonly opts: StreamPollerOptions) {
     this.client = new DynamoDBStreamsClient({ endpoint: opts.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -156,6 +158,8 @@ export class StreamPoller {
       return false;
     }
     const event: DynamoDBStreamEvent = { Records: records.map((r) => lambdaRecord(r, this.opts.streamArn)) };
+    const lag = Date.now() - event.Records[0]!.dynamodb!.ApproximateCreationDateTime! * 1000;
+    if (lag > this.maxLag.ms) this.maxLag = { ms: Math.round(lag), at: new Date().toISOString() };
     let failedFrom = -1;
     let error: string | undefined;
     try {

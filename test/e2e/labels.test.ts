@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import { WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { labelsForNames } from '#shared/domain/labels/service.ts';
+import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/service.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 import { logger } from '#shared/logger.ts';
 import { ConcurrentUpdateError } from '#shared/errors.ts';
@@ -383,7 +384,14 @@ describe('labels', () => {
     });
   });
 
-  describe('labelsForNames (export for goal and check-in writes; no endpoint of its own yet)', () => {
+  describe('resolveLabelNames and addLabelCreates (the label names of check-in writes)', () => {
+    // as a check-in write uses them: resolve with ids drawn before its retry loop, then add the creations to its transaction
+    const labelsForNames = async (ctx: DomainCtx, names: string[], tx: WriteTx, ids = names.map(() => randomUUID())) => {
+      const { labels, created } = await resolveLabelNames(ctx, names, ids, new Date().toISOString());
+      addLabelCreates(tx, created);
+      return labels;
+    };
+
     // Called directly with a domain context as a goal write would, against the same DynamoDB Local.
     const ctxFor = async (fixture: TenantFixture): Promise<DomainCtx> => {
       const user = (await fixture.admin.get(`/rest/v2/users/${fixture.adminUuid}`)).body.data.record;
@@ -425,6 +433,16 @@ describe('labels', () => {
       const [found] = await labelsForNames(await ctxFor(f), ['Contested'], retry);
       expect(found!.name).toBe('contested');
       expect(retry.size).toBe(0);
+    });
+
+    it('names a new label by the id drawn for its place among the distinct names, so a retried write names the same label', async () => {
+      const f = await newTenant();
+      const ctx = await ctxFor(f);
+      const ids = [randomUUID(), randomUUID(), randomUUID()];
+      const first = await labelsForNames(ctx, ['Alpha', 'alpha', 'Beta'], new WriteTx(ctx), ids);
+      const retried = await labelsForNames(ctx, ['Alpha', 'alpha', 'Beta'], new WriteTx(ctx), ids);
+      expect(first.map((l) => l.uuid)).toEqual([ids[0], ids[1]]);
+      expect(retried.map((l) => l.uuid)).toEqual(first.map((l) => l.uuid));
     });
 
     it('refuses blank or over-long names (422 on labels)', async () => {

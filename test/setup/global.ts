@@ -29,6 +29,8 @@ export default async function setup(project: TestProject) {
   project.provide('dataDir', dataDir);
   project.provide('issuerUrl', stack.issuer.issuer);
   return async () => {
+    // how far the local change stream fell behind (tests waiting on derived state allow test/support/eventually.ts)
+    console.log(`change stream: ${JSON.stringify(stack.streamStats())}`);
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
   };

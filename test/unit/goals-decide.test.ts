@@ -2,9 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { Stored } from '#shared/db/store.ts';
 import type { GoalAccess } from '#shared/domain/goals/access.ts';
 import {
-  decideArchive, decideCreate, decideDelete, decideUpdate, resolveLabels, labelNamesOf,
+  decideArchive, decideCreate, decideDelete, decideUpdate,
   type CreateState, type Decision, type SeenGoal, type UpdateState,
 } from '#shared/domain/goals/decide.ts';
+import { labelNamesOf, resolveLabels } from '#shared/domain/labels/decide.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import type { LabelRecord } from '#shared/domain/labels/entity.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';

@@ -123,18 +123,18 @@ const commandContext = (ctx: DomainCtx) => ({ callerUuid: ctx.caller.userId });
 export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): Promise<CheckinView> {
   // Identity and creation time are fixed before the loop: every retried attempt writes the same check-in.
   const now = nowIso();
-  const ids = { checkin: newId() };
+  const ids = { checkin: newId(), labels: (input.labels ?? []).map(() => newId()) };
   const storedView = async (stored: CheckinRecord): Promise<CheckinView> => ({ checkin: stored, ...(await readableGoal(ctx, stored.goal_uuid)) });
   return createdOrStored(ctx, checkinEntity, ids.checkin, () => writeCheckin(ctx, input, now, ids), storedView);
 }
 
-async function writeCheckin(ctx: DomainCtx, input: CheckinCreateInput, now: string, ids: { checkin: string }): Promise<CheckinView> {
+async function writeCheckin(ctx: DomainCtx, input: CheckinCreateInput, now: string, ids: { checkin: string; labels: string[] }): Promise<CheckinView> {
   const goalUuid = input.goal_uuid.toLowerCase();
   const hidden = () => unknownGoal(input.goal_uuid);
   let created!: CheckinRecord;
   let labels: LabelRecord[] = [];
   const { goal, access } = await commitOnGoal(ctx, async () => {
-    const { stored, state, extra } = await readGoalState(ctx, goalUuid, 1, () => resolveLabelNames(ctx, input.labels ?? []), hidden);
+    const { stored, state, extra } = await readGoalState(ctx, goalUuid, 1, () => resolveLabelNames(ctx, input.labels ?? [], ids.labels, now), hidden);
     const write = decided(decideCreate(state, input, extra.labels, { ...commandContext(ctx), hidden }, now, ids));
     const tx = new WriteTx(ctx).create(checkinEntity, write.checkin).putSide(orderKeyOf(ctx, write.checkin), orderItem(write.checkin));
     addLabelCreates(tx, extra.created);
@@ -148,18 +148,20 @@ async function writeCheckin(ctx: DomainCtx, input: CheckinCreateInput, now: stri
 }
 
 export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUpdateInput): Promise<CheckinView> {
+  // New labels' ids are drawn once, before the loop: every retried attempt names the same labels.
+  const labelIds = (input.labels ?? []).map(() => newId());
   let known: Stored<CheckinRecord> | undefined = await storedCheckin(ctx, id, true);
   const goalUuid = known.record.goal_uuid;
   let updated!: CheckinRecord;
   let labels: LabelRecord[] = [];
   const { goal, access } = await commitOnGoal(ctx, async () => {
     // the first attempt uses the check-in read to learn its goal; a retry reads it again (its write is conditioned on the version read)
+    const now = nowIso();
     const [current, read] = await Promise.all([
       known ?? storedCheckin(ctx, id, true),
-      readGoalState(ctx, goalUuid, 1, async () => (input.labels === undefined ? undefined : resolveLabelNames(ctx, input.labels)), () => goalNotFound(goalUuid)),
+      readGoalState(ctx, goalUuid, 1, async () => (input.labels === undefined ? undefined : resolveLabelNames(ctx, input.labels, labelIds, now)), () => goalNotFound(goalUuid)),
     ]);
     known = undefined;
-    const now = nowIso();
     const write = decided(decideUpdate(read.state, current.record, input, read.extra?.labels, commandContext(ctx), now));
     const tx = new WriteTx(ctx).replace(checkinEntity, current, write.checkin);
     addLabelCreates(tx, read.extra?.created ?? []);

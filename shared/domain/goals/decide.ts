@@ -11,7 +11,8 @@ import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts
 import { type GoalKind, type GoalRecord, type MetricRecord, GOAL_KINDS } from '#shared/domain/goals/entity.ts';
 import { pathFor } from '#shared/domain/goals/hierarchy.ts';
 import { dateDetails, delegatesOf, IMMEDIATE_FLAGS, normalizeShortId, tooMany, metricDetails, parentLinksOf, searchableContent, uniq, visibleEntitiesOf } from '#shared/domain/goals/rules.ts';
-import { LABEL_NAME_MAX, newLabelRecord, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import type { LabelRecord } from '#shared/domain/labels/entity.ts';
+import { labelNamesOf, resolveLabels } from '#shared/domain/labels/decide.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { ForbiddenError, NotFoundError, ValidationError, type AppError, type ErrorDetail } from '#shared/errors.ts';
 
@@ -99,44 +100,6 @@ export function parentRefusal(goalUuid: string | undefined, added: string[], par
 
 const failure = (details: ErrorDetail[]): AppError | undefined =>
   details.length ? new ValidationError(details.map((d) => (d.field ? `${d.field}: ${d.message}` : d.message)).join('; '), details) : undefined;
-
-// ---------- labels named on a goal ----------
-
-/** The label names of a body, normalized (first spelling kept), or the 422 for a name out of bounds. */
-export function labelNamesOf(names: readonly string[]): { wanted: Map<string, string> } | { error: AppError } {
-  const wanted = new Map<string, string>(); // normalized name → first spelling
-  for (const raw of names) {
-    const name = raw.trim();
-    if (!name || name.length > LABEL_NAME_MAX) return { error: ValidationError.field('labels', 'invalid', `Label names must be 1 to ${LABEL_NAME_MAX} characters`) };
-    const key = normalizeLabelName(name);
-    if (!wanted.has(key)) wanted.set(key, name);
-  }
-  return { wanted };
-}
-
-/**
- * The labels the names resolve to, in order: an existing one by its name claim, else a new regular label
- * (its id the n-th of `ids`, n its place among the distinct names, so a retry names the same label).
- */
-export function resolveLabels(
-  wanted: ReadonlyMap<string, string>,
-  claims: ReadonlyMap<string, string>,
-  existing: ReadonlyMap<string, LabelRecord>,
-  ids: readonly string[],
-  creatorUuid: string,
-  now: string,
-): { labels: LabelRecord[]; created: LabelRecord[] } {
-  const created: LabelRecord[] = [];
-  const labels = [...wanted].map(([key, name], i) => {
-    const id = claims.get(key);
-    const found = id ? existing.get(id) : undefined;
-    if (found) return found;
-    const record = newLabelRecord({ name, creator_uuid: creatorUuid }, now, ids[i]);
-    created.push(record);
-    return record;
-  });
-  return { labels, created };
-}
 
 // ---------- create ----------
 

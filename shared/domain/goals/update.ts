@@ -6,9 +6,10 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import {
-  addedParents, addedVisibleEntities, decided, decideUpdate, editRefusal, goalNotFound, labelNamesOf, newFirstParent, periodToRead, referencedIds,
+  addedParents, addedVisibleEntities, decided, decideUpdate, editRefusal, goalNotFound, newFirstParent, periodToRead, referencedIds,
   type SeenGoal, type UpdateIds, type UpdateState,
 } from '#shared/domain/goals/decide.ts';
+import { labelNamesOf } from '#shared/domain/labels/decide.ts';
 import { goalEntity, hierarchyGuardKey, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { closesCycle, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';

@@ -13,8 +13,8 @@
  */
 import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { requireContentWriter } from '#shared/auth/permissions.ts';
-import { newLabelRecord, type LabelRecord } from '#shared/domain/labels/entity.ts';
-import { ForbiddenError, ValidationError } from '#shared/errors.ts';
+import { LABEL_NAME_MAX, newLabelRecord, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { ForbiddenError, ValidationError, type AppError } from '#shared/errors.ts';
 
 export interface LabelCreate {
   name: string;
@@ -95,4 +95,42 @@ export function decideUpdateLabel(caller: Caller, before: LabelRecord, cmd: Labe
 
 export function decideDeleteLabel(caller: Caller, label: LabelRecord): void {
   requireManage(caller, label, 'delete');
+}
+
+// ---------- labels named on a goal or a check-in ----------
+
+/** The label names of a body, normalized (first spelling kept), or the 422 for a name out of bounds. */
+export function labelNamesOf(names: readonly string[]): { wanted: Map<string, string> } | { error: AppError } {
+  const wanted = new Map<string, string>(); // normalized name → first spelling
+  for (const raw of names) {
+    const name = raw.trim();
+    if (!name || name.length > LABEL_NAME_MAX) return { error: ValidationError.field('labels', 'invalid', `Label names must be 1 to ${LABEL_NAME_MAX} characters`) };
+    const key = normalizeLabelName(name);
+    if (!wanted.has(key)) wanted.set(key, name);
+  }
+  return { wanted };
+}
+
+/**
+ * The labels the names resolve to, in order: an existing one by its name claim, else a new regular label
+ * (its id the n-th of `ids`, n its place among the distinct names, so a retry names the same label).
+ */
+export function resolveLabels(
+  wanted: ReadonlyMap<string, string>,
+  claims: ReadonlyMap<string, string>,
+  existing: ReadonlyMap<string, LabelRecord>,
+  ids: readonly string[],
+  creatorUuid: string,
+  now: string,
+): { labels: LabelRecord[]; created: LabelRecord[] } {
+  const created: LabelRecord[] = [];
+  const labels = [...wanted].map(([key, name], i) => {
+    const id = claims.get(key);
+    const found = id ? existing.get(id) : undefined;
+    if (found) return found;
+    const record = newLabelRecord({ name, creator_uuid: creatorUuid }, now, ids[i]);
+    created.push(record);
+    return record;
+  });
+  return { labels, created };
 }

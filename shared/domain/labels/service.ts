@@ -3,9 +3,9 @@ import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { createdOrStored, entryPartitionOf, findUniques, getEntities, getEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { canManageLabel, checkLabelCreateAllowed, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, MAX_LABEL_DEPTH, planLabelUpdate, type LabelCreate, type LabelUpdate } from '#shared/domain/labels/decide.ts';
-import { LABEL_NAME_MAX, labelEntity, labelsInGroup, newLabelRecord, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
-import { ConcurrentUpdateError, NotFoundError, ValidationError } from '#shared/errors.ts';
+import { canManageLabel, checkLabelCreateAllowed, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, labelNamesOf, MAX_LABEL_DEPTH, planLabelUpdate, resolveLabels, type LabelCreate, type LabelUpdate } from '#shared/domain/labels/decide.ts';
+import { labelEntity, labelsInGroup, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
 
 /** Label commands: read, decide (decide.ts, where the rules are), write once. */
 
@@ -157,47 +157,23 @@ const autoCreatedLabelEntity: EntityDef<LabelRecord> = {
   uniques: (l) => labelEntity.uniques!(l).map((u) => ({ ...u, onTaken: () => new ConcurrentUpdateError() })),
 };
 
-/**
- * For goal and check-in writes (`labels` = label names). Returns the tenant's labels with those names
- * (case-insensitive, de-duplicated, in the order of first appearance) and, for each name with no label
- * yet, adds the creation of a regular label (creator = caller) to `tx`, so it is written atomically with
- * the goal or check-in. The records returned for new labels exist only once `tx` commits. Safe to call in a
- * mutateEntity `change` callback: it writes nothing itself. Existing label groups are returned as found.
- */
-export async function labelsForNames(ctx: DomainCtx, names: string[], tx: WriteTx): Promise<LabelRecord[]> {
-  const { labels, created } = await resolveLabelNames(ctx, names);
-  addLabelCreates(tx, created);
-  return labels;
-}
-
 /** The writes of labels resolveLabelNames made up: each with its name claim (a lost claim is a retry, not `taken`). */
 export function addLabelCreates(tx: WriteTx, created: LabelRecord[]): void {
   for (const record of created) tx.create(autoCreatedLabelEntity, record);
 }
 
 /**
- * The read part of labelsForNames: the labels the names resolve to, in order, and which of them are new
- * (records made up here, written only by addLabelCreates in the command's transaction).
+ * For goal-less callers of the label rules (check-in writes; `labels` = label names): reads the name claims
+ * and the labels they hold, then resolves the names (labels/decide.ts `resolveLabels`): the tenant's labels
+ * with those names (case-insensitive, de-duplicated, in order of first appearance) and, for each name with no
+ * label yet, a new regular label (creator = caller) with the n-th of `ids`, drawn by the caller before its
+ * retry loop so every attempt names the same label. New labels are written only by addLabelCreates, in the
+ * command's transaction.
  */
-export async function resolveLabelNames(ctx: DomainCtx, names: string[]): Promise<{ labels: LabelRecord[]; created: LabelRecord[] }> {
-  const wanted = new Map<string, string>(); // normalized name → first spelling
-  for (const raw of names) {
-    const name = raw.trim();
-    if (!name || name.length > LABEL_NAME_MAX) throw ValidationError.field('labels', 'invalid', `Label names must be 1 to ${LABEL_NAME_MAX} characters`);
-    const key = normalizeLabelName(name);
-    if (!wanted.has(key)) wanted.set(key, name);
-  }
-  const idByKey = await findUniques(ctx, 'label_name', wanted.keys());
-  const byId = new Map((await ctx.loader.many(labelEntity, idByKey.values())).map((l) => [l.uuid, l]));
-  const now = nowIso();
-  const created: LabelRecord[] = [];
-  const labels = [...wanted].map(([key, name]) => {
-    const id = idByKey.get(key);
-    const existing = id ? byId.get(id) : undefined;
-    if (existing) return existing;
-    const record = newLabelRecord({ name, creator_uuid: ctx.caller.userId }, now);
-    created.push(record);
-    return record;
-  });
-  return { labels, created };
+export async function resolveLabelNames(ctx: DomainCtx, names: string[], ids: readonly string[], now: string): Promise<{ labels: LabelRecord[]; created: LabelRecord[] }> {
+  const named = labelNamesOf(names);
+  if ('error' in named) throw named.error;
+  const claims = await findUniques(ctx, 'label_name', named.wanted.keys());
+  const existing = new Map((await ctx.loader.many(labelEntity, claims.values())).map((l) => [l.uuid, l]));
+  return resolveLabels(named.wanted, claims, existing, ids, ctx.caller.userId, now);
 }
