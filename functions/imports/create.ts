@@ -1,6 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { ImportEnvelope, importRows } from '#shared/domain/imports/parse.ts';
+import { importRows } from '#shared/domain/imports/parse.ts';
+import { ImportEnvelope } from '#shared/schemas/import-envelope.ts';
 import { importChecks, startImport } from '#shared/domain/imports/service.ts';
 import { presentImport } from '#shared/presenters/imports.ts';
 

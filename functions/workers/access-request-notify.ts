@@ -1,5 +1,6 @@
 import { tenantDb } from '#shared/db/tenant-scope.ts';
-import { AccessRequestEmailMessageSchema, deliverAccessRequestEmails, storeInbox, type MailDeps } from '#shared/domain/sharing/mail.ts';
+import { AccessRequestEmailMessageSchema } from '#shared/schemas/messages/access-request-email.ts';
+import { deliverAccessRequestEmails, storeInbox, type MailDeps } from '#shared/domain/sharing/mail.ts';
 import { sendEmail } from '#shared/email/mailer.ts';
 import { logger } from '#shared/logger.ts';
 import type { WorkerHandler } from '#shared/queue/queue.ts';

@@ -1,6 +1,7 @@
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { REFRESH_MAX_RECEIVES } from '#shared/domain/documents/entity.ts';
-import { DocumentRefreshMessageSchema, runRefresh, storeRefreshPort, type RefreshWorkerDeps } from '#shared/domain/documents/worker.ts';
+import { DocumentRefreshMessageSchema } from '#shared/schemas/messages/document-refresh.ts';
+import { runRefresh, storeRefreshPort, type RefreshWorkerDeps } from '#shared/domain/documents/worker.ts';
 import { writerFromEnv } from '#shared/domain/documents/writer.ts';
 import { logger } from '#shared/logger.ts';
 import type { WorkerHandler } from '#shared/queue/queue.ts';

@@ -1,7 +1,8 @@
 import { parseImportRow } from '#shared/schemas/imports.ts';
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { IMPORT_MAX_RECEIVES } from '#shared/domain/imports/entity.ts';
-import { ImportMessageSchema, runImport } from '#shared/domain/imports/worker.ts';
+import { runImport } from '#shared/domain/imports/worker.ts';
+import { ImportMessageSchema } from '#shared/schemas/messages/import.ts';
 import { logger } from '#shared/logger.ts';
 import { batchHandler } from '#functions/workers/batch.ts';
 

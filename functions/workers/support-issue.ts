@@ -1,4 +1,5 @@
-import { DEFAULT_WEBHOOK_TIMEOUT_MS, fileSupportIssue, SupportIssueMessageSchema, type SupportWebhookDeps } from '#shared/domain/integrations/support.ts';
+import { DEFAULT_WEBHOOK_TIMEOUT_MS, fileSupportIssue, type SupportWebhookDeps } from '#shared/domain/integrations/support.ts';
+import { SupportIssueMessageSchema } from '#shared/schemas/messages/support-issue.ts';
 import { logger } from '#shared/logger.ts';
 import type { WorkerHandler } from '#shared/queue/queue.ts';
 import { batchHandler } from '#functions/workers/batch.ts';

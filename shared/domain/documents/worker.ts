@@ -1,4 +1,3 @@
-import * as z from 'zod';
 import { getEntity, nowIso, type DataCtx, type Stored } from '#shared/db/store.ts';
 import { refreshThreadEntity, WRITER_TIMEOUT_MS, type RefreshState, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
 import { finishRun, type ContentChange } from '#shared/domain/documents/runs.ts';
@@ -12,12 +11,11 @@ import type { Log } from '#shared/logger.ts';
  * One message per refresh run. It names the run only: the worker reads the run and the document when it
  * runs (the content may be 50 KB, and what counts is the document as it is then, not when it was queued).
  */
-export const DocumentRefreshMessageSchema = z.object({
-  version: z.literal(1),
-  tenant_uuid: z.string().min(1),
-  thread_uuid: z.string().min(1),
-});
-export type DocumentRefreshMessage = z.infer<typeof DocumentRefreshMessageSchema>;
+export interface DocumentRefreshMessage {
+  version: 1;
+  tenant_uuid: string;
+  thread_uuid: string;
+}
 
 /** What a run needs from one tenant's data: the worker's seam (an in-memory fake in unit tests). */
 export interface RefreshPort {

@@ -1,5 +1,4 @@
 import { parse } from 'csv-parse/sync';
-import * as z from 'zod';
 import { BadRequestError, ValidationError } from '#shared/errors.ts';
 import { IMPORT_MAX_ROWS } from '#shared/domain/imports/entity.ts';
 
@@ -8,9 +7,6 @@ export const IMPORT_COLUMNS = ['ref', 'kind', 'title', 'time_period_uuid', 'desc
 const LIST_COLUMNS = new Set(['owner_uuids', 'team_uuids', 'labels', 'parent_refs', 'parents']);
 const METRIC_COLUMNS = new Set(['metric.name', 'metric.start_value', 'metric.target_value', 'metric.unit', 'metric.metric_type']);
 const NUMBER_FIELDS = new Set(['start_value', 'target_value']);
-
-/** The JSON body's envelope: `{ goals: [...] }` (rows are checked one by one by the worker, all at once). */
-export const ImportEnvelope = z.strictObject({ goals: z.array(z.unknown()) });
 
 /**
  * The rows of an import, unvalidated: the JSON body's `goals`, or the rows of a CSV body. Refused here,
@@ -33,9 +29,10 @@ export function importFileRows(text: string, csv: boolean): unknown[] {
   } catch {
     throw new BadRequestError('The file is neither CSV (.csv) nor JSON');
   }
-  const parsed = ImportEnvelope.safeParse(body);
-  if (!parsed.success) throw new BadRequestError('A JSON import file is { "goals": [ ... ] }');
-  return importRows({ json: parsed.data.goals });
+  // the JSON body's envelope, as the route's schema has it (ImportEnvelope, shared/schemas/import-envelope.ts)
+  const goals = body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 1 ? (body as { goals?: unknown }).goals : undefined;
+  if (!Array.isArray(goals)) throw new BadRequestError('A JSON import file is { "goals": [ ... ] }');
+  return importRows({ json: goals });
 }
 
 /**

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import * as z from 'zod';
 import { callerTeamUuids } from '#shared/auth/caller.ts';
 import { getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
@@ -14,7 +13,11 @@ import { AppError, NotFoundError } from '#shared/errors.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 import type { Log } from '#shared/logger.ts';
 
-export const ImportMessageSchema = z.object({ tenant_uuid: z.string(), import_uuid: z.string() });
+/** The queue message that starts (or resumes) an import (validated by shared/schemas/messages/import.ts). */
+export interface ImportMessage {
+  tenant_uuid: string;
+  import_uuid: string;
+}
 
 /** Goals created at once within a batch (rows wait for their parents' rows). */
 const CONCURRENCY = 8;

@@ -1,5 +1,4 @@
-import * as z from 'zod';
-import { REQUEST_SOURCES } from '#shared/domain/integrations/entity.ts';
+import type { RequestSource } from '#shared/domain/integrations/entity.ts';
 import type { Log } from '#shared/logger.ts';
 
 /** The queue between POST /connector_requests and the support-issue worker (shared/routes/integrations.ts). */
@@ -14,22 +13,21 @@ export const DEFAULT_WEBHOOK_TIMEOUT_MS = 10_000;
  * history. `idempotency_key` is stable across client retries and queue redeliveries; the webhook receives
  * it (header and body) so the support tool can drop duplicates of at-least-once delivery.
  */
-export const SupportIssueMessageSchema = z.object({
-  version: z.literal(1),
-  idempotency_key: z.string().min(1),
-  tenant: z.object({ uuid: z.string().min(1), name: z.string().nullable() }),
-  requester: z.object({ uuid: z.string().min(1), display_name: z.string(), email: z.string() }),
-  connector_request: z.object({
-    uuid: z.string(),
-    connection_type: z.string(),
-    normalized_key: z.string(),
-    connector_display_name: z.string(),
-    request_source: z.enum(REQUEST_SOURCES).nullable(),
-    request_count: z.number().int(),
-  }),
-  requested_at: z.string(),
-});
-export type SupportIssueMessage = z.infer<typeof SupportIssueMessageSchema>;
+export interface SupportIssueMessage {
+  version: 1;
+  idempotency_key: string;
+  tenant: { uuid: string; name: string | null };
+  requester: { uuid: string; display_name: string; email: string };
+  connector_request: {
+    uuid: string;
+    connection_type: string;
+    normalized_key: string;
+    connector_display_name: string;
+    request_source: RequestSource | null;
+    request_count: number;
+  };
+  requested_at: string;
+}
 
 export const supportIssueKey = (tenantId: string, requestUuid: string, userUuid: string) => `connector-request:${tenantId}:${requestUuid}:${userUuid}`;
 

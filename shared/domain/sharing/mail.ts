@@ -1,7 +1,6 @@
-import * as z from 'zod';
 import { getEntities, getEntity, nowIso, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
-import { notificationEntity, NOTIFICATION_KINDS, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
-import { LEVELS, SHAREABLE_PATHS } from '#shared/domain/sharing/types.ts';
+import { notificationEntity, type NotificationKind, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
+import type { Level, ShareablePath } from '#shared/domain/sharing/types.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import type { Email } from '#shared/email/mailer.ts';
 import type { Log } from '#shared/logger.ts';
@@ -14,18 +13,17 @@ export const ACCESS_REQUEST_QUEUE = 'access-request-notifications';
  * the notification (`email_sent_at`) once its e-mail went out, and skips notifications already marked, so a
  * redelivered message or a retried batch does not e-mail the same recipient twice.
  */
-export const AccessRequestEmailMessageSchema = z.object({
-  version: z.literal(1),
-  tenant_uuid: z.string().min(1),
-  event: z.enum(NOTIFICATION_KINDS),
-  access_request_uuid: z.string(),
-  shareable: z.object({ type: z.enum(SHAREABLE_PATHS as [string, ...string[]]), uuid: z.string(), title: z.string() }),
-  requester: z.object({ uuid: z.string(), display_name: z.string(), email: z.string() }),
-  requested_level: z.enum(LEVELS),
-  message: z.string().nullable(),
-  deliveries: z.array(z.object({ recipient_uuid: z.string(), notification_uuid: z.string() })),
-});
-export type AccessRequestEmailMessage = z.infer<typeof AccessRequestEmailMessageSchema>;
+export interface AccessRequestEmailMessage {
+  version: 1;
+  tenant_uuid: string;
+  event: NotificationKind;
+  access_request_uuid: string;
+  shareable: { type: ShareablePath; uuid: string; title: string };
+  requester: { uuid: string; display_name: string; email: string };
+  requested_level: Level;
+  message: string | null;
+  deliveries: Array<{ recipient_uuid: string; notification_uuid: string }>;
+}
 
 /** What delivering needs from one tenant's data: the worker's seam (fakes in unit tests). */
 export interface InboxPort {
