@@ -5,11 +5,11 @@ import { secretBox } from '#shared/auth/secret-box.ts';
 import { keys } from '#shared/db/keys.ts';
 import { createdOrStored, getEntities, getEntity, getSide, mutateEntity, nowIso, partitionEntries, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { sentFields } from '#shared/domain/fields.ts';
-import { MAX_WEBHOOKS_PER_TENANT, webhookEntity, type EventType, type WebhookRecord, type WebhookStatus } from '#shared/domain/webhooks/entity.ts';
+import { webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
+import { checkWebhookAdmin, decideCreateWebhook, decideUpdateWebhook, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/domain/webhooks/decide.ts';
 import { newWebhookSecret } from '#shared/domain/webhooks/signature.ts';
 import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
-import { ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
+import { NotFoundError, ValidationError } from '#shared/errors.ts';
 
 /*
  * Webhook endpoints (contract section 12): admins only, in every verb. The secret is returned once, by the
@@ -18,9 +18,8 @@ import { ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.t
 
 const notFound = (id: string) => new NotFoundError('Webhook', id);
 
-export function requireAdmin(ctx: DomainCtx): void {
-  if (!isAdmin(ctx.caller)) throw new ForbiddenError('Only admins manage webhooks');
-}
+/** Admins only, in every verb (decide.ts). */
+export const requireAdmin = (ctx: DomainCtx): void => checkWebhookAdmin(ctx.caller);
 
 /** The secret's sealing is bound to its tenant and endpoint: a sealed value copied elsewhere does not open. */
 export const secretContext = (tenantId: string, webhookUuid: string) => ({ tenant_uuid: tenantId, webhook_uuid: webhookUuid });
@@ -50,49 +49,38 @@ export async function tenantWebhooks(ctx: DataCtx): Promise<WebhookRecord[]> {
  */
 const countKey = (ctx: DataCtx) => keys.misc(ctx.tenantId, 'webhook_count', 'all');
 
-async function countOneMore(ctx: DataCtx, tx: WriteTx): Promise<void> {
+
+export type { WebhookCreateInput, WebhookUpdateInput } from '#shared/domain/webhooks/decide.ts';
+
+/** The tenant's endpoint count as stored (or, for a tenant without the count item, from its list). */
+async function readCount(ctx: DataCtx): Promise<{ n: number; stored: boolean }> {
   const counter = await getSide(ctx, countKey(ctx));
-  const count = counter ? Number(counter.n) : (await tenantWebhooks(ctx)).length;
-  if (count >= MAX_WEBHOOKS_PER_TENANT) throw ValidationError.field('url', 'too_many', `A tenant has at most ${MAX_WEBHOOKS_PER_TENANT} webhooks`);
-  if (counter) tx.updateSide(countKey(ctx), { set: {}, add: { n: 1 }, if: { equals: { n: count } } });
-  else tx.putSide(countKey(ctx), { n: count + 1 }, { if: { exists: false } });
+  return counter ? { n: Number(counter.n), stored: true } : { n: (await tenantWebhooks(ctx)).length, stored: false };
 }
 
-/** The domain's webhook commands (the webhook body schemas validate the wire and map to these). */
-export interface WebhookCreateInput {
-  url: string;
-  events: Array<EventType | '*'>;
-  description?: string | null;
+/** One more endpoint, conditioned on the count read: concurrent creates cannot pass the cap together. */
+function countOneMore(ctx: DataCtx, tx: WriteTx, count: { n: number; stored: boolean }): void {
+  if (count.stored) tx.updateSide(countKey(ctx), { set: {}, add: { n: 1 }, if: { equals: { n: count.n } } });
+  else tx.putSide(countKey(ctx), { n: count.n + 1 }, { if: { exists: false } });
 }
-export type WebhookUpdateInput = Partial<WebhookCreateInput> & { status?: WebhookStatus };
 
 export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): Promise<{ record: WebhookRecord; secret: string }> {
-  requireAdmin(ctx);
+  checkWebhookAdmin(ctx.caller); // before the URL is resolved
   await checkUrl(input.url);
   const uuid = newId();
   const secret = newWebhookSecret();
+  const secretSealed = await secretBox().seal(secret, secretContext(ctx.tenantId, uuid));
   const now = nowIso();
-  const record: WebhookRecord = {
-    uuid,
-    url: input.url,
-    events: normalizeEvents(input.events),
-    description: input.description ?? null,
-    status: 'active',
-    secret_sealed: await secretBox().seal(secret, secretContext(ctx.tenantId, uuid)),
-    creator_uuid: ctx.caller.userId,
-    failing_since: null,
-    disabled_reason: null,
-    created_at: now,
-    updated_at: now,
-  };
   return createdOrStored(
     ctx,
     webhookEntity,
     uuid,
     () =>
       retryOnConflict(async () => {
+        const count = await readCount(ctx);
+        const record = decideCreateWebhook(ctx.caller, input, count.n, now, { uuid, secretSealed });
         const tx = new WriteTx(ctx).create(webhookEntity, record);
-        await countOneMore(ctx, tx);
+        countOneMore(ctx, tx, count);
         await tx.commit();
         return { record, secret };
       }),
@@ -100,46 +88,22 @@ export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): 
   );
 }
 
-/** `["*"]` alone means every type; otherwise the distinct types named. */
-const normalizeEvents = (events: string[]) => (events.includes('*') ? ['*'] : [...new Set(events)]);
-
 export async function showWebhook(ctx: DomainCtx, id: string): Promise<WebhookRecord> {
-  requireAdmin(ctx);
+  checkWebhookAdmin(ctx.caller);
   const found = await getEntity(ctx, webhookEntity, id);
   if (!found) throw notFound(id);
   return found.record;
 }
 
 export async function updateWebhook(ctx: DomainCtx, id: string, input: WebhookUpdateInput): Promise<WebhookRecord> {
-  requireAdmin(ctx);
-  const sent = sentFields(input);
-  if ('url' in sent) await checkUrl(input.url!);
-  const { after } = await mutateEntity(
-    ctx,
-    webhookEntity,
-    id,
-    (current) => {
-      const w = current.record;
-      const next: WebhookRecord = {
-        ...w,
-        url: input.url ?? w.url,
-        events: input.events ? normalizeEvents(input.events) : w.events,
-        description: 'description' in sent ? (input.description ?? null) : w.description,
-        status: input.status ?? w.status,
-        updated_at: nowIso(),
-      };
-      // Turned on again (or moved): a fresh start for the failure clock.
-      if (next.status === 'active' && (w.status !== 'active' || next.url !== w.url)) Object.assign(next, { failing_since: null, disabled_reason: null });
-      if (next.status === 'disabled' && w.status !== 'disabled') next.disabled_reason = 'disabled by an admin';
-      return next;
-    },
-    () => notFound(id),
-  );
+  checkWebhookAdmin(ctx.caller);
+  if (input.url !== undefined) await checkUrl(input.url);
+  const { after } = await mutateEntity(ctx, webhookEntity, id, (current) => decideUpdateWebhook(ctx.caller, current.record, input, nowIso()), () => notFound(id));
   return after;
 }
 
 export async function deleteWebhook(ctx: DomainCtx, id: string): Promise<WebhookRecord> {
-  requireAdmin(ctx);
+  checkWebhookAdmin(ctx.caller);
   return retryOnConflict(async () => {
     const current = await getEntity(ctx, webhookEntity, id, true);
     if (!current) throw notFound(id);

@@ -1,0 +1,63 @@
+/**
+ * Webhook endpoints: the rules of each command as pure functions (no I/O, no clock, no id or secret
+ * generation). service.ts checks the URL (DNS, I/O), seals the new secret, reads the endpoint and the
+ * tenant's endpoint count, calls these, and writes once.
+ */
+import { requireAdmin } from '#shared/auth/permissions.ts';
+import type { Caller } from '#shared/auth/caller.ts';
+import { MAX_WEBHOOKS_PER_TENANT, type EventType, type WebhookRecord, type WebhookStatus } from '#shared/domain/webhooks/entity.ts';
+import { ValidationError } from '#shared/errors.ts';
+import { sentFields } from '#shared/domain/fields.ts';
+
+/** The domain's webhook commands (the webhook body schemas validate the wire and map to these). */
+export interface WebhookCreateInput {
+  url: string;
+  events: Array<EventType | '*'>;
+  description?: string | null;
+}
+export type WebhookUpdateInput = Partial<WebhookCreateInput> & { status?: WebhookStatus };
+
+/** Admins only, in every verb (contract section 12). */
+export const checkWebhookAdmin = (caller: Caller) => requireAdmin(caller, 'Only admins manage webhooks');
+
+/** `["*"]` alone means every type; otherwise the distinct types named. */
+export const normalizeEvents = (events: string[]): string[] => (events.includes('*') ? ['*'] : [...new Set(events)]);
+
+/** A new endpoint, given how many the tenant has now (422 `too_many` at the cap) and its uuid and sealed secret. */
+export function decideCreateWebhook(caller: Caller, input: WebhookCreateInput, endpoints: number, now: string, ids: { uuid: string; secretSealed: string }): WebhookRecord {
+  checkWebhookAdmin(caller);
+  if (endpoints >= MAX_WEBHOOKS_PER_TENANT) throw ValidationError.field('url', 'too_many', `A tenant has at most ${MAX_WEBHOOKS_PER_TENANT} webhooks`);
+  return {
+    uuid: ids.uuid,
+    url: input.url,
+    events: normalizeEvents(input.events),
+    description: input.description ?? null,
+    status: 'active',
+    secret_sealed: ids.secretSealed,
+    creator_uuid: caller.userId,
+    failing_since: null,
+    disabled_reason: null,
+    created_at: now,
+    updated_at: now,
+  };
+}
+
+/**
+ * The endpoint after an update (`description` is changed only when the body named it: `null` clears it). Turned
+ * on again, or moved to another URL, it starts the failure clock afresh; disabled by an admin, it says so.
+ */
+export function decideUpdateWebhook(caller: Caller, w: WebhookRecord, input: WebhookUpdateInput, now: string): WebhookRecord {
+  checkWebhookAdmin(caller);
+  const sent = sentFields(input);
+  const next: WebhookRecord = {
+    ...w,
+    url: input.url ?? w.url,
+    events: input.events ? normalizeEvents(input.events) : w.events,
+    description: 'description' in sent ? (input.description ?? null) : w.description,
+    status: input.status ?? w.status,
+    updated_at: now,
+  };
+  if (next.status === 'active' && (w.status !== 'active' || next.url !== w.url)) Object.assign(next, { failing_since: null, disabled_reason: null });
+  if (next.status === 'disabled' && w.status !== 'disabled') next.disabled_reason = 'disabled by an admin';
+  return next;
+}
