@@ -1,7 +1,7 @@
 import * as z from 'zod';
 import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_STATUSES } from '#shared/domain/webhooks/entity.ts';
 import { listEnvelope, nonBlank, recordEnvelope } from '#shared/schemas/common.ts';
-import type { WebhookCreateInput, WebhookUpdateInput } from '#shared/domain/webhooks/service.ts';
+import type { WebhookCreateInput, WebhookUpdateInput } from '#shared/domain/webhooks/decide.ts';
 
 const url = z.string().trim().min(1, 'must not be blank').max(2048, 'must be at most 2048 characters').meta({ description: 'https URL resolving to a public address (the local stack also accepts http on 127.0.0.1 and localhost)' });
 const events = z

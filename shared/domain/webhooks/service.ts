@@ -50,8 +50,6 @@ export async function tenantWebhooks(ctx: DataCtx): Promise<WebhookRecord[]> {
 const countKey = (ctx: DataCtx) => keys.misc(ctx.tenantId, 'webhook_count', 'all');
 
 
-export type { WebhookCreateInput, WebhookUpdateInput } from '#shared/domain/webhooks/decide.ts';
-
 /** The tenant's endpoint count as stored (or, for a tenant without the count item, from its list). */
 async function readCount(ctx: DataCtx): Promise<{ n: number; stored: boolean }> {
   const counter = await getSide(ctx, countKey(ctx));
