@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { applyUserUpdate, changesManager, checkManagerChain, checkUpdateAllowed, decideCreateUser, MAX_MANAGER_CHAIN, updateNeedsExistenceProbe } from '#shared/domain/users/decide.ts';
+import { applyUserUpdate, changesManager, checkManagerChain, checkUpdateAllowed, decideCreateUser, decideUpdateUser, MAX_MANAGER_CHAIN, updateNeedsExistenceProbe } from '#shared/domain/users/decide.ts';
 import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
 import { callerAs, LATER, NOW, user, codeOf } from './directory.fixture.ts';
 
@@ -52,6 +52,16 @@ describe('user decisions', () => {
     expect(changesManager(u, { manager_uuid: null })).toBe(false);
     expect(changesManager(u, { display_name: 'x' })).toBe(false);
     expect(changesManager(u, { manager_uuid: 'm-2' })).toBe(true);
+  });
+
+  it('decides an update from what was read: the new manager’s chain judged only when the manager changes', () => {
+    const u = user('u', { manager_uuid: 'm-1' });
+    const cyclic = [user('m-2', { manager_uuid: 'u' })];
+    expect(codeOf(() => decideUpdateUser(u, { manager_uuid: 'm-2' }, cyclic, LATER))).toBe('cycle');
+    expect(codeOf(() => decideUpdateUser(u, { manager_uuid: 'm-2' }, undefined, LATER))).toBe('not_found');
+    expect(decideUpdateUser(u, { manager_uuid: 'm-2' }, [user('m-2')], LATER)).toMatchObject({ manager_uuid: 'm-2', updated_at: LATER });
+    // the same manager again: no chain needed, nothing refused
+    expect(decideUpdateUser(u, { manager_uuid: 'm-1', display_name: 'N' }, undefined, LATER)).toMatchObject({ manager_uuid: 'm-1', display_name: 'N' });
   });
 
   it('applies sent fields only, merging the profile and dropping cleared values', () => {

@@ -96,3 +96,12 @@ export function applyUserUpdate(current: UserRecord, cmd: UserUpdate, now: strin
   const sent = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
   return { ...current, ...sent, profile_attributes: compact({ ...current.profile_attributes, ...(profile_attributes ?? {}) }), updated_at: now };
 }
+
+/**
+ * A user update once read: the user as stored, and, when the manager changes, the new manager's chain as read
+ * (`chain`, see checkManagerChain). Returns the updated record (checkUpdateAllowed has passed before the reads).
+ */
+export function decideUpdateUser(current: UserRecord, cmd: UserUpdate, chain: UserRecord[] | undefined, now: string): UserRecord {
+  if (changesManager(current, cmd)) checkManagerChain(current.uuid, cmd.manager_uuid, chain ?? []);
+  return applyUserUpdate(current, cmd, now);
+}

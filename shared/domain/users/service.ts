@@ -4,11 +4,10 @@ import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { createEntity, getEntity, nowIso, retryOnConflict, WriteTx, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import {
-  applyUserUpdate,
   changesManager,
-  checkManagerChain,
   checkUpdateAllowed,
   decideCreateUser,
+  decideUpdateUser,
   MAX_MANAGER_CHAIN,
   updateNeedsExistenceProbe,
   userNotFound,
@@ -55,13 +54,10 @@ export async function updateUser(ctx: DomainCtx, id: string, input: UserUpdate):
   return retryOnConflict(async () => {
     const current = await getEntity(ctx, userEntity, id, true);
     if (!current) throw userNotFound(id);
+    const chain = changesManager(current.record, input) ? await managerChain(ctx, input.manager_uuid) : undefined;
+    const next = decideUpdateUser(current.record, input, chain?.map((s) => s.record), nowIso());
     const tx = new WriteTx(ctx);
-    if (changesManager(current.record, input)) {
-      const chain = await managerChain(ctx, input.manager_uuid);
-      checkManagerChain(id, input.manager_uuid, chain.map((s) => s.record));
-      for (const s of chain) tx.checkVersion(userEntity, s);
-    }
-    const next = applyUserUpdate(current.record, input, nowIso());
+    for (const s of chain ?? []) tx.checkVersion(userEntity, s);
     await tx.replace(userEntity, current, next).commit();
     return next;
   });
