@@ -1,14 +1,17 @@
-import type { SQSBatchItemFailure, SQSEvent, SQSRecord } from 'aws-lambda';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import type { z } from 'zod';
 import type { Log } from '#shared/logger.ts';
 import type { WorkerHandler } from '#shared/queue/queue.ts';
 
 /**
- * The SQS side of every worker in this folder (not a handler itself: no route or worker row names it).
- * Each record is parsed with the queue's message schema and handed to `process`; a record whose parse or
- * processing throws is reported as a partial batch failure, so only that message is redelivered, and
- * dead-lettered after the queue's maxReceiveCount. A malformed message fails too, to land in the
- * dead-letter queue as evidence rather than vanish. The domain code only ever sees parsed messages.
+ * The SQS side of every worker in this folder (not a handler itself: no route or worker row names it), on
+ * Powertools' batch processing. Each record is parsed with the queue's message schema and handed to
+ * `process`; a record whose parse or processing throws is reported as a partial batch failure, so only that
+ * message is redelivered, and dead-lettered after the queue's maxReceiveCount. A malformed message fails too,
+ * to land in the dead-letter queue as evidence rather than vanish. The domain code only ever sees parsed
+ * messages. A batch whose every record failed answers that list too (not Powertools' default throw), so SQS
+ * and the local queue count each record's receive the same way in both cases.
  */
 export interface BatchWorker<M> {
   /** What the worker does, for its log lines (`document refresh`, ...). */
@@ -25,21 +28,18 @@ export interface BatchWorker<M> {
 export const receiveCountOf = (r: SQSRecord) => Number(r.attributes?.ApproximateReceiveCount ?? 1);
 
 export function batchHandler<M>(worker: BatchWorker<M>): WorkerHandler {
-  return async (event: SQSEvent) => {
-    const failures: SQSBatchItemFailure[] = [];
-    const handle = async (record: SQSRecord) => {
-      const meta = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
-      const logged = { message_id: meta.messageId, receive_count: meta.receiveCount };
-      try {
-        const out = await worker.process(worker.schema.parse(JSON.parse(record.body)), meta);
-        worker.log?.info(worker.name, { ...logged, ...out });
-      } catch (err) {
-        worker.log?.error(`${worker.name} failed`, { ...logged, error: (err as Error).message });
-        failures.push({ itemIdentifier: record.messageId });
-      }
-    };
-    if (worker.concurrent) await Promise.all(event.Records.map(handle));
-    else for (const record of event.Records) await handle(record);
-    return { batchItemFailures: failures };
+  const handle = async (record: SQSRecord) => {
+    const meta = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
+    const logged = { message_id: meta.messageId, receive_count: meta.receiveCount };
+    try {
+      const out = await worker.process(worker.schema.parse(JSON.parse(record.body)), meta);
+      worker.log?.info(worker.name, { ...logged, ...out });
+    } catch (err) {
+      worker.log?.error(`${worker.name} failed`, { ...logged, error: (err as Error).message });
+      throw err;
+    }
   };
+  // a processor per invocation: it keeps the batch's state, and the local stack may run two batches at once
+  return async (event: SQSEvent) =>
+    processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), { processInParallel: !!worker.concurrent, throwOnFullBatchFailure: false });
 }

@@ -289,4 +289,27 @@ describe('batchHandler', () => {
     expect(logs[0]).toEqual(['info', 'test work', { message_id: 'm1', receive_count: 3, n: 1 }]);
     expect(logs.slice(1).map(([level, m, x]) => [level, m, x.message_id])).toEqual([['error', 'test work failed', 'm2'], ['error', 'test work failed', 'm3']]);
   });
+
+  it('reports a batch whose every record failed as partial failures (no throw), and runs records one by one unless concurrent', async () => {
+    let running = 0;
+    let most = 0;
+    const worker = (concurrent: boolean) =>
+      batchHandler({
+        name: 'slow work',
+        schema: z.object({ n: z.number() }),
+        concurrent,
+        process: async () => {
+          most = Math.max(most, ++running);
+          await new Promise((r) => setTimeout(r, 5));
+          running--;
+          throw new Error('always');
+        },
+      });
+    const event = sqsEvent(3, { n: 1 });
+    const three = { Records: ['a', 'b', 'c'].map((id) => ({ ...event.Records[0]!, messageId: id })) };
+    expect(await worker(false)(three)).toEqual({ batchItemFailures: [{ itemIdentifier: 'a' }, { itemIdentifier: 'b' }, { itemIdentifier: 'c' }] });
+    expect(most).toBe(1);
+    await worker(true)(three);
+    expect(most).toBe(3);
+  });
 });
