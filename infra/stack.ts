@@ -289,6 +289,7 @@ export class GoalTrackingStack extends Stack {
     this.alarms.apiServerErrors(this.api);
     this.alarms.functionThrottles('Throttles', [...this.routeFunctions.values(), ...this.workerFunctions.values(), this.streamProcessor].map((f) => f.fn));
     this.alarms.workerErrors('StreamProcessorErrors', this.streamProcessor.fn);
+    this.alarms.streamLag('StreamLag', this.streamProcessor.fn, 60);
     this.alarms.deadLetters('StreamDeadLetters', this.streamDeadLetters);
     for (const [w, fn] of this.workerFunctions) this.alarms.workerErrors(`${pascal(w.queue)}WorkerErrors`, fn.fn);
     for (const [q, wq] of this.queues) this.alarms.deadLetters(`${pascal(q)}DeadLetters`, wq.deadLetterQueue);

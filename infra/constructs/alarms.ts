@@ -77,6 +77,15 @@ export class ServiceAlarms extends Construct {
     this.add(id, dlq.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }), 1, 'Messages are waiting in a dead-letter queue: they failed every retry and will not be processed until an operator redrives them.');
   }
 
+  /**
+   * The change stream's oldest unprocessed record is older than `seconds`: derived state (rollups, current
+   * values, read models, notices, outbound events) lags the table by at least that much.
+   */
+  streamLag(id: string, fn: IFunction, seconds: number): void {
+    const age = fn.metric('IteratorAge', { period: PERIOD, statistic: 'Maximum' });
+    this.add(id, age, seconds * 1000, `The table stream processor is more than ${seconds} s behind: derived state (rollups, read models, notices, webhooks) lags the table.`);
+  }
+
   private add(id: string, metric: IMetric, threshold: number, description: string): void {
     const alarm = new Alarm(this, id, {
       metric,

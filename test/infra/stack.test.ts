@@ -331,7 +331,7 @@ describe('CDK stack', () => {
     expect(t.Resources[refId(s.AccessLogSettings.DestinationArn)].Properties.RetentionInDays).toBe(30);
   });
 
-  it('alarms on 5xx, throttles of every function, worker errors and dead letters, all to the alarm topic', () => {
+  it('alarms on 5xx, throttles of every function, worker errors, stream lag and dead letters, all to the alarm topic', () => {
     const alarms = Object.values<Json>(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
     const topicId = id(stack, stack.alarms.topic);
     for (const a of alarms) {
@@ -340,6 +340,8 @@ describe('CDK stack', () => {
       expect(a.AlarmDescription).toBeTruthy();
     }
     expect(alarms.filter((a) => a.MetricName === '5xx' && a.Namespace === 'AWS/ApiGateway')).toHaveLength(1);
+    // the stream processor more than a minute behind
+    expect(alarms.filter((a) => a.MetricName === 'IteratorAge' && a.Namespace === 'AWS/Lambda' && a.Statistic === 'Maximum' && a.Threshold === 60_000 && refId(a.Dimensions[0].Value) === id(stack, stack.streamProcessor.fn))).toHaveLength(1);
     // Throttles: every function appears in exactly one alarm's metric math (at most 10 per alarm).
     const throttled = alarms.flatMap((a) => (a.Metrics ?? []).filter((m: Json) => m.MetricStat?.Metric?.MetricName === 'Throttles').map((m: Json) => refId(m.MetricStat.Metric.Dimensions[0].Value)));
     const allFns = Object.keys(template.findResources('AWS::Lambda::Function'));
