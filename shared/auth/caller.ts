@@ -35,10 +35,27 @@ export async function loadCaller(
   opts: { readAhead?: EntityRef[]; teams?: boolean } = {},
 ): Promise<{ caller: Caller; data: DataCtx & { db: Db }; teams?: Promise<Set<string>> }> {
   const data: DataCtx & { db: Db } = { tenantId, db: await tenantDb(tenantId) };
-  const teams = opts.teams ? callerTeamUuids(data, userId) : undefined;
+  const who = `${tenantId}/${userId}`;
+  // an admin's teams decide nothing: not queried ahead for a caller this container last saw as admin
+  const teams = opts.teams && rolesSeen.get(who) !== 'admin' ? callerTeamUuids(data, userId) : undefined;
   teams?.catch(() => {}); // awaited by the handler, if it gets that far
   data.readAhead = await readEntitiesAhead(data, [{ type: userEntity.type, id: userId }, ...(opts.readAhead ?? [])]);
   const user = await getEntity(data, userEntity, userId);
   if (!user || user.record.status !== 'active') throw new UnauthorizedError('User is unknown or inactive');
+  rememberRole(who, user.record.role);
   return { caller: { tenantId, userId, role: user.record.role, user: user.record }, data, ...(teams ? { teams } : {}) };
+}
+
+/**
+ * The role each caller had when this container last read its user, only to choose what to read ahead: a
+ * stale entry costs a round trip (the teams read on first use) or a call, never a wrong answer, since every
+ * decision takes the role from the user item read in the same request.
+ */
+const rolesSeen = new Map<string, Role>();
+const ROLES_REMEMBERED = 10_000;
+
+function rememberRole(who: string, role: Role): void {
+  rolesSeen.delete(who); // re-inserted last: the oldest entry goes first
+  rolesSeen.set(who, role);
+  if (rolesSeen.size > ROLES_REMEMBERED) rolesSeen.delete(rolesSeen.keys().next().value!);
 }
