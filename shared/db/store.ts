@@ -549,6 +549,17 @@ export class WriteTx {
     );
   }
 
+  /**
+   * Writes an entity's uniqueness claims again as its def declares them now (with what they carry, `data`),
+   * conditioned on the entity holding them and on the entity being at the version read: a backfill for claims
+   * written before they carried `data` (a rename or any change in between makes it retry).
+   */
+  reclaim<R extends BaseRecord>(def: EntityDef<R>, read: Stored<R>): this {
+    this.checkVersion(def, read);
+    for (const u of def.uniques?.(read.record) ?? []) this.claim(u, read.record.uuid);
+    return this;
+  }
+
   /** The entity is still at the version read when the transaction commits (else a retry: ConcurrentUpdateError). */
   checkVersion<R extends BaseRecord>(def: EntityDef<R>, read: Stored<R>, onFail: () => AppError = () => new ConcurrentUpdateError()): this {
     return this.add(

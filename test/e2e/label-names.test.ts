@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +12,7 @@ import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { logger } from '#shared/logger.ts';
 import { streamProcessor } from '#shared/stream/processor.ts';
 import { projections } from '#shared/stream/projections.ts';
+import { backfillLabelNames } from '#shared/stream/projections/label-names.ts';
 import { listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
 import { checkin, checkinApi } from './checkins.fixture.ts';
@@ -128,5 +129,38 @@ describe('label names on goals and check-ins', () => {
     expect((await t.admin.put(`${L}/${probe.label.uuid}`, { name: 'Probe 2' })).status).toBe(200);
     await eventually(async () => expect(await checkinNames(probe.c.uuid)).toEqual(['Probe 2']));
     expect(await goalNames(mine)).toEqual(['Shared name']);
+  });
+
+  it('the backfill names goals and check-ins written before, and writes each label name claim with the name; run again it writes nothing', async () => {
+    const f = await goalTenant();
+    const o = await goal(f.t.admin, 'objectives', { title: 'legacy', time_period_uuid: f.period.uuid, labels: ['Legacy'] });
+    const c = await checkin(f.t.admin, { goal_uuid: o.uuid, labels: ['Legacy'] });
+    const label = o.labels[0]!;
+    const ctx = data(f.t.tenantUuid);
+    // as written before names were kept: no names on the goal and check-in, no name on the claim
+    const claimKey = keys.unique(f.t.tenantUuid, 'label_name', 'legacy');
+    const { data: _name, ...claim } = await raw(claimKey);
+    const put = (Item: Record<string, unknown>) => ctx.db.send(new PutCommand({ TableName: config.tableName, Item }));
+    await put(claim);
+    for (const key of [keys.entity(f.t.tenantUuid, 'goal', o.uuid), keys.entity(f.t.tenantUuid, 'checkin', c.uuid)]) {
+      const item = await raw(key);
+      const { labels: _labels, ...rec } = item.rec as Record<string, unknown>;
+      await put({ ...item, rec });
+    }
+    // a command naming the label reads it (its claim spells no name): one round trip more
+    const before = await f.t.admin.post(P('initiatives'), { title: 'before', time_period_uuid: f.period.uuid, labels: ['LEGACY'] });
+    expect(before.body.data.record.labels).toEqual([label]);
+    expect(before.headers.get('x-db-round-trips')).toBe('4');
+
+    const first = await backfillLabelNames(ctx);
+    expect(first).toMatchObject({ labels: 1, claims: 1, goals: 2, checkins: 1 });
+    expect((await raw(claimKey)).data).toEqual({ name: 'Legacy' });
+    expect((await getEntity(ctx, goalEntity, o.uuid, true))!.record.labels).toEqual([label]);
+    expect((await getEntity(ctx, checkinEntity, c.uuid, true))!.record.labels).toEqual([label]);
+    expect(await backfillLabelNames(ctx)).toEqual({ labels: 1, claims: 0, goals: 2, checkins: 1, named: 0 });
+
+    const after = await f.t.admin.post(P('initiatives'), { title: 'after', time_period_uuid: f.period.uuid, labels: ['legacy'] });
+    expect(after.body.data.record.labels).toEqual([label]);
+    expect(after.headers.get('x-db-round-trips')).toBe('3');
   });
 });

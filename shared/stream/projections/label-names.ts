@@ -1,8 +1,9 @@
-import { entriesOf, getEntities, mutateEntity, type BaseRecord, type DataCtx, type EntityDef, type EntryList } from '#shared/db/store.ts';
+import { keys } from '#shared/db/keys.ts';
+import { entriesOf, findClaims, getEntities, getEntity, mutateEntity, partitionEntries, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type EntryList } from '#shared/db/store.ts';
 import { CHECKIN_LISTS, checkinEntity, checkinsByLabel, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { GOAL_KINDS, goalEntity, goalsByLabel, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { decideLabelSync, labelNameChanged, labelsMayBeStale, type Labelled } from '#shared/domain/labels/decide.ts';
-import { labelEntity, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import { entityRecord } from '#shared/stream/changes.ts';
 import type { Projection, TableChange } from '#shared/stream/projection.ts';
@@ -98,3 +99,58 @@ export const labelNamesProjection: Projection = {
     if (checkin) await syncLabelNames(ctx.data, checkinEntity, checkin.uuid);
   },
 };
+
+/** Runs `work` on every id `ids` yields, `concurrency` at a time; returns how many returned true. */
+async function each(ids: AsyncIterable<{ id: string }>, concurrency: number, work: (id: string) => Promise<boolean>): Promise<{ seen: number; changed: number }> {
+  const it = ids[Symbol.asyncIterator]();
+  let seen = 0;
+  let changed = 0;
+  let pulling: Promise<unknown> = Promise.resolve();
+  const next = () => (pulling = pulling.then(() => it.next())) as Promise<IteratorResult<{ id: string }>>;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let r = await next(); !r.done; r = await next()) {
+        seen += 1;
+        if (await work(r.value.id)) changed += 1;
+      }
+    }),
+  );
+  return { seen, changed };
+}
+
+/** A label's name claim written again with the name it carries, when it carries none or another spelling; true when written. */
+async function claimWithName(data: DataCtx, uuid: string): Promise<boolean> {
+  return retryOnConflict(async () => {
+    const label = await getEntity(data, labelEntity, uuid, true);
+    if (!label) return false;
+    const claim = (await findClaims(data, 'label_name', [normalizeLabelName(label.record.name)], true)).values().next().value;
+    if (claim?.id === label.record.uuid && claim.data?.name === label.record.name) return false;
+    await new WriteTx(data).reclaim(labelEntity, label).commit();
+    return true;
+  });
+}
+
+/**
+ * The backfill for data written before names were kept (`npm run admin -- backfill-label-names --tenant T`):
+ * every label's name claim written again carrying the name (so a command naming the label reads the claim only),
+ * then every goal and check-in synced (named: a GET is then one round trip). Idempotent and safe beside the
+ * stream and live traffic (each write is conditioned on the version read): a second run writes nothing.
+ */
+export async function backfillLabelNames(data: DataCtx, opts: { concurrency?: number } = {}): Promise<{ labels: number; claims: number; goals: number; checkins: number; named: number }> {
+  const concurrency = Math.max(1, Math.min(opts.concurrency ?? 4, 64));
+  const labels = await each(partitionEntries(data, keys.entityList(data.tenantId, labelEntity.type)), concurrency, (id) => claimWithName(data, id));
+  let goals = 0;
+  let checkins = 0;
+  let named = 0;
+  for (const kind of GOAL_KINDS) {
+    const r = await each(partitionEntries(data, keys.entityList(data.tenantId, kind)), concurrency, (id) => syncLabelNames(data, goalEntity, id));
+    goals += r.seen;
+    named += r.changed;
+  }
+  for (const shard of CHECKIN_LISTS) {
+    const r = await each(partitionEntries(data, keys.entityList(data.tenantId, shard)), concurrency, (id) => syncLabelNames(data, checkinEntity, id));
+    checkins += r.seen;
+    named += r.changed;
+  }
+  return { labels: labels.seen, claims: labels.changed, goals, checkins, named };
+}
