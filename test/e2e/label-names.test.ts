@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -142,6 +142,8 @@ describe('label names on goals and check-ins', () => {
     const { data: _name, ...claim } = await raw(claimKey);
     const put = (Item: Record<string, unknown>) => ctx.db.send(new PutCommand({ TableName: config.tableName, Item }));
     await put(claim);
+    // (nor label entries of check-ins: they had none)
+    await ctx.db.send(new DeleteCommand({ TableName: config.tableName, Key: keys.entry(f.t.tenantUuid, 'checkin', c.uuid, 'label', label.uuid) }));
     for (const key of [keys.entity(f.t.tenantUuid, 'goal', o.uuid), keys.entity(f.t.tenantUuid, 'checkin', c.uuid)]) {
       const item = await raw(key);
       const { labels: _labels, ...rec } = item.rec as Record<string, unknown>;
@@ -162,5 +164,9 @@ describe('label names on goals and check-ins', () => {
     const after = await f.t.admin.post(P('initiatives'), { title: 'after', time_period_uuid: f.period.uuid, labels: ['legacy'] });
     expect(after.body.data.record.labels).toEqual([label]);
     expect(after.headers.get('x-db-round-trips')).toBe('3');
+    // the check-in named by the backfill got its label entry with its names: a rename reaches it
+    expect(await raw(keys.entry(f.t.tenantUuid, 'checkin', c.uuid, 'label', label.uuid))).toBeDefined();
+    expect((await f.t.admin.put(`${L}/${label.uuid}`, { name: 'Legacy 2' })).status).toBe(200);
+    await eventually(async () => expect(names((await checkinApi(f.t.admin).get(c.uuid)).body!.data.record)).toEqual(['Legacy 2']));
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { checkinEntity, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { claimedLabels, labelsToRead } from '#shared/domain/labels/entity.ts';
 import { currentLabels, decideLabelSync, distinctLabels, labelNameChanged, labelNamesOf, labelsMayBeStale, namedAsAfter, resolveLabels } from '#shared/domain/labels/decide.ts';
 import { labelNamesProjection } from '#shared/stream/projections/label-names.ts';
@@ -108,5 +109,14 @@ describe('label-names projection: what it accepts', () => {
     expect(labelNamesProjection.accepts(change('checkin', rec({}), rec({ labels: [{ uuid: 'l', name: 'M' }] })))).toBe(true);
     expect(labelNamesProjection.accepts(change('checkin', rec({}), rec({ value: 3 })))).toBe(false);
     expect(labelNamesProjection.accepts(change('goal', undefined, rec({}), 'IX#label#l'))).toBe(false); // an entry item
+  });
+});
+
+describe('check-in label entries', () => {
+  const ci = (over: Partial<CheckinRecord>) => ({ uuid: 'c', goal_uuid: '0000000a', label_uuids: ['l1', 'l2'], ...over }) as CheckinRecord;
+
+  it('are declared for check-ins keeping names, in the check-in list shard; a check-in written before names were kept has none (as in the table)', () => {
+    expect(checkinEntity.entries!(ci({ labels: [] })).map((e) => `${e.list}@${e.name}#${e.value}`)).toEqual(['checkin@goal#0000000a', 'checkin#10@label#l1', 'checkin#10@label#l2']);
+    expect(checkinEntity.entries!(ci({})).map((e) => `${e.list}@${e.name}#${e.value}`)).toEqual(['checkin@goal#0000000a']);
   });
 });

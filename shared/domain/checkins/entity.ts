@@ -45,13 +45,18 @@ export const checkinsOfGoal = entryList('checkin', 'goal');
  * The check-ins naming a label, in the check-in's list shard (`checkin#<n>@label#<label>`): read only by the
  * change stream, to bring a renamed or deleted label's name up to date on the check-ins that show it. Sharded
  * like the check-in list, so a label every machine check-in carries spreads its writes over 16 partitions.
+ * Declared only for check-ins that keep names (`labels`): one written before has no such entries in the table,
+ * and the store writes them (its entries diffed) with the write that first gives it names.
  */
 export const checkinsByLabel = (shardList: string) => entryList(shardList, 'label');
 
 export const checkinEntity: EntityDef<CheckinRecord> = {
   type: 'checkin',
   listName: (c) => checkinListName(c.goal_uuid),
-  entries: (c) => [entry(checkinsOfGoal, c.goal_uuid), ...[...new Set(c.label_uuids)].map((l) => entry(checkinsByLabel(checkinListName(c.goal_uuid)), l))],
+  entries: (c) => [
+    entry(checkinsOfGoal, c.goal_uuid),
+    ...(c.labels === undefined ? [] : [...new Set(c.label_uuids)].map((l) => entry(checkinsByLabel(checkinListName(c.goal_uuid)), l))),
+  ],
 };
 
 /**
