@@ -239,7 +239,8 @@ export interface StraightSeedOptions {
 /**
  * Items no later operation of the plan reads are dropped from memory once written: check-ins, their order items
  * and entries, history items, a goal's association entries other than its parent links (owner, team, label,
- * period: only lists read them) and the references goals keep in periods and teams (only a delete reads them).
+ * period: only lists read them, and a label's rename, which the plan never makes) and the references goals keep
+ * in periods and teams (only a delete reads them).
  * Goals, their parent links (rollups walk them), the directory and team memberships stay.
  */
 const evictable = (pk: string, sk: string, tenant: string) => {

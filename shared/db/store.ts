@@ -49,8 +49,20 @@ export const entry = (of: EntryList, value: string, onMissing?: () => AppError):
 export interface UniqueDef {
   name: string;
   value: string;
+  /**
+   * What the claim carries besides its holder's id, for a reader of the claim that would otherwise read the
+   * holder (a label's name as spelled): written with the claim and rewritten whenever it changes, in the
+   * holder's own transaction, so a strongly consistent read of the claim sees the holder's current value.
+   */
+  data?: Record<string, unknown>;
   /** Error raised when the claim is already held. */
   onTaken: () => AppError;
+}
+
+/** A uniqueness claim as read: its holder's id and what the claim carries (`data`, absent on claims written before it did). */
+export interface Claim {
+  id: string;
+  data?: Record<string, unknown>;
 }
 
 /** Visibility envelope copied onto list-index items so list paging can skip invisible records without reading them. */
@@ -188,6 +200,16 @@ export async function findUniques(ctx: DataCtx, name: string, values: Iterable<s
   return new Map(items.map((item) => [byPk.get(item.PK as string)!, item.id as string]));
 }
 
+/** The uniqueness claims (name, value) for many values with what they carry (UniqueDef.data), one BatchGetItem per 100: value → claim, unclaimed values absent. */
+export async function findClaims(ctx: DataCtx, name: string, values: Iterable<string>, consistent = false): Promise<Map<string, Claim>> {
+  const unique = [...new Set(values)];
+  const byPk = new Map(unique.map((v) => [keys.unique(ctx.tenantId, name, v).PK, v]));
+  const items = await batchGet(ctx, unique.map((v) => keys.unique(ctx.tenantId, name, v)), consistent);
+  return new Map(items.map((item) => [byPk.get(item.PK as string)!, claimOf(item)]));
+}
+
+const claimOf = (item: Record<string, unknown>): Claim => ({ id: item.id as string, ...(item.data ? { data: item.data as Record<string, unknown> } : {}) });
+
 /**
  * A command's read plan: entities of several types and uniqueness claims, fetched together in one
  * BatchGetItem round (100 keys a call). Name what to read, `run` once, then take each part's answer.
@@ -221,6 +243,20 @@ export class BatchRead {
       for (const [v, k] of planned) {
         const item = this.found.get(`${k.PK}|${k.SK}`);
         if (item) out.set(v, item.id as string);
+      }
+      return out;
+    };
+  }
+
+  /** The uniqueness claims (name, value) with what they carry (UniqueDef.data): after `run`, value → claim, unclaimed values absent. */
+  claims(name: string, values: Iterable<string>): () => Map<string, Claim> {
+    const planned = [...new Set(values)].map((v) => [v, keys.unique(this.ctx.tenantId, name, v)] as const);
+    this.wanted.push(...planned.map(([, k]) => k));
+    return () => {
+      const out = new Map<string, Claim>();
+      for (const [v, k] of planned) {
+        const item = this.found.get(`${k.PK}|${k.SK}`);
+        if (item) out.set(v, claimOf(item));
       }
       return out;
     };
@@ -466,7 +502,11 @@ export class WriteTx {
     const oldUniques = new Map((def.uniques?.(before.record) ?? []).map((u) => [`${u.name}#${u.value}`, u]));
     const newUniques = new Map((def.uniques?.(after) ?? []).map((u) => [`${u.name}#${u.value}`, u]));
     for (const [k, u] of oldUniques) if (!newUniques.has(k)) this.release(u, before.record.uuid);
-    for (const [k, u] of newUniques) if (!oldUniques.has(k)) this.claim(u, after.uuid);
+    for (const [k, u] of newUniques) {
+      // a claim kept is rewritten when what it carries changed (a label renamed to another spelling of its name)
+      const old = oldUniques.get(k);
+      if (!old || JSON.stringify(old.data ?? null) !== JSON.stringify(u.data ?? null)) this.claim(u, after.uuid);
+    }
     return this;
   }
 
@@ -507,6 +547,17 @@ export class WriteTx {
       },
       (reason) => (reason.Item ? new ConcurrentUpdateError() : onMissing()),
     );
+  }
+
+  /**
+   * Writes an entity's uniqueness claims again as its def declares them now (with what they carry, `data`),
+   * conditioned on the entity holding them and on the entity being at the version read: a backfill for claims
+   * written before they carried `data` (a rename or any change in between makes it retry).
+   */
+  reclaim<R extends BaseRecord>(def: EntityDef<R>, read: Stored<R>): this {
+    this.checkVersion(def, read);
+    for (const u of def.uniques?.(read.record) ?? []) this.claim(u, read.record.uuid);
+    return this;
   }
 
   /** The entity is still at the version read when the transaction commits (else a retry: ConcurrentUpdateError). */
@@ -644,7 +695,7 @@ export class WriteTx {
       {
         Put: {
           TableName: tableName(),
-          Item: { ...keys.unique(this.ctx.tenantId, u.name, u.value), id, kind: 'unique' },
+          Item: { ...keys.unique(this.ctx.tenantId, u.name, u.value), id, kind: 'unique', ...(u.data ? { data: u.data } : {}) },
           ConditionExpression: 'attribute_not_exists(PK) OR id = :id',
           ExpressionAttributeValues: { ':id': id },
         },

@@ -11,7 +11,7 @@ import type { z } from 'zod';
 /** The check-in record on the wire: the response schema's type, so a field the presenter forgets fails the build. */
 export type PresentedCheckin = z.infer<typeof CheckinRecordSchema>;
 
-/** The check-in record as every endpoint returns it; labels as {uuid, name} like goals (one batch read per page). */
+/** The check-in record as every endpoint returns it; labels as {uuid, name} like goals (from the names the check-in keeps; check-ins written before names were kept: one batch read per page). */
 export async function presentCheckins(ctx: DomainCtx, checkins: CheckinRecord[]): Promise<PresentedCheckin[]> {
   const labels = await labelNamer(ctx.loader, checkins);
   return checkins.map((c): PresentedCheckin => ({
@@ -27,7 +27,7 @@ export async function presentCheckins(ctx: DomainCtx, checkins: CheckinRecord[])
     creator_uuid: c.creator_uuid,
     source_info: c.source_info,
     mentioned_entities: c.mentioned_entities,
-    labels: labels(c.label_uuids),
+    labels: labels(c),
     created_at: c.created_at,
     updated_at: c.updated_at,
   }));

@@ -8,7 +8,8 @@ import { recordResponse } from '#shared/http/respond.ts';
 import type { GoalRecordSchema } from '#shared/schemas/goals.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { paceFields, todayUtc } from '#shared/domain/goals/pace.ts';
-import { labelEntity } from '#shared/domain/labels/entity.ts';
+import { labelEntity, type LabelRef } from '#shared/domain/labels/entity.ts';
+import { currentLabels, type Labelled } from '#shared/domain/labels/decide.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 
 /**
@@ -18,8 +19,9 @@ import type { Loader } from '#shared/list/entity-cache.ts';
  * The goal record as every endpoint returns it: every field of the spec's goal record (null when unset),
  * both delegate variants, and `team_uuids`, `labels` ({uuid, name}), `created_at`, `updated_at`.
  * `status` is the earlier-variant name of `current_status`; `target`/`unit`/`metric_type` mirror the
- * current metric. Labels are stored as uuids and named here, so a renamed label shows its new name: one
- * batch read for a whole page (distinct labels only).
+ * current metric. Labels are presented from the names the goal keeps (`labels`, kept right by the change
+ * stream when a label is renamed or deleted), so presenting reads nothing more; only goals written before names
+ * were kept name theirs by one batch read for the whole page (distinct labels only).
  */
 export async function presentGoals(ctx: DomainCtx, goals: GoalRecord[], today = todayUtc()) {
   const [labels, hidden] = await Promise.all([labelNamer(ctx.loader, goals), hiddenAncestors(ctx, goals)]);
@@ -57,15 +59,18 @@ function withoutHidden(g: GoalRecord, hidden: Set<string>): GoalRecord {
   };
 }
 
-type NamedLabels = (labelUuids: string[]) => Array<{ uuid: string; name: string }>;
+type NamedLabels = (record: Labelled) => LabelRef[];
 
 /**
- * `labels` of goals and check-ins as `{ uuid, name }`: one batch read of the distinct labels of a page. A
- * label deleted since it was attached is left out rather than shown without a name.
+ * `labels` of goals and check-ins as `{ uuid, name }`: the names the record keeps (`labels`); for records
+ * written before names were kept, one batch read of their distinct labels for the whole page, and a label
+ * deleted since it was attached is left out rather than shown without a name (as the change stream leaves it
+ * out of the names kept).
  */
-export async function labelNamer(loader: Loader, records: Array<{ label_uuids: string[] }>): Promise<NamedLabels> {
-  const names = new Map((await loader.many(labelEntity, new Set(records.flatMap((r) => r.label_uuids)))).map((l) => [l.uuid, l.name]));
-  return (uuids) => uuids.flatMap((uuid) => (names.has(uuid) ? [{ uuid, name: names.get(uuid)! }] : []));
+export async function labelNamer(loader: Loader, records: Labelled[]): Promise<NamedLabels> {
+  const unnamed = new Set(records.flatMap((r) => (r.labels === undefined ? r.label_uuids : [])));
+  const current = new Map(unnamed.size ? (await loader.many(labelEntity, unnamed)).map((l) => [l.uuid, l]) : []);
+  return (r) => (r.labels ?? currentLabels(r.label_uuids, current)).map((l) => ({ uuid: l.uuid, name: l.name }));
 }
 
 export async function presentOne(ctx: DomainCtx, goal: GoalRecord) {
@@ -120,7 +125,7 @@ function presentGoal(g: GoalRecord, labels: NamedLabels, today: string): Present
     delegate_uuids: g.delegate_uuids,
     partner_goals_external_id: g.partner_goals_external_id,
     team_uuids: g.team_uuids,
-    labels: labels(g.label_uuids),
+    labels: labels(g),
     created_at: g.created_at,
     updated_at: g.updated_at,
   };

@@ -5,6 +5,7 @@ import { historyProjection } from '#shared/stream/projections/history.ts';
 import { rollupProjection } from '#shared/stream/rollups.ts';
 import { outboundEventsProjection } from '#shared/stream/projections/events.ts';
 import { goalReadModelsProjection } from '#shared/stream/read-models/projection.ts';
+import { labelNamesProjection } from '#shared/stream/projections/label-names.ts';
 
 /**
  * Every projection the change stream feeds, in the order each change is offered to them (one line each; a
@@ -18,4 +19,5 @@ export const projections: readonly Projection[] = [
   historyProjection,
   outboundEventsProjection,
   goalReadModelsProjection,
+  labelNamesProjection,
 ];

@@ -160,7 +160,14 @@ describe('goals: what writes and claim lookups read', () => {
     const updated = await countingCtx(t, t.adminUuid);
     const after = await updateGoal(updated.ctx, 'objective', view.goal.uuid, { labels: ['fresh ONE', 'Fresh three'] });
     expect((await presentOne(updated.ctx, after.goal)).labels.map((l) => l.name)).toEqual(['Fresh one', 'Fresh three']);
-    expect(updated.kinds.label ?? 0).toBe(1); // the existing label, read once to learn its name
+    expect(updated.kinds.label ?? 0).toBe(0); // the existing label is named by its claim, read in the update's batch
+
+    // a goal written before names were kept: presented by reading its labels (a deleted one left out)
+    const old = { ...after.goal };
+    delete old.labels;
+    const presenting = await countingCtx(t, t.adminUuid);
+    expect((await presentOne(presenting.ctx, { ...old, label_uuids: [...old.label_uuids, 'no-such-label'] })).labels).toEqual(after.goal.labels);
+    expect(presenting.kinds.label).toBe(2);
   });
 
   it('a new parent is checked for cycles up its own line, not by walking the goal’s whole subtree', async () => {

@@ -82,11 +82,18 @@ describe('goal create decide', () => {
   it('labels: existing ones by their claim (any case), new ones with the n-th id; names out of bounds are 422', () => {
     const w = writeOf(
       decideCreate('objective', { title: 'x', time_period_uuid: 'p1', labels: ['Fresh', 'EXISTING', 'existing '] },
-        createState({ labelClaims: new Map([['existing', 'l-old']]), labels: new Map([['l-old', label('l-old', 'Existing')]]) }), admin, NOW, ids),
+        createState({ labelClaims: new Map([['existing', { uuid: 'l-old', name: 'Existing' }]]) }), admin, NOW, ids),
     );
     expect(w.labels.map((l) => [l.uuid, l.name])).toEqual([['l-new-1', 'Fresh'], ['l-old', 'Existing']]);
     expect(w.createdLabels.map((l) => l.uuid)).toEqual(['l-new-1']);
     expect(w.goal.label_uuids).toEqual(['l-new-1', 'l-old']);
+    // the goal keeps the names it presents, as the claims spell them
+    expect(w.goal.labels).toEqual([{ uuid: 'l-new-1', name: 'Fresh' }, { uuid: 'l-old', name: 'Existing' }]);
+    // a claim written before claims carried the name: named from the label read for it
+    const old = writeOf(decideCreate('objective', { title: 'x', time_period_uuid: 'p1', labels: ['existing'] },
+      createState({ labelClaims: new Map([['existing', { uuid: 'l-old' }]]), labels: new Map([['l-old', label('l-old', 'Existing')]]) }), admin, NOW, ids));
+    expect(old.goal.labels).toEqual([{ uuid: 'l-old', name: 'Existing' }]);
+    expect(old.createdLabels).toEqual([]);
     expect(errorOf(decideCreate('objective', { title: 'x', time_period_uuid: 'p1', labels: ['  '] }, createState(), admin, NOW, ids))).toMatchObject({ details: [{ field: 'labels', code: 'invalid' }] });
   });
 
@@ -110,6 +117,16 @@ describe('goal update decide', () => {
     expect(same.start_date).toBe('2025-02-01');
     expect(errorOf(decideUpdate('objective', seen(goal()), { end_date: '2025-04-02' }, updateState(), admin, NOW, updateIds))).toMatchObject({ details: [{ field: 'end_date', code: 'out_of_range' }] });
     expect(errorOf(decideUpdate('objective', seen(goal()), { time_period_uuid: 'gone' }, updateState({ period: undefined }), admin, NOW, updateIds))).toMatchObject({ details: [{ field: 'time_period_uuid', code: 'not_found' }] });
+  });
+
+  it('labels: replaced with the names the claims spell (kept on the goal); not sent, the goal keeps what it had', () => {
+    const named = goal({ label_uuids: ['l-a'], labels: [{ uuid: 'l-a', name: 'A' }] });
+    const w = writeOf(decideUpdate('objective', seen(named), { labels: ['b', 'New'] }, updateState({ labelClaims: new Map([['b', { uuid: 'l-b', name: 'B' }]]) }), admin, NOW, updateIds));
+    expect(w.goal).toMatchObject({ label_uuids: ['l-b', 'l-new-2'], labels: [{ uuid: 'l-b', name: 'B' }, { uuid: 'l-new-2', name: 'New' }] });
+    expect(w.labels).toEqual(w.goal.labels);
+    expect(writeOf(decideUpdate('objective', seen(named), { title: 'T' }, updateState(), admin, NOW, updateIds)).goal.labels).toEqual(named.labels);
+    // a goal written before names were kept stays without them (the stream names it; presenting reads its labels meanwhile)
+    expect(writeOf(decideUpdate('objective', seen(goal({ label_uuids: ['l-a'] })), { title: 'T' }, updateState(), admin, NOW, updateIds)).goal).not.toHaveProperty('labels');
   });
 
   it('short_id: upper-cased with a new assignment id, malformed 422, unchanged keeps its assignment', () => {

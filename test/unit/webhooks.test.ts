@@ -86,6 +86,18 @@ describe('events from changes', () => {
     expect((await buildEvents(change('MODIFY', arKeys, ar('r1', 'resolved', 3), ar('r2', 'pending', 4)), loader())).map((e) => e.event.type)).toEqual(['access_request.created']);
   });
 
+  it('names kept up to date after a label rename or delete are no goal.updated or checkin.updated; a relabelling is', async () => {
+    const named = goal({ label_uuids: ['la', 'lb'], labels: [{ uuid: 'la', name: 'Old' }, { uuid: 'lb', name: 'B' }] });
+    const synced = goal({ label_uuids: ['la', 'lb'], labels: [{ uuid: 'la', name: 'New' }] }); // la renamed, lb deleted
+    expect(await buildEvents(change('MODIFY', goalKeys, goalItem(named, 2), goalItem(synced, 3)), loader())).toEqual([]);
+    const relabelled = await buildEvents(change('MODIFY', goalKeys, goalItem(named, 2), goalItem(goal({ label_uuids: ['lc'], labels: [{ uuid: 'lc', name: 'C' }] }), 3)), loader());
+    expect(relabelled.map((e) => [e.event.type, e.event.data.previous, e.event.data.record.labels])).toEqual([['goal.updated', { labels: [{ uuid: 'la', name: 'Old' }, { uuid: 'lb', name: 'B' }] }, [{ uuid: 'lc', name: 'C' }]]]);
+    const ci = (over: Partial<CheckinRecord>) => ({ uuid: C, goal_uuid: G, metric_uuid: null, value: 5, progress: 50, score: null, checkin_date: '2026-11-23', status: 'on_track', note: null, creator_uuid: 'u', source_info: null, mentioned_entities: [], label_uuids: ['la'], created_at: 'a', updated_at: 'a', ...over }) as unknown as CheckinRecord;
+    const keys = { PK: `T#${T}#checkin#${C}`, SK: '#' };
+    const item = (rec: CheckinRecord, v: number) => ({ ...keys, kind: 'checkin', id: C, v, rec });
+    expect(await buildEvents(change('MODIFY', keys, item(ci({ labels: [{ uuid: 'la', name: 'Old' }] }), 1), item(ci({ labels: [{ uuid: 'la', name: 'New' }] }), 2)), loader())).toEqual([]);
+  });
+
   it('ignores what makes no event: entries, other entities, a goal REMOVE', () => {
     expect(mayMakeEvents(change('INSERT', { PK: `T#${T}#goal#${G}`, SK: 'IX#owner#u' }, undefined, {}))).toBe(false);
     expect(mayMakeEvents(change('INSERT', { PK: `T#${T}#label#x`, SK: '#' }, undefined, {}))).toBe(false);

@@ -3,7 +3,8 @@ import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts
 import type { GoalRecord, GoalStatus } from '#shared/domain/goals/entity.ts';
 import type { HistoryCause } from '#shared/domain/history/entity.ts';
 import { goalProgressAt } from '#shared/domain/goals/progress.ts';
-import type { LabelRecord } from '#shared/domain/labels/entity.ts';
+import type { LabelRef } from '#shared/domain/labels/entity.ts';
+import { distinctLabels } from '#shared/domain/labels/decide.ts';
 import { ValidationError, type AppError } from '#shared/errors.ts';
 
 /**
@@ -100,12 +101,16 @@ export function goalAfter(goal: GoalRecord, latest: CheckinRecord | undefined, n
   return FOLLOWED.some((k) => next[k] !== goal[k]) ? { ...next, updated_at: now, progress_cause: { cause, at: now } } : goal;
 }
 
-const labelUuids = (labels: LabelRecord[]) => [...new Set(labels.map((l) => l.uuid))];
+/** `label_uuids` and the names kept beside them (`labels`), each label once. */
+function labelFields(named: LabelRef[]): Pick<CheckinRecord, 'label_uuids' | 'labels'> {
+  const labels = distinctLabels(named);
+  return { label_uuids: labels.map((l) => l.uuid), labels };
+}
 
 export function decideCreate(
   state: GoalState,
   input: CheckinCreateCommand,
-  labels: LabelRecord[],
+  labels: LabelRef[],
   ctx: { callerUuid: string; hidden: () => AppError },
   now: string,
   ids: { checkin: string },
@@ -131,7 +136,7 @@ export function decideCreate(
     source_type: null,
     source_info: {},
     mentioned_entities: {},
-    label_uuids: labelUuids(labels),
+    ...labelFields(labels),
     created_at: now,
     updated_at: now,
   };
@@ -144,7 +149,7 @@ export function decideUpdate(
   state: GoalState,
   current: CheckinRecord,
   input: CheckinUpdateCommand,
-  labels: LabelRecord[] | undefined,
+  labels: LabelRef[] | undefined,
   ctx: { callerUuid: string },
   now: string,
 ): Decision<CheckinWrite> {
@@ -162,7 +167,7 @@ export function decideUpdate(
     updated_at: now,
   };
   if (input.value !== undefined) Object.assign(next, { value: input.value, progress: goalProgressAt(g, input.value ?? null), metric_uuid: g.current_metric_uuid });
-  if (labels !== undefined) next.label_uuids = labelUuids(labels);
+  if (labels !== undefined) Object.assign(next, labelFields(labels));
   return { write: { checkin: next, goal: state.newest[0]?.id === current.uuid ? goalAfter(g, next, now, 'checkin_updated') : g } };
 }
 

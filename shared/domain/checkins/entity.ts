@@ -1,6 +1,7 @@
 import { keys } from '#shared/db/keys.ts';
 import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
 import type { GoalKind, GoalStatus } from '#shared/domain/goals/entity.ts';
+import type { LabelRef } from '#shared/domain/labels/entity.ts';
 
 export interface CheckinRecord extends BaseRecord {
   goal_uuid: string;
@@ -20,6 +21,12 @@ export interface CheckinRecord extends BaseRecord {
   source_info: Record<string, unknown>;
   mentioned_entities: Record<string, unknown> | unknown[];
   label_uuids: string[];
+  /**
+   * The labels named, `label_uuids` in order, as presented: written by the command, kept right by the change
+   * stream (`label-names` projection) when a label is renamed or deleted. Absent on check-ins written before it
+   * was kept: those are presented by reading the labels.
+   */
+  labels?: LabelRef[];
 }
 
 /**
@@ -34,10 +41,22 @@ export const CHECKIN_LISTS = Array.from({ length: CHECKIN_LIST_SHARDS }, (_, i) 
 /** The check-ins of a goal (`checkin@goal#<goal>`): one goal's check-ins stay in one entry list, whatever the shard. */
 export const checkinsOfGoal = entryList('checkin', 'goal');
 
+/**
+ * The check-ins naming a label, in the check-in's list shard (`checkin#<n>@label#<label>`): read only by the
+ * change stream, to bring a renamed or deleted label's name up to date on the check-ins that show it. Sharded
+ * like the check-in list, so a label every machine check-in carries spreads its writes over 16 partitions.
+ * Declared only for check-ins that keep names (`labels`): one written before has no such entries in the table,
+ * and the store writes them (its entries diffed) with the write that first gives it names.
+ */
+export const checkinsByLabel = (shardList: string) => entryList(shardList, 'label');
+
 export const checkinEntity: EntityDef<CheckinRecord> = {
   type: 'checkin',
   listName: (c) => checkinListName(c.goal_uuid),
-  entries: (c) => [entry(checkinsOfGoal, c.goal_uuid)],
+  entries: (c) => [
+    entry(checkinsOfGoal, c.goal_uuid),
+    ...(c.labels === undefined ? [] : [...new Set(c.label_uuids)].map((l) => entry(checkinsByLabel(checkinListName(c.goal_uuid)), l))),
+  ],
 };
 
 /**

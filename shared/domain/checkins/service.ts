@@ -132,7 +132,7 @@ async function writeCheckin(ctx: DomainCtx, input: CheckinCreateInput, now: stri
   const goalUuid = input.goal_uuid.toLowerCase();
   const hidden = () => unknownGoal(input.goal_uuid);
   let created!: CheckinRecord;
-  let labels: LabelRecord[] = [];
+  let createdLabels: LabelRecord[] = [];
   const { goal, access } = await commitOnGoal(ctx, async () => {
     const { stored, state, extra } = await readGoalState(ctx, goalUuid, 1, () => resolveLabelNames(ctx, input.labels ?? [], ids.labels, now), hidden);
     const write = decided(decideCreate(state, input, extra.labels, { ...commandContext(ctx), hidden }, now, ids));
@@ -140,10 +140,10 @@ async function writeCheckin(ctx: DomainCtx, input: CheckinCreateInput, now: stri
     addLabelCreates(tx, extra.created);
     const committed = await commitWithRollups(ctx, tx, stored, write.goal);
     created = write.checkin;
-    labels = extra.labels;
+    createdLabels = extra.created;
     return { ...committed, access: state.access };
   });
-  primeLabels(ctx.loader, labels);
+  primeLabels(ctx.loader, createdLabels);
   return { checkin: created, goal, access };
 }
 
@@ -153,7 +153,7 @@ export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUp
   let known: Stored<CheckinRecord> | undefined = await storedCheckin(ctx, id, true);
   const goalUuid = known.record.goal_uuid;
   let updated!: CheckinRecord;
-  let labels: LabelRecord[] = [];
+  let createdLabels: LabelRecord[] = [];
   const { goal, access } = await commitOnGoal(ctx, async () => {
     // the first attempt uses the check-in read to learn its goal; a retry reads it again (its write is conditioned on the version read)
     const now = nowIso();
@@ -167,10 +167,10 @@ export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUp
     addLabelCreates(tx, read.extra?.created ?? []);
     const committed = await commitWithRollups(ctx, tx, read.stored, write.goal);
     updated = write.checkin;
-    labels = read.extra?.labels ?? [];
+    createdLabels = read.extra?.created ?? [];
     return { ...committed, access: read.state.access };
   });
-  primeLabels(ctx.loader, labels);
+  primeLabels(ctx.loader, createdLabels);
   return { checkin: updated, goal, access };
 }
 

@@ -11,7 +11,7 @@ import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
 import { assertFits, delegatesOf, heaviestField, parentLinksOf, uniq } from '#shared/domain/goals/rules.ts';
 import { requireUnchanged } from '#shared/domain/goals/reads.ts';
-import { labelEntity, primeLabels } from '#shared/domain/labels/entity.ts';
+import { claimedLabels, labelEntity, labelsToRead, primeLabels } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates } from '#shared/domain/labels/service.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
@@ -20,8 +20,9 @@ import { type GoalView } from '#shared/domain/goals/service.ts';
 
 /**
  * The read plan of a create: the period, the named users and teams, the new parents (strongly consistent:
- * their versions are checked at commit) and the label name claims in one BatchGetItem; the labels the claims
- * name only when some exist (a second round); the caller's teams only to judge a parent it does not own.
+ * their versions are checked at commit) and the label name claims in one BatchGetItem. A claim carries its
+ * label's name as spelled, so existing labels are not read (only those whose claim predates that, a second
+ * round); the caller's teams only to judge a parent it does not own.
  */
 async function readCreate(ctx: DomainCtx, input: GoalCreateCommand): Promise<CreateState> {
   let delegates: string[] = [];
@@ -37,7 +38,7 @@ async function readCreate(ctx: DomainCtx, input: GoalCreateCommand): Promise<Cre
   const users = batch.entities(userEntity, refs.users);
   const teams = batch.entities(teamEntity, refs.teams);
   const parents = batch.entities(goalEntity, parentLinksOf(input.parents).map((l) => l.parent_uuid));
-  const claims = batch.uniques('label_name', 'wanted' in names ? names.wanted.keys() : []);
+  const claims = batch.claims('label_name', 'wanted' in names ? names.wanted.keys() : []);
   await batch.run(true);
 
   // what presentation and access may ask for next is already here
@@ -45,8 +46,9 @@ async function readCreate(ctx: DomainCtx, input: GoalCreateCommand): Promise<Cre
   for (const s of teams().values()) ctx.loader.prime(teamEntity, s.record);
   const seen = new Map<string, SeenGoal>();
   await Promise.all([...parents()].map(async ([id, stored]) => seen.set(id, { stored, access: await goalAccess(ctx, stored.record) })));
-  const labelClaims = claims();
-  const labels = labelClaims.size ? await ctx.loader.many(labelEntity, labelClaims.values()) : [];
+  const labelClaims = claimedLabels(claims());
+  const unnamed = labelsToRead(labelClaims);
+  const labels = unnamed.length ? await ctx.loader.many(labelEntity, unnamed) : [];
   return {
     period: period().get(input.time_period_uuid)?.record,
     known: { users: new Set(users().keys()), teams: new Set(teams().keys()) },
@@ -71,7 +73,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
   // Retried when a parent changed before the commit (then read again: deleted meanwhile is 422), or a label
   // this request creates was created concurrently by another one (then reused). A retry of a request that
   // committed and died (same Idempotency-Key, so the same ids) finds its goal stored and answers with it.
-  const { goal, labels } = await createdOrStored(ctx, goalEntity, uuid, () => retryOnConflict(async () => {
+  const { goal, created } = await createdOrStored(ctx, goalEntity, uuid, () => retryOnConflict(async () => {
     const write = decided(decideCreate(kind, input, await readCreate(ctx, input), actor, now, ids));
     const tx = new WriteTx(ctx);
     requireUnchanged(tx, write.parents);
@@ -79,10 +81,10 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     tx.create(goalEntity, write.goal);
     assertFits(tx.size, () => heaviestField(input));
     await tx.commit();
-    return { goal: write.goal, labels: write.labels };
-  }), (stored) => ({ goal: stored, labels: [] }));
+    return { goal: write.goal, created: write.createdLabels };
+  }), (stored) => ({ goal: stored, created: [] }));
   ctx.loader.prime(goalEntity, goal);
-  primeLabels(ctx.loader, labels);
+  primeLabels(ctx.loader, created);
   if (goal.parent_links.length) await refreshRollups(ctx, [goal]);
   return { goal, access: await goalAccess(ctx, goal) };
 }

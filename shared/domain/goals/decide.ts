@@ -11,7 +11,7 @@ import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts
 import { type GoalKind, type GoalRecord, type MetricRecord, GOAL_KINDS } from '#shared/domain/goals/entity.ts';
 import { pathFor } from '#shared/domain/goals/hierarchy.ts';
 import { dateDetails, delegatesOf, IMMEDIATE_FLAGS, normalizeShortId, tooMany, metricDetails, parentLinksOf, searchableContent, uniq, visibleEntitiesOf } from '#shared/domain/goals/rules.ts';
-import type { LabelRecord } from '#shared/domain/labels/entity.ts';
+import type { ClaimedLabel, LabelRecord, LabelRef } from '#shared/domain/labels/entity.ts';
 import { labelNamesOf, resolveLabels } from '#shared/domain/labels/decide.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { ForbiddenError, NotFoundError, ValidationError, type AppError, type ErrorDetail } from '#shared/errors.ts';
@@ -103,13 +103,17 @@ const failure = (details: ErrorDetail[]): AppError | undefined =>
 
 // ---------- create ----------
 
-/** What a create reads, in one batch: the period, the named users and teams, the new parents, the label claims (and the labels they name). */
+/**
+ * What a create reads, in one batch: the period, the named users and teams, the new parents, the label name
+ * claims (each naming its label as spelled); `labels`: the labels read for claims that carry no name (written
+ * before claims did), by uuid.
+ */
 export interface CreateState {
   period: TimePeriodRecord | undefined;
   known: KnownRefs;
   parents: ReadonlyMap<string, SeenGoal>;
-  labelClaims: ReadonlyMap<string, string>;
-  labels: ReadonlyMap<string, LabelRecord>;
+  labelClaims: ReadonlyMap<string, ClaimedLabel>;
+  labels: ReadonlyMap<string, Pick<LabelRecord, 'uuid' | 'name'>>;
 }
 
 /** Ids a create may use, drawn by the shell in a fixed order: the metric's, the goal's, one per distinct label name. */
@@ -121,8 +125,8 @@ export interface CreateIds {
 
 export interface CreateWrite {
   goal: GoalRecord;
-  /** Labels the goal names, in order (some new). */
-  labels: LabelRecord[];
+  /** Labels the goal names, in order (some new), as the goal keeps them. */
+  labels: LabelRef[];
   /** New labels, written in the goal's transaction. */
   createdLabels: LabelRecord[];
   /** Parents that must be unchanged when the transaction commits. */
@@ -211,7 +215,8 @@ export function decideCreate(kind: GoalKind, input: GoalCreateCommand, state: Cr
     archived_by_uuid: null,
     owner_uuids: owners,
     team_uuids: teams,
-    label_uuids: uniq(labels.map((l) => l.uuid)),
+    label_uuids: labels.map((l) => l.uuid),
+    labels,
     delegate_uuids: delegates,
     parent_links: links.map((l) => ({ parent_uuid: l.parent_uuid, contribution_percent: l.contribution_percent ?? 100 })),
     visible_entities: visible,
@@ -265,7 +270,7 @@ export interface UpdateIds {
 export interface UpdateWrite {
   goal: GoalRecord;
   /** The labels named (undefined when `labels` was not sent), and those to create. */
-  labels: LabelRecord[] | undefined;
+  labels: LabelRef[] | undefined;
   createdLabels: LabelRecord[];
   /** Added parents, unchanged at commit; `guard`: the write adds a parent, so it bumps the tenant's hierarchy guard. */
   parents: Array<Stored<GoalRecord>>;
@@ -344,13 +349,14 @@ export function decideUpdate(kind: GoalKind, seen: SeenGoal, input: GoalUpdateCo
   const error = failure(details);
   if (error) return { error };
 
-  let labels: LabelRecord[] | undefined;
+  let labels: LabelRef[] | undefined;
   let createdLabels: LabelRecord[] = [];
   if (input.labels !== undefined) {
     const names = labelNamesOf(input.labels ?? []);
     if ('error' in names) return names;
     ({ labels, created: createdLabels } = resolveLabels(names.wanted, state.labelClaims, state.labels, ids.labels, actor.userUuid, now));
-    next.label_uuids = uniq(labels.map((l) => l.uuid));
+    next.label_uuids = labels.map((l) => l.uuid);
+    next.labels = labels;
   }
   next.searchable_content = searchableContent(next);
   if (next.current_progress !== g.current_progress) next.progress_cause = { cause: 'metric_changed', at: now }; // history: the metric or mode moved progress

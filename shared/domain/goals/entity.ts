@@ -4,6 +4,7 @@ import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
 import { TakenError, ValidationError } from '#shared/errors.ts';
 import type { ProgressCause } from '#shared/domain/history/entity.ts';
+import type { LabelRef } from '#shared/domain/labels/entity.ts';
 
 export const GOAL_KINDS = ['objective', 'key_result', 'initiative'] as const;
 export type GoalKind = (typeof GOAL_KINDS)[number];
@@ -82,6 +83,12 @@ export interface GoalRecord extends BaseRecord {
   owner_uuids: string[];
   team_uuids: string[];
   label_uuids: string[];
+  /**
+   * The labels named, `label_uuids` in order: what the goal presents. Written by create/update from the labels
+   * they read or create (read-your-writes); a label's rename or delete reaches it through the change stream
+   * (`label-names` projection). Absent on goals written before it was kept: those are presented by reading the labels.
+   */
+  labels?: LabelRef[];
   delegate_uuids: string[];
   parent_links: ParentLink[];
   visible_entities: VisibleEntity[];

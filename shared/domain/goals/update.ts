@@ -15,7 +15,7 @@ import { closesCycle, walkDescendants } from '#shared/domain/goals/hierarchy.ts'
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
 import { requireUnchanged } from '#shared/domain/goals/reads.ts';
 import { assertFits, delegatesOf, heaviestField, uniq } from '#shared/domain/goals/rules.ts';
-import { labelEntity, primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { claimedLabels, labelEntity, labelsToRead, primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates } from '#shared/domain/labels/service.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
@@ -26,9 +26,10 @@ import type { GoalView } from '#shared/domain/goals/service.ts';
 /**
  * The read plan of an update, after the goal: one BatchGetItem (strongly consistent: parent versions and the
  * hierarchy guard are checked at commit) of the period, the newly named users and teams, the added parents
- * and the new first parent, the label name claims and the hierarchy guard; then, in parallel, the labels the
- * claims name, the caller's access to the new parents, and the cycle walk up from each of them (through goal
- * records read afresh, not the eventually consistent child index).
+ * and the new first parent, the label name claims (each naming its label) and the hierarchy guard; then, in
+ * parallel, the labels of claims that carry no name (written before claims did), the caller's access to the
+ * new parents, and the cycle walk up from each of them (through goal records read afresh, not the eventually
+ * consistent child index).
  */
 async function readUpdate(ctx: DomainCtx, g: GoalRecord, input: GoalUpdateCommand) {
   let delegates: string[] | undefined;
@@ -47,7 +48,7 @@ async function readUpdate(ctx: DomainCtx, g: GoalRecord, input: GoalUpdateComman
   const users = batch.entities(userEntity, refs.users);
   const teams = batch.entities(teamEntity, refs.teams);
   const parents = batch.entities(goalEntity, uniq([...added, ...(first ? [first] : [])]).filter((p) => p !== g.uuid));
-  const claims = batch.uniques('label_name', names && 'wanted' in names ? names.wanted.keys() : []);
+  const claims = batch.claims('label_name', names && 'wanted' in names ? names.wanted.keys() : []);
   const guard = added.length ? batch.side(hierarchyGuardKey(ctx.tenantId)) : undefined;
   await batch.run(true);
 
@@ -56,9 +57,10 @@ async function readUpdate(ctx: DomainCtx, g: GoalRecord, input: GoalUpdateComman
   const lines = new Loader(ctx, true);
   const seen = new Map<string, SeenGoal>();
   const below = new Set<string>();
-  const labelClaims = claims();
+  const labelClaims = claimedLabels(claims());
+  const unnamed = labelsToRead(labelClaims);
   const [labels] = await Promise.all([
-    labelClaims.size ? ctx.loader.many(labelEntity, labelClaims.values()) : [],
+    unnamed.length ? ctx.loader.many(labelEntity, unnamed) : [],
     ...[...parents()].map(async ([id, stored]) => {
       seen.set(id, { stored, access: await goalAccess(ctx, stored.record) });
       if (added.includes(id) && !stored.record.discarded_at && (await closesCycle(g.uuid, stored.record, lines))) below.add(id);
@@ -99,7 +101,7 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
     return { before: current, write };
   });
 
-  primeLabels(ctx.loader, write.labels ?? []);
+  primeLabels(ctx.loader, write.createdLabels);
   const g = before.record;
   const after = write.goal;
   const rollupInputsChanged =

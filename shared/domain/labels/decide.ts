@@ -13,7 +13,7 @@
  */
 import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { requireContentWriter } from '#shared/auth/permissions.ts';
-import { LABEL_NAME_MAX, newLabelRecord, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { LABEL_NAME_MAX, newLabelRecord, normalizeLabelName, type ClaimedLabel, type LabelRecord, type LabelRef } from '#shared/domain/labels/entity.ts';
 import { ForbiddenError, ValidationError, type AppError } from '#shared/errors.ts';
 
 export interface LabelCreate {
@@ -112,25 +112,92 @@ export function labelNamesOf(names: readonly string[]): { wanted: Map<string, st
 }
 
 /**
- * The labels the names resolve to, in order: an existing one by its name claim, else a new regular label
+ * The labels the names resolve to, in order, as `{ uuid, name }`: an existing one by its name claim (named as the
+ * claim spells it, or as `existing`, the labels read for claims that carry no name), else a new regular label
  * (its id the n-th of `ids`, n its place among the distinct names, so a retry names the same label).
  */
 export function resolveLabels(
   wanted: ReadonlyMap<string, string>,
-  claims: ReadonlyMap<string, string>,
-  existing: ReadonlyMap<string, LabelRecord>,
+  claims: ReadonlyMap<string, ClaimedLabel>,
+  existing: ReadonlyMap<string, Pick<LabelRecord, 'uuid' | 'name'>>,
   ids: readonly string[],
   creatorUuid: string,
   now: string,
-): { labels: LabelRecord[]; created: LabelRecord[] } {
+): { labels: LabelRef[]; created: LabelRecord[] } {
   const created: LabelRecord[] = [];
-  const labels = [...wanted].map(([key, name], i) => {
-    const id = claims.get(key);
-    const found = id ? existing.get(id) : undefined;
-    if (found) return found;
+  const labels = [...wanted].map(([key, name], i): LabelRef => {
+    const claimed = claims.get(key);
+    const found = claimed && (claimed.name ?? existing.get(claimed.uuid)?.name);
+    if (claimed && found !== undefined) return { uuid: claimed.uuid, name: found };
     const record = newLabelRecord({ name, creator_uuid: creatorUuid }, now, ids[i]);
     created.push(record);
-    return record;
+    return { uuid: record.uuid, name: record.name };
   });
-  return { labels, created };
+  return { labels: distinctLabels(labels), created };
+}
+
+/** Each label once, in order of first appearance. */
+export function distinctLabels(labels: readonly LabelRef[]): LabelRef[] {
+  const seen = new Set<string>();
+  return labels.filter((l) => !seen.has(l.uuid) && !!seen.add(l.uuid)).map((l) => ({ uuid: l.uuid, name: l.name }));
+}
+
+// ---------- label names kept on goals and check-ins (the change stream's `label-names` projection) ----------
+
+/** A record naming labels: a goal or a check-in. `labels` is absent on records written before names were kept. */
+export interface Labelled {
+  label_uuids: string[];
+  labels?: LabelRef[];
+}
+
+/**
+ * The names a record should carry: its `label_uuids` in order, each named as the label is now (`current`:
+ * the labels that exist, by uuid); a label deleted since it was attached is left out, as the presenter does.
+ */
+export function currentLabels(labelUuids: readonly string[], current: ReadonlyMap<string, Pick<LabelRecord, 'name'>>): LabelRef[] {
+  return distinctLabels(labelUuids.flatMap((uuid) => {
+    const l = current.get(uuid);
+    return l ? [{ uuid, name: l.name }] : [];
+  }));
+}
+
+/** The `labels` to write on a record so it names its labels as they are now, or undefined when it already does. */
+export function decideLabelSync(record: Labelled, current: ReadonlyMap<string, Pick<LabelRecord, 'name'>>): LabelRef[] | undefined {
+  const next = currentLabels(record.label_uuids, current);
+  if (record.labels === undefined && record.label_uuids.length === 0) return undefined; // nothing to name: an old record stays as it is
+  return record.labels !== undefined && sameLabels(record.labels, next) ? undefined : next;
+}
+
+const sameLabels = (a: readonly LabelRef[], b: readonly LabelRef[]) => a.length === b.length && a.every((l, i) => l.uuid === b[i]!.uuid && l.name === b[i]!.name);
+
+/**
+ * Whether a goal or check-in change may have left its names behind its labels, so the projection reads its
+ * labels again: a new record naming labels (a label renamed between the command's read and its commit), labels
+ * or names that changed (a command's or a fan-out's write; checked once more, which then writes nothing), or a
+ * record naming labels without names (written before names were kept: named on its first change). A write that
+ * kept both (a check-in moving the goal, a title edit) needs nothing.
+ */
+export function labelsMayBeStale(before: Labelled | undefined, after: Labelled | undefined): boolean {
+  if (!after) return false;
+  if (after.labels === undefined) return after.label_uuids.length > 0;
+  if (!before) return after.label_uuids.length > 0;
+  return JSON.stringify(before.label_uuids) !== JSON.stringify(after.label_uuids) || JSON.stringify(before.labels ?? null) !== JSON.stringify(after.labels);
+}
+
+/** Whether a label change changes what goals and check-ins show: a rename (any spelling) or a delete. */
+export function labelNameChanged(before: Pick<LabelRecord, 'name'> | undefined, after: Pick<LabelRecord, 'name'> | undefined): boolean {
+  return !!before && (!after || before.name !== after.name);
+}
+
+/**
+ * `before`'s labels named as `after` names them wherever both carry the label (a label deleted meanwhile left
+ * out of both): a write that only brought the names up to date then presents no difference, so it is no
+ * `goal.updated`/`checkin.updated` event (a label rename never was one: names used to be read when presented).
+ * A record written before names were kept is left as it is (presented from the labels read).
+ */
+export function namedAsAfter<R extends Labelled>(before: R, after: Labelled): R {
+  if (before.labels === undefined || after.labels === undefined) return before;
+  const kept = new Set(after.label_uuids);
+  const now = new Map(after.labels.map((l) => [l.uuid, l]));
+  return { ...before, labels: before.labels.flatMap((l) => (!kept.has(l.uuid) ? [l] : now.has(l.uuid) ? [now.get(l.uuid)!] : [])) };
 }

@@ -1,4 +1,4 @@
-import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
+import { entry, entryList, type BaseRecord, type Claim, type EntityDef } from '#shared/db/store.ts';
 import { newId } from '#shared/ids.ts';
 import { TakenError } from '#shared/errors.ts';
 
@@ -9,6 +9,16 @@ export interface LabelRecord extends BaseRecord {
   parent_uuid: string | null;
   color: string | null;
   creator_uuid: string | null;
+}
+
+/**
+ * A label as a goal or check-in names it: `{ uuid, name }`, the record's `labels` field as presented. Goals and
+ * check-ins keep these beside `label_uuids` (written by the command from the labels it read or created, kept
+ * right by the change stream's `label-names` projection when a label is renamed or deleted).
+ */
+export interface LabelRef {
+  uuid: string;
+  name: string;
 }
 
 /** Longest label name; the request schema and labelsForNames (goal/check-in `labels`) share it. */
@@ -23,8 +33,25 @@ export const labelsInGroup = entryList('label', 'parent');
 export const labelEntity: EntityDef<LabelRecord> = {
   type: 'label',
   entries: (l) => (l.parent_uuid ? [entry(labelsInGroup, l.parent_uuid)] : []),
-  uniques: (l) => [{ name: 'label_name', value: normalizeLabelName(l.name), onTaken: () => new TakenError('name', `A label named ${l.name} already exists`) }],
+  // the claim carries the name as spelled, so a command naming labels reads the claims only (not the labels)
+  uniques: (l) => [{ name: 'label_name', value: normalizeLabelName(l.name), data: { name: l.name }, onTaken: () => new TakenError('name', `A label named ${l.name} already exists`) }],
 };
+
+/**
+ * A label name claim as read: the label's uuid and, when the claim carries it, its name as spelled (claims
+ * written before they carried it have none until the label is next renamed; the label is read then).
+ */
+export interface ClaimedLabel {
+  uuid: string;
+  name?: string;
+}
+
+export function claimedLabels(claims: ReadonlyMap<string, Claim>): Map<string, ClaimedLabel> {
+  return new Map([...claims].map(([key, c]) => [key, { uuid: c.id, ...(typeof c.data?.name === 'string' ? { name: c.data.name } : {}) }]));
+}
+
+/** Labels whose claim carries no name: the ones a command must still read. */
+export const labelsToRead = (claims: ReadonlyMap<string, ClaimedLabel>): string[] => [...claims.values()].filter((c) => c.name === undefined).map((c) => c.uuid);
 
 /** A label record with every field set (null when unset); a regular label unless `is_group`. */
 export function newLabelRecord(

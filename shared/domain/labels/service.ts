@@ -1,10 +1,10 @@
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { createdOrStored, entryPartitionOf, findUniques, getEntities, getEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
+import { createdOrStored, entryPartitionOf, findClaims, getEntities, getEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { canManageLabel, checkLabelCreateAllowed, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, labelNamesOf, MAX_LABEL_DEPTH, planLabelUpdate, resolveLabels, type LabelCreate, type LabelUpdate } from '#shared/domain/labels/decide.ts';
-import { labelEntity, labelsInGroup, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { claimedLabels, labelEntity, labelsInGroup, labelsToRead, type LabelRecord, type LabelRef } from '#shared/domain/labels/entity.ts';
 import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
 
 /** Label commands: read, decide (decide.ts, where the rules are), write once. */
@@ -164,16 +164,17 @@ export function addLabelCreates(tx: WriteTx, created: LabelRecord[]): void {
 
 /**
  * For goal-less callers of the label rules (check-in writes; `labels` = label names): reads the name claims
- * and the labels they hold, then resolves the names (labels/decide.ts `resolveLabels`): the tenant's labels
- * with those names (case-insensitive, de-duplicated, in order of first appearance) and, for each name with no
- * label yet, a new regular label (creator = caller) with the n-th of `ids`, drawn by the caller before its
- * retry loop so every attempt names the same label. New labels are written only by addLabelCreates, in the
- * command's transaction.
+ * (each naming its label as spelled; the labels themselves only for claims written before claims carried the
+ * name), then resolves the names (labels/decide.ts `resolveLabels`): the tenant's labels with those names
+ * (case-insensitive, de-duplicated, in order of first appearance) and, for each name with no label yet, a new
+ * regular label (creator = caller) with the n-th of `ids`, drawn by the caller before its retry loop so every
+ * attempt names the same label. New labels are written only by addLabelCreates, in the command's transaction.
  */
-export async function resolveLabelNames(ctx: DomainCtx, names: string[], ids: readonly string[], now: string): Promise<{ labels: LabelRecord[]; created: LabelRecord[] }> {
+export async function resolveLabelNames(ctx: DomainCtx, names: string[], ids: readonly string[], now: string): Promise<{ labels: LabelRef[]; created: LabelRecord[] }> {
   const named = labelNamesOf(names);
   if ('error' in named) throw named.error;
-  const claims = await findUniques(ctx, 'label_name', named.wanted.keys());
-  const existing = new Map((await ctx.loader.many(labelEntity, claims.values())).map((l) => [l.uuid, l]));
+  const claims = claimedLabels(await findClaims(ctx, 'label_name', named.wanted.keys()));
+  const unnamed = labelsToRead(claims);
+  const existing = new Map((unnamed.length ? await ctx.loader.many(labelEntity, unnamed) : []).map((l) => [l.uuid, l]));
   return resolveLabels(named.wanted, claims, existing, ids, ctx.caller.userId, now);
 }

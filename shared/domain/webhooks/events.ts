@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
+import { namedAsAfter } from '#shared/domain/labels/decide.ts';
 import type { AccessRequestRecord } from '#shared/domain/sharing/entity.ts';
 import type { EventType } from '#shared/domain/webhooks/entity.ts';
 import type { TableChange } from '#shared/stream/projection.ts';
@@ -56,13 +57,14 @@ export function draftEvents(change: TableChange): EventDraft | undefined {
     if (!before.discarded_at && after.discarded_at) types.push('goal.deleted');
     else types.push('goal.updated'); // kept only if a reported field changed (decided once presented)
     if (progressMoved(before, after)) types.push('goal.progress_changed');
-    return { types, subject: { kind: 'goal', before, after } };
+    // a label renamed or deleted is no change of the goal: the stream bringing the names it keeps up to date reports nothing
+    return { types, subject: { kind: 'goal', before: namedAsAfter(before, after), after } };
   }
   if (isEntityItem(change, 'checkin')) {
     const before = entityRecord<CheckinRecord>(change.oldImage);
     const after = entityRecord<CheckinRecord>(change.newImage);
     if (change.eventName === 'INSERT' && after) return { types: ['checkin.created'], subject: { kind: 'checkin', after } };
-    if (change.eventName === 'MODIFY' && before && after) return { types: ['checkin.updated'], subject: { kind: 'checkin', before, after } };
+    if (change.eventName === 'MODIFY' && before && after) return { types: ['checkin.updated'], subject: { kind: 'checkin', before: namedAsAfter(before, after), after } };
     if (change.eventName === 'REMOVE' && before) return { types: ['checkin.deleted'], subject: { kind: 'checkin', before } };
     return undefined;
   }
