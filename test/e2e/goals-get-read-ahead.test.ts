@@ -37,6 +37,25 @@ describe('GET goal: the goal is read ahead with the caller', () => {
     }
   });
 
+  it("an admin this container has seen costs one call (an admin's teams are not read ahead); once demoted, team access still holds", async () => {
+    const x = await g.t.user();
+    const calls = (res: { headers: Headers }) => Number(res.headers.get('x-db-calls'));
+    const team = (await g.t.admin.post('/rest/v2/teams', { name: `Team of ${x.uuid}`, member_uuids: [x.uuid] })).body.data.record;
+    const onTeam = await goal(g.t.admin, 'objectives', { title: 'Team only', time_period_uuid: g.period.uuid, team_uuids: [team.uuid], visibility: 'limited' });
+    expect((await g.t.admin.put(`/rest/v2/users/${x.uuid}`, { user: { role: 'admin' } })).status).toBe(200);
+    await x.api.get(`${P('objectives')}/${onTeam.uuid}`); // the container learns the role
+    const asAdmin = await x.api.get(`${P('objectives')}/${onTeam.uuid}`);
+    expect([asAdmin.status, asAdmin.body.data.access_source, calls(asAdmin), rt(asAdmin)]).toEqual([200, 'admin', 1, 1]);
+    expect((await g.t.admin.put(`/rest/v2/users/${x.uuid}`, { user: { role: 'member' } })).status).toBe(200);
+    // the remembered role is stale: the teams are read on first use (a round trip more), the answer is the member's
+    const stale = await x.api.get(`${P('objectives')}/${onTeam.uuid}`);
+    expect([stale.status, stale.body.data.access_source]).toEqual([200, 'team']);
+    // a member's read: user + goal and its teams at once, then the goal's teams (whether it owns one)
+    const member = await x.api.get(`${P('objectives')}/${onTeam.uuid}`);
+    expect([member.status, member.body.data.access_source, calls(member), rt(member)]).toEqual([200, 'team', 3, 2]);
+    expect(rt(stale)).toBe(rt(member) + 1);
+  });
+
   it('one round trip for a goal with labels too: the goal keeps their names (1 read unit)', async () => {
     const o = await goal(g.t.admin, 'objectives', { title: 'Labelled', time_period_uuid: g.period.uuid, labels: ['ahead', 'Second'] });
     const res = await g.t.admin.get(`${P('objectives')}/${o.uuid}`);
