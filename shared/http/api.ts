@@ -17,7 +17,7 @@ import { idempotencyKeyOf, runIdempotent } from '#shared/http/idempotency.ts';
 import { limitDefaultsFromEnv, RateLimiter } from '#shared/http/rate-limit.ts';
 import { readBodyOf, transport } from '#shared/http/transport.ts';
 import { queryPairs } from '#shared/list/params.ts';
-import { logger, type Log } from '#shared/logger.ts';
+import { logger, withKeys, type Log } from '#shared/logger.ts';
 import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
 
 export type ApiEvent = APIGatewayProxyEventV2WithJWTAuthorizer;
@@ -83,7 +83,7 @@ const errorsAndLogging = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, 
   before: (request) => {
     const requestId = requestIdOf(request.event, request.context);
     request.internal.requestId = requestId;
-    request.internal.log = logger.createChild({ persistentKeys: { request_id: requestId, route: request.event.routeKey } });
+    request.internal.log = withKeys({ request_id: requestId, route: request.event.routeKey });
   },
   after: (request) => {
     const res = request.response;
@@ -202,7 +202,7 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: 
       const limitHeaders = await rateLimiter.take(caller.tenantId, caller.userId);
       if (limitHeaders) extraHeaders.set(event, limitHeaders);
       const requestId = requestIdOf(event, context);
-      const log = logger.createChild({ persistentKeys: { request_id: requestId, tenant_uuid: caller.tenantId, user_uuid: caller.userId } });
+      const log = withKeys({ request_id: requestId, tenant_uuid: caller.tenantId, user_uuid: caller.userId });
       let teams: Promise<Set<string>> | undefined = teamsAhead;
       const ctx: RequestCtx = { ...data, caller, requestId, log, loader: new Loader(data), teams: () => (teams ??= callerTeamUuids(data, caller.userId)) };
       ctx.loader.prime(userEntity, caller.user);
@@ -230,7 +230,7 @@ export function publicHandler(handle: (req: PublicRequest) => Promise<ApiResult>
     .use(transport({ withBody: false }) as MiddlewareObj<ApiEvent, ApiResult, Error, Context, Internal>)
     .handler(async (event, context) => {
       const requestId = requestIdOf(event, context);
-      return handle({ requestId, log: logger.createChild({ persistentKeys: { request_id: requestId } }), event, query: queryPairs(event.rawQueryString) });
+      return handle({ requestId, log: withKeys({ request_id: requestId }), event, query: queryPairs(event.rawQueryString) });
     });
   return wrap(handler);
 }
