@@ -23,6 +23,17 @@ import { StreamPoller, type StreamHandler } from './stream-poller.ts';
  * that behaves like the HTTP API JWT authorizer (RSA signatures against the issuer's JWKS, kid, iss, aud, exp,
  * nbf, iat; a refusal is API Gateway's own 401 body and WWW-Authenticate header). Workers run in-process behind LocalQueues.
  */
+
+/**
+ * Tokens this stack has verified, with their claims, until they expire: a token's signature, issuer and
+ * audience do not change, so the RSA check (a tenth of a GET's CPU under load) runs once per token.
+ */
+const verifiedTokens = new Map<string, { claims: Record<string, string>; exp: number }>();
+function rememberToken(token: string, claims: Record<string, string>, exp: number): void {
+  verifiedTokens.set(token, { claims, exp });
+  if (verifiedTokens.size > 10_000) verifiedTokens.delete(verifiedTokens.keys().next().value!);
+}
+
 export interface LocalStackOptions {
   port?: number;
   host?: string;
@@ -220,11 +231,16 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       const m = /^(?:Bearer\s+)?(\S+)$/i.exec(headers.authorization ?? '');
       try {
         if (!m) throw new Error('missing token');
-        // API Gateway verifies RSA-based algorithms only, needs a `kid` naming a JWKS key, and an `iat` in the past.
-        const { payload, protectedHeader } = await jwtVerify(m[1]!, jwks, { issuer: issuer.issuer, audience: issuer.audience, algorithms: ['RS256', 'RS384', 'RS512'], requiredClaims: ['exp'] });
-        if (!protectedHeader.kid) throw new Error('no kid');
-        if (typeof payload.iat !== 'number' || payload.iat > Date.now() / 1000 + 5) throw new Error('bad iat');
-        claims = authorizerClaims(payload);
+        const known = verifiedTokens.get(m[1]!);
+        if (known && known.exp > Date.now() / 1000) claims = known.claims;
+        else {
+          // API Gateway verifies RSA-based algorithms only, needs a `kid` naming a JWKS key, and an `iat` in the past.
+          const { payload, protectedHeader } = await jwtVerify(m[1]!, jwks, { issuer: issuer.issuer, audience: issuer.audience, algorithms: ['RS256', 'RS384', 'RS512'], requiredClaims: ['exp'] });
+          if (!protectedHeader.kid) throw new Error('no kid');
+          if (typeof payload.iat !== 'number' || payload.iat > Date.now() / 1000 + 5) throw new Error('bad iat');
+          claims = authorizerClaims(payload);
+          rememberToken(m[1]!, claims, payload.exp!);
+        }
       } catch {
         return send(401, { 'content-type': 'application/json', 'www-authenticate': 'Bearer' }, JSON.stringify({ message: 'Unauthorized' }));
       }

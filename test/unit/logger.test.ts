@@ -21,7 +21,7 @@ describe('withKeys: a request view of the container logger', () => {
 
   it('two requests logging at once keep their own keys (no shared state)', () => {
     const seen: unknown[] = [];
-    const base = { debug: () => {}, info: (m: unknown) => void seen.push(m), warn: () => {}, error: () => {} };
+    const base = { debug: () => {}, info: (m: unknown, ..._extra: unknown[]) => void seen.push(m), warn: () => {}, error: () => {} };
     const a = withKeys({ request_id: 'a' }, base);
     const b = withKeys({ request_id: 'b' }, base);
     a.info('x');
