@@ -33,6 +33,8 @@ export interface ProjectionCtx {
  */
 export interface Projection {
   name: string;
+  /** Projections that must have applied the same change first (by name); the others run alongside. */
+  after?: readonly string[];
   /** Cheap and pure: whether this projection cares about the change. */
   accepts(change: TableChange): boolean;
   apply(change: TableChange, ctx: ProjectionCtx): Promise<void>;

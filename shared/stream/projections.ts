@@ -8,9 +8,10 @@ import { goalReadModelsProjection } from '#shared/stream/read-models/projection.
 import { labelNamesProjection } from '#shared/stream/projections/label-names.ts';
 
 /**
- * Every projection the change stream feeds, in the order each change is offered to them (one line each; a
- * concern that needs another's result reads the table, never this order). Current values come before
- * rollups so a check-in's goal is settled before its ancestors are recomputed from it.
+ * Every projection the change stream feeds (one line each). A change is offered to all of them at once; a
+ * concern that needs another's result for the same change names it in `after` (rollups wait for current
+ * values, so a check-in's goal is settled before its ancestors are recomputed from it), and must come after
+ * it here; anything else one needs of another it reads from the table.
  */
 export const projections: readonly Projection[] = [
   currentValuesProjection,

@@ -25,6 +25,7 @@ const moved = (before: GoalRecord | undefined, after: GoalRecord | undefined) =>
  */
 export const rollupProjection: Projection = {
   name: 'rollups',
+  after: ['current-values'], // a check-in's goal settles before its ancestors are recomputed from it
   accepts(change: TableChange) {
     const before = entityRecord<GoalRecord>(change, 'goal', 'old');
     const after = entityRecord<GoalRecord>(change, 'goal', 'new');
