@@ -1,6 +1,6 @@
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { attemptDelivery, type AttemptDeps } from '#shared/domain/webhooks/deliveries.ts';
-import { DeliveryMessageSchema } from '#shared/schemas/webhooks.ts';
+import { DeliveryMessageSchema } from '#shared/schemas/messages/webhook-delivery.ts';
 import { logger } from '#shared/logger.ts';
 import { queueSender, type WorkerHandler } from '#shared/queue/queue.ts';
 import { batchHandler } from '#functions/workers/batch.ts';

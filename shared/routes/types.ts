@@ -67,7 +67,7 @@ export interface Worker {
  * The record kind of the row that `routeKey` (`GET /rest/v2/key_results/{id}`) names among `rows`: the rows a
  * shared handler serves. A key outside them is a wiring mistake, not a client's: it throws.
  */
-export function recordKindOf<K extends string>(rows: readonly Route[], routeKey: string): K {
+export function recordKindOf<K extends string>(rows: ReadonlyArray<Pick<Route, 'method' | 'path' | 'record'>>, routeKey: string): K {
   const row = rows.find((r) => `${r.method} ${r.path}` === routeKey);
   if (!row?.record) throw new Error(`Route ${routeKey} names no record kind in its rows`);
   return row.record as K;

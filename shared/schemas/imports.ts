@@ -40,7 +40,6 @@ export function parseImportRow(raw: unknown): ParsedRow {
   };
 }
 
-
 export const ImportBody = z
   .strictObject({ goals: z.array(ImportRowSchema).min(1).max(IMPORT_MAX_ROWS) })
   .meta({

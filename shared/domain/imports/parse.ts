@@ -29,7 +29,7 @@ export function importFileRows(text: string, csv: boolean): unknown[] {
   } catch {
     throw new BadRequestError('The file is neither CSV (.csv) nor JSON');
   }
-  // the JSON body's envelope, as the route's schema has it (ImportEnvelope, shared/schemas/import-envelope.ts)
+  // the JSON body's envelope, as the route's schema has it (ImportEnvelope, shared/schemas/bodies/import-envelope.ts)
   const goals = body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 1 ? (body as { goals?: unknown }).goals : undefined;
   if (!Array.isArray(goals)) throw new BadRequestError('A JSON import file is { "goals": [ ... ] }');
   return importRows({ json: goals });
