@@ -13,7 +13,12 @@ import type { WorkerHandler } from '#shared/queue/queue.ts';
 export interface BatchWorker<M> {
   /** What the worker does, for its log lines (`document refresh`, ...). */
   name: string;
-  schema: z.ZodType<M>;
+  /**
+   * The queue's message schema, imported on the first batch rather than at cold start (zod and the schema's
+   * construction cost more at init than the rest of most workers):
+   * `() => import('#shared/schemas/messages/<queue>.ts').then((m) => m.…MessageSchema)`.
+   */
+  schema: () => Promise<z.ZodType<M>>;
   /** Handles one message; throws to have it redelivered. Returns fields for the log line. */
   process(msg: M, meta: { messageId: string; receiveCount: number }): Promise<object>;
   /** Records of a batch run concurrently (independent slow calls that must fit the timeout); default one by one. */
@@ -25,13 +30,15 @@ export interface BatchWorker<M> {
 export const receiveCountOf = (r: SQSRecord) => Number(r.attributes?.ApproximateReceiveCount ?? 1);
 
 export function batchHandler<M>(worker: BatchWorker<M>): WorkerHandler {
+  let schema: Promise<z.ZodType<M>> | undefined;
+  const schemaOf = () => (schema ??= worker.schema());
   return async (event: SQSEvent) => {
     const failures: SQSBatchItemFailure[] = [];
     const handle = async (record: SQSRecord) => {
       const meta = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
       const logged = { message_id: meta.messageId, receive_count: meta.receiveCount };
       try {
-        const out = await worker.process(worker.schema.parse(JSON.parse(record.body)), meta);
+        const out = await worker.process((await schemaOf()).parse(JSON.parse(record.body)), meta);
         worker.log?.info(worker.name, { ...logged, ...out });
       } catch (err) {
         worker.log?.error(`${worker.name} failed`, { ...logged, error: (err as Error).message });
