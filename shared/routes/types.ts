@@ -29,9 +29,10 @@ export interface Route {
   needs?: Need[];
   /**
    * Media types of a request body the route takes (default `['application/json']`); any other is 415
-   * (shared/http/transport.ts). A non-JSON type reaches the handler as `rawBody` text.
+   * (shared/http/transport.ts). A non-JSON type reaches the handler as `rawBody` text. JSON is always one of
+   * them (the type says so): the transport reads a JSON body without looking the row up.
    */
-  accepts?: string[];
+  accepts?: ['application/json', ...string[]];
   /** Repository-relative files the handler reads at run time (shared/docs/bundled-file.ts): copied into this function's bundle only. */
   bundleFiles?: string[];
   doc: {
