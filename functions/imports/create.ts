@@ -7,7 +7,7 @@ import { presentImport } from '#shared/presenters/imports.ts';
 export const handler = apiHandler({
   body: () => import('#shared/schemas/bodies/import-envelope.ts').then((m) => m.ImportEnvelope),
   handle: async ({ ctx, body, rawBody }) => {
-    const record = await startImport(ctx, importRows(rawBody ? { csv: rawBody.text } : { json: body.goals }));
+    const record = await startImport(ctx, await importRows(rawBody ? { csv: rawBody.text } : { json: body.goals }));
     return recordResponse(202, 'import', presentImport(record), importChecks(ctx), 'creator');
   },
 });
