@@ -14,8 +14,8 @@ export interface BatchWorker<M> {
   /** What the worker does, for its log lines (`document refresh`, ...). */
   name: string;
   /**
-   * The queue's message schema, imported on the first batch rather than at cold start (zod and the schema's
-   * construction cost more at init than the rest of most workers):
+   * The queue's message schema, imported on the first batch rather than at cold start (as a route's body
+   * schema is, shared/http/api.ts BodySchema):
    * `() => import('#shared/schemas/messages/<queue>.ts').then((m) => m.…MessageSchema)`.
    */
   schema: () => Promise<z.ZodType<M>>;

@@ -177,8 +177,8 @@ function wrap(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Contex
 }
 
 /**
- * A route's body schema, imported on the first request that has a body to check, not at cold start (zod, and
- * the construction of the schema, cost more at init than the rest of most functions):
+ * A route's body schema, imported on the first request that has a body to check, not at cold start (zod and
+ * building the schema added 30-70 % of the floor's init CPU to a body route; docs/benchmarks.md, "Cold start"):
  * `body: () => import('#shared/schemas/bodies/goal-create.ts').then((m) => m.GoalCreateBody)`. Each route body
  * has its own module under shared/schemas/bodies/, so that first request builds that schema only.
  */
