@@ -1,10 +1,9 @@
 import { apiHandler, json } from '#shared/http/api.ts';
 import { updateCheckin } from '#shared/domain/checkins/service.ts';
 import { presentCheckin } from '#shared/presenters/checkins.ts';
-import { CheckinUpdateBody } from '#shared/schemas/checkins.ts';
 
 // The spec's update answers the flat check-in record, not the data wrapper (contract section 2).
 export const handler = apiHandler({
-  body: CheckinUpdateBody,
+  body: () => import('#shared/schemas/bodies/checkin-update.ts').then((m) => m.CheckinUpdateBody),
   handle: async ({ ctx, params, body }) => json(200, await presentCheckin(ctx, (await updateCheckin(ctx, params.id!, body)).checkin)),
 });

@@ -1,10 +1,9 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { createGoal } from '#shared/domain/goals/service.ts';
 import { goalRecordResponse } from '#shared/presenters/goals.ts';
-import { goalKindOf } from '#shared/routes/goals.ts';
-import { GoalCreateBody } from '#shared/schemas/goals.ts';
+import { goalKindOf } from '#shared/routes/goal-kinds.ts';
 
 export const handler = apiHandler({
-  body: GoalCreateBody,
+  body: () => import('#shared/schemas/bodies/goal-create.ts').then((m) => m.GoalCreateBody),
   handle: async ({ ctx, body, event }) => goalRecordResponse(ctx, 201, await createGoal(ctx, goalKindOf(event.routeKey), body)),
 });

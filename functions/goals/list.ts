@@ -2,7 +2,7 @@ import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
 import { listGoals } from '#shared/domain/goals/list.ts';
 import { goalCollectionChecks, presentGoals } from '#shared/presenters/goals.ts';
-import { goalKindOf } from '#shared/routes/goals.ts';
+import { goalKindOf } from '#shared/routes/goal-kinds.ts';
 
 export const handler = apiHandler({
   handle: async ({ ctx, query, event }) => {

@@ -1,5 +1,5 @@
 import { apiHandler } from '#shared/http/api.ts';
-import { historyGoalKindOf } from '#shared/routes/history.ts';
+import { historyGoalKindOf } from '#shared/routes/goal-kinds.ts';
 import { progressChartSvg } from '#shared/domain/history/chart.ts';
 import { chartData } from '#shared/domain/history/service.ts';
 

@@ -1,6 +1,6 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { listResponse } from '#shared/http/respond.ts';
-import { historyGoalKindOf } from '#shared/routes/history.ts';
+import { historyGoalKindOf } from '#shared/routes/goal-kinds.ts';
 import { listHistory } from '#shared/domain/history/service.ts';
 
 export const handler = apiHandler({

@@ -1,14 +1,13 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 import { importRows } from '#shared/domain/imports/parse.ts';
-import { ImportEnvelope } from '#shared/schemas/import-envelope.ts';
 import { importChecks, startImport } from '#shared/domain/imports/service.ts';
 import { presentImport } from '#shared/presenters/imports.ts';
 
 export const handler = apiHandler({
-  body: ImportEnvelope,
+  body: () => import('#shared/schemas/bodies/import-envelope.ts').then((m) => m.ImportEnvelope),
   handle: async ({ ctx, body, rawBody }) => {
-    const record = await startImport(ctx, importRows(rawBody ? { csv: rawBody.text } : { json: body.goals }));
+    const record = await startImport(ctx, await importRows(rawBody ? { csv: rawBody.text } : { json: body.goals }));
     return recordResponse(202, 'import', presentImport(record), importChecks(ctx), 'creator');
   },
 });

@@ -4,10 +4,9 @@ import { shareableChecks } from '#shared/domain/sharing/access.ts';
 import { createShareable } from '#shared/domain/sharing/shareables.ts';
 import { presentShareable } from '#shared/presenters/sharing.ts';
 import { shareablePathOfRoute } from '#shared/domain/sharing/types.ts';
-import { ShareableCreateBody } from '#shared/schemas/sharing.ts';
 
 export const handler = apiHandler({
-  body: ShareableCreateBody,
+  body: () => import('#shared/schemas/bodies/shareable-create.ts').then((m) => m.ShareableCreateBody),
   handle: async ({ ctx, body, event }) => {
     const { record, access } = await createShareable(ctx, shareablePathOfRoute(event.routeKey), body);
     return recordResponse(201, record.type, presentShareable(record), shareableChecks(ctx.caller, access), access.source!);

@@ -2,10 +2,9 @@ import { apiHandler, json } from '#shared/http/api.ts';
 import { requestAccess } from '#shared/domain/sharing/requests.ts';
 import { presentAccessRequest } from '#shared/presenters/sharing.ts';
 import { shareablePathOfRoute } from '#shared/domain/sharing/types.ts';
-import { AccessRequestBody } from '#shared/schemas/sharing.ts';
 
 export const handler = apiHandler({
-  body: AccessRequestBody,
+  body: () => import('#shared/schemas/bodies/access-request.ts').then((m) => m.AccessRequestBody),
   handle: async ({ ctx, params, body, event }) => {
     const { record, outcome } = await requestAccess(ctx, shareablePathOfRoute(event.routeKey), params.shareable_uuid!, body);
     return json(200, { data: { type: 'access_request', record: record && presentAccessRequest(record), outcome } });

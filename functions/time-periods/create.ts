@@ -2,10 +2,9 @@ import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 import { createTimePeriod, timePeriodAccessSource, timePeriodChecks } from '#shared/domain/time-periods/service.ts';
 import { presentTimePeriod } from '#shared/presenters/directory.ts';
-import { TimePeriodCreateBody } from '#shared/schemas/time-periods.ts';
 
 export const handler = apiHandler({
-  body: TimePeriodCreateBody,
+  body: () => import('#shared/schemas/bodies/time-period-create.ts').then((m) => m.TimePeriodCreateBody),
   handle: async ({ ctx, body }) => {
     const period = await createTimePeriod(ctx, body);
     return recordResponse(201, 'time_period', presentTimePeriod(period), timePeriodChecks(ctx), timePeriodAccessSource(ctx));

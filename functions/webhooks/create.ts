@@ -2,11 +2,10 @@ import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 import { createWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/webhooks/service.ts';
 import { presentCreatedWebhook } from '#shared/presenters/webhooks.ts';
-import { WebhookCreateBody } from '#shared/schemas/webhooks.ts';
 
 /** 201 with the record and, this once, its secret. */
 export const handler = apiHandler({
-  body: WebhookCreateBody,
+  body: () => import('#shared/schemas/bodies/webhook-create.ts').then((m) => m.WebhookCreateBody),
   sealReplays: true,
   handle: async ({ ctx, body }) => {
     const { record, secret } = await createWebhook(ctx, body);

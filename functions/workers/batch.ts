@@ -1,4 +1,3 @@
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSEvent, SQSRecord } from 'aws-lambda';
 import type { z } from 'zod';
 import type { Log } from '#shared/logger.ts';
@@ -16,7 +15,12 @@ import type { WorkerHandler } from '#shared/queue/queue.ts';
 export interface BatchWorker<M> {
   /** What the worker does, for its log lines (`document refresh`, ...). */
   name: string;
-  schema: z.ZodType<M>;
+  /**
+   * The queue's message schema, imported on the first batch rather than at cold start (as a route's body
+   * schema is, shared/http/api.ts BodySchema):
+   * `() => import('#shared/schemas/messages/<queue>.ts').then((m) => m.…MessageSchema)`.
+   */
+  schema: () => Promise<z.ZodType<M>>;
   /** Handles one message; throws to have it redelivered. Returns fields for the log line. */
   process(msg: M, meta: { messageId: string; receiveCount: number }): Promise<object>;
   /** Records of a batch run concurrently (independent slow calls that must fit the timeout); default one by one. */
@@ -28,18 +32,23 @@ export interface BatchWorker<M> {
 export const receiveCountOf = (r: SQSRecord) => Number(r.attributes?.ApproximateReceiveCount ?? 1);
 
 export function batchHandler<M>(worker: BatchWorker<M>): WorkerHandler {
+  // the schema and Powertools' batch module load with the first batch, not at cold start
+  let schema: Promise<z.ZodType<M>> | undefined;
+  const schemaOf = () => (schema ??= worker.schema());
   const handle = async (record: SQSRecord) => {
     const meta = { messageId: record.messageId, receiveCount: receiveCountOf(record) };
     const logged = { message_id: meta.messageId, receive_count: meta.receiveCount };
     try {
-      const out = await worker.process(worker.schema.parse(JSON.parse(record.body)), meta);
+      const out = await worker.process((await schemaOf()).parse(JSON.parse(record.body)), meta);
       worker.log?.info(worker.name, { ...logged, ...out });
     } catch (err) {
       worker.log?.error(`${worker.name} failed`, { ...logged, error: (err as Error).message });
       throw err;
     }
   };
-  // a processor per invocation: it keeps the batch's state, and the local stack may run two batches at once
-  return async (event: SQSEvent) =>
-    processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), { processInParallel: !!worker.concurrent, throwOnFullBatchFailure: false });
+  return async (event: SQSEvent) => {
+    const { BatchProcessor, EventType, processPartialResponse } = await import('@aws-lambda-powertools/batch');
+    // a processor per invocation: it keeps the batch's state, and the local stack may run two batches at once
+    return processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), { processInParallel: !!worker.concurrent, throwOnFullBatchFailure: false });
+  };
 }

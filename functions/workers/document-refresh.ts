@@ -1,6 +1,5 @@
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { REFRESH_MAX_RECEIVES } from '#shared/domain/documents/entity.ts';
-import { DocumentRefreshMessageSchema } from '#shared/schemas/messages/document-refresh.ts';
 import { runRefresh, storeRefreshPort, type RefreshWorkerDeps } from '#shared/domain/documents/worker.ts';
 import { writerFromEnv } from '#shared/domain/documents/writer.ts';
 import { logger } from '#shared/logger.ts';
@@ -11,7 +10,7 @@ import { batchHandler } from '#functions/workers/batch.ts';
 export const documentRefreshHandler = (deps: RefreshWorkerDeps): WorkerHandler =>
   batchHandler({
     name: 'document refresh',
-    schema: DocumentRefreshMessageSchema,
+    schema: () => import('#shared/schemas/messages/document-refresh.ts').then((m) => m.DocumentRefreshMessageSchema),
     log: deps.log,
     process: async (msg, { receiveCount }) => ({ tenant_uuid: msg.tenant_uuid, thread_uuid: msg.thread_uuid, ...(await runRefresh(msg, receiveCount, deps)) }),
   });

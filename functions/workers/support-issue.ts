@@ -1,5 +1,4 @@
 import { DEFAULT_WEBHOOK_TIMEOUT_MS, fileSupportIssue, type SupportWebhookDeps } from '#shared/domain/integrations/support.ts';
-import { SupportIssueMessageSchema } from '#shared/schemas/messages/support-issue.ts';
 import { logger } from '#shared/logger.ts';
 import type { WorkerHandler } from '#shared/queue/queue.ts';
 import { batchHandler } from '#functions/workers/batch.ts';
@@ -7,7 +6,7 @@ import { batchHandler } from '#functions/workers/batch.ts';
 /** The worker over any webhook settings and fetch (a test server in tests); `handler` below is the deployed one. */
 export const supportIssueHandler = (deps: SupportWebhookDeps): WorkerHandler =>
   // Records are independent and sent concurrently: a batch of 10 slow calls must fit the worker's timeout.
-  batchHandler({ name: 'support issue', schema: SupportIssueMessageSchema, concurrent: true, log: deps.log, process: (msg) => fileSupportIssue(msg, deps) });
+  batchHandler({ name: 'support issue', schema: () => import('#shared/schemas/messages/support-issue.ts').then((m) => m.SupportIssueMessageSchema), concurrent: true, log: deps.log, process: (msg) => fileSupportIssue(msg, deps) });
 
 /**
  * Consumer of the support-issues queue: files each connector request with the external support tool

@@ -1,6 +1,5 @@
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { attemptDelivery, type AttemptDeps } from '#shared/domain/webhooks/deliveries.ts';
-import { DeliveryMessageSchema } from '#shared/schemas/webhooks.ts';
 import { logger } from '#shared/logger.ts';
 import { queueSender, type WorkerHandler } from '#shared/queue/queue.ts';
 import { batchHandler } from '#functions/workers/batch.ts';
@@ -9,7 +8,7 @@ import { batchHandler } from '#functions/workers/batch.ts';
 export const webhookDeliverHandler = (deps: () => AttemptDeps): WorkerHandler =>
   batchHandler({
     name: 'webhook delivery',
-    schema: DeliveryMessageSchema,
+    schema: () => import('#shared/schemas/messages/webhook-delivery.ts').then((m) => m.DeliveryMessageSchema),
     log: logger,
     concurrent: true, // each attempt may wait 10 s for its receiver; a batch must fit the function's timeout
     process: async (msg, meta) => ({ delivery_uuid: msg.delivery_uuid, ...(await attemptDelivery({ tenantId: msg.tenant_uuid, db: await tenantDb(msg.tenant_uuid) }, msg, meta.messageId, deps())) }),

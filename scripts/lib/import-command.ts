@@ -33,7 +33,7 @@ export async function runImportCommand(args: string[], db: Db): Promise<Record<s
   const user = values.user ? (await getEntity(data, userEntity, values.user.toLowerCase()))?.record : await firstAdmin(data);
   if (!user) throw new Error(values.user ? `No user ${values.user} in tenant ${values.tenant}` : `No active admin in tenant ${values.tenant}`);
   if (user.status !== 'active') throw new Error(`User ${user.uuid} is not active`);
-  const rows = importFileRows(readFileSync(file, 'utf8'), file.toLowerCase().endsWith('.csv'));
+  const rows = await importFileRows(readFileSync(file, 'utf8'), file.toLowerCase().endsWith('.csv'));
 
   const quiet = { info() {}, warn() {}, error: (m: unknown, ...extra: unknown[]) => console.error(m, ...extra) } as unknown as Log;
   let teams: Promise<Set<string>> | undefined;

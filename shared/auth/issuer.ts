@@ -1,7 +1,7 @@
 import { createPublicKey, randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { KMSClient, GetPublicKeyCommand, SignCommand } from '@aws-sdk/client-kms';
+import type { KMSClient } from '@aws-sdk/client-kms';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
 import { config } from '#shared/config.ts';
 
@@ -66,10 +66,14 @@ export async function fileIssuer(keyFile: string, issuer: string, audience = DEF
 const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 
 /** AWS issuer: a KMS RSA_2048 key (RSASSA_PKCS1_V1_5_SHA_256 = RS256); only its public half is ever exported. */
-export function kmsIssuer(keyId: string, issuer: string, audience = DEFAULT_AUDIENCE, kms = new KMSClient({})): Issuer {
+export function kmsIssuer(keyId: string, issuer: string, audience = DEFAULT_AUDIENCE, client?: Pick<KMSClient, 'send'>): Issuer {
+  // The SDK client (shared/auth/kms-signing.ts) is imported on first use, not at cold start.
+  type Sdk = typeof import('#shared/auth/kms-signing.ts');
+  let sdk: Promise<{ kms: Pick<KMSClient, 'send'>; GetPublicKeyCommand: Sdk['GetPublicKeyCommand']; SignCommand: Sdk['SignCommand'] }> | undefined;
+  const kmsSdk = () => (sdk ??= import('#shared/auth/kms-signing.ts').then((m) => ({ kms: client ?? new m.KMSClient({}), GetPublicKeyCommand: m.GetPublicKeyCommand, SignCommand: m.SignCommand })));
   let jwk: Promise<JWK> | undefined;
   const publicJwk = () =>
-    (jwk ??= kms.send(new GetPublicKeyCommand({ KeyId: keyId })).then(async (out) => {
+    (jwk ??= kmsSdk().then(({ kms, GetPublicKeyCommand }) => kms.send(new GetPublicKeyCommand({ KeyId: keyId }))).then(async (out) => {
       const pub = createPublicKey({ key: Buffer.from(out.PublicKey!), format: 'der', type: 'spki' });
       return { ...(await exportJWK(pub)), kid: out.KeyId!.split('/').pop()!, alg: ALG, use: 'sig' };
     }));
@@ -83,6 +87,7 @@ export function kmsIssuer(keyId: string, issuer: string, audience = DEFAULT_AUDI
       const exp = now + c.ttlSeconds;
       const header = b64url(JSON.stringify({ alg: ALG, kid, typ: 'JWT' }));
       const body = b64url(JSON.stringify({ ...payload(c), sub: c.userId, iss: issuer, aud: audience, iat: now, exp, jti: randomUUID() }));
+      const { kms, SignCommand } = await kmsSdk();
       const out = await kms.send(new SignCommand({ KeyId: keyId, Message: Buffer.from(`${header}.${body}`), MessageType: 'RAW', SigningAlgorithm: 'RSASSA_PKCS1_V1_5_SHA_256' }));
       return { token: `${header}.${body}.${b64url(Buffer.from(out.Signature!))}`, expiresAt: new Date(exp * 1000).toISOString() };
     },

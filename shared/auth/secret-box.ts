@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+import type { KMSClient } from '@aws-sdk/client-kms';
 
 /**
  * Seals secrets the service must read back (webhook signing secrets) so the table never holds them in clear.
@@ -43,13 +43,19 @@ export function fileSecretBox(keyFile: string): SecretBox {
   };
 }
 
-export function kmsSecretBox(keyId: string, kms = new KMSClient({})): SecretBox {
+/** A KMS key as a SecretBox; the SDK client (shared/auth/kms-secrets.ts) is imported on first use, not at cold start. */
+export function kmsSecretBox(keyId: string, client?: KMSClient): SecretBox {
+  type Sdk = typeof import('#shared/auth/kms-secrets.ts');
+  let sdk: Promise<{ kms: KMSClient; EncryptCommand: Sdk['EncryptCommand']; DecryptCommand: Sdk['DecryptCommand'] }> | undefined;
+  const kmsSdk = () => (sdk ??= import('#shared/auth/kms-secrets.ts').then((m) => ({ kms: client ?? new m.KMSClient({}), EncryptCommand: m.EncryptCommand, DecryptCommand: m.DecryptCommand })));
   return {
     async seal(plain, context) {
+      const { kms, EncryptCommand } = await kmsSdk();
       const out = await kms.send(new EncryptCommand({ KeyId: keyId, Plaintext: Buffer.from(plain, 'utf8'), EncryptionContext: context }));
       return `kms:v1:${Buffer.from(out.CiphertextBlob!).toString('base64')}`;
     },
     async open(sealed, context) {
+      const { kms, DecryptCommand } = await kmsSdk();
       const out = await kms.send(new DecryptCommand({ KeyId: keyId, CiphertextBlob: Buffer.from(sealed.replace(/^kms:v1:/, ''), 'base64'), EncryptionContext: context }));
       return Buffer.from(out.Plaintext!).toString('utf8');
     },

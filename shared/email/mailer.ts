@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SESv2Client, SendEmailCommand } from '@aws-sdk/client-sesv2';
+import type { SESv2Client } from '@aws-sdk/client-sesv2';
 
 /** E-mail goes out only from workers. Locally it lands in EMAIL_OUTBOX_DIR as one JSON file per message. */
 export interface Email {
@@ -10,7 +10,9 @@ export interface Email {
   text: string;
 }
 
-let ses: SESv2Client | undefined;
+// The SES client (shared/email/ses.ts) is imported with the first e-mail, not at cold start.
+let ses: Promise<{ client: SESv2Client; SendEmailCommand: typeof import('#shared/email/ses.ts').SendEmailCommand }> | undefined;
+const sesSdk = () => (ses ??= import('#shared/email/ses.ts').then((m) => ({ client: new m.SESv2Client({}), SendEmailCommand: m.SendEmailCommand })));
 
 export async function sendEmail(email: Email): Promise<string> {
   const outbox = process.env.EMAIL_OUTBOX_DIR;
@@ -22,8 +24,8 @@ export async function sendEmail(email: Email): Promise<string> {
   }
   const from = process.env.EMAIL_FROM;
   if (!from) throw new Error('Missing required environment variable EMAIL_FROM');
-  ses ??= new SESv2Client({});
-  const out = await ses.send(
+  const { client, SendEmailCommand } = await sesSdk();
+  const out = await client.send(
     new SendEmailCommand({
       FromEmailAddress: from,
       Destination: { ToAddresses: email.to },

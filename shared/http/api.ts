@@ -176,10 +176,17 @@ function wrap(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Contex
     withDbMetrics(newDbMetrics(), async () => (await handler(event, context, { signal: new AbortController().signal })) as ApiResult);
 }
 
+/**
+ * A route's body schema, imported on the first request that has a body to check, not at cold start (zod and
+ * building the schema added 30-70 % of the floor's init CPU to a body route; docs/benchmarks.md, "Cold start"):
+ * `body: () => import('#shared/schemas/bodies/goal-create.ts').then((m) => m.GoalCreateBody)`. Each route body
+ * has its own module under shared/schemas/bodies/, so that first request builds that schema only.
+ */
+export type BodySchema<S extends z.ZodType> = () => Promise<S>;
+
 // NO_BODY (shared/http/no-body.ts) and with it zod are imported only when a body arrives: a route without a body
-// schema (most GETs) then loads no zod at cold start.
-let noBody: Promise<z.ZodType> | undefined;
-const NO_BODY = () => (noBody ??= import('#shared/http/no-body.ts').then((m) => m.NO_BODY));
+// schema (most GETs) then loads no zod at all.
+const NO_BODY: BodySchema<z.ZodType> = () => import('#shared/http/no-body.ts').then((m) => m.NO_BODY);
 
 /**
  * An authenticated API handler: resolves the caller from the JWT claims (401 if the user is unknown or
@@ -187,8 +194,10 @@ const NO_BODY = () => (noBody ??= import('#shared/http/no-body.ts').then((m) => 
  * Handlers stay thin: parse, call a domain function in shared/, shape the response. `sealReplays`: the answer
  * holds a secret, so the copy kept for Idempotency-Key replays is sealed (shared/http/idempotency.ts).
  */
-export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: S; sealReplays?: boolean; readAhead?: ReadAhead; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
+export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: BodySchema<S>; sealReplays?: boolean; readAhead?: ReadAhead; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
   void config.tableName; // every authenticated route reads the caller's user: without a table, fail at cold start
+  let schema: Promise<z.ZodType> | undefined;
+  const bodySchema = () => (schema ??= (opts.body ?? NO_BODY)());
   const handler = middy<ApiEvent, ApiResult, Error, Context, Internal>()
     .use(captureLambdaHandler(tracer, { captureResponse: false }))
     .use(httpSecurityHeaders()) // before errorsAndLogging, so its onError also dresses error responses
@@ -197,6 +206,12 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: 
     .use(transport({ withBody: true }) as MiddlewareObj<ApiEvent, ApiResult, Error, Context, Internal>)
     .handler(async (event, context) => {
       const idempotencyKey = event.requestContext.http.method === 'POST' ? idempotencyKeyOf(event.headers) : undefined;
+      const read = readBodyOf(event);
+      // What the body is checked against: the route's schema (an absent body is `{}` to it), or NO_BODY for a JSON
+      // body sent to a route without one. It starts loading now, while the caller is read; the check itself
+      // comes after the caller's (401) and the budget's (429), as before.
+      const checking = read.kind === 'json' || (read.kind === 'none' && opts.body) ? bodySchema() : undefined;
+      checking?.catch(() => undefined); // awaited in run(); a request refused first must not leave it unhandled
       // Who is calling (401) comes before any budget is taken: a refused token or user costs the tenant nothing.
       const { caller, data, teams: teamsAhead } = await resolveCaller(event, opts.readAhead);
       const limitHeaders = await rateLimiter.take(caller.tenantId, caller.userId);
@@ -206,10 +221,9 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: 
       let teams: Promise<Set<string>> | undefined = teamsAhead;
       const ctx: RequestCtx = { ...data, caller, requestId, log, loader: new Loader(data), teams: () => (teams ??= callerTeamUuids(data, caller.userId)) };
       ctx.loader.prime(userEntity, caller.user);
-      const read = readBodyOf(event);
       const run = async () => {
         // No body for a route without a schema is `{}`, which NO_BODY accepts: nothing to check, nothing to load.
-        const parsed = read.kind === 'raw' || (!opts.body && read.kind === 'none') ? undefined : validateBody(opts.body ?? (await NO_BODY()), read.kind === 'json' ? read.value : {});
+        const parsed = checking ? validateBody(await checking, read.kind === 'json' ? read.value : {}) : undefined;
         const body = (opts.body ? parsed : undefined) as z.infer<S>;
         const rawBody = read.kind === 'raw' ? { mediaType: read.mediaType, text: read.text } : undefined;
         return opts.handle({ ctx, body, params: pathParams(event), query: queryPairs(event.rawQueryString), event, ...(rawBody ? { rawBody } : {}) });

@@ -42,7 +42,8 @@ let acceptsByRoute: Promise<Map<string, readonly string[]>> | undefined;
 
 /**
  * The media types the route row accepts (`accepts`, default JSON only). The route table is imported on the
- * first request that carries a body, not at cold start: most functions never need it.
+ * first request that carries a body other than JSON, not at cold start: its import builds every schema of
+ * the API, and most functions never need it.
  */
 async function acceptsOf(routeKey: string | undefined): Promise<readonly string[]> {
   acceptsByRoute ??= import('#shared/routes/index.ts').then(({ routes }) => new Map(routes.map((r) => [`${r.method} ${r.path}`, r.accepts ?? DEFAULT_ACCEPTS])));
@@ -61,8 +62,11 @@ export async function readBody(event: Event, routeAccepts?: readonly string[]): 
   if (raw.trim() === '') return { kind: 'none' };
   const contentType = event.headers?.['content-type'];
   const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
+  const isJson = !!contentType && jsonContentTypePattern.test(contentType.trim());
+  // Every row takes JSON (Route['accepts'] starts with it), so a JSON body needs no look-up in the table.
+  if (isJson && !routeAccepts) return { kind: 'json', value: readJsonBody(raw) };
   const accepts = routeAccepts ?? (await acceptsOf(event.routeKey));
-  if (accepts.includes('application/json') && contentType && jsonContentTypePattern.test(contentType.trim())) return { kind: 'json', value: readJsonBody(raw) };
+  if (accepts.includes('application/json') && isJson) return { kind: 'json', value: readJsonBody(raw) };
   if (mediaType && accepts.includes(mediaType) && mediaType !== 'application/json') return { kind: 'raw', mediaType, text: raw };
   throw new UnsupportedMediaTypeError(contentType, accepts);
 }

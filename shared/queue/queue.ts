@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { SQSClient, SendMessageCommand } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 
 /**
@@ -34,11 +34,15 @@ export type WorkerHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void
 /** `QUEUE_URL_<NAME>`: the variable holding a queue's URL (set by infra/stack.ts). */
 export const queueUrlEnv = (queue: string) => `QUEUE_URL_${queue.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
 
-export function sqsSender(client = new SQSClient({})): QueueSender {
+/** SQS as a QueueSender; the SDK client (shared/queue/sqs.ts) is imported on the first send, not at cold start. */
+export function sqsSender(client?: Pick<SQSClient, 'send'>): QueueSender {
+  let sdk: Promise<{ client: Pick<SQSClient, 'send'>; SendMessageCommand: typeof import('#shared/queue/sqs.ts').SendMessageCommand }> | undefined;
+  const sqs = () => (sdk ??= import('#shared/queue/sqs.ts').then((m) => ({ client: client ?? new m.SQSClient({}), SendMessageCommand: m.SendMessageCommand })));
   return {
     async send(queue, body, opts) {
       const url = process.env[queueUrlEnv(queue)];
       if (!url) throw new Error(`Missing required environment variable ${queueUrlEnv(queue)}`);
+      const { client, SendMessageCommand } = await sqs();
       const out = await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body), DelaySeconds: opts?.delaySeconds }));
       return out.MessageId!;
     },

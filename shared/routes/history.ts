@@ -1,20 +1,16 @@
 import { GOAL_KINDS, PATH_BY_KIND, type GoalKind } from '#shared/domain/goals/entity.ts';
-import { recordKindOf, type Route } from '#shared/routes/types.ts';
+import { historyRowsOf } from '#shared/routes/goal-kinds.ts';
+import type { Route } from '#shared/routes/types.ts';
 import { HistoryListResponse } from '#shared/schemas/history.ts';
 
-/** A goal's progress history and its chart (contract 13), for each goal kind. */
+/** A goal's progress history and its chart (contract 13), for each goal kind: the wiring in shared/routes/goal-kinds.ts, the docs here. */
 const kindRoutes = (kind: GoalKind): Route[] => {
-  const base = `/rest/v2/${PATH_BY_KIND[kind]}/{id}`;
+  const row = historyRowsOf(kind);
   const tag = PATH_BY_KIND[kind];
   const name = kind.replace('_', ' ');
   return [
     {
-      method: 'GET',
-      path: `${base}/history`,
-      record: kind,
-      handler: 'functions/history/list.ts',
-      auth: 'jwt',
-      table: 'read',
+      ...row.list,
       doc: {
         summary: `Progress history of the ${name}: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal)`,
         tag,
@@ -24,12 +20,7 @@ const kindRoutes = (kind: GoalKind): Route[] => {
       },
     },
     {
-      method: 'GET',
-      path: `${base}/progress.svg`,
-      record: kind,
-      handler: 'functions/history/chart.ts',
-      auth: 'jwt',
-      table: 'read',
+      ...row.chart,
       doc: {
         summary: `Line chart (SVG, 600x300 viewBox) of the ${name}'s progress over its dates, with the expected-pace line dashed and today marked`,
         tag,
@@ -42,5 +33,4 @@ const kindRoutes = (kind: GoalKind): Route[] => {
 
 export const historyRoutes: Route[] = GOAL_KINDS.flatMap(kindRoutes);
 
-/** The goal kind of the row a history request came through (its `record`). */
-export const historyGoalKindOf = (routeKey: string): GoalKind => recordKindOf<GoalKind>(historyRoutes, routeKey);
+export { historyGoalKindOf } from '#shared/routes/goal-kinds.ts';

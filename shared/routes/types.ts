@@ -29,9 +29,10 @@ export interface Route {
   needs?: Need[];
   /**
    * Media types of a request body the route takes (default `['application/json']`); any other is 415
-   * (shared/http/transport.ts). A non-JSON type reaches the handler as `rawBody` text.
+   * (shared/http/transport.ts). A non-JSON type reaches the handler as `rawBody` text. JSON is always one of
+   * them (the type says so): the transport reads a JSON body without looking the row up.
    */
-  accepts?: string[];
+  accepts?: ['application/json', ...string[]];
   /** Repository-relative files the handler reads at run time (shared/docs/bundled-file.ts): copied into this function's bundle only. */
   bundleFiles?: string[];
   doc: {
@@ -67,7 +68,7 @@ export interface Worker {
  * The record kind of the row that `routeKey` (`GET /rest/v2/key_results/{id}`) names among `rows`: the rows a
  * shared handler serves. A key outside them is a wiring mistake, not a client's: it throws.
  */
-export function recordKindOf<K extends string>(rows: readonly Route[], routeKey: string): K {
+export function recordKindOf<K extends string>(rows: ReadonlyArray<Pick<Route, 'method' | 'path' | 'record'>>, routeKey: string): K {
   const row = rows.find((r) => `${r.method} ${r.path}` === routeKey);
   if (!row?.record) throw new Error(`Route ${routeKey} names no record kind in its rows`);
   return row.record as K;

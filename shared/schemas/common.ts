@@ -1,9 +1,7 @@
 import * as z from 'zod';
 
 /** Shared zod building blocks. Objects are strict: an unknown field is a 400 naming it (contract section 1). */
-export const uuid = z.string().regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a uuid');
-export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD').refine((s) => !Number.isNaN(Date.parse(s)) && new Date(s).toISOString().startsWith(s), 'must be a real calendar date');
-export const nonBlank = (max: number) => z.string().trim().min(1, 'must not be blank').max(max, `must be at most ${max} characters`);
+export { isoDate, nonBlank, uuid } from '#shared/schemas/bodies/fields.ts';
 export const checks = z.record(z.string(), z.boolean());
 export const accessSource = z.enum(['admin', 'owner', 'creator', 'delegate', 'team', 'visible_entity', 'public']);
 export const pagy = z.object({ page: z.number(), per_page: z.number(), offset: z.number(), next: z.number().nullable(), prev: z.number().nullable(), count: z.number().optional() });

@@ -1,26 +1,17 @@
 import * as z from 'zod';
-import { MAX_CONTENT_LENGTH, NOTIFICATION_KINDS } from '#shared/domain/sharing/entity.ts';
-import { LEVELS, SHAREABLE_PATHS, SHAREABLE_TYPES } from '#shared/domain/sharing/types.ts';
-import { listEnvelope, nonBlank, recordEnvelope, uuid } from '#shared/schemas/common.ts';
+import { NOTIFICATION_KINDS } from '#shared/domain/sharing/entity.ts';
+import { SHAREABLE_PATHS, SHAREABLE_TYPES } from '#shared/domain/sharing/types.ts';
+import { level } from '#shared/schemas/bodies/sharing-fields.ts';
+import { listEnvelope, recordEnvelope } from '#shared/schemas/common.ts';
 
-const level = z.enum(LEVELS).meta({ description: 'Access level; ordered view < comment < edit < manage' });
-/**
- * A level in a request body: a non-string is a wrong JSON type (400) and a string outside the levels breaks a
- * rule (422); a bare z.enum reports both as invalid_value, which the error mapping would make a 422.
- */
-const levelInput = z.string().pipe(level).meta({ description: 'view, comment, edit or manage (ordered)', enum: [...LEVELS] });
-const levelOrNullInput = z.string().nullable().pipe(level.nullable()).meta({ description: 'view, comment, edit or manage (ordered); null revokes', enum: [...LEVELS, null] });
 const shareablePath = z.enum(SHAREABLE_PATHS as [string, ...string[]]);
 
 // ---------- shareable resources (extension, contract section 8) ----------
 
-export const ShareableCreateBody = z
-  .strictObject({ title: nonBlank(200), content: z.string().max(MAX_CONTENT_LENGTH).nullable().optional() })
-  .meta({ id: 'ShareableCreateBody', description: 'The caller becomes the owner.' });
-
-export const GrantBody = z
-  .strictObject({ user_uuid: uuid, level: levelOrNullInput })
-  .meta({ id: 'GrantBody', description: 'Sets the user\'s level on the resource; null revokes it. A grant at or above the level of the user\'s pending access request resolves that request.' });
+/** The sharing bodies are built in shared/schemas/bodies/ (a handler loads its own on first use); re-exported for the route table. */
+export { ShareableCreateBody } from '#shared/schemas/bodies/shareable-create.ts';
+export { GrantBody } from '#shared/schemas/bodies/grant.ts';
+export { AccessRequestBody } from '#shared/schemas/bodies/access-request.ts';
 
 const GrantSchema = z.object({ user_uuid: z.string(), level, granted_by_uuid: z.string(), granted_at: z.string() });
 
@@ -42,13 +33,6 @@ export const ShareableRecordSchema = z
 export const shareableResponse = (type: string) => recordEnvelope(type, ShareableRecordSchema);
 
 // ---------- access requests (spec: application endpoints) ----------
-
-export const AccessRequestBody = z
-  .strictObject({
-    requested_level: levelInput,
-    message: z.string().max(2000).optional().meta({ description: 'Shown to the recipients; replaces the pending request\'s message when given; blank clears it' }),
-  })
-  .meta({ id: 'AccessRequestBody' });
 
 export const ResendBody = z.strictObject({}).meta({ id: 'AccessRequestResendBody', description: 'No fields: the request is the caller\'s own pending one.' });
 

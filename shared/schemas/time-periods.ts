@@ -1,15 +1,9 @@
 import * as z from 'zod';
-import { isoDate, listEnvelope, nonBlank, recordEnvelope } from '#shared/schemas/common.ts';
+import { listEnvelope, recordEnvelope } from '#shared/schemas/common.ts';
 
-// start_date <= end_date is checked in the service, not here: an update may send one date and the rule
-// then compares it with the stored other one, so one place handles both bodies.
-export const TimePeriodCreateBody = z
-  .strictObject({ name: nonBlank(200), start_date: isoDate, end_date: isoDate })
-  .meta({ id: 'TimePeriodCreateBody', description: 'start_date must be on or before end_date (both inclusive).' });
-
-export const TimePeriodUpdateBody = z
-  .strictObject({ name: nonBlank(200).optional(), start_date: isoDate.optional(), end_date: isoDate.optional() })
-  .meta({ id: 'TimePeriodUpdateBody', description: 'Dates cannot move so that a non-discarded goal of the period falls outside them (422 validation_failed, code goals_out_of_range).' });
+/** The time period bodies are built in shared/schemas/bodies/time-period-*.ts (a handler loads its own on first use); re-exported for the route table. */
+export { TimePeriodCreateBody } from '#shared/schemas/bodies/time-period-create.ts';
+export { TimePeriodUpdateBody } from '#shared/schemas/bodies/time-period-update.ts';
 
 export const TimePeriodRecordSchema = z
   .object({

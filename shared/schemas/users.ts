@@ -1,27 +1,10 @@
 import * as z from 'zod';
-import { PROFILE_FILTERABLE, PROFILE_WRITABLE, ROLES, USER_STATUSES } from '#shared/domain/users/entity.ts';
-import { listEnvelope, nonBlank, recordEnvelope, uuid } from '#shared/schemas/common.ts';
+import { PROFILE_FILTERABLE, PROFILE_WRITABLE, ROLES } from '#shared/domain/users/entity.ts';
+import { listEnvelope, recordEnvelope } from '#shared/schemas/common.ts';
 
-const profileAttributes = z.strictObject(Object.fromEntries(PROFILE_WRITABLE.map((k) => [k, z.string().max(2000).nullable().optional()])) as Record<(typeof PROFILE_WRITABLE)[number], z.ZodOptional<z.ZodNullable<z.ZodString>>>);
-
-const userFields = {
-  display_name: nonBlank(200),
-  // http(s) only: clients render it, and z.url() alone takes javascript: and data: URLs
-  avatar_url: z.url({ protocol: /^https?$/ }).max(2000).nullable(),
-  status: z.enum(USER_STATUSES),
-  manager_uuid: uuid.nullable(),
-  license_type: nonBlank(50),
-  role: z.enum(ROLES),
-  profile_attributes: profileAttributes,
-};
-
-export const UserCreateBody = z
-  .strictObject({ user: z.strictObject({ email: z.email().max(320), ...Object.fromEntries(Object.entries(userFields).map(([k, v]) => [k, v.optional()])) } as { email: z.ZodEmail } & { [K in keyof typeof userFields]: z.ZodOptional<(typeof userFields)[K]> }) })
-  .meta({ id: 'UserCreateBody' });
-
-export const UserUpdateBody = z
-  .strictObject({ user: z.strictObject(Object.fromEntries(Object.entries(userFields).map(([k, v]) => [k, v.optional()])) as { [K in keyof typeof userFields]: z.ZodOptional<(typeof userFields)[K]> }) })
-  .meta({ id: 'UserUpdateBody' });
+/** The user bodies are built in shared/schemas/bodies/user-*.ts (a handler loads its own on first use); re-exported for the route table. */
+export { UserCreateBody } from '#shared/schemas/bodies/user-create.ts';
+export { UserUpdateBody } from '#shared/schemas/bodies/user-update.ts';
 
 export const UserRecordSchema = z
   .object({

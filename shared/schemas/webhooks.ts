@@ -1,24 +1,10 @@
 import * as z from 'zod';
 import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_STATUSES } from '#shared/domain/webhooks/entity.ts';
-import { listEnvelope, nonBlank, recordEnvelope } from '#shared/schemas/common.ts';
-import type { WebhookCreateInput, WebhookUpdateInput } from '#shared/domain/webhooks/decide.ts';
+import { listEnvelope, recordEnvelope } from '#shared/schemas/common.ts';
 
-const url = z.string().trim().min(1, 'must not be blank').max(2048, 'must be at most 2048 characters').meta({ description: 'https URL resolving to a public address (the local stack also accepts http on 127.0.0.1 and localhost)' });
-const events = z
-  .array(z.enum([...EVENT_TYPES, '*']))
-  .min(1, 'must name at least one event type')
-  .max(EVENT_TYPES.length + 1)
-  .meta({ description: 'Event types to receive, or ["*"] for every type' });
-const description = nonBlank(500).nullable();
-
-export const WebhookCreateBody = z.strictObject({ url, events, description: description.optional() }).meta({ id: 'WebhookCreateBody' });
-export const WebhookUpdateBody = z
-  .strictObject({ url: url.optional(), events: events.optional(), description: description.optional(), status: z.enum(WEBHOOK_STATUSES).optional() })
-  .meta({ id: 'WebhookUpdateBody', description: 'Setting status back to active restarts the failure clock.' });
-
-/** The wire bodies map onto the domain's webhook commands: a drift fails the build here. */
-export const toWebhookCreateInput = (body: z.infer<typeof WebhookCreateBody>): WebhookCreateInput => body;
-export const toWebhookUpdateInput = (body: z.infer<typeof WebhookUpdateBody>): WebhookUpdateInput => body;
+/** The webhook bodies are built in shared/schemas/bodies/webhook-*.ts (a handler loads its own on first use); re-exported for the route table. */
+export { WebhookCreateBody, toWebhookCreateInput } from '#shared/schemas/bodies/webhook-create.ts';
+export { WebhookUpdateBody, toWebhookUpdateInput } from '#shared/schemas/bodies/webhook-update.ts';
 
 const webhookFields = {
   uuid: z.string(),
@@ -52,13 +38,3 @@ export const DeliveryRecordSchema = z
   .meta({ id: 'WebhookDelivery' });
 export const DeliveryListResponse = listEnvelope('webhook_delivery', DeliveryRecordSchema);
 export const RedeliverResponse = z.object({ data: z.object({ type: z.literal('webhook_delivery'), record: DeliveryRecordSchema }) }).meta({ id: 'WebhookRedeliverResponse' });
-
-/** The delivery queue's message (not an API body). */
-export const DeliveryMessageSchema = z.object({
-  version: z.literal(1),
-  tenant_uuid: z.string(),
-  webhook_uuid: z.string(),
-  delivery_uuid: z.string(),
-  seq: z.number().int().nonnegative(),
-  not_before: z.number(),
-});

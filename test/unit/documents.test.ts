@@ -273,7 +273,7 @@ describe('batchHandler', () => {
     const log = { info: (m: string, x?: object) => void logs.push(['info', m, x as Record<string, unknown>]), error: (m: string, x?: object) => void logs.push(['error', m, x as Record<string, unknown>]) };
     const handler = batchHandler({
       name: 'test work',
-      schema: z.object({ n: z.number() }),
+      schema: async () => z.object({ n: z.number() }),
       log: log as never,
       process: async (msg, { messageId, receiveCount }) => {
         seen.push([messageId, receiveCount]);
@@ -296,7 +296,7 @@ describe('batchHandler', () => {
     const worker = (concurrent: boolean) =>
       batchHandler({
         name: 'slow work',
-        schema: z.object({ n: z.number() }),
+        schema: async () => z.object({ n: z.number() }),
         concurrent,
         process: async () => {
           most = Math.max(most, ++running);

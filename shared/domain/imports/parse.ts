@@ -1,4 +1,3 @@
-import { parse } from 'csv-parse/sync';
 import { BadRequestError, ValidationError } from '#shared/errors.ts';
 import { IMPORT_MAX_ROWS } from '#shared/domain/imports/entity.ts';
 
@@ -13,15 +12,15 @@ const NUMBER_FIELDS = new Set(['start_value', 'target_value']);
  * before anything is stored: CSV that cannot be read or has an unknown column (400), no rows or more than
  * IMPORT_MAX_ROWS (422).
  */
-export function importRows(body: { json?: unknown[]; csv?: string }): unknown[] {
-  const rows = body.csv !== undefined ? csvRows(body.csv) : (body.json ?? []);
+export async function importRows(body: { json?: unknown[]; csv?: string }): Promise<unknown[]> {
+  const rows = body.csv !== undefined ? csvRows(body.csv, await csvParser()) : (body.json ?? []);
   if (rows.length === 0) throw ValidationError.field('goals', 'empty', 'An import needs at least one row');
   if (rows.length > IMPORT_MAX_ROWS) throw ValidationError.field('goals', 'too_many', `An import takes at most ${IMPORT_MAX_ROWS} rows (got ${rows.length})`);
   return rows;
 }
 
 /** A file as the command line reads it: CSV by its name, else JSON `{ goals: [...] }`. */
-export function importFileRows(text: string, csv: boolean): unknown[] {
+export async function importFileRows(text: string, csv: boolean): Promise<unknown[]> {
   if (csv) return importRows({ csv: text });
   let body: unknown;
   try {
@@ -29,17 +28,22 @@ export function importFileRows(text: string, csv: boolean): unknown[] {
   } catch {
     throw new BadRequestError('The file is neither CSV (.csv) nor JSON');
   }
-  // the JSON body's envelope, as the route's schema has it (ImportEnvelope, shared/schemas/import-envelope.ts)
+  // the JSON body's envelope, as the route's schema has it (ImportEnvelope, shared/schemas/bodies/import-envelope.ts)
   const goals = body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 1 ? (body as { goals?: unknown }).goals : undefined;
   if (!Array.isArray(goals)) throw new BadRequestError('A JSON import file is { "goals": [ ... ] }');
   return importRows({ json: goals });
 }
 
+type CsvParse = typeof import('csv-parse/sync').parse;
+let csvParse: Promise<CsvParse> | undefined;
+/** csv-parse, imported with the first CSV body rather than at cold start (most imports are JSON). */
+const csvParser = () => (csvParse ??= import('csv-parse/sync').then((m) => m.parse));
+
 /**
  * CSV with a header row of the row field names; list cells separated by `|`; the metric as a JSON cell
  * `metric` or as `metric.<field>` columns. An empty cell is an omitted field.
  */
-function csvRows(text: string): unknown[] {
+function csvRows(text: string, parse: CsvParse): unknown[] {
   let records: string[][];
   try {
     records = parse(text, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: false });
