@@ -282,7 +282,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     // see): a Query without Limit would read up to 1 MB of keys for a 20-record page. A deep page's keys come in
     // one Query. (27 keys of a page of 20 stay within 8 KB, 1 RCU.)
     const firstChunk = walkAll || memorySort ? undefined : Math.min(wanted + Math.min(10, Math.ceil(wanted / 4)), 3000);
-    const stream = entryStream(run.ctx, run.loader, resource.entity, p.source, descending, firstChunk, sizing);
+    const stream = entryStream(run.ctx, run.loader, resource.entity, p.source, descending, firstChunk, wanted, sizing);
     // the first chunk is read while the caller is, when it is small (a refused request reads no more than that)
     const early = firstChunk !== undefined && firstChunk <= EARLY_KEYS;
     return { entries: early ? started(stream) : stream, memorySort, needItems, verifying, walkAll, speculative, skip, wanted };

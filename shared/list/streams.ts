@@ -63,10 +63,13 @@ async function* mergeStreams(streams: AsyncGenerator<ListEntry>[], descending: b
   }
 }
 
-/** The source's entries in list order; `firstChunk` bounds the first Query of a partition source (split over the partitions). */
-export async function* entryStream<R extends BaseRecord>(ctx: DataCtx, loader: Loader, entity: EntityDef<R>, source: IndexSource, descending: boolean, firstChunk: number | undefined, sizing: Sizing): AsyncGenerator<ListEntry> {
+/**
+ * The source's entries in list order. `firstChunk` bounds the first Query of a partition source, `wanted` the
+ * keys a page needs of them: merged partitions each read their share of `wanted` and one more first.
+ */
+export async function* entryStream<R extends BaseRecord>(ctx: DataCtx, loader: Loader, entity: EntityDef<R>, source: IndexSource, descending: boolean, firstChunk: number | undefined, wanted: number, sizing: Sizing): AsyncGenerator<ListEntry> {
   if ('partitions' in source) {
-    const perPartition = firstChunk === undefined ? undefined : Math.ceil(firstChunk / source.partitions.length); // each grows when the merge needs more
+    const perPartition = firstChunk === undefined ? undefined : Math.ceil(wanted / source.partitions.length) + 1; // each grows when the merge needs more
     const streams = source.partitions.map((p) => partitionStream(ctx, p, descending, source.partitions.length === 1 ? firstChunk : perPartition, sizing, source.from));
     yield* streams.length === 1 ? streams[0]! : mergeStreams(streams, descending);
     return;

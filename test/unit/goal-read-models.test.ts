@@ -92,7 +92,7 @@ describe('goal list planner', () => {
     };
     return { read, asked };
   };
-  const plan = (qs: string, s: ReturnType<typeof stats>, seesAll = true) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: s.read, anchors: async () => [], now: Date.now() });
+  const plan = (qs: string, s: ReturnType<typeof stats>, seesAll = true) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: s.read, known: 0, anchors: async () => [], now: Date.now() });
 
   it('a plain page and filters no read model serves take the generic plan without reading counters', async () => {
     const s = stats({});
@@ -165,6 +165,11 @@ describe('goal list planner', () => {
     expect('partitions' in whole.source && whole.source.partitions).toEqual([`T#${T}#objective@rm_checkin#0`]);
     expect(await whole.valid).toBe(true);
     expect(await (await plan('q[s]=last_checkin_date asc', stats({ [dim.all]: 10 }, { ready: false })))!.valid).toBe(false);
+    // a tenant this container has seen ready at the version: nothing read to plan it
+    const quiet = stats({});
+    const known = (await planGoalList({ kind: 'objective', seesAll: Promise.resolve(true), listed: () => true }, query('q[s]=last_checkin_date desc'), { stats: quiet.read, known: 2, anchors: async () => [], now: 0 }))!;
+    expect(await known.valid).toBe(true);
+    expect(quiet.asked).toEqual([]);
     expect((await plan('q[s]=last_checkin_date desc&q[current_status_eq]=behind', stats({ [dim.all]: 50, [dim.status('behind')]: 20 })))!.ordered).toBeUndefined();
     const p = (await plan('q[s]=last_checkin_date desc&q[current_status_eq]=behind', stats({ [dim.all]: 50_000, [dim.status('behind')]: 20_000 })))!;
     expect(p).toMatchObject({ ordered: true, descending: true, served: [] });
@@ -178,7 +183,7 @@ describe('goal list planner', () => {
       { bucket: '2026-01-01T00:00:00.2', n: 100, nl: 0 },
     ];
     const now = Date.parse('2026-01-02T00:00:00.000Z');
-    const deep = (qs: string, seesAll = true, ready = true, at = now) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: stats({}, { ready }).read, anchors, now: at });
+    const deep = (qs: string, seesAll = true, ready = true, at = now) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: stats({}, { ready }).read, known: 0, anchors, now: at });
     expect(await deep('page=5')).toBeUndefined(); // 80 keys: walked
     const p = (await deep('page=14&per_page=20'))!; // skip 260: in the third bucket, after 250 goals
     expect(p).toMatchObject({ skipped: 250, served: [], source: { partitions: [`T#${T}#objective`], from: '2026-01-01T00:00:00.2' } });

@@ -4,7 +4,7 @@ import { labelEntity } from '#shared/domain/labels/entity.ts';
 import { EARLY_KEYS, type IndexEnv, type ListPlan, type ListQuery } from '#shared/list/engine.ts';
 import type { ParsedFilter } from '#shared/list/filter.ts';
 import { CHECKIN_SHARDS, createdBucket, dim, READ_MODELS_VERSION, rmPartition, RM_LIST, STATUS_SHARDS } from '#shared/stream/read-models/goal-entries.ts';
-import { readGoalStats, type GoalStats } from '#shared/stream/read-models/goal-sync.ts';
+import { knownReadiness, readGoalStats, type GoalStats } from '#shared/stream/read-models/goal-sync.ts';
 import { bucketStart, placePage, readAnchors, SETTLE_MS, type Anchor } from '#shared/stream/read-models/page-anchors.ts';
 
 /**
@@ -78,9 +78,14 @@ export const ANCHORED_SKIP = EARLY_KEYS;
 /** What the planner reads (replaced in unit tests), and the time. */
 export interface PlanReads {
   stats(dims: string[]): Promise<GoalStats>;
+  /** The read models' version this container already knows the tenant is ready at (0: read the marker). */
+  known: number;
   anchors(skip: number): Promise<Anchor[]>;
   now: number;
 }
+
+/** Whether the tenant's read models are at READ_MODELS_VERSION: known, or read (with the counters of `dims`). */
+const atVersion = (reads: PlanReads, read?: Promise<GoalStats>) => (reads.known >= READ_MODELS_VERSION ? Promise.resolve(true) : (read ?? reads.stats([])).then((st) => st.version >= READ_MODELS_VERSION));
 
 /** The goal list's plan from its read models, or undefined to let the engine take its generic plan. */
 export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads: PlanReads = defaultReads(input.kind, query.env)): Promise<ListPlan<GoalRecord> | undefined> {
@@ -111,9 +116,9 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
   const part = (list: string, value: string) => rmPartition(env.ctx.tenantId, kind, list, value);
   if (whole) {
     // the whole list in last-check-in order: the order's read model, read while the readiness is (else the generic plan)
-    const reading = stats(page.count ? [dim.all] : []);
-    const ready = reading.then((st) => st.version >= READ_MODELS_VERSION);
-    const count = page.count ? Promise.all([reading, seesAll]).then(([st, all]) => (all || st.count(dim.all).nl === 0) && st.count(dim.all).n > SMALL ? st.count(dim.all).n : undefined) : undefined;
+    const reading = page.count ? stats([dim.all]) : undefined;
+    const ready = atVersion(reads, reading);
+    const count = reading && Promise.all([reading, seesAll]).then(([st, all]) => ((all || st.count(dim.all).nl === 0) && st.count(dim.all).n > SMALL ? st.count(dim.all).n : undefined));
     return {
       source: { partitions: Array.from({ length: CHECKIN_SHARDS }, (_, n) => part(RM_LIST.checkin, String(n))) },
       served: [],
@@ -196,6 +201,7 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
 
 const defaultReads = (kind: GoalKind, env: IndexEnv): PlanReads => ({
   stats: (dims) => readGoalStats(env.ctx, kind, dims),
+  known: knownReadiness(env.ctx.tenantId),
   anchors: (skip) => readAnchors(env.ctx, kind, skip),
   now: Date.now(),
 });
@@ -206,8 +212,8 @@ const defaultReads = (kind: GoalKind, env: IndexEnv): PlanReads => ({
  * the anchors' version, the page is in the first buckets, or the caller may not see goals counted before it.
  */
 async function anchoredPage({ kind, seesAll }: GoalPlanInput, env: IndexEnv, skip: number, reads: PlanReads): Promise<ListPlan<GoalRecord> | undefined> {
-  const [st, anchors, all] = await Promise.all([reads.stats([]), reads.anchors(skip), seesAll]);
-  if (st.version < READ_MODELS_VERSION) return undefined;
+  const [ready, anchors, all] = await Promise.all([atVersion(reads), reads.anchors(skip), seesAll]);
+  if (!ready) return undefined;
   const at = placePage(anchors, skip, all, createdBucket(new Date(reads.now - SETTLE_MS).toISOString()));
   if (!at) return undefined;
   return { source: { partitions: [keys.entityList(env.ctx.tenantId, kind)], from: bucketStart(at.bucket) }, served: [], skipped: at.before };

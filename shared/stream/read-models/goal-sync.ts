@@ -148,6 +148,17 @@ export interface GoalStats {
   count(dimension: string): CounterValue;
 }
 
+/**
+ * Tenants whose readiness marker this container has seen, with its version. A marker is written once the read
+ * models are complete and they stay complete (the stream keeps them), so what was seen holds for this code's
+ * layout: a plan that needs only the readiness reads nothing more (readiness below).
+ */
+const seenReady = new Map<string, number>();
+const MAX_SEEN_READY = 10_000;
+
+/** The read models' version this container already knows the tenant to be ready at (0: not known, read it). */
+export const knownReadiness = (tenantId: string): number => seenReady.get(tenantId) ?? 0;
+
 /** The readiness marker and the counters of `dimensions` of a kind, in one batched read (eventually consistent). */
 export async function readGoalStats(ctx: DataCtx, kind: GoalKind, dimensions: string[]): Promise<GoalStats> {
   const wanted = [...new Set(dimensions)];
@@ -163,7 +174,12 @@ export async function readGoalStats(ctx: DataCtx, kind: GoalKind, dimensions: st
     t.nl += Number(item.nl ?? 0);
   }
   const marker = found.get(`${state.PK} ${state.SK}`);
-  return { ready: !!marker, version: marker ? Number(marker.version ?? 1) : 0, count: (d) => totals.get(d) ?? { n: 0, nl: 0 } };
+  const version = marker ? Number(marker.version ?? 1) : 0;
+  if (version && seenReady.get(ctx.tenantId) !== version) {
+    if (seenReady.size >= MAX_SEEN_READY) seenReady.clear();
+    seenReady.set(ctx.tenantId, version);
+  }
+  return { ready: !!marker, version, count: (d) => totals.get(d) ?? { n: 0, nl: 0 } };
 }
 
 /**
