@@ -181,7 +181,11 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   } else if (!needItems) {
     const pageIds: string[] = [];
     let pageRead: Promise<R[]> | undefined;
-    const readPage = () => (pageRead ??= run.loader.many(resource.entity, pageIds)); // the loader keeps id order and skips vanished items
+    // the loader keeps id order and skips vanished items; awaited below, unless the count's walk fails first
+    const readPage = () => {
+      if (!pageRead) (pageRead = run.loader.many(resource.entity, pageIds)).catch(() => undefined);
+      return pageRead;
+    };
     // The keys left to count are read at once (whole 1 MB pages) while the page's items are read.
     const countOn = () => {
       sizing.toEnd = true;
