@@ -193,6 +193,8 @@ describe('goal list planner', () => {
     expect(await deep('page=14&per_page=20', true, true, Date.parse('2026-01-01T00:00:00.050Z') + SETTLE_MS)).toBeUndefined();
     expect((await deep('page=14&per_page=20', true, true, Date.parse('2026-01-01T00:00:00.150Z') + SETTLE_MS))!).toMatchObject({ skipped: 150, source: { from: '2026-01-01T00:00:00.1' } });
     expect(await deep('page=20&q[s]=created_at desc')).toBeUndefined(); // newest first: the young buckets come first, walked
+    expect((await deep('page=14&per_page=20&q[s]=created_at asc'))!.skipped).toBe(250);
+    expect(await deep('page=14&per_page=20&q[s]=title asc')).toBeUndefined(); // sorted in memory: every goal read
     expect((await deep('page=20&count=true'))!.skipped).toBeUndefined(); // counted from the start
   });
 });

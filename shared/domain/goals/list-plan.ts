@@ -102,7 +102,8 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
   });
   const skip = (page.page - 1) * page.perPage + page.offset;
   const whole = filters.length === 0;
-  if (whole && !byCheckin && !page.count && sort?.direction !== 'desc' && skip >= ANCHORED_SKIP) return anchoredPage(input, env, skip, reads);
+  const creationOrder = !sort || (sort.attribute === 'created_at' && sort.direction === 'asc');
+  if (whole && creationOrder && !page.count && skip >= ANCHORED_SKIP) return anchoredPage(input, env, skip, reads);
   if (!statusFilter && assocs.length === 0 && !byCheckin && !(page.count && whole)) return undefined;
   if (statusFilter && valuesOf(statusFilter).length > GOAL_STATUSES.length) return undefined;
   if (whole && !byCheckin) {
