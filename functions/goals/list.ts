@@ -5,9 +5,11 @@ import { goalCollectionChecks, presentGoals } from '#shared/presenters/goals.ts'
 import { goalKindOf } from '#shared/routes/goal-kinds.ts';
 
 export const handler = apiHandler({
-  handle: async ({ ctx, query, event }) => {
-    const kind = goalKindOf(event.routeKey);
-    const result = await listGoals(ctx, kind, query);
-    return listResponse(kind, result, await presentGoals(ctx, result.records), goalCollectionChecks(ctx));
+  // the caller's teams (what a member may see) are read with the caller, and the list starts alongside
+  readAhead: () => ({ teams: true }),
+  early: ({ data, loader, ctx, query, event }) => listGoals({ data, loader, ctx }, goalKindOf(event.routeKey), query),
+  handle: async ({ ctx, early, event }) => {
+    const result = await early;
+    return listResponse(goalKindOf(event.routeKey), result, await presentGoals(ctx, result.records), goalCollectionChecks(ctx));
   },
 });

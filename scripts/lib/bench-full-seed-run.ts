@@ -124,7 +124,7 @@ export async function runFullBench(): Promise<number> {
     const objectives = goalsOf('objective');
     const scenarioObjectives = [objectives[0]!, objectives[l1!]!, objectives[1]!, ...objectives.slice(2).filter((_, i) => i + 2 !== l1)];
     const runStarted = performance.now();
-    const rows = await runScenarios(stack.url, token, { users: r.users, teams: r.teams, labels: r.labels, labelNames: r.labelNames, periods: r.periods, objectives: scenarioObjectives, keyResults: goalsOf('key_result'), rollupTrees });
+    const rows = await runScenarios(stack.url, token, { users: r.users, teams: r.teams, labels: r.labels, labelNames: r.labelNames, periods: r.periods, objectives: scenarioObjectives, keyResults: goalsOf('key_result'), rollupTrees }, stack.streamIdle);
     const runSeconds = (performance.now() - runStarted) / 1000;
     printRows(rows);
     const failed = failedRows(rows);

@@ -54,6 +54,8 @@ export interface LocalStack {
   queues: LocalQueues;
   /** How the change stream kept up: records delivered, the longest wait from commit to delivery. */
   streamStats(): { delivered: number; maxLagMs: number; maxLagAt: string };
+  /** Resolves once the change stream has caught up (derived state converged; StreamPoller.whenIdle). */
+  streamIdle(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -305,6 +307,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
 
   return {
     streamStats: () => ({ delivered: stream.delivered, maxLagMs: stream.maxLag.ms, maxLagAt: stream.maxLag.at }),
+    streamIdle: () => stream.whenIdle(),
     url,
     dynamoEndpoint: dynamo.endpoint,
     tableName,

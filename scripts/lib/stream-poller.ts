@@ -73,6 +73,9 @@ export class StreamPoller {
   delivered = 0;
   /** The longest a record waited between its commit and its delivery, and when (the test suite prints it). */
   maxLag = { ms: 0, at: '' };
+  /** Passes begun so far, and who waits for empty ones (whenIdle): `from` the pass running when it asked, `need` empty passes in a row. */
+  private passes = 0;
+  private idleWaiters: Array<{ from: number; need: number; resolve: () => void }> = [];
 
   constructor(private readonly opts: StreamPollerOptions) {
     this.client = new DynamoDBStreamsClient({ endpoint: opts.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -99,14 +102,29 @@ export class StreamPoller {
     renameSync(`${this.opts.checkpointFile}.tmp`, this.opts.checkpointFile);
   }
 
+  /**
+   * Resolves once the stream has caught up: two whole passes over every shard, both begun after this call, found
+   * no record (what the projections wrote while applying earlier records is delivered before that). For benches
+   * and tests that measure derived state.
+   */
+  whenIdle(): Promise<void> {
+    return new Promise((resolve) => this.idleWaiters.push({ from: this.passes, need: 2, resolve }));
+  }
+
   private async run(): Promise<void> {
     while (this.running) {
       let busy = false;
+      const pass = ++this.passes;
       try {
         busy = await this.pollOnce();
       } catch (err) {
+        busy = true; // not known to be idle
         this.opts.log?.('stream: poll failed, will retry', { error: (err as Error).message });
       }
+      // a pass already running when a waiter asked does not count for it; a busy one starts its count again
+      for (const w of this.idleWaiters) if (pass > w.from) w.need = busy ? 2 : w.need - 1;
+      for (const w of this.idleWaiters.filter((x) => x.need <= 0)) w.resolve();
+      this.idleWaiters = this.idleWaiters.filter((x) => x.need > 0);
       if (!busy && this.running) await new Promise<void>((r) => ((this.wake = r), setTimeout(r, this.opts.idleMs ?? 100)));
     }
   }

@@ -1,7 +1,6 @@
 import type { Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { getEntity, partitionEntries, readEntitiesAhead, type DataCtx, type EntityRef } from '#shared/db/store.ts';
-import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { userEntity, type UserRecord, type Role } from '#shared/domain/users/entity.ts';
 import { UnauthorizedError } from '#shared/errors.ts';
 
@@ -27,15 +26,11 @@ export async function callerTeamUuids(ctx: DataCtx & { db: Db }, userId: string)
 /**
  * The caller's user and the entities the route reads first (`readAhead`), in one BatchGetItem; with `teams`,
  * the caller's team list is queried alongside (one round trip in sequence). 401 when the user is unknown or
- * not active. The keys are built under the token's tenant, so a read-ahead never leaves it.
+ * not active. `data` is the token's tenant (its keys are built under it, so a read-ahead never leaves it); the
+ * items read ahead are put on it for later eventually consistent reads.
  */
-export async function loadCaller(
-  tenantId: string,
-  userId: string,
-  opts: { readAhead?: EntityRef[]; teams?: boolean } = {},
-): Promise<{ caller: Caller; data: DataCtx & { db: Db }; teams?: Promise<Set<string>> }> {
-  const data: DataCtx & { db: Db } = { tenantId, db: await tenantDb(tenantId) };
-  const who = `${tenantId}/${userId}`;
+export async function loadCaller(data: DataCtx & { db: Db }, userId: string, opts: { readAhead?: EntityRef[]; teams?: boolean } = {}): Promise<{ caller: Caller; teams?: Promise<Set<string>> }> {
+  const who = `${data.tenantId}/${userId}`;
   // an admin's teams decide nothing: not queried ahead for a caller this container last saw as admin
   const teams = opts.teams && rolesSeen.get(who) !== 'admin' ? callerTeamUuids(data, userId) : undefined;
   teams?.catch(() => {}); // awaited by the handler, if it gets that far
@@ -43,7 +38,7 @@ export async function loadCaller(
   const user = await getEntity(data, userEntity, userId);
   if (!user || user.record.status !== 'active') throw new UnauthorizedError('User is unknown or inactive');
   rememberRole(who, user.record.role);
-  return { caller: { tenantId, userId, role: user.record.role, user: user.record }, data, ...(teams ? { teams } : {}) };
+  return { caller: { tenantId: data.tenantId, userId, role: user.record.role, user: user.record }, ...(teams ? { teams } : {}) };
 }
 
 /**

@@ -17,6 +17,7 @@
  *  - read-model entry (kept by the change stream, shared/stream/read-models/):
  *             PK = T#t#goal#<id>              SK = RM#<name>[#<value>]   GSI1 as an entry (a composite list)
  *  - read-model counter shard: PK = T#t#goalcount#<kind>#<dimension>#<shard>  SK = #
+ *  - page anchor (a kind's goals per creation-time bucket): PK = T#t#goalanchor#<kind>  SK = <bucket>#<shard>
  *  - read-model state (built for the tenant?): PK = T#t#read_models#goals  SK = #
  */
 export const ENTITY_SK = '#';
@@ -24,6 +25,7 @@ export const ENTRY_SK_PREFIX = 'IX#';
 export const REFERENCE_SK_PREFIX = 'RF#';
 
 const tenantPrefix = (tenantId: string) => `T#${tenantId}#`;
+const goalAnchorPartition = (tenantId: string, kind: string) => `${tenantPrefix(tenantId)}goalanchor#${kind}`;
 
 export const keys = {
   tenantPrefix,
@@ -54,6 +56,9 @@ export const keys = {
   readModelEntry: (tenantId: string, type: string, id: string, name: string) => ({ PK: `${tenantPrefix(tenantId)}${type}#${id}`, SK: `${READ_MODEL_SK_PREFIX}${name}` }),
   /** One shard of an exact counter of a goal kind's list along one dimension (`all`, `status:on_track`, `owner:<u>|status:<s>`, ...). */
   goalCounter: (tenantId: string, kind: string, dimension: string, shard: number) => ({ PK: `${tenantPrefix(tenantId)}goalcount#${kind}#${dimension}#${shard}`, SK: ENTITY_SK }),
+  /** One shard of the page anchor of a goal kind's list: its goals created within one bucket of time (a tenth of a second). */
+  goalAnchor: (tenantId: string, kind: string, bucket: string, shard: number) => ({ PK: goalAnchorPartition(tenantId, kind), SK: `${bucket}#${shard}` }),
+  goalAnchorPartition: (tenantId: string, kind: string) => goalAnchorPartition(tenantId, kind),
   /** Whether a tenant's goal read models are complete (written when the tenant is created, or by the backfill). */
   readModelState: (tenantId: string) => ({ PK: `${tenantPrefix(tenantId)}read_models#goals`, SK: ENTITY_SK }),
 };

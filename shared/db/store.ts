@@ -281,16 +281,20 @@ export interface ListPage {
   lastKey?: Record<string, unknown>;
 }
 
-/** One page of a GSI1 list (entity list or entry list), in creation order. */
-export async function queryList(ctx: DataCtx, partition: string, opts: { forward?: boolean; startKey?: Record<string, unknown>; limit?: number } = {}): Promise<ListPage> {
+/**
+ * One page of a GSI1 list (entity list or entry list), in creation order. `from`: the first sort key to read,
+ * inclusive (`forward: false` reads from it downwards).
+ */
+export async function queryList(ctx: DataCtx, partition: string, opts: { forward?: boolean; startKey?: Record<string, unknown>; limit?: number; from?: string } = {}): Promise<ListPage> {
   if (!storable(partition)) return { entries: [] };
+  const forward = opts.forward ?? true;
   const out = await ctx.db.send(
     new QueryCommand({
       TableName: tableName(),
       IndexName: 'GSI1',
-      KeyConditionExpression: 'GSI1PK = :pk',
-      ExpressionAttributeValues: { ':pk': partition },
-      ScanIndexForward: opts.forward ?? true,
+      KeyConditionExpression: opts.from === undefined ? 'GSI1PK = :pk' : `GSI1PK = :pk AND GSI1SK ${forward ? '>=' : '<='} :from`,
+      ExpressionAttributeValues: { ':pk': partition, ...(opts.from === undefined ? {} : { ':from': opts.from }) },
+      ScanIndexForward: forward,
       ExclusiveStartKey: opts.startKey,
       Limit: opts.limit,
     }),
@@ -364,8 +368,8 @@ export async function querySide(ctx: DataCtx, partitionKey: string, opts: { forw
 
 /**
  * One page of the side items of a partition whose sort key starts with `prefix` (history items beside a
- * goal, chunk items of an import), in sort-key order; `lastKey` continues. For partitions that also hold
- * other families, and for ones larger than one Query page.
+ * goal, chunk items of an import; '' for every item), in sort-key order; `lastKey` continues. For partitions
+ * that also hold other families, and for ones larger than one Query page.
  */
 export async function querySidePage(
   ctx: DataCtx,
@@ -376,8 +380,8 @@ export async function querySidePage(
   const out = await ctx.db.send(
     new QueryCommand({
       TableName: tableName(),
-      KeyConditionExpression: 'PK = :pk AND begins_with(SK, :prefix)',
-      ExpressionAttributeValues: { ':pk': partitionKey, ':prefix': opts.prefix },
+      KeyConditionExpression: opts.prefix ? 'PK = :pk AND begins_with(SK, :prefix)' : 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': partitionKey, ...(opts.prefix ? { ':prefix': opts.prefix } : {}) },
       ScanIndexForward: opts.forward ?? true,
       ConsistentRead: opts.consistent ?? false,
       Limit: opts.limit,

@@ -6,7 +6,8 @@ import type * as z from 'zod';
 import { callerTeamUuids, loadCaller } from '#shared/auth/caller.ts';
 import { config } from '#shared/config.ts';
 import { currentDbMetrics, newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
-import type { EntityRef } from '#shared/db/store.ts';
+import type { Db } from '#shared/db/client.ts';
+import type { DataCtx, EntityRef } from '#shared/db/store.ts';
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { UUID_RE } from '#shared/domain/scoped-id.ts';
@@ -26,8 +27,10 @@ export type ApiResult = APIGatewayProxyStructuredResultV2;
 /** Everything a request handler gets: the caller, a tenant-confined data context, per-request caches. */
 export type RequestCtx = DomainCtx;
 
-export interface ApiRequest<B> {
+export interface ApiRequest<B, E = undefined> {
   ctx: RequestCtx;
+  /** What the route's `early` start resolved to (undefined without one). */
+  early: Promise<E>;
   body: B;
   params: Record<string, string>;
   /** Query string pairs, repeated keys kept apart. */
@@ -109,17 +112,23 @@ function dbMetricHeaders(): Record<string, string> {
   return { 'x-db-round-trips': String(m.roundTrips), 'x-db-calls': String(m.calls), 'x-db-writes': String(m.writes), 'x-db-read-units': String(m.readCapacity), 'x-db-write-units': String(m.writeCapacity), 'x-db-items-read': String(m.itemsRead) };
 }
 
-async function resolveCaller(event: ApiEvent, readAhead: ReadAhead | undefined): Promise<Awaited<ReturnType<typeof loadCaller>>> {
+/** The token's tenant and user (401 unless both are uuids), and a data context confined to that tenant. */
+async function tokenTenant(event: ApiEvent): Promise<{ data: DataCtx & { db: Db }; userId: string }> {
   const claims = event.requestContext?.authorizer?.jwt?.claims ?? {};
   const tenantId = claims[config.tenantClaim];
   const userId = claims[config.userClaim];
   // Only uuids: a claim is built into key prefixes and the tenant's LeadingKeys policy (`T#<tenant>#*`), where
   // `*` or `?` from an external issuer's token would widen the pattern to other tenants.
   if (typeof tenantId !== 'string' || typeof userId !== 'string' || !UUID_RE.test(tenantId) || !UUID_RE.test(userId)) throw new UnauthorizedError('Token does not name a tenant and a user');
+  const tenant = tenantId.toLowerCase();
+  return { data: { tenantId: tenant, db: await tenantDb(tenant) }, userId: userId.toLowerCase() };
+}
+
+function resolveCaller(event: ApiEvent, data: DataCtx & { db: Db }, userId: string, readAhead: ReadAhead | undefined) {
   const declared = readAhead?.(pathParams(event));
   // keys hold uuids lower-cased; a path id that is no uuid names no entity, so it is not read ahead
   const entities = (declared?.entities ?? []).filter((e) => UUID_RE.test(e.id));
-  return loadCaller(tenantId.toLowerCase(), userId.toLowerCase(), { readAhead: entities, teams: declared?.teams === true });
+  return loadCaller(data, userId, { readAhead: entities, teams: declared?.teams === true });
 }
 
 /**
@@ -127,6 +136,22 @@ async function resolveCaller(event: ApiEvent, readAhead: ReadAhead | undefined):
  * the caller's user, and (`teams`) the caller's teams queried alongside. A get then costs one round trip.
  */
 export type ReadAhead = (params: Record<string, string>) => { entities?: EntityRef[]; teams?: boolean };
+
+/**
+ * What a route may start before its caller is known (`early`: a list's plan and first keys), concurrently with
+ * the caller's read: reads of the token's tenant, through the request's own loader. `ctx` resolves once the
+ * caller is known and admitted by the limiter; a 401 or 429 rejects it, the early work stops at its next await
+ * of it and its result is dropped. So nothing is answered, and no caller-specific decision made, before the
+ * caller is known; what an early start may read before that is bounded by the route (docs/architecture.md).
+ */
+export interface EarlyRequest {
+  data: DataCtx;
+  loader: Loader;
+  params: Record<string, string>;
+  query: Array<[string, string]>;
+  event: ApiEvent;
+  ctx: Promise<RequestCtx>;
+}
 
 /** The per-tenant and per-user limiter (contract section 11), one per container, its budget in the table. */
 export const rateLimiter = new RateLimiter({ db: tenantDb, tableName: () => config.tableName, defaults: limitDefaultsFromEnv });
@@ -194,7 +219,13 @@ const NO_BODY: BodySchema<z.ZodType> = () => import('#shared/http/no-body.ts').t
  * Handlers stay thin: parse, call a domain function in shared/, shape the response. `sealReplays`: the answer
  * holds a secret, so the copy kept for Idempotency-Key replays is sealed (shared/http/idempotency.ts).
  */
-export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: BodySchema<S>; sealReplays?: boolean; readAhead?: ReadAhead; handle: (req: ApiRequest<z.infer<S>>) => Promise<ApiResult> }) {
+export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(opts: {
+  body?: BodySchema<S>;
+  sealReplays?: boolean;
+  readAhead?: ReadAhead;
+  early?: (req: EarlyRequest) => Promise<E>;
+  handle: (req: ApiRequest<z.infer<S>, E>) => Promise<ApiResult>;
+}) {
   void config.tableName; // every authenticated route reads the caller's user: without a table, fail at cold start
   let schema: Promise<z.ZodType> | undefined;
   const bodySchema = () => (schema ??= (opts.body ?? NO_BODY)());
@@ -212,26 +243,43 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined>(opts: { body?: 
       // comes after the caller's (401) and the budget's (429), as before.
       const checking = read.kind === 'json' || (read.kind === 'none' && opts.body) ? bodySchema() : undefined;
       checking?.catch(() => undefined); // awaited in run(); a request refused first must not leave it unhandled
-      // Who is calling (401) comes before any budget is taken: a refused token or user costs the tenant nothing.
-      const { caller, data, teams: teamsAhead } = await resolveCaller(event, opts.readAhead);
-      const limitHeaders = await rateLimiter.take(caller.tenantId, caller.userId);
-      if (limitHeaders) extraHeaders.set(event, limitHeaders);
-      const requestId = requestIdOf(event, context);
-      const log = withKeys({ request_id: requestId, tenant_uuid: caller.tenantId, user_uuid: caller.userId });
-      let teams: Promise<Set<string>> | undefined = teamsAhead;
-      const ctx: RequestCtx = { ...data, caller, requestId, log, loader: new Loader(data), teams: () => (teams ??= callerTeamUuids(data, caller.userId)) };
-      ctx.loader.prime(userEntity, caller.user);
+      const { data, userId } = await tokenTenant(event);
+      const loader = new Loader(data);
+      let admit!: (ctx: RequestCtx) => void;
+      let refuse!: (err: unknown) => void;
+      const admitted = new Promise<RequestCtx>((resolve, reject) => ((admit = resolve), (refuse = reject)));
+      admitted.catch(() => undefined); // a refused request drops the early work with it
+      const early = opts.early?.({ data, loader, params: pathParams(event), query: queryPairs(event.rawQueryString), event, ctx: admitted }) ?? Promise.resolve(undefined as E);
+      early.catch(() => undefined); // awaited by the handler once the caller is admitted
+      let ctx: RequestCtx;
+      let requestId: string;
+      let log: Log;
+      try {
+        // Who is calling (401) comes before any budget is taken: a refused token or user costs the tenant nothing.
+        const { caller, teams: teamsAhead } = await resolveCaller(event, data, userId, opts.readAhead);
+        const limitHeaders = await rateLimiter.take(caller.tenantId, caller.userId);
+        if (limitHeaders) extraHeaders.set(event, limitHeaders);
+        requestId = requestIdOf(event, context);
+        log = withKeys({ request_id: requestId, tenant_uuid: caller.tenantId, user_uuid: caller.userId });
+        let teams: Promise<Set<string>> | undefined = teamsAhead;
+        ctx = { ...data, caller, requestId, log, loader, teams: () => (teams ??= callerTeamUuids(data, caller.userId)) };
+        ctx.loader.prime(userEntity, caller.user);
+        admit(ctx);
+      } catch (err) {
+        refuse(err);
+        throw err;
+      }
       const run = async () => {
         // No body for a route without a schema is `{}`, which NO_BODY accepts: nothing to check, nothing to load.
         const parsed = checking ? validateBody(await checking, read.kind === 'json' ? read.value : {}) : undefined;
         const body = (opts.body ? parsed : undefined) as z.infer<S>;
         const rawBody = read.kind === 'raw' ? { mediaType: read.mediaType, text: read.text } : undefined;
-        return opts.handle({ ctx, body, params: pathParams(event), query: queryPairs(event.rawQueryString), event, ...(rawBody ? { rawBody } : {}) });
+        return opts.handle({ ctx, early, body, params: pathParams(event), query: queryPairs(event.rawQueryString), event, ...(rawBody ? { rawBody } : {}) });
       };
       if (!idempotencyKey) return run();
       // Answers below 500 are stored for replay, so typed errors become responses inside the idempotent section.
       const runToResponse = () => run().catch((err: unknown) => (err instanceof AppError ? errorResponse(err, requestId, log) : Promise.reject(err)));
-      return runIdempotent({ db: data.db, tenantId: caller.tenantId, userId: caller.userId, route: event.routeKey, key: idempotencyKey, body: read, context, sealed: opts.sealReplays }, runToResponse);
+      return runIdempotent({ db: data.db, tenantId: ctx.caller.tenantId, userId: ctx.caller.userId, route: event.routeKey, key: idempotencyKey, body: read, context, sealed: opts.sealReplays }, runToResponse);
     });
   return wrap(handler);
 }

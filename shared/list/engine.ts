@@ -1,8 +1,9 @@
 import { keys } from '#shared/db/keys.ts';
-import { entryPartitionOf, getEntities, queryList, type BaseRecord, type DataCtx, type EntityDef, type EntryList, type ListEntry } from '#shared/db/store.ts';
+import { entryPartitionOf, type BaseRecord, type DataCtx, type EntityDef, type EntryList, type ListEntry } from '#shared/db/store.ts';
 import { attributeMap, matchValue, parseFilters, type AttrType, type ParsedFilter, type ParsedSort } from '#shared/list/filter.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 import { parsePageParams, type PageParams } from '#shared/list/params.ts';
+import { entryStream, started, type IndexSource, type Sizing } from '#shared/list/streams.ts';
 
 /**
  * The list planner and executor shared by every list endpoint.
@@ -15,8 +16,14 @@ import { parsePageParams, type PageParams } from '#shared/list/params.ts';
  * just the page's items; with residuals it fetches candidates in batches sized to what the page still needs
  * and stops once the page (plus one record, to know `next`) is found. Nothing is refused for size: a broad
  * residual filter reads what it must (docs/architecture.md, "Filters").
+ *
+ * A list may start before its caller is known (`ListRun.gate`): it then plans and reads its first chunk of keys
+ * while the caller is read, and judges nothing (what the caller may see) until the gate opens.
  */
-export type IndexSource = { partitions: string[] } | { entries: ListEntry[] } | { ids: string[] };
+export type { IndexSource } from '#shared/list/streams.ts';
+
+/** The most keys a list reads before its gate opens (the caller known): what a refused request may have cost. */
+export const EARLY_KEYS = 200;
 
 export interface AttrDef<R> {
   type: AttrType;
@@ -24,6 +31,8 @@ export interface AttrDef<R> {
   get(r: R, loader: Loader): unknown | Promise<unknown>;
   /** Serves `eq`/`in` from an index. `values` are the filter's (coerced) values. */
   index?(values: unknown[], env: IndexEnv): Promise<IndexSource>;
+  /** In a desc sort held in memory, ties come in reverse creation order (desc is asc reversed), as the read model serving this sort orders them. */
+  descReversesTies?: boolean;
 }
 
 export interface IndexEnv {
@@ -31,6 +40,8 @@ export interface IndexEnv {
   loader: Loader;
   /** GSI1 partition of one value of a declared entry list: `<list>@<name>#<value>`. */
   entryPartition(of: EntryList, value: string): string;
+  /** Opens once the caller is known (ListRun.gate): an index reads its first round before, and judges nothing until then. */
+  gate: Promise<unknown>;
 }
 
 /** The `uuid` attribute every resource has: `eq`/`in` read those records directly. */
@@ -64,6 +75,13 @@ export interface ListPlan<R> {
    * the engine walk on to count.
    */
   count?: number | Promise<number | undefined>;
+  /** The source starts after this many records of the list (a page anchor placed it): the page skips that many fewer. */
+  skipped?: number;
+  /**
+   * The plan is taken on trust while its first keys are read (e.g. before the read models are known to be built
+   * for the tenant); resolving false drops it for the generic plan.
+   */
+  valid?: Promise<boolean>;
 }
 
 export interface ListResource<R extends BaseRecord> {
@@ -89,6 +107,12 @@ export interface ListRun<R> {
   itemFilter?(records: R[]): Promise<boolean[]> | boolean[];
   /** Runs once the query is parsed, before anything is read: a list under a parent looks the parent up here, so a bad query is 400 whatever the parent (as on every list). */
   afterParse?(): Promise<unknown>;
+  /**
+   * Opens once the caller is known, when the list started before (concurrently with the caller's read): until
+   * then the engine plans and reads at most a first chunk of EARLY_KEYS keys; `entryFilter` and `itemFilter`
+   * are called, and items read, only after it. A rejected gate (401, 429) stops the list.
+   */
+  gate?: Promise<unknown>;
 }
 
 export interface ListResult<R> {
@@ -102,46 +126,85 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   const attributes = attributeMap(resource.attributes); // client-named: looked up in a Map only
   const { filters, sort, echo } = parseFilters(rest, attributes);
   await run.afterParse?.();
-  const env: IndexEnv = { ctx: run.ctx, loader: run.loader, entryPartition: (of, value) => entryPartitionOf(run.ctx, of, value) };
+  const gate = run.gate ?? Promise.resolve();
+  const env: IndexEnv = { ctx: run.ctx, loader: run.loader, entryPartition: (of, value) => entryPartitionOf(run.ctx, of, value), gate };
+  const sizing: Sizing = { toEnd: false };
 
-  const plan = (await resource.plan?.({ filters, sort, page, env })) ?? (await genericPlan(resource, attributes, filters, env));
-  const source = plan.source;
+  let plan = (await resource.plan?.({ filters, sort, page, env })) ?? (await genericPlan(resource, attributes, filters, env));
+  // awaited below unless the list stops first (a refused caller): never an unhandled rejection
+  if (plan.count instanceof Promise) plan.count.catch(() => undefined);
+  plan.valid?.catch(() => undefined);
+  let reading = open(plan, sizing);
+  if (plan.valid) {
+    const [valid] = await Promise.all([plan.valid, gate]);
+    if (!valid) {
+      await reading.entries.return(undefined);
+      plan = await genericPlan(resource, attributes, filters, env);
+      reading = open(plan, sizing);
+    }
+  }
+  // what the caller may see, and every further read, waits for the caller
+  await gate;
+  const { entries, memorySort, needItems, verifying, speculative, skip, wanted } = reading;
   const residual = filters.filter((f) => !plan.served.includes(f));
-
-  const descending = plan.ordered ? !!plan.descending : sort?.attribute === 'created_at' && sort.direction === 'desc';
-  const memorySort = sort && sort.attribute !== 'created_at' && !plan.ordered ? sort : undefined;
-  const needItems = residual.length > 0 || !!memorySort || !!run.itemFilter || !!plan.verify;
-  // keys only: the page is read while a promised count is on its way (counted on by walking if it does not come)
-  const speculative = page.count && plan.count instanceof Promise && !needItems;
   let knownCount = page.count && !speculative ? await plan.count : undefined;
-  const walkAll = page.count && !speculative && knownCount === undefined; // count=true without a counter: every matching key is walked
-  const skip = (page.page - 1) * page.perPage + page.offset;
-  const wanted = skip + page.perPage + 1; // one past the page tells whether there is a next page
-
-  // Read no more index keys than the page needs (plus slack for entries the caller cannot see): a Query
-  // without Limit would read up to 1 MB of keys for a 20-record page. A deep page's keys come in one Query.
-  const firstChunk = walkAll || memorySort ? undefined : Math.min(wanted + 10, 3000);
-  const entries = entryStream(run, resource, source, descending, firstChunk);
+  // count=true without a counter: every matching key is walked (whole pages from here on)
+  const walkAll = reading.walkAll || (page.count && !speculative && knownCount === undefined);
+  if (walkAll) sizing.toEnd = true;
   const accepted = (e: ListEntry) => !run.entryFilter || run.entryFilter(e, filters);
 
   let total = 0;
   let pageRecords: R[] = [];
   let hasNext = false;
 
-  if (!needItems) {
+  if (verifying) {
+    // A first page a read model served: its keys, then its records checked (the read model lags the table); a
+    // record that fails is replaced by the next key's. `next` comes from the keys, as on any keys-only page.
+    const nextAccepted = async () => {
+      for (let r = await entries.next(); !r.done; r = await entries.next()) if (accepted(r.value)) return r.value;
+      return undefined;
+    };
+    let exhausted = false;
+    while (pageRecords.length < page.perPage && !exhausted) {
+      const ids: string[] = [];
+      while (ids.length < page.perPage - pageRecords.length) {
+        const e = await nextAccepted();
+        if (!e) {
+          exhausted = true;
+          break;
+        }
+        ids.push(e.id);
+      }
+      pageRecords.push(...(await run.loader.many(resource.entity, ids)).filter((r) => plan.verify!(r)));
+    }
+    hasNext = !exhausted && (await nextAccepted()) !== undefined;
+  } else if (!needItems) {
     const pageIds: string[] = [];
+    let pageRead: Promise<R[]> | undefined;
+    // the loader keeps id order and skips vanished items; awaited below, unless the count's walk fails first
+    const readPage = () => {
+      if (!pageRead) (pageRead = run.loader.many(resource.entity, pageIds)).catch(() => undefined);
+      return pageRead;
+    };
+    // The keys left to count are read at once (whole 1 MB pages) while the page's items are read.
+    const countOn = () => {
+      sizing.toEnd = true;
+      void readPage();
+    };
     // next() by hand: a for-await `break` would close the stream, and a promised count that does not come walks on
     for (let r = await entries.next(); !r.done; r = await entries.next()) {
       if (!accepted(r.value)) continue;
       if (total >= skip && total < skip + page.perPage) pageIds.push(r.value.id);
       total++;
-      if (!walkAll && total >= wanted) break;
+      if (total >= wanted && !walkAll) break;
+      if (total >= skip + page.perPage && walkAll && !pageRead) countOn();
     }
     if (speculative && (knownCount = await plan.count) === undefined) {
+      countOn();
       for (let r = await entries.next(); !r.done; r = await entries.next()) if (accepted(r.value)) total++;
     }
     hasNext = total > skip + page.perPage;
-    pageRecords = await run.loader.many(resource.entity, pageIds); // the loader keeps id order and skips vanished items
+    pageRecords = await readPage();
   } else {
     const matched: R[] = [];
     let batch: ListEntry[] = [];
@@ -181,8 +244,12 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     if (memorySort) {
       const attr = attributes.get(memorySort.attribute)!;
       const keyed = await Promise.all(matched.map(async (r) => ({ r, k: await attr.get(r, run.loader) })));
-      // `matched` is in creation order and the sort is stable, so ties keep creation order in both directions
-      keyed.sort((a, b) => compare(a.k, b.k) * (memorySort.direction === 'desc' ? -1 : 1));
+      // `matched` is in creation order and the sort is stable, so ties keep creation order in both directions,
+      // unless desc is asc reversed for this attribute (ties newest first, as its read model orders them)
+      const desc = memorySort.direction === 'desc';
+      const reverse = desc && !!attr.descReversesTies;
+      keyed.sort((a, b) => compare(a.k, b.k) * (desc && !reverse ? -1 : 1));
+      if (reverse) keyed.reverse();
       total = keyed.length;
       pageRecords = keyed.slice(skip, skip + page.perPage).map((x) => x.r);
     }
@@ -201,6 +268,29 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     },
     filters: echo,
   };
+
+  /** How a plan is read: its key stream (the first chunk started at once when small enough) and what the page needs of it. */
+  function open(p: ListPlan<R>, sizing: Sizing) {
+    const residuals = filters.some((f) => !p.served.includes(f));
+    const descending = p.ordered ? !!p.descending : sort?.attribute === 'created_at' && sort.direction === 'desc';
+    const memorySort = sort && sort.attribute !== 'created_at' && !p.ordered ? sort : undefined;
+    const skip = (page.page - 1) * page.perPage + page.offset - (p.skipped ?? 0);
+    // a first page of a read model's keys checks just its records; a later one (or a count) checks every record before it too
+    const verifying = !!p.verify && !residuals && !memorySort && !run.itemFilter && skip === 0 && !page.count;
+    const needItems = residuals || !!memorySort || !!run.itemFilter || (!!p.verify && !verifying);
+    // keys only: the page is read while a promised count is on its way (counted on by walking if it does not come)
+    const speculative = page.count && p.count instanceof Promise && !needItems;
+    const walkAll = page.count && !speculative && p.count === undefined; // count=true without a counter: every matching key is walked
+    const wanted = skip + page.perPage + 1; // one past the page tells whether there is a next page
+    // Read no more index keys than the page needs (plus a quarter, at most 10, for entries the caller cannot
+    // see): a Query without Limit would read up to 1 MB of keys for a 20-record page. A deep page's keys come in
+    // one Query. (27 keys of a page of 20 stay within 8 KB, 1 RCU.)
+    const firstChunk = walkAll || memorySort ? undefined : Math.min(wanted + Math.min(10, Math.ceil(wanted / 4)), 3000);
+    const stream = entryStream(run.ctx, run.loader, resource.entity, p.source, descending, firstChunk, wanted, sizing);
+    // the first chunk is read while the caller is, when it is small (a refused request reads no more than that)
+    const early = firstChunk !== undefined && firstChunk <= EARLY_KEYS;
+    return { entries: early ? started(stream) : stream, memorySort, needItems, verifying, walkAll, speculative, skip, wanted };
+  }
 }
 
 /** The generic plan: the first index-served eq/in filter in the resource's driver order, else the whole list. */
@@ -219,71 +309,6 @@ async function matchesAll<R extends BaseRecord>(r: R, filters: ParsedFilter[], a
     if (!matchValue(v, f)) return false;
   }
   return true;
-}
-
-/** One GSI1 partition read lazily in sort order, page by page, each page twice the last (up to 1,000 keys). */
-async function* partitionStream(ctx: DataCtx, partition: string, descending: boolean, firstChunk: number | undefined): AsyncGenerator<ListEntry> {
-  let startKey: Record<string, unknown> | undefined;
-  let limit = firstChunk;
-  let first = true;
-  do {
-    const page = await queryList(ctx, partition, { forward: !descending, startKey, limit });
-    yield* page.entries;
-    startKey = page.lastKey;
-    // further reads mean filtered-out entries (or a merge reading on): start small again and grow
-    if (limit) limit = first ? Math.min(50, Math.max(10, limit)) : Math.min(limit * 2, 1000);
-    first = false;
-  } while (startKey);
-}
-
-/**
- * A k-way merge of sorted partitions (sharded lists, `in` filters over several entry lists), reading each
- * partition only as far as the merged order needs. An id listed in several partitions (a goal owned by two of
- * the users of an `in` filter) has the same sort key in each, so it is yielded once.
- */
-async function* mergeStreams(streams: AsyncGenerator<ListEntry>[], descending: boolean): AsyncGenerator<ListEntry> {
-  const heads = await Promise.all(streams.map(async (s) => ({ s, e: (await s.next()).value as ListEntry | undefined })));
-  const before = (a: ListEntry, b: ListEntry) => (descending ? a.sortKey > b.sortKey : a.sortKey < b.sortKey);
-  let lastKey: string | undefined;
-  const lastIds = new Set<string>();
-  for (;;) {
-    let best: (typeof heads)[number] | undefined;
-    for (const h of heads) if (h.e && (!best || before(h.e, best.e!))) best = h;
-    if (!best) return;
-    const e = best.e!;
-    best.e = (await best.s.next()).value as ListEntry | undefined;
-    if (e.sortKey !== lastKey) {
-      lastKey = e.sortKey;
-      lastIds.clear();
-    }
-    if (lastIds.has(e.id)) continue;
-    lastIds.add(e.id);
-    yield e;
-  }
-}
-
-async function* entryStream<R extends BaseRecord>(run: ListRun<R>, resource: ListResource<R>, source: IndexSource, descending: boolean, firstChunk: number | undefined): AsyncGenerator<ListEntry> {
-  if ('partitions' in source) {
-    const perPartition = firstChunk === undefined ? undefined : Math.ceil((firstChunk - 10) / source.partitions.length) + 1; // each grows when the merge needs more
-    const streams = source.partitions.map((p) => partitionStream(run.ctx, p, descending, source.partitions.length === 1 ? firstChunk : perPartition));
-    yield* streams.length === 1 ? streams[0]! : mergeStreams(streams, descending);
-    return;
-  }
-  let collected: ListEntry[];
-  if ('entries' in source) {
-    collected = source.entries;
-  } else {
-    const found = await getEntities(run.ctx, resource.entity, source.ids);
-    collected = [];
-    for (const s of found.values()) {
-      run.loader.prime(resource.entity, s.record);
-      collected.push({ id: s.record.uuid, sortKey: keys.listSortKey(s.record.created_at, s.record.uuid), ...(resource.entity.envelope?.(s.record) ?? {}) });
-    }
-  }
-  const seen = new Set<string>();
-  const unique = collected.filter((e) => !seen.has(e.id) && seen.add(e.id));
-  unique.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0) * (descending ? -1 : 1));
-  yield* unique;
 }
 
 const rank = (order: string[], a: string) => (order.indexOf(a) === -1 ? order.length : order.indexOf(a));

@@ -196,3 +196,50 @@ describe('goals: filters', () => {
     expectError(await t.admin.get(`${P('objectives')}?sort=title`), 400, 'bad_request');
   });
 });
+
+describe('goals: what a list costs, and the rules it keeps', () => {
+  const rt = (res: { headers: Headers }) => Number(res.headers.get('x-db-round-trips'));
+
+  it('starts with the caller’s read: a page, a count and a 3-level subtree in the round trips issue 9 budgets', async () => {
+    const { t, period } = await goalTenant();
+    const tp = period.uuid;
+    const o = await goal(t.admin, 'objectives', { title: 'root', time_period_uuid: tp });
+    const krs = [];
+    for (let i = 0; i < 3; i++) krs.push(await goal(t.admin, 'key_results', { title: `kr ${i}`, time_period_uuid: tp, parents: [o.uuid] }));
+    const inis = [];
+    for (const kr of krs) for (let i = 0; i < 2; i++) inis.push(await goal(t.admin, 'initiatives', { title: `ini ${i}`, time_period_uuid: tp, parents: [kr.uuid] }));
+    for (let i = 0; i < 25; i++) await goal(t.admin, 'objectives', { title: `more ${i}`, time_period_uuid: tp });
+
+    // caller (with its teams) beside the first keys, then the page's goals (none shows a label)
+    const page = await t.admin.get(P('objectives'));
+    expect(page.body.data.records).toHaveLength(20);
+    expect(rt(page)).toBe(2);
+    // a count walked (small list: exact at once) beside the page's goals
+    const counted = await t.admin.get(`${P('objectives')}?count=true&per_page=1`);
+    expect(counted.body.data.pagy.count).toBe(26);
+    expect(rt(counted)).toBeLessThanOrEqual(2);
+    const inPeriod = await t.admin.get(`${P('key_results')}?count=true&per_page=1&q[time_period_uuid_eq]=${tp}`);
+    expect(inPeriod.body.data.pagy.count).toBe(3);
+    expect(rt(inPeriod)).toBeLessThanOrEqual(2);
+    // three levels of Queries (the first beside the caller's read), then the page's goals
+    const subtree = await t.admin.get(`${P('initiatives')}?q[ancestors_uuid_eq]=${o.uuid}`);
+    expect(sorted(uuids(subtree.body.data.records))).toEqual(sorted(uuids(inis)));
+    expect(rt(subtree)).toBeLessThanOrEqual(4);
+    // a member's view of the subtree is judged once the member is known: a limited key result hides its branch
+    const member = await t.user();
+    await goalApi(t.admin).update('key_results', krs[0]!.uuid, { visibility: 'limited' });
+    const seen = await member.api.get(`${P('initiatives')}?q[ancestors_uuid_eq]=${o.uuid}`);
+    expect(sorted(uuids(seen.body.data.records))).toEqual(sorted(uuids(inis.slice(2))));
+  });
+
+  it('a refused caller wins over anything the list read or found wrong meanwhile (401 before 400), and nothing is answered', async () => {
+    const { t } = await goalTenant();
+    const member = await t.user();
+    expect((await member.api.get(`${P('objectives')}?q[colour_eq]=red`)).status).toBe(400);
+    expect((await t.admin.put(`/rest/v2/users/${member.uuid}`, { user: { status: 'inactive' } })).status).toBe(200);
+    expectError(await member.api.get(`${P('objectives')}?q[colour_eq]=red`), 401, 'unauthorized');
+    for (const query of ['', '?page=50', '?count=true', '?q[s]=last_checkin_date%20desc', `?q[ancestors_uuid_eq]=${t.adminUuid}`]) {
+      expectError(await member.api.get(`${P('objectives')}${query}`), 401, 'unauthorized');
+    }
+  });
+});

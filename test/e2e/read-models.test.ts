@@ -1,12 +1,14 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { partitionEntries, type DataCtx } from '#shared/db/store.ts';
+import { getEntity, partitionEntries, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { dim, rmPartition, RM_LIST } from '#shared/stream/read-models/goal-entries.ts';
 import { readGoalStats, syncGoalReadModels } from '#shared/stream/read-models/goal-sync.ts';
 import { runAdmin } from '../../scripts/lib/admin-commands.ts';
-import { newTenant } from '../support/api.ts';
+import { listAll, newTenant } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
-import { goal, goalApi, goalTenant, P } from './goals.fixture.ts';
+import { goal, goalApi, goalTenant, P, uuids } from './goals.fixture.ts';
 
 const ids = async (ctx: DataCtx, partition: string) => {
   const out: string[] = [];
@@ -100,3 +102,84 @@ describe('goal read models (change stream)', () => {
     expect(res.body.data.pagy.count).toBe(1);
   });
 });
+
+describe('lists served by the read models', () => {
+  it('the whole list in last-check-in order: both directions, same-date ties in creation order (desc reversed), a deleted goal left out at once, a limited one hidden', async () => {
+    const { t, period } = await goalTenant();
+    const g: Array<{ uuid: string }> = [];
+    for (let i = 0; i < 6; i++) g.push(await goal(t.admin, 'objectives', { title: `o${i}`, time_period_uuid: period.uuid }));
+    const checkIn = async (i: number, checkin_date: string) => expect((await t.admin.post('/rest/v2/checkins', { goal_uuid: g[i]!.uuid, value: 1, checkin_date })).status).toBe(201);
+    await checkIn(1, '2025-01-10');
+    await checkIn(3, '2025-01-05');
+    await checkIn(4, '2025-01-10');
+    const ids = (order: string, api = t.admin) => listAll(api, `${P('objectives')}?q[s]=last_checkin_date%20${order}`, 4).then((rs) => rs.map((r: { uuid: string }) => r.uuid));
+    const asc = [3, 1, 4, 0, 2, 5].map((i) => g[i]!.uuid); // dated first, earliest first; then never checked in, in creation order
+    await eventually(async () => expect(await ids('asc')).toEqual(asc)); // the order is the change stream's
+    expect(await ids('desc')).toEqual([...asc].reverse());
+    // a goal deleted a moment ago is checked on its item: left out before the stream syncs the order
+    await goalApi(t.admin).remove('objectives', g[0]!.uuid);
+    const first = await t.admin.get(`${P('objectives')}?q[s]=last_checkin_date%20asc`);
+    expect(first.body.data.records.map((r: { uuid: string }) => r.uuid)).toEqual(asc.filter((id) => id !== g[0]!.uuid));
+    // a limited goal the member may not see is never listed
+    const member = await t.user();
+    await goalApi(t.admin).update('objectives', g[5]!.uuid, { visibility: 'limited' });
+    await eventually(async () => expect(await ids('desc', member.api)).toEqual([2, 4, 1, 3].map((i) => g[i]!.uuid)));
+  });
+
+  it('a deep page of the creation order starts at its page anchor once the anchors are settled, and is right for admins and members', async () => {
+    const { t, period } = await goalTenant();
+    const data: DataCtx = { tenantId: t.tenantUuid, db: baseDb() };
+    const made = await goal(t.admin, 'objectives', { title: 'template', time_period_uuid: period.uuid });
+    const template = (await getEntity(data, goalEntity, made.uuid))!.record;
+    // 340 goals created long ago (settled buckets), ten per tenth of a second; one limited, early
+    const start = Date.parse('2025-01-01T00:00:00.000Z');
+    const old: GoalRecord[] = Array.from({ length: 340 }, (_, i) => {
+      const at = new Date(start + i * 10).toISOString();
+      return { ...template, uuid: randomUUID(), title: `old ${i}`, created_at: at, updated_at: at, path: null, visibility: i === 7 ? 'limited' : 'public' };
+    });
+    for (const g of old) g.path = g.uuid;
+    await writeGoals(data, old);
+    const all = [...old.map((g) => g.uuid), made.uuid]; // the template was created now: last
+    await eventually(async () => expect((await readGoalStats(data, 'objective', [dim.all])).count(dim.all).n).toBe(all.length));
+    const page = (api: typeof t.admin, n: number) => api.get(`${P('objectives')}?page=${n}&per_page=20`);
+    for (const n of [11, 13, 17, 18]) {
+      const res = await page(t.admin, n);
+      expect(uuids(res.body.data.records), `page ${n}`).toEqual(all.slice((n - 1) * 20, n * 20));
+      expect(res.body.data.pagy.next).toBe(n < 18 ? n + 1 : null);
+      expect(Number(res.headers.get('x-db-items-read'))).toBeLessThan((n - 1) * 20); // fewer than the keys it skips
+    }
+    // another order is sorted in memory over every goal: never placed by the anchors
+    const titles = new Map([...old.map((g) => [g.uuid, g.title] as const), [made.uuid, 'template']]);
+    const byTitle = [...all].sort((a, b) => titles.get(a)!.localeCompare(titles.get(b)!));
+    expect(uuids((await t.admin.get(`${P('objectives')}?page=13&per_page=20&q[s]=title%20asc`)).body.data.records)).toEqual(byTitle.slice(240, 260));
+    const member = await t.user();
+    const seen = all.filter((id) => id !== old[7]!.uuid);
+    expect(uuids((await page(member.api, 13)).body.data.records)).toEqual(seen.slice(240, 260)); // a limited goal before it: keys walked
+    // a delete before the page is counted once the stream has synced it
+    await goalApi(t.admin).remove('objectives', old[100]!.uuid);
+    const left = all.filter((id) => id !== old[100]!.uuid);
+    await eventually(async () => expect(uuids((await page(t.admin, 13)).body.data.records)).toEqual(left.slice(240, 260)));
+
+    // goals created a moment ago are in unsettled buckets: a deep page walks their keys and is right at once
+    const fresh: GoalRecord[] = Array.from({ length: 230 }, (_, i) => {
+      const at = new Date(Date.now() - 5_000 + i).toISOString();
+      const uuid = randomUUID();
+      return { ...template, uuid, path: uuid, type: 'key_result', title: `fresh ${i}`, created_at: at, updated_at: at };
+    });
+    await writeGoals(data, fresh);
+    expect(uuids((await t.admin.get(`${P('key_results')}?page=11&per_page=20`)).body.data.records)).toEqual(fresh.slice(200, 220).map((g) => g.uuid));
+  });
+});
+
+/** Goals written straight to the table (as the store's create writes them), 20 a transaction. */
+async function writeGoals(data: DataCtx, goals: GoalRecord[]) {
+  const batches: GoalRecord[][] = [];
+  for (let i = 0; i < goals.length; i += 20) batches.push(goals.slice(i, i + 20));
+  await Promise.all(
+    batches.map(async (batch) => {
+      const tx = new WriteTx(data);
+      for (const g of batch) tx.create(goalEntity, g);
+      await tx.commit();
+    }),
+  );
+}

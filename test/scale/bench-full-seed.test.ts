@@ -36,6 +36,8 @@ function normalizer(side: Side) {
       JSON.stringify(value)
         .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, (id) => `<${names.get(id) ?? 'uuid'}>`)
         .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/g, '<time>')
+        // a goal's page-anchor bucket is its creation time to the tenth of a second
+        .replace(/created:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d/g, 'created:<bucket>')
         // the check-in list shard follows the goal uuid's last digit (checkinListName), random on each side
         .replace(/#checkin#\d+"/g, '#checkin#<shard>"')
         // so do the read models' sharded lists (shardOf the goal uuid)

@@ -6,7 +6,9 @@ import type { IndexEnv } from '#shared/list/engine.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 import { parseFilters } from '#shared/list/filter.ts';
 import { parsePageParams } from '#shared/list/params.ts';
-import { counterDelta, desiredEntries, dim, fingerprint, shardOf } from '#shared/stream/read-models/goal-entries.ts';
+import { keys } from '#shared/db/keys.ts';
+import { counterDelta, counterKey, createdBucket, desiredEntries, dim, fingerprint, shardOf } from '#shared/stream/read-models/goal-entries.ts';
+import { bucketStart, placePage, SETTLE_MS, type Anchor } from '#shared/stream/read-models/page-anchors.ts';
 import type { GoalStats } from '#shared/stream/read-models/goal-sync.ts';
 
 const T = '11111111-1111-4111-8111-111111111111';
@@ -39,7 +41,9 @@ describe('goal read-model entries', () => {
     const entries = desiredEntries(T, goal({ label_uuids: [V, V] }));
     expect(entries.map((e) => e.sk).sort()).toEqual(['checkin', `label#${V}`, `owner#${U}`, 'period', 'status'].sort());
     expect(entries.find((e) => e.sk === 'period')!.gsiPk).toBe(`T#${T}#objective@rm_period_status#${P}#on_track`);
-    expect(entries.find((e) => e.sk === 'status')!.dims).toEqual([dim.all, dim.status('on_track')]);
+    // the status entry also counts the goal in its creation bucket (the page anchor)
+    expect(entries.find((e) => e.sk === 'status')!.dims).toEqual([dim.all, dim.status('on_track'), dim.created('2026-01-01T00:00:00.0')]);
+    expect(entries.find((e) => e.sk === 'checkin')!.gsiPk).toBe(`T#${T}#objective@rm_checkin#0`);
     expect(entries.find((e) => e.sk === 'checkin')!.gsiSk.startsWith('~#')).toBe(true);
     expect(desiredEntries(T, goal({ last_checkin_date: '2026-02-03' })).find((e) => e.sk === 'checkin')!.gsiSk.startsWith('2026-02-03#')).toBe(true);
     expect(desiredEntries(T, goal({ discarded_at: '2026-01-02T00:00:00.000Z' }))).toEqual([]);
@@ -53,9 +57,13 @@ describe('goal read-model entries', () => {
     expect(Object.fromEntries(owner)).toEqual({ [dim.ownerStatus(U, 'on_track')]: { n: -1, nl: 0 }, [dim.ownerStatus(U, 'behind')]: { n: 1, nl: 0 } });
     expect(counterDelta(before.get('status'), before.get('status')).size).toBe(0);
     const limited = desiredEntries(T, goal({ visibility: 'limited' })).find((e) => e.sk === 'status')!;
-    expect(Object.fromEntries(counterDelta(before.get('status'), limited))).toEqual({ [dim.all]: { n: 0, nl: 1 }, [dim.status('on_track')]: { n: 0, nl: 1 } });
+    const bucket = dim.created('2026-01-01T00:00:00.0');
+    expect(Object.fromEntries(counterDelta(before.get('status'), limited))).toEqual({ [dim.all]: { n: 0, nl: 1 }, [dim.status('on_track')]: { n: 0, nl: 1 }, [bucket]: { n: 0, nl: 1 } });
     expect(fingerprint(limited)).not.toBe(fingerprint(before.get('status')!));
-    expect(Object.fromEntries(counterDelta(undefined, before.get('status')))).toEqual({ [dim.all]: { n: 1, nl: 0 }, [dim.status('on_track')]: { n: 1, nl: 0 } });
+    expect(Object.fromEntries(counterDelta(undefined, before.get('status')))).toEqual({ [dim.all]: { n: 1, nl: 0 }, [dim.status('on_track')]: { n: 1, nl: 0 }, [bucket]: { n: 1, nl: 0 } });
+    // a creation bucket is counted in the kind's anchor partition, every other dimension in its counter item
+    expect(counterKey(T, 'objective', bucket, 1)).toEqual({ PK: `T#${T}#goalanchor#objective`, SK: '2026-01-01T00:00:00.0#1' });
+    expect(counterKey(T, 'objective', dim.all, 1)).toEqual({ PK: `T#${T}#goalcount#objective#all#1`, SK: '#' });
   });
 
   it('shards are stable and in range', () => {
@@ -69,7 +77,7 @@ describe('goal read-model entries', () => {
 });
 
 describe('goal list planner', () => {
-  const env: IndexEnv = { ctx: { tenantId: T, db: undefined as never }, loader: {} as Loader, entryPartition: (of, v) => entryListPartition(T, of, v) };
+  const env: IndexEnv = { ctx: { tenantId: T, db: undefined as never }, loader: {} as Loader, entryPartition: (of, v) => entryListPartition(T, of, v), gate: Promise.resolve() };
   const attributes = new Map(['current_status', 'status', 'time_period_uuid', 'owners_uuid', 'labels_uuid', 'teams_uuid', 'title', 'discarded_at', 'uuid', 'last_checkin_date'].map((a) => [a, { type: (a === 'last_checkin_date' ? 'date' : a === 'discarded_at' ? 'timestamp' : 'string') as 'string' }]));
   const query = (qs: string) => {
     const { page, rest } = parsePageParams([...new URLSearchParams(qs)]);
@@ -80,11 +88,11 @@ describe('goal list planner', () => {
     const asked: string[][] = [];
     const read = async (dims: string[]): Promise<GoalStats> => {
       asked.push(dims);
-      return { ready: opts.ready ?? true, count: (d) => ({ n: counts[d] ?? 0, nl: opts.limited?.[d] ?? 0 }) };
+      return { ready: opts.ready ?? true, version: opts.ready === false ? 0 : 2, count: (d) => ({ n: counts[d] ?? 0, nl: opts.limited?.[d] ?? 0 }) };
     };
     return { read, asked };
   };
-  const plan = (qs: string, s: ReturnType<typeof stats>, seesAll = true) => planGoalList({ kind: 'objective', seesAll }, query(qs), s.read);
+  const plan = (qs: string, s: ReturnType<typeof stats>, seesAll = true) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: s.read, known: 0, anchors: async () => [], now: Date.now() });
 
   it('a plain page and filters no read model serves take the generic plan without reading counters', async () => {
     const s = stats({});
@@ -125,25 +133,95 @@ describe('goal list planner', () => {
 
   it('count=true from counters only when exact for the query and the caller', async () => {
     const counts = { [dim.all]: 40_000, [dim.status('behind')]: 20_000, [dim.owner(U)]: 3_000, [dim.owner(V)]: 4_000 };
-    expect(await (await plan('count=true', stats(counts)))!.count).toBe(40_000);
-    expect((await plan('q[current_status_eq]=behind&count=true', stats(counts)))!.count).toBe(20_000);
-    expect((await plan('q[current_status_eq]=behind&q[title_cont]=x&count=true', stats(counts)))!.count).toBeUndefined(); // a residual
-    expect((await plan(`q[owners_uuid_in]=${U},${V}&count=true`, stats(counts)))!.count).toBeUndefined(); // a goal of both owners counts twice
-    expect((await plan(`q[owners_uuid_eq]=${V}&count=true`, stats(counts)))!.count).toBe(4_000);
+    const count = async (qs: string, s = stats(counts), seesAll = true) => (await plan(qs, s, seesAll))!.count;
+    expect(await count('count=true')).toBe(40_000);
+    expect(await count('q[current_status_eq]=behind&count=true')).toBe(20_000);
+    expect(await count('q[current_status_eq]=behind&q[title_cont]=x&count=true')).toBeUndefined(); // a residual
+    expect(await count(`q[owners_uuid_in]=${U},${V}&count=true`)).toBeUndefined(); // a goal of both owners counts twice
+    expect(await count(`q[owners_uuid_eq]=${V}&count=true`)).toBe(4_000);
     const limited = stats(counts, { limited: { [dim.all]: 2 } });
-    expect(await (await plan('count=true', limited, false))!.count).toBeUndefined(); // a member may not see the limited ones
-    expect(await (await plan('count=true', limited, true))!.count).toBe(40_000);
-    expect((await plan('q[current_status_eq]=behind&count=true', limited, false))!.count).toBe(20_000); // none limited there
+    expect(await count('count=true', limited, false)).toBeUndefined(); // a member may not see the limited ones
+    expect(await count('count=true', limited, true)).toBe(40_000);
+    expect(await count('q[current_status_eq]=behind&count=true', limited, false)).toBe(20_000); // none limited there
+  });
+
+  it('one exact list and no status: its keys are read while the counters are (they only count it)', async () => {
+    const s = stats({ [dim.period(P)]: 4_000 });
+    const p = (await plan(`q[time_period_uuid_eq]=${P}&count=true`, s))!;
+    expect('partitions' in p.source && p.source.partitions).toEqual([`T#${T}#objective@time_period#${P}`]);
+    expect(p.count).toBeInstanceOf(Promise); // the plan did not wait for it
+    expect(await p.count).toBe(4_000);
+    expect(await (await plan(`q[time_period_uuid_eq]=${P}&count=true`, stats({ [dim.period(P)]: 75 })))!.count).toBeUndefined(); // small: walked
+    expect(await (await plan(`q[time_period_uuid_eq]=${P}&count=true`, stats({ [dim.period(P)]: 4_000 }, { ready: false })))!.count).toBeUndefined();
   });
 
   it('not ready: the generic plan', async () => {
     expect(await plan('q[current_status_eq]=on_track', stats({ [dim.all]: 50_000 }, { ready: false }))).toBeUndefined();
   });
 
-  it('last_checkin_date order: in memory on a small list, from the sharded order on a large one', async () => {
-    expect((await plan('q[s]=last_checkin_date desc', stats({ [dim.all]: 10 })))!.ordered).toBeUndefined();
+  it('last_checkin_date order: the whole list from the order read model at any size (valid once the read models are built); a filtered small list in memory', async () => {
+    const whole = (await plan('q[s]=last_checkin_date desc', stats({ [dim.all]: 10 })))!;
+    expect(whole).toMatchObject({ ordered: true, descending: true, served: [] });
+    expect('partitions' in whole.source && whole.source.partitions).toEqual([`T#${T}#objective@rm_checkin#0`]);
+    expect(await whole.valid).toBe(true);
+    expect(await (await plan('q[s]=last_checkin_date asc', stats({ [dim.all]: 10 }, { ready: false })))!.valid).toBe(false);
+    // a tenant this container has seen ready at the version: nothing read to plan it
+    const quiet = stats({});
+    const known = (await planGoalList({ kind: 'objective', seesAll: Promise.resolve(true), listed: () => true }, query('q[s]=last_checkin_date desc'), { stats: quiet.read, known: 2, anchors: async () => [], now: 0 }))!;
+    expect(await known.valid).toBe(true);
+    expect(quiet.asked).toEqual([]);
+    expect((await plan('q[s]=last_checkin_date desc&q[current_status_eq]=behind', stats({ [dim.all]: 50, [dim.status('behind')]: 20 })))!.ordered).toBeUndefined();
     const p = (await plan('q[s]=last_checkin_date desc&q[current_status_eq]=behind', stats({ [dim.all]: 50_000, [dim.status('behind')]: 20_000 })))!;
     expect(p).toMatchObject({ ordered: true, descending: true, served: [] });
-    expect('partitions' in p.source && p.source.partitions).toHaveLength(16);
+    expect('partitions' in p.source && p.source.partitions).toHaveLength(1);
+  });
+
+  it('a deep page of the whole list starts at its page anchor, unless the caller may not see goals counted before it', async () => {
+    const anchors = async (): Promise<Anchor[]> => [
+      { bucket: '2026-01-01T00:00:00.0', n: 150, nl: 0 },
+      { bucket: '2026-01-01T00:00:00.1', n: 100, nl: 1 },
+      { bucket: '2026-01-01T00:00:00.2', n: 100, nl: 0 },
+    ];
+    const now = Date.parse('2026-01-02T00:00:00.000Z');
+    const deep = (qs: string, seesAll = true, ready = true, at = now) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: stats({}, { ready }).read, known: 0, anchors, now: at });
+    expect(await deep('page=5')).toBeUndefined(); // 80 keys: walked
+    const p = (await deep('page=14&per_page=20'))!; // skip 260: in the third bucket, after 250 goals
+    expect(p).toMatchObject({ skipped: 250, served: [], source: { partitions: [`T#${T}#objective`], from: '2026-01-01T00:00:00.2' } });
+    expect(await deep('page=14&per_page=20', false)).toBeUndefined(); // a limited goal before it
+    expect(await deep('page=14&per_page=20', true, false)).toBeUndefined(); // read models not built
+    // buckets younger than SETTLE_MS are not trusted: the page reads keys from the first of them
+    expect(await deep('page=14&per_page=20', true, true, Date.parse('2026-01-01T00:00:00.050Z') + SETTLE_MS)).toBeUndefined();
+    expect((await deep('page=14&per_page=20', true, true, Date.parse('2026-01-01T00:00:00.150Z') + SETTLE_MS))!).toMatchObject({ skipped: 150, source: { from: '2026-01-01T00:00:00.1' } });
+    expect(await deep('page=20&q[s]=created_at desc')).toBeUndefined(); // newest first: the young buckets come first, walked
+    expect((await deep('page=14&per_page=20&q[s]=created_at asc'))!.skipped).toBe(250);
+    expect(await deep('page=14&per_page=20&q[s]=title asc')).toBeUndefined(); // sorted in memory: every goal read
+    expect((await deep('page=20&count=true'))!.skipped).toBeUndefined(); // counted from the start
+  });
+});
+
+describe('page anchors', () => {
+  const a = (bucket: string, n: number, nl = 0): Anchor => ({ bucket, n, nl });
+  const anchors = [a('b1', 3), a('b2', 0), a('b3', 2, 1), a('b4', 5)];
+  it('places a position in the bucket holding it, past the last anchor in the last bucket', () => {
+    expect(placePage(anchors, 2, true, 'z')).toBeUndefined(); // in the first bucket: nothing to pass
+    expect(placePage(anchors, 3, true, 'z')).toEqual({ bucket: 'b3', before: 3 }); // an emptied bucket is passed
+    expect(placePage(anchors, 5, true, 'z')).toEqual({ bucket: 'b4', before: 5 });
+    expect(placePage(anchors, 50, true, 'z')).toEqual({ bucket: 'b4', before: 5 }); // goals not counted yet: read on from the last
+    expect(placePage(anchors, 4, false, 'z')).toEqual({ bucket: 'b3', before: 3 }); // no limited goal before it
+    expect(placePage(anchors, 5, false, 'z')).toBeUndefined(); // b3's limited goal may be hidden from this caller
+    expect(placePage([], 5, true, 'z')).toBeUndefined();
+  });
+
+  it('passes only settled buckets: a page reaching a younger one reads keys from it', () => {
+    expect(placePage(anchors, 7, true, 'b3')).toEqual({ bucket: 'b3', before: 3 });
+    expect(placePage(anchors, 7, true, 'b1')).toBeUndefined();
+  });
+
+  it('buckets are a prefix of the list sort key', () => {
+    const key = keys.listSortKey('2026-03-04T05:06:07.891Z', '55555555-5555-4555-8555-555555550000');
+    const bucket = createdBucket('2026-03-04T05:06:07.891Z');
+    expect(bucket).toBe('2026-03-04T05:06:07.8');
+    expect(key >= bucketStart(bucket)).toBe(true);
+    expect(keys.listSortKey('2026-03-04T05:06:07.799Z', 'x') < bucketStart(bucket)).toBe(true);
   });
 });

@@ -25,44 +25,32 @@ export const childEntriesOfKind = (ctx: DataCtx, kind: GoalKind, parentUuid: str
 export interface Walk {
   /** Descendants in breadth-first order (each once; the roots themselves are never included). */
   ids: string[];
-  /** Entries of descendants of `kind` (when asked), deduplicated. */
-  kindEntries: ListEntry[];
   /** True when the walk stopped at `limit` descendants. */
   truncated: boolean;
 }
 
 /**
- * Breadth-first walk below `roots`, one Query per visited goal (a level's queries run in parallel). `kind`
- * also collects the descendants of that kind with their creation-order keys and envelopes (what the list
- * engine pages on) from `<kind>@parent#<goal>`, queried only for goals that have children: leaves cost one
- * Query, and no item of any kind is read. `through` (judged on a child's index entry) keeps the walk to the
- * goals it accepts: a goal it refuses is neither a descendant nor walked through (the caller's view of the
- * hierarchy, for the `ancestors_uuid` filter). `kindEntries` holds the children of accepted goals only.
+ * Breadth-first walk below `roots`, one Query per visited goal (a level's queries run in parallel), reading
+ * index keys only (hierarchy deletes, path rewrites; the `ancestors_uuid` filter walks in subtree.ts).
  */
-export async function walkDescendants(ctx: DataCtx, roots: string[], opts: { limit?: number; kind?: GoalKind; through?: (e: ListEntry) => boolean } = {}): Promise<Walk> {
+export async function walkDescendants(ctx: DataCtx, roots: string[], opts: { limit?: number } = {}): Promise<Walk> {
   const limit = opts.limit ?? Number.POSITIVE_INFINITY;
   const seen = new Set<string>(roots);
   const ids: string[] = [];
-  const kindEntries = new Map<string, ListEntry>();
-  const done = (truncated: boolean) => ({ ids, kindEntries: [...kindEntries.values()], truncated });
   let level = [...new Set(roots)];
   while (level.length) {
     const children = await Promise.all(level.map((id) => childEntries(ctx, id)));
-    if (opts.kind) {
-      const parents = level.filter((_, i) => children[i]!.length > 0);
-      for (const e of (await Promise.all(parents.map((id) => childEntriesOfKind(ctx, opts.kind!, id)))).flat()) kindEntries.set(e.id, e);
-    }
     const next: string[] = [];
     for (const e of children.flat()) {
-      if (seen.has(e.id) || (opts.through && !opts.through(e))) continue;
+      if (seen.has(e.id)) continue;
       seen.add(e.id);
       ids.push(e.id);
       next.push(e.id);
-      if (ids.length >= limit) return done(true);
+      if (ids.length >= limit) return { ids, truncated: true };
     }
     level = next;
   }
-  return done(false);
+  return { ids, truncated: false };
 }
 
 /**

@@ -1,10 +1,11 @@
 import { keys } from '#shared/db/keys.ts';
 import { GOAL_STATUSES, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { labelEntity } from '#shared/domain/labels/entity.ts';
-import type { IndexEnv, ListPlan, ListQuery } from '#shared/list/engine.ts';
+import { EARLY_KEYS, type IndexEnv, type ListPlan, type ListQuery } from '#shared/list/engine.ts';
 import type { ParsedFilter } from '#shared/list/filter.ts';
-import { CHECKIN_SHARDS, dim, rmPartition, RM_LIST, STATUS_SHARDS } from '#shared/stream/read-models/goal-entries.ts';
-import { readGoalStats, type GoalStats } from '#shared/stream/read-models/goal-sync.ts';
+import { CHECKIN_SHARDS, createdBucket, dim, READ_MODELS_VERSION, rmPartition, RM_LIST, STATUS_SHARDS } from '#shared/stream/read-models/goal-entries.ts';
+import { knownReadiness, readGoalStats, type GoalStats } from '#shared/stream/read-models/goal-sync.ts';
+import { bucketStart, placePage, readAnchors, SETTLE_MS, type Anchor } from '#shared/stream/read-models/page-anchors.ts';
 
 /**
  * The goal lists' planner over the read models (docs/architecture.md, "Filters"). It reads the tenant's
@@ -14,11 +15,14 @@ import { readGoalStats, type GoalStats } from '#shared/stream/read-models/goal-s
  *  - a composite read-model list (status within a period, an owner's/label's/team's goals with a status,
  *    status alone) or the last-check-in order, kept by the change stream;
  *  - the kind's whole list.
- * A read-model list lags the table by the stream's delay, so the filters it serves are re-checked on the
- * goals read (a goal that left the list is dropped), and it is chosen only when it holds more than NEAR goals
- * fewer than the best exact alternative: a list read exactly shows a client its own writes at once.
+ * A read-model list lags the table by the stream's delay, so what it serves is re-checked on the goals read
+ * (filters, and that the goal is listed at all: not discarded, visible to the caller), and it is chosen only
+ * when it holds more than NEAR goals fewer than the best exact alternative: a list read exactly shows a client
+ * its own writes at once. When only one candidate exists, its keys are read while the counters are (a count).
  * `count` comes from the counters when they are exact for the query and the caller (no residual filter, no
  * goal counted twice, and the caller sees every goal they count); otherwise the engine walks.
+ * A deep page of the whole list (oldest first) starts at its page anchor (page-anchors.ts); the whole list in
+ * last-check-in order is the order's read model, taken on trust while the readiness is read.
  */
 export const SMALL = 1000;
 /** An exact list this much larger than the smallest read-model list (or this small) is still read instead of it. */
@@ -62,12 +66,32 @@ interface Candidate {
 
 export interface GoalPlanInput {
   kind: GoalKind;
-  /** The caller sees every goal (admin): counters of limited goals hold for it too. */
-  seesAll: boolean;
+  /** The caller sees every goal (admin): counters of limited goals hold for it too. Known once the caller is. */
+  seesAll: Promise<boolean>;
+  /** The goal is listed for the caller (not discarded, visible): re-checked on goals a read model served. Called after the gate. */
+  listed(g: GoalRecord): boolean;
 }
 
+/** Skips from which a page of the whole list is placed by its page anchor rather than by walking keys. */
+export const ANCHORED_SKIP = EARLY_KEYS;
+
+/** What the planner reads (replaced in unit tests), and the time. */
+export interface PlanReads {
+  stats(dims: string[]): Promise<GoalStats>;
+  /** The read models' version this container already knows the tenant is ready at (0: read the marker). */
+  known: number;
+  anchors(skip: number): Promise<Anchor[]>;
+  now: number;
+}
+
+/** Whether the tenant's read models are at READ_MODELS_VERSION: known, or read (with the counters of `dims`). */
+const atVersion = (reads: PlanReads, read?: Promise<GoalStats>) => (reads.known >= READ_MODELS_VERSION ? Promise.resolve(true) : (read ?? reads.stats([])).then((st) => st.version >= READ_MODELS_VERSION));
+
 /** The goal list's plan from its read models, or undefined to let the engine take its generic plan. */
-export async function planGoalList({ kind, seesAll }: GoalPlanInput, { filters, sort, page, env }: ListQuery, stats: (dims: string[]) => Promise<GoalStats> = (d) => readGoalStats(env.ctx, kind, d)): Promise<ListPlan<GoalRecord> | undefined> {
+export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads: PlanReads = defaultReads(input.kind, query.env)): Promise<ListPlan<GoalRecord> | undefined> {
+  const { kind, seesAll, listed } = input;
+  const { stats } = reads;
+  const { filters, sort, page, env } = query;
   if (filters.some((f) => f.attribute === 'discarded_at')) return undefined; // discarded goals have no read models
   if (filters.some((f) => isSet(f) && STRONGER.has(f.attribute))) return undefined;
   const byCheckin = sort?.attribute === 'last_checkin_date';
@@ -76,25 +100,44 @@ export async function planGoalList({ kind, seesAll }: GoalPlanInput, { filters, 
     const f = filters.find((x) => isSet(x) && x.attribute === ASSOC_ATTR[a]);
     return f && valuesOf(f).length <= MAX_ESTIMATED_VALUES ? [{ a, f }] : [];
   });
-  if (!statusFilter && assocs.length === 0 && !byCheckin && !(page.count && filters.length === 0)) return undefined;
+  const skip = (page.page - 1) * page.perPage + page.offset;
+  const whole = filters.length === 0;
+  const creationOrder = !sort || (sort.attribute === 'created_at' && sort.direction === 'asc');
+  if (whole && creationOrder && !page.count && skip >= ANCHORED_SKIP) return anchoredPage(input, env, skip, reads);
+  if (!statusFilter && assocs.length === 0 && !byCheckin && !(page.count && whole)) return undefined;
   if (statusFilter && valuesOf(statusFilter).length > GOAL_STATUSES.length) return undefined;
-  if (filters.length === 0 && !byCheckin) {
+  if (whole && !byCheckin) {
     // the whole list counted: its first page is read while the counter is
-    const count = stats([dim.all]).then((st) => {
+    const count = Promise.all([stats([dim.all]), seesAll]).then(([st, all]) => {
       const c = st.count(dim.all);
-      return st.ready && (seesAll || c.nl === 0) && c.n > SMALL ? c.n : undefined;
+      return st.ready && (all || c.nl === 0) && c.n > SMALL ? c.n : undefined;
     });
     return { source: { partitions: [keys.entityList(env.ctx.tenantId, kind)] }, served: [], count };
+  }
+  const part = (list: string, value: string) => rmPartition(env.ctx.tenantId, kind, list, value);
+  if (whole) {
+    // the whole list in last-check-in order: the order's read model, read while the readiness is (else the generic plan)
+    const reading = page.count ? stats([dim.all]) : undefined;
+    const ready = atVersion(reads, reading);
+    const count = reading && Promise.all([reading, seesAll]).then(([st, all]) => ((all || st.count(dim.all).nl === 0) && st.count(dim.all).n > SMALL ? st.count(dim.all).n : undefined));
+    return {
+      source: { partitions: Array.from({ length: CHECKIN_SHARDS }, (_, n) => part(RM_LIST.checkin, String(n))) },
+      served: [],
+      ordered: true,
+      descending: sort!.direction === 'desc',
+      verify: listed,
+      valid: ready,
+      ...(count ? { count } : {}),
+    };
   }
 
   const statuses = statusFilter ? [...new Set(valuesOf(statusFilter).map((s) => s.toLowerCase()))].filter((s) => (GOAL_STATUSES as readonly string[]).includes(s)) : [];
   const values = new Map<Assoc, string[]>();
   for (const { a, f } of assocs) values.set(a, a === 'label' ? await existingLabels(env, valuesOf(f)) : valuesOf(f));
 
-  const part = (list: string, value: string) => rmPartition(env.ctx.tenantId, kind, list, value);
   // Only candidates that can win are estimated (each dimension read costs up to COUNTER_SHARDS items): an
   // association's list holds no more than the whole list, a composite no more than status alone.
-  const candidates: Candidate[] = assocs.length === 0 || (page.count && filters.length === 0) ? [{ exact: true, dims: [dim.all], countable: true, served: [], partitions: [keys.entityList(env.ctx.tenantId, kind)] }] : [];
+  const candidates: Candidate[] = assocs.length === 0 ? [{ exact: true, dims: [dim.all], countable: true, served: [], partitions: [keys.entityList(env.ctx.tenantId, kind)] }] : [];
   if (statusFilter && assocs.length === 0) {
     candidates.push({
       exact: false,
@@ -102,7 +145,7 @@ export async function planGoalList({ kind, seesAll }: GoalPlanInput, { filters, 
       countable: true,
       served: [statusFilter],
       partitions: statuses.flatMap((s) => Array.from({ length: STATUS_SHARDS }, (_, n) => part(RM_LIST.status, `${s}#${n}`))),
-      verify: (g) => statuses.includes(g.current_status),
+      verify: (g) => statuses.includes(g.current_status) && listed(g),
     });
   }
   for (const { a, f } of assocs) {
@@ -117,34 +160,64 @@ export async function planGoalList({ kind, seesAll }: GoalPlanInput, { filters, 
         countable,
         served: [f, statusFilter],
         partitions: vs.flatMap((v) => statuses.map((s) => part(ASSOC_DIMS[a].list, `${v}#${s}`))),
-        verify: (g) => has(g) && statuses.includes(g.current_status),
+        verify: (g) => has(g) && statuses.includes(g.current_status) && listed(g),
       });
     }
   }
 
-  const st = await stats(candidates.flatMap((c) => c.dims));
+  const reading = stats(candidates.flatMap((c) => c.dims));
+  const size = (st: GoalStats, c: Candidate) => c.dims.reduce((n, d) => n + st.count(d).n, 0);
+  // a small count is walked (exact at once, as cheap); a large one comes from the counters, which lag by the stream's delay
+  const counted = (c: Candidate, st: GoalStats) =>
+    page.count && c.served.length === filters.length && c.countable && size(st, c) > SMALL
+      ? seesAll.then((all) => (all || c.dims.every((d) => st.count(d).nl === 0) ? size(st, c) : undefined))
+      : undefined;
+  if (candidates.length === 1 && !byCheckin) {
+    // one exact list, whatever the counters say: its keys are read while they are (they only count it)
+    const only = candidates[0]!;
+    const count = reading.then((st) => (st.ready ? counted(only, st) : undefined));
+    return { source: { partitions: only.partitions }, served: only.served, count };
+  }
+  const st = await reading;
   if (!st.ready) return undefined; // the read models are not built for this tenant yet: the generic plan is exact
-  const size = (c: Candidate) => c.dims.reduce((n, d) => n + st.count(d).n, 0);
-  const exactFor = (c: Candidate) => c.countable && (seesAll || c.dims.every((d) => st.count(d).nl === 0));
-  const smallest = (cs: Candidate[]) => cs.reduce((best, c) => (size(c) < size(best) ? c : best));
+  const smallest = (cs: Candidate[]) => cs.reduce((best, c) => (size(st, c) < size(st, best) ? c : best));
   const exactBest = smallest(candidates.filter((c) => c.exact));
   const fewest = smallest(candidates);
   // the exact list when it reads about as much as the smallest (or a few goals): read-your-writes at no cost
-  const best = size(exactBest) <= Math.max(NEAR, size(fewest) + NEAR) ? exactBest : fewest;
+  const best = size(st, exactBest) <= Math.max(NEAR, size(st, fewest) + NEAR) ? exactBest : fewest;
 
-  // a small count is walked (exact at once, as cheap); a large one comes from the counters, which lag by the stream's delay
-  const counted = (c: Candidate) => (page.count && c.served.length === filters.length && exactFor(c) && size(c) > SMALL ? size(c) : undefined);
-  if (byCheckin && size(best) > SMALL) {
-    // a large list in last-check-in order: walk the order's shards (merged), every filter checked on the goals
+  if (byCheckin && size(st, best) > SMALL && st.version >= READ_MODELS_VERSION) {
+    // a large list in last-check-in order: walk the order (every filter checked on the goals)
     return {
       source: { partitions: Array.from({ length: CHECKIN_SHARDS }, (_, n) => part(RM_LIST.checkin, String(n))) },
       served: [],
       ordered: true,
       descending: sort!.direction === 'desc',
-      count: counted(best),
+      verify: listed,
+      count: counted(best, st),
     };
   }
-  return { source: { partitions: best.partitions }, served: best.served, ...(best.verify ? { verify: best.verify } : {}), count: counted(best) };
+  return { source: { partitions: best.partitions }, served: best.served, ...(best.verify ? { verify: best.verify } : {}), count: counted(best, st) };
+}
+
+const defaultReads = (kind: GoalKind, env: IndexEnv): PlanReads => ({
+  stats: (dims) => readGoalStats(env.ctx, kind, dims),
+  known: knownReadiness(env.ctx.tenantId),
+  anchors: (skip) => readAnchors(env.ctx, kind, skip),
+  now: Date.now(),
+});
+
+/**
+ * A deep page of the whole list in creation order: the page anchors and the readiness in one round, then the
+ * kind's list from the page's bucket on. Undefined (the engine walks the keys) when the read models are not at
+ * the anchors' version, the page is in the first buckets, or the caller may not see goals counted before it.
+ */
+async function anchoredPage({ kind, seesAll }: GoalPlanInput, env: IndexEnv, skip: number, reads: PlanReads): Promise<ListPlan<GoalRecord> | undefined> {
+  const [ready, anchors, all] = await Promise.all([atVersion(reads), reads.anchors(skip), seesAll]);
+  if (!ready) return undefined;
+  const at = placePage(anchors, skip, all, createdBucket(new Date(reads.now - SETTLE_MS).toISOString()));
+  if (!at) return undefined;
+  return { source: { partitions: [keys.entityList(env.ctx.tenantId, kind)], from: bucketStart(at.bucket) }, served: [], skipped: at.before };
 }
 
 /** Of the named labels, those that exist (a deleted label's entries outlive it; one batch read). */

@@ -1,10 +1,11 @@
 import { isAdmin } from '#shared/auth/caller.ts';
-import { findUniques, listEntryOf, type ListEntry } from '#shared/db/store.ts';
+import { findUniques, listEntryOf, type DataCtx, type ListEntry } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
-import { childrenOfKind, goalEntity, goalsByDelegate, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { ancestorsOf, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
+import { childrenOfKind, goalEntity, goalsByDelegate, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, goalState, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import { ancestorsOf } from '#shared/domain/goals/hierarchy.ts';
 import { planGoalList } from '#shared/domain/goals/list-plan.ts';
+import { subtreeOfKind, type SubtreeSight } from '#shared/domain/goals/subtree.ts';
 import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { teamEntity, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
@@ -37,6 +38,10 @@ import type { Loader } from '#shared/list/entity-cache.ts';
  *  - ancestors_*, links_as_child_*: only goals the caller can see (judged on their envelope, as lists
  *    judge goals), and the walk up or down does not pass through a goal it cannot see. A filter naming an
  *    invisible goal (ancestors_uuid, links_as_child_uuid, links_as_child_ancestor_uuid) matches nothing.
+ *
+ * A list starts before its caller is known (functions/goals/list.ts: `early`): the plan, the first keys and the
+ * first level of a subtree walk are read with the caller's own read; what the caller may see (`sight`) is
+ * judged once it resolves, which is the engine's gate.
  */
 
 type Attr = AttrDef<GoalRecord>;
@@ -91,29 +96,47 @@ async function goalSight(ctx: DomainCtx): Promise<GoalSight> {
   return { all: isAdmin(ctx.caller), entry, goal: (g) => entry(entryOf(g)) };
 }
 
-/** Of the named goals, those that exist and the caller can see (one batch read; none for admins). */
-async function visibleGoalIds(ids: string[], env: IndexEnv, sight: GoalSight): Promise<string[]> {
-  if (sight.all) return ids;
-  return (await env.loader.many(goalEntity, ids)).filter(sight.goal).map((g) => g.uuid);
+/** Of the named goals, those that exist and the caller can see (one batch read, once the caller is known; none for admins). */
+async function visibleGoalIds(ids: string[], env: IndexEnv, sight: Promise<GoalSight>): Promise<string[]> {
+  const s = await sight;
+  if (s.all) return ids;
+  return (await env.loader.many(goalEntity, ids)).filter(s.goal).map((g) => g.uuid);
 }
 
-function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRecord> {
-  const ancestors = many<GoalRecord>((g, l) => ancestorsOf(g, l, sight.all ? undefined : sight.goal));
+/**
+ * The kind's list resource as a caller sees it: `sight` resolves once the caller is known, `seen` is its value
+ * afterwards (the engine calls what is synchronous only after its gate).
+ */
+function goalListResource(kind: GoalKind, sight: Promise<GoalSight>, seen: () => GoalSight): ListResource<GoalRecord> {
+  const ancestors = many<GoalRecord>(async (g, l) => {
+    const s = await sight;
+    return ancestorsOf(g, l, s.all ? undefined : s.goal);
+  });
   // the goal's links as a child to parents the caller can see (a link has no identity beyond its parent)
   const links = async (g: GoalRecord, l: Loader) => {
-    if (sight.all || !g.parent_links.length) return g.parent_links;
-    const seen = new Set((await l.many(goalEntity, g.parent_links.map((p) => p.parent_uuid))).filter(sight.goal).map((p) => p.uuid));
-    return g.parent_links.filter((p) => seen.has(p.parent_uuid));
+    const s = await sight;
+    if (s.all || !g.parent_links.length) return g.parent_links;
+    const visible = new Set((await l.many(goalEntity, g.parent_links.map((p) => p.parent_uuid))).filter(s.goal).map((p) => p.uuid));
+    return g.parent_links.filter((p) => visible.has(p.parent_uuid));
   };
   const parentIndex = async (values: unknown[], env: IndexEnv): Promise<IndexSource> => ({
     partitions: (await visibleGoalIds(values as string[], env, sight)).map((v) => env.entryPartition(childrenOfKind(kind), v)),
   });
+  // the subtree walk reads its first level while the caller is read; the roots are read alongside, to judge them once it is
+  const subtreeIndex = async (values: unknown[], env: IndexEnv): Promise<IndexSource> => {
+    const roots = values as string[];
+    const read = env.loader.many(goalEntity, roots);
+    read.catch(() => undefined);
+    const judge = sight.then(async (s): Promise<SubtreeSight> => (s.all ? { roots } : { roots: (await read).filter(s.goal).map((g) => g.uuid), through: s.entry }));
+    return { entries: await subtreeOfKind(env.ctx, roots, kind, judge) };
+  };
+  const listed = (g: GoalRecord) => goalState(g) !== 'discarded' && seen().goal(g);
   return {
     type: kind,
     entity: goalEntity,
     lists: [kind],
     // most selective first: a single goal, a parent's children, a person's or label's goals, a subtree, a team's, a period's
-    plan: (query) => planGoalList({ kind, seesAll: sight.all }, query),
+    plan: (query) => planGoalList({ kind, seesAll: sight.then((s) => s.all), listed }, query),
     driverOrder: ['uuid', 'short_id', 'links_as_child_ancestor_uuid', 'links_as_child_uuid', 'delegates_uuid', 'owners_uuid', 'labels_uuid', 'labels_name', 'ancestors_uuid', 'teams_uuid', 'time_period_uuid'],
     attributes: {
       uuid: attr('string', (g) => g.uuid, (values, env) => byIds(kind, values as string[], env)),
@@ -128,7 +151,8 @@ function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRe
       progress_mode: attr('string', (g) => g.progress_mode),
       current_status: attr('string', (g) => g.current_status),
       status: attr('string', (g) => g.current_status), // earlier-variant name of current_status
-      last_checkin_date: attr('date', (g) => g.last_checkin_date),
+      // desc is asc reversed (ties newest first), as the last-check-in order's read model serves it
+      last_checkin_date: { ...attr('date', (g) => g.last_checkin_date), descReversesTies: true },
       start_date: attr('date', (g) => g.start_date),
       end_date: attr('date', (g) => g.end_date),
       created_at: attr('timestamp', (g) => g.created_at),
@@ -168,11 +192,7 @@ function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRe
       links_as_child_uuid: attr('string', async (g, l) => (await links(g, l)).map((p) => p.parent_uuid), parentIndex),
       links_as_child_ancestor_uuid: attr('string', async (g, l) => (await links(g, l)).map((p) => p.parent_uuid), parentIndex),
       links_as_child_contribution_percent: attr('number', async (g, l) => (await links(g, l)).map((p) => p.contribution_percent)),
-      ancestors_uuid: attr('string', ancestors((a) => a.uuid), async (values, env) => {
-        const roots = await visibleGoalIds(values as string[], env, sight);
-        const walk = await walkDescendants(env.ctx, roots, { kind, through: sight.all ? undefined : sight.entry });
-        return { entries: walk.kindEntries };
-      }),
+      ancestors_uuid: attr('string', ancestors((a) => a.uuid), subtreeIndex),
       ancestors_type: attr('string', ancestors((a) => a.type)),
       ancestors_current_status: attr('string', ancestors((a) => a.current_status)),
       ancestors_status: attr('string', ancestors((a) => a.current_status)),
@@ -185,13 +205,26 @@ function goalListResource(kind: GoalKind, sight: GoalSight): ListResource<GoalRe
   };
 }
 
-/** The kind's list as the caller sees it (the hierarchy filters depend on what it can see). */
-export async function listGoals(ctx: DomainCtx, kind: GoalKind, pairs: Array<[string, string]>) {
-  const sight = await goalSight(ctx);
-  return runList(goalListResource(kind, sight), {
-    ctx,
-    loader: ctx.loader,
+/** A goal list started before its caller is known: the tenant's data, the request's loader, the caller to come. */
+export interface GoalListStart {
+  data: DataCtx;
+  loader: Loader;
+  ctx: Promise<DomainCtx>;
+}
+
+/** The kind's list as the caller sees it (the hierarchy filters depend on what it can see); it may start before the caller is known. */
+export async function listGoals(start: GoalListStart | DomainCtx, kind: GoalKind, pairs: Array<[string, string]>) {
+  const { data, loader, ctx } = 'caller' in start ? { data: start, loader: start.loader, ctx: Promise.resolve(start) } : start;
+  let seen: GoalSight | undefined;
+  const gate = ctx.then(goalSight).then((s) => (seen = s));
+  gate.catch(() => undefined); // a refused caller (401, 429): the engine stops at the gate, when it gets there
+  // what the resource derives from the sight never rejects: after a refusal it waits forever and is dropped with the list
+  const sight = gate.catch(() => new Promise<never>(() => undefined));
+  return runList(goalListResource(kind, sight, () => seen!), {
+    ctx: data,
+    loader,
     pairs,
-    entryFilter: (e, filters) => sight.entry(e) && (e.state !== 'discarded' || filters.some((f) => f.attribute === 'discarded_at')),
+    gate,
+    entryFilter: (e, filters) => seen!.entry(e) && (e.state !== 'discarded' || filters.some((f) => f.attribute === 'discarded_at')),
   });
 }

@@ -12,14 +12,28 @@ import { goalAcl, goalState, type GoalKind, type GoalRecord } from '#shared/doma
  *  - `RM#owner#<user>`   → `<kind>@rm_owner_status#<user>#<status>`     an owner's goals with a status
  *  - `RM#label#<label>`  → `<kind>@rm_label_status#<label>#<status>`
  *  - `RM#team#<team>`    → `<kind>@rm_team_status#<team>#<status>`
- *  - `RM#checkin`        → `<kind>@rm_checkin#<shard 0-15>`, sort key `<last_checkin_date|~>#<created_at>#<id>`
- *    (last check-in date order; sharded: every check-in moves it)
+ *  - `RM#checkin`        → `<kind>@rm_checkin#0`, sort key `<last_checkin_date|~>#<created_at>#<id>`
+ *    (last check-in date order)
  * and counts along the dimensions it names (`dims`): an exact counter per dimension is the number of
- * entries naming it, kept in the same transaction as the entry (goal-sync.ts).
+ * entries naming it, kept in the same transaction as the entry (goal-sync.ts). The status entry also counts
+ * the goal in its creation-time bucket (`created:<bucket>`): the page anchors (page-anchors.ts).
  */
 
 export const STATUS_SHARDS = 2;
-export const CHECKIN_SHARDS = 16;
+/**
+ * Partitions of the last-check-in order. One: its first page is then one Query (a page of 20 reads ~1 RCU of
+ * keys; every shard adds at least 0.5 RCU to every read of it, 16 shards 8 RCU). An entry moves only when its
+ * goal's last check-in DATE changes (at most once per goal and day), two index writes a move, so one partition
+ * takes ~500 moves/s of a kind; raise it for a tenant that checks in more distinct goals a second than that
+ * (the engine merges shards; readers need the read models rebuilt: READ_MODELS_VERSION).
+ */
+export const CHECKIN_SHARDS = 1;
+/**
+ * The read models' layout version: the readiness marker names the version it was built at, and what a version
+ * added is planned from only when the tenant's marker is at least that version (2: page anchors, the one-partition
+ * last-check-in order). A new tenant is marked at the current version; an older one by the backfill.
+ */
+export const READ_MODELS_VERSION = 2;
 /**
  * Each counter is split over this many items, so no counter item takes a large tenant's whole write rate. The
  * change stream adds a goal to the first STREAM_COUNTER_SHARDS (by its uuid); the backfill's workers each to
@@ -30,9 +44,15 @@ export const STREAM_COUNTER_SHARDS = 2;
 /** The sort key value of a goal never checked in: after every date, so `asc` lists them last (as the in-memory sort did). */
 export const NEVER_CHECKED_IN = '~';
 
+/** The creation-time bucket of a goal for the page anchors: its `created_at` to the tenth of a second (a prefix of its list sort key). */
+export const createdBucket = (createdAt: string) => createdAt.slice(0, 21);
+const CREATED = 'created:';
+
 /** The read-model dimensions a list filter can be counted on. */
 export const dim = {
   all: 'all',
+  /** The goals created within one bucket: a page anchor, not a counter of a filter. */
+  created: (bucket: string) => `${CREATED}${bucket}`,
   status: (s: string) => `status:${s}`,
   period: (p: string) => `period:${p}`,
   periodStatus: (p: string, s: string) => `period:${p}|status:${s}`,
@@ -79,6 +99,10 @@ export interface ReadModelEntry {
 export const fingerprint = (e: Pick<ReadModelEntry, 'gsiPk' | 'gsiSk' | 'dims' | 'limited' | 'vis' | 'acl' | 'state'>) =>
   JSON.stringify([e.gsiPk, e.gsiSk, e.dims, e.limited, e.vis, e.acl ?? null, e.state ?? null]);
 
+/** Where one shard of a dimension's count is kept: a counter item, or for a creation bucket the kind's page-anchor partition. */
+export const counterKey = (tenantId: string, kind: GoalKind, d: string, shard: number) =>
+  d.startsWith(CREATED) ? keys.goalAnchor(tenantId, kind, d.slice(CREATED.length), shard) : keys.goalCounter(tenantId, kind, d, shard);
+
 /** The partition of one value of a composite list of a kind. */
 export const rmPartition = (tenantId: string, kind: GoalKind, list: string, value: string) => keys.entryList(tenantId, kind, list, value);
 
@@ -93,7 +117,7 @@ export function desiredEntries(tenantId: string, g: GoalRecord | undefined): Rea
   const created = keys.listSortKey(g.created_at, g.uuid);
   const part = (list: string, value: string) => rmPartition(tenantId, g.type, list, value);
   const out: ReadModelEntry[] = [
-    { sk: 'status', gsiPk: part(RM_LIST.status, `${s}#${shardOf(g.uuid, STATUS_SHARDS)}`), gsiSk: created, dims: [dim.all, dim.status(s)], ...env },
+    { sk: 'status', gsiPk: part(RM_LIST.status, `${s}#${shardOf(g.uuid, STATUS_SHARDS)}`), gsiSk: created, dims: [dim.all, dim.status(s), dim.created(createdBucket(g.created_at))], ...env },
     { sk: 'period', gsiPk: part(RM_LIST.periodStatus, `${g.time_period_uuid}#${s}`), gsiSk: created, dims: [dim.period(g.time_period_uuid), dim.periodStatus(g.time_period_uuid, s)], ...env },
     { sk: 'checkin', gsiPk: part(RM_LIST.checkin, String(shardOf(g.uuid, CHECKIN_SHARDS))), gsiSk: checkinSortKey(g), dims: [], ...env },
   ];

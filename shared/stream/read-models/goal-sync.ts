@@ -2,7 +2,7 @@ import { keys, READ_MODEL_SK_PREFIX } from '#shared/db/keys.ts';
 import { getEntities, getSides, nowIso, queryList, querySidePage, retryOnConflict, WriteTx, type DataCtx, type SideItem, type Stored } from '#shared/db/store.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
-import { COUNTER_SHARDS, STREAM_COUNTER_SHARDS, counterDelta, desiredEntries, fingerprint, shardOf, type StoredEntry } from '#shared/stream/read-models/goal-entries.ts';
+import { COUNTER_SHARDS, READ_MODELS_VERSION, STREAM_COUNTER_SHARDS, counterDelta, counterKey, desiredEntries, fingerprint, shardOf, type StoredEntry } from '#shared/stream/read-models/goal-entries.ts';
 
 /** A goal's read-model entries as stored (consistent read of its partition's `RM#` items). */
 async function storedEntries(ctx: DataCtx, goalUuid: string): Promise<Array<StoredEntry & { kind: GoalKind }>> {
@@ -83,7 +83,7 @@ export async function syncGoals(ctx: DataCtx, goalUuids: string[], opts: { shard
     let counters = new Map<string, { kind: GoalKind; d: string; shard: number; n: number; nl: number }>();
     const commit = async () => {
       if (!tx) return;
-      for (const c of counters.values()) if (c.n || c.nl) tx.incrementSide(keys.goalCounter(ctx.tenantId, c.kind, c.d, c.shard), { n: c.n, nl: c.nl });
+      for (const c of counters.values()) if (c.n || c.nl) tx.incrementSide(counterKey(ctx.tenantId, c.kind, c.d, c.shard), { n: c.n, nl: c.nl });
       await tx.commit();
       tx = undefined;
       counters = new Map();
@@ -128,9 +128,9 @@ export const syncGoalReadModels = (ctx: DataCtx, goalUuid: string): Promise<numb
 
 // ---------- the tenant's readiness and the counters, as the list planner reads them ----------
 
-/** Records that every goal of the tenant is in the read models (a new tenant has none yet; the backfill after building them). */
+/** Records that every goal of the tenant is in the read models at this layout version (a new tenant has none yet; the backfill after building them). */
 export async function markReadModelsReady(ctx: DataCtx): Promise<void> {
-  await new WriteTx(ctx).putSide(keys.readModelState(ctx.tenantId), { kind: 'read_models', ready_at: nowIso() }).commit();
+  await new WriteTx(ctx).putSide(keys.readModelState(ctx.tenantId), { kind: 'read_models', ready_at: nowIso(), version: READ_MODELS_VERSION }).commit();
 }
 
 export interface CounterValue {
@@ -143,8 +143,21 @@ export interface CounterValue {
 export interface GoalStats {
   /** The read models are complete for the tenant: lists may be served from them. */
   ready: boolean;
+  /** The layout version they were completed at (READ_MODELS_VERSION; 1 for a marker without one); 0 when not ready. */
+  version: number;
   count(dimension: string): CounterValue;
 }
+
+/**
+ * Tenants whose readiness marker this container has seen, with its version. A marker is written once the read
+ * models are complete and they stay complete (the stream keeps them), so what was seen holds for this code's
+ * layout: a plan that needs only the readiness reads nothing more (readiness below).
+ */
+const seenReady = new Map<string, number>();
+const MAX_SEEN_READY = 10_000;
+
+/** The read models' version this container already knows the tenant to be ready at (0: not known, read it). */
+export const knownReadiness = (tenantId: string): number => seenReady.get(tenantId) ?? 0;
 
 /** The readiness marker and the counters of `dimensions` of a kind, in one batched read (eventually consistent). */
 export async function readGoalStats(ctx: DataCtx, kind: GoalKind, dimensions: string[]): Promise<GoalStats> {
@@ -160,7 +173,13 @@ export async function readGoalStats(ctx: DataCtx, kind: GoalKind, dimensions: st
     t.n += Number(item.n ?? 0);
     t.nl += Number(item.nl ?? 0);
   }
-  return { ready: found.has(`${state.PK} ${state.SK}`), count: (d) => totals.get(d) ?? { n: 0, nl: 0 } };
+  const marker = found.get(`${state.PK} ${state.SK}`);
+  const version = marker ? Number(marker.version ?? 1) : 0;
+  if (version && seenReady.get(ctx.tenantId) !== version) {
+    if (seenReady.size >= MAX_SEEN_READY) seenReady.clear();
+    seenReady.set(ctx.tenantId, version);
+  }
+  return { ready: !!marker, version, count: (d) => totals.get(d) ?? { n: 0, nl: 0 } };
 }
 
 /**

@@ -1,0 +1,107 @@
+import { keys } from '#shared/db/keys.ts';
+import { getEntities, queryList, type BaseRecord, type DataCtx, type EntityDef, type ListEntry } from '#shared/db/store.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
+
+/**
+ * The list engine's key streams: index entries (id, sort key, envelope) in list order, read lazily so a page
+ * reads about what it needs.
+ */
+
+/** Where the keys come from: GSI1 partitions (merged), entries found otherwise, or records by id. */
+export type IndexSource = { partitions: string[]; from?: string } | { entries: ListEntry[] } | { ids: string[] };
+
+/** How a stream sizes its Queries. The engine sets `toEnd` when it must read every key (a count walked): no Limit from then on. */
+export interface Sizing {
+  toEnd: boolean;
+}
+
+/**
+ * One GSI1 partition read lazily in sort order (`from`: the first sort key, inclusive), page by page. The first
+ * Query asks for `firstChunk` keys; when DynamoDB cuts it short at 1 MB the next asks for the rest of it; later
+ * ones (filtered-out entries, or a merge reading on) start small and double up to 1,000; once `sizing.toEnd`,
+ * whole 1 MB pages.
+ */
+async function* partitionStream(ctx: DataCtx, partition: string, descending: boolean, firstChunk: number | undefined, sizing: Sizing, from?: string): AsyncGenerator<ListEntry> {
+  let startKey: Record<string, unknown> | undefined;
+  let limit = firstChunk;
+  let first = true;
+  do {
+    const page = await queryList(ctx, partition, { forward: !descending, startKey, limit: sizing.toEnd ? undefined : limit, ...(from ? { from } : {}) });
+    yield* page.entries;
+    startKey = page.lastKey;
+    if (limit) {
+      const short = limit - page.entries.length; // > 0: the 1 MB cut, not the Limit, ended this page
+      limit = short > 0 ? short : first ? Math.min(50, Math.max(10, limit)) : Math.min(limit * 2, 1000);
+    }
+    first = false;
+  } while (startKey);
+}
+
+/**
+ * A k-way merge of sorted partitions (sharded lists, `in` filters over several entry lists), reading each
+ * partition only as far as the merged order needs. An id listed in several partitions (a goal owned by two of
+ * the users of an `in` filter) has the same sort key in each, so it is yielded once.
+ */
+async function* mergeStreams(streams: AsyncGenerator<ListEntry>[], descending: boolean): AsyncGenerator<ListEntry> {
+  const heads = await Promise.all(streams.map(async (s) => ({ s, e: (await s.next()).value as ListEntry | undefined })));
+  const before = (a: ListEntry, b: ListEntry) => (descending ? a.sortKey > b.sortKey : a.sortKey < b.sortKey);
+  let lastKey: string | undefined;
+  const lastIds = new Set<string>();
+  for (;;) {
+    let best: (typeof heads)[number] | undefined;
+    for (const h of heads) if (h.e && (!best || before(h.e, best.e!))) best = h;
+    if (!best) return;
+    const e = best.e!;
+    best.e = (await best.s.next()).value as ListEntry | undefined;
+    if (e.sortKey !== lastKey) {
+      lastKey = e.sortKey;
+      lastIds.clear();
+    }
+    if (lastIds.has(e.id)) continue;
+    lastIds.add(e.id);
+    yield e;
+  }
+}
+
+/**
+ * The source's entries in list order. `firstChunk` bounds the first Query of a partition source, `wanted` the
+ * keys a page needs of them: merged partitions each read their share of `wanted` and one more first.
+ */
+export async function* entryStream<R extends BaseRecord>(ctx: DataCtx, loader: Loader, entity: EntityDef<R>, source: IndexSource, descending: boolean, firstChunk: number | undefined, wanted: number, sizing: Sizing): AsyncGenerator<ListEntry> {
+  if ('partitions' in source) {
+    const perPartition = firstChunk === undefined ? undefined : Math.ceil(wanted / source.partitions.length) + 1; // each grows when the merge needs more
+    const streams = source.partitions.map((p) => partitionStream(ctx, p, descending, source.partitions.length === 1 ? firstChunk : perPartition, sizing, source.from));
+    yield* streams.length === 1 ? streams[0]! : mergeStreams(streams, descending);
+    return;
+  }
+  let collected: ListEntry[];
+  if ('entries' in source) {
+    collected = source.entries;
+  } else {
+    const found = await getEntities(ctx, entity, source.ids);
+    collected = [];
+    for (const s of found.values()) {
+      loader.prime(entity, s.record);
+      collected.push({ id: s.record.uuid, sortKey: keys.listSortKey(s.record.created_at, s.record.uuid), ...(entity.envelope?.(s.record) ?? {}) });
+    }
+  }
+  const seen = new Set<string>();
+  const unique = collected.filter((e) => !seen.has(e.id) && seen.add(e.id));
+  unique.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0) * (descending ? -1 : 1));
+  yield* unique;
+}
+
+/**
+ * A stream whose first read starts now (its first Query in flight while the caller waits on something else, e.g.
+ * the caller's own read), handing its entries on in order when asked.
+ */
+export function started<T>(stream: AsyncGenerator<T>): AsyncGenerator<T> {
+  const first = stream.next();
+  first.catch(() => undefined); // awaited below, unless the list is dropped (a refused caller)
+  return (async function* () {
+    const r = await first;
+    if (r.done) return;
+    yield r.value;
+    yield* stream;
+  })();
+}
