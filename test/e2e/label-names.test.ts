@@ -1,7 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import { DeleteCommand, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { config } from '#shared/config.ts';
 import { createDynamoClient, instrument } from '#shared/db/client.ts';
@@ -15,6 +12,7 @@ import { projections } from '#shared/stream/projections.ts';
 import { backfillLabelNames } from '#shared/stream/projections/label-names.ts';
 import { listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
+import { streamRecord } from '../support/stream-records.ts';
 import { checkin, checkinApi } from './checkins.fixture.ts';
 import { goal, goalApi, goalTenant, KINDS, P, type GoalTenant } from './goals.fixture.ts';
 
@@ -28,16 +26,6 @@ const data = (tenantId: string): DataCtx => ({ tenantId, db: instrument(createDy
 const raw = async (key: { PK: string; SK: string }) => (await data('x').db.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }))).Item!;
 const names = (r: { labels: Array<{ name: string }> }) => r.labels.map((l) => l.name);
 
-let seq = 0;
-function streamRecord(eventName: 'INSERT' | 'MODIFY' | 'REMOVE', key: { PK: string; SK: string }, oldImage?: Record<string, unknown>, newImage?: Record<string, unknown>): DynamoDBRecord {
-  const m = (i?: Record<string, unknown>) => (i ? (marshall(i, { removeUndefinedValues: true, convertClassInstanceToMap: true }) as never) : undefined);
-  return {
-    eventID: randomUUID(),
-    eventName,
-    eventSource: 'aws:dynamodb',
-    dynamodb: { ApproximateCreationDateTime: Date.now() / 1000, Keys: m(key), OldImage: m(oldImage), NewImage: m(newImage), SequenceNumber: String(++seq).padStart(21, '0'), StreamViewType: 'NEW_AND_OLD_IMAGES' },
-  };
-}
 
 describe('label names on goals and check-ins', () => {
   let g: GoalTenant;

@@ -1,6 +1,4 @@
-import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { config } from '#shared/config.ts';
@@ -14,6 +12,8 @@ import { rollupProjection } from '#shared/stream/rollups.ts';
 import { eventually } from '../support/eventually.ts';
 import { goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
 import { checkin, goalNow } from './checkins.fixture.ts';
+import { streamRecord } from '../support/stream-records.ts';
+
 
 /**
  * The rollup aggregates and the change stream: a drifted aggregate is repaired, a parent written before
@@ -25,16 +25,6 @@ async function rawItem(key: { PK: string; SK: string }) {
   return (await data('x').db.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }))).Item!;
 }
 
-let seq = 0;
-function streamRecord(key: { PK: string; SK: string }, oldImage: Record<string, unknown>, newImage: Record<string, unknown>): DynamoDBRecord {
-  const m = (i: Record<string, unknown>) => marshall(i, { removeUndefinedValues: true, convertClassInstanceToMap: true }) as never;
-  return {
-    eventID: randomUUID(),
-    eventName: 'MODIFY',
-    eventSource: 'aws:dynamodb',
-    dynamodb: { ApproximateCreationDateTime: Date.now() / 1000, Keys: m(key), OldImage: m(oldImage), NewImage: m(newImage), SequenceNumber: String(++seq).padStart(21, '0'), StreamViewType: 'NEW_AND_OLD_IMAGES' },
-  };
-}
 
 describe('rollup aggregates and the change stream', () => {
   let g: GoalTenant;
@@ -95,11 +85,11 @@ describe('rollup aggregates and the change stream', () => {
     expect(v2.rec.rollup_synced_v).toBe(v2.v);
     const handler = streamProcessor({ projections: [rollupProjection], data: async (tenantId) => data(tenantId), log: logger });
     const toChange = (r: DynamoDBRecord) => ({ eventId: r.eventID!, eventName: 'MODIFY' as const, at: '', tenantId: g.t.tenantUuid, keys: key, oldImage: v1, newImage: v2 });
-    expect(rollupProjection.accepts(toChange(streamRecord(key, v1, v2)))).toBe(false);
+    expect(rollupProjection.accepts(toChange(streamRecord('MODIFY', key, v1, v2)))).toBe(false);
     // The same changes unmarked (as an import or an operator would write them), delivered twice, newest first.
     const unmarked = (item: Record<string, any>) => ({ ...item, rec: { ...item.rec, rollup_synced_v: null } });
     const stale = { ...unmarked(v1), rec: { ...unmarked(v1).rec, current_progress: 0 } };
-    const batch = [streamRecord(key, unmarked(v1), unmarked(v2)), streamRecord(key, stale, unmarked(v1))];
+    const batch = [streamRecord('MODIFY', key, unmarked(v1), unmarked(v2)), streamRecord('MODIFY', key, stale, unmarked(v1))];
     const before = await Promise.all([O, K].map((x) => stored(x.uuid)));
     for (let round = 0; round < 3; round++) expect((await handler({ Records: round % 2 ? [...batch].reverse() : batch })).batchItemFailures).toEqual([]);
     const after = await Promise.all([O, K].map((x) => stored(x.uuid)));

@@ -1,7 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import type { DynamoDBRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { config } from '#shared/config.ts';
 import { createDynamoClient, instrument } from '#shared/db/client.ts';
@@ -18,6 +16,7 @@ import { listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
 import { checkin, goalNow } from './checkins.fixture.ts';
 import { eventually } from '../support/eventually.ts';
+import { streamRecord } from '../support/stream-records.ts';
 
 /**
  * The change stream as the backstop of derived state. "A function died between its commit and its refresh"
@@ -33,17 +32,6 @@ async function rawItem(key: { PK: string; SK: string }) {
   return (await data('x').db.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }))).Item!;
 }
 
-let seq = 0;
-/** A stream record of a change from `oldImage` to `newImage` of one item, as Lambda delivers it. */
-function streamRecord(eventName: 'INSERT' | 'MODIFY' | 'REMOVE', key: { PK: string; SK: string }, oldImage?: Record<string, unknown>, newImage?: Record<string, unknown>): DynamoDBRecord {
-  const m = (i?: Record<string, unknown>) => (i ? (marshall(i, { removeUndefinedValues: true, convertClassInstanceToMap: true }) as never) : undefined);
-  return {
-    eventID: randomUUID(),
-    eventName,
-    eventSource: 'aws:dynamodb',
-    dynamodb: { ApproximateCreationDateTime: Date.now() / 1000, Keys: m(key), OldImage: m(oldImage), NewImage: m(newImage), SequenceNumber: String(++seq).padStart(21, '0'), StreamViewType: 'NEW_AND_OLD_IMAGES' },
-  };
-}
 
 /** The processor with a recording queue in this process (the local stack's own queues are out of reach). */
 function processorWithQueue() {
