@@ -115,17 +115,21 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
     return { source: { partitions: [keys.entityList(env.ctx.tenantId, kind)] }, served: [], count };
   }
   const part = (list: string, value: string) => rmPartition(env.ctx.tenantId, kind, list, value);
+  /** The goals in last-check-in order, from the order's read model (every filter checked on the goals read). */
+  const checkinOrder = () => ({
+    source: { partitions: Array.from({ length: CHECKIN_SHARDS }, (_, n) => part(RM_LIST.checkin, String(n))) },
+    served: [],
+    ordered: true,
+    descending: sort!.direction === 'desc',
+    verify: listed,
+  });
   if (whole) {
     // the whole list in last-check-in order: the order's read model, read while the readiness is (else the generic plan)
     const reading = page.count ? stats([dim.all]) : undefined;
     const ready = atVersion(reads, reading);
     const count = reading && Promise.all([reading, seesAll]).then(([st, all]) => ((all || st.count(dim.all).nl === 0) && st.count(dim.all).n > SMALL ? st.count(dim.all).n : undefined));
     return {
-      source: { partitions: Array.from({ length: CHECKIN_SHARDS }, (_, n) => part(RM_LIST.checkin, String(n))) },
-      served: [],
-      ordered: true,
-      descending: sort!.direction === 'desc',
-      verify: listed,
+      ...checkinOrder(),
       valid: ready,
       ...(count ? { count } : {}),
     };
@@ -188,14 +192,7 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
 
   if (byCheckin && size(st, best) > SMALL && st.version >= READ_MODELS_VERSION) {
     // a large list in last-check-in order: walk the order (every filter checked on the goals)
-    return {
-      source: { partitions: Array.from({ length: CHECKIN_SHARDS }, (_, n) => part(RM_LIST.checkin, String(n))) },
-      served: [],
-      ordered: true,
-      descending: sort!.direction === 'desc',
-      verify: listed,
-      count: counted(best, st),
-    };
+    return { ...checkinOrder(), count: counted(best, st) };
   }
   return { source: { partitions: best.partitions }, served: best.served, ...(best.verify ? { verify: best.verify } : {}), count: counted(best, st) };
 }
