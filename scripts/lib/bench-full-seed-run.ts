@@ -118,11 +118,12 @@ export async function runFullBench(): Promise<number> {
     const r = seed.refs;
     const goalsOf = (kind: string) => r.goals.filter((_, i) => r.goalKinds[i] === kind);
     // The scenarios name objectives[1] for "key results under a parent" and objectives[2] for "initiatives in a
-    // 3-level subtree": here a team objective (parent of key results) and a company objective (team objectives,
-    // key results, initiatives below it).
+    // 3-level subtree" (the subtree's root and two levels below it, as on the small seed): here two team
+    // objectives (key results below them, initiatives below those). A company objective's subtree has one
+    // level more, and its walk one round trip more.
     const [l1] = counts.levels;
     const objectives = goalsOf('objective');
-    const scenarioObjectives = [objectives[0]!, objectives[l1!]!, objectives[1]!, ...objectives.slice(2).filter((_, i) => i + 2 !== l1)];
+    const scenarioObjectives = [objectives[0]!, objectives[l1!]!, objectives[l1! + 1]!, ...objectives.filter((_, i) => i !== 0 && i !== l1 && i !== l1! + 1)];
     const runStarted = performance.now();
     const rows = await runScenarios(stack.url, token, { users: r.users, teams: r.teams, labels: r.labels, labelNames: r.labelNames, periods: r.periods, objectives: scenarioObjectives, keyResults: goalsOf('key_result'), rollupTrees }, stack.streamIdle);
     const runSeconds = (performance.now() - runStarted) / 1000;
