@@ -61,14 +61,19 @@ async function newestOf(ctx: DataCtx, goalUuid: string, limit: number): Promise<
 }
 
 /**
- * Read plan of a check-in write on a goal, in one parallel round: the goal (strongly consistent, with its
- * version), its newest `newest` order items, and whatever else the command reads (`extra`); then the
- * caller's access to the goal (the caller's teams, cached per request).
+ * Read plan of a check-in write on a goal: the goal (strongly consistent, with its version) beside whatever
+ * else the command reads (`extra`), then its newest `newest` order items beside the caller's access to it.
+ * The order is read after the goal on purpose: a check-in committed before the goal was read is in the order,
+ * and one committed after it moves the goal's version, which the write is conditioned on. Read at once, a
+ * check-in committing between the two reads could be missing from the order while the goal already follows
+ * it; this write would then take the goal's lead from a newer check-in (moving its rollup parents by it), and
+ * the stream would set the goal back to the newer one without them.
  */
 async function readGoalState<X>(ctx: DomainCtx, goalUuid: string, newest: number, extra: () => Promise<X>, unknown: () => AppError): Promise<{ stored: Stored<GoalRecord>; state: GoalState; extra: X }> {
-  const [stored, heads, more] = await Promise.all([getEntity(ctx, goalEntity, goalUuid, true), newestOf(ctx, goalUuid, newest), extra()]);
+  const [stored, more] = await Promise.all([getEntity(ctx, goalEntity, goalUuid, true), extra()]);
   if (!stored) throw unknown();
-  return { stored, state: { goal: stored.record, access: await goalAccess(ctx, stored.record), newest: heads }, extra: more };
+  const [heads, access] = await Promise.all([newestOf(ctx, goalUuid, newest), goalAccess(ctx, stored.record)]);
+  return { stored, state: { goal: stored.record, access, newest: heads }, extra: more };
 }
 
 /** Unwraps a decision: its error is thrown (the handler maps it), its writes returned. */
