@@ -5,7 +5,7 @@ export default defineConfig({
     globalSetup: ['test/setup/global.ts'],
     setupFiles: ['test/setup/env.ts'],
     include: ['test/**/*.test.ts'],
-    testTimeout: 150_000,
+    testTimeout: 300_000,
     hookTimeout: 120_000,
     pool: 'forks',
   },

@@ -37,7 +37,7 @@ function emailsTo(to: string): OutboxEmail[] {
 }
 
 /** Polls the outbox (the stream and the worker run asynchronously; with the whole suite writing, the stream lags) until `to` has `count` e-mails, or fails after the timeout. */
-async function waitForEmails(to: string, count: number, timeoutMs = 110_000): Promise<OutboxEmail[]> {
+async function waitForEmails(to: string, count: number, timeoutMs = 140_000): Promise<OutboxEmail[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = emailsTo(to);
