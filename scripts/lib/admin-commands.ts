@@ -52,23 +52,26 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
   }
   if (command === 'rebuild-read-models') {
     // Builds the goal read models (composite lists, counters) for a tenant's existing goals; idempotent.
-    const { values } = parseArgs({ args: rest, options: { tenant: { type: 'string' }, concurrency: { type: 'string' } } });
-    if (!values.tenant || !UUID_RE.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
-    const concurrency = Number(values.concurrency ?? 2);
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new Error('--concurrency must be a whole number from 1 to 64');
+    const { tenant, concurrency } = tenantWalkArgs(rest, 2);
     const { rebuildGoalReadModels } = await import('#shared/stream/read-models/goal-sync.ts');
-    return { tenant_uuid: values.tenant, ...(await rebuildGoalReadModels({ tenantId: values.tenant, db }, { concurrency })) };
+    return { tenant_uuid: tenant, ...(await rebuildGoalReadModels({ tenantId: tenant, db }, { concurrency })) };
   }
   if (command === 'backfill-label-names') {
     // Names kept on goals and check-ins, and label name claims carrying the name, for data written before; idempotent.
-    const { values } = parseArgs({ args: rest, options: { tenant: { type: 'string' }, concurrency: { type: 'string' } } });
-    if (!values.tenant || !UUID_RE.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
-    const concurrency = Number(values.concurrency ?? 4);
-    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new Error('--concurrency must be a whole number from 1 to 64');
+    const { tenant, concurrency } = tenantWalkArgs(rest, 4);
     const { backfillLabelNames } = await import('#shared/stream/projections/label-names.ts');
-    return { tenant_uuid: values.tenant, ...(await backfillLabelNames({ tenantId: values.tenant, db }, { concurrency })) };
+    return { tenant_uuid: tenant, ...(await backfillLabelNames({ tenantId: tenant, db }, { concurrency })) };
   }
   if (command === 'set-limits') return setLimits(db, rest);
   if (command === 'import') return runImportCommand(rest, db);
   throw new Error(`Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset); redrive; import FILE --tenant <uuid> [--user <uuid>]; rebuild-read-models --tenant <uuid> [--concurrency <n>]; backfill-label-names --tenant <uuid> [--concurrency <n>]`);
+}
+
+/** `--tenant <uuid> [--concurrency N]` of the commands that walk a tenant's goals (rebuild, backfill). */
+function tenantWalkArgs(args: string[], defaultConcurrency: number): { tenant: string; concurrency: number } {
+  const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, concurrency: { type: 'string' } } });
+  if (!values.tenant || !UUID_RE.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
+  const concurrency = Number(values.concurrency ?? defaultConcurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new Error('--concurrency must be a whole number from 1 to 64');
+  return { tenant: values.tenant, concurrency };
 }

@@ -234,20 +234,6 @@ export class BatchRead {
     };
   }
 
-  /** Holders of the uniqueness claims (name, value): after `run`, value → id, unclaimed values absent. */
-  uniques(name: string, values: Iterable<string>): () => Map<string, string> {
-    const planned = [...new Set(values)].map((v) => [v, keys.unique(this.ctx.tenantId, name, v)] as const);
-    this.wanted.push(...planned.map(([, k]) => k));
-    return () => {
-      const out = new Map<string, string>();
-      for (const [v, k] of planned) {
-        const item = this.found.get(`${k.PK}|${k.SK}`);
-        if (item) out.set(v, item.id as string);
-      }
-      return out;
-    };
-  }
-
   /** The uniqueness claims (name, value) with what they carry (UniqueDef.data): after `run`, value → claim, unclaimed values absent. */
   claims(name: string, values: Iterable<string>): () => Map<string, Claim> {
     const planned = [...new Set(values)].map((v) => [v, keys.unique(this.ctx.tenantId, name, v)] as const);
