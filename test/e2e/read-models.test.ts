@@ -115,7 +115,7 @@ describe('lists served by the read models', () => {
     const ids = (order: string, api = t.admin) => listAll(api, `${P('objectives')}?q[s]=last_checkin_date%20${order}`, 4).then((rs) => rs.map((r: { uuid: string }) => r.uuid));
     const asc = [3, 1, 4, 0, 2, 5].map((i) => g[i]!.uuid); // dated first, earliest first; then never checked in, in creation order
     await eventually(async () => expect(await ids('asc')).toEqual(asc)); // the order is the change stream's
-    expect(await ids('desc')).toEqual([...asc].reverse());
+    await eventually(async () => expect(await ids('desc')).toEqual([...asc].reverse())); // seen short of two goals at once in clean-clone runs (issue 9 note)
     // a goal deleted a moment ago is checked on its item: left out before the stream syncs the order
     await goalApi(t.admin).remove('objectives', g[0]!.uuid);
     const first = await t.admin.get(`${P('objectives')}?q[s]=last_checkin_date%20asc`);
