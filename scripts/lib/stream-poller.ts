@@ -27,6 +27,8 @@ export interface StreamPollerOptions {
   deadLetterFile: string;
   handler: () => Promise<StreamHandler>;
   batchSize?: number;
+  /** Records the event source drops before batching (Lambda's event filter): checkpointed past, never delivered. */
+  skip?: (record: _Record) => boolean;
   maxAttempts?: number;
   idleMs?: number;
   log?: (msg: string, extra?: Record<string, unknown>) => void;
@@ -166,14 +168,22 @@ export class StreamPoller {
       this.iterators.delete(shardId);
       return false;
     }
-    const records = out.Records ?? [];
-    if (records.length === 0) {
+    const read = out.Records ?? [];
+    if (read.length === 0) {
       this.iterators.set(shardId, out.NextShardIterator);
       if (!out.NextShardIterator) {
         cp.closed = true; // a closed shard read to its end
         this.save();
       }
       return false;
+    }
+    // As Lambda's event filter does: dropped records take no room in a batch and are passed as done.
+    const records = this.opts.skip ? read.filter((r) => !this.opts.skip!(r)) : read;
+    if (records.length === 0) {
+      cp.after = read[read.length - 1]!.dynamodb!.SequenceNumber;
+      this.save();
+      this.iterators.set(shardId, out.NextShardIterator);
+      return true;
     }
     const event: DynamoDBStreamEvent = { Records: records.map((r) => lambdaRecord(r, this.opts.streamArn)) };
     const lag = Date.now() - event.Records[0]!.dynamodb!.ApproximateCreationDateTime! * 1000;
@@ -206,7 +216,8 @@ export class StreamPoller {
       }
     }
     if (done.length) {
-      cp.after = done[done.length - 1]!.dynamodb!.SequenceNumber;
+      // all done: past the last record read, dropped ones included
+      cp.after = (failedFrom < 0 ? read[read.length - 1]! : done[done.length - 1]!).dynamodb!.SequenceNumber;
       this.save();
     }
     if (failedFrom < 0) this.iterators.set(shardId, out.NextShardIterator);
