@@ -73,8 +73,15 @@ export class StreamPoller {
   private wake?: () => void;
   /** Records handed to the processor since start (for tests and the chaos report). */
   delivered = 0;
-  /** The longest a record waited between its commit and its delivery, and when (the test suite prints it). */
+  /**
+   * The longest a record waited between its commit and its delivery, and when (the test suite prints it). An
+   * upper bound: DynamoDB Local truncates a record's creation time to the minute (AWS keeps it to the
+   * millisecond), so a record is taken as committed no earlier than that, nor than the last read that found its
+   * shard caught up (`caughtUpAt`).
+   */
   maxLag = { ms: 0, at: '' };
+  /** Per shard, when the last read that returned nothing was sent: later records were committed after it. */
+  private caughtUpAt = new Map<string, number>();
   /** Passes begun so far, and who waits for empty ones (whenIdle): `from` the pass running when it asked, `need` empty passes in a row. */
   private passes = 0;
   private idleWaiters: Array<{ from: number; need: number; resolve: () => void }> = [];
@@ -161,6 +168,7 @@ export class StreamPoller {
     let it = this.iterators.has(shardId) ? this.iterators.get(shardId) : await this.iterator(shardId, cp);
     if (!it) return false;
     let out;
+    const asked = Date.now();
     try {
       out = await this.client.send(new GetRecordsCommand({ ShardIterator: it, Limit: this.opts.batchSize ?? 100 }));
     } catch (err) {
@@ -170,6 +178,7 @@ export class StreamPoller {
     }
     const read = out.Records ?? [];
     if (read.length === 0) {
+      this.caughtUpAt.set(shardId, asked);
       this.iterators.set(shardId, out.NextShardIterator);
       if (!out.NextShardIterator) {
         cp.closed = true; // a closed shard read to its end
@@ -186,7 +195,7 @@ export class StreamPoller {
       return true;
     }
     const event: DynamoDBStreamEvent = { Records: records.map((r) => lambdaRecord(r, this.opts.streamArn)) };
-    const lag = Date.now() - event.Records[0]!.dynamodb!.ApproximateCreationDateTime! * 1000;
+    const lag = Date.now() - Math.max(event.Records[0]!.dynamodb!.ApproximateCreationDateTime! * 1000, this.caughtUpAt.get(shardId) ?? 0);
     if (lag > this.maxLag.ms) this.maxLag = { ms: Math.round(lag), at: new Date().toISOString() };
     let failedFrom = -1;
     let error: string | undefined;
