@@ -271,8 +271,9 @@ export class GoalTrackingStack extends Stack {
         reportBatchItemFailures: true,
         maxRecordAge: Duration.hours(24),
         onFailure: new SqsDlq(this.streamDeadLetters),
-        // rate-limit and idempotency items (sort keys RL, IDEM) derive nothing, and the limiter writes often
-        filters: [FilterCriteria.filter({ dynamodb: { Keys: { SK: { S: [{ 'anything-but': row.skipSortKeys }] } } } })],
+        // only the items projections derive from (entities, sort key #): index entries, read models, the limiter's
+        // buckets and idempotency records take no room in a batch (shared/routes/stream.ts)
+        filters: [FilterCriteria.filter({ dynamodb: { Keys: { SK: { S: row.sortKeys } } } })],
       }),
     );
 

@@ -1,13 +1,18 @@
 import { ACCESS_REQUEST_QUEUE } from '#shared/domain/sharing/mail.ts';
 import { WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
 import type { Need } from '#shared/routes/types.ts';
+import { ENTITY_SK } from '#shared/db/keys.ts';
 
 /**
- * Sort keys of items the change stream derives nothing from: the rate limiter's buckets (written by most
- * requests) and idempotency records. The event source drops them before batching (an event filter in AWS, the
- * poller locally), so they never take a batch's room.
+ * Every projection derives from entity items and the side items kept like them (sort key `#`: goals,
+ * check-ins, labels, tenants, access requests); none from index entries (`IX#`, `RF#`), read-model entries
+ * (`RM#`), page anchors, history points, the rate limiter's buckets (`RL`, written by most requests) or
+ * idempotency records (`IDEM`). The event source drops those before batching (an event filter in AWS, the poller
+ * locally), so they take no room in a batch: a goal write's entries and read models are most of its records.
+ * A projection that needs another sort key adds it here (test/unit/stream-filter.test.ts checks every
+ * projection ignores the rest).
  */
-const DERIVES_NOTHING = ['RL', 'IDEM'];
+const DELIVERED_SORT_KEYS = [ENTITY_SK];
 
 /**
  * The change stream's one consumer (shared/stream/): a Lambda on the table's DynamoDB stream in AWS
@@ -21,8 +26,8 @@ export const streamProcessorRow = {
   /** The outbound events projection publishes to the stack's EventBridge bus. */
   needs: ['events:publish'] as Need[],
   batchSize: 100,
-  /** Records whose item's sort key is one of these are filtered out by the event source (DERIVES_NOTHING). */
-  skipSortKeys: DERIVES_NOTHING,
+  /** The event source delivers only changes of items with these sort keys (DELIVERED_SORT_KEYS). */
+  sortKeys: DELIVERED_SORT_KEYS,
   timeoutSeconds: 60,
   /** Deliveries of a failing record before it goes to the on-failure destination (the batch bisected on each error). */
   retryAttempts: 10,

@@ -1,3 +1,4 @@
+import { ENTITY_SK } from '#shared/db/keys.ts';
 import { getEntities, getEntity, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { AccessRequestRecord } from '#shared/domain/sharing/entity.ts';
 import { notificationEntity } from '#shared/domain/sharing/entity.ts';
@@ -17,6 +18,7 @@ const requestOf = (img: Record<string, unknown> | undefined) => (img?.kind === '
  * a resolve, an operator's fix of a field) carries no new notice and tells no one.
  */
 export function noticeEvent(change: TableChange): AccessRequestRecord | undefined {
+  if (change.keys.SK !== ENTITY_SK) return undefined; // the request item itself, nothing indexed beside it
   const after = requestOf(change.newImage);
   if (!after || after.status !== 'pending' || !after.notice) return undefined;
   const before = requestOf(change.oldImage);

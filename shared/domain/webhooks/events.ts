@@ -35,7 +35,7 @@ const entityRecord = <R>(image: Record<string, unknown> | undefined) => (image?.
 const sideRecord = <R>(image: Record<string, unknown>) => Object.fromEntries(Object.entries(image).filter(([k]) => !ITEM_ONLY.has(k))) as R;
 
 const isEntityItem = (change: TableChange, type: string) => change.keys.SK === '#' && change.keys.PK.startsWith(`T#${change.tenantId}#${type}#`);
-const isAccessRequest = (change: TableChange) => change.keys.PK.startsWith(`T#${change.tenantId}#access_request#`);
+const isAccessRequest = (change: TableChange) => change.keys.SK === '#' && change.keys.PK.startsWith(`T#${change.tenantId}#access_request#`);
 
 /** Cheap: whether a change can make an event at all (the projection's `accepts`). */
 export function mayMakeEvents(change: TableChange): boolean {
