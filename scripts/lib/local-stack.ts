@@ -226,6 +226,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     const method = (req.method ?? 'GET').toUpperCase();
     const send = (status: number, headers: Record<string, string>, body: string | Buffer) => {
       headers['apigw-requestid'] = requestId;
+      // With its length known (as API Gateway sends it) the answer leaves in one write: headers sent before
+      // `end` without a length made it a chunked answer, written as five pieces.
+      if (status !== 204 && status !== 304) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
       res.writeHead(status, headers);
       res.end(body);
       if (!opts.quiet) log('access', { request_id: requestId, method, path: rawPath, status, ms: Date.now() - started });
