@@ -4,7 +4,9 @@
  * and 16 clients for LOAD_SECONDS (default 30) or LOAD_MAX_REQUESTS (default 200,000), whichever ends first,
  * beside raw DynamoDB Local GetItem and Query (a plain document client) measured in the same run. The clients,
  * raw calls included, run in a worker thread (scripts/lib/load-clients.ts); the stack has the main thread.
- * Prints requests/s and p50/p95/p99 per scenario, and each API scenario's ratio to the raw call it is compared with.
+ * Prints requests/s and p50/p95/p99 per scenario, each API scenario's ratio to the raw call it is compared with,
+ * and the stack thread's CPU time per request (user + system of the main thread over the row: what a request
+ * costs the service, less sensitive to other load on the machine than requests/s).
  *   LOAD_SECONDS=5 npm run load      a quick run
  *   LOAD_ONLY=get npm run load       only the scenarios whose name contains `get` (and the raw calls)
  */
@@ -53,8 +55,13 @@ try {
     workerData: { url: stack.url, token: tok, goalId, keyResultIds: keyResults.map((k) => k.uuid), dynamoEndpoint: stack.dynamoEndpoint, tableName: stack.tableName, goalKey, listPartition, seconds: SECONDS, maxRequests: MAX_REQUESTS } satisfies LoadSetup,
   });
   const measure = (scenario: Scenario, clients: number) =>
-    new Promise<LoadResult>((resolve, reject) => {
-      clientsThread!.once('message', (m: { result?: LoadResult; error?: string }) => (m.result ? resolve(m.result) : reject(new Error(m.error))));
+    new Promise<LoadResult & { stackCpuMicros: number }>((resolve, reject) => {
+      const cpuBefore = process.threadCpuUsage();
+      clientsThread!.once('message', (m: { result?: LoadResult; error?: string }) => {
+        if (!m.result) return reject(new Error(m.error));
+        const cpu = process.threadCpuUsage(cpuBefore);
+        resolve({ ...m.result, stackCpuMicros: cpu.user + cpu.system });
+      });
       clientsThread!.postMessage({ scenario, clients });
     });
   const scenarios: Array<[Scenario, 'get' | 'query']> = [
@@ -65,8 +72,9 @@ try {
   ];
 
   const lines: string[] = [];
-  const fmt = (r: LoadResult, ratio?: number) =>
-    `| ${r.name} | ${r.clients} | ${r.requests} | ${r.errors} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.p99.toFixed(1)} | ${ratio === undefined ? '' : ratio.toFixed(2)} |`;
+  // the raw rows' stack CPU is the stack's background work (change stream, queues) while idle, for comparison
+  const fmt = (r: LoadResult & { stackCpuMicros: number }, ratio?: number) =>
+    `| ${r.name} | ${r.clients} | ${r.requests} | ${r.errors} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.p99.toFixed(1)} | ${ratio === undefined ? '' : ratio.toFixed(2)} | ${(r.stackCpuMicros / r.requests).toFixed(0)} |`;
   for (const clients of CONCURRENCIES) {
     const rawGetR = await measure('raw DynamoDB Local GetItem', clients);
     const rawQueryR = await measure('raw DynamoDB Local Query (21 keys)', clients);
@@ -80,8 +88,8 @@ try {
       console.log(lines.at(-1));
     }
   }
-  console.log(`\n${SECONDS} s per row, up to ${MAX_REQUESTS} requests; ratio = requests/s over the raw GetItem (GET goal) or raw Query (the others) of the same row group.\n`);
-  console.log('| scenario | clients | requests | errors | per second | p50 ms | p95 ms | p99 ms | ratio to raw |\n|---|---|---|---|---|---|---|---|---|');
+  console.log(`\n${SECONDS} s per row, up to ${MAX_REQUESTS} requests; ratio = requests/s over the raw GetItem (GET goal) or raw Query (the others) of the same row group; stack CPU = the stack thread's CPU time over the row / requests.\n`);
+  console.log('| scenario | clients | requests | errors | per second | p50 ms | p95 ms | p99 ms | ratio to raw | stack CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|');
   console.log(lines.join('\n'));
 } finally {
   await clientsThread?.terminate();

@@ -1,6 +1,6 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
 import { TABLE_DATA_ACTIONS } from '#shared/db/tenant-scope.ts';
+import { contextValue, withContextValue } from '#shared/request-context.ts';
 
 /**
  * What the running function's row (route, worker, stream processor) grants it: its table access and the
@@ -16,10 +16,8 @@ export interface Grant {
   sendsTo: readonly string[];
 }
 
-const current = new AsyncLocalStorage<Grant>();
-
 export function withGrant<T>(grant: Grant, fn: () => T): T {
-  return current.run(grant, fn);
+  return withContextValue('grant', grant, fn);
 }
 
 /** AWS's answer to an action the role does not allow. */
@@ -58,7 +56,7 @@ const limiterKey = new RegExp(`^${LIMITER_LEADING_KEYS.replace(/[.+^$()|[\]\\]/g
  * row says: infra/stack.ts grants those to every JWT route.
  */
 export function requireTableAccess(commandName: string, input: Item): void {
-  const grant = current.getStore();
+  const grant = contextValue('grant');
   if (!grant) return;
   const { actions, partitionKeys } = tableActionsOf(commandName, input);
   const allowed = new Set<string>(grant.table === 'none' ? [] : TABLE_DATA_ACTIONS[grant.table]);
@@ -69,6 +67,6 @@ export function requireTableAccess(commandName: string, input: Item): void {
 
 /** Throws AccessDeniedError when the current grant does not name `queue` in its sendsTo. */
 export function requireQueueSend(queue: string): void {
-  const grant = current.getStore();
+  const grant = contextValue('grant');
   if (grant && !grant.sendsTo.includes(queue)) throw new AccessDeniedError(`${grant.name} is not authorized to send to queue ${queue}: its row's sendsTo is [${grant.sendsTo.join(', ')}]`);
 }

@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomUUID } from 'node:crypto';
+import { contextValue, withContextValue } from '#shared/request-context.ts';
 
 /**
  * Ids of the records a request creates. Random, except inside `withIdSeed`: a request that carries an
@@ -8,11 +8,15 @@ import { createHash, randomUUID } from 'node:crypto';
  * and its create finds them already there instead of writing a second copy (docs/architecture.md, "Safe retries").
  * Commands draw ids in a fixed order, so the n-th id of a retry is the n-th id of the first attempt.
  */
-const seeds = new AsyncLocalStorage<{ seed: string; drawn: number }>();
+export interface IdSeed {
+  seed: string;
+  /** Ids drawn so far: the next id is the hash of `seed#drawn`. */
+  drawn: number;
+}
 
 /** A new record id (a UUID v4 in form). */
 export function newId(): string {
-  const s = seeds.getStore();
+  const s = contextValue('idSeed');
   if (!s) return randomUUID();
   const h = createHash('sha256').update(`${s.seed}#${s.drawn++}`).digest();
   h[6] = (h[6]! & 0x0f) | 0x40; // version 4
@@ -23,10 +27,10 @@ export function newId(): string {
 
 /** True when ids drawn now are seeded: a create that finds its record already stored is a retry's. */
 export function idsAreSeeded(): boolean {
-  return seeds.getStore() !== undefined;
+  return contextValue('idSeed') !== undefined;
 }
 
 /** Runs `fn` with ids derived from `seed` (the same seed gives the same ids in the same order). */
 export function withIdSeed<T>(seed: string, fn: () => Promise<T>): Promise<T> {
-  return seeds.run({ seed, drawn: 0 }, fn);
+  return withContextValue('idSeed', { seed, drawn: 0 }, fn);
 }

@@ -1,7 +1,7 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { createSocket, type Socket } from 'node:dgram';
 import type { MiddlewareObj } from '@middy/core';
+import { contextValue, enterContextValue } from '#shared/request-context.ts';
 
 /**
  * X-Ray tracing for the functions, written out instead of bundling the Powertools tracer: that one pulls in
@@ -49,8 +49,13 @@ interface TraceHeader {
   extra: string[];
 }
 
+/** The invocation's trace and its handler subsegment, the parent of the SDK calls made under it. */
+export interface ActiveTrace {
+  trace: TraceHeader;
+  segment: Subsegment;
+}
+
 const serviceName = process.env.POWERTOOLS_SERVICE_NAME ?? 'goal-tracking';
-const current = new AsyncLocalStorage<{ trace: TraceHeader; segment: Subsegment } | undefined>();
 let coldStart = true;
 let socket: Socket | undefined;
 
@@ -193,7 +198,7 @@ export const tracer = {
         // Inside a handler subsegment: under it; otherwise (workers, which have none) under the function's own
         // segment, as the X-Ray SDK's automatic mode does.
         if (!tracingEnabled()) return next(args);
-        const active = current.getStore();
+        const active = contextValue('trace');
         const trace = active?.trace ?? invocationTrace();
         if (!trace || !trace.sampled) return next(args);
         const service = client.config.serviceId ?? (context.clientName ?? 'AWSClient').replace(/Client$/, '');
@@ -242,7 +247,7 @@ export function captureLambdaHandler(_tracer: Tracer = tracer, _options?: { capt
     const segment = segments.get(request.event as object);
     if (!segment) return;
     segments.delete(request.event as object);
-    current.enterWith(undefined); // later calls go under the function's segment again, as Powertools restores it
+    enterContextValue('trace', undefined); // later calls go under the function's segment again, as Powertools restores it
     if (err !== undefined) addError(segment, err, false);
     close(segment);
   };
@@ -250,7 +255,8 @@ export function captureLambdaHandler(_tracer: Tracer = tracer, _options?: { capt
     before: (request) => {
       const wasCold = coldStart;
       coldStart = false;
-      current.enterWith(undefined); // nothing of an earlier invocation's trace may leak into this one
+      // nothing of an earlier invocation's trace may leak into this one (only a traced invocation sets one)
+      if (contextValue('trace')) enterContextValue('trace', undefined);
       if (!tracingEnabled()) return;
       const trace = invocationTrace();
       if (!trace || !trace.sampled) return;
@@ -258,7 +264,7 @@ export function captureLambdaHandler(_tracer: Tracer = tracer, _options?: { capt
       segment.annotations = { ColdStart: wasCold, Service: serviceName };
       segments.set(request.event as object, segment);
       // The rest of the invocation (later middlewares, the handler, SDK calls) sees this subsegment as parent.
-      current.enterWith({ trace, segment });
+      enterContextValue('trace', { trace, segment });
     },
     after: (request) => finish(request),
     onError: (request) => finish(request, request.error),

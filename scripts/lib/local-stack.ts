@@ -188,6 +188,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   stream.start();
 
   const compiled = routes.map(compile);
+  // Routes by method, and each route's grant, built once: a request scans only its method's routes.
+  const compiledByMethod = new Map<string, CompiledRoute[]>();
+  for (const c of compiled) compiledByMethod.set(c.route.method, [...(compiledByMethod.get(c.route.method) ?? []), c]);
+  const grants = new Map<Route, Grant>(routes.map((r) => [r, { name: `${r.method} ${r.path}`, table: tableAccessOf(r), sendsTo: r.sendsTo ?? [] }]));
   server.on('request', (req, res) => {
     handle(req, res).catch((err) => {
       log('local stack error', { error: String(err?.stack ?? err) });
@@ -196,28 +200,47 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     });
   });
 
+  /**
+   * The request body, at most the service's body limit of it: a larger body is read to its end (so the client
+   * sees the answer) without being buffered. Read with listeners rather than `for await`, whose async iterator
+   * costs more than the whole read of a body-less GET.
+   */
+  const readRequestBody = (req: IncomingMessage) =>
+    new Promise<{ body: string; received: number }>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let received = 0;
+      req.on('data', (c: Buffer) => {
+        received += c.length;
+        if (received <= MAX_BODY_BYTES) chunks.push(c);
+      });
+      req.once('end', () => resolve({ body: chunks.length ? Buffer.concat(chunks).toString('utf8') : '', received }));
+      req.once('error', reject);
+      req.once('close', () => reject(new Error('request closed before its end'))); // no-op once ended
+    });
+
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const started = Date.now();
     const requestId = randomUUID();
-    const [rawPath = '/', rawQueryString = ''] = (req.url ?? '/').split(/\?(.*)/s);
+    const url = req.url ?? '/';
+    const queryAt = url.indexOf('?');
+    const rawPath = queryAt < 0 ? url : url.slice(0, queryAt);
+    const rawQueryString = queryAt < 0 ? '' : url.slice(queryAt + 1);
     const method = (req.method ?? 'GET').toUpperCase();
     const send = (status: number, headers: Record<string, string>, body: string | Buffer) => {
-      res.writeHead(status, { 'apigw-requestid': requestId, ...headers });
+      headers['apigw-requestid'] = requestId;
+      // With its length known (as API Gateway sends it) the answer leaves in one write: headers sent before
+      // `end` without a length made it a chunked answer, written as five pieces.
+      if (status !== 204 && status !== 304) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+      res.writeHead(status, headers);
       res.end(body);
-      log('access', { request_id: requestId, method, path: rawPath, status, ms: Date.now() - started });
+      if (!opts.quiet) log('access', { request_id: requestId, method, path: rawPath, status, ms: Date.now() - started });
     };
-    // Keep at most the service's body limit: a larger body is read to its end (so the client sees the answer)
-    // without being buffered, and refused with 413 in the contract's shape.
-    const chunks: Buffer[] = [];
-    let received = 0;
-    for await (const c of req) {
-      received += (c as Buffer).length;
-      if (received <= MAX_BODY_BYTES) chunks.push(c as Buffer);
-    }
+    // A larger body than the service's limit is refused with 413 in the contract's shape.
+    const { body, received } = await readRequestBody(req);
     if (received > MAX_BODY_BYTES) return send(413, { 'content-type': 'application/json' }, gatewayError(413, 'payload_too_large', `Request body is larger than ${MAX_BODY_BYTES} bytes`, requestId));
     let match: { c: CompiledRoute; m: RegExpExecArray } | undefined;
-    for (const c of compiled) {
-      const m = c.route.method === method ? c.regex.exec(rawPath) : null;
+    for (const c of compiledByMethod.get(method) ?? []) {
+      const m = c.regex.exec(rawPath);
       if (m) {
         match = { c, m };
         break;
@@ -252,8 +275,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
 
     const pathParameters = Object.fromEntries(params.map((p, i) => [p, decodeSegment(match!.m[i + 1]!)]));
     const queryStringParameters: Record<string, string> = {};
-    for (const [k, v] of new URLSearchParams(rawQueryString)) queryStringParameters[k] = k in queryStringParameters ? `${queryStringParameters[k]},${v}` : v;
-    const body = Buffer.concat(chunks).toString('utf8');
+    if (rawQueryString) for (const [k, v] of new URLSearchParams(rawQueryString)) queryStringParameters[k] = k in queryStringParameters ? `${queryStringParameters[k]},${v}` : v;
     const routeKey = `${route.method} ${route.path}`;
     const now = new Date();
     const event = {
@@ -295,8 +317,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       succeed: () => undefined,
     } as unknown as Context;
     const handler = await load(route.handler);
-    const grant: Grant = { name: routeKey, table: tableAccessOf(route), sendsTo: route.sendsTo ?? [] };
-    const result = (await withGrant(grant, () => handler(event, context))) as ApiResult;
+    const result = (await withGrant(grants.get(route)!, () => handler(event, context))) as ApiResult;
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) out[k] = String(v);
     // As API Gateway: a base64-encoded body (binary or compressed) goes out decoded.

@@ -1,15 +1,141 @@
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetItemCommand,
+  BatchWriteItemCommand,
+  DeleteItemCommand,
+  DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand as QueryItemsCommand,
+  TransactWriteItemsCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import type { AwsCredentialIdentity } from '@aws-sdk/types';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type BatchGetCommandOutput,
+  type BatchWriteCommandOutput,
+  type DeleteCommandOutput,
+  type GetCommandOutput,
+  type PutCommandOutput,
+  type QueryCommandOutput,
+  type TransactWriteCommandOutput,
+  type UpdateCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
+import { marshall, unmarshall, type marshallOptions } from '@aws-sdk/util-dynamodb';
 import { config } from '#shared/config.ts';
 import { startDbCall } from '#shared/db/metrics.ts';
 import { requireTableAccess } from '#shared/grants.ts';
 import { tracer } from '#shared/tracer.ts';
 
-export type Db = DynamoDBDocumentClient;
+/**
+ * The table as the store uses it: the document commands of @aws-sdk/lib-dynamodb (plain values, not
+ * attribute-value maps), answered as DynamoDBDocumentClient answers them.
+ */
+export interface Db {
+  send(command: GetCommand): Promise<GetCommandOutput>;
+  send(command: BatchGetCommand): Promise<BatchGetCommandOutput>;
+  send(command: QueryCommand): Promise<QueryCommandOutput>;
+  send(command: PutCommand): Promise<PutCommandOutput>;
+  send(command: UpdateCommand): Promise<UpdateCommandOutput>;
+  send(command: DeleteCommand): Promise<DeleteCommandOutput>;
+  send(command: TransactWriteCommand): Promise<TransactWriteCommandOutput>;
+  send(command: BatchWriteCommand): Promise<BatchWriteCommandOutput>;
+}
+
+/**
+ * Where a command's input or output holds attribute values, as lib-dynamodb declares it per command: a key
+ * names a member, `*` every member of a map or array; VALUES: every member is one value; VALUE: this is one.
+ */
+type ValuePaths = typeof VALUE | typeof VALUES | { [member: string]: ValuePaths };
+const VALUE = 'value';
+const VALUES = 'values';
+
+const EXPECTED = { '*': { Value: VALUE, AttributeValueList: VALUES } } as const;
+const WRITE_OUTPUT = { Attributes: VALUES, ItemCollectionMetrics: { ItemCollectionKey: VALUES } } as const;
+const WRITE_REQUESTS = { '*': { '*': { PutRequest: { Item: VALUES }, DeleteRequest: { Key: VALUES } } } } as const;
+
+/** Each document command: the low-level command it becomes, and where its input and output hold values (lib-dynamodb's key nodes). */
+const DOCUMENT_COMMANDS = new Map<Function, { lowLevel: new (input: never) => object; input: ValuePaths; output: ValuePaths }>([
+  [GetCommand, { lowLevel: GetItemCommand, input: { Key: VALUES }, output: { Item: VALUES } }],
+  [BatchGetCommand, { lowLevel: BatchGetItemCommand, input: { RequestItems: { '*': { Keys: { '*': VALUES } } } }, output: { Responses: { '*': { '*': VALUES } }, UnprocessedKeys: { '*': { Keys: { '*': VALUES } } } } }],
+  [
+    QueryCommand,
+    {
+      lowLevel: QueryItemsCommand,
+      input: { KeyConditions: { '*': { AttributeValueList: VALUES } }, QueryFilter: { '*': { AttributeValueList: VALUES } }, ExclusiveStartKey: VALUES, ExpressionAttributeValues: VALUES },
+      output: { Items: { '*': VALUES }, LastEvaluatedKey: VALUES },
+    },
+  ],
+  [PutCommand, { lowLevel: PutItemCommand, input: { Item: VALUES, Expected: EXPECTED, ExpressionAttributeValues: VALUES }, output: WRITE_OUTPUT }],
+  [UpdateCommand, { lowLevel: UpdateItemCommand, input: { Key: VALUES, AttributeUpdates: { '*': { Value: VALUE } }, Expected: EXPECTED, ExpressionAttributeValues: VALUES }, output: WRITE_OUTPUT }],
+  [DeleteCommand, { lowLevel: DeleteItemCommand, input: { Key: VALUES, Expected: EXPECTED, ExpressionAttributeValues: VALUES }, output: WRITE_OUTPUT }],
+  [
+    TransactWriteCommand,
+    {
+      lowLevel: TransactWriteItemsCommand,
+      input: {
+        TransactItems: {
+          '*': {
+            ConditionCheck: { Key: VALUES, ExpressionAttributeValues: VALUES },
+            Put: { Item: VALUES, ExpressionAttributeValues: VALUES },
+            Delete: { Key: VALUES, ExpressionAttributeValues: VALUES },
+            Update: { Key: VALUES, ExpressionAttributeValues: VALUES },
+          },
+        },
+      },
+      output: { ItemCollectionMetrics: { '*': { '*': { ItemCollectionKey: VALUES } } } },
+    },
+  ],
+  [BatchWriteCommand, { lowLevel: BatchWriteItemCommand, input: { RequestItems: WRITE_REQUESTS }, output: { UnprocessedItems: WRITE_REQUESTS, ItemCollectionMetrics: { '*': { '*': { ItemCollectionKey: VALUES } } } } }],
+]);
+
+/** A copy of `node` with the values at `paths` converted by `convert` (lib-dynamodb's processObj). */
+function convertAt(node: unknown, paths: ValuePaths, convert: (value: unknown) => unknown): unknown {
+  if (node === undefined || node === null || typeof node !== 'object') return paths === VALUE && node !== undefined ? convert(node) : node;
+  if (paths === VALUE) return convert(node);
+  if (paths === VALUES) return Array.isArray(node) ? node.map(convert) : Object.fromEntries(Object.entries(node).filter(([, v]) => v !== undefined).map(([k, v]) => [k, convert(v)]));
+  const every = paths['*'];
+  if (every !== undefined) return Array.isArray(node) ? node.map((v) => convertAt(v, every, convert)) : Object.fromEntries(Object.entries(node).map(([k, v]) => [k, convertAt(v, every, convert)]));
+  const copy: Record<string, unknown> = { ...(node as Record<string, unknown>) };
+  for (const [member, inner] of Object.entries(paths)) if (copy[member] !== undefined) copy[member] = convertAt(copy[member], inner, convert);
+  return copy;
+}
+
+const MARSHALL: marshallOptions = { removeUndefinedValues: true, convertClassInstanceToMap: false, convertTopLevelContainer: true };
+const toAttributeValue = (value: unknown) => marshall(value, MARSHALL);
+const fromAttributeValue = (value: unknown) => unmarshall(value as never, { convertWithoutMapWrapper: true });
+
+/**
+ * A document client over `client` without DynamoDBDocumentClient's cost per call: that one builds and sorts
+ * the whole middleware chain again for every call (its commands add their marshalling middleware to it), which
+ * the SDK's `cacheMiddleware` avoids but DynamoDBDocumentClient refuses. Here the low-level client keeps one
+ * resolved chain per command (cacheMiddleware) and the values are converted around it, where lib-dynamodb
+ * converts them and with the same options. Like DynamoDBDocumentClient it shares the low-level client's config
+ * and middleware stack and sends a low-level command as is (Powertools' idempotency store sends those).
+ */
+function documentClient(client: DynamoDBClient): Db {
+  const send = async (command: { input: unknown }) => {
+    const translation = DOCUMENT_COMMANDS.get(command.constructor);
+    if (!translation) return client.send(command as GetItemCommand);
+    const input = convertAt(command.input, translation.input, toAttributeValue);
+    const output = await client.send(new translation.lowLevel(input as never) as GetItemCommand);
+    return convertAt(output, translation.output, fromAttributeValue);
+  };
+  return { send, config: client.config, middlewareStack: client.middlewareStack } as Db;
+}
 
 /** Wraps a low-level client so every call asks for consumed capacity and is counted per request. */
-export function instrument(client: DynamoDBClient): DynamoDBDocumentClient {
+export function instrument(client: DynamoDBClient): Db {
+  // The SDK's logger middleware logs each call to the client's `logger`, which we never set (a no-op), yet it
+  // still runs the schema's sensitive-field filters over every input and output: ~7 % of a call's CPU.
+  client.middlewareStack.remove('loggerMiddleware');
   tracer.captureAWSv3Client(client);
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -35,7 +161,9 @@ export function instrument(client: DynamoDBClient): DynamoDBDocumentClient {
     },
     { step: 'initialize', name: 'rowGrants' },
   );
-  return DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } });
+  // every middleware is in place: from the first call on, the resolved chain is kept per command
+  client.config.cacheMiddleware = true;
+  return documentClient(client);
 }
 
 export function createDynamoClient(credentials?: AwsCredentialIdentity): DynamoDBClient {
@@ -48,10 +176,10 @@ export function createDynamoClient(credentials?: AwsCredentialIdentity): DynamoD
   });
 }
 
-let sharedClient: DynamoDBDocumentClient | undefined;
+let sharedClient: Db | undefined;
 
 /** The function's own (execution-role) client. Created once per container. */
-export function baseDb(): DynamoDBDocumentClient {
+export function baseDb(): Db {
   sharedClient ??= instrument(createDynamoClient());
   return sharedClient;
 }

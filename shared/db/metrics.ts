@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { contextValue, withContextValue } from '#shared/request-context.ts';
 
 /** DynamoDB round trips and consumed capacity of the current request (logged per request, read by benchmarks). */
 export interface DbMetrics {
@@ -16,16 +16,14 @@ export interface DbMetrics {
 /** Per-request bookkeeping for `roundTrips`: the deepest chain among calls already finished. */
 const finishedDepth = new WeakMap<DbMetrics, number>();
 
-const storage = new AsyncLocalStorage<DbMetrics>();
-
 export const newDbMetrics = (): DbMetrics => ({ roundTrips: 0, calls: 0, writes: 0, readCapacity: 0, writeCapacity: 0, itemsRead: 0 });
 
 export function withDbMetrics<T>(metrics: DbMetrics, fn: () => Promise<T>): Promise<T> {
-  return storage.run(metrics, fn);
+  return withContextValue('dbMetrics', metrics, fn);
 }
 
 export function currentDbMetrics(): DbMetrics | undefined {
-  return storage.getStore();
+  return contextValue('dbMetrics');
 }
 
 interface Capacity {
@@ -40,7 +38,7 @@ interface Capacity {
  * started while others are in flight share a depth, and `roundTrips` is the deepest chain.
  */
 export function startDbCall(commandName?: string): (output: DbCallOutput) => void {
-  const m = storage.getStore();
+  const m = contextValue('dbMetrics');
   if (!m) return () => {};
   const depth = (finishedDepth.get(m) ?? 0) + 1;
   m.calls += 1;

@@ -124,8 +124,8 @@ async function tokenTenant(event: ApiEvent): Promise<{ data: DataCtx & { db: Db 
   return { data: { tenantId: tenant, db: await tenantDb(tenant) }, userId: userId.toLowerCase() };
 }
 
-function resolveCaller(event: ApiEvent, data: DataCtx & { db: Db }, userId: string, readAhead: ReadAhead | undefined) {
-  const declared = readAhead?.(pathParams(event));
+function resolveCaller(params: Record<string, string>, data: DataCtx & { db: Db }, userId: string, readAhead: ReadAhead | undefined) {
+  const declared = readAhead?.(params);
   // keys hold uuids lower-cased; a path id that is no uuid names no entity, so it is not read ahead
   const entities = (declared?.entities ?? []).filter((e) => UUID_RE.test(e.id));
   return loadCaller(data, userId, { readAhead: entities, teams: declared?.teams === true });
@@ -196,9 +196,12 @@ function pathParams(event: ApiEvent): Record<string, string> {
   return Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([k, v]) => [k, v && UUID_RE.test(v) ? v.toLowerCase() : (v ?? '')]));
 }
 
+// middy's handler takes (event, context) and makes each request's abort signal itself; its type still asks for
+// options, so one never-aborted set serves every call instead of an AbortController per request
+const MIDDY_CALL_OPTIONS = { signal: new AbortController().signal };
+
 function wrap(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Context, Internal>) {
-  return (event: ApiEvent, context: Context): Promise<ApiResult> =>
-    withDbMetrics(newDbMetrics(), async () => (await handler(event, context, { signal: new AbortController().signal })) as ApiResult);
+  return (event: ApiEvent, context: Context): Promise<ApiResult> => withDbMetrics(newDbMetrics(), async () => (await handler(event, context, MIDDY_CALL_OPTIONS)) as ApiResult);
 }
 
 /**
@@ -244,19 +247,21 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(
       const checking = read.kind === 'json' || (read.kind === 'none' && opts.body) ? bodySchema() : undefined;
       checking?.catch(() => undefined); // awaited in run(); a request refused first must not leave it unhandled
       const { data, userId } = await tokenTenant(event);
+      const params = pathParams(event);
+      const query = queryPairs(event.rawQueryString);
       const loader = new Loader(data);
       let admit!: (ctx: RequestCtx) => void;
       let refuse!: (err: unknown) => void;
       const admitted = new Promise<RequestCtx>((resolve, reject) => ((admit = resolve), (refuse = reject)));
       admitted.catch(() => undefined); // a refused request drops the early work with it
-      const early = opts.early?.({ data, loader, params: pathParams(event), query: queryPairs(event.rawQueryString), event, ctx: admitted }) ?? Promise.resolve(undefined as E);
+      const early = opts.early?.({ data, loader, params, query, event, ctx: admitted }) ?? Promise.resolve(undefined as E);
       early.catch(() => undefined); // awaited by the handler once the caller is admitted
       let ctx: RequestCtx;
       let requestId: string;
       let log: Log;
       try {
         // Who is calling (401) comes before any budget is taken: a refused token or user costs the tenant nothing.
-        const { caller, teams: teamsAhead } = await resolveCaller(event, data, userId, opts.readAhead);
+        const { caller, teams: teamsAhead } = await resolveCaller(params, data, userId, opts.readAhead);
         const limitHeaders = await rateLimiter.take(caller.tenantId, caller.userId);
         if (limitHeaders) extraHeaders.set(event, limitHeaders);
         requestId = requestIdOf(event, context);
@@ -274,7 +279,7 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(
         const parsed = checking ? validateBody(await checking, read.kind === 'json' ? read.value : {}) : undefined;
         const body = (opts.body ? parsed : undefined) as z.infer<S>;
         const rawBody = read.kind === 'raw' ? { mediaType: read.mediaType, text: read.text } : undefined;
-        return opts.handle({ ctx, early, body, params: pathParams(event), query: queryPairs(event.rawQueryString), event, ...(rawBody ? { rawBody } : {}) });
+        return opts.handle({ ctx, early, body, params, query, event, ...(rawBody ? { rawBody } : {}) });
       };
       if (!idempotencyKey) return run();
       // Answers below 500 are stored for replay, so typed errors become responses inside the idempotent section.
