@@ -5,8 +5,10 @@ import { labelCollectionChecks } from '#shared/domain/labels/service.ts';
 import { presentLabel } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
-  handle: async ({ ctx, query }) => {
-    const result = await listLabels(ctx, query);
+  // the list starts alongside the caller's read (page 1: two round trips)
+  early: ({ data, loader, ctx, query }) => listLabels({ data, loader, gate: ctx }, query),
+  handle: async ({ ctx, early }) => {
+    const result = await early;
     return listResponse('label', result, result.records.map(presentLabel), labelCollectionChecks(ctx));
   },
 });

@@ -5,8 +5,10 @@ import { teamCollectionChecks } from '#shared/domain/teams/service.ts';
 import { presentTeam } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
-  handle: async ({ ctx, query }) => {
-    const result = await listTeams(ctx, query);
+  // the list starts alongside the caller's read (page 1: two round trips)
+  early: ({ data, loader, ctx, query }) => listTeams({ data, loader, gate: ctx }, query),
+  handle: async ({ ctx, early }) => {
+    const result = await early;
     return listResponse('team', result, result.records.map(presentTeam), teamCollectionChecks(ctx));
   },
 });

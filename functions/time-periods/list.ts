@@ -5,8 +5,10 @@ import { timePeriodCollectionChecks } from '#shared/domain/time-periods/service.
 import { presentTimePeriod } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
-  handle: async ({ ctx, query }) => {
-    const result = await listTimePeriods(ctx, query);
+  // the list starts alongside the caller's read (page 1: two round trips)
+  early: ({ data, loader, ctx, query }) => listTimePeriods({ data, loader, gate: ctx }, query),
+  handle: async ({ ctx, early }) => {
+    const result = await early;
     return listResponse('time_period', result, result.records.map(presentTimePeriod), timePeriodCollectionChecks(ctx));
   },
 });

@@ -5,8 +5,10 @@ import { userCollectionChecks } from '#shared/domain/users/service.ts';
 import { presentUser } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
-  handle: async ({ ctx, query }) => {
-    const result = await listUsers(ctx, query);
+  // the list starts alongside the caller's read (page 1: two round trips)
+  early: ({ data, loader, ctx, query }) => listUsers({ data, loader, gate: ctx }, query),
+  handle: async ({ ctx, early }) => {
+    const result = await early;
     return listResponse('user', result, result.records.map(presentUser), userCollectionChecks(ctx));
   },
 });

@@ -16,6 +16,7 @@ import { addLabelCreates } from '#shared/domain/labels/service.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
+import { addEntriesWrittenAtCreate } from '#shared/stream/read-models/goal-sync.ts';
 import { type GoalView } from '#shared/domain/goals/service.ts';
 
 /**
@@ -79,6 +80,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     requireUnchanged(tx, write.parents);
     addLabelCreates(tx, write.createdLabels);
     tx.create(goalEntity, write.goal);
+    addEntriesWrittenAtCreate(tx, ctx.tenantId, write.goal); // in the last-check-in order at once
     assertFits(tx.size, () => heaviestField(input));
     await tx.commit();
     return { goal: write.goal, created: write.createdLabels };

@@ -10,13 +10,13 @@ import { type GoalCreateInput, type GoalDeleteInput, type GoalUpdateInput } from
  * DynamoDB transaction (100 items): a goal write is never split, and never refused for its size.
  *
  * Items of a create, worst case (O owners, T teams, D delegates, L label names all new, P parents):
- *   goal item 1 + time period entry 1 + time period check 1
+ *   goal item 1 + time period entry 1 + time period check 1 + its place in the last-check-in order 1
  *   + O owner entries + D delegate entries
  *   + 2T (team entry, team existence check)
  *   + 3L (label entry, new label item, its name claim)
  *   + 3P (parent entry, child_of entry, parent version check)
  *   (no short_id on create; visible entities live in the index envelope: no items)
- *   = 3 + O + D + 2T + 3L + 3P = 3 + 10 + 3 + 10 + 24 + 12 = 62
+ *   = 4 + O + D + 2T + 3L + 3P = 4 + 10 + 3 + 10 + 24 + 12 = 63
  * Items of an update, worst case (every association replaced by new values, a new time period, a new short_id
  * replacing an old one, and a visibility change, which re-writes every index entry):
  *   goal item 1 + period entry deleted and put 2 + period check 1 + short_id claim released and taken 2
@@ -32,7 +32,7 @@ export const GOAL_LIMITS = { owners: 10, teams: 5, delegates: 3, labels: 8, pare
 
 /** Worst-case transaction items of a goal create and update within `limits` (the formulas above). */
 export const GOAL_WRITE_ITEMS = {
-  create: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 3 + l.owners + l.delegates + 2 * l.teams + 3 * l.labels + 3 * l.parents,
+  create: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 4 + l.owners + l.delegates + 2 * l.teams + 3 * l.labels + 3 * l.parents,
   update: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 7 + 2 * l.owners + 2 * l.delegates + 3 * l.teams + 4 * l.labels + 5 * l.parents,
 };
 

@@ -1,6 +1,7 @@
 import { findUniques, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { labelEntity, labelsInGroup, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
+import { listStart, type ListStart } from '#shared/list/start.ts';
 import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
 
 /** Label uuids holding the given names, through the `label_name` uniqueness claims (one BatchGetItem). */
@@ -45,6 +46,8 @@ export const labelListResource: ListResource<LabelRecord> = {
   },
 };
 
-export function listLabels(ctx: DomainCtx, pairs: Array<[string, string]>) {
-  return runList(labelListResource, { ctx, loader: ctx.loader, pairs });
+/** The list; started before the caller is known when the route starts it early (the list is the same for every caller). */
+export function listLabels(start: ListStart | DomainCtx, pairs: Array<[string, string]>) {
+  const { data, loader, gate } = listStart(start);
+  return runList(labelListResource, { ctx: data, loader, pairs, gate });
 }

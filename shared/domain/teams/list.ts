@@ -1,5 +1,6 @@
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { subteamsOf, teamEntity, teamMemberships, teamsWithMember, type TeamRecord } from '#shared/domain/teams/entity.ts';
+import { listStart, type ListStart } from '#shared/list/start.ts';
 import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
 
 /** A team matches a `team_memberships_*` filter when any of its memberships does (contract section 4). */
@@ -35,6 +36,8 @@ export const teamListResource: ListResource<TeamRecord> = {
   },
 };
 
-export function listTeams(ctx: DomainCtx, pairs: Array<[string, string]>) {
-  return runList(teamListResource, { ctx, loader: ctx.loader, pairs });
+/** The list; started before the caller is known when the route starts it early (the list is the same for every caller). */
+export function listTeams(start: ListStart | DomainCtx, pairs: Array<[string, string]>) {
+  const { data, loader, gate } = listStart(start);
+  return runList(teamListResource, { ctx: data, loader, pairs, gate });
 }

@@ -1,5 +1,6 @@
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
+import { listStart, type ListStart } from '#shared/list/start.ts';
 import { runList, type ListResource, uuidAttr } from '#shared/list/engine.ts';
 
 export const timePeriodListResource: ListResource<TimePeriodRecord> = {
@@ -17,6 +18,8 @@ export const timePeriodListResource: ListResource<TimePeriodRecord> = {
   },
 };
 
-export function listTimePeriods(ctx: DomainCtx, pairs: Array<[string, string]>) {
-  return runList(timePeriodListResource, { ctx, loader: ctx.loader, pairs });
+/** The list; started before the caller is known when the route starts it early (the list is the same for every caller). */
+export function listTimePeriods(start: ListStart | DomainCtx, pairs: Array<[string, string]>) {
+  const { data, loader, gate } = listStart(start);
+  return runList(timePeriodListResource, { ctx: data, loader, pairs, gate });
 }

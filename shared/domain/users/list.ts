@@ -2,6 +2,7 @@ import { entriesOf, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { teamEntity, teamMemberships, teamsWithMember, teamUserUuids, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { PROFILE_FILTERABLE, reportsOf, userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
+import { listStart, type ListStart } from '#shared/list/start.ts';
 import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 
@@ -86,6 +87,8 @@ export const userListResource: ListResource<UserRecord> = {
   },
 };
 
-export function listUsers(ctx: DomainCtx, pairs: Array<[string, string]>) {
-  return runList(userListResource, { ctx, loader: ctx.loader, pairs });
+/** The list; started before the caller is known when the route starts it early (the list is the same for every caller). */
+export function listUsers(start: ListStart | DomainCtx, pairs: Array<[string, string]>) {
+  const { data, loader, gate } = listStart(start);
+  return runList(userListResource, { ctx: data, loader, pairs, gate });
 }

@@ -127,6 +127,13 @@ export function desiredEntries(tenantId: string, g: GoalRecord | undefined): Rea
   return out;
 }
 
+/**
+ * The entries a goal's create writes with the goal (read-your-writes): those that count nothing, i.e. the
+ * last-check-in order's. A new goal is then in the order from its commit on, whenever the stream gets to it;
+ * entries with counters stay the stream's, since a counter must move in the transaction of its entry.
+ */
+export const entriesWrittenAtCreate = (tenantId: string, g: GoalRecord): ReadModelEntry[] => desiredEntries(tenantId, g).filter((e) => e.dims.length === 0);
+
 /** The entry as stored (what sync reads back). */
 export interface StoredEntry {
   sk: string;

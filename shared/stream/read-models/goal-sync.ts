@@ -2,7 +2,7 @@ import { keys, READ_MODEL_SK_PREFIX } from '#shared/db/keys.ts';
 import { getEntities, getSides, nowIso, queryList, querySidePage, retryOnConflict, WriteTx, type DataCtx, type SideItem, type Stored } from '#shared/db/store.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
-import { COUNTER_SHARDS, READ_MODELS_VERSION, STREAM_COUNTER_SHARDS, counterDelta, counterKey, desiredEntries, fingerprint, shardOf, type StoredEntry } from '#shared/stream/read-models/goal-entries.ts';
+import { COUNTER_SHARDS, READ_MODELS_VERSION, STREAM_COUNTER_SHARDS, counterDelta, counterKey, desiredEntries, entriesWrittenAtCreate, fingerprint, shardOf, type ReadModelEntry, type StoredEntry } from '#shared/stream/read-models/goal-entries.ts';
 
 /** A goal's read-model entries as stored (consistent read of its partition's `RM#` items). */
 async function storedEntries(ctx: DataCtx, goalUuid: string): Promise<Array<StoredEntry & { kind: GoalKind }>> {
@@ -15,6 +15,22 @@ async function storedEntries(ctx: DataCtx, goalUuid: string): Promise<Array<Stor
     startKey = page.lastKey;
   } while (startKey);
   return out;
+}
+
+/** A read-model entry as stored: its list keys, envelope, what it counts and its fingerprint (the next write's condition). */
+function readModelItem(goalUuid: string, kind: GoalKind, entry: ReadModelEntry): SideItem {
+  const item: SideItem = { GSI1PK: entry.gsiPk, GSI1SK: entry.gsiSk, id: goalUuid, kind: 'read_model', gk: kind, vis: entry.vis, dims: entry.dims, lim: entry.limited, fp: fingerprint(entry) };
+  if (entry.acl) item.acl = entry.acl;
+  if (entry.state) item.state = entry.state;
+  return item;
+}
+
+/**
+ * Adds to a goal's create the read-model entries it writes itself (entriesWrittenAtCreate: the last-check-in
+ * order's), as the stream's sync would write them: the sync then finds them as they should be.
+ */
+export function addEntriesWrittenAtCreate(tx: WriteTx, tenantId: string, goal: GoalRecord): void {
+  for (const e of entriesWrittenAtCreate(tenantId, goal)) tx.putSide(keys.readModelEntry(tenantId, goalEntity.type, goal.uuid, e.sk), readModelItem(goal.uuid, goal.type, e));
 }
 
 /** One goal's pending change: its entry writes and what they add to each counter dimension. */
@@ -43,13 +59,7 @@ async function pendingChange(ctx: DataCtx, goalUuid: string, goal: Stored<GoalRe
     const key = keys.readModelEntry(ctx.tenantId, goalEntity.type, goalUuid, sk);
     const guard = was ? { equals: { fp: was.fp } } : { exists: false };
     const counters = counterDelta(was, next);
-    const add = (tx: WriteTx) => {
-      if (!next) return void tx.deleteSide(key, { if: guard });
-      const item: SideItem = { GSI1PK: next.gsiPk, GSI1SK: next.gsiSk, id: goalUuid, kind: 'read_model', gk: kind, vis: next.vis, dims: next.dims, lim: next.limited, fp };
-      if (next.acl) item.acl = next.acl;
-      if (next.state) item.state = next.state;
-      tx.putSide(key, item, { if: guard });
-    };
+    const add = (tx: WriteTx) => (next ? tx.putSide(key, readModelItem(goalUuid, kind, next), { if: guard }) : tx.deleteSide(key, { if: guard }));
     change.entries.push({ add, counters });
     for (const [d, v] of counters) addTo(change.counters, d, v);
   }
