@@ -272,7 +272,7 @@ export class GoalTrackingStack extends Stack {
         maxRecordAge: Duration.hours(24),
         onFailure: new SqsDlq(this.streamDeadLetters),
         // rate-limit and idempotency items (sort keys RL, IDEM) derive nothing, and the limiter writes often
-        filters: [FilterCriteria.filter({ dynamodb: { Keys: { SK: { S: [{ 'anything-but': ['RL', 'IDEM'] }] } } } })],
+        filters: [FilterCriteria.filter({ dynamodb: { Keys: { SK: { S: [{ 'anything-but': row.skipSortKeys }] } } } })],
       }),
     );
 

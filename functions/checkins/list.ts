@@ -4,8 +4,11 @@ import { listCheckins } from '#shared/domain/checkins/list.ts';
 import { checkinCollectionChecks, presentCheckins } from '#shared/presenters/checkins.ts';
 
 export const handler = apiHandler({
-  handle: async ({ ctx, query }) => {
-    const result = await listCheckins(ctx, query);
+  // the caller's teams (which goals a member may see) are read with the caller, and the list starts alongside
+  readAhead: () => ({ teams: true }),
+  early: ({ data, loader, ctx, query }) => listCheckins({ data, loader, ctx }, query),
+  handle: async ({ ctx, early }) => {
+    const result = await early;
     return listResponse('checkin', result, await presentCheckins(ctx, result.records), checkinCollectionChecks(ctx));
   },
 });

@@ -178,6 +178,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     streamArn,
     checkpointFile: join(dataDir, 'stream-checkpoint.json'),
     deadLetterFile: dlqFile,
+    batchSize: streamProcessorRow.batchSize,
+    skip: (r) => streamProcessorRow.skipSortKeys.includes(r.dynamodb?.Keys?.SK?.S ?? ''),
     handler: () =>
       (load(streamProcessorRow.handler) as Promise<StreamHandler>).then((h): StreamHandler => (event) =>
         withGrant({ name: 'stream processor', table: streamProcessorRow.table, sendsTo: streamProcessorRow.sendsTo }, () => h(event))),

@@ -27,6 +27,8 @@ export interface StreamPollerOptions {
   deadLetterFile: string;
   handler: () => Promise<StreamHandler>;
   batchSize?: number;
+  /** Records the event source drops before batching (Lambda's event filter): checkpointed past, never delivered. */
+  skip?: (record: _Record) => boolean;
   maxAttempts?: number;
   idleMs?: number;
   log?: (msg: string, extra?: Record<string, unknown>) => void;
@@ -71,8 +73,15 @@ export class StreamPoller {
   private wake?: () => void;
   /** Records handed to the processor since start (for tests and the chaos report). */
   delivered = 0;
-  /** The longest a record waited between its commit and its delivery, and when (the test suite prints it). */
+  /**
+   * The longest a record waited between its commit and its delivery, and when (the test suite prints it). An
+   * upper bound: DynamoDB Local truncates a record's creation time to the minute (AWS keeps it to the
+   * millisecond), so a record is taken as committed no earlier than that, nor than the last read that found its
+   * shard caught up (`caughtUpAt`).
+   */
   maxLag = { ms: 0, at: '' };
+  /** Per shard, when the last read that returned nothing was sent: later records were committed after it. */
+  private caughtUpAt = new Map<string, number>();
   /** Passes begun so far, and who waits for empty ones (whenIdle): `from` the pass running when it asked, `need` empty passes in a row. */
   private passes = 0;
   private idleWaiters: Array<{ from: number; need: number; resolve: () => void }> = [];
@@ -159,6 +168,7 @@ export class StreamPoller {
     let it = this.iterators.has(shardId) ? this.iterators.get(shardId) : await this.iterator(shardId, cp);
     if (!it) return false;
     let out;
+    const asked = Date.now();
     try {
       out = await this.client.send(new GetRecordsCommand({ ShardIterator: it, Limit: this.opts.batchSize ?? 100 }));
     } catch (err) {
@@ -166,8 +176,9 @@ export class StreamPoller {
       this.iterators.delete(shardId);
       return false;
     }
-    const records = out.Records ?? [];
-    if (records.length === 0) {
+    const read = out.Records ?? [];
+    if (read.length === 0) {
+      this.caughtUpAt.set(shardId, asked);
       this.iterators.set(shardId, out.NextShardIterator);
       if (!out.NextShardIterator) {
         cp.closed = true; // a closed shard read to its end
@@ -175,8 +186,16 @@ export class StreamPoller {
       }
       return false;
     }
+    // As Lambda's event filter does: dropped records take no room in a batch and are passed as done.
+    const records = this.opts.skip ? read.filter((r) => !this.opts.skip!(r)) : read;
+    if (records.length === 0) {
+      cp.after = read[read.length - 1]!.dynamodb!.SequenceNumber;
+      this.save();
+      this.iterators.set(shardId, out.NextShardIterator);
+      return true;
+    }
     const event: DynamoDBStreamEvent = { Records: records.map((r) => lambdaRecord(r, this.opts.streamArn)) };
-    const lag = Date.now() - event.Records[0]!.dynamodb!.ApproximateCreationDateTime! * 1000;
+    const lag = Date.now() - Math.max(event.Records[0]!.dynamodb!.ApproximateCreationDateTime! * 1000, this.caughtUpAt.get(shardId) ?? 0);
     if (lag > this.maxLag.ms) this.maxLag = { ms: Math.round(lag), at: new Date().toISOString() };
     let failedFrom = -1;
     let error: string | undefined;
@@ -206,7 +225,8 @@ export class StreamPoller {
       }
     }
     if (done.length) {
-      cp.after = done[done.length - 1]!.dynamodb!.SequenceNumber;
+      // all done: past the last record read, dropped ones included
+      cp.after = (failedFrom < 0 ? read[read.length - 1]! : done[done.length - 1]!).dynamodb!.SequenceNumber;
       this.save();
     }
     if (failedFrom < 0) this.iterators.set(shardId, out.NextShardIterator);

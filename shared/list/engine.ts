@@ -103,8 +103,12 @@ export interface ListRun<R> {
   pairs: Array<[string, string]>;
   /** Caller-specific check on an index entry (visibility, discarded state) without reading the item. */
   entryFilter?(e: ListEntry, filters: ParsedFilter[]): boolean;
-  /** Caller-specific check that needs the item; receives each fetched batch, so it can load related items once per batch. */
-  itemFilter?(records: R[]): Promise<boolean[]> | boolean[];
+  /**
+   * Caller-specific check that needs the item; receives each fetched batch, so it can load related items once per
+   * batch. A promise when it depends on the caller (a list started before the caller is known): settled with the
+   * gate, undefined when this caller needs none (an admin), and the list is paged as without one.
+   */
+  itemFilter?: ItemFilter<R> | Promise<ItemFilter<R> | undefined>;
   /** Runs once the query is parsed, before anything is read: a list under a parent looks the parent up here, so a bad query is 400 whatever the parent (as on every list). */
   afterParse?(): Promise<unknown>;
   /**
@@ -115,6 +119,8 @@ export interface ListRun<R> {
   gate?: Promise<unknown>;
 }
 
+export type ItemFilter<R> = (records: R[]) => Promise<boolean[]> | boolean[];
+
 export interface ListResult<R> {
   records: R[];
   pagy: { page: number; per_page: number; offset: number; next: number | null; prev: number | null; count?: number };
@@ -122,6 +128,8 @@ export interface ListResult<R> {
 }
 
 export async function runList<R extends BaseRecord>(resource: ListResource<R>, run: ListRun<R>): Promise<ListResult<R>> {
+  // settled with the gate, and awaited after it: a refused caller (or a 400 found first) must not leave it unhandled
+  if (run.itemFilter instanceof Promise) run.itemFilter.catch(() => undefined);
   const { page, rest } = parsePageParams(run.pairs);
   const attributes = attributeMap(resource.attributes); // client-named: looked up in a Map only
   const { filters, sort, echo } = parseFilters(rest, attributes);
@@ -145,11 +153,14 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   }
   // what the caller may see, and every further read, waits for the caller
   await gate;
-  const { entries, memorySort, needItems, verifying, speculative, skip, wanted } = reading;
+  const itemFilter = await run.itemFilter;
+  // how the page is read, now that the caller's item filter is known (the keys already read stay good)
+  const { memorySort, needItems, verifying, speculative, skip, wanted, walkAll: walksAll } = shape(plan, !!itemFilter);
+  const { entries } = reading;
   const residual = filters.filter((f) => !plan.served.includes(f));
   let knownCount = page.count && !speculative ? await plan.count : undefined;
   // count=true without a counter: every matching key is walked (whole pages from here on)
-  const walkAll = reading.walkAll || (page.count && !speculative && knownCount === undefined);
+  const walkAll = walksAll || (page.count && !speculative && knownCount === undefined);
   if (walkAll) sizing.toEnd = true;
   const accepted = (e: ListEntry) => !run.entryFilter || run.entryFilter(e, filters);
 
@@ -214,7 +225,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
       for (let i = 0; i < batch.length; i += 100) chunks.push(batch.slice(i, i + 100).map((e) => e.id));
       const records = (await Promise.all(chunks.map((ids) => run.loader.many(resource.entity, ids)))).flat();
       batch = [];
-      const keep = run.itemFilter ? await run.itemFilter(records) : undefined;
+      const keep = itemFilter ? await itemFilter(records) : undefined;
       for (const [i, r] of records.entries()) {
         if (keep && !keep[i]) continue;
         if (plan.verify && !plan.verify(r)) continue;
@@ -269,15 +280,18 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     filters: echo,
   };
 
-  /** How a plan is read: its key stream (the first chunk started at once when small enough) and what the page needs of it. */
-  function open(p: ListPlan<R>, sizing: Sizing) {
+  /**
+   * What the page needs of a plan's keys: `filtering` when the caller's item filter applies (before the gate, a
+   * filter still to be decided is taken as none: only the first Query's size depends on it).
+   */
+  function shape(p: ListPlan<R>, filtering: boolean) {
     const residuals = filters.some((f) => !p.served.includes(f));
     const descending = p.ordered ? !!p.descending : sort?.attribute === 'created_at' && sort.direction === 'desc';
     const memorySort = sort && sort.attribute !== 'created_at' && !p.ordered ? sort : undefined;
     const skip = (page.page - 1) * page.perPage + page.offset - (p.skipped ?? 0);
     // a first page of a read model's keys checks just its records; a later one (or a count) checks every record before it too
-    const verifying = !!p.verify && !residuals && !memorySort && !run.itemFilter && skip === 0 && !page.count;
-    const needItems = residuals || !!memorySort || !!run.itemFilter || (!!p.verify && !verifying);
+    const verifying = !!p.verify && !residuals && !memorySort && !filtering && skip === 0 && !page.count;
+    const needItems = residuals || !!memorySort || filtering || (!!p.verify && !verifying);
     // keys only: the page is read while a promised count is on its way (counted on by walking if it does not come)
     const speculative = page.count && p.count instanceof Promise && !needItems;
     const walkAll = page.count && !speculative && p.count === undefined; // count=true without a counter: every matching key is walked
@@ -286,10 +300,16 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     // see): a Query without Limit would read up to 1 MB of keys for a 20-record page. A deep page's keys come in
     // one Query. (27 keys of a page of 20 stay within 8 KB, 1 RCU.)
     const firstChunk = walkAll || memorySort ? undefined : Math.min(wanted + Math.min(10, Math.ceil(wanted / 4)), 3000);
-    const stream = entryStream(run.ctx, run.loader, resource.entity, p.source, descending, firstChunk, wanted, sizing);
+    return { descending, memorySort, needItems, verifying, walkAll, speculative, skip, wanted, firstChunk };
+  }
+
+  /** How a plan is read: its key stream (the first chunk started at once when small enough) and what the page needs of it. */
+  function open(p: ListPlan<R>, sizing: Sizing) {
+    const s = shape(p, typeof run.itemFilter === 'function');
+    const stream = entryStream(run.ctx, run.loader, resource.entity, p.source, s.descending, s.firstChunk, s.wanted, sizing);
     // the first chunk is read while the caller is, when it is small (a refused request reads no more than that)
-    const early = firstChunk !== undefined && firstChunk <= EARLY_KEYS;
-    return { entries: early ? started(stream) : stream, memorySort, needItems, verifying, walkAll, speculative, skip, wanted };
+    const early = s.firstChunk !== undefined && s.firstChunk <= EARLY_KEYS;
+    return { entries: early ? started(stream) : stream };
   }
 }
 

@@ -1,6 +1,8 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { CHECKIN_LISTS, checkinEntity, checkinsOfGoal, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import type { DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
@@ -36,26 +38,33 @@ export const checkinListResource: ListResource<CheckinRecord> = {
   },
 };
 
+/** A check-in list started before its caller is known: the tenant's data, the request's loader, the caller to come. */
+export interface CheckinListStart {
+  data: DataCtx;
+  loader: Loader;
+  ctx: Promise<DomainCtx>;
+}
+
 /**
  * GET /checkins. Check-ins of goals the caller cannot see are left out. A check-in carries no copy of its
  * goal's visibility (it would go stale when the goal's owners or visibility change), so for non-admins the
  * goal is read with each batch and judged by the same rule as goal lists (goalEntryVisibility on the goal's
- * envelope).
+ * envelope). The list may start before the caller is known (its first keys read beside the caller's): whether
+ * the goals are read at all is decided once it is.
  */
-export async function listCheckins(ctx: DomainCtx, pairs: Array<[string, string]>) {
-  if (isAdmin(ctx.caller)) return runList(checkinListResource, { ctx, loader: ctx.loader, pairs });
-  const visible = await goalEntryVisibility(ctx);
-  return runList(checkinListResource, {
-    ctx,
-    loader: ctx.loader,
-    pairs,
+export function listCheckins(start: CheckinListStart | DomainCtx, pairs: Array<[string, string]>) {
+  const { data, loader, ctx } = 'caller' in start ? { data: start, loader: start.loader, ctx: Promise.resolve(start) } : start;
+  const itemFilter = ctx.then(async (c) => {
+    if (isAdmin(c.caller)) return undefined;
+    const visible = await goalEntryVisibility(c);
     // one batch read of the goals of each batch of check-ins
-    itemFilter: async (checkins) => {
-      const goals = new Map((await ctx.loader.many(goalEntity, new Set(checkins.map((c) => c.goal_uuid)))).map((g) => [g.uuid, g]));
+    return async (checkins: CheckinRecord[]) => {
+      const goals = new Map((await loader.many(goalEntity, new Set(checkins.map((c) => c.goal_uuid)))).map((g) => [g.uuid, g]));
       return checkins.map((c) => {
         const goal = goals.get(c.goal_uuid);
         return !!goal && visible({ id: goal.uuid, sortKey: '', ...goalEntity.envelope!(goal) });
       });
-    },
+    };
   });
+  return runList(checkinListResource, { ctx: data, loader, pairs, gate: ctx, itemFilter });
 }
