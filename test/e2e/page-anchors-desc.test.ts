@@ -63,7 +63,7 @@ describe('page anchors, newest first', () => {
     const oldKrs = goalsAt(template, 'key_result', Date.parse('2025-02-01T00:00:00.000Z'), 300);
     await writeGoals(data, oldKrs);
     await settledCount(data, 'key_result', oldKrs.length);
-    const fresh = goalsAt(template, 'key_result', Date.now() - 5_000, 40, (i) => (i === 10 ? { discarded_at: new Date().toISOString() } : i === 5 ? { visibility: 'limited' } : {}), 1);
+    const fresh = goalsAt(template, 'key_result', Date.now() - 1_000, 40, (i) => (i === 10 ? { discarded_at: new Date().toISOString() } : i === 5 ? { visibility: 'limited' } : {}), 1);
     await writeGoals(data, fresh);
     const expected = [...oldKrs, ...fresh.filter((_, i) => i !== 10)].map((g) => g.uuid).reverse();
     const admin13 = await page(t.admin, 13, 'key_results');
