@@ -16,9 +16,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startLocalStack } from './lib/local-stack.ts';
-import { failedRows, markdownRows, printRows, runScenarios } from './lib/bench-scenarios.ts';
+import { failedRows, markdownRows, printRows, runScenarios, steadyState } from './lib/bench-scenarios.ts';
 import { seedOverApi } from './lib/bench-seed-api.ts';
-import { SETTLE_MS } from '#shared/stream/read-models/page-anchors.ts';
 
 const args = process.argv.slice(2);
 if (args.includes('--cold')) {
@@ -54,13 +53,8 @@ try {
   const seed = await seedOverApi(stack.url, t.token, { goals: GOALS, rollupChildren: [10, 400], concurrency: 16, goalLabels: process.env.BENCH_GOAL_LABELS !== '0' });
   const labelNames = seed.labels.map((_, i) => `label-${i}`);
   console.log(`\nTenant: ${seed.goals} goals (${seed.objectives.length} objectives, ${seed.keyResults.length} key results, ${seed.initiatives.length} initiatives) + rollup trees of 10 and 400 children, ${seed.users.length} users, ${seed.teams.length} teams, ${seed.labels.length} labels; seeded over HTTP in ${seed.seconds.toFixed(0)} s\n`);
-  // Steady state: the change stream caught up, and the seed older than the page anchors' settle time (a deep page
-  // trusts the anchors of buckets that old only, docs/architecture.md "Filters"), as a tenant's goals are.
-  const seeded = Date.now();
-  const settled = async () => {
-    await stack.streamIdle();
-    await new Promise((r) => setTimeout(r, Math.max(0, seeded + SETTLE_MS - Date.now())));
-  };
+  // the scenarios measure the steady state: stream caught up, the seed older than the anchors' settle time
+  const settled = steadyState(stack.streamIdle, Date.now());
   const rows = await runScenarios(stack.url, t.token, { ...seed, labelNames }, settled);
   printRows(rows);
   writeFileSync(join(process.cwd(), 'bench-results.json'), JSON.stringify({ goals: seed.goals, rows }, null, 2));

@@ -1,5 +1,6 @@
 import { BUDGETS, rowOf, type Budget, type Row } from './bench-budgets.ts';
 import { call, recordsOf, type Measured } from './bench-http.ts';
+import { SETTLE_MS } from '#shared/stream/read-models/page-anchors.ts';
 
 /** What the scenarios name in a seeded tenant (over the API or straight into the table). */
 export interface SeedRefs {
@@ -29,6 +30,7 @@ function scenarios(s: SeedRefs): Scenario[] {
     { name: 'get key result by uuid', method: 'GET', path: `/rest/v2/key_results/${s.keyResults[0]}`, budget: BUDGETS.get },
     { name: 'list objectives, page 1 (20)', method: 'GET', path: '/rest/v2/objectives', budget: BUDGETS.page1 },
     { name: 'list initiatives, page 50 (20)', method: 'GET', path: '/rest/v2/initiatives?page=50', budget: BUDGETS.page50 },
+    { name: 'list initiatives, page 50 newest first (20)', method: 'GET', path: '/rest/v2/initiatives?page=50&q[s]=created_at%20desc', budget: BUDGETS.page50 },
     { name: 'list key results, owner filter', method: 'GET', path: `/rest/v2/key_results?q[owners_uuid_eq]=${s.users[3]}`, budget: BUDGETS.indexedFilter },
     { name: 'list initiatives, label filter', method: 'GET', path: `/rest/v2/initiatives?q[labels_uuid_eq]=${s.labels[5]}`, budget: BUDGETS.indexedFilter },
     { name: 'list initiatives, label name filter', method: 'GET', path: `/rest/v2/initiatives?q[labels_name_eq]=${s.labelNames[5]}`, budget: BUDGETS.indexedFilter },
@@ -48,6 +50,17 @@ function scenarios(s: SeedRefs): Scenario[] {
     { name: 'list users, page 1', method: 'GET', path: '/rest/v2/users' },
   ];
 }
+
+/**
+ * The steady state the scenarios measure: the change stream caught up (the read models, counters and rollups
+ * the lists plan from are derived asynchronously, locally too) and everything seeded up to `seededAt` older than
+ * the page anchors' settle time (a deep page trusts the anchors of buckets that old only, docs/architecture.md
+ * "Filters"), as a tenant's goals are.
+ */
+export const steadyState = (streamIdle: () => Promise<void>, seededAt: number) => async () => {
+  await streamIdle();
+  await new Promise((r) => setTimeout(r, Math.max(0, seededAt + SETTLE_MS - Date.now())));
+};
 
 /**
  * Waits for `settled` (the change stream caught up: the read models, rollups and counters the lists plan from are

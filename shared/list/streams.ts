@@ -19,19 +19,24 @@ export interface Sizing {
  * One GSI1 partition read lazily in sort order (`from`: the first sort key, inclusive), page by page. The first
  * Query asks for `firstChunk` keys; when DynamoDB cuts it short at 1 MB the next asks for the rest of it; later
  * ones (filtered-out entries, or a merge reading on) start small and double up to 1,000; once `sizing.toEnd`,
- * whole 1 MB pages.
+ * whole 1 MB pages. `owed` (a merged partition): how many keys the merge still owes its reader when this
+ * partition runs dry; a follow-up asks for no more than that, since no more of them can come from here.
  */
-async function* partitionStream(ctx: DataCtx, partition: string, descending: boolean, firstChunk: number | undefined, sizing: Sizing, from?: string): AsyncGenerator<ListEntry> {
+async function* partitionStream(ctx: DataCtx, partition: string, descending: boolean, firstChunk: number | undefined, sizing: Sizing, from?: string, owed?: () => number): AsyncGenerator<ListEntry> {
   let startKey: Record<string, unknown> | undefined;
   let limit = firstChunk;
+  let step = firstChunk; // the growing follow-up size, kept apart from `limit` so an `owed` cap does not restart the doubling
   let first = true;
   do {
     const page = await queryList(ctx, partition, { forward: !descending, startKey, limit: sizing.toEnd ? undefined : limit, ...(from ? { from } : {}) });
     yield* page.entries;
     startKey = page.lastKey;
-    if (limit) {
+    // reached only when the reader asks past this page: `owed` is read at the moment the next key is needed
+    if (limit && step) {
       const short = limit - page.entries.length; // > 0: the 1 MB cut, not the Limit, ended this page
-      limit = short > 0 ? short : first ? Math.min(50, Math.max(10, limit)) : Math.min(limit * 2, 1000);
+      step = short > 0 ? short : first ? Math.min(50, Math.max(10, step)) : Math.min(step * 2, 1000);
+      const left = short > 0 ? 0 : (owed?.() ?? 0);
+      limit = left > 0 ? Math.min(left, step) : step;
     }
     first = false;
   } while (startKey);
@@ -40,38 +45,52 @@ async function* partitionStream(ctx: DataCtx, partition: string, descending: boo
 /**
  * A k-way merge of sorted partitions (sharded lists, `in` filters over several entry lists), reading each
  * partition only as far as the merged order needs. An id listed in several partitions (a goal owned by two of
- * the users of an `in` filter) has the same sort key in each, so it is yielded once.
+ * the users of an `in` filter) has the same sort key in each, so it is yielded once. The partition an entry was
+ * taken from is read on only when the next entry is asked for, so a reader that stops reads nothing more.
+ * `wanted`: the entries the reader expects to take; what is left of it bounds a partition's follow-up Query.
  */
-async function* mergeStreams(streams: AsyncGenerator<ListEntry>[], descending: boolean): AsyncGenerator<ListEntry> {
-  const heads = await Promise.all(streams.map(async (s) => ({ s, e: (await s.next()).value as ListEntry | undefined })));
-  const before = (a: ListEntry, b: ListEntry) => (descending ? a.sortKey > b.sortKey : a.sortKey < b.sortKey);
-  let lastKey: string | undefined;
-  const lastIds = new Set<string>();
-  for (;;) {
-    let best: (typeof heads)[number] | undefined;
-    for (const h of heads) if (h.e && (!best || before(h.e, best.e!))) best = h;
-    if (!best) return;
-    const e = best.e!;
-    best.e = (await best.s.next()).value as ListEntry | undefined;
-    if (e.sortKey !== lastKey) {
-      lastKey = e.sortKey;
-      lastIds.clear();
+function mergeStreams(open: (owed: () => number) => AsyncGenerator<ListEntry>[], descending: boolean, wanted: number): AsyncGenerator<ListEntry> {
+  let yielded = 0;
+  const streams = open(() => wanted - yielded);
+  return (async function* () {
+    const heads = await Promise.all(streams.map(async (s) => ({ s, e: (await s.next()).value as ListEntry | undefined })));
+    const before = (a: ListEntry, b: ListEntry) => (descending ? a.sortKey > b.sortKey : a.sortKey < b.sortKey);
+    let lastKey: string | undefined;
+    const lastIds = new Set<string>();
+    let taken: (typeof heads)[number] | undefined;
+    for (;;) {
+      if (taken) taken.e = (await taken.s.next()).value as ListEntry | undefined;
+      let best: (typeof heads)[number] | undefined;
+      for (const h of heads) if (h.e && (!best || before(h.e, best.e!))) best = h;
+      if (!best) return;
+      const e = best.e!;
+      taken = best;
+      if (e.sortKey !== lastKey) {
+        lastKey = e.sortKey;
+        lastIds.clear();
+      }
+      if (lastIds.has(e.id)) continue;
+      lastIds.add(e.id);
+      yielded++;
+      yield e;
     }
-    if (lastIds.has(e.id)) continue;
-    lastIds.add(e.id);
-    yield e;
-  }
+  })();
 }
 
 /**
  * The source's entries in list order. `firstChunk` bounds the first Query of a partition source, `wanted` the
- * keys a page needs of them: merged partitions each read their share of `wanted` and one more first.
+ * keys a page needs of them: merged partitions each read their share of `wanted` and one more first, then at
+ * most what the merge still owes (see partitionStream).
  */
 export async function* entryStream<R extends BaseRecord>(ctx: DataCtx, loader: Loader, entity: EntityDef<R>, source: IndexSource, descending: boolean, firstChunk: number | undefined, wanted: number, sizing: Sizing): AsyncGenerator<ListEntry> {
   if ('partitions' in source) {
-    const perPartition = firstChunk === undefined ? undefined : Math.ceil(wanted / source.partitions.length) + 1; // each grows when the merge needs more
-    const streams = source.partitions.map((p) => partitionStream(ctx, p, descending, source.partitions.length === 1 ? firstChunk : perPartition, sizing, source.from));
-    yield* streams.length === 1 ? streams[0]! : mergeStreams(streams, descending);
+    const { partitions, from } = source;
+    if (partitions.length === 1) {
+      yield* partitionStream(ctx, partitions[0]!, descending, firstChunk, sizing, from);
+      return;
+    }
+    const perPartition = firstChunk === undefined ? undefined : Math.ceil(wanted / partitions.length) + 1; // each reads on when the merge needs more
+    yield* mergeStreams((owed) => partitions.map((p) => partitionStream(ctx, p, descending, perPartition, sizing, from, owed)), descending, wanted);
     return;
   }
   let collected: ListEntry[];

@@ -2,13 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { entryListPartition } from '#shared/db/entry-lists.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { planGoalList, SMALL } from '#shared/domain/goals/list-plan.ts';
+import type { ListEntry } from '#shared/db/store.ts';
 import type { IndexEnv } from '#shared/list/engine.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 import { parseFilters } from '#shared/list/filter.ts';
 import { parsePageParams } from '#shared/list/params.ts';
 import { keys } from '#shared/db/keys.ts';
 import { counterDelta, counterKey, createdBucket, desiredEntries, dim, fingerprint, shardOf } from '#shared/stream/read-models/goal-entries.ts';
-import { bucketStart, placePage, SETTLE_MS, type Anchor } from '#shared/stream/read-models/page-anchors.ts';
+import { bucketEnd, bucketStart, placePage, placePageNewestFirst, SETTLE_MS, type Anchor } from '#shared/stream/read-models/page-anchors.ts';
 import type { GoalStats } from '#shared/stream/read-models/goal-sync.ts';
 
 const T = '11111111-1111-4111-8111-111111111111';
@@ -92,7 +93,7 @@ describe('goal list planner', () => {
     };
     return { read, asked };
   };
-  const plan = (qs: string, s: ReturnType<typeof stats>, seesAll = true) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: s.read, known: 0, anchors: async () => [], now: Date.now() });
+  const plan = (qs: string, s: ReturnType<typeof stats>, seesAll = true) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: s.read, known: 0, anchors: async () => [], recent: async () => [], now: Date.now() });
 
   it('a plain page and filters no read model serves take the generic plan without reading counters', async () => {
     const s = stats({});
@@ -167,7 +168,7 @@ describe('goal list planner', () => {
     expect(await (await plan('q[s]=last_checkin_date asc', stats({ [dim.all]: 10 }, { ready: false })))!.valid).toBe(false);
     // a tenant this container has seen ready at the version: nothing read to plan it
     const quiet = stats({});
-    const known = (await planGoalList({ kind: 'objective', seesAll: Promise.resolve(true), listed: () => true }, query('q[s]=last_checkin_date desc'), { stats: quiet.read, known: 2, anchors: async () => [], now: 0 }))!;
+    const known = (await planGoalList({ kind: 'objective', seesAll: Promise.resolve(true), listed: () => true }, query('q[s]=last_checkin_date desc'), { stats: quiet.read, known: 2, anchors: async () => [], recent: async () => [], now: 0 }))!;
     expect(await known.valid).toBe(true);
     expect(quiet.asked).toEqual([]);
     expect((await plan('q[s]=last_checkin_date desc&q[current_status_eq]=behind', stats({ [dim.all]: 50, [dim.status('behind')]: 20 })))!.ordered).toBeUndefined();
@@ -183,7 +184,7 @@ describe('goal list planner', () => {
       { bucket: '2026-01-01T00:00:00.2', n: 100, nl: 0 },
     ];
     const now = Date.parse('2026-01-02T00:00:00.000Z');
-    const deep = (qs: string, seesAll = true, ready = true, at = now) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: stats({}, { ready }).read, known: 0, anchors, now: at });
+    const deep = (qs: string, seesAll = true, ready = true, at = now) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: stats({}, { ready }).read, known: 0, anchors, recent: async () => [], now: at });
     expect(await deep('page=5')).toBeUndefined(); // 80 keys: walked
     const p = (await deep('page=14&per_page=20'))!; // skip 260: in the third bucket, after 250 goals
     expect(p).toMatchObject({ skipped: 250, served: [], source: { partitions: [`T#${T}#objective`], from: '2026-01-01T00:00:00.2' } });
@@ -192,10 +193,59 @@ describe('goal list planner', () => {
     // buckets younger than SETTLE_MS are not trusted: the page reads keys from the first of them
     expect(await deep('page=14&per_page=20', true, true, Date.parse('2026-01-01T00:00:00.050Z') + SETTLE_MS)).toBeUndefined();
     expect((await deep('page=14&per_page=20', true, true, Date.parse('2026-01-01T00:00:00.150Z') + SETTLE_MS))!).toMatchObject({ skipped: 150, source: { from: '2026-01-01T00:00:00.1' } });
-    expect(await deep('page=20&q[s]=created_at desc')).toBeUndefined(); // newest first: the young buckets come first, walked
     expect((await deep('page=14&per_page=20&q[s]=created_at asc'))!.skipped).toBe(250);
     expect(await deep('page=14&per_page=20&q[s]=title asc')).toBeUndefined(); // sorted in memory: every goal read
     expect((await deep('page=20&count=true'))!.skipped).toBeUndefined(); // counted from the start
+  });
+  it('a deep page newest first: the unsettled head counted on its keys, then the anchors from the newest settled bucket', async () => {
+    // newest first; 00.3 is younger than SETTLE_MS at `now` (its count not trusted), the others settled
+    const newest: Anchor[] = [
+      { bucket: '2026-01-01T00:00:00.3', n: 40, nl: 0 },
+      { bucket: '2026-01-01T00:00:00.2', n: 300, nl: 0 },
+      { bucket: '2026-01-01T00:00:00.1', n: 100, nl: 1 },
+      { bucket: '2026-01-01T00:00:00.0', n: 150, nl: 0 },
+    ];
+    const now = Date.parse('2026-01-01T00:00:00.350Z') + SETTLE_MS;
+    const entry = (i: number, over: Partial<ListEntry> = {}): ListEntry => ({ id: `g${i}`, sortKey: `2026-01-01T00:00:00.3${i}Z#g${i}`, vis: 'public', ...over });
+    // the head as the list holds it: 30 goals, and 2 deleted ones (their entries stay, marked discarded)
+    const head = [...Array.from({ length: 30 }, (_, i) => entry(i)), entry(30, { state: 'discarded' }), entry(31, { state: 'discarded' })];
+    const asked: Array<{ anchors?: { below: string }; recent?: [string, number] }> = [];
+    const deep = (qs: string, opts: { seesAll?: boolean; recent?: ListEntry[] | undefined } = {}) =>
+      planGoalList({ kind: 'objective', seesAll: Promise.resolve(opts.seesAll ?? true), listed: () => true }, query(qs), {
+        stats: stats({}).read,
+        known: 2,
+        anchors: async (_skip, newestFirst) => {
+          asked.push({ anchors: newestFirst! });
+          return newestFirst ? newest : [...newest].reverse();
+        },
+        recent: async (since, atMost) => {
+          asked.push({ recent: [since, atMost] });
+          return 'recent' in opts ? opts.recent : head;
+        },
+        now,
+      });
+    const desc = '&q[s]=created_at desc';
+    // skip 260: 30 in the head, then in 00.2 (300 goals); read backwards from the end of 00.2
+    const p = (await deep(`page=14&per_page=20${desc}`))!;
+    expect(p).toMatchObject({ skipped: 30, served: [], source: { partitions: [`T#${T}#objective`], from: bucketEnd('2026-01-01T00:00:00.2') } });
+    expect(asked).toEqual([{ anchors: { below: '2026-01-01T00:00:00.3' } }, { recent: ['2026-01-01T00:00:00.3', 260] }]);
+    // skip 500: past 00.2 and 00.1 (30 + 300 + 100), in 00.0
+    expect((await deep(`page=26&per_page=20${desc}`))!).toMatchObject({ skipped: 430, source: { from: bucketEnd('2026-01-01T00:00:00.0') } });
+    // a member: placed past buckets without limited goals only, and never past a limited goal of the head
+    expect((await deep(`page=14&per_page=20${desc}`, { seesAll: false }))!.skipped).toBe(30);
+    expect(await deep(`page=26&per_page=20${desc}`, { seesAll: false })).toBeUndefined();
+    expect(await deep(`page=14&per_page=20${desc}`, { seesAll: false, recent: [...head, entry(40, { vis: 'limited' })] })).toBeUndefined();
+    // an admin counts a limited goal of the head like any other; a deleted one is not counted
+    expect((await deep(`page=14&per_page=20${desc}`, { recent: [...head, entry(40, { vis: 'limited' })] }))!.skipped).toBe(31);
+    // the page lies within the head (more recent goals than it skips): walked from the newest
+    expect(await deep(`page=14&per_page=20${desc}`, { recent: undefined })).toBeUndefined();
+    // no head: placed by the anchors alone
+    expect((await deep(`page=26&per_page=20${desc}`, { recent: [] }))!.skipped).toBe(400);
+    // oldest first is unchanged: the anchors from the oldest, no head read
+    asked.length = 0;
+    expect((await deep('page=14&per_page=20'))!).toMatchObject({ skipped: 250, source: { from: bucketStart('2026-01-01T00:00:00.2') } });
+    expect(asked).toEqual([{ anchors: undefined }]);
+    expect((await deep(`page=14&per_page=20&count=true${desc}`))!.skipped).toBeUndefined(); // counted from the newest
   });
 });
 
@@ -217,11 +267,26 @@ describe('page anchors', () => {
     expect(placePage(anchors, 7, true, 'b1')).toBeUndefined();
   });
 
+  it('newest first: the head is counted first, then settled buckets from the newest; a page within the head is walked', () => {
+    // newest first: b9 is unsettled (its goals are the head, counted on their keys), b8..b5 settled
+    const newest = [a('b9', 4), a('b8', 3), a('b7', 0), a('b6', 2, 1), a('b5', 5)];
+    expect(placePageNewestFirst(newest, 1, true, 'b9', 2)).toBeUndefined(); // within the head
+    expect(placePageNewestFirst(newest, 2, true, 'b9', 2)).toEqual({ bucket: 'b8', before: 2 }); // the first settled goal
+    expect(placePageNewestFirst(newest, 2, true, 'b9', 0)).toBeUndefined(); // no head, in the newest bucket: nothing to pass
+    expect(placePageNewestFirst(newest, 5, true, 'b9', 2)).toEqual({ bucket: 'b6', before: 5 }); // an emptied bucket is passed
+    expect(placePageNewestFirst(newest, 50, true, 'b9', 2)).toEqual({ bucket: 'b5', before: 7 }); // past the last anchor read
+    expect(placePageNewestFirst(newest, 6, false, 'b9', 2)).toEqual({ bucket: 'b6', before: 5 }); // in the limited goal's bucket: walked from there
+    expect(placePageNewestFirst(newest, 8, false, 'b9', 2)).toBeUndefined(); // past b6's limited goal
+    expect(placePageNewestFirst([a('b9', 4)], 8, true, 'b9', 4)).toBeUndefined(); // nothing settled
+  });
+
   it('buckets are a prefix of the list sort key', () => {
     const key = keys.listSortKey('2026-03-04T05:06:07.891Z', '55555555-5555-4555-8555-555555550000');
     const bucket = createdBucket('2026-03-04T05:06:07.891Z');
     expect(bucket).toBe('2026-03-04T05:06:07.8');
     expect(key >= bucketStart(bucket)).toBe(true);
     expect(keys.listSortKey('2026-03-04T05:06:07.799Z', 'x') < bucketStart(bucket)).toBe(true);
+    expect(keys.listSortKey('2026-03-04T05:06:07.899Z', 'ffffffff-ffff-4fff-8fff-ffffffffffff') < bucketEnd(bucket)).toBe(true);
+    expect(keys.listSortKey('2026-03-04T05:06:07.900Z', '00000000-0000-4000-8000-000000000000') > bucketEnd(bucket)).toBe(true);
   });
 });

@@ -1,11 +1,12 @@
 import { keys } from '#shared/db/keys.ts';
+import { queryList, type ListEntry } from '#shared/db/store.ts';
 import { GOAL_STATUSES, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { labelEntity } from '#shared/domain/labels/entity.ts';
 import { EARLY_KEYS, type IndexEnv, type ListPlan, type ListQuery } from '#shared/list/engine.ts';
 import type { ParsedFilter } from '#shared/list/filter.ts';
 import { CHECKIN_SHARDS, createdBucket, dim, READ_MODELS_VERSION, rmPartition, RM_LIST, STATUS_SHARDS } from '#shared/stream/read-models/goal-entries.ts';
 import { knownReadiness, readGoalStats, type GoalStats } from '#shared/stream/read-models/goal-sync.ts';
-import { bucketStart, placePage, readAnchors, SETTLE_MS, type Anchor } from '#shared/stream/read-models/page-anchors.ts';
+import { bucketEnd, bucketStart, placePage, placePageNewestFirst, readAnchors, SETTLE_MS, type Anchor } from '#shared/stream/read-models/page-anchors.ts';
 
 /**
  * The goal lists' planner over the read models (docs/architecture.md, "Filters"). It reads the tenant's
@@ -21,8 +22,9 @@ import { bucketStart, placePage, readAnchors, SETTLE_MS, type Anchor } from '#sh
  * its own writes at once. When only one candidate exists, its keys are read while the counters are (a count).
  * `count` comes from the counters when they are exact for the query and the caller (no residual filter, no
  * goal counted twice, and the caller sees every goal they count); otherwise the engine walks.
- * A deep page of the whole list (oldest first) starts at its page anchor (page-anchors.ts); the whole list in
- * last-check-in order is the order's read model, taken on trust while the readiness is read.
+ * A deep page of the whole list in creation order, oldest or newest first, starts at its page anchor
+ * (page-anchors.ts); the whole list in last-check-in order is the order's read model, taken on trust while the
+ * readiness is read.
  */
 export const SMALL = 1000;
 /** An exact list this much larger than the smallest read-model list (or this small) is still read instead of it. */
@@ -80,7 +82,10 @@ export interface PlanReads {
   stats(dims: string[]): Promise<GoalStats>;
   /** The read models' version this container already knows the tenant is ready at (0: read the marker). */
   known: number;
-  anchors(skip: number): Promise<Anchor[]>;
+  /** Oldest first, or newest first counting only buckets before `newestFirst.below` (readAnchors). */
+  anchors(skip: number, newestFirst?: { below: string }): Promise<Anchor[]>;
+  /** The kind's list entries created from bucket `since` on (oldest first), or undefined when more than `atMost`. */
+  recent(since: string, atMost: number): Promise<ListEntry[] | undefined>;
   now: number;
 }
 
@@ -102,8 +107,8 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
   });
   const skip = (page.page - 1) * page.perPage + page.offset;
   const whole = filters.length === 0;
-  const creationOrder = !sort || (sort.attribute === 'created_at' && sort.direction === 'asc');
-  if (whole && creationOrder && !page.count && skip >= ANCHORED_SKIP) return anchoredPage(input, env, skip, reads);
+  const creationOrder = !sort || sort.attribute === 'created_at';
+  if (whole && creationOrder && !page.count && skip >= ANCHORED_SKIP) return anchoredPage(input, env, skip, reads, sort?.direction === 'desc');
   if (!statusFilter && assocs.length === 0 && !byCheckin && !(page.count && whole)) return undefined;
   if (statusFilter && valuesOf(statusFilter).length > GOAL_STATUSES.length) return undefined;
   if (whole && !byCheckin) {
@@ -200,21 +205,56 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
 const defaultReads = (kind: GoalKind, env: IndexEnv): PlanReads => ({
   stats: (dims) => readGoalStats(env.ctx, kind, dims),
   known: knownReadiness(env.ctx.tenantId),
-  anchors: (skip) => readAnchors(env.ctx, kind, skip),
+  anchors: (skip, newestFirst) => readAnchors(env.ctx, kind, skip, newestFirst),
+  recent: (since, atMost) => readRecent(env, kind, since, atMost),
   now: Date.now(),
 });
+
+/**
+ * The kind's list entries created from bucket `since` on, oldest first: at most EARLY_KEYS before the caller is
+ * known (what a refused request may cost), the rest after; undefined as soon as there are more than `atMost`.
+ */
+async function readRecent(env: IndexEnv, kind: GoalKind, since: string, atMost: number): Promise<ListEntry[] | undefined> {
+  const out: ListEntry[] = [];
+  let startKey: Record<string, unknown> | undefined;
+  do {
+    if (out.length) await env.gate;
+    const limit = out.length ? atMost + 1 - out.length : Math.min(atMost + 1, EARLY_KEYS);
+    const page = await queryList(env.ctx, keys.entityList(env.ctx.tenantId, kind), { forward: true, from: bucketStart(since), startKey, limit });
+    out.push(...page.entries);
+    startKey = page.lastKey;
+  } while (startKey && out.length <= atMost);
+  return out.length > atMost ? undefined : out;
+}
 
 /**
  * A deep page of the whole list in creation order: the page anchors and the readiness in one round, then the
  * kind's list from the page's bucket on. Undefined (the engine walks the keys) when the read models are not at
  * the anchors' version, the page is in the first buckets, or the caller may not see goals counted before it.
+ *
+ * Newest first, the unsettled buckets (younger than SETTLE_MS: their anchors may not count every goal yet) come
+ * first: their goals are counted on the list's keys, read in the same round (an admin counts every goal not
+ * discarded; a member every one not limited, and walks when one is limited, since which of those it sees is
+ * not known here), and the anchors are summed from the newest settled bucket on. The list is then read
+ * backwards from the end of the page's bucket.
  */
-async function anchoredPage({ kind, seesAll }: GoalPlanInput, env: IndexEnv, skip: number, reads: PlanReads): Promise<ListPlan<GoalRecord> | undefined> {
-  const [ready, anchors, all] = await Promise.all([atVersion(reads), reads.anchors(skip), seesAll]);
-  if (!ready) return undefined;
-  const at = placePage(anchors, skip, all, createdBucket(new Date(reads.now - SETTLE_MS).toISOString()));
+async function anchoredPage({ kind, seesAll }: GoalPlanInput, env: IndexEnv, skip: number, reads: PlanReads, newestFirst: boolean): Promise<ListPlan<GoalRecord> | undefined> {
+  const settled = createdBucket(new Date(reads.now - SETTLE_MS).toISOString());
+  const list = keys.entityList(env.ctx.tenantId, kind);
+  if (!newestFirst) {
+    const [ready, anchors, all] = await Promise.all([atVersion(reads), reads.anchors(skip), seesAll]);
+    if (!ready) return undefined;
+    const at = placePage(anchors, skip, all, settled);
+    if (!at) return undefined;
+    return { source: { partitions: [list], from: bucketStart(at.bucket) }, served: [], skipped: at.before };
+  }
+  const [ready, anchors, all, recent] = await Promise.all([atVersion(reads), reads.anchors(skip, { below: settled }), seesAll, reads.recent(settled, skip)]);
+  if (!ready || !recent) return undefined;
+  const head = recent.filter((e) => e.state !== 'discarded');
+  if (!all && head.some((e) => e.vis === 'limited')) return undefined;
+  const at = placePageNewestFirst(anchors, skip, all, settled, head.length);
   if (!at) return undefined;
-  return { source: { partitions: [keys.entityList(env.ctx.tenantId, kind)], from: bucketStart(at.bucket) }, served: [], skipped: at.before };
+  return { source: { partitions: [list], from: bucketEnd(at.bucket) }, served: [], skipped: at.before };
 }
 
 /** Of the named labels, those that exist (a deleted label's entries outlive it; one batch read). */
