@@ -6,7 +6,7 @@ import { presentTimePeriod } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
   // the list starts alongside the caller's read (page 1: two round trips)
-  early: ({ data, loader, ctx, query }) => listTimePeriods({ data, loader, gate: ctx }, query),
+  early: ({ data, loader, ctx, query }) => listTimePeriods({ data, loader, ctx }, query),
   handle: async ({ ctx, early }) => {
     const result = await early;
     return listResponse('time_period', result, result.records.map(presentTimePeriod), timePeriodCollectionChecks(ctx));

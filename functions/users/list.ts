@@ -6,7 +6,7 @@ import { presentUser } from '#shared/presenters/directory.ts';
 
 export const handler = apiHandler({
   // the list starts alongside the caller's read (page 1: two round trips)
-  early: ({ data, loader, ctx, query }) => listUsers({ data, loader, gate: ctx }, query),
+  early: ({ data, loader, ctx, query }) => listUsers({ data, loader, ctx }, query),
   handle: async ({ ctx, early }) => {
     const result = await early;
     return listResponse('user', result, result.records.map(presentUser), userCollectionChecks(ctx));

@@ -3,16 +3,19 @@ import type { Loader } from '#shared/list/entity-cache.ts';
 
 /**
  * A list that may start before its caller is known (`apiHandler({ early })`): the token's tenant, the request's
- * loader, and a gate that opens once the caller is known and admitted (a 401 or 429 rejects it). The engine
- * plans and reads its first keys meanwhile and judges nothing until the gate opens (ListRun.gate), so page 1 is
- * two round trips: the caller beside the keys, then the page's records.
+ * loader, and the caller's context to come (`ctx`: resolves once the caller is known and admitted; a 401 or 429
+ * rejects it). It is the engine's gate (ListRun.gate): the engine plans and reads its first keys meanwhile and
+ * judges nothing until it opens, so page 1 is two round trips: the caller beside the keys, then the records.
  */
-export interface ListStart {
+export interface ListStart<C> {
   data: DataCtx;
   loader: Loader;
-  gate: Promise<unknown>;
+  ctx: Promise<C>;
 }
 
-/** A request context already past its caller (a list run from a command or a worker) as a start with an open gate. */
-export const listStart = (start: ListStart | (DataCtx & { loader: Loader })): ListStart =>
-  'gate' in start ? start : { data: start, loader: start.loader, gate: Promise.resolve() };
+/** A start as given, or a request context already past its caller (a list run from a command or a worker) with its gate open. */
+export function listStart<C extends DataCtx & { loader: Loader }>(start: ListStart<C> | C): ListStart<C> {
+  if ('ctx' in start) return start as ListStart<C>;
+  const known = start as C;
+  return { data: known, loader: known.loader, ctx: Promise.resolve(known) };
+}

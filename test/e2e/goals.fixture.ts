@@ -1,7 +1,8 @@
 import { expect } from 'vitest';
 import { callerTeamUuids } from '#shared/auth/caller.ts';
 import { baseDb } from '#shared/db/client.ts';
-import { getEntity, type DataCtx } from '#shared/db/store.ts';
+import { getEntity, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
@@ -142,4 +143,17 @@ export async function countingCtx(fixture: TenantFixture, userUuid: string, opts
     teams: () => (teams ??= callerTeamUuids(data, record.uuid)),
   };
   return { ctx, counts, kinds, calls, txItems };
+}
+
+/** Goals written straight to the table (as the store's create writes them), 20 a transaction. */
+export async function writeGoals(data: DataCtx, goals: GoalRecord[]) {
+  const batches: GoalRecord[][] = [];
+  for (let i = 0; i < goals.length; i += 20) batches.push(goals.slice(i, i + 20));
+  await Promise.all(
+    batches.map(async (batch) => {
+      const tx = new WriteTx(data);
+      for (const g of batch) tx.create(goalEntity, g);
+      await tx.commit();
+    }),
+  );
 }

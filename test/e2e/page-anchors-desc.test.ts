@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { getEntity, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { getEntity, type DataCtx } from '#shared/db/store.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { dim } from '#shared/stream/read-models/goal-entries.ts';
 import { readGoalStats } from '#shared/stream/read-models/goal-sync.ts';
 import { eventually } from '../support/eventually.ts';
-import { goal, goalApi, goalTenant, P, uuids } from './goals.fixture.ts';
+import { goal, goalApi, goalTenant, P, uuids, writeGoals } from './goals.fixture.ts';
 
 /**
  * Deep pages newest first (`q[s]=created_at desc`) placed by the page anchors (shared/domain/goals/list-plan.ts,
@@ -87,17 +87,4 @@ function goalsAt(template: GoalRecord, kind: GoalKind, start: number, count: num
 /** Waits for the stream to count `n` goals of the kind (the page anchors are counted with them). */
 async function settledCount(data: DataCtx, kind: GoalKind, n: number) {
   await eventually(async () => expect((await readGoalStats(data, kind, [dim.all])).count(dim.all).n).toBe(n));
-}
-
-/** Goals written straight to the table (as the store's create writes them), 20 a transaction. */
-async function writeGoals(data: DataCtx, goals: GoalRecord[]) {
-  const batches: GoalRecord[][] = [];
-  for (let i = 0; i < goals.length; i += 20) batches.push(goals.slice(i, i + 20));
-  await Promise.all(
-    batches.map(async (batch) => {
-      const tx = new WriteTx(data);
-      for (const g of batch) tx.create(goalEntity, g);
-      await tx.commit();
-    }),
-  );
 }

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { getEntity, partitionEntries, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { getEntity, partitionEntries, type DataCtx } from '#shared/db/store.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { dim, rmPartition, RM_LIST } from '#shared/stream/read-models/goal-entries.ts';
 import { readGoalStats, syncGoalReadModels } from '#shared/stream/read-models/goal-sync.ts';
 import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { listAll, newTenant } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
-import { goal, goalApi, goalTenant, P, uuids } from './goals.fixture.ts';
+import { goal, goalApi, goalTenant, P, uuids, writeGoals } from './goals.fixture.ts';
 
 const ids = async (ctx: DataCtx, partition: string) => {
   const out: string[] = [];
@@ -213,16 +213,3 @@ describe('lists served by the read models', () => {
     expect(uuids((await t.admin.get(`${P('key_results')}?page=11&per_page=20`)).body.data.records)).toEqual(fresh.slice(200, 220).map((g) => g.uuid));
   });
 });
-
-/** Goals written straight to the table (as the store's create writes them), 20 a transaction. */
-async function writeGoals(data: DataCtx, goals: GoalRecord[]) {
-  const batches: GoalRecord[][] = [];
-  for (let i = 0; i < goals.length; i += 20) batches.push(goals.slice(i, i + 20));
-  await Promise.all(
-    batches.map(async (batch) => {
-      const tx = new WriteTx(data);
-      for (const g of batch) tx.create(goalEntity, g);
-      await tx.commit();
-    }),
-  );
-}

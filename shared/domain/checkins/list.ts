@@ -1,8 +1,7 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { CHECKIN_LISTS, checkinEntity, checkinsOfGoal, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
-import type { DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import type { Loader } from '#shared/list/entity-cache.ts';
+import { listStart, type ListStart } from '#shared/list/start.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
@@ -38,13 +37,6 @@ export const checkinListResource: ListResource<CheckinRecord> = {
   },
 };
 
-/** A check-in list started before its caller is known: the tenant's data, the request's loader, the caller to come. */
-export interface CheckinListStart {
-  data: DataCtx;
-  loader: Loader;
-  ctx: Promise<DomainCtx>;
-}
-
 /**
  * GET /checkins. Check-ins of goals the caller cannot see are left out. A check-in carries no copy of its
  * goal's visibility (it would go stale when the goal's owners or visibility change), so for non-admins the
@@ -52,8 +44,8 @@ export interface CheckinListStart {
  * envelope). The list may start before the caller is known (its first keys read beside the caller's): whether
  * the goals are read at all is decided once it is.
  */
-export function listCheckins(start: CheckinListStart | DomainCtx, pairs: Array<[string, string]>) {
-  const { data, loader, ctx } = 'caller' in start ? { data: start, loader: start.loader, ctx: Promise.resolve(start) } : start;
+export function listCheckins(start: ListStart<DomainCtx> | DomainCtx, pairs: Array<[string, string]>) {
+  const { data, loader, ctx } = listStart(start);
   const itemFilter = ctx.then(async (c) => {
     if (isAdmin(c.caller)) return undefined;
     const visible = await goalEntryVisibility(c);

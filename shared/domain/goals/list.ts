@@ -1,5 +1,5 @@
 import { isAdmin } from '#shared/auth/caller.ts';
-import { findUniques, listEntryOf, type DataCtx, type ListEntry } from '#shared/db/store.ts';
+import { findUniques, listEntryOf, type ListEntry } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
 import { childrenOfKind, goalEntity, goalsByDelegate, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, goalState, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
@@ -13,6 +13,7 @@ import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import { runList, type AttrDef, type IndexEnv, type IndexSource, type ListResource, entryIndex } from '#shared/list/engine.ts';
 import type { AttrType } from '#shared/list/filter.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
+import { listStart, type ListStart } from '#shared/list/start.ts';
 
 /**
  * Goal lists (spec filter table + contract 4), one resource per kind over the kind's list `<kind>`.
@@ -205,16 +206,9 @@ function goalListResource(kind: GoalKind, sight: Promise<GoalSight>, seen: () =>
   };
 }
 
-/** A goal list started before its caller is known: the tenant's data, the request's loader, the caller to come. */
-export interface GoalListStart {
-  data: DataCtx;
-  loader: Loader;
-  ctx: Promise<DomainCtx>;
-}
-
 /** The kind's list as the caller sees it (the hierarchy filters depend on what it can see); it may start before the caller is known. */
-export async function listGoals(start: GoalListStart | DomainCtx, kind: GoalKind, pairs: Array<[string, string]>) {
-  const { data, loader, ctx } = 'caller' in start ? { data: start, loader: start.loader, ctx: Promise.resolve(start) } : start;
+export async function listGoals(start: ListStart<DomainCtx> | DomainCtx, kind: GoalKind, pairs: Array<[string, string]>) {
+  const { data, loader, ctx } = listStart(start);
   let seen: GoalSight | undefined;
   const gate = ctx.then(goalSight).then((s) => (seen = s));
   gate.catch(() => undefined); // a refused caller (401, 429): the engine stops at the gate, when it gets there

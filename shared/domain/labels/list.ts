@@ -47,7 +47,7 @@ export const labelListResource: ListResource<LabelRecord> = {
 };
 
 /** The list; started before the caller is known when the route starts it early (the list is the same for every caller). */
-export function listLabels(start: ListStart | DomainCtx, pairs: Array<[string, string]>) {
-  const { data, loader, gate } = listStart(start);
-  return runList(labelListResource, { ctx: data, loader, pairs, gate });
+export function listLabels(start: ListStart<DomainCtx> | DomainCtx, pairs: Array<[string, string]>) {
+  const { data, loader, ctx } = listStart(start);
+  return runList(labelListResource, { ctx: data, loader, pairs, gate: ctx });
 }

@@ -37,7 +37,7 @@ export const teamListResource: ListResource<TeamRecord> = {
 };
 
 /** The list; started before the caller is known when the route starts it early (the list is the same for every caller). */
-export function listTeams(start: ListStart | DomainCtx, pairs: Array<[string, string]>) {
-  const { data, loader, gate } = listStart(start);
-  return runList(teamListResource, { ctx: data, loader, pairs, gate });
+export function listTeams(start: ListStart<DomainCtx> | DomainCtx, pairs: Array<[string, string]>) {
+  const { data, loader, ctx } = listStart(start);
+  return runList(teamListResource, { ctx: data, loader, pairs, gate: ctx });
 }

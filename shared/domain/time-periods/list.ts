@@ -19,7 +19,7 @@ export const timePeriodListResource: ListResource<TimePeriodRecord> = {
 };
 
 /** The list; started before the caller is known when the route starts it early (the list is the same for every caller). */
-export function listTimePeriods(start: ListStart | DomainCtx, pairs: Array<[string, string]>) {
-  const { data, loader, gate } = listStart(start);
-  return runList(timePeriodListResource, { ctx: data, loader, pairs, gate });
+export function listTimePeriods(start: ListStart<DomainCtx> | DomainCtx, pairs: Array<[string, string]>) {
+  const { data, loader, ctx } = listStart(start);
+  return runList(timePeriodListResource, { ctx: data, loader, pairs, gate: ctx });
 }

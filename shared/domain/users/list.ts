@@ -88,7 +88,7 @@ export const userListResource: ListResource<UserRecord> = {
 };
 
 /** The list; started before the caller is known when the route starts it early (the list is the same for every caller). */
-export function listUsers(start: ListStart | DomainCtx, pairs: Array<[string, string]>) {
-  const { data, loader, gate } = listStart(start);
-  return runList(userListResource, { ctx: data, loader, pairs, gate });
+export function listUsers(start: ListStart<DomainCtx> | DomainCtx, pairs: Array<[string, string]>) {
+  const { data, loader, ctx } = listStart(start);
+  return runList(userListResource, { ctx: data, loader, pairs, gate: ctx });
 }
