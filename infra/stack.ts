@@ -1,4 +1,4 @@
-import { Annotations, CfnOutput, Duration, NestedStack, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Annotations, CfnOutput, Duration, NestedStack, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import {
   HttpApi,
   HttpAuthorizer,
@@ -14,6 +14,7 @@ import {
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import { Key, KeySpec, KeyUsage } from 'aws-cdk-lib/aws-kms';
 import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -94,6 +95,8 @@ export class GoalTrackingStack extends Stack {
   readonly workerFunctions = new Map<Worker, ServiceFunction>();
   readonly mailer: Mailer;
   readonly outboundEvents: OutboundEvents;
+  /** Keys the ids of Idempotency-Key requests (shared/auth/id-seed-secret.ts): HMAC, only GenerateMac granted. */
+  readonly idSeedKey: Key;
   readonly alarms: ServiceAlarms;
   /** The change stream's processor (shared/stream/) and its on-failure destination. */
   readonly streamProcessor: ServiceFunction;
@@ -110,6 +113,13 @@ export class GoalTrackingStack extends Stack {
     this.mailer = new Mailer(this, 'Mail', { from: config.emailFrom, identity: config.emailIdentity });
     if (config.issuer.kind === 'self') this.issuerKey = new TokenIssuer(this, 'Issuer');
     this.outboundEvents = new OutboundEvents(this, 'OutboundEvents');
+    this.idSeedKey = new Key(this, 'IdSeedKey', {
+      description: `${this.stackName}: keys the record ids of Idempotency-Key requests`,
+      keySpec: KeySpec.HMAC_256,
+      keyUsage: KeyUsage.GENERATE_VERIFY_MAC,
+      // A new key gives a retry of a request that committed and died other ids (a second copy of its records).
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
 
     // ---- API ----
     this.api = new HttpApi(this, 'Api', {
@@ -190,6 +200,11 @@ export class GoalTrackingStack extends Stack {
       if (access !== 'none') this.data.bindTable(fn, access);
       this.bindQueues(fn, route.sendsTo ?? [], name);
       this.bindNeeds(fn, route.needs ?? [], name, config);
+      // Every authenticated POST honours Idempotency-Key (contract section 11), so each may seed ids.
+      if (route.auth === 'jwt' && route.method === 'POST') {
+        fn.addToPolicy(new iam.PolicyStatement({ actions: ['kms:GenerateMac'], resources: [this.idSeedKey.keyArn] }));
+        fn.addEnvironment('ID_SEED_KMS_KEY_ID', this.idSeedKey.keyArn);
+      }
       this.routeFunctions.set(route, fn);
 
       const authorizer: IHttpRouteAuthorizer = route.auth === 'jwt' ? jwt : new HttpNoneAuthorizer();

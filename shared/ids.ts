@@ -1,9 +1,9 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { contextValue, withContextValue } from '#shared/request-context.ts';
 
 /**
  * Ids of the records a request creates. Random, except inside `withIdSeed`: a request that carries an
- * Idempotency-Key draws its ids from a hash of the key's scope (tenant, user, route, key, body), so a retry of a
+ * Idempotency-Key draws its ids from a keyed hash of the request (idSeedOf), so a retry of a
  * request that committed and then died (before its idempotency record was completed) names the same records,
  * and its create finds them already there instead of writing a second copy (docs/architecture.md, "Safe retries").
  * Commands draw ids in a fixed order, so the n-th id of a retry is the n-th id of the first attempt.
@@ -28,6 +28,16 @@ export function newId(): string {
 /** True when ids drawn now are seeded: a create that finds its record already stored is a retry's. */
 export function idsAreSeeded(): boolean {
   return contextValue('idSeed') !== undefined;
+}
+
+/**
+ * The id seed of an idempotent request: HMAC-SHA256, keyed with the server's secret (shared/auth/id-seed-secret.ts),
+ * of the tenant, user, route, key and request hash (path parameters and body). Deterministic for the same request,
+ * so a retry names the same records; keyed, so a client cannot compute another request's ids from a key it can
+ * guess (a refresh's thread uuid is its own access proof).
+ */
+export function idSeedOf(secret: Uint8Array, scope: { tenantId: string; userId: string; route: string; key: string; requestHash: string }): string {
+  return createHmac('sha256', secret).update(JSON.stringify([scope.tenantId, scope.userId, scope.route, scope.key, scope.requestHash])).digest('base64url');
 }
 
 /** Runs `fn` with ids derived from `seed` (the same seed gives the same ids in the same order). */

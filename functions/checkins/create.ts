@@ -1,8 +1,11 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { createCheckin } from '#shared/domain/checkins/service.ts';
 import { checkinRecordResponse } from '#shared/presenters/checkins.ts';
+import { requireNamedGoalEditor } from '#shared/domain/goals/access.ts';
+import { unknownGoal } from '#shared/domain/checkins/service.ts';
 
 export const handler = apiHandler({
   body: () => import('#shared/schemas/bodies/checkin-create.ts').then((m) => m.CheckinCreateBody),
   handle: async ({ ctx, body }) => checkinRecordResponse(ctx, 201, await createCheckin(ctx, body)),
+  authorizeReplay: ({ ctx, body }) => requireNamedGoalEditor(ctx, body.goal_uuid, () => unknownGoal(body.goal_uuid)),
 });

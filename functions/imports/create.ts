@@ -3,6 +3,7 @@ import { recordResponse } from '#shared/http/respond.ts';
 import { importRows } from '#shared/domain/imports/parse.ts';
 import { importChecks, startImport } from '#shared/domain/imports/service.ts';
 import { presentImport } from '#shared/presenters/imports.ts';
+import { requireContentWriter } from '#shared/auth/permissions.ts';
 
 export const handler = apiHandler({
   body: () => import('#shared/schemas/bodies/import-envelope.ts').then((m) => m.ImportEnvelope),
@@ -10,4 +11,5 @@ export const handler = apiHandler({
     const record = await startImport(ctx, await importRows(rawBody ? { csv: rawBody.text } : { json: body.goals }));
     return recordResponse(202, 'import', presentImport(record), importChecks(ctx), 'creator');
   },
+  authorizeReplay: ({ ctx }) => requireContentWriter(ctx.caller),
 });

@@ -2,6 +2,7 @@ import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 import { createWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/webhooks/service.ts';
 import { presentCreatedWebhook } from '#shared/presenters/webhooks.ts';
+import { checkWebhookAdmin } from '#shared/domain/webhooks/decide.ts';
 
 /** 201 with the record and, this once, its secret. */
 export const handler = apiHandler({
@@ -11,4 +12,5 @@ export const handler = apiHandler({
     const { record, secret } = await createWebhook(ctx, body);
     return recordResponse(201, 'webhook', presentCreatedWebhook(record, secret), webhookChecks(ctx), webhookAccessSource);
   },
+  authorizeReplay: ({ ctx }) => checkWebhookAdmin(ctx.caller),
 });

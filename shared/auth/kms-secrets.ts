@@ -1,6 +1,6 @@
 /**
- * The KMS client and the commands the secret box uses, in a module of their own so that `kmsSecretBox`
- * (shared/auth/secret-box.ts) imports them on first use, not at cold start: a dynamic import of the SDK
- * package itself would keep every one of its commands.
+ * The KMS client and the commands the secret box and the id seed secret (id-seed-secret.ts) use, in a module of
+ * their own so that they are imported on first use, not at cold start: a dynamic import of the SDK package
+ * itself would keep every one of its commands.
  */
-export { DecryptCommand, EncryptCommand, KMSClient } from '@aws-sdk/client-kms';
+export { DecryptCommand, EncryptCommand, GenerateMacCommand, KMSClient } from '@aws-sdk/client-kms';

@@ -11,14 +11,14 @@ export const IDEMPOTENCY_KIND = 'idem';
 /** Sort key of every idempotency record: a stream consumer can drop these writes by sort key alone. */
 export const IDEMPOTENCY_SK = 'IDEM';
 
-/** What identifies one idempotent request, and the hash of its body (compared on a replay). */
+/** What identifies one idempotent request, and the hash of its path parameters and body (compared on a replay). */
 export interface IdempotentCall {
   tenantId: string;
   userId: string;
   /** API route key, `POST /rest/v2/objectives`. */
   route: string;
   key: string;
-  body_hash: string;
+  request_hash: string;
 }
 
 /** `T#<tenant>#idem#<sha256(user, route, key)>`: one item per key, spread over partitions, under the tenant's prefix. */
@@ -44,6 +44,8 @@ export class TenantIdempotencyStore extends DynamoDBPersistenceLayer {
       expiryAttr: TABLE_DEFINITION.ttlAttribute,
       statusAttr: 'idem_status',
       dataAttr: 'idem_response',
+      // the request hash (path parameters and body); the attribute keeps its first name, so a record written
+      // before path parameters were hashed mismatches (422) rather than replays
       validationKeyAttr: 'idem_body_hash',
       inProgressExpiryAttr: 'idem_in_progress_until',
       // The document client shares the low-level client's middleware and config, so it sends Powertools' commands as is.

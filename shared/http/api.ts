@@ -221,6 +221,9 @@ const NO_BODY: BodySchema<z.ZodType> = () => import('#shared/http/no-body.ts').t
  * inactive), validates the body with `body` (a route without one refuses body fields), and runs `handle`.
  * Handlers stay thin: parse, call a domain function in shared/, shape the response. `sealReplays`: the answer
  * holds a secret, so the copy kept for Idempotency-Key replays is sealed (shared/http/idempotency.ts).
+ * `authorizeReplay` (every POST route declares one; test/unit/replay-gates.test.ts): the route's permission checks,
+ * the same domain checks its handler runs first, run for the caller as it is now before a stored answer is
+ * replayed; it throws the refusal (403, or 404/422 for a record the caller can no longer see) the request would get.
  */
 export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(opts: {
   body?: BodySchema<S>;
@@ -228,6 +231,7 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(
   readAhead?: ReadAhead;
   early?: (req: EarlyRequest) => Promise<E>;
   handle: (req: ApiRequest<z.infer<S>, E>) => Promise<ApiResult>;
+  authorizeReplay?: (req: ReplayRequest<z.infer<S>>) => Promise<unknown> | void;
 }) {
   void config.tableName; // every authenticated route reads the caller's user: without a table, fail at cold start
   let schema: Promise<z.ZodType> | undefined;
@@ -274,19 +278,35 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(
         refuse(err);
         throw err;
       }
-      const run = async () => {
+      const parseBody = async () => {
         // No body for a route without a schema is `{}`, which NO_BODY accepts: nothing to check, nothing to load.
         const parsed = checking ? validateBody(await checking, read.kind === 'json' ? read.value : {}) : undefined;
-        const body = (opts.body ? parsed : undefined) as z.infer<S>;
+        return (opts.body ? parsed : undefined) as z.infer<S>;
+      };
+      const run = async () => {
+        const body = await parseBody();
         const rawBody = read.kind === 'raw' ? { mediaType: read.mediaType, text: read.text } : undefined;
         return opts.handle({ ctx, early, body, params, query, event, ...(rawBody ? { rawBody } : {}) });
       };
       if (!idempotencyKey) return run();
       // Answers below 500 are stored for replay, so typed errors become responses inside the idempotent section.
       const runToResponse = () => run().catch((err: unknown) => (err instanceof AppError ? errorResponse(err, requestId, log) : Promise.reject(err)));
-      return runIdempotent({ db: data.db, tenantId: ctx.caller.tenantId, userId: ctx.caller.userId, route: event.routeKey, key: idempotencyKey, body: read, context, sealed: opts.sealReplays }, runToResponse);
+      // A replayed success is the body the first request validated (same request hash), so it validates again.
+      const authorizeReplay = async () => void (await opts.authorizeReplay?.({ ctx, params, body: await parseBody(), event }));
+      return runIdempotent(
+        { db: data.db, tenantId: ctx.caller.tenantId, userId: ctx.caller.userId, route: event.routeKey, params, key: idempotencyKey, body: read, context, sealed: opts.sealReplays, authorizeReplay },
+        runToResponse,
+      );
     });
   return wrap(handler);
+}
+
+/** What a route's replay gate gets: the caller as it is now, the path parameters and the validated body. */
+export interface ReplayRequest<B> {
+  ctx: RequestCtx;
+  params: Record<string, string>;
+  body: B;
+  event: ApiEvent;
 }
 
 /** A handler for public routes (OpenAPI document, JWKS): no caller, same errors and logging. */

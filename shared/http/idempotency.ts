@@ -5,7 +5,7 @@ import type { Db } from '#shared/db/client.ts';
 import type { IdempotentCall } from '#shared/db/idempotency-store.ts';
 import { BadRequestError } from '#shared/errors.ts';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '#shared/http/http-errors.ts';
-import { withIdSeed } from '#shared/ids.ts';
+import { idSeedOf, withIdSeed } from '#shared/ids.ts';
 import type { ReadBody } from '#shared/http/transport.ts';
 
 type Result = APIGatewayProxyStructuredResultV2;
@@ -33,10 +33,14 @@ function canonical(value: unknown): unknown {
   return value;
 }
 
-/** The hash a replay's body must match: JSON compared by value, other media types byte for byte. */
-export function bodyHash(body: ReadBody): string {
+/**
+ * The hash a replay must match: the path parameters and the body (JSON compared by value, other media types byte
+ * for byte). The record is keyed by the route template, so the same key on `/goals/{A}/archive` then
+ * `/goals/{B}/archive` is the same record with another request: 422 `idempotency_key_reused`, never A's answer.
+ */
+export function requestHash(params: Record<string, string>, body: ReadBody): string {
   const text = body.kind === 'none' ? 'none' : body.kind === 'json' ? `json:${JSON.stringify(canonical(body.value))}` : `${body.mediaType}:${body.text}`;
-  return createHash('sha256').update(text).digest('base64url');
+  return createHash('sha256').update(JSON.stringify([canonical(params), text])).digest('base64url');
 }
 
 /**
@@ -60,20 +64,35 @@ class ServerErrorResult extends Error {
 /**
  * Runs `run` at most once per (tenant, user, route, key) within 24 hours, with Powertools idempotency:
  * the first answer is stored (any status below 500) and returned again with `Idempotent-Replayed: true`;
- * a different body is 422 `idempotency_key_reused`, a first request still running 409 `idempotency_key_in_use`;
- * a 5xx answer or a crash deletes the record, so the key can be retried. `run` returns 4xx as responses.
+ * other path parameters or a different body are 422 `idempotency_key_reused`, a first request still running
+ * 409 `idempotency_key_in_use`; a 5xx answer or a crash deletes the record, so the key can be retried. `run`
+ * returns 4xx as responses. A stored success is returned only after `authorizeReplay` passes: the route's
+ * permission checks for the caller as it is now (a demoted admin gets the 403, not a webhook's secret again).
+ * A stored refusal is replayed as is: it holds nothing the caller could not get again.
  */
 export async function runIdempotent(
-  scope: { db: Db; tenantId: string; userId: string; route: string; key: string; body: ReadBody; context: Context; sealed?: boolean },
+  scope: {
+    db: Db;
+    tenantId: string;
+    userId: string;
+    route: string;
+    params: Record<string, string>;
+    key: string;
+    body: ReadBody;
+    context: Context;
+    sealed?: boolean;
+    authorizeReplay: () => Promise<void>;
+  },
   run: () => Promise<Result>,
 ): Promise<Result> {
   // Loaded on the first request that carries an Idempotency-Key, not at cold start (most requests never do).
-  const [{ IdempotencyConfig, makeIdempotent }, { IDEMPOTENCY_TTL_SECONDS, idempotencyRecordKey, idempotencyStoreFor }] = await Promise.all([
+  const [{ IdempotencyConfig, makeIdempotent }, { IDEMPOTENCY_TTL_SECONDS, idempotencyRecordKey, idempotencyStoreFor }, { idSeedSecret }] = await Promise.all([
     import('@aws-lambda-powertools/idempotency'),
     import('#shared/db/idempotency-store.ts'),
+    import('#shared/auth/id-seed-secret.ts'),
   ]);
   const idempotencyConfig = new IdempotencyConfig({
-    payloadValidationJmesPath: 'body_hash',
+    payloadValidationJmesPath: 'request_hash',
     expiresAfterSeconds: IDEMPOTENCY_TTL_SECONDS,
     responseHook: (response) => {
       const r = response as Result;
@@ -85,15 +104,18 @@ export async function runIdempotent(
   const once = makeIdempotent(
     async (call: IdempotentCall) => {
       // Ids seeded by the request: a retry after a crash between commit and record names the same records (shared/ids.ts).
-      const result = await withIdSeed(`${idempotencyRecordKey(call)}#${call.body_hash}`, run);
+      const seed = idSeedOf(await idSeedSecret(), { tenantId: call.tenantId, userId: call.userId, route: call.route, key: call.key, requestHash: call.request_hash });
+      const result = await withIdSeed(seed, run);
       if ((result.statusCode ?? 200) >= 500) throw new ServerErrorResult(result);
       return scope.sealed ? sealedBody(result, idempotencyRecordKey(call), 'seal') : result;
     },
     { persistenceStore: idempotencyStoreFor(config.tableName, scope.db), config: idempotencyConfig },
   );
-  const call: IdempotentCall = { tenantId: scope.tenantId, userId: scope.userId, route: scope.route, key: scope.key, body_hash: bodyHash(scope.body) };
+  const call: IdempotentCall = { tenantId: scope.tenantId, userId: scope.userId, route: scope.route, key: scope.key, request_hash: requestHash(scope.params, scope.body) };
   try {
     const result = (await once(call)) as Result;
+    // Before anything stored is opened or returned; a refusal throws here and is answered as any other.
+    if (result.headers?.[REPLAYED_HEADER] === 'true' && (result.statusCode ?? 200) < 400) await scope.authorizeReplay();
     return scope.sealed ? await sealedBody(result, idempotencyRecordKey(call), 'open') : result;
   } catch (err) {
     if (err instanceof ServerErrorResult) return err.result;

@@ -19,6 +19,7 @@ function expectedGrants(stack: GoalTrackingStack, row: { kind: 'route'; r: Route
   if (table !== 'none') out.push(`sts:AssumeRole ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
   const sendsTo = row.kind === 'route' ? row.r.sendsTo : row.w.sendsTo;
   for (const q of sendsTo ?? []) out.push(`sqs:SendMessage ${id(stack, stack.queues.get(q)!.queue)}`);
+  if (row.kind === 'route' && row.r.auth === 'jwt' && row.r.method === 'POST') out.push(`kms:GenerateMac ${id(stack, stack.idSeedKey)}`);
   for (const need of row.kind === 'route' ? (row.r.needs ?? []) : []) if (need === 'kms:sign' || need === 'kms:public-key') out.push(`${need === 'kms:sign' ? 'kms:Sign' : 'kms:GetPublicKey'} ${id(stack, stack.issuerKey!.key)}`);
   for (const need of (row.kind === 'route' ? row.r.needs : row.w.needs) ?? []) {
     if (need === 'kms:webhook-secrets') out.push(`kms:Encrypt ${id(stack, stack.outboundEvents.secretKey)}`, `kms:Decrypt ${id(stack, stack.outboundEvents.secretKey)}`);
@@ -191,6 +192,17 @@ describe('CDK stack', () => {
     for (const [, fn] of sealing) expect(actualGrants(template, id(stack, fn.role))).toEqual(expect.arrayContaining([`kms:Encrypt ${keyId}`, `kms:Decrypt ${keyId}`]));
     const others = [...stack.routeFunctions.values(), ...stack.workerFunctions.values()].filter((fn) => !sealing.some(([, f]) => f === fn));
     for (const fn of others) expect(actualGrants(template, id(stack, fn.role)).filter((g) => g.endsWith(keyId) || g.endsWith(busId))).toEqual([]);
+  });
+
+  it('keys idempotent requests\' ids with an HMAC key of its own, usable (GenerateMac only) by the authenticated POST routes', () => {
+    template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
+    const keyId = id(stack, stack.idSeedKey);
+    for (const [route, fn] of stack.routeFunctions) {
+      const post = route.auth === 'jwt' && route.method === 'POST';
+      const env = t.Resources[id(stack, fn.fn)].Properties.Environment.Variables as Json;
+      expect(env.ID_SEED_KMS_KEY_ID === undefined ? undefined : refId(env.ID_SEED_KMS_KEY_ID), `${route.method} ${route.path}`).toBe(post ? keyId : undefined);
+      expect(actualGrants(template, id(stack, fn.role)).filter((g) => g.endsWith(keyId))).toEqual(post ? [`kms:GenerateMac ${keyId}`] : []);
+    }
   });
 
   it('has two tenant roles: read and write actions on the table and each index by name, assumable only by roles on their path', () => {
@@ -380,7 +392,7 @@ describe('CDK stack with an external issuer (e.g. a Cognito user pool)', () => {
     const { stack } = build({ routes, context: { issuerUrl, jwtAudience: 'client-a,client-b', tenantClaim: 'custom:tenant_uuid', userClaim: 'custom:user_uuid' } });
     const template = mergedTemplate(stack);
     template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', { JwtConfiguration: { Issuer: issuerUrl, Audience: ['client-a', 'client-b'] } });
-    template.resourceCountIs('AWS::KMS::Key', 2); // the alarm topic's key and the webhook-secret key, no signing key
+    template.resourceCountIs('AWS::KMS::Key', 3); // the alarm topic's key, the webhook-secret key and the id-seed key, no signing key
     const keys = Object.keys(template.toJSON().Resources).filter((k) => k.startsWith('IssuerKey'));
     expect(keys).toEqual([]);
     const routeKeys = Object.values<Json>(template.findResources('AWS::ApiGatewayV2::Route')).map((r) => r.Properties.RouteKey);

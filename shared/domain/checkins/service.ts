@@ -46,7 +46,7 @@ export interface CheckinView {
 const notFound = (id: string) => new NotFoundError('Checkin', id);
 const goalNotFound = (id: string) => new NotFoundError('Goal', id);
 /** goal_uuid of a create body naming no goal the caller can see (unknown, another tenant's, or invisible: one answer). */
-const unknownGoal = (id: string) => ValidationError.field('goal_uuid', 'not_found', `goal_uuid ${id} is not a goal of this tenant`);
+export const unknownGoal = (id: string) => ValidationError.field('goal_uuid', 'not_found', `goal_uuid ${id} is not a goal of this tenant`);
 
 /** The stream's projection re-exports: the goal follows its latest check-in (decide.ts). */
 export { goalFollowing };

@@ -26,9 +26,15 @@ export interface RefreshStart {
 
 const MAX_START_ATTEMPTS = 5;
 
-export async function startRefresh(ctx: DomainCtx, shareableUuid: string): Promise<RefreshStart> {
+/** The document, if the caller may refresh it: 404 when not in the tenant, 403 without edit access. */
+export async function refreshableDocument(ctx: DomainCtx, shareableUuid: string) {
   const { record: doc } = await loadShareable(ctx, 'documents', shareableUuid);
   if (!shareableChecks(ctx.caller, shareableAccess(ctx.caller, doc)).can_edit) throw new ForbiddenError('Refreshing a document needs edit access: the owner, admins, or an edit or manage grant');
+  return doc;
+}
+
+export async function startRefresh(ctx: DomainCtx, shareableUuid: string): Promise<RefreshStart> {
+  const doc = await refreshableDocument(ctx, shareableUuid);
 
   for (let attempt = 1; attempt <= MAX_START_ATTEMPTS; attempt++) {
     const running = await runningThreadOf(ctx, doc.uuid);

@@ -78,6 +78,16 @@ export function goalEditRefusal(access: GoalAccess, hidden?: () => AppError): Ap
   return undefined;
 }
 
+/**
+ * The permission check of a write on a goal a body names (check-in, data source), on its own: 403 unless the
+ * caller may change it, `hidden()` (422) when it is unknown or invisible to the caller.
+ */
+export async function requireNamedGoalEditor(ctx: DomainCtx, uuid: string, hidden: () => AppError): Promise<void> {
+  const stored = await getEntity(ctx, goalEntity, uuid.toLowerCase());
+  if (!stored) throw hidden();
+  await requireGoalEditor(ctx, stored.record, hidden);
+}
+
 /** 404 when the goal is not in the caller's tenant (or, with `kind`, is a goal of another kind: `/key_results/{uuid of an objective}` does not exist). */
 async function storedGoal(ctx: DomainCtx, uuid: string, kind: GoalKind | undefined) {
   const stored = await getEntity(ctx, goalEntity, uuid);

@@ -3,7 +3,7 @@ import { canWriteContent } from '#shared/auth/caller.ts';
 import { getEntity, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
-import { decideArchive, decided, goalNotFound } from '#shared/domain/goals/decide.ts';
+import { decideArchive, decided, editRefusal, goalNotFound } from '#shared/domain/goals/decide.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
 import type { GoalView } from '#shared/domain/goals/service.ts';
@@ -21,4 +21,12 @@ export async function setArchived(ctx: DomainCtx, kind: GoalKind, id: string, ar
   // archived children leave their parents' rollup
   if (after !== before) await refreshRollups(ctx, [after]);
   return { goal: after, access: await goalAccess(ctx, after) };
+}
+
+/** The permission check of archive and unarchive on its own (a replayed request's gate): 404, or 403 / 422 as decideArchive. */
+export async function authorizeSetArchived(ctx: DomainCtx, kind: GoalKind, id: string): Promise<void> {
+  const stored = await getEntity(ctx, goalEntity, id);
+  if (!stored) throw goalNotFound(kind, id);
+  const refusal = editRefusal(kind, stored.record, await goalAccess(ctx, stored.record));
+  if (refusal) throw refusal;
 }

@@ -1,11 +1,12 @@
 /** Goal create: one batched read, decide (decide.ts), one transaction; then rollups. */
 import { canWriteContent } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
-import { BatchRead, createdOrStored, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import { BatchRead, createdOrStored, getEntities, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';
-import { createRefusal, decideCreate, decided, referencedIds, type CreateIds, type CreateState, type SeenGoal } from '#shared/domain/goals/decide.ts';
+import { createRefusal, decideCreate, decided, parentRefusal, referencedIds, type CreateIds, type CreateState, type SeenGoal } from '#shared/domain/goals/decide.ts';
 import { labelNamesOf } from '#shared/domain/labels/decide.ts';
+import { ValidationError } from '#shared/errors.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
@@ -57,6 +58,23 @@ async function readCreate(ctx: DomainCtx, input: GoalCreateCommand): Promise<Cre
     labelClaims,
     labels: new Map(labels.map((l) => [l.uuid, l])),
   };
+}
+
+/**
+ * The permission checks of a create on their own (a replayed request's gate): viewers refused, and each parent
+ * must still be one the caller can see (else 422 not_found, as parentRefusal) and change (403).
+ */
+export async function authorizeGoalCreate(ctx: DomainCtx, input: GoalCreateCommand): Promise<void> {
+  const refusal = createRefusal({ userUuid: ctx.caller.userId, canWriteContent: canWriteContent(ctx.caller) });
+  if (refusal) throw refusal;
+  const ids = parentLinksOf(input.parents).map((l) => l.parent_uuid);
+  if (!ids.length) return;
+  const seen = new Map<string, SeenGoal>();
+  await Promise.all([...(await getEntities(ctx, goalEntity, ids))].map(async ([id, stored]) => seen.set(id, { stored, access: await goalAccess(ctx, stored.record) })));
+  const { error, details } = parentRefusal(undefined, ids, seen);
+  if (error) throw error;
+  const unknown = details.filter((d) => d.code === 'not_found');
+  if (unknown.length) throw new ValidationError(unknown.map((d) => d.message).join('; '), unknown);
 }
 
 /** `opts.uuid`: the new goal's uuid when the caller fixes it (a bulk import, so a retry finds what it created). */

@@ -17,7 +17,7 @@ import { NotFoundError, ValidationError } from '#shared/errors.ts';
  */
 
 const notFound = (id: string) => new NotFoundError('Data source', id);
-const unknownGoal = (uuid: string) => ValidationError.field('goal_uuid', 'not_found', `goal_uuid ${uuid} is not a goal of this tenant`);
+export const unknownGoal = (uuid: string) => ValidationError.field('goal_uuid', 'not_found', `goal_uuid ${uuid} is not a goal of this tenant`);
 
 export interface DataSourceView {
   dataSource: DataSourceRecord;

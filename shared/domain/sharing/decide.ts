@@ -39,8 +39,12 @@ export type ResendStatus = 'resent' | 'throttled' | 'no_pending_request';
 
 // ---------- shareables and grants ----------
 
-export function decideCreateShareable(caller: Caller, path: ShareablePath, cmd: ShareableCreate, now: string, uuid: string): ShareableRecord {
+export function checkShareableCreateAllowed(caller: Caller): void {
   if (!canWriteContent(caller)) throw new ForbiddenError('Viewers cannot create shareable resources');
+}
+
+export function decideCreateShareable(caller: Caller, path: ShareablePath, cmd: ShareableCreate, now: string, uuid: string): ShareableRecord {
+  checkShareableCreateAllowed(caller);
   return { uuid, type: SHAREABLE_TYPE_BY_PATH[path], title: cmd.title, content: cmd.content ?? null, owner_uuid: caller.userId, grants: [], created_at: now, updated_at: now };
 }
 

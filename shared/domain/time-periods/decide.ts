@@ -43,8 +43,10 @@ function checkOrder(start: string, end: string, sent: TimePeriodUpdate): void {
   throw new ValidationError(message, fields.map((field) => ({ field, code: 'out_of_order', message })));
 }
 
+export const checkTimePeriodCreateAllowed = (caller: Caller) => requireAdmin(caller, 'Only admins can create time periods');
+
 export function decideCreateTimePeriod(caller: Caller, cmd: TimePeriodCreate, now: string, uuid: string): TimePeriodRecord {
-  requireAdmin(caller, 'Only admins can create time periods');
+  checkTimePeriodCreateAllowed(caller);
   checkOrder(cmd.start_date, cmd.end_date, cmd);
   return newTimePeriodRecord({ ...cmd, creator_uuid: caller.userId }, now, uuid);
 }

@@ -41,9 +41,11 @@ const managerNotFound = (managerUuid: string) => ValidationError.field('manager_
 /** Null and undefined profile values are not stored. */
 const compact = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
 
+export const checkUserCreateAllowed = (caller: Caller) => requireAdmin(caller, 'Only admins can create users');
+
 /** Admins only; `manager` is the user named by manager_uuid as read (undefined: none of the tenant). */
 export function decideCreateUser(caller: Caller, cmd: UserCreate, manager: UserRecord | undefined, now: string, uuid: string): UserRecord {
-  requireAdmin(caller, 'Only admins can create users');
+  checkUserCreateAllowed(caller);
   // A new user is in no one's chain, so its create checks the manager's existence only.
   if (cmd.manager_uuid && !manager) throw managerNotFound(cmd.manager_uuid);
   return newUserRecord({ ...cmd, profile_attributes: compact(cmd.profile_attributes ?? {}), creator_uuid: caller.userId }, now, uuid);
