@@ -212,4 +212,74 @@ describe('Idempotency-Key on POST (contract section 11)', () => {
     expect(retry.body.data.record.secret).toBe(secret);
     expect(await listAll(t.admin, '/webhooks')).toHaveLength(1);
   });
+
+  it('scopes the request by its path as well as its body: the same key and empty body on another goal is 422, and that goal is not archived', async () => {
+    const t = await newTenant();
+    const period = await createPeriod(t.admin, 'Q1', '2026-01-01', '2026-03-31');
+    const [a, b] = await Promise.all(['A', 'B'].map(async (title) => (await t.admin.post('/rest/v2/objectives', { title, time_period_uuid: period.uuid })).body.data.record));
+    const key = randomUUID();
+    const first = await post(t.admin, `/rest/v2/objectives/${a.uuid}/archive`, undefined, key);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    expect(first.body.data.record.uuid).toBe(a.uuid);
+    const other = expectError(await post(t.admin, `/rest/v2/objectives/${b.uuid}/archive`, undefined, key), 422, 'idempotency_key_reused');
+    expect(other.details[0]?.field).toBe('Idempotency-Key');
+    expect((await t.admin.get(`/rest/v2/objectives/${a.uuid}`)).body.data.record.archived_at).not.toBeNull();
+    expect((await t.admin.get(`/rest/v2/objectives/${b.uuid}`)).body.data.record.archived_at).toBeNull();
+    // the same path again is still the replay
+    const again = await post(t.admin, `/rest/v2/objectives/${a.uuid}/archive`, undefined, key);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+  });
+
+  it('authorizes a replay as the request would be now: an admin demoted to member gets 403, not the webhook secret again', async () => {
+    const t = await newTenant();
+    const admin = await t.user({ role: 'admin' });
+    const key = randomUUID();
+    const body = { url: 'http://127.0.0.1:9/hook', events: ['goal.created'] };
+    const first = await post(admin.api, '/webhooks', body, key);
+    expect(first.status, JSON.stringify(first.body)).toBe(201);
+    const secret = first.body.data.record.secret as string;
+    expect(secret).toMatch(/^whsec_/);
+    expect((await post(admin.api, '/webhooks', body, key)).headers.get('idempotent-replayed')).toBe('true'); // still an admin: replayed
+    expect((await t.admin.put(`/rest/v2/users/${admin.uuid}`, { user: { role: 'member' } })).status).toBe(200);
+    const replay = await post(admin.api, '/webhooks', body, key);
+    expectError(replay, 403, 'forbidden');
+    expect(replay.headers.get('idempotent-replayed')).toBeNull();
+    expect(JSON.stringify(replay.body)).not.toContain(secret.slice(6));
+    expect(JSON.stringify(replay.body)).not.toContain(first.body.data.record.uuid);
+  });
+
+  it('refuses a deactivated user\'s replay (401)', async () => {
+    const t = await newTenant();
+    const member = await t.user({ role: 'member' });
+    const key = randomUUID();
+    const first = await post(member.api, '/rest/v2/labels', { name: 'Mine' }, key);
+    expect(first.status).toBe(201);
+    expect((await t.admin.put(`/rest/v2/users/${member.uuid}`, { user: { status: 'inactive' } })).status).toBe(200);
+    const replay = await post(member.api, '/rest/v2/labels', { name: 'Mine' }, key);
+    expectError(replay, 401);
+    expect(replay.headers.get('idempotent-replayed')).toBeNull();
+    expect(JSON.stringify(replay.body)).not.toContain(first.body.data.record.uuid);
+  });
+
+  it('refuses a member\'s replay of a write on a goal it can no longer change (403)', async () => {
+    const t = await newTenant();
+    const member = await t.user({ role: 'member' });
+    const period = await createPeriod(t.admin, 'Q1', '2026-01-01', '2026-03-31');
+    const goal = (await t.admin.post('/rest/v2/objectives', { title: 'Theirs', time_period_uuid: period.uuid, owner_uuids: [member.uuid] })).body.data.record;
+    const key = randomUUID();
+    const checkin = { goal_uuid: goal.uuid, value: 5, checkin_date: '2026-02-01' };
+    const checked = await post(member.api, '/rest/v2/checkins', checkin, key);
+    expect(checked.status, JSON.stringify(checked.body)).toBe(201);
+    const archived = await post(member.api, `/rest/v2/objectives/${goal.uuid}/archive`, undefined, key);
+    expect(archived.status, JSON.stringify(archived.body)).toBe(200);
+    expect((await post(member.api, '/rest/v2/checkins', checkin, key)).headers.get('idempotent-replayed')).toBe('true'); // still an owner: replayed
+    // no longer an owner: the goal stays visible (public), not editable
+    expect((await t.admin.put(`/rest/v2/objectives/${goal.uuid}`, { owner_uuids: [t.adminUuid] })).status).toBe(200);
+    for (const [path, body] of [[`/rest/v2/objectives/${goal.uuid}/archive`, undefined], ['/rest/v2/checkins', checkin]] as const) {
+      const replay = await post(member.api, path, body, key);
+      expectError(replay, 403, 'forbidden');
+      expect(replay.headers.get('idempotent-replayed')).toBeNull();
+    }
+  });
 });
