@@ -25,3 +25,22 @@ describe('idempotent id seeds', () => {
     }
   });
 });
+
+describe('the id seed secret on the local stack', () => {
+  it('is a random 32-byte key kept in a file of the data dir (0600), read back the same', async () => {
+    const { mkdtempSync, readFileSync, statSync } = await import('node:fs');
+    const { join } = await import('node:path');
+    const { tmpdir } = await import('node:os');
+    const file = join(mkdtempSync(join(tmpdir(), 'id-seed-')), 'nested', 'id-seed-key');
+    process.env.ID_SEED_KEY_FILE = file;
+    try {
+      const { idSeedSecret } = await import('#shared/auth/id-seed-secret.ts');
+      const secret = Buffer.from(await idSeedSecret());
+      expect(secret).toHaveLength(32);
+      expect(Buffer.from(readFileSync(file, 'utf8'), 'base64')).toEqual(secret);
+      expect(statSync(file).mode & 0o777).toBe(0o600);
+    } finally {
+      delete process.env.ID_SEED_KEY_FILE;
+    }
+  });
+});
