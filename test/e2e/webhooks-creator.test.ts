@@ -73,7 +73,7 @@ describe('a webhook does not outlive its creator\'s admin rights', () => {
           expect(notes[0].message).toContain(mine.url);
         }
         expect((await listAll(member.api, '/notifications')).filter((n) => n.kind === 'webhook.disabled')).toEqual([]);
-        if (change.role) expect((await listAll(creator.api, '/notifications')).filter((n) => n.kind === 'webhook.disabled')).toEqual([]);
+        if ('role' in change) expect((await listAll(creator.api, '/notifications')).filter((n) => n.kind === 'webhook.disabled')).toEqual([]);
 
         // An admin turns it on again and becomes its creator: the next event is delivered.
         expect((await t.admin.put(`/webhooks/${w.uuid}`, { status: 'active' })).body.data.record.status).toBe('active');
