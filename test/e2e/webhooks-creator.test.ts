@@ -42,6 +42,8 @@ describe('a webhook does not outlive its creator\'s admin rights', () => {
         const w = (await creator.api.post('/webhooks', { url: mine.url, events: ['goal.created'] })).body.data.record;
         expect(w.status).toBe('active');
         expect((await t.admin.post('/webhooks', { url: marker.url, events: ['goal.created'] })).status).toBe(201);
+        // Subscribed to a type this tenant never makes: no delivery reaches the worker, so only the stream can disable it.
+        const quiet = (await creator.api.post('/webhooks', { url: mine.url, events: ['access_request.created'] })).body.data.record;
         const before = await goal(t.admin, 'objectives', { title: 'Before', time_period_uuid: period });
         await eventually(() => (goalsCreated(mine, before.uuid).length && goalsCreated(marker, before.uuid).length ? true : undefined), 140_000, 'the event before');
 
@@ -62,16 +64,18 @@ describe('a webhook does not outlive its creator\'s admin rights', () => {
           return r.status === 'disabled' ? r : undefined;
         }, 140_000, 'disabled');
         expect(disabled).toMatchObject({ uuid: w.uuid, status: 'disabled' });
-        for (const api of [t.admin, otherAdmin.api]) {
-          const notes = await eventually(async () => {
-            const n = (await listAll(api, '/notifications')).filter((x) => x.kind === 'webhook.disabled' && x.subject_uuid === w.uuid);
-            return n.length ? n : undefined;
-          }, 30_000, 'the notice');
-          expect(notes).toHaveLength(1);
-          expect(notes[0]).toMatchObject({ subject_type: 'webhook', actor_uuid: null, shareable_uuid: null });
-          expect(notes[0].message).toContain('creator_lost_access');
-          expect(notes[0].message).toContain(mine.url);
-        }
+        await eventually(async () => ((await t.admin.get(`/webhooks/${quiet.uuid}`)).body.data.record.status === 'disabled' ? true : undefined), 140_000, 'the quiet one disabled');
+        for (const api of [t.admin, otherAdmin.api])
+          for (const endpoint of [w, quiet]) {
+            const notes = await eventually(async () => {
+              const n = (await listAll(api, '/notifications')).filter((x) => x.kind === 'webhook.disabled' && x.subject_uuid === endpoint.uuid);
+              return n.length ? n : undefined;
+            }, 30_000, 'the notice');
+            expect(notes).toHaveLength(1);
+            expect(notes[0]).toMatchObject({ subject_type: 'webhook', actor_uuid: null, shareable_uuid: null });
+            expect(notes[0].message).toContain('creator_lost_access');
+            expect(notes[0].message).toContain(mine.url);
+          }
         expect((await listAll(member.api, '/notifications')).filter((n) => n.kind === 'webhook.disabled')).toEqual([]);
         if ('role' in change) expect((await listAll(creator.api, '/notifications')).filter((n) => n.kind === 'webhook.disabled')).toEqual([]);
 
