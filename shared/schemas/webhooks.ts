@@ -11,7 +11,7 @@ const webhookFields = {
   url: z.string(),
   events: z.array(z.string()),
   description: z.string().nullable(),
-  status: z.enum(WEBHOOK_STATUSES).meta({ description: 'disabled by an admin, or after 24 hours in which every attempt failed' }),
+  status: z.enum(WEBHOOK_STATUSES).meta({ description: 'disabled by an admin, after 24 hours in which every attempt failed, or when its creator is no longer an active admin (setting it active again makes the caller its creator)' }),
 };
 export const WebhookRecordSchema = z.object({ ...webhookFields, created_at: z.string(), updated_at: z.string() }).meta({ id: 'Webhook' });
 export const WebhookCreatedRecordSchema = z

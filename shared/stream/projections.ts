@@ -6,6 +6,7 @@ import { rollupProjection } from '#shared/stream/rollups.ts';
 import { outboundEventsProjection } from '#shared/stream/projections/events.ts';
 import { goalReadModelsProjection } from '#shared/stream/read-models/projection.ts';
 import { labelNamesProjection } from '#shared/stream/projections/label-names.ts';
+import { webhookCreatorsProjection } from '#shared/stream/projections/webhook-creators.ts';
 
 /**
  * Every projection the change stream feeds (one line each). A change is offered to all of them at once; a
@@ -21,4 +22,5 @@ export const projections: readonly Projection[] = [
   outboundEventsProjection,
   goalReadModelsProjection,
   labelNamesProjection,
+  webhookCreatorsProjection,
 ];

@@ -19,6 +19,7 @@ const images: Array<[string, Record<string, unknown>, Record<string, unknown>]> 
   ['label', { kind: 'label', v: 1, rec: { uuid: 'l1', name: 'a' } }, { kind: 'label', v: 2, rec: { uuid: 'l1', name: 'b' } }],
   ['tenant', undefined as never, { kind: 'tenant', v: 1, rec: { uuid: T } }],
   ['access_request', { kind: 'access_request', uuid: 'r0', status: 'resolved' }, { kind: 'access_request', uuid: 'r1', status: 'pending', notice: { at: '2026-01-01T00:00:00.000Z', recipients: ['u1'] } }],
+  ['user', { kind: 'user', v: 1, rec: { uuid: 'u1', role: 'admin', status: 'active' } }, { kind: 'user', v: 2, rec: { uuid: 'u1', role: 'member', status: 'active' } }],
 ];
 const change = (type: string, sk: string, oldImage: Record<string, unknown> | undefined, newImage: Record<string, unknown>, eventName: TableChange['eventName']): TableChange => ({
   eventId: 'e',

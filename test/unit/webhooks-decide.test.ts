@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { decideCreateWebhook, decideUpdateWebhook } from '#shared/domain/webhooks/decide.ts';
+import { CREATOR_LOST_ACCESS, decideCreateWebhook, decideCreatorCheck, decideUpdateWebhook, holdsWebhookRights, losesWebhookRights } from '#shared/domain/webhooks/decide.ts';
 import { MAX_WEBHOOKS_PER_TENANT, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
-import { callerAs, LATER, NOW, refusal } from './directory.fixture.ts';
+import { ENTITY_SK } from '#shared/db/keys.ts';
+import { creatorLosingRights } from '#shared/stream/projections/webhook-creators.ts';
+import type { TableChange } from '#shared/stream/projection.ts';
+import { callerAs, LATER, NOW, refusal, TENANT, user } from './directory.fixture.ts';
 
 const admin = callerAs('admin');
 const ids = { uuid: 'w-1', secretSealed: 'sealed' };
@@ -30,5 +33,51 @@ describe('webhook commands (pure decide)', () => {
     expect(decideUpdateWebhook(admin, active, { events: ['goal.updated'] }, LATER)).toMatchObject({ failing_since: NOW, events: ['goal.updated'] });
     expect(decideUpdateWebhook(admin, active, { status: 'disabled' }, LATER)).toMatchObject({ status: 'disabled', disabled_reason: 'disabled by an admin' });
     expect(refusal(() => decideUpdateWebhook(callerAs('member'), active, { status: 'disabled' }, LATER)).status).toBe(403);
+  });
+
+  it('an endpoint sends only while its creator is an active admin; losing either disables it with the reason', () => {
+    const creator = user(admin.userId, { role: 'admin' });
+    const w = decideCreateWebhook(admin, { url: 'https://a.test', events: ['*'] }, 0, NOW, ids);
+    expect(holdsWebhookRights(creator)).toBe(true);
+    expect(decideCreatorCheck(w, creator, LATER)).toBeUndefined();
+    for (const lost of [{ ...creator, role: 'member' as const }, { ...creator, role: 'viewer' as const }, { ...creator, status: 'inactive' as const }, undefined]) {
+      expect(holdsWebhookRights(lost)).toBe(false);
+      expect(decideCreatorCheck(w, lost, LATER)).toEqual({ ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS, updated_at: LATER });
+    }
+    // Already disabled (by an admin, for failing, or for its creator before): nothing to write, no second notice.
+    const off = { ...w, status: 'disabled' as const, disabled_reason: 'disabled by an admin' };
+    expect(decideCreatorCheck(off, undefined, LATER)).toBeUndefined();
+    expect(decideCreatorCheck({ ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS }, { ...creator, role: 'member' }, LATER)).toBeUndefined();
+  });
+
+  it('a demotion, deactivation or removal of an admin is a loss of webhook rights; any other user change is not', () => {
+    const a = user('u-1', { role: 'admin' });
+    expect(losesWebhookRights(a, { ...a, role: 'member' })).toBe(true);
+    expect(losesWebhookRights(a, { ...a, status: 'inactive' })).toBe(true);
+    expect(losesWebhookRights(a, undefined)).toBe(true);
+    expect(losesWebhookRights(a, { ...a, display_name: 'Ada' })).toBe(false);
+    expect(losesWebhookRights({ ...a, role: 'member' }, { ...a, role: 'viewer' })).toBe(false); // never held them
+    expect(losesWebhookRights(undefined, a)).toBe(false);
+    expect(losesWebhookRights({ ...a, role: 'member' }, a)).toBe(false); // a promotion
+    // As the projection reads a change: the user item's record (`rec`), entity items only.
+    const item = (rec: typeof a, v: number) => ({ kind: 'user', id: rec.uuid, v, rec });
+    const change = (sk: string, eventName: TableChange['eventName'], oldImage?: Record<string, unknown>, newImage?: Record<string, unknown>): TableChange => ({
+      eventId: 'e', eventName, at: NOW, tenantId: TENANT, keys: { PK: `T#${TENANT}#user#u-1`, SK: sk }, oldImage, newImage,
+    });
+    expect(creatorLosingRights(change(ENTITY_SK, 'MODIFY', item(a, 1), item({ ...a, role: 'member' }, 2)))).toBe('u-1');
+    expect(creatorLosingRights(change(ENTITY_SK, 'MODIFY', item(a, 1), item({ ...a, status: 'inactive' }, 2)))).toBe('u-1');
+    expect(creatorLosingRights(change(ENTITY_SK, 'REMOVE', item(a, 1)))).toBe('u-1');
+    expect(creatorLosingRights(change(ENTITY_SK, 'MODIFY', item(a, 1), item({ ...a, about: 'x' } as typeof a, 2)))).toBeUndefined();
+    expect(creatorLosingRights(change(ENTITY_SK, 'INSERT', undefined, item({ ...a, role: 'member' }, 1)))).toBeUndefined();
+    expect(creatorLosingRights(change('IX#manager#m', 'MODIFY', item(a, 1), item({ ...a, role: 'member' }, 2)))).toBeUndefined();
+  });
+
+  it('an admin turning a disabled endpoint on again becomes its creator; other updates keep the creator', () => {
+    const other = callerAs('admin', 'admin-2');
+    const w = decideCreateWebhook(admin, { url: 'https://a.test', events: ['*'] }, 0, NOW, ids);
+    const lost: WebhookRecord = { ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS };
+    expect(decideUpdateWebhook(other, lost, { status: 'active' }, LATER)).toMatchObject({ status: 'active', creator_uuid: 'admin-2', disabled_reason: null });
+    expect(decideUpdateWebhook(other, lost, { description: 'x' }, LATER)).toMatchObject({ status: 'disabled', creator_uuid: admin.userId });
+    expect(decideUpdateWebhook(other, w, { status: 'active', url: 'https://b.test' }, LATER)).toMatchObject({ creator_uuid: admin.userId });
   });
 });

@@ -2208,7 +2208,7 @@ export interface components {
             events: string[];
             description: string | null;
             /**
-             * @description disabled by an admin, or after 24 hours in which every attempt failed
+             * @description disabled by an admin, after 24 hours in which every attempt failed, or when its creator is no longer an active admin (setting it active again makes the caller its creator)
              * @enum {string}
              */
             status: "active" | "disabled";
@@ -2221,7 +2221,7 @@ export interface components {
             events: string[];
             description: string | null;
             /**
-             * @description disabled by an admin, or after 24 hours in which every attempt failed
+             * @description disabled by an admin, after 24 hours in which every attempt failed, or when its creator is no longer an active admin (setting it active again makes the caller its creator)
              * @enum {string}
              */
             status: "active" | "disabled";
@@ -2237,7 +2237,7 @@ export interface components {
             events: ("goal.created" | "goal.updated" | "goal.deleted" | "goal.progress_changed" | "checkin.created" | "checkin.updated" | "checkin.deleted" | "access_request.created" | "*")[];
             description?: string | null;
         };
-        /** @description Setting status back to active restarts the failure clock. */
+        /** @description Setting status back to active restarts the failure clock and makes the caller the webhook's creator (it sends only while its creator is an active admin). */
         WebhookUpdateBody: {
             /** @description https URL resolving to a public address (the local stack also accepts http on 127.0.0.1 and localhost) */
             url?: string;

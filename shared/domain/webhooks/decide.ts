@@ -8,6 +8,7 @@ import type { Caller } from '#shared/auth/caller.ts';
 import { MAX_WEBHOOKS_PER_TENANT, type EventType, type WebhookRecord, type WebhookStatus } from '#shared/domain/webhooks/entity.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { sentFields } from '#shared/domain/fields.ts';
+import type { UserRecord } from '#shared/domain/users/entity.ts';
 
 /** The domain's webhook commands (the webhook body schemas validate the wire and map to these). */
 export interface WebhookCreateInput {
@@ -45,6 +46,8 @@ export function decideCreateWebhook(caller: Caller, input: WebhookCreateInput, e
 /**
  * The endpoint after an update (`description` is changed only when the body named it: `null` clears it). Turned
  * on again, or moved to another URL, it starts the failure clock afresh; disabled by an admin, it says so.
+ * Turned on again, it is the caller's: the admin who re-enables it vouches for it from then on (an endpoint
+ * disabled because its creator lost the admin role would otherwise be disabled again at its next delivery).
  */
 export function decideUpdateWebhook(caller: Caller, w: WebhookRecord, input: WebhookUpdateInput, now: string): WebhookRecord {
   checkWebhookAdmin(caller);
@@ -58,6 +61,29 @@ export function decideUpdateWebhook(caller: Caller, w: WebhookRecord, input: Web
     updated_at: now,
   };
   if (next.status === 'active' && (w.status !== 'active' || next.url !== w.url)) Object.assign(next, { failing_since: null, disabled_reason: null });
+  if (next.status === 'active' && w.status !== 'active') next.creator_uuid = caller.userId;
   if (next.status === 'disabled' && w.status !== 'disabled') next.disabled_reason = 'disabled by an admin';
   return next;
+}
+
+/**
+ * An endpoint sends the tenant's every event, limited goals included, on behalf of the admin who created it: it
+ * may send only while that user is an active admin (contract section 12: webhooks are admins'). A creator that no
+ * longer exists holds nothing.
+ */
+export const holdsWebhookRights = (creator: Pick<UserRecord, 'role' | 'status'> | undefined): boolean => !!creator && creator.status === 'active' && creator.role === 'admin';
+
+/** The `disabled_reason` of an endpoint whose creator lost the rights webhooks require (kept on the item; the contract's record has no reason). */
+export const CREATOR_LOST_ACCESS = 'creator_lost_access';
+
+/** Whether a user change takes the rights away (demoted, deactivated or removed): the change the creators projection acts on. */
+export const losesWebhookRights = (before: UserRecord | undefined, after: UserRecord | undefined): boolean => holdsWebhookRights(before) && !holdsWebhookRights(after);
+
+/**
+ * The endpoint disabled for its creator as read now (`creator`: the user named by `creator_uuid`, undefined when
+ * gone), or undefined when nothing changes: the endpoint is not active, or its creator still holds the rights.
+ */
+export function decideCreatorCheck(w: WebhookRecord, creator: UserRecord | undefined, now: string): WebhookRecord | undefined {
+  if (w.status !== 'active' || holdsWebhookRights(creator)) return undefined;
+  return { ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS, updated_at: now };
 }

@@ -5,7 +5,9 @@ import { getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored 
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { deliveryEntity, deliveryLists, WEBHOOK_DELIVERY_QUEUE, webhookEntity, type DeliveryMessage, type DeliveryRecord, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
 import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
-import { webhookDisabledNotices } from '#shared/domain/webhooks/disable.ts';
+import { disableIfCreatorLostAccess, failingNotice, webhookDisabledNotices } from '#shared/domain/webhooks/disable.ts';
+import { holdsWebhookRights } from '#shared/domain/webhooks/decide.ts';
+import { userEntity } from '#shared/domain/users/entity.ts';
 import { postWebhook, type PostOutcome } from '#shared/domain/webhooks/post.ts';
 import { requireAdmin, secretContext, showWebhook, tenantWebhooks } from '#shared/domain/webhooks/service.ts';
 import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
@@ -131,6 +133,9 @@ export const canRedeliver = (ctx: DomainCtx) => isAdmin(ctx.caller);
 
 // ---------- the worker's side ----------
 
+/** A delivery's `last_error` when its endpoint's creator no longer holds the rights (the endpoint is disabled with it). */
+export const CREATOR_REFUSAL = 'webhook disabled: its creator is no longer an active admin';
+
 export interface AttemptDeps {
   queue: QueueSender;
   post?: typeof postWebhook;
@@ -167,6 +172,13 @@ export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messag
   let outcome: PostOutcome;
   if (!endpoint) return finish(ctx, stored, { ok: false, statusCode: null, error: 'webhook deleted' }, deps, true);
   if (endpoint.record.status !== 'active') return finish(ctx, stored, { ok: false, statusCode: null, error: 'webhook disabled' }, deps, true);
+  // Its creator's rights, checked before every POST: an event in flight when the creator was demoted or
+  // deactivated, before the creators projection disabled the endpoint, is not sent either.
+  const creator = await getEntity(ctx, userEntity, endpoint.record.creator_uuid, true);
+  if (!holdsWebhookRights(creator?.record)) {
+    await disableIfCreatorLostAccess(ctx, endpoint.record.uuid, () => new Date(now()).toISOString(), endpoint.record.creator_uuid);
+    return finish(ctx, stored, { ok: false, statusCode: null, error: CREATOR_REFUSAL }, deps, true);
+  }
   try {
     const target = await resolveSafeTarget(endpoint.record.url);
     const secret = await secretBox().open(endpoint.record.secret_sealed, secretContext(ctx.tenantId, endpoint.record.uuid));
@@ -232,7 +244,7 @@ async function recordHealth(ctx: DataCtx, endpoint: Stored<WebhookRecord>, ok: b
     }
     if (w.status === 'active' && nowMs - Date.parse(w.failing_since) >= webhookSettings.disableAfterMs) {
       const tx = new WriteTx(ctx).replace(webhookEntity, endpoint, { ...w, status: 'disabled', disabled_reason: `every delivery failed since ${w.failing_since}`, updated_at: at });
-      await webhookDisabledNotices(ctx, tx, w, at);
+      await webhookDisabledNotices(ctx, tx, w, at, failingNotice(w));
       await tx.commit();
     }
   } catch (err) {

@@ -1,24 +1,34 @@
-import type { DataCtx, WriteTx } from '#shared/db/store.ts';
+import { getEntity, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import { notificationEntity, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
+import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import { userListResource } from '#shared/domain/users/list.ts';
-import type { WebhookRecord } from '#shared/domain/webhooks/entity.ts';
+import { decideCreatorCheck, holdsWebhookRights } from '#shared/domain/webhooks/decide.ts';
+import { webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
+import { tenantWebhooks } from '#shared/domain/webhooks/service.ts';
 import { runList } from '#shared/list/engine.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 
-/** The notice kind an admin finds in `GET /notifications` when an endpoint was disabled for failing. */
+/** The notice kind an admin finds in `GET /notifications` when an endpoint was disabled (failing, or its creator lost access). */
 export const WEBHOOK_DISABLED_KIND = 'webhook.disabled';
 
 /** Admins told at most (the notices share one transaction with the disabling write: 100 items). */
 const MAX_NOTIFIED_ADMINS = 50;
 
+/** Why an endpoint was disabled, as its notice says it. */
+export const failingNotice = (w: WebhookRecord) =>
+  `Webhook ${w.url} was disabled: every delivery attempt failed since ${w.failing_since}. Fix the receiver, then set its status to active and redeliver what it missed.`;
+export const creatorLostAccessNotice = (w: WebhookRecord, creator: UserRecord | undefined) =>
+  `Webhook ${w.url} was disabled (creator_lost_access): its creator ${creator ? `${creator.display_name} <${creator.email}>` : w.creator_uuid} is no longer an active admin, and a webhook receives every event of the tenant. An admin who sets its status to active becomes its creator.`;
+
 /**
- * One in-app notification per active admin of the tenant, added to the transaction that disables the
- * endpoint: the notices exist exactly when the endpoint was disabled. The notification record is the
+ * One in-app notification per active admin of the tenant (but `except`), added to the transaction that disables
+ * the endpoint: the notices exist exactly when the endpoint was disabled. The notification record is the
  * access-request notice's shape with the webhook as subject and no shareable.
  */
-export async function webhookDisabledNotices(ctx: DataCtx, tx: WriteTx, w: WebhookRecord, now: string): Promise<void> {
+export async function webhookDisabledNotices(ctx: DataCtx, tx: WriteTx, w: WebhookRecord, now: string, message: string, except?: string): Promise<void> {
   const admins = await runList(userListResource, { ctx, loader: new Loader(ctx), pairs: [['q[role_eq]', 'admin'], ['q[status_eq]', 'active'], ['per_page', String(MAX_NOTIFIED_ADMINS)]] });
-  for (const admin of admins.records) {
+  // The list reads an index, which can lag a role change: the creator who just lost the role is never told here.
+  for (const admin of admins.records.filter((u) => holdsWebhookRights(u) && u.uuid !== except)) {
     const note = {
       uuid: crypto.randomUUID(),
       kind: WEBHOOK_DISABLED_KIND,
@@ -31,11 +41,45 @@ export async function webhookDisabledNotices(ctx: DataCtx, tx: WriteTx, w: Webho
       shareable_uuid: null,
       shareable_title: null,
       requested_level: null,
-      message: `Webhook ${w.url} was disabled: every delivery attempt failed since ${w.failing_since}. Fix the receiver, then set its status to active and redeliver what it missed.`,
+      message,
       email_sent_at: null,
       created_at: now,
       updated_at: now,
     };
     tx.create(notificationEntity, note as unknown as NotificationRecord);
   }
+}
+
+/**
+ * Disables the endpoint if its creator, as read now, no longer holds the rights webhooks require (`creatorUuid`:
+ * only while that user is still its creator: an admin may have re-enabled it since, taking it over). The admins
+ * are told in the same transaction, conditioned on the endpoint's and the creator's versions read, so a re-enable
+ * or a re-promotion in between makes it read again. True when this call disabled it; a replay writes nothing.
+ */
+export async function disableIfCreatorLostAccess(ctx: DataCtx, webhookUuid: string, now: () => string, creatorUuid?: string): Promise<boolean> {
+  return retryOnConflict(async () => {
+    const endpoint = await getEntity(ctx, webhookEntity, webhookUuid, true);
+    if (!endpoint || (creatorUuid !== undefined && endpoint.record.creator_uuid !== creatorUuid)) return false;
+    const creator = await getEntity(ctx, userEntity, endpoint.record.creator_uuid, true);
+    const at = now();
+    const next = decideCreatorCheck(endpoint.record, creator?.record, at);
+    if (!next) return false;
+    const tx = new WriteTx(ctx).replace(webhookEntity, endpoint, next);
+    if (creator) tx.checkVersion(userEntity, creator);
+    await webhookDisabledNotices(ctx, tx, endpoint.record, at, creatorLostAccessNotice(endpoint.record, creator?.record), endpoint.record.creator_uuid);
+    await tx.commit();
+    return true;
+  });
+}
+
+/**
+ * Every active endpoint `userUuid` created, disabled if that user, as read now, no longer holds the rights (the
+ * creators projection, after a demotion or deactivation). Idempotent: a replayed change finds them disabled, or
+ * the user an admin again, and writes nothing. Returns how many it disabled.
+ */
+export async function disableWebhooksOfCreator(ctx: DataCtx, userUuid: string, now: () => string): Promise<number> {
+  const mine = (await tenantWebhooks(ctx)).filter((w) => w.creator_uuid === userUuid && w.status === 'active');
+  let disabled = 0;
+  for (const w of mine) if (await disableIfCreatorLostAccess(ctx, w.uuid, now, userUuid)) disabled++;
+  return disabled;
 }
