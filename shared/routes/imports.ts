@@ -1,4 +1,4 @@
-import { IMPORT_MAX_RECEIVES, IMPORT_QUEUE, IMPORT_WORKER_TIMEOUT_SECONDS } from '#shared/domain/imports/entity.ts';
+import { IMPORT_MAX_RECEIVES, IMPORT_QUEUE, IMPORT_WORKER_CONCURRENCY, IMPORT_WORKER_TIMEOUT_SECONDS } from '#shared/domain/imports/entity.ts';
 import type { Route, Worker } from '#shared/routes/types.ts';
 import { ImportBody, ImportListResponse, ImportResponse } from '#shared/schemas/imports.ts';
 
@@ -41,6 +41,17 @@ export const importRoutes: Route[] = [
 ];
 
 export const importWorkers: Worker[] = [
-  // One import per invocation: up to 10,000 goals, resumed by the next delivery if it runs out of time.
-  { queue: IMPORT_QUEUE, handler: 'functions/workers/import-goals.ts', maxReceiveCount: IMPORT_MAX_RECEIVES, batchSize: 1, timeoutSeconds: IMPORT_WORKER_TIMEOUT_SECONDS, table: 'write' },
+  // One import per invocation: up to 10,000 goals at the tenant's rate limit, continued by a delayed message of its
+  // own queue when it must wait or runs out of time; a bounded number at once, across tenants.
+  {
+    queue: IMPORT_QUEUE,
+    handler: 'functions/workers/import-goals.ts',
+    maxReceiveCount: IMPORT_MAX_RECEIVES,
+    batchSize: 1,
+    timeoutSeconds: IMPORT_WORKER_TIMEOUT_SECONDS,
+    table: 'write',
+    sendsTo: [IMPORT_QUEUE],
+    maxConcurrency: IMPORT_WORKER_CONCURRENCY,
+    rateLimited: true,
+  },
 ];
