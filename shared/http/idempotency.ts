@@ -59,9 +59,9 @@ class ServerErrorResult extends Error {
 
 /**
  * Runs `run` at most once per (tenant, user, route, key) within 24 hours, with Powertools idempotency:
- * the first answer is stored (any status below 500) and returned again with `Idempotent-Replayed: true`;
+ * the first answer is stored (any status below 500 but 429) and returned again with `Idempotent-Replayed: true`;
  * a different body is 422 `idempotency_key_reused`, a first request still running 409 `idempotency_key_in_use`;
- * a 5xx answer or a crash deletes the record, so the key can be retried. `run` returns 4xx as responses.
+ * a 5xx or 429 answer or a crash deletes the record, so the key can be retried. `run` returns 4xx as responses.
  */
 export async function runIdempotent(
   scope: { db: Db; tenantId: string; userId: string; route: string; key: string; body: ReadBody; context: Context; sealed?: boolean },
@@ -86,7 +86,8 @@ export async function runIdempotent(
     async (call: IdempotentCall) => {
       // Ids seeded by the request: a retry after a crash between commit and record names the same records (shared/ids.ts).
       const result = await withIdSeed(`${idempotencyRecordKey(call)}#${call.body_hash}`, run);
-      if ((result.statusCode ?? 200) >= 500) throw new ServerErrorResult(result);
+      // a 429 too: nothing was done, and the same request is meant to be sent again later (an import refused for the tenant's imports in flight)
+      if ((result.statusCode ?? 200) >= 500 || result.statusCode === 429) throw new ServerErrorResult(result);
       return scope.sealed ? sealedBody(result, idempotencyRecordKey(call), 'seal') : result;
     },
     { persistenceStore: idempotencyStoreFor(config.tableName, scope.db), config: idempotencyConfig },

@@ -52,7 +52,8 @@ async function importWhen(tenantId: string, uuid: string, until: (r: ImportRecor
 const ended = (r: ImportRecord) => r.state === 'succeeded' || r.state === 'failed';
 const objectiveRows = (period: { uuid: string }, n: number, prefix = 'r') => Array.from({ length: n }, (_, i) => ({ ref: `${prefix}${i}`, kind: 'objective', title: `${prefix} goal ${i}`, time_period_uuid: period.uuid }));
 
-const post = (api: Api, body: unknown, contentType = 'application/json') => api.request('POST', '/rest/v2/imports', typeof body === 'string' ? body : JSON.stringify(body), { 'content-type': contentType });
+const post = (api: Api, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}) =>
+  api.request('POST', '/rest/v2/imports', typeof body === 'string' ? body : JSON.stringify(body), { 'content-type': contentType, ...headers });
 
 describe('goal import', () => {
   it('creates every row (JSON), parents by ref in order, and answers created ref → uuid', async () => {
@@ -266,7 +267,8 @@ describe('goal import', () => {
     // each member's budget refills a row per 10 s, so the imports stay in flight for a while (paused between rows)
     await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '100', '--burst', '1000', '--user-rps', '0.1', '--user-burst', '2']);
     // three at once: the slots are taken by conditional writes, so exactly two get through
-    const answers = await Promise.all(members.map((m, i) => post(m.api, { goals: objectiveRows(period, 4, `m${i}-`) })));
+    const send = (i: number) => post(members[i]!.api, { goals: objectiveRows(period, 4, `m${i}-`) }, 'application/json', { 'idempotency-key': `import-${i}` });
+    const answers = await Promise.all(members.map((_, i) => send(i)));
     const answeredAt = Date.now();
     expect(answers.map((a) => a.status).sort()).toEqual([202, 202, 429]);
     const refusedAt = answers.findIndex((a) => a.status === 429);
@@ -287,8 +289,10 @@ describe('goal import', () => {
     const first = await Promise.race(running.map((uuid) => importWhen(t.tenantUuid, uuid, ended)));
     expect(first.state).toBe('succeeded');
     expect(await getSide(ctx, importSlotKey(t.tenantUuid, first.slot!))).toBeUndefined();
-    const again = await post(members[refusedAt]!.api, { goals: objectiveRows(period, 1, 'again') });
+    // the same request again, same Idempotency-Key: a 429 was not kept, so it is done now rather than replayed
+    const again = await send(refusedAt);
     expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
   }, 120_000);
 
   it('never leaks a slot: an import that ended without freeing it, or was not touched for hours, gives it up', async () => {
