@@ -15,7 +15,8 @@ export const importRoutes: Route[] = [
     sendsTo: [IMPORT_QUEUE],
     accepts: ['application/json', 'text/csv'],
     doc: {
-      summary: 'Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed',
+      summary:
+        "Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed. Rows are created no faster than the tenant's rate limit allows (each costs the importing user a token, as a create would). At most 2 imports of a tenant queued or running: another is 429 rate_limited (detail imports_in_flight) with Retry-After",
       tag,
       extension: true,
       body: ImportBody,
