@@ -194,7 +194,7 @@ export class GoalTrackingStack extends Stack {
           ...common,
           ISSUER_URL: this.issuerUrl,
           JWT_AUDIENCE: config.jwtAudience[0]!,
-          ...(route.auth === 'jwt' ? { TENANT_RATE_LIMIT_RPS: String(config.tenantRateLimit.rps), TENANT_RATE_LIMIT_BURST: String(config.tenantRateLimit.burst) } : {}),
+          ...(route.auth === 'jwt' ? this.limitDefaults(config) : {}),
         },
       });
       if (access !== 'none') this.data.bindTable(fn, access);
@@ -232,7 +232,7 @@ export class GoalTrackingStack extends Stack {
         rolePath: this.data.rolePath(w.table),
         timeout: Duration.seconds(w.timeoutSeconds),
         logRetention: config.logRetention,
-        environment: common,
+        environment: { ...common, ...(w.rateLimited ? this.limitDefaults(config) : {}) },
       });
       if (w.table !== 'none') this.data.bindTable(fn, w.table);
       this.bindQueues(fn, w.sendsTo ?? [], name);
@@ -243,7 +243,7 @@ export class GoalTrackingStack extends Stack {
         fn.addEnvironment('SES_CONFIGURATION_SET', this.mailer.configurationSet.configurationSetName);
       }
       // Partial batch responses: only the items the handler reports as failed are retried.
-      fn.fn.addEventSource(new SqsEventSource(queue.queue, { batchSize: w.batchSize, reportBatchItemFailures: true }));
+      fn.fn.addEventSource(new SqsEventSource(queue.queue, { batchSize: w.batchSize, reportBatchItemFailures: true, ...(w.maxConcurrency ? { maxConcurrency: w.maxConcurrency } : {}) }));
       Validations.of(fn).acknowledge({
         id: 'Serverless-LambdaEventSourceMappingDestination',
         reason: 'SQS event source mappings take no on-failure destination; failed messages go to the queue’s redrive dead-letter queue (alarmed).',
@@ -334,6 +334,11 @@ export class GoalTrackingStack extends Stack {
       new CfnOutput(this, `${pascal(q)}QueueName`, { value: wq.queue.queueName, description: `Queue ${q}` });
       new CfnOutput(this, `${pascal(q)}DeadLetterQueueName`, { value: wq.deadLetterQueue.queueName, description: `Dead-letter queue of ${q}` });
     }
+  }
+
+  /** The rate limiter's service defaults, for every function that meters a tenant (JWT routes, rate-limited workers). */
+  private limitDefaults(config: StackConfig): Record<string, string> {
+    return { TENANT_RATE_LIMIT_RPS: String(config.tenantRateLimit.rps), TENANT_RATE_LIMIT_BURST: String(config.tenantRateLimit.burst) };
   }
 
   private routeGroup(tag: string): NestedStack {

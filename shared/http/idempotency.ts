@@ -63,9 +63,9 @@ class ServerErrorResult extends Error {
 
 /**
  * Runs `run` at most once per (tenant, user, route, key) within 24 hours, with Powertools idempotency:
- * the first answer is stored (any status below 500) and returned again with `Idempotent-Replayed: true`;
+ * the first answer is stored (any status below 500 but 429) and returned again with `Idempotent-Replayed: true`;
  * other path parameters or a different body are 422 `idempotency_key_reused`, a first request still running
- * 409 `idempotency_key_in_use`; a 5xx answer or a crash deletes the record, so the key can be retried. `run`
+ * 409 `idempotency_key_in_use`; a 5xx or 429 answer (nothing was done; an import refused for the tenant's imports in flight is meant to be sent again) or a crash deletes the record, so the key can be retried. `run`
  * returns 4xx as responses. A stored success is returned only after `authorizeReplay` passes: the route's
  * permission checks for the caller as it is now (a demoted admin gets the 403, not a webhook's secret again).
  * A stored refusal is replayed as is: it holds nothing the caller could not get again.
@@ -106,7 +106,8 @@ export async function runIdempotent(
       // Ids seeded by the request: a retry after a crash between commit and record names the same records (shared/ids.ts).
       const seed = idSeedOf(await idSeedSecret(), { tenantId: call.tenantId, userId: call.userId, route: call.route, key: call.key, requestHash: call.request_hash });
       const result = await withIdSeed(seed, run);
-      if ((result.statusCode ?? 200) >= 500) throw new ServerErrorResult(result);
+      // a 429 too: nothing was done, and the same request is meant to be sent again later
+      if ((result.statusCode ?? 200) >= 500 || result.statusCode === 429) throw new ServerErrorResult(result);
       return scope.sealed ? sealedBody(result, idempotencyRecordKey(call), 'seal') : result;
     },
     { persistenceStore: idempotencyStoreFor(config.tableName, scope.db), config: idempotencyConfig },

@@ -97,10 +97,41 @@ export class RateLimiter {
     return this.headers(checks);
   }
 
-  /** Undefined when a token was taken, else the ms until one may be. */
-  private async takeOne(tenantId: string, id: string, limit: Limit, keyOf: (shard: number) => Record<string, string>): Promise<number | undefined> {
-    const now = this.now();
-    const shards = shardsFor(limit);
+  /**
+   * Bulk work (an import's rows, shared/domain/imports/worker.ts): takes up to `want` tokens from the user's and
+   * then the tenant's bucket at once, as if each were a request of the user. Grants what both buckets have (at
+   * least one), or none with the ms until one may be; tokens the user's bucket granted beyond the tenant's go
+   * back to this container's lease for its next call. Unlimited: everything.
+   */
+  async takeUpTo(tenantId: string, userId: string, want: number): Promise<{ granted: number; retryAfterMs: number }> {
+    const limits = await this.limitsOf(tenantId);
+    let n = Math.max(1, Math.floor(want));
+    const checks: Array<{ limit: Limit; key: (shard: number) => Record<string, string>; id: string }> = [];
+    if (limits.user) checks.push({ limit: limits.user, key: (s) => limiterKeys.userShard(tenantId, userId, s), id: `${tenantId}/${userId}` });
+    if (limits.tenant) checks.push({ limit: limits.tenant, key: (s) => limiterKeys.tenantShard(tenantId, s), id: tenantId });
+    const taken: Array<{ bucket: LocalBucket; n: number }> = [];
+    for (const c of checks) {
+      const r = await this.takeMany(tenantId, c.id, c.limit, c.key, n);
+      if (r.granted === 0) {
+        for (const t of taken) this.giveBack(t.bucket, t.n);
+        return { granted: 0, retryAfterMs: r.retryAfterMs };
+      }
+      for (const t of taken) this.giveBack(t.bucket, t.n - r.granted);
+      for (const t of taken) t.n = r.granted;
+      taken.push({ bucket: r.bucket, n: r.granted });
+      n = r.granted;
+    }
+    return { granted: n, retryAfterMs: 0 };
+  }
+
+  /** Unspent tokens back into this container's lease (spent by its next call, or dropped when the lease ends). */
+  private giveBack(b: LocalBucket, n: number): void {
+    if (n <= 0) return;
+    b.tokens += n;
+    b.leaseExpiresAt = Math.max(b.leaseExpiresAt, this.now() + (this.opts.leaseMs ?? 1000));
+  }
+
+  private bucketOf(id: string, limit: Limit): LocalBucket {
     const bucketId = `${id}@${limit.rps}/${limit.burst}`;
     let b = this.buckets.get(bucketId);
     if (!b) {
@@ -108,6 +139,40 @@ export class RateLimiter {
       this.buckets.set(bucketId, b);
       if (this.buckets.size > 10_000) this.buckets.delete(this.buckets.keys().next().value!); // bound memory
     }
+    return b;
+  }
+
+  /** Up to `want` tokens of one bucket: this container's leased ones first, else one shard's (at most its burst). */
+  private async takeMany(tenantId: string, id: string, limit: Limit, keyOf: (shard: number) => Record<string, string>, want: number): Promise<{ granted: number; retryAfterMs: number; bucket: LocalBucket }> {
+    const now = this.now();
+    const b = this.bucketOf(id, limit);
+    if (b.tokens >= 1 && now < b.leaseExpiresAt) {
+      const g = Math.min(want, Math.floor(b.tokens));
+      b.tokens -= g;
+      return { granted: g, retryAfterMs: 0, bucket: b };
+    }
+    b.tokens = 0;
+    const shards = shardsFor(limit);
+    const cell = cellOf(limit, shards);
+    const shard = Math.floor(this.random() * shards);
+    let res;
+    try {
+      res = await withDbMetrics(newDbMetrics(), async () => leaseTokens(await this.opts.db(tenantId), this.opts.tableName(), keyOf(shard), cell, Math.min(want, Math.max(1, Math.floor(limit.burst / shards))), now));
+    } catch (err) {
+      // as for requests: a DynamoDB hiccup does not stop the work, it goes on unmetered
+      logger.warn('rate limiter unavailable, bulk work admitted', { error: String(err) });
+      return { granted: want, retryAfterMs: 0, bucket: b };
+    }
+    b.tat = res.tat;
+    if (res.granted > 0) return { granted: res.granted, retryAfterMs: 0, bucket: b };
+    return { granted: 0, retryAfterMs: 'retryAfterMs' in res ? res.retryAfterMs : cell.intervalMs, bucket: b };
+  }
+
+  /** Undefined when a token was taken, else the ms until one may be. */
+  private async takeOne(tenantId: string, id: string, limit: Limit, keyOf: (shard: number) => Record<string, string>): Promise<number | undefined> {
+    const now = this.now();
+    const shards = shardsFor(limit);
+    const b = this.bucketOf(id, limit);
     if (b.tokens >= 1 && now < b.leaseExpiresAt) {
       b.tokens -= 1;
       return undefined;

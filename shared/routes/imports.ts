@@ -1,4 +1,4 @@
-import { IMPORT_MAX_RECEIVES, IMPORT_QUEUE, IMPORT_WORKER_TIMEOUT_SECONDS } from '#shared/domain/imports/entity.ts';
+import { IMPORT_MAX_RECEIVES, IMPORT_QUEUE, IMPORT_WORKER_CONCURRENCY, IMPORT_WORKER_TIMEOUT_SECONDS } from '#shared/domain/imports/entity.ts';
 import type { Route, Worker } from '#shared/routes/types.ts';
 import { ImportBody, ImportListResponse, ImportResponse } from '#shared/schemas/imports.ts';
 
@@ -15,7 +15,8 @@ export const importRoutes: Route[] = [
     sendsTo: [IMPORT_QUEUE],
     accepts: ['application/json', 'text/csv'],
     doc: {
-      summary: 'Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed',
+      summary:
+        "Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed. Rows are created no faster than the tenant's rate limit allows (each costs the importing user a token, as a create would). At most 2 imports of a tenant queued or running: another is 429 rate_limited (detail imports_in_flight) with Retry-After",
       tag,
       extension: true,
       body: ImportBody,
@@ -41,6 +42,17 @@ export const importRoutes: Route[] = [
 ];
 
 export const importWorkers: Worker[] = [
-  // One import per invocation: up to 10,000 goals, resumed by the next delivery if it runs out of time.
-  { queue: IMPORT_QUEUE, handler: 'functions/workers/import-goals.ts', maxReceiveCount: IMPORT_MAX_RECEIVES, batchSize: 1, timeoutSeconds: IMPORT_WORKER_TIMEOUT_SECONDS, table: 'write' },
+  // One import per invocation: up to 10,000 goals at the tenant's rate limit, continued by a delayed message of its
+  // own queue when it must wait or runs out of time; a bounded number at once, across tenants.
+  {
+    queue: IMPORT_QUEUE,
+    handler: 'functions/workers/import-goals.ts',
+    maxReceiveCount: IMPORT_MAX_RECEIVES,
+    batchSize: 1,
+    timeoutSeconds: IMPORT_WORKER_TIMEOUT_SECONDS,
+    table: 'write',
+    sendsTo: [IMPORT_QUEUE],
+    maxConcurrency: IMPORT_WORKER_CONCURRENCY,
+    rateLimited: true,
+  },
 ];

@@ -62,6 +62,13 @@ export interface Worker {
   sendsEmail?: boolean;
   sendsTo?: string[];
   needs?: Need[];
+  /**
+   * Most invocations at once (the SQS event source's maximum concurrency, 2 to 1000): bulk work gets a bounded
+   * share of the account's Lambda concurrency and the table, whoever floods its queue. Absent: as many as SQS polls.
+   */
+  maxConcurrency?: number;
+  /** Meters its work against the tenant's rate limit: gets the limiter's service defaults (TENANT_RATE_LIMIT_*) as routes do. */
+  rateLimited?: boolean;
 }
 
 /**

@@ -1,14 +1,16 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { baseDb } from '#shared/db/client.ts';
-import { getEntity, mutateEntity } from '#shared/db/store.ts';
+import { getEntity, getSide, mutateEntity } from '#shared/db/store.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { createGoal } from '#shared/domain/goals/service.ts';
-import { importEntity, importGoalUuid } from '#shared/domain/imports/entity.ts';
-import { startImport } from '#shared/domain/imports/service.ts';
+import { IMPORT_MAX_IN_FLIGHT, importEntity, importGoalUuid, importSlotKey, type ImportRecord } from '#shared/domain/imports/entity.ts';
+import { finishImport, startImport } from '#shared/domain/imports/service.ts';
+import { ImportsInFlightError } from '#shared/domain/imports/slots.ts';
 import { ImportBusy, runImport } from '#shared/domain/imports/worker.ts';
 import { parseImportRow } from '#shared/schemas/imports.ts';
 import { NotFoundError } from '#shared/errors.ts';
@@ -30,7 +32,28 @@ async function finished(api: Api, uuid: string, timeoutMs = 60_000) {
   throw new Error(`import ${uuid} did not finish: ${JSON.stringify(seen.at(-1))}`);
 }
 
-const post = (api: Api, body: unknown, contentType = 'application/json') => api.request('POST', '/rest/v2/imports', typeof body === 'string' ? body : JSON.stringify(body), { 'content-type': contentType });
+/** The stored import, read from the table: polling through the API would spend the rate limit the test measures. */
+async function storedImport(tenantId: string, uuid: string): Promise<ImportRecord> {
+  const stored = await getEntity({ tenantId, db: baseDb() }, importEntity, uuid, true);
+  if (!stored) throw new Error(`no import ${uuid}`);
+  return stored.record;
+}
+
+/** Polls the stored import until `until` holds (then returns it). */
+async function importWhen(tenantId: string, uuid: string, until: (r: ImportRecord) => boolean, timeoutMs = 90_000): Promise<ImportRecord> {
+  let r = await storedImport(tenantId, uuid);
+  for (const end = Date.now() + timeoutMs; !until(r); r = await storedImport(tenantId, uuid)) {
+    if (Date.now() > end) throw new Error(`import ${uuid} never got there: ${JSON.stringify({ state: r.state, done: r.done, resume_at: r.resume_at })}`);
+    await new Promise((ok) => setTimeout(ok, 100));
+  }
+  return r;
+}
+
+const ended = (r: ImportRecord) => r.state === 'succeeded' || r.state === 'failed';
+const objectiveRows = (period: { uuid: string }, n: number, prefix = 'r') => Array.from({ length: n }, (_, i) => ({ ref: `${prefix}${i}`, kind: 'objective', title: `${prefix} goal ${i}`, time_period_uuid: period.uuid }));
+
+const post = (api: Api, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}) =>
+  api.request('POST', '/rest/v2/imports', typeof body === 'string' ? body : JSON.stringify(body), { 'content-type': contentType, ...headers });
 
 describe('goal import', () => {
   it('creates every row (JSON), parents by ref in order, and answers created ref → uuid', async () => {
@@ -204,5 +227,96 @@ describe('goal import', () => {
     process.exitCode = 0;
     await expect(runAdmin(['import', file, '--tenant', 'nope'])).rejects.toThrow(/--tenant/);
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("creates rows no faster than the tenant's rate limit: paced at the importing user's share, paused when the wait is long", async () => {
+    const { t, period } = await goalTenant();
+    const member = await t.user({ role: 'member' });
+    // tenant 4 rps, burst 8: the member (half) 2 rps, burst 4; every row costs what a create request would
+    await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '4', '--burst', '8']);
+    const rows = objectiveRows(period, 20);
+    const res = await post(member.api, { goals: rows });
+    expect(res.status).toBe(202);
+    const record = await importWhen(t.tenantUuid, res.body.data.record.uuid, ended);
+    expect(record).toMatchObject({ state: 'succeeded', done: 20 });
+    const ctx = { tenantId: t.tenantUuid, db: baseDb() };
+    const created = await Promise.all(rows.map(async (_, i) => Date.parse((await getEntity(ctx, goalEntity, importGoalUuid(record.uuid, i), true))!.record.created_at)));
+    const t0 = Date.parse(record.created_at);
+    // the k-th goal (1-based) needs k tokens: the burst of 4, then one every 0.5 s (a second of slack for the clock)
+    created.sort((a, b) => a - b).forEach((at, i) => expect(at - t0, `goal ${i + 1}`).toBeGreaterThanOrEqual(((i + 1 - 4) / 2 - 1) * 1000));
+
+    // A limit that refills slower than a delivery should wait: the import creates what the budget allows, then
+    // pauses (a delayed message, no Lambda waiting) with nothing more created.
+    const slow = await goalTenant();
+    const m2 = await slow.t.user({ role: 'member' });
+    await runAdmin(['set-limits', '--tenant', slow.t.tenantUuid, '--rps', '0.02', '--burst', '10']); // member: burst 5, a token per 100 s
+    const res2 = await post(m2.api, { goals: objectiveRows(slow.period, 12) });
+    expect(res2.status).toBe(202);
+    const paused = await importWhen(slow.t.tenantUuid, res2.body.data.record.uuid, (r) => !!r.resume_at || ended(r));
+    expect(paused).toMatchObject({ state: 'importing', lease: null });
+    expect(paused.done).toBeGreaterThanOrEqual(4); // the burst, less the POST's own token
+    expect(paused.done).toBeLessThanOrEqual(5);
+    expect(Date.parse(paused.resume_at!) - Date.now()).toBeGreaterThan(30_000);
+    const ctx2 = { tenantId: slow.t.tenantUuid, db: baseDb() };
+    for (let i = 0; i < 12; i++) expect(!!(await getEntity(ctx2, goalEntity, importGoalUuid(paused.uuid, i), true)), `row ${i + 1}`).toBe(i < paused.done);
+  }, 120_000);
+
+  it(`holds a tenant to ${IMPORT_MAX_IN_FLIGHT} imports queued or running: a third is 429 with Retry-After until one ends`, async () => {
+    const { t, period } = await goalTenant();
+    const members = [await t.user({ role: 'member' }), await t.user({ role: 'member' }), await t.user({ role: 'member' })];
+    // each member's budget refills a row per 10 s, so the imports stay in flight for a while (paused between rows)
+    await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '100', '--burst', '1000', '--user-rps', '0.1', '--user-burst', '2']);
+    // three at once: the slots are taken by conditional writes, so exactly two get through
+    const send = (i: number) => post(members[i]!.api, { goals: objectiveRows(period, 4, `m${i}-`) }, 'application/json', { 'idempotency-key': `import-${i}` });
+    const answers = await Promise.all(members.map((_, i) => send(i)));
+    const answeredAt = Date.now();
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 202, 429]);
+    const refusedAt = answers.findIndex((a) => a.status === 429);
+    const err = expectError(answers[refusedAt]!, 429, 'rate_limited');
+    expect(err.details).toEqual([{ field: 'imports', code: 'imports_in_flight', message: expect.any(String) }]);
+    expect(Number(answers[refusedAt]!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    const running = answers.filter((a) => a.status === 202).map((a) => a.body.data.record.uuid as string);
+    const ctx = { tenantId: t.tenantUuid, db: baseDb() };
+    // the refused import left nothing behind
+    expect((await ctx.db.send(new QueryCommand({ TableName: process.env.TABLE_NAME, IndexName: 'GSI1', KeyConditionExpression: 'GSI1PK = :l', ExpressionAttributeValues: { ':l': `T#${t.tenantUuid}#import` } }))).Items!.map((i) => i.id).sort()).toEqual([...running].sort());
+    // both accepted imports were still in flight when the third was refused (neither had ended by then)
+    for (const uuid of running) {
+      const r = await storedImport(t.tenantUuid, uuid);
+      expect(!ended(r) || Date.parse(r.finished_at!) > answeredAt).toBe(true);
+    }
+
+    // once one ends, its slot is free again: the refused member's import is accepted
+    const first = await Promise.race(running.map((uuid) => importWhen(t.tenantUuid, uuid, ended)));
+    expect(first.state).toBe('succeeded');
+    expect(await getSide(ctx, importSlotKey(t.tenantUuid, first.slot!))).toBeUndefined();
+    // the same request again, same Idempotency-Key: a 429 was not kept, so it is done now rather than replayed
+    const again = await send(refusedAt);
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+  }, 120_000);
+
+  it('never leaks a slot: an import that ended without freeing it, or was not touched for hours, gives it up', async () => {
+    const { t, period } = await goalTenant();
+    const { ctx } = await countingCtx(t, t.adminUuid);
+    const data = { tenantId: t.tenantUuid, db: baseDb() };
+    const queued = { send: async () => 'never-delivered' };
+    const rows = objectiveRows(period, 1);
+    const a = await startImport(ctx, rows, queued);
+    const b = await startImport(ctx, rows, queued);
+    await expect(startImport(ctx, rows, queued)).rejects.toBeInstanceOf(ImportsInFlightError);
+    // a's worker died for good hours ago (its messages dead-lettered): its slot goes to the next import
+    await mutateEntity(data, importEntity, a.uuid, (cur) => ({ ...cur.record, updated_at: new Date(Date.now() - 4 * 3600_000).toISOString() }), () => new NotFoundError('Import', a.uuid));
+    const c = await startImport(ctx, rows, queued);
+    expect(c.slot).toBe(a.slot);
+    await expect(startImport(ctx, rows, queued)).rejects.toBeInstanceOf(ImportsInFlightError);
+    // a still ending later does not free the slot c holds now
+    await finishImport(data, a.uuid, 'failed');
+    expect(await getSide(data, importSlotKey(t.tenantUuid, c.slot!))).toMatchObject({ import_uuid: c.uuid });
+    await expect(startImport(ctx, rows, queued)).rejects.toBeInstanceOf(ImportsInFlightError);
+    // b ended but its worker died before freeing the slot: an ended holder frees it
+    await mutateEntity(data, importEntity, b.uuid, (cur) => ({ ...cur.record, state: 'failed' as const }), () => new NotFoundError('Import', b.uuid));
+    expect(await getSide(data, importSlotKey(t.tenantUuid, b.slot!))).toMatchObject({ import_uuid: b.uuid });
+    const d = await startImport(ctx, rows, queued);
+    expect(d.slot).toBe(b.slot);
   });
 });

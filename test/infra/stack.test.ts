@@ -7,6 +7,7 @@ import { queueUrlEnv, type GoalTrackingStack } from '../../infra/stack.ts';
 import { TABLE_ACTIONS } from '../../infra/constructs/tenant-data.ts';
 import { allRoutes, allWorkers, asArray, build, extraRoutes, functionsByDescription, logicalId, mergedTemplate, refId, roleStatements, type Json } from './stack.fixture.ts';
 import { LIMITER_ACTIONS, LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
+import { IMPORT_QUEUE, IMPORT_WORKER_CONCURRENCY } from '#shared/domain/imports/entity.ts';
 
 const id = (_stack: unknown, c: Parameters<typeof logicalId>[0]) => logicalId(c);
 
@@ -295,6 +296,21 @@ describe('CDK stack', () => {
     expect(sslOnly(streamDlq)).toBe(true);
   });
 
+  it('caps the import worker at IMPORT_WORKER_CONCURRENCY invocations (SQS maximum concurrency) and gives it the limiter defaults', () => {
+    const imports = allWorkers.find((w) => w.queue === IMPORT_QUEUE)!;
+    const mappingOf = (w: Worker) =>
+      Object.values<Json>(template.findResources('AWS::Lambda::EventSourceMapping')).find((m) => m.Properties.FunctionName?.Ref === id(stack, stack.workerFunctions.get(w)!.fn))!.Properties;
+    // One tenant's imports cannot take the account's Lambda concurrency and the table's capacity from everyone else's.
+    expect(mappingOf(imports).ScalingConfig).toEqual({ MaximumConcurrency: IMPORT_WORKER_CONCURRENCY });
+    expect(IMPORT_WORKER_CONCURRENCY).toBeGreaterThanOrEqual(2); // SQS's least
+    for (const w of allWorkers) expect(mappingOf(w).ScalingConfig, w.queue).toEqual(w.maxConcurrency ? { MaximumConcurrency: w.maxConcurrency } : undefined);
+    // its rows are charged to the tenant's limit with the same service defaults the routes use
+    const env = t.Resources[id(stack, stack.workerFunctions.get(imports)!.fn)].Properties.Environment.Variables;
+    expect(env).toMatchObject({ TENANT_RATE_LIMIT_RPS: expect.any(String), TENANT_RATE_LIMIT_BURST: expect.any(String) });
+    // and it continues a paused import through its own queue
+    expect(env[queueUrlEnv(IMPORT_QUEUE)]).toEqual({ Ref: id(stack, stack.queues.get(IMPORT_QUEUE)!.queue) });
+  });
+
   it('names each queue a function sends to in QUEUE_URL_<NAME>, the variable sqsSender reads', async () => {
     const senders = [...allRoutes.filter((r) => r.sendsTo?.length).map((r) => [r.sendsTo!, stack.routeFunctions.get(r)!] as const), ...allWorkers.filter((w) => w.sendsTo?.length).map((w) => [w.sendsTo!, stack.workerFunctions.get(w)!] as const)];
     expect(senders.length).toBeGreaterThan(0);
@@ -437,6 +453,11 @@ describe('CDK stack configuration', () => {
       expect(env.SUPPORT_WEBHOOK_URL, w.queue).toBe(w.needs?.includes('support:webhook') ? 'https://support.example.org/hook' : undefined);
     }
     expect([...stack.workerFunctions.keys()].some((w) => w.needs?.includes('support:webhook'))).toBe(true);
+    // a worker that meters tenants gets the same limit defaults as the routes
+    for (const [w, wf] of stack.workerFunctions) {
+      const env = t.Resources[logicalId(wf.fn)].Properties.Environment.Variables;
+      expect(env.TENANT_RATE_LIMIT_RPS, w.queue).toBe(w.rateLimited ? '5' : undefined);
+    }
   });
 
   it('treats Bedrock as optional: without a model, a row that needs it gets neither the model nor the permission', () => {

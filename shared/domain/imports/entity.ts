@@ -8,6 +8,16 @@ export const IMPORT_MAX_ROWS = 10_000;
 export const IMPORT_MAX_RECEIVES = 5;
 /** The worker's Lambda timeout; a lease held this long by a delivery keeps a duplicate delivery out. */
 export const IMPORT_WORKER_TIMEOUT_SECONDS = 900;
+/** Imports of one tenant queued or running at once; another is refused (429) until one ends (shared/domain/imports/slots.ts). */
+export const IMPORT_MAX_IN_FLIGHT = 2;
+/**
+ * An import not touched (claimed, progressed, paused) for this long is presumed dead and its in-flight slot may
+ * be taken: twice the queue's visibility timeout (6x the worker timeout), so a live import waiting for its
+ * redelivery after a crashed delivery keeps its slot.
+ */
+export const IMPORT_STALE_SECONDS = 12 * IMPORT_WORKER_TIMEOUT_SECONDS;
+/** Import worker invocations at once, across tenants (the event source's maximum concurrency). */
+export const IMPORT_WORKER_CONCURRENCY = 5;
 /** Rows created between two progress writes (`done`). */
 export const IMPORT_BATCH = 100;
 /** Errors kept on the import item itself (lists show these); every error is in the import's error chunks. */
@@ -36,7 +46,14 @@ export interface ImportRecord extends BaseRecord {
   finished_at: string | null;
   /** The delivery working on the import, so a duplicate delivery of the queue message waits instead of racing it. */
   lease: { owner: string; until: number } | null;
+  /** The tenant's in-flight slot the import holds (absent on imports stored before the cap). */
+  slot?: number;
+  /** Set while the import waits for the tenant's rate limit to refill: when its next delivery is due. */
+  resume_at?: string | null;
 }
+
+/** One of the tenant's IMPORT_MAX_IN_FLIGHT slots (`T#t#import_slots#tenant`, SK `slot#<n>`), naming the import holding it. */
+export const importSlotKey = (tenantId: string, n: number) => keys.misc(tenantId, 'import_slots', 'tenant', `slot#${n}`);
 
 /** Imports are listed in creation order; a member sees its own, an admin every import of the tenant. */
 export const importEntity: EntityDef<ImportRecord> = {

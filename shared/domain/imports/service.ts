@@ -2,9 +2,10 @@ import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { Checks } from '#shared/auth/permissions.ts';
 import { requireContentWriter } from '#shared/auth/permissions.ts';
-import { getEntity, mutateEntity, nowIso, querySidePage, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { getEntity, mutateEntity, nowIso, querySidePage, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { IMPORT_ITEM_ERRORS, IMPORT_QUEUE, importChunkKey, importEntity, importGoalUuid, type ImportError, type ImportRecord } from '#shared/domain/imports/entity.ts';
+import { claimSlot, releaseSlot } from '#shared/domain/imports/slots.ts';
 import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
 import { runList, uuidAttr, type ListResource, type ListResult } from '#shared/list/engine.ts';
 import { queueSender, type QueueSender } from '#shared/queue/queue.ts';
@@ -20,13 +21,14 @@ export interface ImportMessage {
 /**
  * POST /rest/v2/imports: stores the rows as sent (state `validating`) and queues the import; the worker
  * validates every row, then creates the goals (contract 13). Members and admins import; viewers are 403.
+ * A tenant has at most IMPORT_MAX_IN_FLIGHT imports queued or running: another is 429 (slots.ts).
  * A message that cannot be queued ends the import `failed` (and the request 500), never stuck `validating`.
  */
 export async function startImport(ctx: DomainCtx, rows: unknown[], queue: QueueSender = queueSender()): Promise<ImportRecord> {
   requireContentWriter(ctx.caller);
   const now = nowIso();
   const chunks = chunkRows(rows);
-  const record: ImportRecord = {
+  const base: ImportRecord = {
     uuid: newId(),
     state: 'validating',
     total: rows.length,
@@ -40,9 +42,15 @@ export async function startImport(ctx: DomainCtx, rows: unknown[], queue: QueueS
     created_at: now,
     updated_at: now,
   };
-  const tx = new WriteTx(ctx).create(importEntity, record);
-  chunks.forEach((c, n) => tx.putSide(importChunkKey(ctx.tenantId, record.uuid, 'rows', n), { kind: 'import_rows', rows: c }));
-  await tx.commit();
+  // the import, its rows and one of the tenant's in-flight slots in one transaction: no slot without its import
+  const record = await retryOnConflict(async () => {
+    const tx = new WriteTx(ctx);
+    const r: ImportRecord = { ...base, slot: await claimSlot(ctx, tx, base.uuid) };
+    tx.create(importEntity, r);
+    chunks.forEach((c, n) => tx.putSide(importChunkKey(ctx.tenantId, r.uuid, 'rows', n), { kind: 'import_rows', rows: c }));
+    await tx.commit();
+    return r;
+  });
   try {
     await queue.send(IMPORT_QUEUE, { tenant_uuid: ctx.tenantId, import_uuid: record.uuid } satisfies ImportMessage);
   } catch (err) {
@@ -104,10 +112,12 @@ export async function finishImport(ctx: DataCtx, importUuid: string, state: 'suc
           tx.putSide(importChunkKey(ctx.tenantId, importUuid, 'errors', n), { kind: 'import_errors', errors: JSON.stringify(errors.slice(i, i + 2000)) });
         }
       }
-      return { ...r, state, done: state === 'succeeded' ? r.total : r.done, errors: errors.slice(0, IMPORT_ITEM_ERRORS), error_count: errors.length, finished_at: now, lease: null, updated_at: now };
+      return { ...r, state, done: state === 'succeeded' ? r.total : r.done, errors: errors.slice(0, IMPORT_ITEM_ERRORS), error_count: errors.length, finished_at: now, lease: null, resume_at: null, updated_at: now };
     },
     () => new NotFoundError('Import', importUuid),
   );
+  // after the import's end is stored: a crash in between leaves the slot to an ended import, which claimSlot frees
+  if (after.slot !== undefined) await releaseSlot(ctx, importUuid, after.slot);
   return after;
 }
 

@@ -1,17 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { callerTeamUuids } from '#shared/auth/caller.ts';
-import { getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, sleep, WriteTx, type DataCtx } from '#shared/db/store.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/progress.ts';
 import { createGoal } from '#shared/domain/goals/service.ts';
-import { IMPORT_BATCH, IMPORT_WORKER_TIMEOUT_SECONDS, importEntity, importGoalUuid, type ImportError, type ImportRecord } from '#shared/domain/imports/entity.ts';
+import { IMPORT_BATCH, IMPORT_QUEUE, IMPORT_WORKER_TIMEOUT_SECONDS, importEntity, importGoalUuid, type ImportError, type ImportRecord } from '#shared/domain/imports/entity.ts';
 import { finishImport, LeaseLost, readImportRows } from '#shared/domain/imports/service.ts';
 import { validateRows, type PlannedRow, type RowParser } from '#shared/domain/imports/validate.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { AppError, NotFoundError } from '#shared/errors.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 import type { Log } from '#shared/logger.ts';
+import { queueSender, type QueueSender } from '#shared/queue/queue.ts';
 
 /** The queue message that starts (or resumes) an import (validated by shared/schemas/messages/import.ts). */
 export interface ImportMessage {
@@ -37,7 +38,23 @@ export interface RunImportOpts {
   onProgress?: (r: ImportRecord) => void;
   /** Checks a stored row against the wire shape (`parseImportRow`, beside the import body schema): the domain does not know the wire. */
   parseRow: RowParser;
+  /**
+   * The tenant's rate limit for the rows (the worker's RateLimiter.takeUpTo): how many of `want` rows the
+   * importing user may create now, or none and the ms until one may be. Absent: unmetered (the command line).
+   */
+  budget?: RowBudget;
+  /** Where a paused import's next delivery is sent (default the process's queue sender). */
+  queue?: QueueSender;
+  /** Epoch ms after which this delivery stops starting batches and hands the rest to a new delivery (its Lambda timeout nears). */
+  runUntil?: number;
 }
+
+export type RowBudget = (userId: string, want: number) => Promise<{ granted: number; retryAfterMs: number }>;
+
+/** A wait for the rate limit this short is slept in the delivery; a longer one pauses the import (a delayed message). */
+export const IMPORT_INLINE_WAIT_MS = 5_000;
+/** SQS's longest message delay. */
+const MAX_DELAY_SECONDS = 900;
 
 /**
  * The import worker (contract 13): validates every row (nothing is created unless all are valid), then
@@ -47,7 +64,9 @@ export interface RunImportOpts {
  *  - a delivery that dies midway is resumed by the next one from `done`, skipping goals already there;
  *  - a failure (a row refused by the write rules, e.g. a time period deleted since validation) removes
  *    every goal the import created (hard delete, children first) and ends it `failed` naming the row.
- * A lease on the import item keeps a duplicate delivery from working on it at the same time.
+ * A lease on the import item keeps a duplicate delivery from working on it at the same time. With `budget`, rows
+ * are created no faster than the tenant's rate limit allows: a short wait is slept, a longer one (or the end
+ * of the delivery's time) pauses the import until a later delivery (pause).
  */
 export async function runImport(data: DataCtx, importUuid: string, opts: RunImportOpts): Promise<ImportRecord> {
   const owner = randomUUID();
@@ -70,14 +89,29 @@ export async function runImport(data: DataCtx, importUuid: string, opts: RunImpo
   opts.onProgress?.(record);
 
   let failure: ImportError | undefined;
+  // a previous delivery that died may have created up to a batch of goals past its `done`
+  const maybeCreated = claimed.state === 'importing' ? claimed.done + IMPORT_BATCH : 0;
   try {
-    for (let start = record.done; start < plan.length && !failure; start += IMPORT_BATCH) {
-      const batch = plan.slice(start, start + IMPORT_BATCH);
-      // the first batch of a resumed run may hold goals the previous delivery created before it died
-      const existing = start === claimed.done && claimed.state === 'importing' ? new Set((await getEntities(ctx, goalEntity, batch.map((r) => importGoalUuid(importUuid, r.index)), true)).keys()) : new Set<string>();
+    for (let start = record.done; start < plan.length && !failure; ) {
+      let size = Math.min(IMPORT_BATCH, plan.length - start);
+      if (opts.runUntil !== undefined && Date.now() >= opts.runUntil) return pause(data, importUuid, owner, 0, opts);
+      if (opts.budget) {
+        // Rows cost what the same creates would as requests of the importing user: an import goes no faster
+        // than the tenant's (and the user's) limit, and shares it with the user's other traffic.
+        const { granted, retryAfterMs } = await opts.budget(user.uuid, size);
+        if (granted < 1) {
+          if (retryAfterMs > IMPORT_INLINE_WAIT_MS || (opts.runUntil !== undefined && Date.now() + retryAfterMs >= opts.runUntil)) return pause(data, importUuid, owner, retryAfterMs, opts);
+          await sleep(retryAfterMs);
+          continue;
+        }
+        size = Math.min(size, granted);
+      }
+      const batch = plan.slice(start, start + size);
+      const existing = start < maybeCreated ? new Set((await getEntities(ctx, goalEntity, batch.map((r) => importGoalUuid(importUuid, r.index)), true)).keys()) : new Set<string>();
       failure = await createBatch(ctx, importUuid, batch, existing);
       if (!failure) {
-        record = await progress(data, importUuid, owner, { done: start + batch.length });
+        start += batch.length;
+        record = await progress(data, importUuid, owner, { done: start });
         opts.onProgress?.(record);
       }
     }
@@ -93,6 +127,29 @@ export async function runImport(data: DataCtx, importUuid: string, opts: RunImpo
   return finishImport(data, importUuid, 'succeeded', [], owner);
 }
 
+/**
+ * Stops this delivery without ending the import: gives the lease up, notes when it resumes, and queues its next
+ * delivery after `waitMs` (at most SQS's 15 minutes: a longer wait is a delivery that pauses again). Nothing of
+ * the tenant's budget or a Lambda is spent meanwhile; a crash before the send leaves this delivery's message to
+ * be redelivered, which resumes the import.
+ */
+async function pause(data: DataCtx, importUuid: string, owner: string, waitMs: number, opts: RunImportOpts): Promise<ImportRecord> {
+  const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil(waitMs / 1000));
+  const { after } = await mutateEntity(
+    data,
+    importEntity,
+    importUuid,
+    (cur) => {
+      if (cur.record.lease?.owner !== owner) throw new LeaseLost();
+      return { ...cur.record, lease: null, resume_at: new Date(Date.now() + delaySeconds * 1000).toISOString(), updated_at: nowIso() };
+    },
+    () => new NotFoundError('Import', importUuid),
+  );
+  await (opts.queue ?? queueSender()).send(IMPORT_QUEUE, { tenant_uuid: data.tenantId, import_uuid: importUuid } satisfies ImportMessage, { delaySeconds });
+  opts.log.info('import paused', { import_uuid: importUuid, done: after.done, resume_in_s: delaySeconds });
+  return after;
+}
+
 /** Takes the import's lease for this delivery (IMPORT_WORKER_TIMEOUT_SECONDS); busy while another delivery holds one. */
 async function claim(data: DataCtx, importUuid: string, owner: string): Promise<ImportRecord> {
   const { after } = await mutateEntity(
@@ -103,7 +160,7 @@ async function claim(data: DataCtx, importUuid: string, owner: string): Promise<
       const r = cur.record;
       if (r.state === 'succeeded' || r.state === 'failed') return undefined;
       if (r.lease && r.lease.until > Date.now()) throw new ImportBusy();
-      return { ...r, lease: { owner, until: Date.now() + IMPORT_WORKER_TIMEOUT_SECONDS * 1000 }, updated_at: nowIso() };
+      return { ...r, lease: { owner, until: Date.now() + IMPORT_WORKER_TIMEOUT_SECONDS * 1000 }, resume_at: null, updated_at: nowIso() };
     },
     () => new NotFoundError('Import', importUuid),
   );
