@@ -1,10 +1,12 @@
 import { parseImportRow } from '#shared/schemas/imports.ts';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { callerTeamUuids } from '#shared/auth/caller.ts';
+import { callerTeamUuids } from '#shared/auth/load-caller.ts';
 import type { Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { getEntities, getEntity, partitionEntries, type DataCtx } from '#shared/db/store.ts';
+import { partitionEntries } from '#shared/db/index-queries.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntities, getEntity } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { ImportRecord } from '#shared/domain/imports/entity.ts';
 import { importFileRows } from '#shared/domain/imports/parse.ts';

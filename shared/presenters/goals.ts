@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
-import { listEntryOf } from '#shared/db/store.ts';
+import { listEntryOf } from '#shared/db/model.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility, type GoalAccess } from '#shared/domain/goals/access.ts';

@@ -1,4 +1,8 @@
-import { getEntity, mutateEntity, nowIso, querySide, retryOnConflict, type DataCtx } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { mutateEntity, retryOnConflict } from '#shared/db/commands.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { querySide } from '#shared/db/side-items.ts';
 import { checkinEntity, checkinOrderItemKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { goalFollowing } from '#shared/domain/checkins/service.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';

@@ -1,14 +1,17 @@
 /** Goal create: one batched read, decide (decide.ts), one transaction; then rollups. */
 import { canWriteContent } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
-import { BatchRead, createdOrStored, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { createdOrStored, retryOnConflict } from '#shared/db/commands.ts';
+import { BatchRead } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';
 import { createRefusal, decideCreate, decided, referencedIds, type CreateIds, type CreateState, type SeenGoal } from '#shared/domain/goals/decide.ts';
 import { labelNamesOf } from '#shared/domain/labels/decide.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
-import { refreshRollups } from '#shared/domain/goals/progress.ts';
+import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
 import { assertFits, delegatesOf, heaviestField, parentLinksOf, uniq } from '#shared/domain/goals/rules.ts';
 import { requireUnchanged } from '#shared/domain/goals/reads.ts';
 import { claimedLabels, labelEntity, labelsToRead, primeLabels } from '#shared/domain/labels/entity.ts';

@@ -3,7 +3,7 @@ import { sentFields } from '#shared/domain/fields.ts';
 import { type GoalKind, type GoalRecord, type MetricRecord, type VisibleEntity } from '#shared/domain/goals/entity.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
-import { type GoalCreateInput, type GoalDeleteInput, type GoalUpdateInput } from '#shared/domain/goals/service.ts';
+import type { GoalCreateInput, GoalDeleteInput, GoalUpdateInput } from '#shared/domain/goals/service.ts';
 
 /**
  * Per-field caps of a goal body, chosen so that any create or update within all of them at once fits one
@@ -141,3 +141,10 @@ export const IMMEDIATE_FLAGS: Record<GoalKind, keyof GoalDeleteInput> = {
   initiative: 'including_immediate_initiatives',
 };
 
+/**
+ * `path`: the chain of uuids from the root of the goal's first-parent line down to the goal itself, joined
+ * with `/` (a root goal's path is its own uuid). Lets a client draw breadcrumbs and filter a subtree with
+ * `q[path_start]=<root uuid>` without walking links. Only the first parent counts: with several parents,
+ * `parent_links` and the `ancestors_*` filters carry the rest.
+ */
+export const pathFor = (uuid: string, firstParent: Pick<GoalRecord, 'uuid' | 'path'> | undefined) => (firstParent ? `${firstParent.path ?? firstParent.uuid}/${uuid}` : uuid);

@@ -1,4 +1,4 @@
-import { getEntities } from '#shared/db/store.ts';
+import { getEntities } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';

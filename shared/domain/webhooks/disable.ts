@@ -1,4 +1,5 @@
-import type { DataCtx, WriteTx } from '#shared/db/store.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import type { WriteTx } from '#shared/db/write-tx.ts';
 import { notificationEntity, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import { userListResource } from '#shared/domain/users/list.ts';
 import type { WebhookRecord } from '#shared/domain/webhooks/entity.ts';
