@@ -5,7 +5,7 @@ import { getEntity } from '#shared/db/reads.ts';
 import { setLimits } from './set-limits.ts';
 import { createTenant } from '#shared/domain/tenants.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { UUID_RE } from '#shared/domain/scoped-id.ts';
+import { UUID_RE } from '#shared/ids.ts';
 import { runImportCommand } from './import-command.ts';
 
 /** `--ttl <seconds>`: a positive whole number of seconds, at most 30 days. */

@@ -14,7 +14,7 @@ import { startImport } from '#shared/domain/imports/service.ts';
 import { presentImportInFull } from '#shared/presenters/imports.ts';
 import { runImport } from '#shared/domain/imports/worker.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
-import { UUID_RE } from '#shared/domain/scoped-id.ts';
+import { UUID_RE } from '#shared/ids.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 import type { Log } from '#shared/logger.ts';
 

@@ -11,7 +11,7 @@ import type { DataCtx } from '#shared/db/model.ts';
 import type { EntityRef } from '#shared/db/reads.ts';
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { UUID_RE } from '#shared/domain/scoped-id.ts';
+import { UUID_RE } from '#shared/ids.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { AppError, BadRequestError, UnauthorizedError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 import { Loader } from '#shared/list/entity-cache.ts';

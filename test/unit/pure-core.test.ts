@@ -45,4 +45,29 @@ describe('the pure core loads no AWS SDK', () => {
     expect(loaded).toContain('shared/db/model.ts');
     expect(loaded.filter((u) => u.includes('/@aws-sdk/') || u === 'shared/config.ts')).toEqual([]);
   }, 60_000);
+
+  // A module in a runtime cycle can be read before it has run (its exports still undefined): none in the request path.
+  it('the request path (shared/http/api.ts, shared/db/client.ts) imports no module cycle', () => {
+    const edges = new Map<string, Set<string>>();
+    for (const { url, parent } of modulesLoadedBy([join(root, 'shared/db/client.ts'), join(root, 'shared/http/api.ts')])) {
+      if (!url.startsWith(pathToFileURL(root).href) || !parent.startsWith('file:')) continue;
+      edges.set(rel(parent), (edges.get(rel(parent)) ?? new Set()).add(rel(url)));
+    }
+    const cycles: string[] = [];
+    const state = new Map<string, 'open' | 'done'>();
+    const path: string[] = [];
+    const visit = (n: string) => {
+      state.set(n, 'open');
+      path.push(n);
+      for (const m of edges.get(n) ?? []) {
+        if (state.get(m) === 'open') cycles.push([...path.slice(path.indexOf(m)), m].join(' -> '));
+        else if (!state.has(m)) visit(m);
+      }
+      path.pop();
+      state.set(n, 'done');
+    };
+    for (const n of edges.keys()) if (!state.has(n)) visit(n);
+    expect(edges.get('shared/db/client.ts')?.size).toBeGreaterThan(0);
+    expect(cycles).toEqual([]);
+  }, 60_000);
 });
