@@ -75,10 +75,7 @@ export async function findUnique(ctx: DataCtx, name: string, value: string, cons
 
 /** The ids holding the uniqueness claims (name, value) for many values, in one BatchGetItem per 100: value → id, unclaimed values absent. */
 export async function findUniques(ctx: DataCtx, name: string, values: Iterable<string>, consistent = false): Promise<Map<string, string>> {
-  const unique = [...new Set(values)];
-  const byPk = new Map(unique.map((v) => [keys.unique(ctx.tenantId, name, v).PK, v]));
-  const items = await batchGet(ctx, unique.map((v) => keys.unique(ctx.tenantId, name, v)), consistent);
-  return new Map(items.map((item) => [byPk.get(item.PK as string)!, item.id as string]));
+  return new Map([...(await findClaims(ctx, name, values, consistent))].map(([value, claim]) => [value, claim.id]));
 }
 
 /** The uniqueness claims (name, value) for many values with what they carry (UniqueDef.data), one BatchGetItem per 100: value → claim, unclaimed values absent. */

@@ -7,7 +7,8 @@ import { goalEntryVisibility, type GoalAccess } from '#shared/domain/goals/acces
 import { recordResponse } from '#shared/http/respond.ts';
 import type { GoalRecordSchema } from '#shared/schemas/goals.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { paceFields, todayUtc } from '#shared/domain/goals/pace.ts';
+import { paceFields } from '#shared/domain/goals/pace.ts';
+import { todayUtc } from '#shared/clock.ts';
 import { labelEntity, type LabelRef } from '#shared/domain/labels/entity.ts';
 import { currentLabels, type Labelled } from '#shared/domain/labels/decide.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';

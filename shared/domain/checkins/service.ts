@@ -61,7 +61,7 @@ export { goalFollowing };
  * The goal's check-ins newest first (by checkinOrderKey), read strongly consistently from its order
  * partition: at most `limit`.
  */
-async function newestOf(ctx: DataCtx, goalUuid: string, limit: number): Promise<OrderHead[]> {
+export async function newestOf(ctx: DataCtx, goalUuid: string, limit: number): Promise<OrderHead[]> {
   const items = await querySide(ctx, checkinOrderItemKey(ctx.tenantId, goalUuid, '').PK, { forward: false, consistent: true, limit });
   return items.map((i) => ({ id: i.id as string, orderKey: i.SK }));
 }

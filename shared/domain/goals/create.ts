@@ -12,7 +12,8 @@ import { labelNamesOf } from '#shared/domain/labels/decide.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
-import { assertFits, delegatesOf, heaviestField, parentLinksOf, uniq } from '#shared/domain/goals/rules.ts';
+import { delegatesOf, heaviestField, parentLinksOf } from '#shared/domain/goals/rules.ts';
+import { uniq } from '#shared/domain/fields.ts';
 import { requireUnchanged } from '#shared/domain/goals/reads.ts';
 import { claimedLabels, labelEntity, labelsToRead, primeLabels } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates } from '#shared/domain/labels/service.ts';
@@ -84,7 +85,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     addLabelCreates(tx, write.createdLabels);
     tx.create(goalEntity, write.goal);
     addEntriesWrittenAtCreate(tx, ctx.tenantId, write.goal); // in the last-check-in order at once
-    assertFits(tx.size, () => heaviestField(input));
+    tx.blame(heaviestField(input)).assertFits();
     await tx.commit();
     return { goal: write.goal, created: write.createdLabels };
   }), (stored) => ({ goal: stored, created: [] }));

@@ -5,11 +5,11 @@
  */
 import type { Stored } from '#shared/db/model.ts';
 import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand, MetricUpdateInput } from '#shared/domain/goals/commands.ts';
-import { sentFields } from '#shared/domain/fields.ts';
+import { sentFields, uniq } from '#shared/domain/fields.ts';
 import { goalProgressAt } from '#shared/domain/goals/progress.ts';
 import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { type GoalKind, type GoalRecord, type MetricRecord, GOAL_KINDS } from '#shared/domain/goals/entity.ts';
-import { dateDetails, delegatesOf, IMMEDIATE_FLAGS, normalizeShortId, tooMany, metricDetails, parentLinksOf, searchableContent, uniq, visibleEntitiesOf, pathFor } from '#shared/domain/goals/rules.ts';
+import { dateDetails, delegatesOf, IMMEDIATE_FLAGS, normalizeShortId, tooMany, metricDetails, parentLinksOf, searchableContent, visibleEntitiesOf, pathFor } from '#shared/domain/goals/rules.ts';
 import type { ClaimedLabel, LabelRecord, LabelRef } from '#shared/domain/labels/entity.ts';
 import { labelNamesOf, resolveLabels } from '#shared/domain/labels/decide.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';

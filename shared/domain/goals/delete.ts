@@ -12,7 +12,7 @@ import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { childEntriesOfKind, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
 import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
-import { assertFits, MAX_TX_ITEMS } from '#shared/domain/goals/rules.ts';
+import { MAX_TX_ITEMS } from '#shared/domain/goals/rules.ts';
 
 const seen = async (ctx: DomainCtx, stored: Stored<GoalRecord>): Promise<SeenGoal> => ({ stored, access: await goalAccess(ctx, stored.record) });
 
@@ -46,7 +46,7 @@ export async function deleteGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
     const discarded = decided(decideDelete(kind, input, target, others, actor, nowIso()));
     const tx = new WriteTx(ctx);
     for (const d of discarded) tx.replace(goalEntity, d.before, d.after);
-    assertFits(tx.size, () => deleteBlame(kind, input));
+    tx.blame(deleteBlame(kind, input)).assertFits();
     await tx.commit();
     return { goal: discarded.find((d) => d.after.uuid === id)?.after ?? target.stored.record, discarded: discarded.map((d) => d.after) };
   });

@@ -17,7 +17,8 @@ import { goalEntity, hierarchyGuardKey, type GoalKind, type GoalRecord } from '#
 import { closesCycle, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
 import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
 import { requireUnchanged } from '#shared/domain/goals/reads.ts';
-import { assertFits, delegatesOf, heaviestField, uniq } from '#shared/domain/goals/rules.ts';
+import { delegatesOf, heaviestField } from '#shared/domain/goals/rules.ts';
+import { uniq } from '#shared/domain/fields.ts';
 import { claimedLabels, labelEntity, labelsToRead, primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates } from '#shared/domain/labels/service.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
@@ -99,7 +100,7 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
     if (write.guard) tx.putSide(hierarchyGuardKey(ctx.tenantId), { kind: 'goal_hierarchy_guard', v: (guardVersion ?? 0) + 1 }, { if: guardVersion === undefined ? { exists: false } : { equals: { v: guardVersion } } });
     addLabelCreates(tx, write.createdLabels);
     tx.replace(goalEntity, current, write.goal);
-    assertFits(tx.size, () => heaviestField(input));
+    tx.blame(heaviestField(input)).assertFits();
     await tx.commit();
     return { before: current, write };
   });
