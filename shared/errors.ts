@@ -86,7 +86,7 @@ export const MAX_TRANSACTION_ITEMS = 100;
 
 /**
  * A change that does not fit one atomic transaction: 422 `too_many`, naming the field to send less of.
- * Raised in one place, the store's transaction commit (shared/db/store.ts), or earlier by a rule that knows.
+ * Raised in one place, the store's transaction commit (shared/db/write-tx.ts), or earlier by a rule that knows.
  */
 export class TooManyWritesError extends AppError {
   constructor(field: string | undefined, hint = 'Delete or change fewer goals or associations at once.') {

@@ -1,5 +1,5 @@
 import { LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
-import { TABLE_DATA_ACTIONS } from '#shared/db/tenant-scope.ts';
+import { TABLE_DATA_ACTIONS } from '#shared/db/table-access.ts';
 import { contextValue, withContextValue } from '#shared/request-context.ts';
 
 /**

@@ -14,6 +14,9 @@ export interface IdSeed {
   drawn: number;
 }
 
+/** A uuid in form (any version), either case: what a path, a token or a filter may name a record with. */
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** A new record id (a UUID v4 in form). */
 export function newId(): string {
   const s = contextValue('idSeed');

@@ -1,7 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { createCheckin } from '#shared/domain/checkins/service.ts';
 import { checkinRecordResponse } from '#shared/presenters/checkins.ts';
-import { requireNamedGoalEditor } from '#shared/domain/goals/access.ts';
+import { requireNamedGoalEditor } from '#shared/domain/goals/reads.ts';
 import { unknownGoal } from '#shared/domain/checkins/service.ts';
 
 export const handler = apiHandler({

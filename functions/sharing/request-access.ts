@@ -2,7 +2,7 @@ import { apiHandler, json } from '#shared/http/api.ts';
 import { requestAccess } from '#shared/domain/sharing/requests.ts';
 import { presentAccessRequest } from '#shared/presenters/sharing.ts';
 import { shareablePathOfRoute } from '#shared/domain/sharing/types.ts';
-import { loadShareable } from '#shared/domain/sharing/access.ts';
+import { loadShareable } from '#shared/domain/sharing/load-shareable.ts';
 
 export const handler = apiHandler({
   body: () => import('#shared/schemas/bodies/access-request.ts').then((m) => m.AccessRequestBody),

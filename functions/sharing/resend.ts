@@ -1,7 +1,7 @@
 import { apiHandler, json } from '#shared/http/api.ts';
 import { resendAccessRequest } from '#shared/domain/sharing/requests.ts';
 import { shareablePathOfRoute } from '#shared/domain/sharing/types.ts';
-import { loadShareable } from '#shared/domain/sharing/access.ts';
+import { loadShareable } from '#shared/domain/sharing/load-shareable.ts';
 
 // No body schema: the row documents ResendBody, an empty strict object, which is what apiHandler checks a body
 // of a route without one against (NO_BODY), loaded only when a body arrives.

@@ -3,13 +3,13 @@ import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } fro
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
-import { TABLE_DATA_ACTIONS } from '#shared/db/tenant-scope.ts';
+import { TABLE_DATA_ACTIONS } from '#shared/db/table-access.ts';
 import { LIMITER_ACTIONS, LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
 
 export type TableAccess = 'read' | 'write';
 
 /**
- * Data actions per access level, from shared/db/tenant-scope.ts: the session policy allows the write list, so
+ * Data actions per access level, from shared/db/table-access.ts: the session policy allows the write list, so
  * the effective permission of a tenant session (role policy ∩ session policy) is exactly the role's list
  * confined to one tenant's leading keys.
  */

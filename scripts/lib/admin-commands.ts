@@ -1,11 +1,11 @@
 import { parseArgs } from 'node:util';
 import { configuredIssuer, DEFAULT_TTL_SECONDS } from '#shared/auth/issuer.ts';
 import { baseDb } from '#shared/db/client.ts';
-import { getEntity } from '#shared/db/store.ts';
+import { getEntity } from '#shared/db/reads.ts';
 import { setLimits } from './set-limits.ts';
 import { createTenant } from '#shared/domain/tenants.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { UUID_RE } from '#shared/domain/scoped-id.ts';
+import { UUID_RE } from '#shared/ids.ts';
 import { runImportCommand } from './import-command.ts';
 
 /** `--ttl <seconds>`: a positive whole number of seconds, at most 30 days. */

@@ -3,7 +3,7 @@ import type { Db } from '#shared/db/client.ts';
 
 /**
  * An in-process stand-in for the table, for the straight seed (scripts/lib/bench-full-seed.ts): the domain
- * services run unchanged against it (their store calls, shared/db/store.ts, reach `send`), so every item the
+ * services run unchanged against it (their store calls, shared/db/, reach `send`), so every item the
  * seed writes is exactly what the API writes, built by the same code; it is then copied into DynamoDB Local
  * in batches. It speaks the document client's commands the store uses (GetItem, BatchGetItem, Query on the
  * base table and GSI1, TransactWriteItems, PutItem, UpdateItem, DeleteItem) with the parts of their

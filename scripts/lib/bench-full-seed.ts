@@ -22,10 +22,12 @@
  */
 import { BatchWriteCommand, DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { CreateTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { callerTeamUuids, type Caller } from '#shared/auth/caller.ts';
+import type { Caller } from '#shared/auth/caller.ts';
+import { callerTeamUuids } from '#shared/auth/load-caller.ts';
 import { ENTRY_SK_PREFIX, keys, REFERENCE_SK_PREFIX } from '#shared/db/keys.ts';
 import { createTableInput } from '#shared/db/table.ts';
-import { sleep, type DataCtx } from '#shared/db/store.ts';
+import { sleep } from '#shared/clock.ts';
+import type { DataCtx } from '#shared/db/model.ts';
 import { createCheckin } from '#shared/domain/checkins/service.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { HISTORY_SK_PREFIX } from '#shared/domain/history/entity.ts';

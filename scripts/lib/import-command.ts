@@ -1,10 +1,12 @@
 import { parseImportRow } from '#shared/schemas/imports.ts';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { callerTeamUuids } from '#shared/auth/caller.ts';
+import { callerTeamUuids } from '#shared/auth/load-caller.ts';
 import type { Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { getEntities, getEntity, partitionEntries, type DataCtx } from '#shared/db/store.ts';
+import { partitionEntries } from '#shared/db/index-queries.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntities, getEntity } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { ImportRecord } from '#shared/domain/imports/entity.ts';
 import { importFileRows } from '#shared/domain/imports/parse.ts';
@@ -12,7 +14,7 @@ import { startImport } from '#shared/domain/imports/service.ts';
 import { presentImportInFull } from '#shared/presenters/imports.ts';
 import { runImport } from '#shared/domain/imports/worker.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
-import { UUID_RE } from '#shared/domain/scoped-id.ts';
+import { UUID_RE } from '#shared/ids.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 import type { Log } from '#shared/logger.ts';
 

@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { config } from '#shared/config.ts';
 import type { Db } from '#shared/db/client.ts';
 import { deleteTenantLimits, readTenantLimits, writeTenantLimits, type TenantLimits } from '#shared/db/rate-limit-store.ts';
-import { UUID_RE } from '#shared/domain/scoped-id.ts';
+import { UUID_RE } from '#shared/ids.ts';
 import { getTenant } from '#shared/domain/tenants.ts';
 import { effectiveLimits, limitDefaultsFromEnv } from '#shared/http/rate-limit.ts';
 

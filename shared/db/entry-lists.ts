@@ -13,7 +13,7 @@ export interface EntryList {
   /**
    * The entity type the entry's value names when the association is a reference that must hold (a goal's
    * time period and teams): the entry is then kept in that entity's partition, checked alive in the writing
-   * transaction, and found by the referenced entity's delete (store.ts removeUnreferenced).
+   * transaction, and found by the referenced entity's delete (references.ts removeUnreferenced).
    */
   readonly heldBy?: string;
 }

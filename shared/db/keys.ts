@@ -11,7 +11,7 @@
  *  - reference entry (an entry whose list declares `heldBy`, e.g. a goal's team and time period entries):
  *             PK = T#t#<heldBy>#<value>        SK = RF#<list>@<name>#<id> GSI1 as an entry
  *             (kept in the referenced entity's partition, so its delete finds every referrer with one
- *             strongly consistent Query: see store.ts removeUnreferenced and docs/data-model.md)
+ *             strongly consistent Query: see references.ts removeUnreferenced and docs/data-model.md)
  *  - unique:  PK = T#t#unique#<name>#<value>  SK = #              (uniqueness claim: user email, label name, short_id)
  *  - misc:    PK = T#t#<kind>#<id>            SK = <anything>     (counters, throttles, per-entity side items)
  *  - read-model entry (kept by the change stream, shared/stream/read-models/):

@@ -2,25 +2,8 @@ import type { STSClient } from '@aws-sdk/client-sts';
 import { config } from '#shared/config.ts';
 import { baseDb, createDynamoClient, instrument, type Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { UUID_RE } from '#shared/domain/scoped-id.ts';
-
-/**
- * Data actions per access level; infra/ grants the tenant roles exactly these. Transactions need no action of
- * their own: TransactGetItems is authorised as GetItem, TransactWriteItems as Put/Update/Delete/ConditionCheckItem.
- */
-export const TABLE_DATA_ACTIONS = {
-  read: ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query'],
-  write: [
-    'dynamodb:GetItem',
-    'dynamodb:BatchGetItem',
-    'dynamodb:Query',
-    'dynamodb:PutItem',
-    'dynamodb:UpdateItem',
-    'dynamodb:DeleteItem',
-    'dynamodb:BatchWriteItem',
-    'dynamodb:ConditionCheckItem',
-  ],
-} as const satisfies Record<'read' | 'write', readonly string[]>;
+import { TABLE_DATA_ACTIONS } from '#shared/db/table-access.ts';
+import { UUID_RE } from '#shared/ids.ts';
 
 /**
  * The session policy a function assumes for one tenant: data actions on the table and its indexes, only on

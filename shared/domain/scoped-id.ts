@@ -1,6 +1,5 @@
 import type { AppError } from '#shared/errors.ts';
-
-export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID_RE } from '#shared/ids.ts';
 
 /**
  * An application-endpoint id is `<tenant_uuid>_<uuid>` or the bare uuid (spec: shareables, data sources).

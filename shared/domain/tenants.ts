@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { getEntity, nowIso, WriteTx, type BaseRecord, type DataCtx, type EntityDef } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { newUserRecord } from '#shared/domain/users/entity.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';

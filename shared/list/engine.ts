@@ -1,5 +1,7 @@
 import { keys } from '#shared/db/keys.ts';
-import { entryPartitionOf, type BaseRecord, type DataCtx, type EntityDef, type EntryList, type ListEntry } from '#shared/db/store.ts';
+import type { EntryList } from '#shared/db/entry-lists.ts';
+import { entryPartitionOf } from '#shared/db/index-queries.ts';
+import type { BaseRecord, DataCtx, EntityDef, ListEntry } from '#shared/db/model.ts';
 import { attributeMap, matchValue, parseFilters, type AttrType, type ParsedFilter, type ParsedSort } from '#shared/list/filter.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 import { parsePageParams, type PageParams } from '#shared/list/params.ts';

@@ -1,4 +1,5 @@
-import { getEntities, type BaseRecord, type DataCtx, type EntityDef } from '#shared/db/store.ts';
+import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
+import { getEntities } from '#shared/db/reads.ts';
 
 /** Per-request cache of entities by id, so association filters and presenters read each item at most once. */
 export class Loader {

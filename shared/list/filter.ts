@@ -1,4 +1,4 @@
-import { UUID_RE } from '#shared/domain/scoped-id.ts';
+import { UUID_RE } from '#shared/ids.ts';
 import { BadRequestError } from '#shared/errors.ts';
 
 /**

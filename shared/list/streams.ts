@@ -1,5 +1,7 @@
 import { keys } from '#shared/db/keys.ts';
-import { getEntities, queryList, type BaseRecord, type DataCtx, type EntityDef, type ListEntry } from '#shared/db/store.ts';
+import { queryList } from '#shared/db/index-queries.ts';
+import type { BaseRecord, DataCtx, EntityDef, ListEntry } from '#shared/db/model.ts';
+import { getEntities } from '#shared/db/reads.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 
 /**

@@ -1,13 +1,14 @@
 import type { z } from 'zod';
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
-import { listEntryOf } from '#shared/db/store.ts';
+import { listEntryOf } from '#shared/db/model.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 import type { GoalRecordSchema } from '#shared/schemas/goals.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { paceFields, todayUtc } from '#shared/domain/goals/pace.ts';
+import { paceFields } from '#shared/domain/goals/pace.ts';
+import { todayUtc } from '#shared/clock.ts';
 import { labelEntity, type LabelRef } from '#shared/domain/labels/entity.ts';
 import { currentLabels, type Labelled } from '#shared/domain/labels/decide.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';

@@ -1,5 +1,7 @@
 import { ENTITY_SK } from '#shared/db/keys.ts';
-import { getEntities, getEntity, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntities, getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { AccessRequestRecord } from '#shared/domain/sharing/entity.ts';
 import { notificationEntity } from '#shared/domain/sharing/entity.ts';
 import { ACCESS_REQUEST_QUEUE } from '#shared/domain/sharing/mail.ts';

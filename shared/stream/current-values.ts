@@ -1,18 +1,19 @@
-import { getEntity, mutateEntity, nowIso, querySide, retryOnConflict, type DataCtx } from '#shared/db/store.ts';
-import { checkinEntity, checkinOrderItemKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
-import { goalFollowing } from '#shared/domain/checkins/service.ts';
+import { nowIso } from '#shared/clock.ts';
+import { mutateEntity, retryOnConflict } from '#shared/db/commands.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { checkinEntity, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { FOLLOWED } from '#shared/domain/checkins/decide.ts';
+import { goalFollowing, newestOf } from '#shared/domain/checkins/service.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import { entityRecord } from '#shared/stream/changes.ts';
 import type { Projection } from '#shared/stream/projection.ts';
 
-/** The goal fields that follow its latest check-in (checkins/service.ts goalFollowing). */
-const FOLLOWED = ['current_value', 'current_progress', 'current_status', 'score', 'last_checkin_date', 'value_updated_at', 'value_updated_by_uuid', 'status_updated_at', 'status_updated_by_uuid'] as const;
-
 /** The goal's latest check-in now: the head of its order partition (strongly consistent), then its record. */
 export async function latestCheckin(ctx: DataCtx, goalUuid: string): Promise<CheckinRecord | undefined> {
-  const [head] = await querySide(ctx, checkinOrderItemKey(ctx.tenantId, goalUuid, '').PK, { forward: false, consistent: true, limit: 1 });
-  return head ? (await getEntity(ctx, checkinEntity, head.id as string, true))?.record : undefined;
+  const [head] = await newestOf(ctx, goalUuid, 1);
+  return head ? (await getEntity(ctx, checkinEntity, head.id, true))?.record : undefined;
 }
 
 /**

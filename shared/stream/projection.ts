@@ -1,4 +1,4 @@
-import type { DataCtx } from '#shared/db/store.ts';
+import type { DataCtx } from '#shared/db/model.ts';
 import type { Log } from '#shared/logger.ts';
 
 /**

@@ -1,5 +1,6 @@
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
-import { refreshRollups, rollupSynced } from '#shared/domain/goals/progress.ts';
+import { rollupSynced } from '#shared/domain/goals/progress.ts';
+import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
 import { entityRecord, versionOf } from '#shared/stream/changes.ts';
 import type { Projection, TableChange } from '#shared/stream/projection.ts';
 

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { getEntity, WriteTx } from '#shared/db/store.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { listGoals } from '#shared/domain/goals/list.ts';
 import { presentGoals, presentOne } from '#shared/presenters/goals.ts';

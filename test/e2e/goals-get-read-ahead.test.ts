@@ -4,7 +4,7 @@ import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { config } from '#shared/config.ts';
 import { baseDb } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { getEntity } from '#shared/db/store.ts';
+import { getEntity } from '#shared/db/reads.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
 import { eventually } from '../support/eventually.ts';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { getEntity, WriteTx } from '#shared/db/store.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { createGoal, updateGoal } from '#shared/domain/goals/service.ts';
 import { GOAL_LIMITS, GOAL_WRITE_ITEMS } from '#shared/schemas/goals.ts';

@@ -1,7 +1,9 @@
 import { expect } from 'vitest';
-import { callerTeamUuids } from '#shared/auth/caller.ts';
+import { callerTeamUuids } from '#shared/auth/load-caller.ts';
 import { baseDb } from '#shared/db/client.ts';
-import { getEntity, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';

@@ -1,6 +1,7 @@
 import { Resvg } from '@resvg/resvg-js';
 import { describe, expect, it } from 'vitest';
-import { todayUtc, expectedProgress } from '#shared/domain/goals/pace.ts';
+import { expectedProgress } from '#shared/domain/goals/pace.ts';
+import { todayUtc } from '#shared/clock.ts';
 import { expectError, listAll, type Api } from '../support/api.ts';
 import { C, checkin } from './checkins.fixture.ts';
 import { createPeriod, goal, goalTenant, P } from './goals.fixture.ts';

@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { getEntity } from '#shared/db/store.ts';
+import { getEntity } from '#shared/db/reads.ts';
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { recordConnectorRequest } from '#shared/domain/integrations/connector-requests.ts';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { WriteTx } from '#shared/db/store.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/service.ts';
 import { Loader } from '#shared/list/entity-cache.ts';

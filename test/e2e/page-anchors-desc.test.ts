@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { getEntity, type DataCtx } from '#shared/db/store.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { dim } from '#shared/stream/read-models/goal-entries.ts';
 import { readGoalStats } from '#shared/stream/read-models/goal-sync.ts';

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { getEntity, partitionEntries, type DataCtx } from '#shared/db/store.ts';
+import { partitionEntries } from '#shared/db/index-queries.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { dim, rmPartition, RM_LIST } from '#shared/stream/read-models/goal-entries.ts';
 import { readGoalStats, syncGoalReadModels } from '#shared/stream/read-models/goal-sync.ts';

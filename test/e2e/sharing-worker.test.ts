@@ -1,7 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
-import { createEntity, getEntity, type DataCtx } from '#shared/db/store.ts';
+import { createEntity } from '#shared/db/commands.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
 import { notificationEntity, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import { deliverAccessRequestEmails, storeInbox, type AccessRequestEmailMessage } from '#shared/domain/sharing/mail.ts';
 import type { Email } from '#shared/email/mailer.ts';

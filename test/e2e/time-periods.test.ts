@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { createEntity, getEntity, mutateEntity } from '#shared/db/store.ts';
+import { createEntity, mutateEntity } from '#shared/db/commands.ts';
+import { getEntity } from '#shared/db/reads.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { getEntity, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { CREATOR_REFUSAL, fanOut } from '#shared/domain/webhooks/deliveries.ts';
 import { WEBHOOK_DELIVERY_QUEUE, webhookEntity } from '#shared/domain/webhooks/entity.ts';
 import { LocalQueues } from '#shared/queue/queue.ts';

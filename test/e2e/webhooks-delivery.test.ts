@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import type { DataCtx } from '#shared/db/store.ts';
+import type { DataCtx } from '#shared/db/model.ts';
 import { fanOut } from '#shared/domain/webhooks/deliveries.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';

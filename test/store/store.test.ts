@@ -2,23 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import {
-  entriesOf,
-  entry,
-  entryList,
-  findUnique,
-  getEntities,
-  getEntity,
-  getSide,
-  querySide,
-  referencesTo,
-  removeUnreferenced,
-  retryOnConflict,
-  WriteTx,
-  type BaseRecord,
-  type DataCtx,
-  type EntityDef,
-} from '#shared/db/store.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
+import { entryList } from '#shared/db/entry-lists.ts';
+import { entriesOf } from '#shared/db/index-queries.ts';
+import { entry, type BaseRecord, type DataCtx, type EntityDef } from '#shared/db/model.ts';
+import { findUnique, getEntities, getEntity } from '#shared/db/reads.ts';
+import { referencesTo, removeUnreferenced } from '#shared/db/references.ts';
+import { getSide, querySide } from '#shared/db/side-items.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { ConcurrentUpdateError, TakenError, TooManyWritesError, ValidationError } from '#shared/errors.ts';
 
 /** The store on its own, against DynamoDB Local (no HTTP, no domain). */

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { getEntity, partitionEntries, querySide, querySidePage, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { partitionEntries } from '#shared/db/index-queries.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { querySide, querySidePage } from '#shared/db/side-items.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { MemoryTable } from '../../scripts/lib/bench-full-seed-memory.ts';
 
 /** The in-process table of the full bench's straight seed answers the store's calls as DynamoDB does. */

@@ -13,7 +13,7 @@ import type { RefreshPort, RefreshWorkerDeps } from '#shared/domain/documents/wo
 import type { ConverseRequest } from '#shared/ai/bedrock.ts';
 import { bedrockWriter, builtInWriter, splitModelAnswer, writerFromEnv, type DocumentWriter, type WriterResult } from '#shared/domain/documents/writer.ts';
 import type { ShareableRecord } from '#shared/domain/sharing/entity.ts';
-import type { Stored } from '#shared/db/store.ts';
+import type { Stored } from '#shared/db/model.ts';
 
 const TENANT = '11111111-1111-4111-8111-111111111111';
 const DOC = '22222222-2222-4222-8222-222222222222';

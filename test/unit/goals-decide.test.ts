@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Stored } from '#shared/db/store.ts';
+import type { Stored } from '#shared/db/model.ts';
 import type { GoalAccess } from '#shared/domain/goals/access.ts';
 import {
   decideArchive, decideCreate, decideDelete, decideUpdate,

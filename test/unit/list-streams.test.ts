@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Db } from '#shared/db/client.ts';
-import type { DataCtx, ListEntry } from '#shared/db/store.ts';
+import type { DataCtx, ListEntry } from '#shared/db/model.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 import { entryStream, type Sizing } from '#shared/list/streams.ts';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { expectedProgress, paceFields, paceOf, todayUtc } from '#shared/domain/goals/pace.ts';
+import { expectedProgress, paceFields, paceOf } from '#shared/domain/goals/pace.ts';
+import { todayUtc } from '#shared/clock.ts';
 
 const q = { start_date: '2026-01-01', end_date: '2026-04-01' }; // 90 days
 

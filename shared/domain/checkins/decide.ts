@@ -1,3 +1,4 @@
+import { todayUtc } from '#shared/clock.ts';
 import { checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import type { GoalRecord, GoalStatus } from '#shared/domain/goals/entity.ts';
@@ -70,7 +71,6 @@ export function scoreRefusal(status: GoalStatus, score: number | null | undefine
 }
 
 /** Today in the tenant's time zone (UTC: contract section 7). */
-const todayUtc = (now: string) => now.slice(0, 10);
 
 /**
  * The goal's fields that follow its latest check-in, set from `latest` (or reset when the goal has none).
@@ -93,7 +93,8 @@ export function goalFollowing(goal: GoalRecord, latest: CheckinRecord | undefine
   };
 }
 
-const FOLLOWED = ['current_value', 'current_progress', 'current_status', 'score', 'last_checkin_date', 'value_updated_at', 'value_updated_by_uuid', 'status_updated_at', 'status_updated_by_uuid'] as const;
+/** The goal fields that follow its latest check-in (goalFollowing). */
+export const FOLLOWED = ['current_value', 'current_progress', 'current_status', 'score', 'last_checkin_date', 'value_updated_at', 'value_updated_by_uuid', 'status_updated_at', 'status_updated_by_uuid'] as const;
 
 /** The goal record to write: following `latest`, with `updated_at` moved only when a followed field changed. */
 export function goalAfter(goal: GoalRecord, latest: CheckinRecord | undefined, now: string, cause: HistoryCause): GoalRecord {

@@ -1,5 +1,6 @@
 import { keys } from '#shared/db/keys.ts';
-import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
+import { entryList } from '#shared/db/entry-lists.ts';
+import { entry, type BaseRecord, type EntityDef } from '#shared/db/model.ts';
 import type { GoalKind, GoalStatus } from '#shared/domain/goals/entity.ts';
 import type { LabelRef } from '#shared/domain/labels/entity.ts';
 

@@ -1,11 +1,17 @@
 import { newId } from '#shared/ids.ts';
-import { createdOrStored, getEntity, nowIso, querySide, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { createdOrStored, retryOnConflict } from '#shared/db/commands.ts';
+import type { DataCtx, Stored } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { querySide } from '#shared/db/side-items.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { decideCreate, decideDelete, decideUpdate, deleteNeedsNext, goalFollowing, type CheckinCreateCommand, type CheckinUpdateCommand, type Decision, type GoalState, type OrderHead } from '#shared/domain/checkins/decide.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { goalAccess, readableGoal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { addGoalWrite, refreshRollups, rollupsWithGoalWrite } from '#shared/domain/goals/progress.ts';
+import { addGoalWrite, refreshRollups, rollupsWithGoalWrite } from '#shared/domain/goals/rollup-writes.ts';
 import { primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/service.ts';
 import { NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
@@ -55,7 +61,7 @@ export { goalFollowing };
  * The goal's check-ins newest first (by checkinOrderKey), read strongly consistently from its order
  * partition: at most `limit`.
  */
-async function newestOf(ctx: DataCtx, goalUuid: string, limit: number): Promise<OrderHead[]> {
+export async function newestOf(ctx: DataCtx, goalUuid: string, limit: number): Promise<OrderHead[]> {
   const items = await querySide(ctx, checkinOrderItemKey(ctx.tenantId, goalUuid, '').PK, { forward: false, consistent: true, limit });
   return items.map((i) => ({ id: i.id as string, orderKey: i.SK }));
 }

@@ -1,4 +1,4 @@
-import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
 import { AppError } from '#shared/errors.ts';
 
 /**

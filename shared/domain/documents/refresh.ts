@@ -1,12 +1,13 @@
-import { nowIso, createEntity, retryOnConflict } from '#shared/db/store.ts';
-import { newId } from '#shared/ids.ts';
+import { nowIso } from '#shared/clock.ts';
+import { createEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { newId, UUID_RE } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { DOCUMENT_REFRESH_QUEUE, RefreshAlreadyRunning, refreshThreadEntity, type RefreshThreadRecord, type RunningThread } from '#shared/domain/documents/entity.ts';
 import { expireIfStale, finishRun, getThread, runningThreadOf } from '#shared/domain/documents/runs.ts';
 import type { DocumentRefreshMessage } from '#shared/domain/documents/worker.ts';
-import { loadShareable, shareableAccess, shareableChecks } from '#shared/domain/sharing/access.ts';
+import { shareableAccess, shareableChecks } from '#shared/domain/sharing/access.ts';
+import { loadShareable } from '#shared/domain/sharing/load-shareable.ts';
 import { ConcurrentUpdateError, ForbiddenError, NotFoundError } from '#shared/errors.ts';
-import { UUID_RE } from '#shared/domain/scoped-id.ts';
 import { queueSender } from '#shared/queue/queue.ts';
 
 /*

@@ -1,4 +1,8 @@
-import { findUnique, getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
+import type { DataCtx, Stored } from '#shared/db/model.ts';
+import { findUnique, getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { REFRESH_STALE_AFTER_MS, refreshThreadEntity, RUNNING_CLAIM, type RefreshThreadRecord, type RunningThread } from '#shared/domain/documents/entity.ts';
 import type { RefreshOutcome } from '#shared/domain/documents/status.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';

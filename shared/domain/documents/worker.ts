@@ -1,4 +1,6 @@
-import { getEntity, nowIso, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import type { DataCtx, Stored } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
 import { refreshThreadEntity, WRITER_TIMEOUT_MS, type RefreshState, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
 import { finishRun, type ContentChange } from '#shared/domain/documents/runs.ts';
 import { parseAgentOutput, type RefreshOutcome } from '#shared/domain/documents/status.ts';

@@ -1,10 +1,10 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import type { AccessSource } from '#shared/auth/permissions.ts';
-import { getEntity, type ListEntry } from '#shared/db/store.ts';
+import type { ListEntry } from '#shared/db/model.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
-import { ForbiddenError, NotFoundError, type AppError } from '#shared/errors.ts';
+import { ForbiddenError, type AppError } from '#shared/errors.ts';
 
 /**
  * Goal permissions (contract section 5).
@@ -53,7 +53,7 @@ export async function goalEntryVisibility(ctx: DomainCtx): Promise<(e: ListEntry
 }
 
 /** 403 unless the caller can see the goal (`hidden` answers instead, e.g. a goal named in a body reads as unknown). */
-async function requireViewer(ctx: DomainCtx, goal: GoalRecord, hidden?: () => AppError): Promise<GoalAccess> {
+export async function requireViewer(ctx: DomainCtx, goal: GoalRecord, hidden?: () => AppError): Promise<GoalAccess> {
   const access = await goalAccess(ctx, goal);
   if (!access.canView) throw hidden ? hidden() : new ForbiddenError('You cannot see this goal');
   return access;
@@ -76,33 +76,4 @@ export function goalEditRefusal(access: GoalAccess, hidden?: () => AppError): Ap
   if (!access.canView) return hidden ? hidden() : new ForbiddenError('You cannot see this goal');
   if (!access.canEdit) return new ForbiddenError('You cannot change this goal');
   return undefined;
-}
-
-/**
- * The permission check of a write on a goal a body names (check-in, data source), on its own: 403 unless the
- * caller may change it, `hidden()` (422) when it is unknown or invisible to the caller.
- */
-export async function requireNamedGoalEditor(ctx: DomainCtx, uuid: string, hidden: () => AppError): Promise<void> {
-  const stored = await getEntity(ctx, goalEntity, uuid.toLowerCase());
-  if (!stored) throw hidden();
-  await requireGoalEditor(ctx, stored.record, hidden);
-}
-
-/** 404 when the goal is not in the caller's tenant (or, with `kind`, is a goal of another kind: `/key_results/{uuid of an objective}` does not exist). */
-async function storedGoal(ctx: DomainCtx, uuid: string, kind: GoalKind | undefined) {
-  const stored = await getEntity(ctx, goalEntity, uuid);
-  if (!stored || (kind && stored.record.type !== kind)) throw new NotFoundError(kind ? kind.replace('_', ' ') : 'Goal', uuid);
-  return stored;
-}
-
-/** Reads a goal the caller may see: 404 as storedGoal, 403 when it is there but not visible. */
-export async function readableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
-  const { record, version } = await storedGoal(ctx, uuid, kind);
-  return { goal: record, version, access: await requireViewer(ctx, record) };
-}
-
-/** As readableGoal, and the caller must be allowed to edit it (403 otherwise). */
-export async function editableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
-  const { record, version } = await storedGoal(ctx, uuid, kind);
-  return { goal: record, version, access: await requireGoalEditor(ctx, record) };
 }

@@ -1,11 +1,14 @@
 /** Goal archive and unarchive (extension): read the goal, decide (decide.ts), one write. */
 import { canWriteContent } from '#shared/auth/caller.ts';
-import { getEntity, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { decideArchive, decided, editRefusal, goalNotFound } from '#shared/domain/goals/decide.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
-import { refreshRollups } from '#shared/domain/goals/progress.ts';
+import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
 import type { GoalView } from '#shared/domain/goals/service.ts';
 
 /** Sets (archive) or clears (unarchive) archived_at/archived_by_uuid; doing it twice changes nothing. */

@@ -1,7 +1,10 @@
 /** Goal create: one batched read, decide (decide.ts), one transaction; then rollups. */
 import { canWriteContent } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
-import { BatchRead, createdOrStored, getEntities, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { createdOrStored, retryOnConflict } from '#shared/db/commands.ts';
+import { BatchRead, getEntities } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';
 import { createRefusal, decideCreate, decided, parentRefusal, referencedIds, type CreateIds, type CreateState, type SeenGoal } from '#shared/domain/goals/decide.ts';
@@ -9,8 +12,9 @@ import { labelNamesOf } from '#shared/domain/labels/decide.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
-import { refreshRollups } from '#shared/domain/goals/progress.ts';
-import { assertFits, delegatesOf, heaviestField, parentLinksOf, uniq } from '#shared/domain/goals/rules.ts';
+import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
+import { delegatesOf, heaviestField, parentLinksOf } from '#shared/domain/goals/rules.ts';
+import { uniq } from '#shared/domain/fields.ts';
 import { requireUnchanged } from '#shared/domain/goals/reads.ts';
 import { claimedLabels, labelEntity, labelsToRead, primeLabels } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates } from '#shared/domain/labels/service.ts';
@@ -99,7 +103,7 @@ export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCrea
     addLabelCreates(tx, write.createdLabels);
     tx.create(goalEntity, write.goal);
     addEntriesWrittenAtCreate(tx, ctx.tenantId, write.goal); // in the last-check-in order at once
-    assertFits(tx.size, () => heaviestField(input));
+    tx.blame(heaviestField(input)).assertFits();
     await tx.commit();
     return { goal: write.goal, created: write.createdLabels };
   }), (stored) => ({ goal: stored, created: [] }));

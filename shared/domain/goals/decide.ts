@@ -3,14 +3,13 @@
  * records to write or the typed error. No I/O, no clock, no id generation (test/unit/goals-decide.test.ts).
  * The shells (create.ts, update.ts, delete.ts, archive.ts) read, call these, and commit one transaction.
  */
-import type { Stored } from '#shared/db/store.ts';
+import type { Stored } from '#shared/db/model.ts';
 import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand, MetricUpdateInput } from '#shared/domain/goals/commands.ts';
-import { sentFields } from '#shared/domain/fields.ts';
+import { sentFields, uniq } from '#shared/domain/fields.ts';
 import { goalProgressAt } from '#shared/domain/goals/progress.ts';
 import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { type GoalKind, type GoalRecord, type MetricRecord, GOAL_KINDS } from '#shared/domain/goals/entity.ts';
-import { pathFor } from '#shared/domain/goals/hierarchy.ts';
-import { dateDetails, delegatesOf, IMMEDIATE_FLAGS, normalizeShortId, tooMany, metricDetails, parentLinksOf, searchableContent, uniq, visibleEntitiesOf } from '#shared/domain/goals/rules.ts';
+import { dateDetails, delegatesOf, IMMEDIATE_FLAGS, normalizeShortId, tooMany, metricDetails, parentLinksOf, searchableContent, visibleEntitiesOf, pathFor } from '#shared/domain/goals/rules.ts';
 import type { ClaimedLabel, LabelRecord, LabelRef } from '#shared/domain/labels/entity.ts';
 import { labelNamesOf, resolveLabels } from '#shared/domain/labels/decide.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';

@@ -1,14 +1,18 @@
 /** Goal delete (soft), with the including_immediate_* and delete_hierarchy flags: read, decide (decide.ts), one transaction, all or nothing. */
 import { canWriteContent } from '#shared/auth/caller.ts';
-import { getEntities, getEntity, nowIso, retryOnConflict, WriteTx, type Stored } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
+import type { Stored } from '#shared/db/model.ts';
+import { getEntities, getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalDeleteCommand } from '#shared/domain/goals/commands.ts';
 import { decided, decideDelete, deleteBlame, goalNotFound, immediateKinds, type SeenGoal } from '#shared/domain/goals/decide.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { childEntriesOfKind, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
-import { refreshRollups } from '#shared/domain/goals/progress.ts';
-import { assertFits, MAX_TX_ITEMS } from '#shared/domain/goals/rules.ts';
+import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
+import { MAX_TX_ITEMS } from '#shared/domain/goals/rules.ts';
 
 const seen = async (ctx: DomainCtx, stored: Stored<GoalRecord>): Promise<SeenGoal> => ({ stored, access: await goalAccess(ctx, stored.record) });
 
@@ -42,7 +46,7 @@ export async function deleteGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
     const discarded = decided(decideDelete(kind, input, target, others, actor, nowIso()));
     const tx = new WriteTx(ctx);
     for (const d of discarded) tx.replace(goalEntity, d.before, d.after);
-    assertFits(tx.size, () => deleteBlame(kind, input));
+    tx.blame(deleteBlame(kind, input)).assertFits();
     await tx.commit();
     return { goal: discarded.find((d) => d.after.uuid === id)?.after ?? target.stored.record, discarded: discarded.map((d) => d.after) };
   });

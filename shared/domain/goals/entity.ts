@@ -1,5 +1,6 @@
 import { keys } from '#shared/db/keys.ts';
-import { entry, entryList, type BaseRecord, type EntityDef, type EntryDef, type EntryList } from '#shared/db/store.ts';
+import { entryList, type EntryList } from '#shared/db/entry-lists.ts';
+import { entry, type BaseRecord, type EntityDef, type EntryDef } from '#shared/db/model.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
 import { TakenError, ValidationError } from '#shared/errors.ts';

@@ -1,4 +1,5 @@
-import { entryPartitionOf, partitionEntries, type DataCtx, type ListEntry } from '#shared/db/store.ts';
+import { entryPartitionOf, partitionEntries } from '#shared/db/index-queries.ts';
+import type { DataCtx, ListEntry } from '#shared/db/model.ts';
 import { childrenOfGoal, childrenOfKind, goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 
@@ -90,11 +91,3 @@ export const ancestorsOf = async (goal: GoalRecord, loader: Loader, visible?: (g
 export async function closesCycle(goalUuid: string, parent: GoalRecord, loader: Loader): Promise<boolean> {
   return parent.uuid === goalUuid || (await walkUp(parent, loader, (ids) => ids.includes(goalUuid))).stopped;
 }
-
-/**
- * `path`: the chain of uuids from the root of the goal's first-parent line down to the goal itself, joined
- * with `/` (a root goal's path is its own uuid). Lets a client draw breadcrumbs and filter a subtree with
- * `q[path_start]=<root uuid>` without walking links. Only the first parent counts: with several parents,
- * `parent_links` and the `ancestors_*` filters carry the rest.
- */
-export const pathFor = (uuid: string, firstParent: Pick<GoalRecord, 'uuid' | 'path'> | undefined) => (firstParent ? `${firstParent.path ?? firstParent.uuid}/${uuid}` : uuid);

@@ -1,5 +1,6 @@
 import { keys } from '#shared/db/keys.ts';
-import { queryList, type ListEntry } from '#shared/db/store.ts';
+import { queryList } from '#shared/db/index-queries.ts';
+import type { ListEntry } from '#shared/db/model.ts';
 import { GOAL_STATUSES, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { labelEntity } from '#shared/domain/labels/entity.ts';
 import { EARLY_KEYS, type IndexEnv, type ListPlan, type ListQuery } from '#shared/list/engine.ts';

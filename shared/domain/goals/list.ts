@@ -1,5 +1,6 @@
 import { isAdmin } from '#shared/auth/caller.ts';
-import { findUniques, listEntryOf, type ListEntry } from '#shared/db/store.ts';
+import { listEntryOf, type ListEntry } from '#shared/db/model.ts';
+import { findUniques } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
 import { childrenOfKind, goalEntity, goalsByDelegate, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, goalState, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';

@@ -19,9 +19,6 @@ const DAY_MS = 86_400_000;
 const dayNumber = (date: string) => Math.floor(Date.parse(`${date.slice(0, 10)}T00:00:00Z`) / DAY_MS);
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-/** Today's date in UTC (`YYYY-MM-DD`): the clock pace is read against. */
-export const todayUtc = (now: Date = new Date()) => now.toISOString().slice(0, 10);
-
 export function expectedProgress(goal: Pick<GoalRecord, 'start_date' | 'end_date'>, today: string): number {
   const start = dayNumber(goal.start_date);
   const end = dayNumber(goal.end_date);

@@ -1,9 +1,9 @@
 /** Goal rules on plain values (no I/O): the parts of a goal command's decision that need nothing read. */
-import { sentFields } from '#shared/domain/fields.ts';
+import { sentFields, uniq } from '#shared/domain/fields.ts';
 import { type GoalKind, type GoalRecord, type MetricRecord, type VisibleEntity } from '#shared/domain/goals/entity.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
-import { type GoalCreateInput, type GoalDeleteInput, type GoalUpdateInput } from '#shared/domain/goals/service.ts';
+import type { GoalCreateInput, GoalDeleteInput, GoalUpdateInput } from '#shared/domain/goals/service.ts';
 
 /**
  * Per-field caps of a goal body, chosen so that any create or update within all of them at once fits one
@@ -39,8 +39,6 @@ export const GOAL_WRITE_ITEMS = {
 export const MAX_TX_ITEMS = MAX_TRANSACTION_ITEMS;
 export const SHORT_ID = /^[A-Za-z0-9_-]{2,30}$/;
 
-export const uniq = (ids: readonly string[] | null | undefined) => [...new Set(ids ?? [])];
-
 export type ParentInput = string | { parent_uuid: string; contribution_percent?: number };
 
 /** The body's parents as links (first mention of a uuid wins); `contribution_percent` undefined = not given. */
@@ -59,10 +57,6 @@ export function parentLinksOf(parents: readonly ParentInput[] | null | undefined
  * associations than today's caps, or a delete of too many goals at once. `field` names what to send less of.
  */
 export const tooMany = (field: string) => new TooManyWritesError(field);
-
-export function assertFits(items: number, field: () => string): void {
-  if (items > MAX_TX_ITEMS) throw tooMany(field());
-}
 
 /** Item cost of each association field sent, per element (see GOAL_WRITE_ITEMS), largest first: the field a too_many names. */
 export const ITEM_WEIGHTS: Array<[keyof GoalUpdateInput, number]> = [['parents', 5], ['labels', 4], ['team_uuids', 3], ['owner_uuids', 2], ['delegate_uuids', 2]];
@@ -141,3 +135,10 @@ export const IMMEDIATE_FLAGS: Record<GoalKind, keyof GoalDeleteInput> = {
   initiative: 'including_immediate_initiatives',
 };
 
+/**
+ * `path`: the chain of uuids from the root of the goal's first-parent line down to the goal itself, joined
+ * with `/` (a root goal's path is its own uuid). Lets a client draw breadcrumbs and filter a subtree with
+ * `q[path_start]=<root uuid>` without walking links. Only the first parent counts: with several parents,
+ * `parent_links` and the `ancestors_*` filters carry the rest.
+ */
+export const pathFor = (uuid: string, firstParent: Pick<GoalRecord, 'uuid' | 'path'> | undefined) => (firstParent ? `${firstParent.path ?? firstParent.uuid}/${uuid}` : uuid);

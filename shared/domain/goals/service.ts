@@ -11,7 +11,8 @@
  * transaction. commands.ts holds the commands' domain types.
  */
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { readableGoal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import type { GoalAccess } from '#shared/domain/goals/access.ts';
+import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 

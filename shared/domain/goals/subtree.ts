@@ -1,4 +1,4 @@
-import type { DataCtx, ListEntry } from '#shared/db/store.ts';
+import type { DataCtx, ListEntry } from '#shared/db/model.ts';
 import type { GoalKind } from '#shared/domain/goals/entity.ts';
 import { childEntries, childEntriesOfKind } from '#shared/domain/goals/hierarchy.ts';
 

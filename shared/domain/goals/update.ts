@@ -1,6 +1,9 @@
 /** Goal update: read the goal, then one batched read of what it names, decide (decide.ts), one transaction; then rollups and paths. */
 import { canWriteContent } from '#shared/auth/caller.ts';
-import { BatchRead, getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { mutateEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { BatchRead, getEntities, getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { newId } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
@@ -12,9 +15,10 @@ import {
 import { labelNamesOf } from '#shared/domain/labels/decide.ts';
 import { goalEntity, hierarchyGuardKey, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { closesCycle, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
-import { refreshRollups } from '#shared/domain/goals/progress.ts';
+import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
 import { requireUnchanged } from '#shared/domain/goals/reads.ts';
-import { assertFits, delegatesOf, heaviestField, uniq } from '#shared/domain/goals/rules.ts';
+import { delegatesOf, heaviestField } from '#shared/domain/goals/rules.ts';
+import { uniq } from '#shared/domain/fields.ts';
 import { claimedLabels, labelEntity, labelsToRead, primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates } from '#shared/domain/labels/service.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
@@ -96,7 +100,7 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
     if (write.guard) tx.putSide(hierarchyGuardKey(ctx.tenantId), { kind: 'goal_hierarchy_guard', v: (guardVersion ?? 0) + 1 }, { if: guardVersion === undefined ? { exists: false } : { equals: { v: guardVersion } } });
     addLabelCreates(tx, write.createdLabels);
     tx.replace(goalEntity, current, write.goal);
-    assertFits(tx.size, () => heaviestField(input));
+    tx.blame(heaviestField(input)).assertFits();
     await tx.commit();
     return { before: current, write };
   });

@@ -1,6 +1,7 @@
-import { querySidePage, type DataCtx } from '#shared/db/store.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { querySidePage } from '#shared/db/side-items.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { readableGoal } from '#shared/domain/goals/access.ts';
+import { readableGoal } from '#shared/domain/goals/reads.ts';
 import type { GoalKind, GoalRecord } from '#shared/domain/goals/entity.ts';
 import { HISTORY_SK_PREFIX, historyKey, type HistoryRecord } from '#shared/domain/history/entity.ts';
 import { BadRequestError } from '#shared/errors.ts';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { keys } from '#shared/db/keys.ts';
-import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
 
 export const IMPORT_QUEUE = 'goal-imports';
 export const IMPORT_MAX_ROWS = 10_000;

@@ -1,4 +1,7 @@
-import { getEntities, querySide, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntities } from '#shared/db/reads.ts';
+import { querySide } from '#shared/db/side-items.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { IMPORT_MAX_IN_FLIGHT, IMPORT_STALE_SECONDS, importEntity, importSlotKey } from '#shared/domain/imports/entity.ts';
 import { AppError, ConcurrentUpdateError } from '#shared/errors.ts';
 

@@ -1,5 +1,6 @@
-import { getEntities } from '#shared/db/store.ts';
+import { getEntities } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { uniq } from '#shared/domain/fields.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
 import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';
@@ -36,7 +37,6 @@ export interface PlannedRow {
   parentRows: number[];
 }
 
-const uniq = <T>(xs: Iterable<T>) => [...new Set(xs)];
 
 /**
  * Checks every row before anything is created (contract 13: one invalid row fails the import, with every

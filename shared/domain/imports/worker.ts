@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { callerTeamUuids } from '#shared/auth/caller.ts';
-import { getEntities, getEntity, mutateEntity, nowIso, retryOnConflict, sleep, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { callerTeamUuids } from '#shared/auth/load-caller.ts';
+import { nowIso, sleep } from '#shared/clock.ts';
+import { mutateEntity, retryOnConflict } from '#shared/db/commands.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntities, getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
-import { refreshRollups } from '#shared/domain/goals/progress.ts';
+import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
 import { createGoal } from '#shared/domain/goals/service.ts';
 import { IMPORT_BATCH, IMPORT_QUEUE, IMPORT_WORKER_TIMEOUT_SECONDS, importEntity, importGoalUuid, type ImportError, type ImportRecord } from '#shared/domain/imports/entity.ts';
 import { finishImport, LeaseLost, readImportRows } from '#shared/domain/imports/service.ts';

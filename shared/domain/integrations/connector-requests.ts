@@ -1,6 +1,10 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { getEntity, getSide, nowIso, retryOnConflict, WriteTx } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { getSide } from '#shared/db/side-items.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { connectorOf, decideConnectorRequest, type ConnectorRequestCommand } from '#shared/domain/integrations/decide.ts';
 import { connectorRequestEntity, connectorRequesterKey, connectorRequestUuid, type ConnectorRequesterItem, type ConnectorRequestRecord } from '#shared/domain/integrations/entity.ts';

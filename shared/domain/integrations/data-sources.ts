@@ -1,9 +1,12 @@
 import { scopedUuidOf } from '#shared/domain/scoped-id.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { getEntity, mutateEntity, nowIso } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { mutateEntity } from '#shared/db/commands.ts';
+import { getEntity } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { readableGoal, requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { attachDataSource, checkDataSourceConfig, newDataSource, type DataSourceCommand } from '#shared/domain/integrations/decide.ts';
 import { dataSourceEntity, type DataSourceRecord } from '#shared/domain/integrations/entity.ts';

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { keys } from '#shared/db/keys.ts';
-import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
+import { entryList } from '#shared/db/entry-lists.ts';
+import { entry, type BaseRecord, type EntityDef } from '#shared/db/model.ts';
 
 // ---------- connector requests ----------
 

@@ -1,4 +1,5 @@
-import { findUniques, type DataCtx } from '#shared/db/store.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { findUniques } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { labelEntity, labelsInGroup, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { listStart, type ListStart } from '#shared/list/start.ts';

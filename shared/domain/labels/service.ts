@@ -1,7 +1,12 @@
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { createdOrStored, entryPartitionOf, findClaims, getEntities, getEntity, nowIso, partitionEntries, queryList, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type Stored } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { createdOrStored, retryOnConflict } from '#shared/db/commands.ts';
+import { entryPartitionOf, partitionEntries, queryList } from '#shared/db/index-queries.ts';
+import type { BaseRecord, DataCtx, EntityDef, Stored } from '#shared/db/model.ts';
+import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { canManageLabel, checkLabelCreateAllowed, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, labelNamesOf, MAX_LABEL_DEPTH, planLabelUpdate, resolveLabels, type LabelCreate, type LabelUpdate } from '#shared/domain/labels/decide.ts';
 import { claimedLabels, labelEntity, labelsInGroup, labelsToRead, type LabelRecord, type LabelRef } from '#shared/domain/labels/entity.ts';
@@ -97,7 +102,7 @@ export async function updateLabel(ctx: DomainCtx, id: string, input: LabelUpdate
   });
 }
 
-/** DynamoDB's TransactWriteItems limit (store.ts refuses more). */
+/** DynamoDB's TransactWriteItems limit (write-tx.ts refuses more). */
 const TX_MAX_ITEMS = 100;
 
 /** Everything under a group (sub-groups' contents included), deepest level first. */

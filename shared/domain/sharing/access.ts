@@ -1,8 +1,8 @@
 import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { getEntity, type DataCtx, type ListEntry, type Stored } from '#shared/db/store.ts';
-import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
-import { resourceUuidOf, satisfies, SHAREABLE_TYPE_BY_PATH, shareableNotFound, type Level, type ShareablePath } from '#shared/domain/sharing/types.ts';
+import type { ListEntry } from '#shared/db/model.ts';
+import type { ShareableRecord } from '#shared/domain/sharing/entity.ts';
+import { satisfies, SHAREABLE_TYPE_BY_PATH, shareableNotFound, type Level, type ShareablePath } from '#shared/domain/sharing/types.ts';
 
 /**
  * Who may do what with a shareable resource:
@@ -47,17 +47,6 @@ export function shareableChecks(caller: Caller, access: ShareableAccess): Checks
     // There is something left to ask for.
     can_request_access: !satisfies(access.level, 'manage'),
   };
-}
-
-/**
- * The shareable of type `path` named by `shareableUuid` in the caller's tenant, whatever the caller's
- * access (access requests need none): 404 when absent, of another type, or named with another tenant.
- */
-export async function loadShareable(ctx: DataCtx, path: ShareablePath, shareableUuid: string, consistent = false): Promise<Stored<ShareableRecord>> {
-  const stored = await getEntity(ctx, shareableEntity, resourceUuidOf(ctx.tenantId, shareableUuid, path), consistent);
-  if (!stored) throw shareableNotFound(path, shareableUuid);
-  requireShareableType(stored.record, path, shareableUuid);
-  return stored;
 }
 
 /** A shareable read by uuid is named by `path` only if it is of that type (`/playbooks/{uuid of a document}` is 404). */

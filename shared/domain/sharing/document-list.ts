@@ -1,6 +1,6 @@
 import { canWriteContent, type Caller } from '#shared/auth/caller.ts';
 import type { Checks } from '#shared/auth/permissions.ts';
-import { listEntryOf, type ListEntry } from '#shared/db/store.ts';
+import { listEntryOf, type ListEntry } from '#shared/db/model.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { shareableEntryVisibility } from '#shared/domain/sharing/access.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';

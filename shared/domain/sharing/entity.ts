@@ -1,5 +1,5 @@
 import { keys } from '#shared/db/keys.ts';
-import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
 import type { Level, ShareablePath, ShareableType } from '#shared/domain/sharing/types.ts';
 
 // ---------- shareable resources ----------

@@ -1,4 +1,7 @@
-import { getEntities, getEntity, nowIso, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import type { DataCtx, Stored } from '#shared/db/model.ts';
+import { getEntities, getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { notificationEntity, type NotificationKind, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import type { Level, ShareablePath } from '#shared/domain/sharing/types.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';

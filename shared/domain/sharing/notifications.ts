@@ -3,7 +3,7 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { inboxList, notificationEntity, type AccessRequestRecord, type NotificationRecord, type RequestNotice } from '#shared/domain/sharing/entity.ts';
 import type { AccessRequestEmailMessage } from '#shared/domain/sharing/mail.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
-import type { WriteTx } from '#shared/db/store.ts';
+import type { WriteTx } from '#shared/db/write-tx.ts';
 import { runList, type ListResource } from '#shared/list/engine.ts';
 
 /**

@@ -1,7 +1,12 @@
-import { getSide, nowIso, retryOnConflict, WriteTx, type DataCtx, type ItemCondition, type Stored } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
+import type { ItemCondition } from '#shared/db/expressions.ts';
+import type { DataCtx, Stored } from '#shared/db/model.ts';
+import { getSide } from '#shared/db/side-items.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { newId } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { loadShareable } from '#shared/domain/sharing/access.ts';
+import { loadShareable } from '#shared/domain/sharing/load-shareable.ts';
 import { decideRequestAccess, decideResend, RESEND_WINDOW_MS, resolveByGrant, type AccessRequestCommand, type RequestOutcome, type ResendStatus } from '#shared/domain/sharing/decide.ts';
 import { accessRequestKey, shareableEntity, type AccessRequestRecord, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { addRequestNotifications } from '#shared/domain/sharing/notifications.ts';

@@ -1,7 +1,9 @@
-import { createEntity, mutateEntity, nowIso } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { createEntity, mutateEntity } from '#shared/db/commands.ts';
 import { newId } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { loadShareable, requireShareableType, shareableAccess, type ShareableAccess } from '#shared/domain/sharing/access.ts';
+import { requireShareableType, shareableAccess, type ShareableAccess } from '#shared/domain/sharing/access.ts';
+import { loadShareable } from '#shared/domain/sharing/load-shareable.ts';
 import { checkGrantAllowed, decideCreateShareable, decideGrant, decideView, type GrantCommand, type ShareableCreate } from '#shared/domain/sharing/decide.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { addGrantRequestEffect } from '#shared/domain/sharing/requests.ts';

@@ -22,6 +22,7 @@
  */
 import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { requireAdmin } from '#shared/auth/permissions.ts';
+import { uniq } from '#shared/domain/fields.ts';
 import type { TeamRecord, TeamStatus } from '#shared/domain/teams/entity.ts';
 import { ForbiddenError, HasDependentsError, MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 
@@ -53,7 +54,6 @@ export function checkFits(items: number, field: string | undefined): void {
   if (items > MAX_TX_ITEMS) throw tooBig(field);
 }
 
-const uniq = (ids: string[] | undefined) => [...new Set(ids ?? [])];
 
 /** Owners and members named by the command. */
 export const usersNamed = (cmd: TeamUpdate) => uniq([...(cmd.owner_uuids ?? []), ...(cmd.member_uuids ?? [])]);

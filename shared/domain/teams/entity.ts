@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
+import { entryList } from '#shared/db/entry-lists.ts';
+import { entry, type BaseRecord, type EntityDef } from '#shared/db/model.ts';
 
 export const TEAM_STATUSES = ['active', 'archived'] as const;
 export type TeamStatus = (typeof TEAM_STATUSES)[number];

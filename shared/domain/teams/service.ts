@@ -12,7 +12,13 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { createdOrStored, entryPartitionOf, getEntities, getEntity, nowIso, partitionEntries, referencesTo, removeUnreferenced, retryOnConflict, WriteTx, type DataCtx, type ListEntry, type ReferenceEntry, type Stored } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { createdOrStored, retryOnConflict } from '#shared/db/commands.ts';
+import { entryPartitionOf, partitionEntries } from '#shared/db/index-queries.ts';
+import type { DataCtx, ListEntry, Stored } from '#shared/db/model.ts';
+import { getEntities, getEntity } from '#shared/db/reads.ts';
+import { referencesTo, removeUnreferenced, type ReferenceEntry } from '#shared/db/references.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import {
   checkFits,

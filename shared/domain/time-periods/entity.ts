@@ -1,4 +1,4 @@
-import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
 import { newId } from '#shared/ids.ts';
 
 export interface TimePeriodRecord extends BaseRecord {

@@ -1,7 +1,13 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import { directoryAccessSource, directoryChecks, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { createEntity, entriesOf, getEntities, getEntity, nowIso, removeUnreferenced, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { createEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { entriesOf } from '#shared/db/index-queries.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntities, getEntity } from '#shared/db/reads.ts';
+import { removeUnreferenced } from '#shared/db/references.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, GOAL_KINDS, goalsInPeriod, type GoalKind } from '#shared/domain/goals/entity.ts';
 import {

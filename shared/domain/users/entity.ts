@@ -1,4 +1,5 @@
-import { entry, entryList, type BaseRecord, type EntityDef } from '#shared/db/store.ts';
+import { entryList } from '#shared/db/entry-lists.ts';
+import { entry, type BaseRecord, type EntityDef } from '#shared/db/model.ts';
 import { newId } from '#shared/ids.ts';
 import { TakenError } from '#shared/errors.ts';
 

@@ -1,7 +1,11 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { createEntity, getEntity, nowIso, retryOnConflict, WriteTx, type Stored } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { createEntity, retryOnConflict } from '#shared/db/commands.ts';
+import type { Stored } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import {
   changesManager,

@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
 import { isAdmin } from '#shared/auth/caller.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
-import { getEntity, nowIso, retryOnConflict, WriteTx, type DataCtx, type Stored } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
+import type { DataCtx, Stored } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { deliveryEntity, deliveryLists, WEBHOOK_DELIVERY_QUEUE, webhookEntity, type DeliveryMessage, type DeliveryRecord, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
 import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';

@@ -1,4 +1,7 @@
-import { getEntity, retryOnConflict, WriteTx, type DataCtx } from '#shared/db/store.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { notificationEntity, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import { userListResource } from '#shared/domain/users/list.ts';

@@ -1,4 +1,4 @@
-import type { BaseRecord, EntityDef } from '#shared/db/store.ts';
+import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
 
 /** The event types of contract section 12. */
 export const EVENT_TYPES = [

@@ -1,4 +1,4 @@
-import { WriteTx } from '#shared/db/store.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { historyPoint } from '#shared/domain/history/cause.ts';
 import { historyKey } from '#shared/domain/history/entity.ts';

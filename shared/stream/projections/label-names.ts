@@ -1,5 +1,10 @@
 import { keys } from '#shared/db/keys.ts';
-import { entriesOf, findClaims, getEntities, getEntity, mutateEntity, partitionEntries, retryOnConflict, WriteTx, type BaseRecord, type DataCtx, type EntityDef, type EntryList } from '#shared/db/store.ts';
+import { mutateEntity, retryOnConflict } from '#shared/db/commands.ts';
+import type { EntryList } from '#shared/db/entry-lists.ts';
+import { entriesOf, partitionEntries } from '#shared/db/index-queries.ts';
+import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
+import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { CHECKIN_LISTS, checkinEntity, checkinsByLabel, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { GOAL_KINDS, goalEntity, goalsByLabel, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { decideLabelSync, labelNameChanged, labelsMayBeStale, type Labelled } from '#shared/domain/labels/decide.ts';

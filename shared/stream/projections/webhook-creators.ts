@@ -1,4 +1,4 @@
-import { nowIso } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 import { losesWebhookRights } from '#shared/domain/webhooks/decide.ts';
 import { disableWebhooksOfCreator } from '#shared/domain/webhooks/disable.ts';

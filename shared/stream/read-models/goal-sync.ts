@@ -1,5 +1,11 @@
 import { keys, READ_MODEL_SK_PREFIX } from '#shared/db/keys.ts';
-import { getEntities, getSides, nowIso, queryList, querySidePage, retryOnConflict, WriteTx, type DataCtx, type SideItem, type Stored } from '#shared/db/store.ts';
+import { nowIso } from '#shared/clock.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
+import { queryList } from '#shared/db/index-queries.ts';
+import type { DataCtx, Stored } from '#shared/db/model.ts';
+import { getEntities } from '#shared/db/reads.ts';
+import { getSides, querySidePage, type SideItem } from '#shared/db/side-items.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
 import { COUNTER_SHARDS, READ_MODELS_VERSION, STREAM_COUNTER_SHARDS, counterDelta, counterKey, desiredEntries, entriesWrittenAtCreate, fingerprint, shardOf, type ReadModelEntry, type StoredEntry } from '#shared/stream/read-models/goal-entries.ts';

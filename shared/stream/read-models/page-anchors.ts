@@ -1,5 +1,6 @@
 import { keys } from '#shared/db/keys.ts';
-import { querySidePage, type DataCtx } from '#shared/db/store.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { querySidePage } from '#shared/db/side-items.ts';
 import type { GoalKind } from '#shared/domain/goals/entity.ts';
 
 /**

@@ -1,0 +1,47 @@
+import type { Caller } from '#shared/auth/caller.ts';
+import type { Db } from '#shared/db/client.ts';
+import { keys } from '#shared/db/keys.ts';
+import { partitionEntries } from '#shared/db/index-queries.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntity, readEntitiesAhead, type EntityRef } from '#shared/db/reads.ts';
+import { userEntity, type Role } from '#shared/domain/users/entity.ts';
+import { UnauthorizedError } from '#shared/errors.ts';
+
+/** Uuids of the teams the caller belongs to (as member or owner), read once per request when needed. */
+export async function callerTeamUuids(ctx: DataCtx & { db: Db }, userId: string): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for await (const e of partitionEntries(ctx, keys.entryList(ctx.tenantId, 'team', 'member', userId))) if (e.state !== 'archived') ids.add(e.id);
+  return ids;
+}
+
+/**
+ * The caller's user and the entities the route reads first (`readAhead`), in one BatchGetItem; with `teams`,
+ * the caller's team list is queried alongside (one round trip in sequence). 401 when the user is unknown or
+ * not active. `data` is the token's tenant (its keys are built under it, so a read-ahead never leaves it); the
+ * items read ahead are put on it for later eventually consistent reads.
+ */
+export async function loadCaller(data: DataCtx & { db: Db }, userId: string, opts: { readAhead?: EntityRef[]; teams?: boolean } = {}): Promise<{ caller: Caller; teams?: Promise<Set<string>> }> {
+  const who = `${data.tenantId}/${userId}`;
+  // an admin's teams decide nothing: not queried ahead for a caller this container last saw as admin
+  const teams = opts.teams && rolesSeen.get(who) !== 'admin' ? callerTeamUuids(data, userId) : undefined;
+  teams?.catch(() => {}); // awaited by the handler, if it gets that far
+  data.readAhead = await readEntitiesAhead(data, [{ type: userEntity.type, id: userId }, ...(opts.readAhead ?? [])]);
+  const user = await getEntity(data, userEntity, userId);
+  if (!user || user.record.status !== 'active') throw new UnauthorizedError('User is unknown or inactive');
+  rememberRole(who, user.record.role);
+  return { caller: { tenantId: data.tenantId, userId, role: user.record.role, user: user.record }, ...(teams ? { teams } : {}) };
+}
+
+/**
+ * The role each caller had when this container last read its user, only to choose what to read ahead: a
+ * stale entry costs a round trip (the teams read on first use) or a call, never a wrong answer, since every
+ * decision takes the role from the user item read in the same request.
+ */
+const rolesSeen = new Map<string, Role>();
+const ROLES_REMEMBERED = 10_000;
+
+function rememberRole(who: string, role: Role): void {
+  rolesSeen.delete(who); // re-inserted last: the oldest entry goes first
+  rolesSeen.set(who, role);
+  if (rolesSeen.size > ROLES_REMEMBERED) rolesSeen.delete(rolesSeen.keys().next().value!);
+}

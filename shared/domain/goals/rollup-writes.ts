@@ -1,0 +1,199 @@
+import { nowIso } from '#shared/clock.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
+import type { DataCtx, Stored } from '#shared/db/model.ts';
+import { getEntities } from '#shared/db/reads.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
+import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import { childEntries } from '#shared/domain/goals/hierarchy.ts';
+import { MAX_ROLLUP_GOALS, namedAbove, parentDeltas, planAncestorDeltas, planRollupWrites, type RollupState } from '#shared/domain/goals/progress.ts';
+import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
+
+// The rollup writes of shared/domain/goals/progress.ts (read, decide there, write): OWNED BY THE CHECK-INS WORK too.
+
+/**
+ * The ancestors a change of `from` can move: their parents, and upwards through rollup goals (a manual goal's
+ * progress does not follow its children, so the walk stops there), each once, one strongly consistent batch
+ * per round; a goal's `path` names its whole first-parent line, so a chain is read in one batch.
+ */
+async function readAncestors(ctx: DataCtx, from: GoalRecord[]): Promise<{ stored: Map<string, Stored<GoalRecord>>; truncated: boolean }> {
+  const stored = new Map<string, Stored<GoalRecord>>();
+  const self = new Set(from.map((g) => g.uuid));
+  const named = new Set<string>();
+  let truncated = false;
+  const name = (id: string) => {
+    if (named.has(id) || self.has(id)) return;
+    if (named.size >= MAX_ROLLUP_GOALS) truncated = true;
+    else named.add(id);
+  };
+  for (const g of from) namedAbove(g).forEach(name);
+  for (const fetched = new Set<string>(); !truncated; ) {
+    const missing = [...named].filter((id) => !fetched.has(id));
+    if (!missing.length) break;
+    missing.forEach((id) => fetched.add(id));
+    for (const [id, s] of await getEntities(ctx, goalEntity, missing, true)) {
+      stored.set(id, s);
+      if (s.record.progress_mode === 'rollup') namedAbove(s.record).forEach(name);
+    }
+  }
+  return { stored, truncated };
+}
+
+/** A goal write with the rollup ancestors that move with it, in one transaction (`addGoalWrite`). */
+export interface GoalWriteWithRollups {
+  /** The goal record to write; when `synced`, marked `rollup_synced_v` (its effect on its parents is in the same transaction). */
+  goal: GoalRecord;
+  /** Rollup ancestors written in the same transaction, each conditioned on the version read. */
+  ancestors: Array<{ before: Stored<GoalRecord>; after: GoalRecord }>;
+  /** Goals a delta reached that are not in rollup mode, checked at the version read. */
+  checks: Stored<GoalRecord>[];
+  /** False when the ancestors could not move with the goal: call `refreshRollups` after the commit (the stream does too). */
+  synced: boolean;
+}
+
+/**
+ * Read and decide the rollup side of a goal write whose own mode and metric do not change (a check-in): the
+ * ancestors that move are read (a bounded number: the goal's rollup ancestry, never its siblings) and their
+ * new aggregates decided by deltas. `txItems`: the items the transaction holds besides the goal and the
+ * ancestors. Not synced (and nothing read beyond the ancestry) when an ancestor keeps no aggregate yet (its
+ * first recompute sets it), the ancestry is larger than MAX_ROLLUP_GOALS or the writes would not fit.
+ *
+ * Why this is right under concurrency: every goal written or checked is conditioned on the version read, so
+ * the transaction commits only if the goal and those ancestors are exactly as read; an aggregate read with
+ * the child it counts is consistent with it (each write that moves a child moves its parents' aggregates in
+ * the same transaction, or is followed by a recompute), so adding the delta keeps it equal to the sum over
+ * the children. Concurrent check-ins on siblings serialize on the parent: the loser re-reads and retries.
+ */
+export async function rollupsWithGoalWrite(ctx: DataCtx, before: Stored<GoalRecord>, after: GoalRecord, txItems: number, now = nowIso()): Promise<GoalWriteWithRollups> {
+  const marked = { ...after, rollup_synced_v: before.version + 1 };
+  const unsynced: GoalWriteWithRollups = { goal: after, ancestors: [], checks: [], synced: false };
+  if (before.record.progress_mode !== after.progress_mode || JSON.stringify(before.record.metric ?? null) !== JSON.stringify(after.metric ?? null)) return unsynced;
+  if (!parentDeltas(before.record, after).size) return { goal: marked, ancestors: [], checks: [], synced: true };
+  const { stored, truncated } = await readAncestors(ctx, [before.record, after]);
+  if (truncated) return unsynced;
+  const plan = planAncestorDeltas(before.record, after, new Map([...stored].map(([id, s]) => [id, s.record])), now);
+  if (!plan.complete || txItems + 1 + plan.writes.size + plan.checks.length > MAX_TRANSACTION_ITEMS) return unsynced;
+  return {
+    goal: marked,
+    ancestors: [...plan.writes].map(([id, next]) => {
+      const read = stored.get(id)!;
+      return { before: read, after: { ...next, rollup_synced_v: read.version + 1 } };
+    }),
+    checks: plan.checks.map((id) => stored.get(id)!),
+    synced: true,
+  };
+}
+
+/** Adds the goal write and its rollup ancestors (rollupsWithGoalWrite) to `tx`. */
+export function addGoalWrite(tx: WriteTx, before: Stored<GoalRecord>, w: GoalWriteWithRollups): WriteTx {
+  tx.replace(goalEntity, before, w.goal);
+  for (const a of w.ancestors) tx.replace(goalEntity, a.before, a.after);
+  for (const c of w.checks) tx.checkVersion(goalEntity, c);
+  return tx;
+}
+
+/**
+ * Read plan of a recompute: the start goals, then every ancestor reachable through goals that can move (a
+ * start goal or a rollup goal), batched: each round trip fetches every id named so far (a goal's `path` names
+ * its whole first-parent line, so a chain costs one or two batches, not one per level); then the children of
+ * every rollup goal (one Query each, all at once) and every child, read again in one batch strictly after its
+ * parent was read: a child value read before the parent's version could be older than what that version
+ * counts, and the parent's write is conditioned on that version only. Strongly consistent.
+ */
+async function readRollupState(ctx: DataCtx, start: string[], written: Map<string, GoalRecord>): Promise<{ state: RollupState; stored: Map<string, Stored<GoalRecord>>; truncated: boolean }> {
+  const stored = new Map<string, Stored<GoalRecord>>();
+  const goals = new Map<string, GoalRecord>(written);
+  const startSet = new Set(start);
+  const walksUp = (g: GoalRecord) => startSet.has(g.uuid) || g.progress_mode === 'rollup';
+  const named = new Set<string>();
+  let truncated = false;
+  const name = (id: string) => {
+    if (named.has(id)) return;
+    if (named.size >= MAX_ROLLUP_GOALS) truncated = true;
+    else named.add(id);
+  };
+  for (const id of start) {
+    const known = written.get(id);
+    if (known && known.progress_mode !== 'rollup') namedAbove(known).forEach(name);
+    else name(id);
+  }
+  for (let fetched = new Set<string>(); ; ) {
+    const missing = [...named].filter((id) => !fetched.has(id));
+    if (!missing.length) break;
+    missing.forEach((id) => fetched.add(id));
+    for (const [id, s] of await getEntities(ctx, goalEntity, missing, true)) {
+      stored.set(id, s);
+      goals.set(id, s.record);
+    }
+    for (const id of missing) {
+      const g = goals.get(id);
+      if (g && walksUp(g)) namedAbove(g).forEach(name);
+    }
+  }
+  const rollups = [...stored.values()].map((s) => s.record).filter((g) => g.progress_mode === 'rollup');
+  const childLists = await Promise.all(rollups.map((g) => childEntries(ctx, g.uuid)));
+  // The child index (GSI1) may not show a link written a moment ago: a start goal naming the parent is its child whatever the index says.
+  const startGoals = start.map((id) => goals.get(id)).filter((g): g is GoalRecord => !!g);
+  const childrenOf = new Map(
+    rollups.map((g, i) => [g.uuid, [...new Set([...childLists[i]!.map((e) => e.id), ...startGoals.filter((s) => s.parent_links.some((l) => l.parent_uuid === g.uuid)).map((s) => s.uuid)])]]),
+  );
+  const children = new Set([...childrenOf.values()].flat());
+  const fresh = await getEntities(ctx, goalEntity, children, true);
+  for (const id of children) {
+    const s = fresh.get(id);
+    if (s) goals.set(id, s.record);
+    else goals.delete(id); // gone (a failed import's goals are hard-deleted)
+  }
+  return { state: { goals, childrenOf }, stored, truncated };
+}
+
+/**
+ * Brings the given goals (when they are in rollup mode) and every `progress_mode = rollup` ancestor of
+ * them up to date before returning, recomputed from their children. Call after any write that changes a
+ * goal's progress, its parent links, its contribution, its discarded/archived state, its progress_mode or
+ * its metric and did not move its ancestors in its own transaction (rollupsWithGoalWrite). When a goal
+ * leaves a parent, pass the former parent too: it is recomputed itself (if rollup) and upwards.
+ *
+ * A goal may be passed as the record the caller just wrote: it only names the parents to start from (the
+ * values counted are read again, after the parents).
+ *
+ * Read (readRollupState, batched), decide (planRollupWrites, pure), write: the goals that changed, children
+ * first, in transactions of at most 100 conditioned on the versions read, so a concurrent write of a shared
+ * ancestor makes one of them read again (retryOnConflict): whoever commits last has seen every child write
+ * committed before it. A refresh whose writes fit one transaction (and whose walk was not cut at
+ * MAX_ROLLUP_GOALS) marks them synced: their effect upwards is in that transaction. Returns the latest
+ * record of every goal read (recomputed ones as written).
+ */
+export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRecord>): Promise<Map<string, GoalRecord>> {
+  const written = new Map<string, GoalRecord>();
+  for (const g of goals) if (typeof g !== 'string') written.set(g.uuid, g);
+  const start = [...new Set(goals.map((g) => (typeof g === 'string' ? g : g.uuid)))];
+  // Busy parents (many children written at once) can outlast one round of retries; the child's write is
+  // already committed by now, so a 409 here would wrongly invite the client to repeat it: retry longer.
+  return retryOnConflict(() => retryOnConflict(async () => {
+    const { state, stored, truncated } = await readRollupState(ctx, start, written);
+    const writes = planRollupWrites(state, start);
+    const atomic = !truncated && writes.size <= MAX_TRANSACTION_ITEMS;
+    const latest = new Map(state.goals);
+    const now = nowIso();
+    let tx = new WriteTx(ctx);
+    for (const [id, w] of writes) {
+      const before = stored.get(id)!;
+      const moved = w.progress !== before.record.current_progress;
+      const after: GoalRecord = {
+        ...before.record,
+        current_progress: w.progress,
+        rollup: w.rollup,
+        rollup_synced_v: atomic ? before.version + 1 : null,
+        ...(moved ? { updated_at: now, progress_cause: { cause: 'rollup' as const, at: now } } : {}),
+      };
+      if (tx.size >= MAX_TRANSACTION_ITEMS) {
+        await tx.commit();
+        tx = new WriteTx(ctx);
+      }
+      tx.replace(goalEntity, before, after);
+      latest.set(id, after);
+    }
+    await tx.commit();
+    return latest;
+  }));
+}
