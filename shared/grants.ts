@@ -1,4 +1,4 @@
-import { LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
+import { limiterLeaseLeadingKeys } from '#shared/db/rate-limit-store.ts';
 import { TABLE_DATA_ACTIONS } from '#shared/db/table-access.ts';
 import { contextValue, withContextValue } from '#shared/request-context.ts';
 
@@ -48,7 +48,9 @@ export function tableActionsOf(commandName: string, input: Item): { actions: str
   return { actions: [`dynamodb:${op}`], partitionKeys: [pk(input.Key ?? input.Item)] };
 }
 
-const limiterKey = new RegExp(`^${LIMITER_LEADING_KEYS.replace(/[.+^$()|[\]\\]/g, '\\$&').replace(/\?/g, '.').replace(/\*/g, '.*')}$`);
+// The bucket shards of any tenant (not the config item), as the read-only tenant role may update them.
+const likeRe = (pattern: string) => `^${pattern.replace(/[.+^$()|[\]\\{}]/g, '\\$&').replace(/\?/g, '.').replace(/\*/g, '.*')}$`;
+const limiterKey = new RegExp(limiterLeaseLeadingKeys('?'.repeat(36)).map(likeRe).join('|'));
 
 /**
  * Throws AccessDeniedError when the current grant does not allow the command. Every authenticated function

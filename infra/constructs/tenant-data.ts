@@ -4,14 +4,15 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
 import { TABLE_DATA_ACTIONS } from '#shared/db/table-access.ts';
-import { LIMITER_ACTIONS, LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
+import { TENANT_TAG, TENANT_TAG_LEADING_KEYS, TENANT_TAG_SHAPE, TENANT_TAG_VARIABLE } from '#shared/db/tenant-scope.ts';
+import { LIMITER_ACTIONS, limiterLeaseLeadingKeys } from '#shared/db/rate-limit-store.ts';
 
 export type TableAccess = 'read' | 'write';
 
 /**
- * Data actions per access level, from shared/db/table-access.ts: the session policy allows the write list, so
- * the effective permission of a tenant session (role policy ∩ session policy) is exactly the role's list
- * confined to one tenant's leading keys.
+ * Data actions per access level, from shared/db/table-access.ts. The role grants them on the tagged tenant's
+ * leading keys only; the session policy (a second layer) allows the write list on the same tenant's keys, so
+ * the effective permission of a tenant session is exactly the role's list on its tenant's items.
  */
 export const TABLE_ACTIONS: Record<TableAccess, readonly string[]> = TABLE_DATA_ACTIONS;
 
@@ -34,15 +35,19 @@ export interface TableWideGrant {
  * two tenant data roles functions reach it through.
  *
  * Functions never hold table data actions themselves. A function assumes the read or write tenant role with a
- * session policy naming its caller's tenant (dynamodb:LeadingKeys), so whatever key a handler builds, it cannot
- * touch another tenant's partition. Two roles instead of one: the session policy in tenant-scope.ts lists
- * read and write actions for every caller, and the intersection with the read role's policy is what keeps a
- * `table: read` function read-only.
+ * `tenant` session tag naming its caller's tenant, and the role's own policy allows items only where
+ * dynamodb:LeadingKeys matches `T#${aws:PrincipalTag/tenant}#*`: whatever key a handler builds, and whatever
+ * session policy it passes (or none), it cannot touch another tenant's partition. The trust policy refuses an
+ * assumption without a well-formed tag (sts:AssumeRole and sts:TagSession both require it), so no session of
+ * these roles is untagged. The roles carry no `tenant` tag of their own: a role tag would stand in for a
+ * missing session tag. tenant-scope.ts still passes a per-tenant session policy, as a second layer. Two roles
+ * instead of one: the intersection with the read role's policy is what keeps a `table: read` function read-only.
  *
  * The trust policy cannot list every function role (a trust policy is at most 2,048 characters, 4,096 after a
  * quota raise, and the route table grows), so it trusts role *paths*: only execution roles this stack creates
  * under `/goal-tracking/<stack>/tenant-read/` (or `tenant-write/`) may assume the matching role, and since the
- * principal is the account, each of them also needs sts:AssumeRole in its own policy (see `bindTable`).
+ * principal is the account, each of them also needs sts:AssumeRole and sts:TagSession in its own policy (see
+ * `bindTable`).
  */
 export class TenantData extends Construct {
   readonly table: Table;
@@ -96,15 +101,16 @@ export class TenantData extends Construct {
   }
 
   /**
-   * Lets a function reach the table through the tenant role for `access`: sts:AssumeRole on that role only
-   * (the function's own role gets no dynamodb action) and the environment tenant-scope.ts reads.
+   * Lets a function reach the table through the tenant role for `access`: sts:AssumeRole and sts:TagSession (the
+   * tenant tag) on that role only (the function's own role gets no dynamodb action) and the environment
+   * tenant-scope.ts reads.
    */
   bindTable(fn: TableBindable, access: TableAccess): void {
     if (fn.rolePath !== this.rolePath(access)) {
       throw new Error(`${fn.role.node.path}: a function bound for table ${access} must have role path ${this.rolePath(access)}, not ${fn.rolePath}`);
     }
     const role = this.roleFor(access);
-    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'AssumeTenantRole', actions: ['sts:AssumeRole'], resources: [role.roleArn] }));
+    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'AssumeTenantRole', actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [role.roleArn] }));
     fn.addEnvironment('TABLE_NAME', this.table.tableName);
     fn.addEnvironment('TABLE_ARN', this.table.tableArn);
     fn.addEnvironment('TENANT_ROLE_ARN', role.roleArn);
@@ -122,19 +128,30 @@ export class TenantData extends Construct {
   }
 
   private tenantRole(id: string, access: TableAccess): iam.Role {
+    const requestTag = `aws:RequestTag/${TENANT_TAG}`;
     const role = new iam.Role(this, id, {
-      description: `Tenant-scoped ${access} access to the table; assumed by functions with a per-tenant session policy`,
-      assumedBy: new iam.AccountPrincipal(Aws.ACCOUNT_ID).withConditions({
-        ArnLike: { 'aws:PrincipalArn': `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:role${this.rolePath(access)}*` },
-      }),
+      description: `Tenant-scoped ${access} access to the table; assumed by functions with a tenant session tag`,
+      // One statement for sts:AssumeRole and sts:TagSession, both conditioned on the tag: a request without it
+      // (StringLike on an absent key is false) matches no Allow. Only the tenant tag may be set, and not as
+      // transitive, so a tenant session passes nothing on to a role it could chain to.
+      assumedBy: new iam.AccountPrincipal(Aws.ACCOUNT_ID)
+        .withConditions({
+          ArnLike: { 'aws:PrincipalArn': `arn:${Aws.PARTITION}:iam::${Aws.ACCOUNT_ID}:role${this.rolePath(access)}*` },
+          StringLike: { [requestTag]: TENANT_TAG_SHAPE },
+          'ForAllValues:StringEquals': { 'aws:TagKeys': [TENANT_TAG] },
+          Null: { [requestTag]: 'false', 'sts:TransitiveTagKeys': 'true' },
+        })
+        .withSessionTags(),
       // tenant-scope.ts asks for one hour and refreshes five minutes before expiry.
       maxSessionDuration: Duration.hours(1),
     });
-    role.addToPolicy(new iam.PolicyStatement({ sid: 'TenantData', actions: [...TABLE_ACTIONS[access]], resources: this.dataResources }));
+    const tagged = (patterns: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } });
+    role.addToPolicy(new iam.PolicyStatement({ sid: 'TenantData', actions: [...TABLE_ACTIONS[access]], resources: this.dataResources, conditions: tagged([TENANT_TAG_LEADING_KEYS]) }));
     if (access === 'read') {
-      // Every authenticated request leases rate-limit tokens (shared/http/rate-limit.ts), GETs too: only the limiter's items.
+      // Every authenticated request leases rate-limit tokens (shared/http/rate-limit.ts), GETs too: only the tagged
+      // tenant's bucket shards, not its operator-set limits (rl#config), which stay read-only like any item.
       role.addToPolicy(
-        new iam.PolicyStatement({ sid: 'RateLimitLeases', actions: [...LIMITER_ACTIONS], resources: [this.table.tableArn], conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [LIMITER_LEADING_KEYS] } } }),
+        new iam.PolicyStatement({ sid: 'RateLimitLeases', actions: [...LIMITER_ACTIONS], resources: [this.table.tableArn], conditions: tagged(limiterLeaseLeadingKeys(TENANT_TAG_VARIABLE)) }),
       );
     }
     return role;

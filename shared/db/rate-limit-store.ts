@@ -5,8 +5,9 @@ import { keys } from '#shared/db/keys.ts';
 
 /**
  * Rate-limit state in the table, all under the tenant's prefix (`T#<tenant>#rl#...`, so IAM LeadingKeys keeps a
- * tenant's credentials on its own limiter and the read-only tenant role may update exactly these items):
- *  - `T#<t>#rl#config`                  operator-set limits of the tenant (`npm run admin -- set-limits`)
+ * tenant's credentials on its own limiter):
+ *  - `T#<t>#rl#config`                  operator-set limits of the tenant (`npm run admin -- set-limits`): the
+ *                                       read-only tenant role may read it, never write it
  *  - `T#<t>#rl#tenant#<shard>`          one shard of the tenant's bucket
  *  - `T#<t>#rl#user#<user>#<shard>`     one shard of a user's bucket
  *
@@ -17,12 +18,6 @@ import { keys } from '#shared/db/keys.ts';
  */
 export const RL_KIND = 'rl';
 
-/**
- * The limiter's items of any tenant, as an IAM LeadingKeys pattern: `T#` + a 36-character tenant uuid (one `?`
- * per character, so no other item family can match) + `#rl#`. The read-only tenant role may update these:
- * a GET leases tokens too. The session policy still confines each session to its own tenant's items.
- */
-export const LIMITER_LEADING_KEYS = `T#${'?'.repeat(36)}#${RL_KIND}#*`;
 export const LIMITER_ACTIONS = ['dynamodb:UpdateItem'] as const;
 
 export interface Cell {
@@ -44,9 +39,17 @@ export const LIMITER_SK = 'RL';
 
 export const limiterKeys = {
   config: (tenantId: string) => keys.misc(tenantId, RL_KIND, 'config', LIMITER_SK),
-  tenantShard: (tenantId: string, shard: number) => keys.misc(tenantId, RL_KIND, `tenant#${shard}`, LIMITER_SK),
-  userShard: (tenantId: string, userId: string, shard: number) => keys.misc(tenantId, RL_KIND, `user#${userId}#${shard}`, LIMITER_SK),
+  tenantShard: (tenantId: string, shard: number | '*') => keys.misc(tenantId, RL_KIND, `tenant#${shard}`, LIMITER_SK),
+  userShard: (tenantId: string, userId: string, shard: number | '*') => keys.misc(tenantId, RL_KIND, `user#${userId}#${shard}`, LIMITER_SK),
 };
+
+/**
+ * The partition keys a lease writes (the bucket shards, not the config item), as IAM LeadingKeys patterns for
+ * `tenant`: a uuid, `?` × 36 (any tenant, for the local grant check) or the tenant tag's policy variable (the
+ * read-only tenant role, which may update these: a GET leases tokens too). Built from limiterKeys, so a new
+ * key layout changes the grant with it.
+ */
+export const limiterLeaseLeadingKeys = (tenant: string): string[] => [limiterKeys.tenantShard(tenant, '*').PK, limiterKeys.userShard(tenant, '*', '*').PK];
 
 const conditionFailed = (err: unknown): err is ConditionalCheckFailedException => err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
 

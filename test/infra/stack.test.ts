@@ -6,8 +6,9 @@ import { sqsSender } from '#shared/queue/queue.ts';
 import { queueUrlEnv, type GoalTrackingStack } from '../../infra/stack.ts';
 import { TABLE_ACTIONS } from '../../infra/constructs/tenant-data.ts';
 import { allRoutes, allWorkers, asArray, build, extraRoutes, functionsByDescription, logicalId, mergedTemplate, refId, roleStatements, type Json } from './stack.fixture.ts';
-import { LIMITER_ACTIONS, LIMITER_LEADING_KEYS } from '#shared/db/rate-limit-store.ts';
+import { LIMITER_ACTIONS, limiterLeaseLeadingKeys } from '#shared/db/rate-limit-store.ts';
 import { IMPORT_QUEUE, IMPORT_WORKER_CONCURRENCY } from '#shared/domain/imports/entity.ts';
+import { TENANT_TAG_LEADING_KEYS, TENANT_TAG_SHAPE, TENANT_TAG_VARIABLE } from '#shared/db/tenant-scope.ts';
 
 const id = (_stack: unknown, c: Parameters<typeof logicalId>[0]) => logicalId(c);
 
@@ -17,7 +18,7 @@ function expectedGrants(stack: GoalTrackingStack, row: { kind: 'route'; r: Route
   const out = [`logs:CreateLogStream ${id(stack, fn.logGroup)}`, `logs:PutLogEvents ${id(stack, fn.logGroup)}`, 'xray:PutTelemetryRecords *', 'xray:PutTraceSegments *'];
   // A JWT route reads its caller's user record before the handler runs: at least read.
   const table = row.kind === 'route' ? (row.r.table === 'none' && row.r.auth === 'jwt' ? 'read' : row.r.table) : row.w.table;
-  if (table !== 'none') out.push(`sts:AssumeRole ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
+  if (table !== 'none') for (const a of ['sts:AssumeRole', 'sts:TagSession']) out.push(`${a} ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
   const sendsTo = row.kind === 'route' ? row.r.sendsTo : row.w.sendsTo;
   for (const q of sendsTo ?? []) out.push(`sqs:SendMessage ${id(stack, stack.queues.get(q)!.queue)}`);
   if (row.kind === 'route' && row.r.auth === 'jwt' && row.r.method === 'POST') out.push(`kms:GenerateMac ${id(stack, stack.idSeedKey)}`);
@@ -206,29 +207,31 @@ describe('CDK stack', () => {
     }
   });
 
-  it('has two tenant roles: read and write actions on the table and each index by name, assumable only by roles on their path', () => {
+  it('has two tenant roles: read and write actions on the table and each index by name, on the tagged tenant’s keys, assumable only by roles on their path with the tag', () => {
     const tableId = id(stack, stack.data.table);
     const resources = [tableId, `join:${tableId}`];
     for (const [access, role] of [['read', stack.data.readRole], ['write', stack.data.writeRole]] as const) {
       const roleId = id(stack, role);
       const all = roleStatements(template, roleId);
-      // The read role also updates the rate limiter's items (LeadingKeys T#<uuid>#rl#*): a GET leases tokens too.
+      // The read role also updates the rate limiter's bucket shards (not rl#config): a GET leases tokens too.
       const limiter = all.filter((s) => s.Sid === 'RateLimitLeases');
       expect(limiter).toHaveLength(access === 'read' ? 1 : 0);
       if (access === 'read') {
         expect(asArray(limiter[0]!.Action)).toEqual([...LIMITER_ACTIONS]);
-        expect(limiter[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [LIMITER_LEADING_KEYS] } });
+        expect(limiter[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': limiterLeaseLeadingKeys(TENANT_TAG_VARIABLE) } });
       }
       const statements = all.filter((s) => s.Sid !== 'RateLimitLeases');
       expect(statements).toHaveLength(1);
       expect(asArray(statements[0]!.Action).sort()).toEqual([...TABLE_ACTIONS[access]].sort());
       expect(asArray(statements[0]!.Resource).map(resourceKey).sort()).toEqual(resources.sort());
+      expect(statements[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [TENANT_TAG_LEADING_KEYS] } });
       const indexArns = asArray(statements[0]!.Resource).filter((r) => (r as Json)['Fn::Join']);
       expect(indexArns.map((r) => (r as Json)['Fn::Join'][1][1])).toEqual(TABLE_DEFINITION.globalSecondaryIndexes.map((g) => `/index/${g.indexName}`));
 
       const trust = t.Resources[roleId].Properties.AssumeRolePolicyDocument.Statement;
       expect(trust).toHaveLength(1);
-      expect(trust[0].Action).toBe('sts:AssumeRole');
+      expect(trust[0].Action).toEqual(['sts:AssumeRole', 'sts:TagSession']);
+      expect(trust[0].Condition.StringLike).toEqual({ 'aws:RequestTag/tenant': TENANT_TAG_SHAPE });
       expect(JSON.stringify(trust[0].Principal)).toContain(':root');
       const pattern = trust[0].Condition.ArnLike['aws:PrincipalArn']['Fn::Join'][1].at(-1);
       expect(pattern).toBe(`:role/goal-tracking/${stack.stackName}/tenant-${access}/*`);

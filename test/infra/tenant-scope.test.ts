@@ -2,27 +2,21 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/db/keys.ts';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
-import { tenantSessionPolicy } from '#shared/db/tenant-scope.ts';
+import { limiterKeys } from '#shared/db/rate-limit-store.ts';
+import { TENANT_TAG, tenantAssumeRoleInput, tenantSessionPolicy } from '#shared/db/tenant-scope.ts';
+import { policyAllows, type PolicyStatement } from '../support/iam.ts';
 import { TABLE_ACTIONS } from '../../infra/constructs/tenant-data.ts';
 import { asArray, build, logicalId, mergedTemplate, roleStatements, type Statement } from './stack.fixture.ts';
 
 const TABLE_ARN = 'arn:aws:dynamodb:eu-west-1:123456789012:table/GoalTracking-DataTable-ABC';
 const INDEX_ARNS = TABLE_DEFINITION.globalSecondaryIndexes.map((g) => `${TABLE_ARN}/index/${g.indexName}`);
 
-/** IAM `StringLike` / resource matching: `*` any run of characters, `?` one character, the rest literal. */
-const like = (pattern: string, value: string) => new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's').test(value);
-
-/** What the session allows: actions and resources of Allow statements, and the leading keys they require. */
-function allows(policy: { Statement: Statement[] }, action: string, resource: string, leadingKeys: string[]): boolean {
-  return policy.Statement.some((s) => {
-    if (s.Effect !== 'Allow') return false;
-    if (!asArray(s.Action).some((a) => like(a, action))) return false;
-    if (!asArray(s.Resource as string | string[]).some((r) => like(r, resource))) return false;
-    const cond = s.Condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] as string[] | undefined;
-    if (!cond) return true;
-    return leadingKeys.every((k) => cond.some((p) => like(p, k)));
-  });
-}
+/**
+ * What a policy allows a session tagged `tag` (the tenant tag tenant-scope.ts sets; the session policy's own
+ * statements do not use it): actions and resources of Allow statements, and the leading keys they require.
+ */
+const allows = (policy: { Statement: Statement[] }, action: string, resource: string, leadingKeys: string[], tag?: string) =>
+  policyAllows(policy.Statement as PolicyStatement[], { action, resource, context: { 'dynamodb:LeadingKeys': leadingKeys, 'aws:PrincipalTag/tenant': tag } });
 
 const uuid = fc.uuid();
 /** Keys of every family a tenant's items and index entries use (keys.ts). */
@@ -75,6 +69,15 @@ describe('tenant-scoped data access', () => {
     for (const bad of ['*', 'acme', '?', '${aws:username}', '00000000-0000-4000-8000-00000000000*']) expect(() => tenantSessionPolicy(TABLE_ARN, bad)).toThrow(/uuid/);
   });
 
+  it('assumes the tenant role with the tenant tag (what the role confines to) and the session policy, and refuses a non-uuid before any call', () => {
+    const a = 'a3bb189e-8bf9-3888-9912-ace4e6543002';
+    const input = tenantAssumeRoleInput('arn:aws:iam::123456789012:role/TenantRead', TABLE_ARN, a);
+    expect(input.Tags).toEqual([{ Key: TENANT_TAG, Value: a }]);
+    expect(input.TransitiveTagKeys).toBeUndefined(); // the trust policy refuses transitive tags
+    expect(JSON.parse(input.Policy!)).toEqual(tenantSessionPolicy(TABLE_ARN, a));
+    for (const bad of ['*', 'acme', '', '${aws:username}', `${a}#`]) expect(() => tenantAssumeRoleInput('arn:aws:iam::123456789012:role/TenantRead', TABLE_ARN, bad)).toThrow(/uuid/);
+  });
+
   describe('intersected with the tenant roles of the stack', () => {
     let roles: Record<'read' | 'write', Statement[]>;
     beforeAll(() => {
@@ -98,9 +101,9 @@ describe('tenant-scoped data access', () => {
         const role = { Statement: roles[access] };
         for (const resource of [TABLE_ARN, ...INDEX_ARNS]) {
           // Effective permission of an assumed-role session = role policy ∩ session policy.
-          const effective = every.filter((action) => allows(role, action, resource, keysOf(a, '1')) && allows(session, action, resource, keysOf(a, '1')));
+          const effective = every.filter((action) => allows(role, action, resource, keysOf(a, '1'), a) && allows(session, action, resource, keysOf(a, '1')));
           expect(effective.sort(), `${access} on ${resource}`).toEqual([...TABLE_ACTIONS[access]].sort());
-          const other = every.filter((action) => allows(role, action, resource, keysOf(b, '1')) && allows(session, action, resource, keysOf(b, '1')));
+          const other = every.filter((action) => allows(role, action, resource, keysOf(b, '1'), a) && allows(session, action, resource, keysOf(b, '1')));
           expect(other, `${access} on ${resource}, tenant B`).toEqual([]);
         }
       }
@@ -111,13 +114,15 @@ describe('tenant-scoped data access', () => {
       const b = 'f7c1bd87-4da5-4b2f-8c4c-1d2e3f4a5b6c';
       const session = tenantSessionPolicy(TABLE_ARN, a) as { Statement: Statement[] };
       const role = { Statement: roles.read };
-      const may = (pk: string) => allows(role, 'dynamodb:UpdateItem', TABLE_ARN, [pk]) && allows(session, 'dynamodb:UpdateItem', TABLE_ARN, [pk]);
-      expect(may(`T#${a}#rl#tenant#0`)).toBe(true);
-      expect(may(`T#${a}#rl#user#${b}#1`)).toBe(true);
-      expect(may(`T#${b}#rl#tenant#0`)).toBe(false);
+      const may = (pk: string) => allows(role, 'dynamodb:UpdateItem', TABLE_ARN, [pk], a) && allows(session, 'dynamodb:UpdateItem', TABLE_ARN, [pk]);
+      expect(may(limiterKeys.tenantShard(a, 0).PK)).toBe(true);
+      expect(may(limiterKeys.userShard(a, b, 1).PK)).toBe(true);
+      expect(may(limiterKeys.tenantShard(b, 0).PK)).toBe(false);
+      expect(may(limiterKeys.config(a).PK)).toBe(false); // operator-set limits: readable, not writable
+      expect(allows(role, 'dynamodb:GetItem', TABLE_ARN, [limiterKeys.config(a).PK], a)).toBe(true);
       expect(may(`T#${a}#unique#label#rl#x`)).toBe(false);
       expect(may(`T#${a}#label#${b}`)).toBe(false);
-      expect(allows(role, 'dynamodb:PutItem', TABLE_ARN, [`T#${a}#rl#tenant#0`])).toBe(false);
+      expect(allows(role, 'dynamodb:PutItem', TABLE_ARN, [limiterKeys.tenantShard(a, 0).PK], a)).toBe(false);
     });
 
     it('every action a tenant role grants is one the session policy allows (else a function would silently lack it)', () => {

@@ -3,6 +3,7 @@ import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aw
 import { describe, expect, it } from 'vitest';
 import { instrument } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
+import { limiterKeys } from '#shared/db/rate-limit-store.ts';
 import { LocalQueues } from '#shared/queue/queue.ts';
 import { requireQueueSend, withGrant, type Grant } from '#shared/grants.ts';
 import { routes } from '#shared/routes/index.ts';
@@ -32,8 +33,11 @@ describe('row grants on the local stack', () => {
   it('a write row writes; a none row does nothing; every row may lease rate-limit tokens', async () => {
     await allowed(withGrant(writer, () => db.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: 't', Item: item } }] }))));
     await denied(withGrant({ name: 'GET /openapi.json', table: 'none', sendsTo: [] }, () => db.send(new GetCommand({ TableName: 't', Key: item }))));
-    const lease = new UpdateCommand({ TableName: 't', Key: { PK: `T#${tenant}#rl#u1`, SK: 'RL' }, UpdateExpression: 'SET n = :n', ExpressionAttributeValues: { ':n': 1 } });
-    await allowed(withGrant(reader, () => db.send(lease)));
+    const lease = (Key: Record<string, string>) => new UpdateCommand({ TableName: 't', Key, UpdateExpression: 'SET n = :n', ExpressionAttributeValues: { ':n': 1 } });
+    await allowed(withGrant(reader, () => db.send(lease(limiterKeys.userShard(tenant, 'u1', 0)))));
+    await allowed(withGrant(reader, () => db.send(lease(limiterKeys.tenantShard(tenant, 3)))));
+    // The operator-set limits are not a lease: a read row may read them, not rewrite them.
+    await denied(withGrant(reader, () => db.send(lease(limiterKeys.config(tenant)))));
   });
 
   it('outside any grant (AWS, tests) nothing is checked here', async () => {
