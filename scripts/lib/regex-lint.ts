@@ -8,7 +8,7 @@ import ts from 'typescript-5';
  * The ReDoS lint (`npm run lint`, docs/architecture.md "Hostile input"): every regular expression of the code
  * must match in time linear in its input, as recheck (an automaton-based checker, with a fuzzer for what the
  * automaton cannot decide) proves, or be allow-listed with a reason in scripts/regex-lint.config.ts. A regex
- * that backtracks super-linearly (`/0+$/` over a 80,000-digit number: 10 s) holds a function for its whole
+ * that backtracks super-linearly (`/0+$/` over an 80,000-digit number: 10 s) holds a function for its whole
  * timeout on one request.
  */
 
