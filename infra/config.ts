@@ -60,7 +60,8 @@ export const CONTEXT_KEYS = [
 
 export type ContextKey = (typeof CONTEXT_KEYS)[number];
 
-const EMAIL = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
+// dot-separated domain labels: `[^@\s]+\.` backtracked quadratically over a run of dots (npm run lint)
+const EMAIL = /^[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+$/;
 
 export function readConfig(node: Node): StackConfig {
   const raw = (key: ContextKey): unknown => node.tryGetContext(key);

@@ -22,7 +22,7 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
   if (command === 'create-tenant') {
     const { values } = parseArgs({ args: rest, options: { name: { type: 'string' }, 'admin-email': { type: 'string' }, ttl: { type: 'string' } } });
     if (!values.name?.trim()) throw new Error('--name is required');
-    if (!values['admin-email'] || !/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(values['admin-email'])) throw new Error('--admin-email must be an e-mail address');
+    if (!values['admin-email'] || !/^[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+$/.test(values['admin-email'])) throw new Error('--admin-email must be an e-mail address');
     const ttlSeconds = parseTtl(values.ttl); // every argument is checked before anything is written
     // Fail on a missing signing key before writing anything (with an external issuer there is no key: the
     // tenant is created and its admin gets tokens from that issuer).

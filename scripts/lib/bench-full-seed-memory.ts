@@ -210,7 +210,7 @@ export class MemoryTable {
     const item: Item = this.get(key) ?? { PK: key.PK, SK: key.SK };
     const operand = (t: string): unknown => {
       t = t.trim();
-      const ifNot = /^if_not_exists\(\s*([^,]+),\s*([^)]+)\)$/.exec(t);
+      const ifNot = /^if_not_exists\(([^,]+),([^)]+)\)$/.exec(t); // both trimmed below: no \s* beside [^,]+ to backtrack over
       if (ifNot) return item[name(ifNot[1]!)] ?? values[ifNot[2]!.trim()];
       return t.startsWith(':') ? values[t] : item[name(t)];
     };

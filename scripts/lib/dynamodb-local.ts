@@ -32,7 +32,9 @@ export interface DynamoLocal {
 export async function startDynamoLocal(opts: { port?: number; dbPath?: string; heapMb?: number; log?: (line: string) => void }): Promise<DynamoLocal> {
   const port = opts.port || (await freePort());
   const dir = emulatorDir();
-  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, `-Xmx${opts.heapMb ?? 512}m`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-port', String(port)];
+  // -disableTelemetry: nothing leaves the machine. DynamoDB Local has no bind option and listens on every
+  // interface: the local stack is for a developer's own machine (README, "The two commands").
+  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, `-Xmx${opts.heapMb ?? 512}m`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-port', String(port), '-disableTelemetry'];
   if (opts.dbPath) {
     mkdirSync(opts.dbPath, { recursive: true });
     args.push('-sharedDb', '-dbPath', opts.dbPath);

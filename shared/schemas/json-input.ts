@@ -7,7 +7,8 @@ import { BadRequestError, ValidationError, type ErrorDetail } from '#shared/erro
  *  - Numbers are finite, within ±(2^53 − 1) (the DynamoDB document client refuses larger ones), zero or at
  *    least 1e-130 in magnitude (DynamoDB's smallest), and written with no more precision than an IEEE 754
  *    double keeps (the number's shortest decimal form denotes the same value as the JSON text; any decimal of
- *    at most 15 significant digits does). Else 422 `invalid_number` naming the field.
+ *    at most 15 significant digits does), in a text of at most NUMBER_TEXT_MAX characters. Else 422
+ *    `invalid_number` naming the field.
  *  - Strings and object keys are well-formed UTF-16 (no lone surrogate, which UTF-8 and so DynamoDB cannot
  *    hold) and carry no NUL. Else 422 `invalid_string` naming the field.
  *
@@ -16,10 +17,23 @@ import { BadRequestError, ValidationError, type ErrorDetail } from '#shared/erro
  */
 export const NUMBER_MAX = Number.MAX_SAFE_INTEGER;
 export const NUMBER_MIN_MAGNITUDE = 1e-130;
+/**
+ * The longest JSON number text read. Every number the rules above keep prints in at most 24 characters in
+ * its shortest form (`-1.2345678901234567e-130`: sign, 17 significant digits, point, exponent); 64 leaves
+ * room for other writers' forms (a fixed-scale decimal's trailing zeros, a small fraction written out,
+ * `0.000000000000000000001`) and bounds the work on each number's text: a 1 MB body of one 200,000-digit
+ * number is refused after reading its length, before its digits are looked at.
+ */
+export const NUMBER_TEXT_MAX = 64;
 
 /** A number whose text says more than its double keeps; only ever inside `readJsonBody`. */
 class InexactNumber {
   constructor(readonly source: string) {}
+}
+
+/** A number whose text is longer than NUMBER_TEXT_MAX; only ever inside `readJsonBody`. */
+class OverlongNumber {
+  constructor(readonly length: number) {}
 }
 
 /** Parses a request body: 400 when it is not JSON, 422 naming each value that breaks the rules above. */
@@ -42,6 +56,8 @@ export function assertStorable(value: unknown): void {
 
 /** JSON.parse reviver that marks numbers whose source text says more than their double keeps (checked by `hostileValueDetails`). */
 export function reviveNumber(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
+  // the length first: any other look at an overlong text (the precision check below) costs by its length
+  if (typeof value === 'number' && context?.source !== undefined && context.source.length > NUMBER_TEXT_MAX) return new OverlongNumber(context.source.length);
   if (typeof value === 'number' && Number.isFinite(value) && context?.source !== undefined && !sameDecimal(context.source, value)) return new InexactNumber(context.source);
   return value;
 }
@@ -54,7 +70,7 @@ export function hostileValueDetails(root: unknown): ErrorDetail[] {
   while (stack.length && details.length < 20) {
     const { value, path } = stack.pop()!;
     const field = path || undefined;
-    if (typeof value === 'number' || value instanceof InexactNumber) {
+    if (typeof value === 'number' || value instanceof InexactNumber || value instanceof OverlongNumber) {
       const problem = numberProblem(value);
       if (problem) details.push({ field, code: 'invalid_number', message: problem });
     } else if (typeof value === 'string') {
@@ -75,7 +91,8 @@ export function hostileValueDetails(root: unknown): ErrorDetail[] {
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
-function numberProblem(value: number | InexactNumber): string | undefined {
+function numberProblem(value: number | InexactNumber | OverlongNumber): string | undefined {
+  if (value instanceof OverlongNumber) return `is written in ${value.length} characters: a number may take at most ${NUMBER_TEXT_MAX}`;
   if (value instanceof InexactNumber) return `${value.source.slice(0, 40)} has more digits than the service keeps exactly (at most 15 significant digits are always kept)`;
   if (!Number.isFinite(value)) return 'must be a finite number';
   if (Math.abs(value) > NUMBER_MAX) return `must be between -${NUMBER_MAX} and ${NUMBER_MAX}`;
@@ -90,16 +107,18 @@ export function stringProblem(s: string): string | undefined {
   return undefined;
 }
 
-/** Sign, significant digits (no leading or trailing zeros) and exponent of a decimal literal; `undefined` when it is not one. */
-function decimalParts(text: string): { negative: boolean; digits: string; exponent: number } | undefined {
+/** Sign, significant digits (no leading or trailing zeros) and exponent of a decimal literal; `undefined` when it is not one. Exported for its test. */
+export function decimalParts(text: string): { negative: boolean; digits: string; exponent: number } | undefined {
   const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(text);
   if (!m) return undefined;
   const fraction = m[3] ?? '';
   let digits = (m[2]! + fraction).replace(/^0+/, '');
   let exponent = Number(m[4] ?? 0) - fraction.length;
-  const trimmed = digits.replace(/0+$/, '');
-  exponent += digits.length - trimmed.length;
-  digits = trimmed;
+  // a loop, not /0+$/: that regex backtracks quadratically over a run of zeros followed by another digit
+  let end = digits.length;
+  while (end > 0 && digits.charCodeAt(end - 1) === 48 /* '0' */) end--;
+  exponent += digits.length - end;
+  digits = digits.slice(0, end);
   if (digits === '') return { negative: false, digits: '', exponent: 0 }; // every zero is one zero
   return { negative: m[1] === '-', digits, exponent };
 }

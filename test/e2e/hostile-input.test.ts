@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { routes } from '#shared/routes/index.ts';
+import { NUMBER_TEXT_MAX } from '#shared/schemas/json-input.ts';
 import { expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 
 /** The "Hostile input" rules of docs/architecture.md, one request at a time (test/fuzz/ generates the rest). */
@@ -73,6 +74,42 @@ describe('hostile input', () => {
         expect((await t.admin.get(`${CHECKINS}/${res.body.data.record.uuid}`)).body.data.record.value).toBe(value);
       }
     });
+  });
+
+  describe('a number text longer than any value needs is refused before any work on it', () => {
+    // each took the function seconds (a 200,000-digit one, minutes) while /0+$/ trimmed its zeros
+    const slow: Array<[string, string]> = [
+      ['200,000 digits', `0.${'1'.repeat(200_000)}`],
+      ['a 200,000-zero run before a digit', `0.1${'0'.repeat(200_000)}1`],
+      ['1, 100,000 zeros, 1e-100001', `1${'0'.repeat(100_000)}1e-100001`],
+      ['1, 100,000 zeros, e-5', `1${'0'.repeat(100_000)}e-5`],
+    ];
+    it(`is 422 invalid_number naming the field in well under a second (${NUMBER_TEXT_MAX} characters at most), while a request beside it is served`, async () => {
+      const viewer = await t.user({ role: 'viewer' }); // the body is read before the caller is checked: any token will do
+      const before = await listAll(t.admin, `${CHECKINS}?q[goal_uuid_eq]=${goalUuid}`);
+      // both functions loaded first: what is timed is the request, not a module's first import
+      expectError(await viewer.api.request('POST', CHECKINS, `{"goal_uuid":"${goalUuid}","value":1e400}`), 422);
+      expect((await t.admin.get(`/rest/v2/key_results/${goalUuid}`)).status).toBe(200);
+      const timed = async <T>(send: () => Promise<T>) => {
+        const start = performance.now();
+        const res = await send();
+        return { res, ms: performance.now() - start };
+      };
+      const [refused, beside] = await Promise.all([
+        Promise.all(slow.map(([, n]) => timed(() => viewer.api.request('POST', CHECKINS, `{"goal_uuid":"${goalUuid}","value":${n}}`)))),
+        timed(() => t.admin.get(`/rest/v2/key_results/${goalUuid}`)),
+      ]);
+      refused.forEach(({ res, ms }, i) => {
+        const [what, n] = slow[i]!;
+        const e = expectError(res, 422, 'validation_failed');
+        expect(e.details, what).toEqual([{ field: 'value', code: 'invalid_number', message: `is written in ${n.length} characters: a number may take at most ${NUMBER_TEXT_MAX}` }]);
+        expect(ms, what).toBeLessThan(500);
+      });
+      expect(beside.res.status).toBe(200);
+      expect(beside.res.body.data.record.uuid).toBe(goalUuid);
+      expect(beside.ms).toBeLessThan(500);
+      expect(await listAll(t.admin, `${CHECKINS}?q[goal_uuid_eq]=${goalUuid}`)).toEqual(before);
+    }, 60_000);
   });
 
   describe('strings are well-formed UTF-16 without NUL', () => {

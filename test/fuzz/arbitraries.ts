@@ -47,6 +47,52 @@ export const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.double(),
 );
 
+/**
+ * Values whose size is the attack (docs/architecture.md, "Hostile input"): what a backtracking regex or any
+ * per-character work super-linear in the length would spend seconds on. Sizes up to 100,000 characters keep a
+ * body well under the 1 MiB limit (so the service, not the size check, answers).
+ */
+export const HUGE_SIZES = [65, 5_000, 50_000, 100_000];
+// Most are finite, so that a reader of their text for its precision would read them; a zero run before another
+// digit is what the quadratic /0+$/ of issue 25 read again at each of its zeros (seconds at 50,000 digits).
+const HUGE_NUMBER_SHAPES: Record<string, (n: number) => string> = {
+  digits: (n) => `0.${'9'.repeat(n)}`,
+  negative: (n) => `-${'1'.repeat(n)}e-${n}`,
+  zeroRun: (n) => `1${'0'.repeat(n)}1e-${n}`,
+  fractionZeroRun: (n) => `0.1${'0'.repeat(n)}1`,
+  twoZeroRuns: (n) => `1${'0'.repeat(n >> 1)}1${'0'.repeat(n >> 1)}1e-${n}`,
+  infinite: (n) => `1${'0'.repeat(n)}1`,
+  zerosThenExponent: (n) => `1${'0'.repeat(n)}e-5`,
+  allZeros: (n) => `0.${'0'.repeat(n)}`,
+};
+/** The worst of them, which every write route of the fuzz suite is sent first. */
+export const WORST_NUMBER = HUGE_NUMBER_SHAPES.fractionZeroRun!(100_000);
+/** A JSON number text of `n` characters or so: every one is longer than a number may be written in (422 invalid_number). */
+export const hugeNumber = (sizes = HUGE_SIZES): fc.Arbitrary<RawJson> =>
+  fc.tuple(fc.constantFrom(...sizes), fc.constantFrom(...Object.keys(HUGE_NUMBER_SHAPES))).map(([n, shape]) => new RawJson(HUGE_NUMBER_SHAPES[shape]!(n)));
+/** A long run of one unit, ended by another character (so a pattern anchored at the end fails only at the last one). */
+export const hugeString = (sizes = HUGE_SIZES): fc.Arbitrary<string> =>
+  fc.tuple(fc.constantFrom(...sizes), fc.constantFrom(' ', '0', '9', '_', '.', '-', '*', '\n', '\t', 'a', 'é', '@.', '<document>', '---\n', '%2F', '\\'), fc.constantFrom('!', '\u0000', '')).map(([n, unit, end]) => unit.repeat(Math.ceil(n / unit.length)) + end);
+/** Arrays or objects nested `depth` deep. */
+export const deepNesting: fc.Arbitrary<RawJson> = fc
+  .tuple(fc.constantFrom(11, 1_000, 20_000), fc.boolean())
+  .map(([d, arrays]) => new RawJson(arrays ? `${'['.repeat(d)}${']'.repeat(d)}` : `${'{"a":'.repeat(d)}1${'}'.repeat(d)}`));
+
+export type HugeKind = 'number' | 'string' | 'nesting';
+const hugeValue: fc.Arbitrary<{ kind: HugeKind; value: unknown }> = fc.oneof(
+  { arbitrary: hugeNumber().map((value) => ({ kind: 'number' as const, value })), weight: 2 },
+  { arbitrary: hugeString().map((value) => ({ kind: 'string' as const, value })), weight: 1 },
+  { arbitrary: deepNesting.map((value) => ({ kind: 'nesting' as const, value })), weight: 1 },
+);
+
+/** A body with one huge value: in a valid body's place, as an added field, or the whole body; `kind` says which. */
+export function hugeBodyArb(schema: Schema | undefined, env: Env): fc.Arbitrary<{ kind: HugeKind; text: string }> {
+  const whole = hugeValue.map(({ kind, value }) => ({ kind, text: toJsonText(value) }));
+  if (!schema) return fc.oneof(whole, hugeValue.map(({ kind, value }) => ({ kind, text: toJsonText({ x: value }) })));
+  const placed = hugeValue.chain(({ kind, value }) => mutatedArb(schema, env, fc.constant(value)).map((body) => ({ kind, text: toJsonText(body) })));
+  return fc.oneof({ arbitrary: placed, weight: 4 }, { arbitrary: whole, weight: 1 });
+}
+
 /** Raw request bodies that no schema admits (or that are empty). */
 export const rawGarbage = fc.constantFrom('', ' ', '{', '}', 'null', '[]', '"text"', '42', 'true', '{"a":', '{"a":1,}', `${'['.repeat(5000)}${']'.repeat(5000)}`, '{"__proto__":{"admin":true}}', '\u0000', '{"a":"\\ud800"}', '{"x":1e400}');
 
@@ -135,9 +181,9 @@ function positions(v: unknown, out: Array<[Record<string, unknown> | unknown[], 
  * A valid body with one place broken: a value replaced by a hostile one, or a key added (an unknown field,
  * a prototype name, a field the service owns such as uuid or tenant_uuid).
  */
-export function mutatedArb(schema: Schema, env: Env): fc.Arbitrary<unknown> {
+export function mutatedArb(schema: Schema, env: Env, values: fc.Arbitrary<unknown> = hostileValue): fc.Arbitrary<unknown> {
   const addedKey = fc.constantFrom(...PROTOTYPE_NAMES, 'uuid', 'tenant_uuid', 'creator_uuid', 'unknown_field', '');
-  return fc.tuple(validArb(schema, env), fc.nat(), hostileValue, fc.option(addedKey, { nil: undefined })).map(([valid, at, value, key]) => {
+  return fc.tuple(validArb(schema, env), fc.nat(), values, fc.option(addedKey, { nil: undefined })).map(([valid, at, value, key]) => {
     const body = clone(valid);
     const spots = positions(body);
     if (key !== undefined || !spots.length) {

@@ -66,6 +66,32 @@ describe('writers', () => {
     expect(again.content).toBe('Ship v2 in Q1. Then scale.\n\n---\nLast refreshed: 2030-02-01T00:00:00.000Z\nSummary: Ship v2 in Q1.');
   });
 
+  it('reads hostile text (runs of tags, newlines, underscores) in time linear in its length, as the regexes they replace did', async () => {
+    // the last block; a block ends at the first close after its start; an unclosed tag is report text
+    expect(splitModelAnswer('a<document>\nx\n</document>b<document>y</document>c<document>z')).toEqual({ content: 'y', output: 'a<document>\nx\n</document>bc<document>z' });
+    expect(splitModelAnswer('<document>\n\n</document>ok')).toEqual({ content: '', output: 'ok' });
+    expect((await builtInWriter.refresh(input('Text.\n\n---\nLast refreshed: x\nSummary: y  \n\n'), signal)).content).toBe(`Text.\n\n---\nLast refreshed: ${NOW}\nSummary: Text.`);
+    expect((await builtInWriter.refresh(input('a---\nLast refreshed: x\nSummary: y\nmore'), signal)).content).toMatch(/^a---\nLast refreshed: x\nSummary: y\nmore\n\n---/);
+    // each took seconds or minutes at these sizes with the backtracking regexes; a character loop is the floor
+    const n = 100_000;
+    const hostile = ['<document>'.repeat(n), `${'\n'.repeat(n)}---\nLast refreshed: \nSummary: ${' '.repeat(n)}\n\u0000`, `STATUS:${'_'.repeat(n)}:_`];
+    const started = performance.now();
+    expect(splitModelAnswer(hostile[0]!).content).toBeNull();
+    expect((await builtInWriter.refresh(input(hostile[1]!), signal)).content).toContain('Last refreshed');
+    expect(parseAgentOutput(hostile[2]!).skill_status).toBeNull();
+    const spent = performance.now() - started;
+    let floor = Infinity;
+    for (let run = 0; run < 3; run++) {
+      const start = performance.now();
+      let sum = 0;
+      for (const s of hostile) for (let i = 0; i < s.length; i++) sum += s.charCodeAt(i);
+      floor = Math.min(floor, performance.now() - start + (sum < 0 ? 1 : 0));
+    }
+    expect(spent).toBeLessThan(50 * floor + 100);
+    // a code is letters joined by single underscores: markdown bold around the line is not part of it
+    expect(parseAgentOutput('done\n__STATUS: completed_no_changes__').skill_status).toBe('completed_no_changes');
+  });
+
   it('built-in: nothing to refresh in an empty document', async () => {
     for (const content of [null, '', '  \n']) {
       const out = await builtInWriter.refresh(input(content), signal);

@@ -1,7 +1,29 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, ValidationError } from '#shared/errors.ts';
-import { readJsonBody } from '#shared/schemas/json-input.ts';
+import { decimalParts, NUMBER_TEXT_MAX, readJsonBody } from '#shared/schemas/json-input.ts';
+
+/** The best of a few runs of `f`, in ms (the least disturbed by the rest of the machine). */
+const fastest = (f: () => unknown, runs = 5) => {
+  let best = Infinity;
+  for (let i = 0; i < runs; i++) {
+    const start = performance.now();
+    try {
+      f();
+    } catch {
+      /* a refusal is an answer too */
+    }
+    best = Math.min(best, performance.now() - start);
+  }
+  return best;
+};
+/** A character loop over `s`: the least work any reading of a text does, measured beside what is checked. */
+const floorOf = (s: string) =>
+  fastest(() => {
+    let sum = 0;
+    for (let i = 0; i < s.length; i++) sum += s.charCodeAt(i);
+    return sum;
+  });
 
 /** The body rules of docs/architecture.md "Hostile input": numbers kept exactly or refused, strings storable. */
 const refusal = (text: string) => {
@@ -19,6 +41,39 @@ describe('readJsonBody', () => {
       const err = refusal(`{"a":{"b":[0,${n}]}}`);
       expect(err, n).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).details, n).toEqual([expect.objectContaining({ field: 'a.b.1', code: 'invalid_number' })]);
+    }
+  });
+
+  it(`refuses a number text longer than ${NUMBER_TEXT_MAX} characters with 422 invalid_number naming the field, valid value or not`, () => {
+    expect(NUMBER_TEXT_MAX).toBe(64);
+    const longest = `0.1${'0'.repeat(NUMBER_TEXT_MAX - 3)}`; // 0.1 written in exactly the limit
+    expect(readJsonBody(`{"v":${longest}}`)).toEqual({ v: 0.1 });
+    for (const n of [`${longest}0`, `0.1${'0'.repeat(200_000)}1`, `1${'0'.repeat(100_000)}1e-100001`, `-${'9'.repeat(65)}`, `1${'0'.repeat(100_000)}e-5`, `${'1'.repeat(70)}e-60`]) {
+      const err = refusal(`{"a":[{"b":${n}}]}`);
+      expect(err, n.slice(0, 20)).toBeInstanceOf(ValidationError);
+      expect((err as ValidationError).details, n.slice(0, 20)).toEqual([{ field: 'a.0.b', code: 'invalid_number', message: `is written in ${n.length} characters: a number may take at most ${NUMBER_TEXT_MAX}` }]);
+    }
+  });
+
+  it('reads a body of long digit runs in time linear in its length (against a floor measured beside it)', () => {
+    // 50,000 digits first: the quadratic /0+$/ took seconds on these (and the 1M-digit ones would never end)
+    for (const n of [50_000, 1_000_000]) {
+      for (const text of [`{"v":0.1${'0'.repeat(n)}1}`, `{"v":1${'0'.repeat(n)}1e-${n}}`, `{"v":${'7'.repeat(n)}}`]) {
+        const floor = fastest(() => JSON.parse(text)); // the parser reads every character anyway
+        expect(fastest(() => readJsonBody(text)), `${n} digits`).toBeLessThan(20 * floor + 20);
+        expect((refusal(text) as ValidationError).details[0]).toMatchObject({ field: 'v', code: 'invalid_number' });
+      }
+    }
+  });
+
+  it('splits a decimal literal of any length in linear time (the trailing zeros trimmed by a loop)', () => {
+    expect(decimalParts('-120.500e3')).toEqual({ negative: true, digits: '1205', exponent: 2 });
+    expect(decimalParts('0.000')).toEqual({ negative: false, digits: '', exponent: 0 });
+    expect(decimalParts('1e')).toBeUndefined();
+    for (const n of [50_000, 1_000_000]) {
+      const text = `1${'0'.repeat(n)}1${'0'.repeat(n)}`;
+      expect(decimalParts(text)).toEqual({ negative: false, digits: `1${'0'.repeat(n)}1`, exponent: n });
+      expect(fastest(() => decimalParts(text), 3), `${n} digits`).toBeLessThan(20 * floorOf(text) + 20);
     }
   });
 

@@ -14,7 +14,9 @@ export function oneLine(text: string, max = SUMMARY_MAX_LENGTH): string {
 }
 
 // `STATUS: completed`, tolerating what models wrap around it: markdown emphasis or code marks, a final period.
-const STATUS_LINE = /^[\s*_`>#-]*status[\s*_`]*:[\s*_`]*([a-z_]+)[\s*_`.]*$/i;
+// The code is letters joined by single underscores, so no character can be read by two neighbouring parts
+// (`[a-z_]+` beside `[\s*_`.]*` backtracked cubically over a run of underscores: npm run lint).
+const STATUS_LINE = /^[\s*_`>#-]*status[\s*_`]*:[\s*_`]*([a-z]+(?:_[a-z]+)*)[\s*_`.]*$/i;
 
 /**
  * Reads the agent's output: its last non-blank line is the terminal status code. A recognized success code

@@ -29,7 +29,20 @@ export interface DocumentWriter {
 
 // ---------- the built-in deterministic writer (local stack, and AWS without BEDROCK_MODEL_ID) ----------
 
-const FOOTER = /\n*---\nLast refreshed: [^\n]*\nSummary: [^\n]*\s*$/;
+const FOOTER_START = '---\nLast refreshed: ';
+
+/**
+ * The text without the footer of the previous refresh (`---`, `Last refreshed: …`, `Summary: …` as its last
+ * lines), trailing whitespace trimmed. Found by position, not by a regex: /\n*---\n…[^\n]*\s*$/ backtracked
+ * cubically over a document's runs of newlines and spaces (npm run lint).
+ */
+function withoutFooter(content: string): string {
+  const text = content.trimEnd();
+  const at = text.lastIndexOf(FOOTER_START);
+  if (at < 0) return text;
+  const lines = text.slice(at).split('\n');
+  return lines.length === 3 && lines[2]!.startsWith('Summary: ') ? text.slice(0, at).trimEnd() : text;
+}
 
 /**
  * Keeps the document's text and (re)writes a footer with the refresh time and a one-line summary (its first
@@ -39,7 +52,7 @@ const FOOTER = /\n*---\nLast refreshed: [^\n]*\nSummary: [^\n]*\s*$/;
 export const builtInWriter: DocumentWriter = {
   name: 'built-in',
   async refresh({ document, now }) {
-    const body = (document.content ?? '').replace(FOOTER, '').trimEnd();
+    const body = withoutFooter(document.content ?? '');
     if (body.trim() === '') return { content: null, output: `"${document.title}" has no content to refresh.\nSTATUS: completed_no_changes` };
     const words = body.split(/\s+/).filter(Boolean).length;
     const firstSentence = /^[\s\S]*?[.!?](\s|$)/.exec(body.trim())?.[0] ?? body;
@@ -64,12 +77,28 @@ const MAX_OUTPUT_TOKENS = 8192;
 export const refreshPrompt = (input: WriterInput) =>
   `Refresh this document. Today is ${input.now.slice(0, 10)}.\n\nTitle: ${input.document.title}\n\n<current_document>\n${input.document.content ?? ''}\n</current_document>`;
 
-/** Splits the model's answer into the refreshed document (the last `<document>` block) and its report. */
+/**
+ * Splits the model's answer into the refreshed document (the last `<document>` block: each block ends at
+ * the first `</document>` after its start; one newline inside either tag is not content) and its report.
+ * Read with indexOf: /<document>\n?([\s\S]*?)\n?<\/document>/g backtracked quadratically over an answer of
+ * unclosed tags (npm run lint).
+ */
 export function splitModelAnswer(text: string): WriterResult {
-  const blocks = [...text.matchAll(/<document>\n?([\s\S]*?)\n?<\/document>/g)];
-  const last = blocks.at(-1);
+  const OPEN = '<document>';
+  const CLOSE = '</document>';
+  let last: { start: number; end: number } | undefined;
+  for (let from = 0; ; ) {
+    const start = text.indexOf(OPEN, from);
+    const close = start < 0 ? -1 : text.indexOf(CLOSE, start + OPEN.length);
+    if (close < 0) break; // no block closes after this one: none after it does either
+    last = { start, end: close + CLOSE.length };
+    from = last.end;
+  }
   if (!last) return { content: null, output: text };
-  return { content: last[1]!, output: (text.slice(0, last.index) + text.slice(last.index + last[0].length)).trim() };
+  let inner = text.slice(last.start + OPEN.length, last.end - CLOSE.length);
+  if (inner.startsWith('\n')) inner = inner.slice(1);
+  if (inner.endsWith('\n')) inner = inner.slice(0, -1);
+  return { content: inner, output: (text.slice(0, last.start) + text.slice(last.end)).trim() };
 }
 
 export function bedrockWriter(modelId: string, converse: Converse = bedrockConverse): DocumentWriter {
