@@ -13,11 +13,5 @@ export const ALLOWED_REGEXES: AllowedRegex[] = [
       "Built from the route table's own paths (constants of the repo, not input): literal segments escaped, each {param} " +
       'becomes ([^/]+) between literal slashes, anchored at both ends, so no character can be read by two parts: linear. Local stack only.',
   },
-  {
-    file: 'shared/grants.ts',
-    text: "`^${LIMITER_LEADING_KEYS.replace(/[.+^$()|[\\]\\\\]/g, '\\\\$&').replace(/\\?/g, '.').replace(/\\*/g, '.*')}$`",
-    reason:
-      'Built from the constant LIMITER_LEADING_KEYS (T#????…#RL#*, 36 ?): anchored at both ends, fixed-length dots then one trailing .*, ' +
-      'so it reads each character once: linear. It tests partition keys the service itself builds.',
-  },
+
 ];

@@ -48,9 +48,34 @@ export function tableActionsOf(commandName: string, input: Item): { actions: str
   return { actions: [`dynamodb:${op}`], partitionKeys: [pk(input.Key ?? input.Item)] };
 }
 
+/**
+ * IAM's StringLike (`*` any run, `?` one character), matched without a regex: the classic two-pointer wildcard
+ * match, which backtracks only to the last `*`, so it is O(pattern x key) at worst and never exponential.
+ */
+export function stringLike(pattern: string, s: string): boolean {
+  let p = 0;
+  let i = 0;
+  let star = -1;
+  let mark = 0;
+  while (i < s.length) {
+    if (p < pattern.length && (pattern[p] === '?' || pattern[p] === s[i])) {
+      p++;
+      i++;
+    } else if (p < pattern.length && pattern[p] === '*') {
+      star = p++;
+      mark = i;
+    } else if (star >= 0) {
+      p = star + 1;
+      i = ++mark;
+    } else return false;
+  }
+  while (p < pattern.length && pattern[p] === '*') p++;
+  return p === pattern.length;
+}
+
 // The bucket shards of any tenant (not the config item), as the read-only tenant role may update them.
-const likeRe = (pattern: string) => `^${pattern.replace(/[.+^$()|[\]\\{}]/g, '\\$&').replace(/\?/g, '.').replace(/\*/g, '.*')}$`;
-const limiterKey = new RegExp(limiterLeaseLeadingKeys('?'.repeat(36)).map(likeRe).join('|'));
+const LIMITER_LEASE_PATTERNS = limiterLeaseLeadingKeys('?'.repeat(36));
+const limiterKey = { test: (k: string) => LIMITER_LEASE_PATTERNS.some((p) => stringLike(p, k)) };
 
 /**
  * Throws AccessDeniedError when the current grant does not allow the command. Every authenticated function

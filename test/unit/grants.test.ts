@@ -5,7 +5,7 @@ import { instrument } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { limiterKeys } from '#shared/db/rate-limit-store.ts';
 import { LocalQueues } from '#shared/queue/queue.ts';
-import { requireQueueSend, withGrant, type Grant } from '#shared/grants.ts';
+import { requireQueueSend, stringLike, withGrant, type Grant } from '#shared/grants.ts';
 import { routes } from '#shared/routes/index.ts';
 import { tableAccessOf } from '#shared/routes/types.ts';
 
@@ -54,5 +54,17 @@ describe('row grants on the local stack', () => {
 
   it('every authenticated row reads at least (the caller), as infra grants', () => {
     for (const r of routes) if (r.auth === 'jwt') expect(tableAccessOf(r), `${r.method} ${r.path}`).not.toBe('none');
+  });
+});
+
+describe('stringLike (IAM StringLike without a regex)', () => {
+  it('matches * as any run and ? as one character, anchored at both ends', () => {
+    expect(stringLike('T#????#rl#user#*#*', 'T#abcd#rl#user#u1#3')).toBe(true);
+    expect(stringLike('T#????#rl#user#*#*', 'T#abcd#rl#config')).toBe(false);
+    expect(stringLike('a*b', 'ab')).toBe(true);
+    expect(stringLike('a*b', 'abc')).toBe(false);
+    expect(stringLike('a?c', 'abbc')).toBe(false);
+    expect(stringLike('*', '')).toBe(true);
+    expect(stringLike('', 'x')).toBe(false);
   });
 });
