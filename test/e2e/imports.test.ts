@@ -6,7 +6,7 @@ import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { baseDb } from '#shared/db/client.ts';
 import { getEntity, mutateEntity } from '#shared/db/store.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
-import { createGoal } from '#shared/domain/goals/service.ts';
+import { createGoal } from '#shared/domain/goals/create.ts';
 import { importEntity, importGoalUuid } from '#shared/domain/imports/entity.ts';
 import { startImport } from '#shared/domain/imports/service.ts';
 import { ImportBusy, runImport } from '#shared/domain/imports/worker.ts';

@@ -3,7 +3,7 @@ import { sentFields } from '#shared/domain/fields.ts';
 import { type GoalKind, type GoalRecord, type MetricRecord, type VisibleEntity } from '#shared/domain/goals/entity.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
-import { type GoalCreateInput, type GoalDeleteInput, type GoalUpdateInput } from '#shared/domain/goals/service.ts';
+import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 
 /**
  * Per-field caps of a goal body, chosen so that any create or update within all of them at once fits one
@@ -65,8 +65,8 @@ export function assertFits(items: number, field: () => string): void {
 }
 
 /** Item cost of each association field sent, per element (see GOAL_WRITE_ITEMS), largest first: the field a too_many names. */
-export const ITEM_WEIGHTS: Array<[keyof GoalUpdateInput, number]> = [['parents', 5], ['labels', 4], ['team_uuids', 3], ['owner_uuids', 2], ['delegate_uuids', 2]];
-export function heaviestField(input: GoalCreateInput | GoalUpdateInput): string {
+export const ITEM_WEIGHTS: Array<[keyof GoalUpdateCommand, number]> = [['parents', 5], ['labels', 4], ['team_uuids', 3], ['owner_uuids', 2], ['delegate_uuids', 2]];
+export function heaviestField(input: GoalCreateCommand | GoalUpdateCommand): string {
   const sent = input as Record<string, unknown>;
   const weighed = ITEM_WEIGHTS.map(([f, w]) => [f, w * (Array.isArray(sent[f]) ? (sent[f] as unknown[]).length : 0)] as const).sort((a, b) => b[1] - a[1]);
   if (weighed[0]![1] > 0) return weighed[0]![0];
@@ -135,7 +135,7 @@ export function normalizeShortId(raw: string | null): string | null {
 
 // ---------- delete (soft) ----------
 
-export const IMMEDIATE_FLAGS: Record<GoalKind, keyof GoalDeleteInput> = {
+export const IMMEDIATE_FLAGS: Record<GoalKind, keyof GoalDeleteCommand> = {
   objective: 'including_immediate_objectives',
   key_result: 'including_immediate_key_results',
   initiative: 'including_immediate_initiatives',

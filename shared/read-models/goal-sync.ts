@@ -2,7 +2,7 @@ import { keys, READ_MODEL_SK_PREFIX } from '#shared/db/keys.ts';
 import { getEntities, getSides, nowIso, queryList, querySidePage, retryOnConflict, WriteTx, type DataCtx, type SideItem, type Stored } from '#shared/db/store.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
-import { COUNTER_SHARDS, READ_MODELS_VERSION, STREAM_COUNTER_SHARDS, counterDelta, counterKey, desiredEntries, entriesWrittenAtCreate, fingerprint, shardOf, type ReadModelEntry, type StoredEntry } from '#shared/stream/read-models/goal-entries.ts';
+import { COUNTER_SHARDS, READ_MODELS_VERSION, STREAM_COUNTER_SHARDS, counterDelta, counterKey, desiredEntries, entriesWrittenAtCreate, fingerprint, shardOf, type ReadModelEntry, type StoredEntry } from '#shared/read-models/goal-entries.ts';
 
 /** A goal's read-model entries as stored (consistent read of its partition's `RM#` items). */
 async function storedEntries(ctx: DataCtx, goalUuid: string): Promise<Array<StoredEntry & { kind: GoalKind }>> {
