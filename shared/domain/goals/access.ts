@@ -90,9 +90,3 @@ export async function readableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind
   const { record, version } = await storedGoal(ctx, uuid, kind);
   return { goal: record, version, access: await requireViewer(ctx, record) };
 }
-
-/** As readableGoal, and the caller must be allowed to edit it (403 otherwise). */
-export async function editableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
-  const { record, version } = await storedGoal(ctx, uuid, kind);
-  return { goal: record, version, access: await requireGoalEditor(ctx, record) };
-}

@@ -26,15 +26,9 @@ import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#s
  *   + 4L (old entries deleted, new put, new label item and its claim)
  *   + 5P (old parent and child_of entries deleted, new put, new parent checked)
  *   = 7 + 2O + 2D + 3T + 4L + 5P = 7 + 20 + 6 + 15 + 32 + 20 = 100
- * (GOAL_WRITE_ITEMS computes both; test/e2e/goals-limits.test.ts asserts them and builds both cases.)
+ * (test/e2e/goals-limits.test.ts computes both from GOAL_LIMITS, asserts them and builds both cases.)
  */
 export const GOAL_LIMITS = { owners: 10, teams: 5, delegates: 3, labels: 8, parents: 4, visibleEntities: 100 } as const;
-
-/** Worst-case transaction items of a goal create and update within `limits` (the formulas above). */
-export const GOAL_WRITE_ITEMS = {
-  create: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 4 + l.owners + l.delegates + 2 * l.teams + 3 * l.labels + 3 * l.parents,
-  update: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 7 + 2 * l.owners + 2 * l.delegates + 3 * l.teams + 4 * l.labels + 5 * l.parents,
-};
 
 export const MAX_TX_ITEMS = MAX_TRANSACTION_ITEMS;
 export const SHORT_ID = /^[A-Za-z0-9_-]{2,30}$/;
@@ -64,7 +58,7 @@ export function assertFits(items: number, field: () => string): void {
   if (items > MAX_TX_ITEMS) throw tooMany(field());
 }
 
-/** Item cost of each association field sent, per element (see GOAL_WRITE_ITEMS), largest first: the field a too_many names. */
+/** Item cost of each association field sent, per element (see the formulas above), largest first: the field a too_many names. */
 export const ITEM_WEIGHTS: Array<[keyof GoalUpdateCommand, number]> = [['parents', 5], ['labels', 4], ['team_uuids', 3], ['owner_uuids', 2], ['delegate_uuids', 2]];
 export function heaviestField(input: GoalCreateCommand | GoalUpdateCommand): string {
   const sent = input as Record<string, unknown>;
