@@ -1,9 +1,11 @@
 /**
  * Layer rules, checked by dependency-cruiser (`npm run lint:layers`; docs/architecture.md, "Layer rules").
- * The graph is the run-time one: type-only imports are left out (tsPreCompilationDeps: 'specify'), since they are
- * erased before anything runs and cannot pull a layer's code (or the AWS SDK) into another's bundle.
+ * Type-only imports are in the graph and marked (tsPreCompilationDeps: 'specify'): they count for the layer rules
+ * (a type is knowledge of a layer too), not for cycles or the AWS SDK rules, since they are erased before anything
+ * runs and pull no code into a bundle. Run with `--no-ignore-known` to see the known violations below.
  * Violations known when a rule was added are listed in .dependency-cruiser-known-violations.json (each one a
- * TODO; `--ignore-known` skips them, and a new violation still fails).
+ * TODO; `--ignore-known` skips them, and a new violation still fails). After fixing one, `npm run lint:layers --
+ * --baseline` rewrites the list (check that it reports 0 new).
  */
 
 /** Modules that may import the AWS SDK: the store and the adapters behind the ports (queue, mail, AI, KMS, events, stream). */
@@ -30,7 +32,7 @@ module.exports = {
       name: 'aws-sdk-only-in-adapters',
       severity: 'error',
       comment:
-        'Run-time code imports the AWS SDK only in the store (shared/db) and the named port adapters (sqs, ses, bedrock-sdk, kms-*, event-bus, stream/changes). With domain-reaches-no-sdk-adapter this means the domain reaches the SDK only through the store. A new module that needs the SDK is an adapter: add it to SDK_ADAPTERS.',
+        'Run-time code imports the AWS SDK only in the store (shared/db) and the named port adapters (sqs, ses, bedrock-sdk, kms-*, event-bus, stream/changes). With domain-no-aws-sdk this means every path from the domain to the SDK ends in the store or a port adapter; a literal "the domain reaches no SDK transitively" cannot hold, since the domain calls the store. A new module that needs the SDK is an adapter: add it to SDK_ADAPTERS.',
       from: { path: '^(shared|functions)/', pathNot: SDK_ADAPTERS },
       to: { path: '(^|/)@aws-sdk/', dependencyTypesNot: ['type-only'] },
     },
@@ -46,7 +48,7 @@ module.exports = {
       name: 'no-circular',
       severity: 'error',
       comment:
-        'A run-time import cycle makes module initialisation order matter (a value read before its module has run is undefined), hides which module owns what, and defeats the layering. Type-only imports are erased and are not in this graph.',
+        'A run-time import cycle makes module initialisation order matter (a value read before its module has run is undefined), hides which module owns what, and defeats the layering. Type-only imports are erased, so they are left out of cycles.',
       from: {},
       to: { circular: true, dependencyTypesNot: ['type-only'], viaOnly: { dependencyTypesNot: ['type-only'] } },
     },
@@ -60,7 +62,7 @@ module.exports = {
     },
   ],
   options: {
-    // Run-time graph only (see the header comment).
+    // Type-only imports kept and marked `type-only` (see the header comment).
     tsPreCompilationDeps: 'specify',
     doNotFollow: { path: 'node_modules' },
     moduleSystems: ['es6', 'cjs'],
