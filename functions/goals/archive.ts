@@ -1,5 +1,5 @@
 import { apiHandler } from '#shared/http/api.ts';
-import { setArchived } from '#shared/domain/goals/service.ts';
+import { setArchived } from '#shared/domain/goals/archive.ts';
 import { goalRecordResponse } from '#shared/presenters/goals.ts';
 import { goalKindOf } from '#shared/routes/goal-kinds.ts';
 import { authorizeSetArchived } from '#shared/domain/goals/archive.ts';

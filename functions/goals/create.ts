@@ -1,5 +1,5 @@
 import { apiHandler } from '#shared/http/api.ts';
-import { createGoal } from '#shared/domain/goals/service.ts';
+import { createGoal } from '#shared/domain/goals/create.ts';
 import { goalRecordResponse } from '#shared/presenters/goals.ts';
 import { goalKindOf } from '#shared/routes/goal-kinds.ts';
 import { authorizeGoalCreate } from '#shared/domain/goals/create.ts';

@@ -1,5 +1,5 @@
 import { apiHandler, json } from '#shared/http/api.ts';
-import { deleteGoal } from '#shared/domain/goals/service.ts';
+import { deleteGoal } from '#shared/domain/goals/delete.ts';
 import { presentOne } from '#shared/presenters/goals.ts';
 import { goalKindOf } from '#shared/routes/goal-kinds.ts';
 

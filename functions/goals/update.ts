@@ -1,5 +1,5 @@
 import { apiHandler } from '#shared/http/api.ts';
-import { updateGoal } from '#shared/domain/goals/service.ts';
+import { updateGoal } from '#shared/domain/goals/update.ts';
 import { goalRecordResponse } from '#shared/presenters/goals.ts';
 import { goalKindOf } from '#shared/routes/goal-kinds.ts';
 

@@ -9,7 +9,6 @@ import { Construct } from 'constructs';
  * authorizers), so tokens must be RS256 (KMS signing algorithm RSASSA_PKCS1_V1_5_SHA_256).
  */
 export const ISSUER_KEY_SPEC = KeySpec.RSA_2048;
-export const ISSUER_SIGNING_ALGORITHM = 'RSASSA_PKCS1_V1_5_SHA_256';
 
 /**
  * The stack's own token issuer key: an asymmetric KMS signing key whose private half never leaves KMS.

@@ -53,7 +53,7 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
   if (command === 'rebuild-read-models') {
     // Builds the goal read models (composite lists, counters) for a tenant's existing goals; idempotent.
     const { tenant, concurrency } = tenantWalkArgs(rest, 2);
-    const { rebuildGoalReadModels } = await import('#shared/stream/read-models/goal-sync.ts');
+    const { rebuildGoalReadModels } = await import('#shared/read-models/goal-sync.ts');
     return { tenant_uuid: tenant, ...(await rebuildGoalReadModels({ tenantId: tenant, db }, { concurrency })) };
   }
   if (command === 'backfill-label-names') {

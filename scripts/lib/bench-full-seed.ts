@@ -32,7 +32,8 @@ import { createCheckin } from '#shared/domain/checkins/service.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { HISTORY_SK_PREFIX } from '#shared/domain/history/entity.ts';
 import { childrenOfGoal, childrenOfKind, GOAL_KINDS, goalEntity, PATH_BY_KIND, type GoalKind } from '#shared/domain/goals/entity.ts';
-import { createGoal, updateGoal } from '#shared/domain/goals/service.ts';
+import { createGoal } from '#shared/domain/goals/create.ts';
+import { updateGoal } from '#shared/domain/goals/update.ts';
 import { createLabel } from '#shared/domain/labels/service.ts';
 import { createTeam } from '#shared/domain/teams/service.ts';
 import { createTenant } from '#shared/domain/tenants.ts';
@@ -50,7 +51,7 @@ import { UserCreateBody } from '#shared/schemas/users.ts';
 import { applyChange } from '#shared/stream/apply.ts';
 import { outboundEventsProjection } from '#shared/stream/projections/events.ts';
 import { projections } from '#shared/stream/projections.ts';
-import type { TableChange } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 import { must } from './bench-http.ts';
 import { MemoryTable } from './bench-full-seed-memory.ts';
 

@@ -1,6 +1,6 @@
 import { BUDGETS, rowOf, type Budget, type Row } from './bench-budgets.ts';
 import { call, recordsOf, type Measured } from './bench-http.ts';
-import { SETTLE_MS } from '#shared/stream/read-models/page-anchors.ts';
+import { SETTLE_MS } from '#shared/read-models/page-anchors.ts';
 
 /** What the scenarios name in a seeded tenant (over the API or straight into the table). */
 export interface SeedRefs {

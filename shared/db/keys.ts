@@ -64,8 +64,3 @@ export const keys = {
 };
 
 export const READ_MODEL_SK_PREFIX = 'RM#';
-
-/** The id at the end of a list sort key (`<created_at>#<id>`). */
-export function idFromListSortKey(sk: string): string {
-  return sk.slice(sk.lastIndexOf('#') + 1);
-}

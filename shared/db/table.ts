@@ -25,11 +25,6 @@ export const TABLE_DEFINITION = {
   ],
 } as const;
 
-/** Seconds since the epoch, as the TTL attribute wants it, `seconds` from now. */
-export const expiresIn = (seconds: number, now = Date.now()) => Math.floor(now / 1000) + Math.ceil(seconds);
-
-export type IndexName = (typeof TABLE_DEFINITION.globalSecondaryIndexes)[number]['indexName'];
-
 /** The CreateTable input for DynamoDB Local (on-demand, same keys and GSIs as the CDK table). */
 export function createTableInput(tableName: string) {
   const attrs = new Set<string>([TABLE_DEFINITION.partitionKey, TABLE_DEFINITION.sortKey]);

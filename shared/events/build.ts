@@ -6,7 +6,7 @@ import type { Loader } from '#shared/list/entity-cache.ts';
 import { presentCheckins } from '#shared/presenters/checkins.ts';
 import { presentGoalsInFull } from '#shared/presenters/goals.ts';
 import { presentAccessRequest } from '#shared/presenters/sharing.ts';
-import type { TableChange } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 
 /*
  * Outbound events with their records as the API returns them (contract section 12). The domain drafts what a

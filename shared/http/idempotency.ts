@@ -11,7 +11,7 @@ import type { ReadBody } from '#shared/http/transport.ts';
 type Result = APIGatewayProxyStructuredResultV2;
 
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
-export const REPLAYED_HEADER = 'Idempotent-Replayed';
+const REPLAYED_HEADER = 'Idempotent-Replayed';
 /** 1-255 visible ASCII characters (contract section 11). */
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 

@@ -25,5 +25,3 @@ const kindRoutes = (kind: GoalKind): Route[] => {
 };
 
 export const goalRoutes: Route[] = GOAL_KINDS.flatMap(kindRoutes);
-
-export { goalKindOf } from '#shared/routes/goal-kinds.ts';

@@ -32,5 +32,3 @@ const kindRoutes = (kind: GoalKind): Route[] => {
 };
 
 export const historyRoutes: Route[] = GOAL_KINDS.flatMap(kindRoutes);
-
-export { historyGoalKindOf } from '#shared/routes/goal-kinds.ts';

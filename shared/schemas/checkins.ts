@@ -3,9 +3,8 @@ import { GOAL_STATUSES } from '#shared/domain/goals/entity.ts';
 import { listEnvelope, recordEnvelope } from '#shared/schemas/common.ts';
 
 /** The check-in bodies are built in shared/schemas/bodies/checkin-*.ts (a handler loads its own on first use); re-exported for the route table. */
-export { CHECKIN_MAX_LABELS } from '#shared/schemas/bodies/checkin-fields.ts';
-export { CheckinCreateBody, toCheckinCreateCommand } from '#shared/schemas/bodies/checkin-create.ts';
-export { CheckinUpdateBody, toCheckinUpdateCommand } from '#shared/schemas/bodies/checkin-update.ts';
+export { CheckinCreateBody } from '#shared/schemas/bodies/checkin-create.ts';
+export { CheckinUpdateBody } from '#shared/schemas/bodies/checkin-update.ts';
 
 export const CheckinRecordSchema = z
   .object({

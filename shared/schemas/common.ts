@@ -1,7 +1,6 @@
 import * as z from 'zod';
 
 /** Shared zod building blocks. Objects are strict: an unknown field is a 400 naming it (contract section 1). */
-export { isoDate, nonBlank, uuid } from '#shared/schemas/bodies/fields.ts';
 export const checks = z.record(z.string(), z.boolean());
 export const accessSource = z.enum(['admin', 'owner', 'creator', 'delegate', 'team', 'visible_entity', 'public']);
 export const pagy = z.object({ page: z.number(), per_page: z.number(), offset: z.number(), next: z.number().nullable(), prev: z.number().nullable(), count: z.number().optional() });

@@ -9,10 +9,9 @@ import { accessSource, checks, listEnvelope } from '#shared/schemas/common.ts';
  * re-exports them for the route table (OpenAPI) and builds the response schemas, which no handler loads.
  */
 
-export { GOAL_LIMITS, GOAL_WRITE_ITEMS } from '#shared/domain/goals/rules.ts';
-export { MetricCreate, GoalCreateBody, toGoalCreateCommand } from '#shared/schemas/bodies/goal-create.ts';
-export { MetricUpdate, GoalUpdateBody, toGoalUpdateCommand } from '#shared/schemas/bodies/goal-update.ts';
-export { GoalDeleteBody, toGoalDeleteCommand } from '#shared/schemas/bodies/goal-delete.ts';
+export { GoalCreateBody } from '#shared/schemas/bodies/goal-create.ts';
+export { GoalUpdateBody } from '#shared/schemas/bodies/goal-update.ts';
+export { GoalDeleteBody } from '#shared/schemas/bodies/goal-delete.ts';
 
 /** Archive/unarchive take no body. */
 export const GoalNoBody = z.strictObject({});

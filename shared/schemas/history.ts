@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { GOAL_STATUSES } from '#shared/domain/goals/entity.ts';
-import { HISTORY_CAUSES } from '#shared/domain/history/entity.ts';
+import { HISTORY_CAUSES } from '#shared/domain/history/progress-cause.ts';
 import { listEnvelope } from '#shared/schemas/common.ts';
 
 export const HistoryRecordSchema = z

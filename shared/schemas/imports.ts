@@ -3,7 +3,7 @@ import { IMPORT_MAX_ROWS, IMPORT_STATES } from '#shared/domain/imports/entity.ts
 import { ImportRowSchema } from '#shared/schemas/import-row.ts';
 import { listEnvelope, recordEnvelope } from '#shared/schemas/common.ts';
 
-export { ImportRowSchema, parseImportRow } from '#shared/schemas/import-row.ts';
+export { parseImportRow } from '#shared/schemas/import-row.ts';
 
 export const ImportBody = z
   .strictObject({ goals: z.array(ImportRowSchema).min(1).max(IMPORT_MAX_ROWS) })

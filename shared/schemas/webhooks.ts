@@ -3,8 +3,8 @@ import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_STATUSES } from '#shared/domain
 import { listEnvelope, recordEnvelope } from '#shared/schemas/common.ts';
 
 /** The webhook bodies are built in shared/schemas/bodies/webhook-*.ts (a handler loads its own on first use); re-exported for the route table. */
-export { WebhookCreateBody, toWebhookCreateInput } from '#shared/schemas/bodies/webhook-create.ts';
-export { WebhookUpdateBody, toWebhookUpdateInput } from '#shared/schemas/bodies/webhook-update.ts';
+export { WebhookCreateBody } from '#shared/schemas/bodies/webhook-create.ts';
+export { WebhookUpdateBody } from '#shared/schemas/bodies/webhook-update.ts';
 
 const webhookFields = {
   uuid: z.string(),

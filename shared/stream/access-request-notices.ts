@@ -9,7 +9,8 @@ import { requestEmailMessage, requestNotifications } from '#shared/domain/sharin
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { queueSender } from '#shared/queue/queue.ts';
 import { ConcurrentUpdateError } from '#shared/errors.ts';
-import type { Projection, TableChange } from '#shared/stream/projection.ts';
+import type { Projection } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 
 /** The request as of an image of its item (its fields are top-level attributes), or undefined for any other item. */
 const requestOf = (img: Record<string, unknown> | undefined) => (img?.kind === 'access_request' ? (img as unknown as AccessRequestRecord) : undefined);

@@ -1,4 +1,5 @@
-import type { Projection, ProjectionCtx, TableChange } from '#shared/stream/projection.ts';
+import type { Projection, ProjectionCtx } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 
 /**
  * Routes one committed change to every projection that accepts it, at once, except that a projection naming

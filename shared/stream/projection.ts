@@ -1,23 +1,6 @@
 import type { DataCtx } from '#shared/db/model.ts';
 import type { Log } from '#shared/logger.ts';
-
-/**
- * One committed change of a table item as the change stream delivers it (NEW_AND_OLD_IMAGES), images
- * unmarshalled. The same shape comes from DynamoDB Streams in AWS (the processor Lambda) and from DynamoDB
- * Local's stream on the local stack (scripts/lib/stream-poller.ts), so every projection runs the same code.
- */
-export interface TableChange {
-  /** The stream record's eventID (unique per change record; the same when a batch is retried). */
-  eventId: string;
-  eventName: 'INSERT' | 'MODIFY' | 'REMOVE';
-  /** When the change was committed (ApproximateCreationDateTime), ISO 8601. */
-  at: string;
-  /** The tenant the item belongs to (from `T#<tenant>#` of its PK). */
-  tenantId: string;
-  keys: { PK: string; SK: string };
-  oldImage?: Record<string, unknown>;
-  newImage?: Record<string, unknown>;
-}
+import type { TableChange } from '#shared/table-change.ts';
 
 /** What a projection gets besides the change: data access confined to the change's tenant, a logger. */
 export interface ProjectionCtx {

@@ -2,9 +2,10 @@ import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { rollupSynced } from '#shared/domain/goals/progress.ts';
 import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
 import { entityRecord, versionOf } from '#shared/stream/changes.ts';
-import type { Projection, TableChange } from '#shared/stream/projection.ts';
+import type { Projection } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 
-/** The goal fields a parent's rollup is computed from (progress.ts rollupProgress), and its own aggregate (a write that changed it outside a rollup write is checked). */
+/** The goal fields a parent's rollup is computed from (progress.ts aggregateOf, aggregateProgress), and its own aggregate (a write that changed it outside a rollup write is checked). */
 const ROLLUP_INPUTS = ['current_progress', 'parent_links', 'progress_mode', 'discarded_at', 'archived_at', 'metric', 'rollup'] as const;
 
 const moved = (before: GoalRecord | undefined, after: GoalRecord | undefined) =>

@@ -5,11 +5,13 @@ import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { listGoals } from '#shared/domain/goals/list.ts';
 import { presentGoals, presentOne } from '#shared/presenters/goals.ts';
-import { createGoal, getGoal, updateGoal } from '#shared/domain/goals/service.ts';
+import { createGoal } from '#shared/domain/goals/create.ts';
+import { getGoal } from '#shared/domain/goals/service.ts';
+import { updateGoal } from '#shared/domain/goals/update.ts';
 import { type TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
-import { dim } from '#shared/stream/read-models/goal-entries.ts';
-import { readGoalStats } from '#shared/stream/read-models/goal-sync.ts';
+import { dim } from '#shared/read-models/goal-entries.ts';
+import { readGoalStats } from '#shared/read-models/goal-sync.ts';
 import { countingCtx, createPeriod, goal, goalTenant, P, type GoalTenant, goalApi } from './goals.fixture.ts';
 
 /**

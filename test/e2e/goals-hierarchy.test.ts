@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createGoal } from '#shared/domain/goals/service.ts';
+import { createGoal } from '#shared/domain/goals/create.ts';
 import { expectError, listAll, type TenantFixture } from '../support/api.ts';
 import { countingCtx, goal, goalTenant, P, sorted, uuids, type GoalTenant, type KindPath, goalApi } from './goals.fixture.ts';
 

@@ -4,13 +4,20 @@ import { baseDb } from '#shared/db/client.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
-import { createGoal, updateGoal } from '#shared/domain/goals/service.ts';
-import { GOAL_LIMITS, GOAL_WRITE_ITEMS } from '#shared/schemas/goals.ts';
+import { createGoal } from '#shared/domain/goals/create.ts';
+import { updateGoal } from '#shared/domain/goals/update.ts';
+import { GOAL_LIMITS } from '#shared/domain/goals/rules.ts';
 import { expectError, type TenantFixture } from '../support/api.ts';
 import { countingCtx, createPeriod, goal, goalTenant, type GoalTenant, goalApi } from './goals.fixture.ts';
 
+/** Worst-case transaction items of a goal create and update within GOAL_LIMITS (the formulas in shared/domain/goals/rules.ts). */
+const GOAL_WRITE_ITEMS = {
+  create: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 4 + l.owners + l.delegates + 2 * l.teams + 3 * l.labels + 3 * l.parents,
+  update: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 7 + 2 * l.owners + 2 * l.delegates + 3 * l.teams + 4 * l.labels + 5 * l.parents,
+};
+
 /**
- * GOAL_LIMITS (shared/schemas/goals.ts) are the documented per-field caps of a goal body. A write within all
+ * GOAL_LIMITS (shared/domain/goals/rules.ts) are the documented per-field caps of a goal body. A write within all
  * of them at once must fit one DynamoDB transaction (100 items): these tests build the worst case of a create
  * and of an update, over HTTP and counted at the DynamoDB client.
  */

@@ -1,7 +1,7 @@
 import type { GoalCreateBody } from '../../clients/typescript/src/index.ts';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
-import { GOAL_LIMITS } from '#shared/schemas/goals.ts';
+import { GOAL_LIMITS } from '#shared/domain/goals/rules.ts';
 import { createPeriod, goal, goalApi, goalTenant, GOAL_FIELDS, KINDS, P, type GoalTenant } from './goals.fixture.ts';
 
 describe('goals: create, get, update, archive; rules', () => {

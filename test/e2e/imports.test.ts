@@ -9,7 +9,7 @@ import { mutateEntity } from '#shared/db/commands.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { getSide } from '#shared/db/side-items.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
-import { createGoal } from '#shared/domain/goals/service.ts';
+import { createGoal } from '#shared/domain/goals/create.ts';
 import { IMPORT_MAX_IN_FLIGHT, importEntity, importGoalUuid, importSlotKey, type ImportRecord } from '#shared/domain/imports/entity.ts';
 import { finishImport, startImport } from '#shared/domain/imports/service.ts';
 import { ImportsInFlightError } from '#shared/domain/imports/slots.ts';

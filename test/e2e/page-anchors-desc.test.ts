@@ -4,8 +4,8 @@ import { baseDb } from '#shared/db/client.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { dim } from '#shared/stream/read-models/goal-entries.ts';
-import { readGoalStats } from '#shared/stream/read-models/goal-sync.ts';
+import { dim } from '#shared/read-models/goal-entries.ts';
+import { readGoalStats } from '#shared/read-models/goal-sync.ts';
 import { eventually } from '../support/eventually.ts';
 import { goal, goalApi, goalTenant, P, uuids, writeGoals } from './goals.fixture.ts';
 

@@ -3,7 +3,10 @@ import { GetPublicKeyCommand, SignCommand, type KMSClient } from '@aws-sdk/clien
 import { createLocalJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { kmsIssuer } from '#shared/auth/issuer.ts';
-import { ISSUER_KEY_SPEC, ISSUER_SIGNING_ALGORITHM } from '../../infra/constructs/token-issuer.ts';
+import { ISSUER_KEY_SPEC } from '../../infra/constructs/token-issuer.ts';
+
+/** The KMS signing algorithm that makes RS256 with the stack's RSA key (infra/constructs/token-issuer.ts): what the JWT authorizer verifies. */
+const ISSUER_SIGNING_ALGORITHM = 'RSASSA_PKCS1_V1_5_SHA_256';
 
 /** A stand-in for KMS holding an RSA key of the stack's key spec; it refuses other signing algorithms, as KMS does. */
 function fakeKms() {

@@ -8,9 +8,9 @@ import type { Loader } from '#shared/list/entity-cache.ts';
 import { parseFilters } from '#shared/list/filter.ts';
 import { parsePageParams } from '#shared/list/params.ts';
 import { keys } from '#shared/db/keys.ts';
-import { counterDelta, counterKey, createdBucket, desiredEntries, dim, fingerprint, shardOf } from '#shared/stream/read-models/goal-entries.ts';
-import { bucketEnd, bucketStart, placePage, placePageNewestFirst, SETTLE_MS, type Anchor } from '#shared/stream/read-models/page-anchors.ts';
-import type { GoalStats } from '#shared/stream/read-models/goal-sync.ts';
+import { counterDelta, counterKey, createdBucket, desiredEntries, dim, fingerprint, shardOf } from '#shared/read-models/goal-entries.ts';
+import { bucketEnd, bucketStart, placePage, placePageNewestFirst, SETTLE_MS, type Anchor } from '#shared/read-models/page-anchors.ts';
+import type { GoalStats } from '#shared/read-models/goal-sync.ts';
 
 const T = '11111111-1111-4111-8111-111111111111';
 const P = '22222222-2222-4222-8222-222222222222';

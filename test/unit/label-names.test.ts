@@ -3,7 +3,7 @@ import { checkinEntity, type CheckinRecord } from '#shared/domain/checkins/entit
 import { claimedLabels, labelsToRead } from '#shared/domain/labels/entity.ts';
 import { currentLabels, decideLabelSync, distinctLabels, labelNameChanged, labelNamesOf, labelsMayBeStale, namedAsAfter, resolveLabels } from '#shared/domain/labels/decide.ts';
 import { labelNamesProjection } from '#shared/stream/projections/label-names.ts';
-import type { TableChange } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 
 /** Label names kept on goals and check-ins: the pure rules of the commands and of the change stream's projection. */
 const NOW = '2025-02-10T12:00:00.000Z';

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { GoalRecord, MetricRecord, MetricType } from '#shared/domain/goals/entity.ts';
-import { goalProgressAt, metricProgress, planRollups, rollupProgress } from '#shared/domain/goals/progress.ts';
+import { aggregateOf, aggregateProgress, goalProgressAt, metricProgress, planRollupWrites, type RollupState } from '#shared/domain/goals/progress.ts';
+
+/** Weighted average of the children's progress towards `parentUuid` (null children count as 0), or null when no child counts. */
+const rollupProgress = (parentUuid: string, children: GoalRecord[]) => aggregateProgress(aggregateOf(parentUuid, children));
+
+/** The new `current_progress` of every rollup goal that moves when `start` changed (planRollupWrites, progress only). */
+function planRollups(state: RollupState, start: string[]): Map<string, number | null> {
+  const out = new Map<string, number | null>();
+  for (const [id, w] of planRollupWrites(state, start)) if (w.progress !== state.goals.get(id)!.current_progress) out.set(id, w.progress);
+  return out;
+}
 
 const metric = (metric_type: MetricType, start_value: number, target_value: number): MetricRecord => ({ uuid: 'm', name: 'm', start_value, target_value, unit: null, metric_type });
 

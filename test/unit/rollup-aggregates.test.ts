@@ -1,7 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
-import { aggregateOf, aggregateProgress, contributionTo, parentDeltas, planAncestorDeltas, planRollupWrites, rollupProgress } from '#shared/domain/goals/progress.ts';
+import { aggregateOf, aggregateProgress, contributionTo, parentDeltas, planAncestorDeltas, planRollupWrites } from '#shared/domain/goals/progress.ts';
+
+const rollupProgress = (parentUuid: string, children: GoalRecord[]) => aggregateProgress(aggregateOf(parentUuid, children));
 
 const NOW = '2026-01-01T00:00:00.000Z';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { GOAL_KINDS, PATH_BY_KIND } from '#shared/domain/goals/entity.ts';
-import { goalKindOf, goalRoutes } from '#shared/routes/goals.ts';
-import { historyGoalKindOf, historyRoutes } from '#shared/routes/history.ts';
+import { goalKindOf, historyGoalKindOf } from '#shared/routes/goal-kinds.ts';
+import { goalRoutes } from '#shared/routes/goals.ts';
+import { historyRoutes } from '#shared/routes/history.ts';
 
 /** Shared handlers learn their record kind from their route row, not from parsing the path. */
 describe('route rows name their record kind', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyChange } from '#shared/stream/apply.ts';
-import type { Projection, TableChange } from '#shared/stream/projection.ts';
+import type { Projection } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 
 const change: TableChange = { eventId: 'e1', eventName: 'MODIFY', at: '2026-01-01T00:00:00.000Z', tenantId: 't', keys: { PK: 'T#t#goal#g', SK: '#' } };
 const ctx = { data: { tenantId: 't' }, log: { debug() {}, info() {}, warn() {}, error() {} } } as never;

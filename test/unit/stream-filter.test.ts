@@ -3,7 +3,7 @@ import { ENTITY_SK, ENTRY_SK_PREFIX, READ_MODEL_SK_PREFIX, REFERENCE_SK_PREFIX }
 import { LIMITER_SK } from '#shared/db/rate-limit-store.ts';
 import { IDEMPOTENCY_SK } from '#shared/db/idempotency-store.ts';
 import { streamProcessorRow } from '#shared/routes/stream.ts';
-import type { TableChange } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 import { projections } from '#shared/stream/projections.ts';
 
 /**

@@ -3,7 +3,7 @@ import { CREATOR_LOST_ACCESS, decideCreateWebhook, decideCreatorCheck, decideUpd
 import { MAX_WEBHOOKS_PER_TENANT, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
 import { ENTITY_SK } from '#shared/db/keys.ts';
 import { creatorLosingRights } from '#shared/stream/projections/webhook-creators.ts';
-import type { TableChange } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 import { callerAs, LATER, NOW, refusal, TENANT, user } from './directory.fixture.ts';
 
 const admin = callerAs('admin');

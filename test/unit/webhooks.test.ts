@@ -13,7 +13,7 @@ import { newWebhookSecret, signPayload, webhookHeaders } from '#shared/domain/we
 import { isBlockedAddress, resolveSafeTarget, urlShapeProblem } from '#shared/domain/webhooks/url-safety.ts';
 import { eventBridgeBus, EVENT_SOURCE } from '#shared/events/event-bus.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
-import type { TableChange } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 
 const T = '11111111-1111-4111-8111-111111111111';
 const G = '22222222-2222-4222-8222-222222222222';

@@ -2,7 +2,7 @@ import { todayUtc } from '#shared/clock.ts';
 import { checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import type { GoalRecord, GoalStatus } from '#shared/domain/goals/entity.ts';
-import type { HistoryCause } from '#shared/domain/history/entity.ts';
+import type { HistoryCause } from '#shared/domain/history/progress-cause.ts';
 import { goalProgressAt } from '#shared/domain/goals/progress.ts';
 import type { LabelRef } from '#shared/domain/labels/entity.ts';
 import { distinctLabels } from '#shared/domain/labels/decide.ts';

@@ -1,8 +1,9 @@
 /**
  * The domain's goal commands: what create, update and delete are asked to do, in the domain's own terms. The
- * wire schemas (the goal body schemas) validate a body and map it to these; nothing here knows the wire.
+ * wire schemas (the goal body schemas) validate a body and map it to these; nothing here knows the wire. The
+ * handlers pass the parsed body to the command as it is, so a body schema drifting from its command fails the build there.
  */
-import type { GoalKind, GoalRecord, GoalStatus, MetricType, ProgressMode } from '#shared/domain/goals/entity.ts';
+import type { GoalRecord, GoalStatus, MetricType, ProgressMode } from '#shared/domain/goals/entity.ts';
 import type { ParentInput } from '#shared/domain/goals/rules.ts';
 
 export interface VisibleEntityInput {
@@ -54,5 +55,3 @@ export interface GoalUpdateCommand extends GoalFieldsInput {
 export type GoalDeleteCommand = {
   delete_hierarchy?: boolean;
 } & { [K in `including_immediate_${'objectives' | 'key_results' | 'initiatives'}`]?: boolean };
-
-export type { GoalKind };

@@ -21,8 +21,8 @@ import { addLabelCreates } from '#shared/domain/labels/service.ts';
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { addEntriesWrittenAtCreate } from '#shared/stream/read-models/goal-sync.ts';
-import { type GoalView } from '#shared/domain/goals/service.ts';
+import { addEntriesWrittenAtCreate } from '#shared/read-models/goal-sync.ts';
+import type { GoalView } from '#shared/domain/goals/service.ts';
 
 /**
  * The read plan of a create: the period, the named users and teams, the new parents (strongly consistent:

@@ -4,7 +4,7 @@ import { entry, type BaseRecord, type EntityDef, type EntryDef } from '#shared/d
 import { teamEntity } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
 import { TakenError, ValidationError } from '#shared/errors.ts';
-import type { ProgressCause } from '#shared/domain/history/entity.ts';
+import type { ProgressCause } from '#shared/domain/history/progress-cause.ts';
 import type { LabelRef } from '#shared/domain/labels/entity.ts';
 
 export const GOAL_KINDS = ['objective', 'key_result', 'initiative'] as const;

@@ -5,9 +5,9 @@ import { GOAL_STATUSES, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, 
 import { labelEntity } from '#shared/domain/labels/entity.ts';
 import { EARLY_KEYS, type IndexEnv, type ListPlan, type ListQuery } from '#shared/list/engine.ts';
 import type { ParsedFilter } from '#shared/list/filter.ts';
-import { CHECKIN_SHARDS, createdBucket, dim, READ_MODELS_VERSION, rmPartition, RM_LIST, STATUS_SHARDS } from '#shared/stream/read-models/goal-entries.ts';
-import { knownReadiness, readGoalStats, type GoalStats } from '#shared/stream/read-models/goal-sync.ts';
-import { bucketEnd, bucketStart, placePage, placePageNewestFirst, readAnchors, SETTLE_MS, type Anchor } from '#shared/stream/read-models/page-anchors.ts';
+import { CHECKIN_SHARDS, createdBucket, dim, READ_MODELS_VERSION, rmPartition, RM_LIST, STATUS_SHARDS } from '#shared/read-models/goal-entries.ts';
+import { knownReadiness, readGoalStats, type GoalStats } from '#shared/read-models/goal-sync.ts';
+import { bucketEnd, bucketStart, placePage, placePageNewestFirst, readAnchors, SETTLE_MS, type Anchor } from '#shared/read-models/page-anchors.ts';
 
 /**
  * The goal lists' planner over the read models (docs/architecture.md, "Filters"). It reads the tenant's

@@ -97,12 +97,6 @@ export function aggregateOf(parentUuid: string, children: GoalRecord[]): RollupA
 export const aggregateProgress = (a: RollupAggregate): number | null => (a.weight > 0 ? Math.round(a.sum / a.weight) / 100 : null);
 
 /**
- * Weighted average of the children's progress towards `parentUuid` (null children count as 0), or null
- * when no child counts. Pure, so the rule is unit-tested apart from storage.
- */
-export const rollupProgress = (parentUuid: string, children: GoalRecord[]): number | null => aggregateProgress(aggregateOf(parentUuid, children));
-
-/**
  * The largest hierarchy one write may bring up to date: the goals given plus their rollup ancestors. A write
  * whose rollup ancestry is larger updates the nearest MAX_ROLLUP_GOALS (read level by level from the goal)
  * and leaves the rest to the change stream's projection, which runs the same code (docs/data-model.md).
@@ -256,11 +250,4 @@ export function planRollupWrites(state: RollupState, start: string[]): Map<strin
     if (progress !== g.current_progress || !sameAggregate(rollup, g.rollup)) writes.set(id, { progress, rollup });
   }
   return writes;
-}
-
-/** Pure: the new `current_progress` of every rollup goal that moves when `start` changed (planRollupWrites, progress only). */
-export function planRollups(state: RollupState, start: string[]): Map<string, number | null> {
-  const out = new Map<string, number | null>();
-  for (const [id, w] of planRollupWrites(state, start)) if (w.progress !== state.goals.get(id)!.current_progress) out.set(id, w.progress);
-  return out;
 }

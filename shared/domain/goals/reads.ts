@@ -34,12 +34,6 @@ export async function readableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind
   return { goal: record, version, access: await requireViewer(ctx, record) };
 }
 
-/** As readableGoal, and the caller must be allowed to edit it (403 otherwise). */
-export async function editableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
-  const { record, version } = await storedGoal(ctx, uuid, kind);
-  return { goal: record, version, access: await requireGoalEditor(ctx, record) };
-}
-
 /**
  * The permission check of a write on a goal a body names (check-in, data source), on its own: 403 unless the
  * caller may change it, `hidden()` (422) when it is unknown or invisible to the caller.

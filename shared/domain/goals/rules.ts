@@ -3,7 +3,7 @@ import { sentFields, uniq } from '#shared/domain/fields.ts';
 import { type GoalKind, type GoalRecord, type MetricRecord, type VisibleEntity } from '#shared/domain/goals/entity.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
-import type { GoalCreateInput, GoalDeleteInput, GoalUpdateInput } from '#shared/domain/goals/service.ts';
+import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 
 /**
  * Per-field caps of a goal body, chosen so that any create or update within all of them at once fits one
@@ -26,15 +26,9 @@ import type { GoalCreateInput, GoalDeleteInput, GoalUpdateInput } from '#shared/
  *   + 4L (old entries deleted, new put, new label item and its claim)
  *   + 5P (old parent and child_of entries deleted, new put, new parent checked)
  *   = 7 + 2O + 2D + 3T + 4L + 5P = 7 + 20 + 6 + 15 + 32 + 20 = 100
- * (GOAL_WRITE_ITEMS computes both; test/e2e/goals-limits.test.ts asserts them and builds both cases.)
+ * (test/e2e/goals-limits.test.ts computes both from GOAL_LIMITS, asserts them and builds both cases.)
  */
 export const GOAL_LIMITS = { owners: 10, teams: 5, delegates: 3, labels: 8, parents: 4, visibleEntities: 100 } as const;
-
-/** Worst-case transaction items of a goal create and update within `limits` (the formulas above). */
-export const GOAL_WRITE_ITEMS = {
-  create: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 4 + l.owners + l.delegates + 2 * l.teams + 3 * l.labels + 3 * l.parents,
-  update: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 7 + 2 * l.owners + 2 * l.delegates + 3 * l.teams + 4 * l.labels + 5 * l.parents,
-};
 
 export const MAX_TX_ITEMS = MAX_TRANSACTION_ITEMS;
 export const SHORT_ID = /^[A-Za-z0-9_-]{2,30}$/;
@@ -58,9 +52,9 @@ export function parentLinksOf(parents: readonly ParentInput[] | null | undefined
  */
 export const tooMany = (field: string) => new TooManyWritesError(field);
 
-/** Item cost of each association field sent, per element (see GOAL_WRITE_ITEMS), largest first: the field a too_many names. */
-export const ITEM_WEIGHTS: Array<[keyof GoalUpdateInput, number]> = [['parents', 5], ['labels', 4], ['team_uuids', 3], ['owner_uuids', 2], ['delegate_uuids', 2]];
-export function heaviestField(input: GoalCreateInput | GoalUpdateInput): string {
+/** Item cost of each association field sent, per element (see the formulas above), largest first: the field a too_many names. */
+export const ITEM_WEIGHTS: Array<[keyof GoalUpdateCommand, number]> = [['parents', 5], ['labels', 4], ['team_uuids', 3], ['owner_uuids', 2], ['delegate_uuids', 2]];
+export function heaviestField(input: GoalCreateCommand | GoalUpdateCommand): string {
   const sent = input as Record<string, unknown>;
   const weighed = ITEM_WEIGHTS.map(([f, w]) => [f, w * (Array.isArray(sent[f]) ? (sent[f] as unknown[]).length : 0)] as const).sort((a, b) => b[1] - a[1]);
   if (weighed[0]![1] > 0) return weighed[0]![0];
@@ -129,7 +123,7 @@ export function normalizeShortId(raw: string | null): string | null {
 
 // ---------- delete (soft) ----------
 
-export const IMMEDIATE_FLAGS: Record<GoalKind, keyof GoalDeleteInput> = {
+export const IMMEDIATE_FLAGS: Record<GoalKind, keyof GoalDeleteCommand> = {
   objective: 'including_immediate_objectives',
   key_result: 'including_immediate_key_results',
   initiative: 'including_immediate_initiatives',

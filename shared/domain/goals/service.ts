@@ -14,11 +14,6 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalAccess } from '#shared/domain/goals/access.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
-
-export type GoalCreateInput = GoalCreateCommand;
-export type GoalUpdateInput = GoalUpdateCommand;
-export type GoalDeleteInput = GoalDeleteCommand;
 
 /** A goal with what the caller may do with it (for `checks` and `access_source`). */
 export interface GoalView {
@@ -32,8 +27,3 @@ export async function getGoal(ctx: DomainCtx, kind: GoalKind, id: string): Promi
   const { goal, access } = await readableGoal(ctx, id, kind);
   return { goal, access };
 }
-
-export { createGoal } from '#shared/domain/goals/create.ts';
-export { updateGoal } from '#shared/domain/goals/update.ts';
-export { deleteGoal } from '#shared/domain/goals/delete.ts';
-export { setArchived } from '#shared/domain/goals/archive.ts';

@@ -1,5 +1,6 @@
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
-import type { HistoryCause, HistoryRecord, ProgressCause } from '#shared/domain/history/entity.ts';
+import type { HistoryRecord } from '#shared/domain/history/entity.ts';
+import type { HistoryCause, ProgressCause } from '#shared/domain/history/progress-cause.ts';
 
 /**
  * The history point a change of a goal item means, or undefined when value, progress and status did not

@@ -1,9 +1,6 @@
 import { keys } from '#shared/db/keys.ts';
 import type { GoalStatus } from '#shared/domain/goals/entity.ts';
-
-/** Why a goal's value, progress or status moved (contract 13). */
-export const HISTORY_CAUSES = ['checkin', 'checkin_updated', 'checkin_deleted', 'rollup', 'metric_changed'] as const;
-export type HistoryCause = (typeof HISTORY_CAUSES)[number];
+import type { HistoryCause } from '#shared/domain/history/progress-cause.ts';
 
 /** One point of a goal's history, as the API returns it. */
 export interface HistoryRecord {
@@ -12,17 +9,6 @@ export interface HistoryRecord {
   progress: number | null;
   status: GoalStatus;
   cause: HistoryCause;
-}
-
-/**
- * The marker a command leaves on the goal record it writes, naming why value/progress/status moved: the
- * stream cannot tell a new check-in from an edited one by the goal's images alone. `at` is the record's
- * `updated_at` of that write, so a marker left over from an earlier write (a later write that did not set
- * one) is recognised as stale and ignored.
- */
-export interface ProgressCause {
-  cause: HistoryCause;
-  at: string;
 }
 
 /**

@@ -8,7 +8,7 @@ import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
-import { createGoal } from '#shared/domain/goals/service.ts';
+import { createGoal } from '#shared/domain/goals/create.ts';
 import { IMPORT_BATCH, IMPORT_QUEUE, IMPORT_WORKER_TIMEOUT_SECONDS, importEntity, importGoalUuid, type ImportError, type ImportRecord } from '#shared/domain/imports/entity.ts';
 import { finishImport, LeaseLost, readImportRows } from '#shared/domain/imports/service.ts';
 import { validateRows, type PlannedRow, type RowParser } from '#shared/domain/imports/validate.ts';

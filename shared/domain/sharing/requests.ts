@@ -18,7 +18,7 @@ import type { Level, ShareablePath, ShareableType } from '#shared/domain/sharing
  * (retryOnConflict); creating and upgrading also check that the resource (owner, grants) did not change
  * since it was read. Concurrent requests yield one pending request and one set of notices.
  */
-export { RESEND_WINDOW_MS, type RequestOutcome, type ResendStatus } from '#shared/domain/sharing/decide.ts';
+export type { RequestOutcome, ResendStatus } from '#shared/domain/sharing/decide.ts';
 
 type StoredRequest = Stored<AccessRequestRecord>;
 

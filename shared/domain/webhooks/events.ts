@@ -4,7 +4,7 @@ import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { namedAsAfter } from '#shared/domain/labels/decide.ts';
 import type { AccessRequestRecord } from '#shared/domain/sharing/entity.ts';
 import type { EventType } from '#shared/domain/webhooks/entity.ts';
-import type { TableChange } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 
 /** An outbound event exactly as contract section 12 shapes it (the webhook body, the EventBridge detail). */
 export interface OutboundEvent {

@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import type { CheckinCreateInput } from '#shared/domain/checkins/service.ts';
 import { checkinFields as fields } from '#shared/schemas/bodies/checkin-fields.ts';
 import { isoDate, uuid } from '#shared/schemas/bodies/fields.ts';
 
@@ -17,6 +16,3 @@ export const CheckinCreateBody = z
     labels: fields.labels.optional(),
   })
   .meta({ id: 'CheckinCreateBody' });
-
-/** The wire body maps onto the domain's check-in command (shared/domain/checkins/decide.ts): a drift fails the build here. */
-export const toCheckinCreateCommand = (body: z.infer<typeof CheckinCreateBody>): CheckinCreateInput => body;

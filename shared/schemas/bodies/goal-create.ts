@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';
 import { goalFields as shared, metricFields } from '#shared/schemas/bodies/goal-fields.ts';
 
 /**
@@ -45,6 +44,3 @@ export const GoalCreateBody = z
     visible_entities: shared.visible_entities.optional(),
   })
   .meta({ id: 'GoalCreateBody' });
-
-/** The wire body maps onto the domain's command (shared/domain/goals/commands.ts): a drift fails the build here. */
-export const toGoalCreateCommand = (body: z.infer<typeof GoalCreateBody>): GoalCreateCommand => body;

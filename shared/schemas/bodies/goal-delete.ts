@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import type { GoalDeleteCommand } from '#shared/domain/goals/commands.ts';
 
 export const GoalDeleteBody = z
   .strictObject({
@@ -13,6 +12,3 @@ export const GoalDeleteBody = z
     description:
       'Soft delete (discarded_at/discarded_by_uuid). including_immediate_<kind> also discards the direct children of that kind; delete_hierarchy every descendant. All-or-nothing: refused with 422 too_many (field delete_hierarchy or the including_immediate_* flag sent) when it needs more than 100 writes, 403 when the caller cannot change one of them (a goal the caller cannot see is not named).',
   });
-
-/** The wire body maps onto the domain's command (shared/domain/goals/commands.ts): a drift fails the build here. */
-export const toGoalDeleteCommand = (body: z.infer<typeof GoalDeleteBody>): GoalDeleteCommand => body;

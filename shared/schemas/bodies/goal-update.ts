@@ -1,6 +1,5 @@
 import * as z from 'zod';
 import { GOAL_STATUSES, PROGRESS_MODES } from '#shared/domain/goals/entity.ts';
-import type { GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 import { goalFields as shared, metricFields } from '#shared/schemas/bodies/goal-fields.ts';
 
 export const MetricUpdate = z
@@ -33,6 +32,3 @@ export const GoalUpdateBody = z
     visible_entities: shared.visible_entities.optional(),
   })
   .meta({ id: 'GoalUpdateBody', description: 'Every field optional; an omitted field is left unchanged (null or [] clears a list).' });
-
-/** The wire body maps onto the domain's command (shared/domain/goals/commands.ts): a drift fails the build here. */
-export const toGoalUpdateCommand = (body: z.infer<typeof GoalUpdateBody>): GoalUpdateCommand => body;

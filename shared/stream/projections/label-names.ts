@@ -11,7 +11,8 @@ import { decideLabelSync, labelNameChanged, labelsMayBeStale, type Labelled } fr
 import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { NotFoundError } from '#shared/errors.ts';
 import { entityRecord } from '#shared/stream/changes.ts';
-import type { Projection, TableChange } from '#shared/stream/projection.ts';
+import type { Projection } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 
 /** Records synced at once by one label's fan-out. */
 const FAN_OUT_CONCURRENCY = 8;

@@ -3,7 +3,8 @@ import type { UserRecord } from '#shared/domain/users/entity.ts';
 import { losesWebhookRights } from '#shared/domain/webhooks/decide.ts';
 import { disableWebhooksOfCreator } from '#shared/domain/webhooks/disable.ts';
 import { entityRecord } from '#shared/stream/changes.ts';
-import type { Projection, TableChange } from '#shared/stream/projection.ts';
+import type { Projection } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
 
 /** The user of a change that took away the rights webhooks require (an admin demoted, deactivated or removed), else undefined. */
 export function creatorLosingRights(change: TableChange): string | undefined {

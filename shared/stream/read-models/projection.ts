@@ -1,7 +1,8 @@
 import { entityRecord } from '#shared/stream/changes.ts';
-import type { Projection, TableChange } from '#shared/stream/projection.ts';
-import { markReadModelsReady, syncGoalReadModels } from '#shared/stream/read-models/goal-sync.ts';
-import { desiredEntries, fingerprint } from '#shared/stream/read-models/goal-entries.ts';
+import type { Projection } from '#shared/stream/projection.ts';
+import type { TableChange } from '#shared/table-change.ts';
+import { markReadModelsReady, syncGoalReadModels } from '#shared/read-models/goal-sync.ts';
+import { desiredEntries, fingerprint } from '#shared/read-models/goal-entries.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 
 const goalOf = (change: TableChange, which: 'old' | 'new') => entityRecord<GoalRecord>(change, 'goal', which);

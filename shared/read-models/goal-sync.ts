@@ -8,7 +8,7 @@ import { getSides, querySidePage, type SideItem } from '#shared/db/side-items.ts
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
-import { COUNTER_SHARDS, READ_MODELS_VERSION, STREAM_COUNTER_SHARDS, counterDelta, counterKey, desiredEntries, entriesWrittenAtCreate, fingerprint, shardOf, type ReadModelEntry, type StoredEntry } from '#shared/stream/read-models/goal-entries.ts';
+import { COUNTER_SHARDS, READ_MODELS_VERSION, STREAM_COUNTER_SHARDS, counterDelta, counterKey, desiredEntries, entriesWrittenAtCreate, fingerprint, shardOf, type ReadModelEntry, type StoredEntry } from '#shared/read-models/goal-entries.ts';
 
 /** A goal's read-model entries as stored (consistent read of its partition's `RM#` items). */
 async function storedEntries(ctx: DataCtx, goalUuid: string): Promise<Array<StoredEntry & { kind: GoalKind }>> {
