@@ -5,6 +5,7 @@ import type { Context } from 'aws-lambda';
 import type * as z from 'zod';
 import { config } from '#shared/config.ts';
 import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
+import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { bodyValidation } from '#shared/http/middleware/body-validation.ts';
 import { caller } from '#shared/http/middleware/caller.ts';
 import { earlyLists } from '#shared/http/middleware/early-lists.ts';
@@ -19,7 +20,6 @@ import { limitDefaultsFromEnv, RateLimiter } from '#shared/http/rate-limit.ts';
 import { transport } from '#shared/http/transport.ts';
 import { queryPairs } from '#shared/list/params.ts';
 import { withKeys, type Log } from '#shared/logger.ts';
-import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
 
 export type { ApiEvent, ApiResult, BodySchema, EarlyRequest, ReadAhead, ReplayRequest, RequestCtx };
