@@ -1,5 +1,6 @@
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { json, type ApiResult } from '#shared/http/api.ts';
+import { json } from '#shared/http/json.ts';
+import type { ApiResult } from '#shared/http/middleware/internal.ts';
 import type { ListResult } from '#shared/list/engine.ts';
 
 /** `data = { type, record, checks, access_source }` (contract section 2). */

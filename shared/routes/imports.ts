@@ -1,4 +1,4 @@
-import { IMPORT_MAX_RECEIVES, IMPORT_QUEUE, IMPORT_WORKER_CONCURRENCY, IMPORT_WORKER_TIMEOUT_SECONDS } from '#shared/domain/imports/entity.ts';
+import { IMPORT_MAX_RECEIVES, IMPORT_MEDIA_TYPES, IMPORT_QUEUE, IMPORT_WORKER_CONCURRENCY, IMPORT_WORKER_TIMEOUT_SECONDS } from '#shared/domain/imports/entity.ts';
 import type { Route, Worker } from '#shared/routes/types.ts';
 import { ImportBody, ImportListResponse, ImportResponse } from '#shared/schemas/imports.ts';
 
@@ -13,7 +13,7 @@ export const importRoutes: Route[] = [
     auth: 'jwt',
     table: 'write',
     sendsTo: [IMPORT_QUEUE],
-    accepts: ['application/json', 'text/csv'],
+    accepts: IMPORT_MEDIA_TYPES,
     doc: {
       summary:
         "Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed. Rows are created no faster than the tenant's rate limit allows (each costs the importing user a token, as a create would). At most 2 imports of a tenant queued or running: another is 429 rate_limited (detail imports_in_flight) with Retry-After",

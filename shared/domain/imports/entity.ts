@@ -4,6 +4,8 @@ import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
 
 export const IMPORT_QUEUE = 'goal-imports';
 export const IMPORT_MAX_ROWS = 10_000;
+/** Media types an import body may have: the route row's `accepts` and what its handler hands the transport. */
+export const IMPORT_MEDIA_TYPES: ['application/json', 'text/csv'] = ['application/json', 'text/csv'];
 /** Receives of one import message before it is dead-lettered; the last one ends the import `failed`. */
 export const IMPORT_MAX_RECEIVES = 5;
 /** The worker's Lambda timeout; a lease held this long by a delivery keeps a duplicate delivery out. */
