@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     globalSetup: ['test/setup/global.ts'],
     setupFiles: ['test/setup/env.ts'],
+    // no EMF metric lines from handlers a test calls in its own process (the local stack sets the same)
+    env: { POWERTOOLS_METRICS_DISABLED: 'true' },
     include: ['test/**/*.test.ts'],
     testTimeout: 300_000,
     hookTimeout: 120_000,

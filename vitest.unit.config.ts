@@ -8,7 +8,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/unit/**/*.test.ts'],
-    env: { TABLE_NAME: 'unit-tests-have-no-table', AWS_REGION: 'us-east-1' },
+    env: { TABLE_NAME: 'unit-tests-have-no-table', AWS_REGION: 'us-east-1', POWERTOOLS_METRICS_DISABLED: 'true' },
     testTimeout: 20_000,
     pool: 'threads',
   },

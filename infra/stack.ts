@@ -25,6 +25,7 @@ import { streamProcessorRow } from '#shared/routes/stream.ts';
 import { tableAccessOf } from '#shared/routes/types.ts';
 import type { StackConfig } from './config.ts';
 import { ServiceAlarms } from './constructs/alarms.ts';
+import { ServiceDashboard } from './constructs/dashboard.ts';
 import { Mailer } from './constructs/mailer.ts';
 import { OutboundEvents } from './constructs/outbound-events.ts';
 import { ServiceFunction } from './constructs/service-function.ts';
@@ -309,6 +310,7 @@ export class GoalTrackingStack extends Stack {
     this.alarms.deadLetters('StreamDeadLetters', this.streamDeadLetters);
     for (const [w, fn] of this.workerFunctions) this.alarms.workerErrors(`${pascal(w.queue)}WorkerErrors`, fn.fn);
     for (const [q, wq] of this.queues) this.alarms.deadLetters(`${pascal(q)}DeadLetters`, wq.deadLetterQueue);
+    new ServiceDashboard(this, 'Dashboard', { alarms: this.alarms.alarms }); // the service metrics and every alarm above
 
     // ---- operator access (scripts/admin.ts runs with a human's credentials, not in a function) ----
     const operator = new iam.ManagedPolicy(this, 'OperatorPolicy', {

@@ -1,11 +1,17 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { createCheckin } from '#shared/domain/checkins/service.ts';
+import { collectSignals } from '#shared/domain/signals.ts';
+import { emitMetrics } from '#shared/observability/emit.ts';
 import { checkinRecordResponse } from '#shared/presenters/checkins.ts';
 import { requireNamedGoalEditor } from '#shared/domain/goals/reads.ts';
 import { unknownGoal } from '#shared/domain/checkins/service.ts';
 
 export const handler = apiHandler({
   body: () => import('#shared/schemas/bodies/checkin-create.ts').then((m) => m.CheckinCreateBody),
-  handle: async ({ ctx, body }) => checkinRecordResponse(ctx, 201, await createCheckin(ctx, body)),
+  handle: async ({ ctx, body }) => {
+    const { value: view, signals } = await collectSignals(() => createCheckin(ctx, body));
+    await emitMetrics({ CheckinsWritten: 1, RollupDepth: signals.rollupDepth });
+    return checkinRecordResponse(ctx, 201, view);
+  },
   authorizeReplay: ({ ctx, body }) => requireNamedGoalEditor(ctx, body.goal_uuid, () => unknownGoal(body.goal_uuid)),
 });

@@ -149,6 +149,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     EXPOSE_DB_METRICS: process.env.EXPOSE_DB_METRICS ?? 'true',
     // Webhooks may target a receiver on this machine (http on 127.0.0.1/localhost); never set in AWS.
     WEBHOOK_ALLOW_LOCAL_HTTP: 'true',
+    // No EMF metric lines locally (shared/observability/metrics.ts); POWERTOOLS_METRICS_DISABLED=false shows them.
+    POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     ...(opts.quiet ? { POWERTOOLS_LOG_LEVEL: 'SILENT', LOG_LEVEL: 'SILENT' } : {}),
   });
   const issuer = await fileIssuer(keyFile(dataDir), process.env.ISSUER_URL!, process.env.JWT_AUDIENCE || undefined);

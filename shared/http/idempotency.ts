@@ -6,6 +6,7 @@ import type { IdempotentCall } from '#shared/db/idempotency-store.ts';
 import { BadRequestError } from '#shared/errors.ts';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '#shared/http/http-errors.ts';
 import { idSeedOf, withIdSeed } from '#shared/ids.ts';
+import { emitMetric } from '#shared/observability/emit.ts';
 import type { ReadBody } from '#shared/http/transport.ts';
 
 type Result = APIGatewayProxyStructuredResultV2;
@@ -117,6 +118,7 @@ export async function runIdempotent(
     const result = (await once(call)) as Result;
     // Before anything stored is opened or returned; a refusal throws here and is answered as any other.
     if (result.headers?.[REPLAYED_HEADER] === 'true' && (result.statusCode ?? 200) < 400) await scope.authorizeReplay();
+    if (result.headers?.[REPLAYED_HEADER] === 'true') await emitMetric('IdempotentReplays');
     return scope.sealed ? await sealedBody(result, idempotencyRecordKey(call), 'open') : result;
   } catch (err) {
     if (err instanceof ServerErrorResult) return err.result;

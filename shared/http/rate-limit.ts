@@ -3,6 +3,7 @@ import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
 import { leaseTokens, limiterKeys, readTenantLimits, type Cell, type TenantLimits } from '#shared/db/rate-limit-store.ts';
 import { RateLimitedError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
+import { emitMetric } from '#shared/observability/emit.ts';
 
 /** Requests per second and burst of one bucket. */
 export interface Limit {
@@ -91,6 +92,7 @@ export class RateLimiter {
       if (retryAfterMs !== undefined) {
         const err = new RateLimitedError(retryAfterMs / 1000);
         Object.assign(err.headers, this.headers(checks, { name: c.name, retryAfterMs }));
+        await emitMetric('LimiterRefusals');
         throw err;
       }
     }

@@ -12,6 +12,7 @@ import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { addGoalWrite, refreshRollups, rollupsWithGoalWrite } from '#shared/domain/goals/rollup-writes.ts';
+import { reportSignal } from '#shared/domain/signals.ts';
 import { primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/service.ts';
 import { NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
@@ -109,6 +110,7 @@ async function commitOnGoal(ctx: DomainCtx, attempt: () => Promise<{ after: Goal
 async function commitWithRollups(ctx: DomainCtx, tx: WriteTx, before: Stored<GoalRecord>, after: GoalRecord): Promise<{ after: GoalRecord; synced: boolean }> {
   const rollups = await rollupsWithGoalWrite(ctx, before, after, tx.size);
   await addGoalWrite(tx, before, rollups).commit();
+  if (rollups.synced) reportSignal('rollupDepth', rollups.ancestors.length); // the operator's RollupDepth metric
   return { after: rollups.goal, synced: rollups.synced };
 }
 
