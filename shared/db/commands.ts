@@ -43,6 +43,8 @@ export async function retryOnConflict<T>(attempt: (n: number) => Promise<T>): Pr
  *    commits; a lost race (ConcurrentUpdateError) runs read-decide-write again within the one budget;
  *  - `stored`: a create whose record an earlier attempt of this request already stored (AlreadyCreatedError
  *    under seeded ids) answers with that record, presented as `write` would have (createdOrStored);
+ *  - `recover`: a failed condition of the write that is an answer, not an error (e.g. a repeated request
+ *    finding its own claim): what to answer instead, or undefined to let the error through;
  *  - `after`: derived work once the transaction committed (rollups, caches), on the stored record too.
  */
 export interface Command<S, W, R, I, O> {
@@ -52,6 +54,7 @@ export interface Command<S, W, R, I, O> {
   decide: (state: S, now: string, ids: I) => Decision<W>;
   write: (tx: WriteTx, write: W, state: S, run: CommandRun<I>) => R | Promise<R>;
   stored?: StoredAnswer<R>;
+  recover?: (err: unknown, state: S) => Promise<R | undefined>;
   after?: (result: R) => O | Promise<O>;
 }
 
@@ -88,7 +91,13 @@ export async function runCommand<S, W, R, I = undefined, O = R>(ctx: DataCtx, c:
       if ('error' in decision) throw decision.error;
       const tx = new WriteTx(ctx);
       const result = await c.write(tx, decision.write, state, run);
-      await tx.commit();
+      try {
+        await tx.commit();
+      } catch (err) {
+        const recovered = err instanceof ConcurrentUpdateError ? undefined : await c.recover?.(err, state);
+        if (recovered === undefined) throw err;
+        return recovered;
+      }
       return result;
     });
   const result = c.stored ? await c.stored.answer(ctx, attempts) : await attempts();
