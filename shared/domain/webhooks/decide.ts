@@ -5,8 +5,8 @@
  */
 import { isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { accept, refuse, type Decision } from '#shared/domain/decision.ts';
-import { MAX_WEBHOOKS_PER_TENANT, type EventType, type WebhookRecord, type WebhookStatus } from '#shared/domain/webhooks/entity.ts';
-import { ForbiddenError, ValidationError, type AppError } from '#shared/errors.ts';
+import { MAX_WEBHOOKS_PER_TENANT, type DeliveryRecord, type EventType, type WebhookRecord, type WebhookStatus } from '#shared/domain/webhooks/entity.ts';
+import { ForbiddenError, NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
 import { sentFields } from '#shared/domain/fields.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 
@@ -85,4 +85,14 @@ export const losesWebhookRights = (before: UserRecord | undefined, after: UserRe
 export function decideCreatorCheck(w: WebhookRecord, creator: UserRecord | undefined, now: string): WebhookRecord | undefined {
   if (w.status !== 'active' || holdsWebhookRights(creator)) return undefined;
   return { ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS, updated_at: now };
+}
+
+/**
+ * A redelivery of `delivery` as read (undefined, or of another endpoint: 404) on the endpoint `w`: a new round of
+ * attempts with the same event id and body, under the next seq; an endpoint not active is 422 webhook_disabled.
+ */
+export function decideRedeliver(w: WebhookRecord, delivery: DeliveryRecord | undefined, deliveryId: string, now: string): Decision<DeliveryRecord> {
+  if (!delivery || delivery.webhook_uuid !== w.uuid) return refuse(new NotFoundError('Delivery', deliveryId));
+  if (w.status !== 'active') return refuse(ValidationError.field('status', 'webhook_disabled', 'This webhook is disabled; set its status to active first'));
+  return accept({ ...delivery, status: 'pending', round_attempts: 0, seq: delivery.seq + 1, claim: null, next_attempt_at: now, updated_at: now });
 }
