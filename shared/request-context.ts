@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DbMetrics } from '#shared/db/metrics.ts';
-import type { DomainSignals } from '#shared/domain/signals.ts';
+import type { DomainSignals } from '#shared/signals.ts';
 import type { Grant } from '#shared/grants.ts';
 import type { IdSeed } from '#shared/ids.ts';
 import type { ActiveTrace } from '#shared/tracer.ts';
@@ -8,7 +8,7 @@ import type { ActiveTrace } from '#shared/tracer.ts';
 /**
  * What code deep inside a request reads about it without being handed it: the function's grant (local stack,
  * shared/grants.ts), the id seed of an idempotent request (shared/ids.ts), the request's DynamoDB metrics
- * (shared/db/metrics.ts), its trace subsegment (shared/tracer.ts) and its domain signals (shared/domain/signals.ts). One AsyncLocalStorage holds them all:
+ * (shared/db/metrics.ts), its trace subsegment (shared/tracer.ts) and its domain signals (shared/signals.ts). One AsyncLocalStorage holds them all:
  * Node 22 copies the value of every enabled store onto every promise created, so one store per concern cost
  * a copy per store on each of a request's hundreds of promises (the profile of `npm run load` showed it).
  * Concurrent requests (the local stack runs many in one process) each see their own context.
@@ -18,7 +18,7 @@ export interface RequestContext {
   idSeed?: IdSeed;
   dbMetrics?: DbMetrics;
   trace?: ActiveTrace;
-  /** What the domain reports for the operator's metrics (shared/domain/signals.ts). */
+  /** What the domain reports for the operator's metrics (shared/signals.ts). */
   signals?: DomainSignals;
 }
 

@@ -1,6 +1,6 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { createCheckin } from '#shared/domain/checkins/service.ts';
-import { collectSignals } from '#shared/domain/signals.ts';
+import { collectSignals } from '#shared/signals.ts';
 import { emitMetrics } from '#shared/observability/emit.ts';
 import { checkinRecordResponse } from '#shared/presenters/checkins.ts';
 import { requireNamedGoalEditor } from '#shared/domain/goals/reads.ts';

@@ -1,6 +1,6 @@
 import { apiHandler, json } from '#shared/http/api.ts';
 import { updateCheckin } from '#shared/domain/checkins/service.ts';
-import { collectSignals } from '#shared/domain/signals.ts';
+import { collectSignals } from '#shared/signals.ts';
 import { emitMetrics } from '#shared/observability/emit.ts';
 import { presentCheckin } from '#shared/presenters/checkins.ts';
 

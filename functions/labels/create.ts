@@ -2,7 +2,7 @@ import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
 import { createLabel, labelAccessSource, labelChecks } from '#shared/domain/labels/service.ts';
 import { presentLabel } from '#shared/presenters/directory.ts';
-import { checkLabelCreateAllowed } from '#shared/domain/labels/decide.ts';
+import { requireContentWriter } from '#shared/auth/permissions.ts';
 
 export const handler = apiHandler({
   body: () => import('#shared/schemas/bodies/label-create.ts').then((m) => m.LabelCreateBody),
@@ -10,5 +10,5 @@ export const handler = apiHandler({
     const label = await createLabel(ctx, body);
     return recordResponse(201, 'label', presentLabel(label), labelChecks(ctx, label), labelAccessSource(ctx, label));
   },
-  authorizeReplay: ({ ctx }) => checkLabelCreateAllowed(ctx.caller),
+  authorizeReplay: ({ ctx }) => requireContentWriter(ctx.caller), // the create's precheck (labelCreateRefusal), thrown
 });

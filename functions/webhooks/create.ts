@@ -1,8 +1,7 @@
 import { apiHandler } from '#shared/http/api.ts';
 import { recordResponse } from '#shared/http/respond.ts';
-import { createWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/webhooks/service.ts';
+import { checkWebhookAdmin, createWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/webhooks/service.ts';
 import { presentCreatedWebhook } from '#shared/presenters/webhooks.ts';
-import { checkWebhookAdmin } from '#shared/domain/webhooks/decide.ts';
 
 /** 201 with the record and, this once, its secret. */
 export const handler = apiHandler({

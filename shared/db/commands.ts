@@ -1,24 +1,107 @@
-import { sleep } from '#shared/clock.ts';
+import { nowIso, sleep } from '#shared/clock.ts';
 import type { BaseRecord, DataCtx, EntityDef, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { AlreadyCreatedError, WriteTx } from '#shared/db/write-tx.ts';
+import type { Decision } from '#shared/decision.ts';
 import { ConcurrentUpdateError, type AppError } from '#shared/errors.ts';
 
 /**
- * Runs a read-check-write attempt again when its transaction lost an optimistic race. Creates need it because
- * two overlapping transactions on one uniqueness claim can be cancelled as a conflict rather than a failed
- * condition (the retry then sees the claim: 422 taken); deletes because they are conditioned on the version read.
+ * The one retry budget of a write that lost an optimistic race (ConcurrentUpdateError): attempts in all,
+ * never nested. Sized for the worst burst the service promises to absorb without a 409: many concurrent
+ * check-ins under one rollup parent (each round of retries lets at least one writer of each contended item
+ * through; test/e2e/checkins-progress.test.ts runs 40 under one parent). Back-off is exponential with full
+ * jitter, capped, so a burst spreads out instead of colliding in lockstep.
  */
-export async function retryOnConflict<T>(attempt: () => Promise<T>): Promise<T> {
+export const CONFLICT_ATTEMPTS = 64;
+const BACKOFF_CAP_MS = 400;
+const backoff = (n: number) => Math.random() * Math.min(BACKOFF_CAP_MS, 10 * 2 ** n);
+
+/**
+ * Runs a read-check-write attempt again when its transaction lost an optimistic race, within the one budget
+ * (CONFLICT_ATTEMPTS). Creates need it because two overlapping transactions on one uniqueness claim can be
+ * cancelled as a conflict rather than a failed condition (the retry then sees the claim: 422 taken); deletes
+ * because they are conditioned on the version read. Commands use runCommand, which retries through this.
+ */
+export async function retryOnConflict<T>(attempt: (n: number) => Promise<T>): Promise<T> {
   for (let n = 0; ; n++) {
     try {
-      return await attempt();
+      return await attempt(n);
     } catch (err) {
-      if (!(err instanceof ConcurrentUpdateError) || n >= 15) throw err;
-      // Exponential back-off with full jitter: a burst of writes on one item spreads out instead of colliding in lockstep.
-      await sleep(Math.random() * Math.min(400, 10 * 2 ** n));
+      if (!(err instanceof ConcurrentUpdateError) || n >= CONFLICT_ATTEMPTS - 1) throw err;
+      await sleep(backoff(n));
     }
   }
+}
+
+/**
+ * One command, the shape every domain write has (docs/architecture.md, "worked example"):
+ *  - `ids` (drawn by the command's caller, once) and the clock are fixed before anything else: every attempt (and a replay of the request
+ *    under the same Idempotency-Key, whose ids are seeded) writes the same records at the same time;
+ *  - `precheck`: a refusal that must answer before anything is read (e.g. a viewer creating), once;
+ *  - `read` the state (again on every attempt; `attempt` counts from 0), `decide` purely on it (a Decision:
+ *    its error is answered, nothing written), `write` the decision into one transaction, which the runner
+ *    commits; a lost race (ConcurrentUpdateError) runs read-decide-write again within the one budget;
+ *  - `stored`: a create whose record an earlier attempt of this request already stored (AlreadyCreatedError
+ *    under seeded ids) answers with that record, presented as `write` would have (createdOrStored);
+ *  - `recover`: a failed condition of the write that is an answer, not an error (e.g. a repeated request
+ *    finding its own claim): what to answer instead, or undefined to let the error through;
+ *  - `after`: derived work once the transaction committed (rollups, caches), on the stored record too.
+ */
+export interface Command<S, W, R, I, O> {
+  ids?: I;
+  precheck?: (ids: I) => AppError | undefined | Promise<AppError | undefined>;
+  read: (run: CommandRun<I>) => Promise<S>;
+  decide: (state: S, now: string, ids: I) => Decision<W>;
+  write: (tx: WriteTx, write: W, state: S, run: CommandRun<I>) => R | Promise<R>;
+  stored?: StoredAnswer<R>;
+  recover?: (err: unknown, state: S) => Promise<R | undefined>;
+  after?: (result: R) => O | Promise<O>;
+}
+
+/** What every step of one command run shares: its ids, its instant, and which attempt this is (from 0). */
+export interface CommandRun<I> {
+  ids: I;
+  now: string;
+  attempt: number;
+}
+
+/** How a create answers when its record is already stored (`orStored`). */
+export interface StoredAnswer<R> {
+  answer(ctx: DataCtx, create: () => Promise<R>): Promise<R>;
+}
+
+/** A create of `def`'s record `uuid` (one of the command's ids): already stored by an earlier attempt of the request, it answers `present(stored)`. */
+export const orStored = <Rec extends BaseRecord, R>(def: EntityDef<Rec>, uuid: string, present: (stored: Rec) => R | Promise<R>): StoredAnswer<R> => ({
+  answer: (ctx, create) => createdOrStored(ctx, def, uuid, create, present),
+});
+
+/** The clock commands read (one instant per command); a test may fix it. */
+export const commandClock = { now: nowIso };
+
+export async function runCommand<S, W, R, I = undefined, O = R>(ctx: DataCtx, c: Command<S, W, R, I, O>): Promise<O> {
+  const ids = c.ids as I;
+  const now = commandClock.now();
+  const refusal = await c.precheck?.(ids);
+  if (refusal) throw refusal;
+  const attempts = () =>
+    retryOnConflict(async (n) => {
+      const run = { ids, now, attempt: n };
+      const state = await c.read(run);
+      const decision = c.decide(state, now, ids);
+      if ('error' in decision) throw decision.error;
+      const tx = new WriteTx(ctx);
+      const result = await c.write(tx, decision.write, state, run);
+      try {
+        await tx.commit();
+      } catch (err) {
+        const recovered = err instanceof ConcurrentUpdateError ? undefined : await c.recover?.(err, state);
+        if (recovered === undefined) throw err;
+        return recovered;
+      }
+      return result;
+    });
+  const result = c.stored ? await c.stored.answer(ctx, attempts) : await attempts();
+  return c.after ? c.after(result) : (result as unknown as O);
 }
 
 export async function createEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, record: R): Promise<R> {

@@ -1,5 +1,5 @@
 import { nowIso } from '#shared/clock.ts';
-import { mutateEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { mutateEntity } from '#shared/db/commands.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { checkinEntity, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
@@ -28,17 +28,16 @@ export const currentValuesProjection: Projection = {
   accepts: (change) => (entityRecord<CheckinRecord>(change, 'checkin', 'new') ?? entityRecord<CheckinRecord>(change, 'checkin', 'old')) !== undefined,
   async apply(change, ctx) {
     const checkin = (entityRecord<CheckinRecord>(change, 'checkin', 'new') ?? entityRecord<CheckinRecord>(change, 'checkin', 'old'))!;
-    await retryOnConflict(() =>
-      mutateEntity(
-        ctx.data,
-        goalEntity,
-        checkin.goal_uuid,
-        async (goal) => {
-          const next = goalFollowing(goal.record, await latestCheckin(ctx.data, checkin.goal_uuid));
-          return FOLLOWED.some((k) => next[k] !== goal.record[k]) ? { ...next, updated_at: nowIso() } : undefined;
-        },
-        () => new NotFoundError('Goal', checkin.goal_uuid),
-      ),
+    // mutateEntity retries a lost race within the one budget (shared/db/commands.ts)
+    await mutateEntity(
+      ctx.data,
+      goalEntity,
+      checkin.goal_uuid,
+      async (goal) => {
+        const next = goalFollowing(goal.record, await latestCheckin(ctx.data, checkin.goal_uuid));
+        return FOLLOWED.some((k) => next[k] !== goal.record[k]) ? { ...next, updated_at: nowIso() } : undefined;
+      },
+      () => new NotFoundError('Goal', checkin.goal_uuid),
     ).catch((err) => {
       if (!(err instanceof NotFoundError)) throw err; // the goal was deleted since: nothing follows any more
     });

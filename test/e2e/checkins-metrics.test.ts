@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createCheckin, deleteCheckin, updateCheckin } from '#shared/domain/checkins/service.ts';
-import { collectSignals } from '#shared/domain/signals.ts';
+import { collectSignals } from '#shared/signals.ts';
 import type { TenantFixture } from '../support/api.ts';
 import { countingCtx, goal, goalTenant, type GoalTenant } from './goals.fixture.ts';
 
 /**
  * The RollupDepth metric's source (docs/architecture.md, "Metrics"): a check-in write reports the rollup
- * ancestors it moved in its own transaction through the domain's signal port (shared/domain/signals.ts); the
+ * ancestors it moved in its own transaction through the domain's signal port (shared/signals.ts); the
  * check-in handlers emit it.
  */
 describe('check-ins: the rollup depth signal', () => {

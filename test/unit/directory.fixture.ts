@@ -13,20 +13,28 @@ export function callerAs(role: Role, userId = `${role}-1`): Caller {
 
 export const user = (uuid: string, over: Partial<UserRecord> = {}): UserRecord => ({ ...newUserRecord({ email: `${uuid}@example.test`, creator_uuid: null }, NOW, uuid), ...over });
 
-/** The error `f` throws; fails the test when it returns. */
+/** What `f` returns, its Decision unwrapped (shared/decision.ts): a refused one, or a refusal returned, is thrown. */
+function run(f: () => unknown): unknown {
+  const r = f();
+  if (r instanceof Error) throw r;
+  if (r && typeof r === 'object' && 'error' in r && r.error instanceof Error) throw r.error;
+  return r;
+}
+
+/** The error `f` throws or its Decision refuses with; fails the test when it returns otherwise. */
 export function refusal(f: () => unknown): AppError {
   try {
-    f();
+    run(f);
   } catch (err) {
     return err as AppError;
   }
   throw new Error('expected a refusal');
 }
 
-/** What `f` answers: `ok`, the code of the first detail of what it throws, or the error's name when it has none. */
+/** What `f` answers: `ok`, the code of the first detail of what it throws (or refuses), or the error's name when it has none. */
 export function codeOf(f: () => unknown): string {
   try {
-    f();
+    run(f);
   } catch (err) {
     return (err as AppError).details?.[0]?.code ?? (err as Error).name;
   }

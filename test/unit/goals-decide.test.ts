@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Stored } from '#shared/db/model.ts';
 import type { GoalAccess } from '#shared/domain/goals/access.ts';
 import {
-  decideArchive, decideCreate, decideDelete, decideUpdate,
+  createRefusal, decideArchive, decideCreate, decideDelete, decideUpdate,
   type CreateState, type Decision, type SeenGoal, type UpdateState,
 } from '#shared/domain/goals/decide.ts';
 import { labelNamesOf, resolveLabels } from '#shared/domain/labels/decide.ts';
@@ -60,8 +60,9 @@ describe('goal create decide', () => {
     expect(w.parents).toEqual([parent.stored]); // version-checked at commit
   });
 
-  it('refuses in order: viewer 403, delegate conflict, unknown period, then every field rule at once', () => {
-    expect(errorOf(decideCreate('objective', { title: 'x', time_period_uuid: 'p1' }, createState(), viewer, NOW, ids))).toBeInstanceOf(ForbiddenError);
+  it('refuses in order: viewer 403 (the precheck, before any read), delegate conflict, unknown period, then every field rule at once', () => {
+    expect(createRefusal(viewer)).toBeInstanceOf(ForbiddenError);
+    expect(createRefusal(admin)).toBeUndefined();
     expect(errorOf(decideCreate('objective', { title: 'x', time_period_uuid: 'p1', delegate_uuid: 'u2', delegate_uuids: ['u2'] }, createState({ period: undefined }), admin, NOW, ids)))
       .toMatchObject({ details: [{ field: 'delegate_uuid', code: 'conflict' }] });
     expect(errorOf(decideCreate('objective', { title: 'x', time_period_uuid: 'nope' }, createState({ period: undefined }), admin, NOW, ids))).toMatchObject({ details: [{ field: 'time_period_uuid', code: 'not_found' }] });

@@ -1,8 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
-import { attachDataSource, checkDataSourceConfig, connectorOf, decideConnectorRequest, newDataSource } from '#shared/domain/integrations/decide.ts';
+import { decided } from '#shared/decision.ts';
+import { attachDataSource, connectorOf, dataSourceConfigRefusal, decideConnectorRequest as decideRequest, decideCreateDataSource, newDataSource } from '#shared/domain/integrations/decide.ts';
+
+const decideConnectorRequest = (...args: Parameters<typeof decideRequest>) => decided(decideRequest(...args));
 import { REQUESTERS_LISTED } from '#shared/domain/integrations/entity.ts';
-import type { ValidationError } from '#shared/errors.ts';
+import { ValidationError } from '#shared/errors.ts';
 import { callerAs, LATER, NOW, TENANT } from './directory.fixture.ts';
 
 const ann = callerAs('viewer', 'ann');
@@ -32,20 +35,21 @@ describe('data source decisions', () => {
   const goal = { uuid: 'g', discarded_at: null, archived_at: null, data_sources_count: 2 } as unknown as GoalRecord;
 
   it('refuses credentials in config, naming each path', () => {
-    let err: ValidationError | undefined;
-    try {
-      checkDataSourceConfig({ goal_uuid: 'g', name: 'n', kind: 'k', config: { auth: { apiKey: 'x' }, list: [{ password: 'p' }] } });
-    } catch (e) {
-      err = e as ValidationError;
-    }
+    const err = dataSourceConfigRefusal({ goal_uuid: 'g', name: 'n', kind: 'k', config: { auth: { apiKey: 'x' }, list: [{ password: 'p' }] } }) as ValidationError | undefined;
     expect(err?.details.map((d) => [d.field, d.code])).toEqual([['config.auth.apiKey', 'credential_not_allowed'], ['config.list.0.password', 'credential_not_allowed']]);
-    expect(() => checkDataSourceConfig({ goal_uuid: 'g', name: 'n', kind: 'k' })).not.toThrow();
+    expect(dataSourceConfigRefusal({ goal_uuid: 'g', name: 'n', kind: 'k' })).toBeUndefined();
   });
 
   it('counts the new data source on the goal; a deleted or archived goal takes none', () => {
     expect(newDataSource(bob, { goal_uuid: 'G-UPPER', name: 'n', kind: 'k' }, NOW, 'ds')).toEqual({ uuid: 'ds', goal_uuid: 'g-upper', name: 'n', kind: 'k', config: {}, creator_uuid: 'bob', created_at: NOW, updated_at: NOW });
-    expect(attachDataSource(goal, LATER)).toMatchObject({ data_sources_count: 3, updated_at: LATER });
-    expect(() => attachDataSource({ ...goal, discarded_at: NOW }, LATER)).toThrow('deleted');
-    expect(() => attachDataSource({ ...goal, archived_at: NOW }, LATER)).toThrow('archived');
+    expect(decided(attachDataSource(goal, LATER))).toMatchObject({ data_sources_count: 3, updated_at: LATER });
+    expect(() => decided(attachDataSource({ ...goal, discarded_at: NOW }, LATER))).toThrow('deleted');
+    expect(() => decided(attachDataSource({ ...goal, archived_at: NOW }, LATER))).toThrow('archived');
+    // the whole create, as read: unknown or invisible goal (hidden), 403 for one it sees but cannot edit, then frozen
+    const hidden = () => new ValidationError('unknown goal');
+    expect(() => decided(decideCreateDataSource(undefined, undefined, LATER, hidden))).toThrow('unknown goal');
+    expect(() => decided(decideCreateDataSource(goal, { canView: false, canEdit: false, source: null }, LATER, hidden))).toThrow('unknown goal');
+    expect(() => decided(decideCreateDataSource(goal, { canView: true, canEdit: false, source: 'public' }, LATER, hidden))).toThrow('You cannot change this goal');
+    expect(decided(decideCreateDataSource(goal, { canView: true, canEdit: true, source: 'owner' }, LATER, hidden)).data_sources_count).toBe(3);
   });
 });

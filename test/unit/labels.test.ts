@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { canManageLabel, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, MAX_LABEL_DEPTH, planLabelUpdate } from '#shared/domain/labels/decide.ts';
+import { decided } from '#shared/decision.ts';
+import { canManageLabel, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, MAX_LABEL_DEPTH, planLabelUpdate, labelCreateRefusal } from '#shared/domain/labels/decide.ts';
 import { newLabelRecord, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { ForbiddenError } from '#shared/errors.ts';
 import { callerAs, LATER, NOW, codeOf } from './directory.fixture.ts';
@@ -14,13 +15,14 @@ const group = (uuid: string, parent: string | null = null) => label(uuid, { is_g
 
 describe('label decisions', () => {
   it('creates under a group or a nested group; the parent must be a group of the tenant', () => {
-    expect(decideCreateLabel(member, { name: ' Apac ', parent_uuid: 'g' }, [group('g')], NOW, 'l-1')).toEqual({
+    expect(decided(decideCreateLabel(member, { name: ' Apac ', parent_uuid: 'g' }, [group('g')], NOW, 'l-1'))).toEqual({
       uuid: 'l-1', name: 'Apac', is_group: false, parent_uuid: 'g', color: null, creator_uuid: member.userId, created_at: NOW, updated_at: NOW,
     });
-    expect(decideCreateLabel(member, { name: 'Sub', is_group: true, parent_uuid: 'g2' }, [group('g2', 'g1'), group('g1')], NOW, 'l-2').parent_uuid).toBe('g2');
+    expect(decided(decideCreateLabel(member, { name: 'Sub', is_group: true, parent_uuid: 'g2' }, [group('g2', 'g1'), group('g1')], NOW, 'l-2')).parent_uuid).toBe('g2');
     expect(codeOf(() => decideCreateLabel(member, { name: 'x', parent_uuid: 'l' }, [label('l')], NOW, 'x'))).toBe('not_a_group');
     expect(codeOf(() => decideCreateLabel(member, { name: 'x', parent_uuid: 'nope' }, [], NOW, 'x'))).toBe('not_found');
-    expect(() => decideCreateLabel(viewer, { name: 'x' }, [], NOW, 'x')).toThrow(ForbiddenError);
+    expect(labelCreateRefusal(viewer)).toBeInstanceOf(ForbiddenError); // the create's precheck
+    expect(labelCreateRefusal(member)).toBeUndefined();
   });
 
   it('bounds how deep groups nest', () => {
@@ -34,15 +36,15 @@ describe('label decisions', () => {
     expect(codeOf(() => planLabelUpdate(admin, a, { parent_uuid: 'a' }))).toBe('cycle');
     // b is under a, c under b: a under c closes a cycle
     expect(codeOf(() => decideUpdateLabel(admin, a, { parent_uuid: 'c' }, { hasChildren: true, parentChain: [group('c', 'b'), group('b', 'a'), a] }, LATER))).toBe('cycle');
-    expect(decideUpdateLabel(admin, a, { parent_uuid: 'z' }, { hasChildren: true, parentChain: [group('z')] }, LATER)).toEqual({ ...a, parent_uuid: 'z', updated_at: LATER });
+    expect(decided(decideUpdateLabel(admin, a, { parent_uuid: 'z' }, { hasChildren: true, parentChain: [group('z')] }, LATER))).toEqual({ ...a, parent_uuid: 'z', updated_at: LATER });
   });
 
   it('plans the reads an update needs: children only when a group turns regular, the chain only for a new parent', () => {
-    expect(planLabelUpdate(admin, group('g'), { is_group: false })).toEqual({ children: true, parent: null });
-    expect(planLabelUpdate(admin, group('g', 'p'), { parent_uuid: 'p', color: 'red' })).toEqual({ children: false, parent: null });
-    expect(planLabelUpdate(admin, label('l'), { parent_uuid: 'p' })).toEqual({ children: false, parent: 'p' });
+    expect(decided(planLabelUpdate(admin, group('g'), { is_group: false }))).toEqual({ children: true, parent: null });
+    expect(decided(planLabelUpdate(admin, group('g', 'p'), { parent_uuid: 'p', color: 'red' }))).toEqual({ children: false, parent: null });
+    expect(decided(planLabelUpdate(admin, label('l'), { parent_uuid: 'p' }))).toEqual({ children: false, parent: 'p' });
     expect(codeOf(() => decideUpdateLabel(admin, group('g'), { is_group: false }, { hasChildren: true, parentChain: [] }, LATER))).toBe('has_children');
-    expect(decideUpdateLabel(admin, group('g'), { is_group: false }, { hasChildren: false, parentChain: [] }, LATER).is_group).toBe(false);
+    expect(decided(decideUpdateLabel(admin, group('g'), { is_group: false }, { hasChildren: false, parentChain: [] }, LATER)).is_group).toBe(false);
   });
 
   it('lets the creator (unless a viewer now) or an admin update and delete', () => {
@@ -51,7 +53,7 @@ describe('label decisions', () => {
     expect(canManageLabel(admin, mine)).toBe(true);
     expect(canManageLabel(callerAs('member', 'someone-else'), mine)).toBe(false);
     expect(canManageLabel(callerAs('viewer', member.userId), mine)).toBe(false);
-    expect(() => decideDeleteLabel(callerAs('member', 'someone-else'), mine)).toThrow("Only admins and the label's creator can delete it");
-    expect(() => planLabelUpdate(viewer, mine, { name: 'x' })).toThrow('Viewers cannot change labels');
+    expect(() => decided(decideDeleteLabel(callerAs('member', 'someone-else'), mine))).toThrow("Only admins and the label's creator can delete it");
+    expect(() => decided(planLabelUpdate(viewer, mine, { name: 'x' }))).toThrow('Viewers cannot change labels');
   });
 });

@@ -1,7 +1,7 @@
 import type { DynamoDBRecord, SQSEvent } from 'aws-lambda';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Db } from '#shared/db/client.ts';
-import { collectSignals, reportSignal } from '#shared/domain/signals.ts';
+import { collectSignals, reportSignal } from '#shared/signals.ts';
 import { RateLimitedError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { emitMetric, emitMetrics } from '#shared/observability/emit.ts';
@@ -77,7 +77,7 @@ describe('service metrics (shared/observability/metrics.ts)', () => {
   it('CheckinsWritten and RollupDepth: what a check-in handler emits, the depth reported by the domain through its port', async () => {
     const { value, signals } = await collectSignals(async () => {
       await Promise.resolve();
-      reportSignal('rollupDepth', 3); // as commitWithRollups does after its commit
+      reportSignal('rollupDepth', 3); // as afterCheckinWrite does after the commit
       return 'view';
     });
     expect(value).toBe('view');

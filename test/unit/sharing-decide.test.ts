@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { decideCreateShareable, decideGrant, decideRequestAccess, decideResend, decideView, resolveByGrant, RESEND_WINDOW_MS } from '#shared/domain/sharing/decide.ts';
+import { decided } from '#shared/decision.ts';
+import * as rules from '#shared/domain/sharing/decide.ts';
+import { resolveByGrant, RESEND_WINDOW_MS } from '#shared/domain/sharing/decide.ts';
+
+// the decisions unwrapped: a refusal is thrown (each returns a Decision)
+const decideCreateShareable = (...a: Parameters<typeof rules.decideCreateShareable>) => decided(rules.decideCreateShareable(...a));
+const decideGrant = (...a: Parameters<typeof rules.decideGrant>) => decided(rules.decideGrant(...a));
+const decideSetGrant = (...a: Parameters<typeof rules.decideSetGrant>) => decided(rules.decideSetGrant(...a));
+const decideRequestAccess = (...a: Parameters<typeof rules.decideRequestAccess>) => decided(rules.decideRequestAccess(...a));
+const decideResend = (...a: Parameters<typeof rules.decideResend>) => decided(rules.decideResend(...a));
+const decideView = (...a: Parameters<typeof rules.decideView>) => decided(rules.decideView(...a));
 import { MAX_MANAGERS, type AccessRequestRecord, type Grant, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { ForbiddenError } from '#shared/errors.ts';
 import { callerAs, LATER, NOW, user, codeOf } from './directory.fixture.ts';
@@ -48,6 +58,12 @@ describe('shareable decisions', () => {
     expect(resolveByGrant(owner, request(), null, LATER)).toBeUndefined();
     expect(resolveByGrant(owner, request({ status: 'resolved' }), 'manage', LATER)).toBeUndefined();
     expect(resolveByGrant(owner, undefined, 'view', LATER)).toBeUndefined();
+    // the whole grant: nothing to write when neither the grant nor a request changes
+    const s = doc([grant('stranger', 'view')]);
+    expect(decideSetGrant(owner, s, { user_uuid: 'stranger', level: 'view' }, user('stranger'), request({ requested_level: 'edit' }), LATER)).toEqual({ next: undefined, resolved: undefined });
+    expect(decideSetGrant(owner, s, { user_uuid: 'stranger', level: 'view' }, user('stranger'), request({ requested_level: 'view' }), LATER)).toMatchObject({ next: { updated_at: LATER }, resolved: { status: 'resolved' } });
+    expect(decideSetGrant(owner, s, { user_uuid: 'stranger', level: 'edit' }, user('stranger'), undefined, LATER).next).toMatchObject({ grants: [{ user_uuid: 'stranger', level: 'edit' }], updated_at: LATER });
+    expect(() => decideSetGrant(stranger, s, { user_uuid: 'a', level: 'view' }, user('a'), undefined, LATER)).toThrow(ForbiddenError);
   });
 });
 

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { checkGoalsWithin, periodInUse, decideCreateTimePeriod, decideDeleteTimePeriod, decideUpdateTimePeriod } from '#shared/domain/time-periods/decide.ts';
+import { decided } from '#shared/decision.ts';
+import { decideUpdateTimePeriodWithin, goalsOutsideRefusal, narrowsRange, periodInUse, decideCreateTimePeriod, decideDeleteTimePeriod, decideUpdateTimePeriod } from '#shared/domain/time-periods/decide.ts';
 import { ForbiddenError, HasDependentsError } from '#shared/errors.ts';
 import { callerAs, LATER, NOW, refusal } from './directory.fixture.ts';
 
 const admin = callerAs('admin');
 const q1 = { name: 'Q1', start_date: '2025-01-01', end_date: '2025-03-31' };
-const period = decideCreateTimePeriod(admin, q1, NOW, 'p-1');
+const period = decided(decideCreateTimePeriod(admin, q1, NOW, 'p-1'));
 
 
 describe('time period decisions', () => {
@@ -15,29 +16,32 @@ describe('time period decisions', () => {
 
   it('lets only admins write', () => {
     for (const role of ['member', 'viewer'] as const) {
-      expect(() => decideCreateTimePeriod(callerAs(role), q1, NOW, 'x')).toThrow(ForbiddenError);
-      expect(() => decideUpdateTimePeriod(callerAs(role), period, { name: 'x' }, NOW)).toThrow(ForbiddenError);
-      expect(() => decideDeleteTimePeriod(callerAs(role))).toThrow(ForbiddenError);
+      expect(refusal(() => decideCreateTimePeriod(callerAs(role), q1, NOW, 'x'))).toBeInstanceOf(ForbiddenError);
+      expect(refusal(() => decideUpdateTimePeriod(callerAs(role), period, { name: 'x' }, NOW))).toBeInstanceOf(ForbiddenError);
+      expect(refusal(() => decideDeleteTimePeriod(callerAs(role), period))).toBeInstanceOf(ForbiddenError);
     }
   });
 
   it('refuses dates out of order naming only the date fields sent; a one-day period is fine', () => {
     expect(refusal(() => decideCreateTimePeriod(admin, { ...q1, end_date: '2024-12-31' }, NOW, 'x')).details.map((d) => d.field)).toEqual(['start_date', 'end_date']);
     expect(refusal(() => decideUpdateTimePeriod(admin, period, { start_date: '2025-04-01' }, NOW)).details).toEqual([expect.objectContaining({ field: 'start_date', code: 'out_of_order' })]);
-    expect(decideCreateTimePeriod(admin, { ...q1, end_date: q1.start_date }, NOW, 'x').end_date).toBe(q1.start_date);
+    expect(decided(decideCreateTimePeriod(admin, { ...q1, end_date: q1.start_date }, NOW, 'x')).end_date).toBe(q1.start_date);
   });
 
   it('says when an update narrows the range (the goals must then be checked); widening does not', () => {
-    expect(decideUpdateTimePeriod(admin, period, { end_date: '2025-04-30' }, LATER)).toEqual({ next: { ...period, end_date: '2025-04-30', updated_at: LATER }, narrows: false });
-    expect(decideUpdateTimePeriod(admin, period, { name: 'renamed' }, LATER).narrows).toBe(false);
-    expect(decideUpdateTimePeriod(admin, period, { start_date: '2025-01-02' }, LATER).narrows).toBe(true);
-    expect(decideUpdateTimePeriod(admin, period, { end_date: '2025-03-30' }, LATER).narrows).toBe(true);
+    expect(decided(decideUpdateTimePeriod(admin, period, { end_date: '2025-04-30' }, LATER))).toEqual({ next: { ...period, end_date: '2025-04-30', updated_at: LATER }, narrows: false });
+    expect(decided(decideUpdateTimePeriod(admin, period, { name: 'renamed' }, LATER)).narrows).toBe(false);
+    expect(decided(decideUpdateTimePeriod(admin, period, { start_date: '2025-01-02' }, LATER)).narrows).toBe(true);
+    expect(decided(decideUpdateTimePeriod(admin, period, { end_date: '2025-03-30' }, LATER)).narrows).toBe(true);
+    // the read step's rule (whether to read the goals) is the same
+    for (const cmd of [{ end_date: '2025-04-30' }, { name: 'renamed' }, { start_date: '2025-01-02' }, { end_date: '2025-03-30' }]) expect(narrowsRange(period, cmd)).toBe(decided(decideUpdateTimePeriod(admin, period, cmd, LATER)).narrows);
   });
 
   it('refuses new dates that strand a goal, naming the side that would', () => {
-    const { next } = decideUpdateTimePeriod(admin, period, { start_date: '2025-02-01', end_date: '2025-02-28' }, LATER);
-    expect(() => checkGoalsWithin(next, [{ uuid: 'g-in', start_date: '2025-02-01', end_date: '2025-02-28' }])).not.toThrow();
-    const err = refusal(() => checkGoalsWithin(next, [{ uuid: 'g-early', start_date: '2025-01-15', end_date: '2025-02-10' }, { uuid: 'g-late', start_date: '2025-02-10', end_date: '2025-03-15' }]));
+    const { next } = decided(decideUpdateTimePeriod(admin, period, { start_date: '2025-02-01', end_date: '2025-02-28' }, LATER));
+    expect(goalsOutsideRefusal(next, [{ uuid: 'g-in', start_date: '2025-02-01', end_date: '2025-02-28' }])).toBeUndefined();
+    expect(decided(decideUpdateTimePeriodWithin(admin, period, { start_date: '2025-02-01', end_date: '2025-02-28' }, [{ uuid: 'g-in', start_date: '2025-02-01', end_date: '2025-02-28' }], LATER))).toEqual(next);
+    const err = refusal(() => decideUpdateTimePeriodWithin(admin, period, { start_date: '2025-02-01', end_date: '2025-02-28' }, [{ uuid: 'g-early', start_date: '2025-01-15', end_date: '2025-02-10' }, { uuid: 'g-late', start_date: '2025-02-10', end_date: '2025-03-15' }], LATER));
     expect(err.details).toEqual([
       expect.objectContaining({ field: 'start_date', code: 'goals_out_of_range', message: expect.stringContaining('g-early') }),
       expect.objectContaining({ field: 'end_date', code: 'goals_out_of_range', message: expect.stringContaining('g-late') }),

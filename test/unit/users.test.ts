@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyUserUpdate, changesManager, checkManagerChain, checkUpdateAllowed, decideCreateUser, decideUpdateUser, MAX_MANAGER_CHAIN, updateNeedsExistenceProbe } from '#shared/domain/users/decide.ts';
+import { decided } from '#shared/decision.ts';
+import { applyUserUpdate, changesManager, decideCreateUser, decideUpdateUser, managerChainRefusal, MAX_MANAGER_CHAIN, updateNeedsExistenceProbe, updateRefusal, userCreateRefusal } from '#shared/domain/users/decide.ts';
 import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
 import { callerAs, LATER, NOW, user, codeOf } from './directory.fixture.ts';
 
@@ -10,40 +11,41 @@ const viewer = callerAs('viewer');
 
 describe('user decisions', () => {
   it('creates (admins only) with defaults, dropping empty profile values; the manager must exist', () => {
-    const u = decideCreateUser(admin, { email: ' Ann@Example.test ', profile_attributes: { job_title: 'CTO', about: null } }, undefined, NOW, 'u-1');
+    const u = decided(decideCreateUser(admin, { email: ' Ann@Example.test ', profile_attributes: { job_title: 'CTO', about: null } }, undefined, NOW, 'u-1'));
     expect(u).toMatchObject({ uuid: 'u-1', email: 'Ann@Example.test', display_name: 'Ann', role: 'member', status: 'active', manager_uuid: null, creator_uuid: admin.userId, profile_attributes: { job_title: 'CTO' }, created_at: NOW });
-    expect(() => decideCreateUser(member, { email: 'x@example.test' }, undefined, NOW, 'u-2')).toThrow(ForbiddenError);
+    expect(userCreateRefusal(member)).toBeInstanceOf(ForbiddenError); // the create's precheck
+    expect(userCreateRefusal(admin)).toBeUndefined();
     expect(codeOf(() => decideCreateUser(admin, { email: 'x@example.test', manager_uuid: 'm-404' }, undefined, NOW, 'u-2'))).toBe('not_found');
-    expect(decideCreateUser(admin, { email: 'x@example.test', manager_uuid: 'm-1' }, user('m-1'), NOW, 'u-2').manager_uuid).toBe('m-1');
+    expect(decided(decideCreateUser(admin, { email: 'x@example.test', manager_uuid: 'm-1' }, user('m-1'), NOW, 'u-2')).manager_uuid).toBe('m-1');
   });
 
   it('lets a member change its own profile only; others learn only whether the user exists', () => {
-    expect(() => checkUpdateAllowed(member, member.userId, { display_name: 'Me' })).not.toThrow();
+    expect(updateRefusal(member, member.userId, { display_name: 'Me' })).toBeUndefined();
     expect(updateNeedsExistenceProbe(member, member.userId)).toBe(false);
-    expect(() => checkUpdateAllowed(member, member.userId, { role: 'admin', manager_uuid: 'x' })).toThrow(/role, manager_uuid/);
+    expect(updateRefusal(member, member.userId, { role: 'admin', manager_uuid: 'x' })?.message).toMatch(/role, manager_uuid/);
     expect(updateNeedsExistenceProbe(member, 'someone')).toBe(true);
-    expect(() => checkUpdateAllowed(member, 'someone', { display_name: 'x' }, { exists: true })).toThrow(ForbiddenError);
-    expect(() => checkUpdateAllowed(member, 'someone', { display_name: 'x' }, { exists: false })).toThrow(NotFoundError);
+    expect(updateRefusal(member, 'someone', { display_name: 'x' }, { exists: true })).toBeInstanceOf(ForbiddenError);
+    expect(updateRefusal(member, 'someone', { display_name: 'x' }, { exists: false })).toBeInstanceOf(NotFoundError);
     expect(updateNeedsExistenceProbe(viewer, viewer.userId)).toBe(true);
-    expect(() => checkUpdateAllowed(viewer, viewer.userId, { display_name: 'x' }, { exists: true })).toThrow('Viewers cannot change their profile');
+    expect(updateRefusal(viewer, viewer.userId, { display_name: 'x' }, { exists: true })?.message).toBe('Viewers cannot change their profile');
     expect(updateNeedsExistenceProbe(admin, 'anyone')).toBe(false);
   });
 
   it('keeps an admin from locking itself out', () => {
-    expect(codeOf(() => checkUpdateAllowed(admin, admin.userId, { role: 'member' }))).toBe('self_lockout');
-    expect(codeOf(() => checkUpdateAllowed(admin, admin.userId, { status: 'inactive' }))).toBe('self_lockout');
-    expect(codeOf(() => checkUpdateAllowed(admin, admin.userId, { role: 'admin', status: 'active' }))).toBe('ok');
-    expect(codeOf(() => checkUpdateAllowed(admin, 'other', { role: 'viewer', status: 'inactive' }))).toBe('ok');
+    expect(codeOf(() => updateRefusal(admin, admin.userId, { role: 'member' }))).toBe('self_lockout');
+    expect(codeOf(() => updateRefusal(admin, admin.userId, { status: 'inactive' }))).toBe('self_lockout');
+    expect(codeOf(() => updateRefusal(admin, admin.userId, { role: 'admin', status: 'active' }))).toBe('ok');
+    expect(codeOf(() => updateRefusal(admin, 'other', { role: 'viewer', status: 'inactive' }))).toBe('ok');
   });
 
   it('refuses a manager chain that leads back to the user, an unknown manager, and an overlong chain', () => {
     const chain = [user('m-1', { manager_uuid: 'm-2' }), user('m-2', { manager_uuid: 'u' })];
-    expect(codeOf(() => checkManagerChain('u', 'u', []))).toBe('cycle');
-    expect(codeOf(() => checkManagerChain('u', 'm-1', chain))).toBe('cycle');
-    expect(codeOf(() => checkManagerChain('u', 'm-1', [user('m-1', { manager_uuid: 'm-2' }), user('m-2')]))).toBe('ok');
-    expect(codeOf(() => checkManagerChain('u', 'm-1', []))).toBe('not_found');
+    expect(codeOf(() => managerChainRefusal('u', 'u', []))).toBe('cycle');
+    expect(codeOf(() => managerChainRefusal('u', 'm-1', chain))).toBe('cycle');
+    expect(codeOf(() => managerChainRefusal('u', 'm-1', [user('m-1', { manager_uuid: 'm-2' }), user('m-2')]))).toBe('ok');
+    expect(codeOf(() => managerChainRefusal('u', 'm-1', []))).toBe('not_found');
     const long = Array.from({ length: MAX_MANAGER_CHAIN + 1 }, (_, i) => user(`m-${i}`, { manager_uuid: `m-${i + 1}` }));
-    expect(codeOf(() => checkManagerChain('u', 'm-0', long))).toBe('too_many');
+    expect(codeOf(() => managerChainRefusal('u', 'm-0', long))).toBe('too_many');
   });
 
   it('reads the manager chain only when the manager changes', () => {
@@ -59,9 +61,9 @@ describe('user decisions', () => {
     const cyclic = [user('m-2', { manager_uuid: 'u' })];
     expect(codeOf(() => decideUpdateUser(u, { manager_uuid: 'm-2' }, cyclic, LATER))).toBe('cycle');
     expect(codeOf(() => decideUpdateUser(u, { manager_uuid: 'm-2' }, undefined, LATER))).toBe('not_found');
-    expect(decideUpdateUser(u, { manager_uuid: 'm-2' }, [user('m-2')], LATER)).toMatchObject({ manager_uuid: 'm-2', updated_at: LATER });
+    expect(decided(decideUpdateUser(u, { manager_uuid: 'm-2' }, [user('m-2')], LATER))).toMatchObject({ manager_uuid: 'm-2', updated_at: LATER });
     // the same manager again: no chain needed, nothing refused
-    expect(decideUpdateUser(u, { manager_uuid: 'm-1', display_name: 'N' }, undefined, LATER)).toMatchObject({ manager_uuid: 'm-1', display_name: 'N' });
+    expect(decided(decideUpdateUser(u, { manager_uuid: 'm-1', display_name: 'N' }, undefined, LATER))).toMatchObject({ manager_uuid: 'm-1', display_name: 'N' });
   });
 
   it('applies sent fields only, merging the profile and dropping cleared values', () => {

@@ -6,6 +6,7 @@ import type { HistoryCause } from '#shared/domain/history/progress-cause.ts';
 import { goalProgressAt } from '#shared/domain/goals/progress.ts';
 import type { LabelRef } from '#shared/domain/labels/entity.ts';
 import { distinctLabels } from '#shared/domain/labels/decide.ts';
+import { refuse, type Decision } from '#shared/decision.ts';
 import { ValidationError, type AppError } from '#shared/errors.ts';
 
 /**
@@ -14,8 +15,7 @@ import { ValidationError, type AppError } from '#shared/errors.ts';
  * records to write or the typed error. No I/O, no clock, no id generation: test/unit/checkins-decide.test.ts.
  */
 
-/** A domain command's outcome: the error to answer, or what to write. */
-export type Decision<T> = { error: AppError } | { write: T };
+export type { Decision } from '#shared/decision.ts';
 
 /** The domain's check-in commands (the check-in body schemas map to these). */
 export interface CheckinCreateCommand {
@@ -108,14 +108,16 @@ function labelFields(named: LabelRef[]): Pick<CheckinRecord, 'label_uuids' | 'la
   return { label_uuids: labels.map((l) => l.uuid), labels };
 }
 
+/** `state` undefined: the goal named is not there (`hidden`, as one the caller cannot see). */
 export function decideCreate(
-  state: GoalState,
+  state: GoalState | undefined,
   input: CheckinCreateCommand,
   labels: LabelRef[],
   ctx: { callerUuid: string; hidden: () => AppError },
   now: string,
   ids: { checkin: string },
 ): Decision<CheckinWrite> {
+  if (!state) return refuse(ctx.hidden());
   const { goal: g } = state;
   const status = input.status ?? 'not_started';
   const error = checkinWriteRefusal(g, state.access, ctx.hidden) ?? scoreRefusal(status, input.score);

@@ -1,21 +1,21 @@
 import { newId } from '#shared/ids.ts';
-import { nowIso } from '#shared/clock.ts';
-import { createdOrStored, retryOnConflict } from '#shared/db/commands.ts';
+import { orStored, runCommand, type CommandRun } from '#shared/db/commands.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { querySide } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
-import { decideCreate, decideDelete, decideUpdate, deleteNeedsNext, goalFollowing, type CheckinCreateCommand, type CheckinUpdateCommand, type Decision, type GoalState, type OrderHead } from '#shared/domain/checkins/decide.ts';
+import { decideCreate, decideDelete, decideUpdate, deleteNeedsNext, goalFollowing, type CheckinCreateCommand, type CheckinUpdateCommand, type GoalState, type OrderHead } from '#shared/domain/checkins/decide.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { addGoalWrite, refreshRollups, rollupsWithGoalWrite } from '#shared/domain/goals/rollup-writes.ts';
-import { reportSignal } from '#shared/domain/signals.ts';
+import { reportSignal } from '#shared/signals.ts';
 import { primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/service.ts';
-import { NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
+import { refuse, type Decision } from '#shared/decision.ts';
+import { NotFoundError, ValidationError } from '#shared/errors.ts';
 
 /** The commands with the label names they attach (resolved to labels before deciding). */
 export type CheckinCreateInput = CheckinCreateCommand & { labels?: string[] };
@@ -74,44 +74,46 @@ export async function newestOf(ctx: DataCtx, goalUuid: string, limit: number): P
  * and one committed after it moves the goal's version, which the write is conditioned on. Read at once, a
  * check-in committing between the two reads could be missing from the order while the goal already follows
  * it; this write would then take the goal's lead from a newer check-in (moving its rollup parents by it), and
- * the stream would set the goal back to the newer one without them.
+ * the stream would set the goal back to the newer one without them. Undefined when the goal is gone.
  */
-async function readGoalState<X>(ctx: DomainCtx, goalUuid: string, newest: number, extra: () => Promise<X>, unknown: () => AppError): Promise<{ stored: Stored<GoalRecord>; state: GoalState; extra: X }> {
+async function readGoalState<X>(ctx: DomainCtx, goalUuid: string, newest: number, extra: () => Promise<X>): Promise<{ stored: Stored<GoalRecord>; state: GoalState; extra: X } | undefined> {
   const [stored, more] = await Promise.all([getEntity(ctx, goalEntity, goalUuid, true), extra()]);
-  if (!stored) throw unknown();
+  if (!stored) return undefined;
   const [heads, access] = await Promise.all([newestOf(ctx, goalUuid, newest), goalAccess(ctx, stored.record)]);
   return { stored, state: { goal: stored.record, access, newest: heads }, extra: more };
 }
 
-/** Unwraps a decision: its error is thrown (the handler maps it), its writes returned. */
-function decided<T>(d: Decision<T>): T {
-  if ('error' in d) throw d.error;
-  return d.write;
+/** What a check-in command's transaction wrote (or, replayed, what was stored), before its after-work. */
+interface CheckinWritten {
+  checkin: CheckinRecord;
+  goal: GoalRecord;
+  access: GoalAccess;
+  /** The goal's rollup ancestors moved in the same transaction (else they are recomputed after it). */
+  synced: boolean;
+  /** How many rollup ancestors the transaction moved (undefined for a stored record: nothing was written). */
+  rollupDepth?: number;
+  createdLabels: LabelRecord[];
 }
 
 /**
- * Runs read -> decide -> write for one check-in command, again after every lost race (the goal's version
- * serializes the check-in writes of one goal, the rollup ancestors' versions the check-ins under one parent;
- * many concurrent ones can outlast one round of retries, so the whole loop is retried again before a 409
- * reaches the client). The goal's rollup ancestors move in the same transaction (`commitWithRollups`); when they
- * could not (an ancestor without its aggregate yet), they are recomputed before the request returns.
+ * Completes a check-in transaction with the goal write and its rollup ancestors (read now: the goal's rollup
+ * ancestry, whatever the number of siblings); the runner commits it. The goal's version serializes the
+ * check-in writes of one goal, the rollup ancestors' versions the check-ins under one parent: a lost race
+ * runs the whole command again (the runner's one retry budget).
  */
-async function commitOnGoal(ctx: DomainCtx, attempt: () => Promise<{ after: GoalRecord; synced: boolean; access: GoalAccess }>) {
-  const { after, synced, access } = await retryOnConflict(() => retryOnConflict(attempt));
-  if (!synced) await refreshRollups(ctx, [after.uuid]);
-  ctx.loader.prime(goalEntity, after);
-  return { goal: after, access };
+async function withRollups(ctx: DomainCtx, tx: WriteTx, before: Stored<GoalRecord>, after: GoalRecord, now: string) {
+  const rollups = await rollupsWithGoalWrite(ctx, before, after, tx.size, now);
+  addGoalWrite(tx, before, rollups);
+  return { goal: rollups.goal, synced: rollups.synced, rollupDepth: rollups.ancestors.length };
 }
 
-/**
- * Completes a check-in transaction with the goal write and its rollup ancestors (read now: the goal's
- * rollup ancestry, whatever the number of siblings) and commits it.
- */
-async function commitWithRollups(ctx: DomainCtx, tx: WriteTx, before: Stored<GoalRecord>, after: GoalRecord): Promise<{ after: GoalRecord; synced: boolean }> {
-  const rollups = await rollupsWithGoalWrite(ctx, before, after, tx.size);
-  await addGoalWrite(tx, before, rollups).commit();
-  if (rollups.synced) reportSignal('rollupDepth', rollups.ancestors.length); // the operator's RollupDepth metric
-  return { after: rollups.goal, synced: rollups.synced };
+/** After the commit: ancestors that could not move in it (one without its aggregate yet) are recomputed before the request returns. */
+async function afterCheckinWrite(ctx: DomainCtx, w: CheckinWritten): Promise<CheckinView> {
+  if (!w.synced) await refreshRollups(ctx, [w.goal.uuid]);
+  else if (w.rollupDepth !== undefined) reportSignal('rollupDepth', w.rollupDepth); // the operator's RollupDepth metric (not on a replay)
+  ctx.loader.prime(goalEntity, w.goal);
+  primeLabels(ctx.loader, w.createdLabels);
+  return { checkin: w.checkin, goal: w.goal, access: w.access };
 }
 
 // ---------- reads ----------
@@ -134,74 +136,81 @@ export async function getCheckin(ctx: DomainCtx, id: string): Promise<CheckinVie
 const commandContext = (ctx: DomainCtx) => ({ callerUuid: ctx.caller.userId });
 
 export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): Promise<CheckinView> {
-  // Identity and creation time are fixed before the loop: every retried attempt writes the same check-in.
-  const now = nowIso();
-  const ids = { checkin: newId(), labels: (input.labels ?? []).map(() => newId()) };
-  const storedView = async (stored: CheckinRecord): Promise<CheckinView> => ({ checkin: stored, ...(await readableGoal(ctx, stored.goal_uuid)) });
-  return createdOrStored(ctx, checkinEntity, ids.checkin, () => writeCheckin(ctx, input, now, ids), storedView);
-}
-
-async function writeCheckin(ctx: DomainCtx, input: CheckinCreateInput, now: string, ids: { checkin: string; labels: string[] }): Promise<CheckinView> {
   const goalUuid = input.goal_uuid.toLowerCase();
   const hidden = () => unknownGoal(input.goal_uuid);
-  let created!: CheckinRecord;
-  let createdLabels: LabelRecord[] = [];
-  const { goal, access } = await commitOnGoal(ctx, async () => {
-    const { stored, state, extra } = await readGoalState(ctx, goalUuid, 1, () => resolveLabelNames(ctx, input.labels ?? [], ids.labels, now), hidden);
-    const write = decided(decideCreate(state, input, extra.labels, { ...commandContext(ctx), hidden }, now, ids));
-    const tx = new WriteTx(ctx).create(checkinEntity, write.checkin).putSide(orderKeyOf(ctx, write.checkin), orderItem(write.checkin));
-    addLabelCreates(tx, extra.created);
-    const committed = await commitWithRollups(ctx, tx, stored, write.goal);
-    created = write.checkin;
-    createdLabels = extra.created;
-    return { ...committed, access: state.access };
+  const ids = { checkin: newId(), labels: (input.labels ?? []).map(() => newId()) };
+  return runCommand(ctx, {
+    ids,
+    read: ({ ids, now }) => readGoalState(ctx, goalUuid, 1, () => resolveLabelNames(ctx, input.labels ?? [], ids.labels, now)),
+    decide: (read, now, ids) => decideCreate(read?.state, input, read?.extra.labels ?? [], { ...commandContext(ctx), hidden }, now, ids),
+    write: async (tx, write, read, run): Promise<CheckinWritten> => {
+      tx.create(checkinEntity, write.checkin).putSide(orderKeyOf(ctx, write.checkin), orderItem(write.checkin));
+      addLabelCreates(tx, read!.extra.created);
+      return { checkin: write.checkin, ...(await withRollups(ctx, tx, read!.stored, write.goal, run.now)), access: read!.state.access, createdLabels: read!.extra.created };
+    },
+    stored: orStored(checkinEntity, ids.checkin, async (stored): Promise<CheckinWritten> => {
+      const { goal, access } = await readableGoal(ctx, stored.goal_uuid);
+      return { checkin: stored, goal, access, synced: true, createdLabels: [] };
+    }),
+    after: (w) => afterCheckinWrite(ctx, w),
   });
-  primeLabels(ctx.loader, createdLabels);
-  return { checkin: created, goal, access };
+}
+
+/**
+ * Read plan of a command on one check-in: the check-in, then its goal's state (`newest` order items, what
+ * `extra` reads). A retry reads both at once: a check-in's goal never changes. Undefined parts are gone.
+ */
+function readCheckinState<X, I>(ctx: DomainCtx, id: string, newest: number, extra: (run: CommandRun<I>) => Promise<X>) {
+  let goalUuid: string | undefined;
+  return async (run: CommandRun<I>) => {
+    const [current, read] = await Promise.all([getEntity(ctx, checkinEntity, id, true), goalUuid === undefined ? undefined : readGoalState(ctx, goalUuid, newest, () => extra(run))]);
+    if (!current) return { current, read: undefined };
+    goalUuid = current.record.goal_uuid;
+    return { current, read: read ?? (await readGoalState(ctx, goalUuid, newest, () => extra(run))) };
+  };
+}
+
+/** The check-in and its goal both there: `decide` on them; else the 404 of the one missing. */
+function onCheckin<T, X>(id: string, s: { current: Stored<CheckinRecord> | undefined; read: { state: GoalState; extra: X } | undefined }, decide: (current: CheckinRecord, state: GoalState, extra: X) => Decision<T>): Decision<T> {
+  if (!s.current) return refuse(notFound(id));
+  if (!s.read) return refuse(goalNotFound(s.current.record.goal_uuid));
+  return decide(s.current.record, s.read.state, s.read.extra);
 }
 
 export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUpdateInput): Promise<CheckinView> {
-  // New labels' ids are drawn once, before the loop: every retried attempt names the same labels.
-  const labelIds = (input.labels ?? []).map(() => newId());
-  let known: Stored<CheckinRecord> | undefined = await storedCheckin(ctx, id, true);
-  const goalUuid = known.record.goal_uuid;
-  let updated!: CheckinRecord;
-  let createdLabels: LabelRecord[] = [];
-  const { goal, access } = await commitOnGoal(ctx, async () => {
-    // the first attempt uses the check-in read to learn its goal; a retry reads it again (its write is conditioned on the version read)
-    const now = nowIso();
-    const [current, read] = await Promise.all([
-      known ?? storedCheckin(ctx, id, true),
-      readGoalState(ctx, goalUuid, 1, async () => (input.labels === undefined ? undefined : resolveLabelNames(ctx, input.labels, labelIds, now)), () => goalNotFound(goalUuid)),
-    ]);
-    known = undefined;
-    const write = decided(decideUpdate(read.state, current.record, input, read.extra?.labels, commandContext(ctx), now));
-    const tx = new WriteTx(ctx).replace(checkinEntity, current, write.checkin);
-    addLabelCreates(tx, read.extra?.created ?? []);
-    const committed = await commitWithRollups(ctx, tx, read.stored, write.goal);
-    updated = write.checkin;
-    createdLabels = read.extra?.created ?? [];
-    return { ...committed, access: read.state.access };
+  const read = readCheckinState(ctx, id, 1, async ({ ids, now }: CommandRun<string[]>) => (input.labels === undefined ? undefined : resolveLabelNames(ctx, input.labels, ids, now)));
+  return runCommand(ctx, {
+    // new labels' ids are drawn once: every retried attempt names the same labels
+    ids: (input.labels ?? []).map(() => newId()),
+    read,
+    decide: (s, now) => onCheckin(id, s, (current, state, extra) => decideUpdate(state, current, input, extra?.labels, commandContext(ctx), now)),
+    write: async (tx, write, s, run): Promise<CheckinWritten> => {
+      const created = s.read!.extra?.created ?? [];
+      tx.replace(checkinEntity, s.current!, write.checkin);
+      addLabelCreates(tx, created);
+      return { checkin: write.checkin, ...(await withRollups(ctx, tx, s.read!.stored, write.goal, run.now)), access: s.read!.state.access, createdLabels: created };
+    },
+    after: (w) => afterCheckinWrite(ctx, w),
   });
-  primeLabels(ctx.loader, createdLabels);
-  return { checkin: updated, goal, access };
 }
-
 /** Hard-deletes a check-in; when it was the goal's latest, the goal follows the one latest afterwards. Returns the deleted record. */
 export async function deleteCheckin(ctx: DomainCtx, id: string): Promise<CheckinView> {
-  let known: Stored<CheckinRecord> | undefined = await storedCheckin(ctx, id, true);
-  const goalUuid = known.record.goal_uuid;
-  let deleted!: CheckinRecord;
-  const { goal, access } = await commitOnGoal(ctx, async () => {
-    const [current, read] = await Promise.all([known ?? storedCheckin(ctx, id, true), readGoalState(ctx, goalUuid, 2, async () => undefined, () => goalNotFound(goalUuid))]);
-    known = undefined;
-    const next = deleteNeedsNext(read.state.newest, id) ? (await getEntity(ctx, checkinEntity, read.state.newest[1]!.id, true))?.record : undefined;
-    const write = decided(decideDelete(read.state, current.record, next, nowIso()));
-    const committed = await commitWithRollups(ctx, new WriteTx(ctx).remove(checkinEntity, current).deleteSide(orderKeyOf(ctx, current.record)), read.stored, write.goal);
-    deleted = current.record;
-    return { ...committed, access: read.state.access };
+  const readState = readCheckinState(ctx, id, 2, async () => undefined);
+  return runCommand(ctx, {
+    read: async (run) => {
+      const s = await readState(run);
+      // the check-in that becomes the goal's latest, read only when this one is the latest
+      const newest = s.read?.state.newest ?? [];
+      const next = deleteNeedsNext(newest, id) ? (await getEntity(ctx, checkinEntity, newest[1]!.id, true))?.record : undefined;
+      return { ...s, next };
+    },
+    decide: (s, now) => onCheckin(id, s, (current, state) => decideDelete(state, current, s.next, now)),
+    write: async (tx, write, s, run): Promise<CheckinWritten> => {
+      tx.remove(checkinEntity, s.current!).deleteSide(orderKeyOf(ctx, s.current!.record));
+      return { checkin: s.current!.record, ...(await withRollups(ctx, tx, s.read!.stored, write.goal, run.now)), access: s.read!.state.access, createdLabels: [] };
+    },
+    after: (w) => afterCheckinWrite(ctx, w),
   });
-  return { checkin: deleted, goal, access };
 }
 
 const orderKeyOf = (ctx: DataCtx, c: CheckinRecord) => checkinOrderItemKey(ctx.tenantId, c.goal_uuid, checkinOrderKey(c));

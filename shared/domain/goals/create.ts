@@ -1,13 +1,11 @@
 /** Goal create: one batched read, decide (decide.ts), one transaction; then rollups. */
 import { canWriteContent } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
-import { nowIso } from '#shared/clock.ts';
-import { createdOrStored, retryOnConflict } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/db/commands.ts';
 import { BatchRead, getEntities } from '#shared/db/reads.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';
-import { createRefusal, decideCreate, decided, parentRefusal, referencedIds, type CreateIds, type CreateState, type SeenGoal } from '#shared/domain/goals/decide.ts';
+import { createRefusal, decideCreate, parentRefusal, referencedIds, type CreateIds, type CreateState, type SeenGoal } from '#shared/domain/goals/decide.ts';
 import { labelNamesOf } from '#shared/domain/labels/decide.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
@@ -31,13 +29,8 @@ import type { GoalView } from '#shared/domain/goals/service.ts';
  * round); the caller's teams only to judge a parent it does not own.
  */
 async function readCreate(ctx: DomainCtx, input: GoalCreateCommand): Promise<CreateState> {
-  let delegates: string[] = [];
-  try {
-    delegates = delegatesOf(input) ?? [];
-  } catch {
-    /* decide answers the conflict */
-  }
-  const refs = referencedIds({ owner_uuids: input.owner_uuids ?? [], delegate_uuids: delegates, team_uuids: input.team_uuids ?? [], visible_entities: input.visible_entities ?? [] });
+  // both delegate fields sent is decide's refusal (delegateConflict); delegatesOf still names what to read
+  const refs = referencedIds({ owner_uuids: input.owner_uuids ?? [], delegate_uuids: delegatesOf(input) ?? [], team_uuids: input.team_uuids ?? [], visible_entities: input.visible_entities ?? [] });
   const names = labelNamesOf(input.labels ?? []);
   const batch = new BatchRead(ctx);
   const period = batch.entities(timePeriodEntity, [input.time_period_uuid]);
@@ -83,32 +76,35 @@ export async function authorizeGoalCreate(ctx: DomainCtx, input: GoalCreateComma
 
 /** `opts.uuid`: the new goal's uuid when the caller fixes it (a bulk import, so a retry finds what it created). */
 export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCreateCommand, opts: { uuid?: string } = {}): Promise<GoalView> {
-  // Drawn once, in a fixed order, before the loop: every retried attempt (and a retry of the request with the
-  // same Idempotency-Key) names the same records.
+  // Drawn once, in a fixed order: every retried attempt (and a retry of the request with the same
+  // Idempotency-Key) names the same records.
   const metric = input.metric ? newId() : '';
   const uuid = opts.uuid ?? newId();
   const ids: CreateIds = { metric, goal: uuid, labels: uniq(input.labels ?? []).map(() => newId()) };
-  const now = nowIso();
   const actor = { userUuid: ctx.caller.userId, canWriteContent: canWriteContent(ctx.caller) };
-  const refusal = createRefusal(actor);
-  if (refusal) throw refusal; // before anything is read
 
   // Retried when a parent changed before the commit (then read again: deleted meanwhile is 422), or a label
   // this request creates was created concurrently by another one (then reused). A retry of a request that
   // committed and died (same Idempotency-Key, so the same ids) finds its goal stored and answers with it.
-  const { goal, created } = await createdOrStored(ctx, goalEntity, uuid, () => retryOnConflict(async () => {
-    const write = decided(decideCreate(kind, input, await readCreate(ctx, input), actor, now, ids));
-    const tx = new WriteTx(ctx);
-    requireUnchanged(tx, write.parents);
-    addLabelCreates(tx, write.createdLabels);
-    tx.create(goalEntity, write.goal);
-    addEntriesWrittenAtCreate(tx, ctx.tenantId, write.goal); // in the last-check-in order at once
-    tx.blame(heaviestField(input)).assertFits();
-    await tx.commit();
-    return { goal: write.goal, created: write.createdLabels };
-  }), (stored) => ({ goal: stored, created: [] }));
-  ctx.loader.prime(goalEntity, goal);
-  primeLabels(ctx.loader, created);
-  if (goal.parent_links.length) await refreshRollups(ctx, [goal]);
-  return { goal, access: await goalAccess(ctx, goal) };
+  return runCommand(ctx, {
+    ids,
+    precheck: () => createRefusal(actor),
+    read: () => readCreate(ctx, input),
+    decide: (state, now) => decideCreate(kind, input, state, actor, now, ids),
+    write: (tx, write) => {
+      requireUnchanged(tx, write.parents);
+      addLabelCreates(tx, write.createdLabels);
+      tx.create(goalEntity, write.goal);
+      addEntriesWrittenAtCreate(tx, ctx.tenantId, write.goal); // in the last-check-in order at once
+      tx.blame(heaviestField(input)).assertFits();
+      return { goal: write.goal, created: write.createdLabels };
+    },
+    stored: orStored(goalEntity, uuid, (stored) => ({ goal: stored, created: [] })),
+    after: async ({ goal, created }) => {
+      ctx.loader.prime(goalEntity, goal);
+      primeLabels(ctx.loader, created);
+      if (goal.parent_links.length) await refreshRollups(ctx, [goal]);
+      return { goal, access: await goalAccess(ctx, goal) };
+    },
+  });
 }

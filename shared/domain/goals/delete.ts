@@ -1,13 +1,12 @@
 /** Goal delete (soft), with the including_immediate_* and delete_hierarchy flags: read, decide (decide.ts), one transaction, all or nothing. */
 import { canWriteContent } from '#shared/auth/caller.ts';
-import { nowIso } from '#shared/clock.ts';
-import { retryOnConflict } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/db/commands.ts';
 import type { Stored } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import { refuse } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalDeleteCommand } from '#shared/domain/goals/commands.ts';
-import { decided, decideDelete, deleteBlame, goalNotFound, immediateKinds, type SeenGoal } from '#shared/domain/goals/decide.ts';
+import { decideDelete, deleteBlame, goalNotFound, immediateKinds, type SeenGoal } from '#shared/domain/goals/decide.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { childEntriesOfKind, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
@@ -27,7 +26,7 @@ async function readDelete(ctx: DomainCtx, kind: GoalKind, id: string, input: Goa
     input.delete_hierarchy ? walkDescendants(ctx, [id], { limit: MAX_TX_ITEMS }) : undefined,
     Promise.all(immediateKinds(input).map((k) => childEntriesOfKind(ctx, k, id))),
   ]);
-  if (!target) throw goalNotFound(kind, id);
+  if (!target) return undefined;
   const ids = new Set<string>([...(walk?.ids ?? []), ...children.flat().map((e) => e.id)]);
   ids.delete(id);
   const stored = ids.size ? await getEntities(ctx, goalEntity, ids) : new Map();
@@ -41,15 +40,17 @@ async function readDelete(ctx: DomainCtx, kind: GoalKind, id: string, input: Goa
  */
 export async function deleteGoal(ctx: DomainCtx, kind: GoalKind, id: string, input: GoalDeleteCommand): Promise<GoalRecord> {
   const actor = { userUuid: ctx.caller.userId, canWriteContent: canWriteContent(ctx.caller) };
-  const result = await retryOnConflict(async () => {
-    const { target, others } = await readDelete(ctx, kind, id, input);
-    const discarded = decided(decideDelete(kind, input, target, others, actor, nowIso()));
-    const tx = new WriteTx(ctx);
-    for (const d of discarded) tx.replace(goalEntity, d.before, d.after);
-    tx.blame(deleteBlame(kind, input)).assertFits();
-    await tx.commit();
-    return { goal: discarded.find((d) => d.after.uuid === id)?.after ?? target.stored.record, discarded: discarded.map((d) => d.after) };
+  return runCommand(ctx, {
+    read: () => readDelete(ctx, kind, id, input),
+    decide: (read, now) => (read ? decideDelete(kind, input, read.target, read.others, actor, now) : refuse(goalNotFound(kind, id))),
+    write: (tx, discarded, read) => {
+      for (const d of discarded) tx.replace(goalEntity, d.before, d.after);
+      tx.blame(deleteBlame(kind, input)).assertFits();
+      return { goal: discarded.find((d) => d.after.uuid === id)?.after ?? read!.target.stored.record, discarded: discarded.map((d) => d.after) };
+    },
+    after: async ({ goal, discarded }) => {
+      if (discarded.length) await refreshRollups(ctx, discarded);
+      return goal;
+    },
   });
-  if (result.discarded.length) await refreshRollups(ctx, result.discarded);
-  return result.goal;
 }

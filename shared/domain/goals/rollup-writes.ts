@@ -167,9 +167,9 @@ export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRec
   const written = new Map<string, GoalRecord>();
   for (const g of goals) if (typeof g !== 'string') written.set(g.uuid, g);
   const start = [...new Set(goals.map((g) => (typeof g === 'string' ? g : g.uuid)))];
-  // Busy parents (many children written at once) can outlast one round of retries; the child's write is
-  // already committed by now, so a 409 here would wrongly invite the client to repeat it: retry longer.
-  return retryOnConflict(() => retryOnConflict(async () => {
+  // Busy parents (many children written at once) contend; the child's write is already committed by now, so a
+  // 409 here would wrongly invite the client to repeat it: the one retry budget is sized for that burst.
+  return retryOnConflict(async () => {
     const { state, stored, truncated } = await readRollupState(ctx, start, written);
     const writes = planRollupWrites(state, start);
     const atomic = !truncated && writes.size <= MAX_TRANSACTION_ITEMS;
@@ -195,5 +195,5 @@ export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRec
     }
     await tx.commit();
     return latest;
-  }));
+  });
 }

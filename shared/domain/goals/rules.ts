@@ -2,7 +2,7 @@
 import { sentFields, uniq } from '#shared/domain/fields.ts';
 import { type GoalKind, type GoalRecord, type MetricRecord, type VisibleEntity } from '#shared/domain/goals/entity.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
-import { MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
+import { MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type AppError, type ErrorDetail } from '#shared/errors.ts';
 import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 
 /**
@@ -95,11 +95,14 @@ export function metricDetails(m: MetricRecord | null): ErrorDetail[] {
   return [];
 }
 
-/** The earlier variant's `delegate_uuid` (one delegate or null) or `delegate_uuids`; not both. */
+/** The earlier variant's `delegate_uuid` and `delegate_uuids` are not both sent: 422 conflict (decide answers it before delegatesOf counts). */
+export function delegateConflict(input: { delegate_uuids?: string[] | null; delegate_uuid?: string | null }): AppError | undefined {
+  if (input.delegate_uuids !== undefined && input.delegate_uuid !== undefined) return ValidationError.field('delegate_uuid', 'conflict', 'Send delegate_uuids or delegate_uuid (earlier variant), not both');
+  return undefined;
+}
+
+/** The earlier variant's `delegate_uuid` (one delegate or null) or `delegate_uuids` (both sent: delegateConflict). */
 export function delegatesOf(input: { delegate_uuids?: string[] | null; delegate_uuid?: string | null }): string[] | undefined {
-  if (input.delegate_uuids !== undefined && input.delegate_uuid !== undefined) {
-    throw ValidationError.field('delegate_uuid', 'conflict', 'Send delegate_uuids or delegate_uuid (earlier variant), not both');
-  }
   if (input.delegate_uuid !== undefined) return input.delegate_uuid ? [input.delegate_uuid] : [];
   return input.delegate_uuids === undefined ? undefined : uniq(input.delegate_uuids);
 }
@@ -115,10 +118,10 @@ export function visibleEntitiesOf(list: Array<{ entity_type: 'user' | 'team'; en
 export const searchableContent = (g: Pick<GoalRecord, 'title' | 'description' | 'short_id'>) => [g.title, g.description, g.short_id].filter((s) => s).join(' ').toLowerCase();
 
 /** Spec rule 4: 2-30 letters, digits, dashes or underscores, stored upper-case (uniqueness is the entity's claim). */
-export function normalizeShortId(raw: string | null): string | null {
-  if (raw === null) return null;
-  if (!SHORT_ID.test(raw)) throw ValidationError.field('short_id', 'malformed', 'short_id must be 2-30 letters, digits, dashes or underscores');
-  return raw.toUpperCase();
+export function normalizeShortId(raw: string | null): { shortId: string | null } | { error: AppError } {
+  if (raw === null) return { shortId: null };
+  if (!SHORT_ID.test(raw)) return { error: ValidationError.field('short_id', 'malformed', 'short_id must be 2-30 letters, digits, dashes or underscores') };
+  return { shortId: raw.toUpperCase() };
 }
 
 // ---------- delete (soft) ----------

@@ -1,16 +1,15 @@
 /** Goal update: read the goal, then one batched read of what it names, decide (decide.ts), one transaction; then rollups and paths. */
 import { canWriteContent } from '#shared/auth/caller.ts';
-import { nowIso } from '#shared/clock.ts';
-import { mutateEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { mutateEntity, runCommand } from '#shared/db/commands.ts';
 import { BatchRead, getEntities, getEntity } from '#shared/db/reads.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import { refuse } from '#shared/decision.ts';
 import { newId } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import {
-  addedParents, addedVisibleEntities, decided, decideUpdate, editRefusal, goalNotFound, newFirstParent, periodToRead, referencedIds,
-  type SeenGoal, type UpdateIds, type UpdateState,
+  addedParents, addedVisibleEntities, decideUpdate, editRefusal, goalNotFound, newFirstParent, periodToRead, referencedIds,
+  type SeenGoal, type UpdateIds, type UpdateState, type UpdateWrite,
 } from '#shared/domain/goals/decide.ts';
 import { labelNamesOf } from '#shared/domain/labels/decide.ts';
 import { goalEntity, hierarchyGuardKey, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
@@ -36,13 +35,8 @@ import type { GoalView } from '#shared/domain/goals/service.ts';
  * consistent child index).
  */
 async function readUpdate(ctx: DomainCtx, g: GoalRecord, input: GoalUpdateCommand) {
-  let delegates: string[] | undefined;
-  try {
-    delegates = delegatesOf(input);
-  } catch {
-    /* decide answers the conflict */
-  }
-  const refs = referencedIds({ owner_uuids: input.owner_uuids ?? undefined, delegate_uuids: delegates, team_uuids: input.team_uuids ?? undefined, visible_entities: addedVisibleEntities(g, input) });
+  // both delegate fields sent is decide's refusal (delegateConflict); delegatesOf still names what to read
+  const refs = referencedIds({ owner_uuids: input.owner_uuids ?? undefined, delegate_uuids: delegatesOf(input), team_uuids: input.team_uuids ?? undefined, visible_entities: addedVisibleEntities(g, input) });
   const periodId = periodToRead(g, input);
   const added = addedParents(g, input);
   const first = newFirstParent(g, input);
@@ -81,32 +75,47 @@ async function readUpdate(ctx: DomainCtx, g: GoalRecord, input: GoalUpdateComman
   return { state, guardVersion: guard?.()?.v as number | undefined };
 }
 
+/**
+ * The goal with the caller's access to it, then (unless the goal's edit refusal already answers: nothing more
+ * is read for a write that cannot happen) the read plan of what the update names.
+ */
+async function readGoalUpdate(ctx: DomainCtx, kind: GoalKind, id: string, input: GoalUpdateCommand) {
+  const current = await getEntity(ctx, goalEntity, id, true);
+  if (!current) return undefined;
+  const seen: SeenGoal = { stored: current, access: await goalAccess(ctx, current.record) };
+  return { seen, plan: editRefusal(kind, current.record, seen.access) ? undefined : await readUpdate(ctx, current.record, input) };
+}
+
 export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, input: GoalUpdateCommand): Promise<GoalView> {
-  // Drawn once, in a fixed order, before the loop: every attempt (and a retry with the same Idempotency-Key) names the same records.
+  // Drawn once, in a fixed order: every attempt (and a retry with the same Idempotency-Key) names the same records.
   const ids: UpdateIds = { shortId: newId(), metric: newId(), labels: uniq(input.labels ?? []).map(() => newId()) };
   const actor = { userUuid: ctx.caller.userId, canWriteContent: canWriteContent(ctx.caller) };
-  const { before, write } = await retryOnConflict(async () => {
-    const current = await getEntity(ctx, goalEntity, id, true);
-    if (!current) throw goalNotFound(kind, id);
-    const seen = { stored: current, access: await goalAccess(ctx, current.record) };
-    // refusals that need nothing more read answer before the read plan runs
-    const refusal = editRefusal(kind, current.record, seen.access);
-    if (refusal) throw refusal;
-    const { state, guardVersion } = await readUpdate(ctx, current.record, input);
-    const write = decided(decideUpdate(kind, seen, input, state, actor, nowIso(), ids));
-    const tx = new WriteTx(ctx);
-    requireUnchanged(tx, write.parents);
-    // re-parentings commit one at a time per tenant: two that together close a cycle cannot both pass their walks
-    if (write.guard) tx.putSide(hierarchyGuardKey(ctx.tenantId), { kind: 'goal_hierarchy_guard', v: (guardVersion ?? 0) + 1 }, { if: guardVersion === undefined ? { exists: false } : { equals: { v: guardVersion } } });
-    addLabelCreates(tx, write.createdLabels);
-    tx.replace(goalEntity, current, write.goal);
-    tx.blame(heaviestField(input)).assertFits();
-    await tx.commit();
-    return { before: current, write };
+  return runCommand(ctx, {
+    ids,
+    read: () => readGoalUpdate(ctx, kind, id, input),
+    decide: (read, now) => {
+      if (!read) return refuse(goalNotFound(kind, id));
+      const refusal = editRefusal(kind, read.seen.stored.record, read.seen.access);
+      return refusal || !read.plan ? refuse(refusal ?? goalNotFound(kind, id)) : decideUpdate(kind, read.seen, input, read.plan.state, actor, now, ids);
+    },
+    write: (tx, write, read) => {
+      const { seen, plan } = read!;
+      requireUnchanged(tx, write.parents);
+      // re-parentings commit one at a time per tenant: two that together close a cycle cannot both pass their walks
+      const guardVersion = plan!.guardVersion;
+      if (write.guard) tx.putSide(hierarchyGuardKey(ctx.tenantId), { kind: 'goal_hierarchy_guard', v: (guardVersion ?? 0) + 1 }, { if: guardVersion === undefined ? { exists: false } : { equals: { v: guardVersion } } });
+      addLabelCreates(tx, write.createdLabels);
+      tx.replace(goalEntity, seen.stored, write.goal);
+      tx.blame(heaviestField(input)).assertFits();
+      return { before: seen.stored, write };
+    },
+    after: ({ before, write }) => afterGoalUpdate(ctx, before.record, write),
   });
+}
 
+/** After the commit: rollups when what they read changed, primed labels, descendants' paths. */
+async function afterGoalUpdate(ctx: DomainCtx, g: GoalRecord, write: UpdateWrite): Promise<GoalView> {
   primeLabels(ctx.loader, write.createdLabels);
-  const g = before.record;
   const after = write.goal;
   const rollupInputsChanged =
     JSON.stringify(g.parent_links) !== JSON.stringify(after.parent_links) || JSON.stringify(g.metric) !== JSON.stringify(after.metric) || g.progress_mode !== after.progress_mode;
@@ -119,7 +128,6 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
   if (after.path !== g.path) await refreshDescendantPaths(ctx, after);
   return { goal, access: await goalAccess(ctx, goal) };
 }
-
 
 /**
  * Keeps `path` true below a goal whose first-parent line changed: each descendant whose own first parent

@@ -3,12 +3,12 @@ import { newId } from '#shared/ids.ts';
 import type { Checks } from '#shared/auth/permissions.ts';
 import { requireContentWriter } from '#shared/auth/permissions.ts';
 import { nowIso } from '#shared/clock.ts';
-import { mutateEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { mutateEntity, runCommand } from '#shared/db/commands.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { querySidePage } from '#shared/db/side-items.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { accept } from '#shared/decision.ts';
 import { IMPORT_ITEM_ERRORS, IMPORT_QUEUE, importChunkKey, importEntity, importGoalUuid, type ImportError, type ImportRecord } from '#shared/domain/imports/entity.ts';
 import { claimSlot, releaseSlot } from '#shared/domain/imports/slots.ts';
 import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
@@ -48,13 +48,15 @@ export async function startImport(ctx: DomainCtx, rows: unknown[], queue: QueueS
     updated_at: now,
   };
   // the import, its rows and one of the tenant's in-flight slots in one transaction: no slot without its import
-  const record = await retryOnConflict(async () => {
-    const tx = new WriteTx(ctx);
-    const r: ImportRecord = { ...base, slot: await claimSlot(ctx, tx, base.uuid) };
-    tx.create(importEntity, r);
-    chunks.forEach((c, n) => tx.putSide(importChunkKey(ctx.tenantId, r.uuid, 'rows', n), { kind: 'import_rows', rows: c }));
-    await tx.commit();
-    return r;
+  const record = await runCommand(ctx, {
+    read: async () => undefined,
+    decide: () => accept(base), // what refuses an import is the precheck above, and the slot's claim (429) below
+    write: async (tx, b) => {
+      const r: ImportRecord = { ...b, slot: await claimSlot(ctx, tx, b.uuid) };
+      tx.create(importEntity, r);
+      chunks.forEach((c, n) => tx.putSide(importChunkKey(ctx.tenantId, r.uuid, 'rows', n), { kind: 'import_rows', rows: c }));
+      return r;
+    },
   });
   try {
     await queue.send(IMPORT_QUEUE, { tenant_uuid: ctx.tenantId, import_uuid: record.uuid } satisfies ImportMessage);

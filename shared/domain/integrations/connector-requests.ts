@@ -1,7 +1,7 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
 import { nowIso } from '#shared/clock.ts';
-import { retryOnConflict } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/db/commands.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { getSide } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
@@ -43,23 +43,23 @@ export async function recordConnectorRequest(ctx: DomainCtx, input: ConnectorReq
   const id = connectorOf(ctx.tenantId, input).uuid;
   const me = ctx.caller.userId;
 
-  const outcome = await retryOnConflict(async () => {
-    const current = await getEntity(ctx, connectorRequestEntity, id, true);
-    const { record, created, requester } = decideConnectorRequest(ctx.caller, ctx.tenantId, input, current?.record, nowIso());
-    // The requester claim goes first: when both it and the record's condition fail, the repeat is what is reported.
-    const tx = new WriteTx(ctx).putSide(connectorRequesterKey(ctx.tenantId, id, me), { kind: 'connector_requester', ...requester }, { if: { exists: false }, onFail: () => new AlreadyRequested() });
-    if (current) tx.replace(connectorRequestEntity, current, record);
-    else tx.create(connectorRequestEntity, record);
-    try {
-      await tx.commit();
-      return { record, created, repeat: undefined };
-    } catch (err) {
-      if (!(err instanceof AlreadyRequested)) throw err;
-      // The requester item is only ever written together with the record, so the record exists now.
+  const outcome = await runCommand(ctx, {
+    read: () => getEntity(ctx, connectorRequestEntity, id, true),
+    decide: (current, now) => decideConnectorRequest(ctx.caller, ctx.tenantId, input, current?.record, now),
+    write: (tx, { record, created, requester }, current): { record: ConnectorRequestRecord; created: boolean; repeat?: ConnectorRequesterItem } => {
+      // The requester claim goes first: when both it and the record's condition fail, the repeat is what is reported.
+      tx.putSide(connectorRequesterKey(ctx.tenantId, id, me), { kind: 'connector_requester', ...requester }, { if: { exists: false }, onFail: () => new AlreadyRequested() });
+      if (current) tx.replace(connectorRequestEntity, current, record);
+      else tx.create(connectorRequestEntity, record);
+      return { record, created };
+    },
+    // a repeat: the requester item is only ever written together with the record, so the record exists now
+    recover: async (err, current) => {
+      if (!(err instanceof AlreadyRequested)) return undefined;
       const stored = current ?? (await getEntity(ctx, connectorRequestEntity, id, true));
       if (!stored) throw new ConcurrentUpdateError();
       return { record: stored.record, created: false, repeat: await requesterItem(ctx, id, me) };
-    }
+    },
   });
 
   // A repeat re-queues the issue only if the first attempt failed between its commit and its enqueue (it

@@ -1,14 +1,13 @@
 import { scopedUuidOf } from '#shared/domain/scoped-id.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { nowIso } from '#shared/clock.ts';
-import { mutateEntity } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/db/commands.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { requireGoalEditor, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
-import { attachDataSource, checkDataSourceConfig, newDataSource, type DataSourceCommand } from '#shared/domain/integrations/decide.ts';
+import { dataSourceConfigRefusal, decideCreateDataSource, newDataSource, type DataSourceCommand } from '#shared/domain/integrations/decide.ts';
 import { dataSourceEntity, type DataSourceRecord } from '#shared/domain/integrations/entity.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
 
@@ -28,25 +27,24 @@ export interface DataSourceView {
 }
 
 export async function createDataSource(ctx: DomainCtx, input: DataSourceCommand): Promise<DataSourceView> {
-  checkDataSourceConfig(input);
-  // Identity and time are fixed before the retry loop: every attempt writes the same record.
-  const now = nowIso();
-  const record = newDataSource(ctx.caller, input, now, newId());
-  let access!: GoalAccess;
+  const uuid = newId();
+  const goalUuid = input.goal_uuid.toLowerCase();
+  const hidden = () => unknownGoal(goalUuid);
   // One read of the goal: the permission checks run on the consistent read the write is conditioned on.
-  await mutateEntity(
-    ctx,
-    goalEntity,
-    record.goal_uuid,
-    async (current, tx) => {
-      access = await requireGoalEditor(ctx, current.record, () => unknownGoal(record.goal_uuid));
-      const goal = attachDataSource(current.record, now);
-      tx.create(dataSourceEntity, record);
-      return goal;
+  return runCommand(ctx, {
+    precheck: () => dataSourceConfigRefusal(input),
+    read: async () => {
+      const current = await getEntity(ctx, goalEntity, goalUuid, true);
+      return current && { current, access: await goalAccess(ctx, current.record) };
     },
-    () => unknownGoal(record.goal_uuid),
-  );
-  return { dataSource: record, access };
+    decide: (s, now) => decideCreateDataSource(s?.current.record, s?.access, now, hidden),
+    write: (tx, goal, s, { now }) => {
+      // identity and time are the command's: every attempt writes the same record
+      const dataSource = newDataSource(ctx.caller, input, now, uuid);
+      tx.create(dataSourceEntity, dataSource).replace(goalEntity, s!.current, goal);
+      return { dataSource, access: s!.access };
+    },
+  });
 }
 
 /**

@@ -18,6 +18,7 @@
  *    a credential are refused (422) rather than stored in clear and shown to the tenant.
  */
 import type { Caller } from '#shared/auth/caller.ts';
+import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import {
   collapseWhitespace,
@@ -29,7 +30,8 @@ import {
   type DataSourceRecord,
   type RequestSource,
 } from '#shared/domain/integrations/entity.ts';
-import { ValidationError } from '#shared/errors.ts';
+import { accept, refuse, type Decision } from '#shared/decision.ts';
+import { ValidationError, type AppError } from '#shared/errors.ts';
 
 export interface ConnectorRequestCommand {
   connection_type: string;
@@ -59,14 +61,14 @@ export interface ConnectorRequestChange {
   requester: ConnectorRequesterItem;
 }
 
-/** The caller's request on top of the record as read (undefined: the first request for this connector). */
-export function decideConnectorRequest(caller: Caller, tenantId: string, cmd: ConnectorRequestCommand, current: ConnectorRequestRecord | undefined, now: string): ConnectorRequestChange {
+/** The caller's request on top of the record as read (undefined: the first request for this connector). Never refused: every member may request. */
+export function decideConnectorRequest(caller: Caller, tenantId: string, cmd: ConnectorRequestCommand, current: ConnectorRequestRecord | undefined, now: string): Decision<ConnectorRequestChange> {
   const me = caller.userId;
   const requester: ConnectorRequesterItem = { user_uuid: me, requested_at: now, request_source: cmd.request_source ?? null };
   if (current) {
     const listed = current.requested_by_uuids;
     const record = { ...current, requested_by_uuids: listed.length < REQUESTERS_LISTED ? [...listed, me] : listed, request_count: current.request_count + 1, updated_at: now };
-    return { record, created: false, requester };
+    return accept({ record, created: false, requester });
   }
   const { uuid, connectionType, normalizedKey } = connectorOf(tenantId, cmd);
   const record: ConnectorRequestRecord = {
@@ -80,7 +82,7 @@ export function decideConnectorRequest(caller: Caller, tenantId: string, cmd: Co
     created_at: now,
     updated_at: now,
   };
-  return { record, created: true, requester };
+  return accept({ record, created: true, requester });
 }
 
 const CREDENTIAL_KEY = /password|passwd|secret|token|apikey|privatekey|credential|authorization|cookie/;
@@ -92,11 +94,11 @@ export function credentialPaths(value: unknown, path = 'config'): string[] {
   return Object.entries(value).flatMap(([k, v]) => (CREDENTIAL_KEY.test(k.toLowerCase().replace(/[^a-z0-9]/g, '')) ? [`${path}.${k}`] : credentialPaths(v, `${path}.${k}`)));
 }
 
-/** Refused before anything is read: a config carrying credentials. */
-export function checkDataSourceConfig(cmd: DataSourceCommand): void {
+/** Refused before anything is read (a create's precheck): a config carrying credentials. */
+export function dataSourceConfigRefusal(cmd: DataSourceCommand): AppError | undefined {
   const secrets = credentialPaths(cmd.config);
-  if (!secrets.length) return;
-  throw new ValidationError(
+  if (!secrets.length) return undefined;
+  return new ValidationError(
     'config must not carry credentials: it is shown to everyone who can see the goal',
     secrets.map((field) => ({ field, code: 'credential_not_allowed', message: `${field} looks like a credential` })),
   );
@@ -108,8 +110,15 @@ export function newDataSource(caller: Caller, cmd: DataSourceCommand, now: strin
 }
 
 /** The goal (editable by the caller: checked by the goal's rules) with one more data source; a frozen goal takes none. */
-export function attachDataSource(goal: GoalRecord, now: string): GoalRecord {
-  if (goal.discarded_at) throw ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; it takes no new data source');
-  if (goal.archived_at) throw ValidationError.field('goal_uuid', 'archived', 'This goal is archived; it takes no new data source');
-  return { ...goal, data_sources_count: (goal.data_sources_count ?? 0) + 1, updated_at: now };
+export function attachDataSource(goal: GoalRecord, now: string): Decision<GoalRecord> {
+  if (goal.discarded_at) return refuse(ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; it takes no new data source'));
+  if (goal.archived_at) return refuse(ValidationError.field('goal_uuid', 'archived', 'This goal is archived; it takes no new data source'));
+  return accept({ ...goal, data_sources_count: (goal.data_sources_count ?? 0) + 1, updated_at: now });
+}
+
+/** A data source create once its goal is read (undefined: unknown) with the caller's access: the goal's edit refusal (`hidden` for one it cannot see), then attachDataSource. */
+export function decideCreateDataSource(goal: GoalRecord | undefined, access: GoalAccess | undefined, now: string, hidden: () => AppError): Decision<GoalRecord> {
+  if (!goal || !access) return refuse(hidden());
+  const refusal = goalEditRefusal(access, hidden);
+  return refusal ? refuse(refusal) : attachDataSource(goal, now);
 }

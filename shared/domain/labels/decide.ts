@@ -12,7 +12,7 @@
  *    Deleting a group deletes everything under it whoever created it: the group's manager owns its contents.
  */
 import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
-import { requireContentWriter } from '#shared/auth/permissions.ts';
+import { accept, refuse, type Decision } from '#shared/decision.ts';
 import { LABEL_NAME_MAX, newLabelRecord, normalizeLabelName, type ClaimedLabel, type LabelRecord, type LabelRef } from '#shared/domain/labels/entity.ts';
 import { ForbiddenError, ValidationError, type AppError } from '#shared/errors.ts';
 
@@ -32,9 +32,9 @@ export const MAX_LABEL_DEPTH = 20;
 const isCreator = (caller: Caller, l: LabelRecord) => l.creator_uuid === caller.userId;
 export const canManageLabel = (caller: Caller, l: LabelRecord) => isAdmin(caller) || (canWriteContent(caller) && isCreator(caller, l));
 
-function requireManage(caller: Caller, l: LabelRecord, verb: 'update' | 'delete'): void {
-  if (canManageLabel(caller, l)) return;
-  throw new ForbiddenError(canWriteContent(caller) ? `Only admins and the label's creator can ${verb} it` : 'Viewers cannot change labels');
+function manageRefusal(caller: Caller, l: LabelRecord, verb: 'update' | 'delete'): AppError | undefined {
+  if (canManageLabel(caller, l)) return undefined;
+  return new ForbiddenError(canWriteContent(caller) ? `Only admins and the label's creator can ${verb} it` : 'Viewers cannot change labels');
 }
 
 const cycle = (message: string) => ValidationError.field('parent_uuid', 'cycle', message);
@@ -43,23 +43,24 @@ const cycle = (message: string) => ValidationError.field('parent_uuid', 'cycle',
  * `chain` is the new parent followed by its ancestors, nearest first, as read (empty: no such label in the
  * tenant; read up to MAX_LABEL_DEPTH + 1 labels). The parent must be a group, and `label` must not be on it.
  */
-function checkParent(label: LabelRecord, chain: LabelRecord[]): void {
+function parentRefusal(label: LabelRecord, chain: LabelRecord[]): AppError | undefined {
   const parentUuid = label.parent_uuid!;
   const [parent] = chain;
-  if (!parent) throw ValidationError.field('parent_uuid', 'not_found', `parent_uuid ${parentUuid} is not a label of this tenant`);
-  if (!parent.is_group) throw ValidationError.field('parent_uuid', 'not_a_group', `parent_uuid ${parentUuid} is not a label group`);
-  if (chain.some((l) => l.uuid === label.uuid)) throw cycle('A label group cannot be placed under itself or one of its own sub-groups');
-  if (chain.length > MAX_LABEL_DEPTH) throw ValidationError.field('parent_uuid', 'too_deep', `Label groups nest at most ${MAX_LABEL_DEPTH} deep`);
+  if (!parent) return ValidationError.field('parent_uuid', 'not_found', `parent_uuid ${parentUuid} is not a label of this tenant`);
+  if (!parent.is_group) return ValidationError.field('parent_uuid', 'not_a_group', `parent_uuid ${parentUuid} is not a label group`);
+  if (chain.some((l) => l.uuid === label.uuid)) return cycle('A label group cannot be placed under itself or one of its own sub-groups');
+  if (chain.length > MAX_LABEL_DEPTH) return ValidationError.field('parent_uuid', 'too_deep', `Label groups nest at most ${MAX_LABEL_DEPTH} deep`);
+  return undefined;
 }
 
-/** Refused before anything is read: viewers create no labels. */
-export const checkLabelCreateAllowed = (caller: Caller) => requireContentWriter(caller);
+/** Refused before anything is read (a create's precheck): viewers create no labels. */
+export const labelCreateRefusal = (caller: Caller): AppError | undefined => (canWriteContent(caller) ? undefined : new ForbiddenError('Viewers cannot change content'));
 
-export function decideCreateLabel(caller: Caller, cmd: LabelCreate, parentChain: LabelRecord[], now: string, uuid: string): LabelRecord {
-  checkLabelCreateAllowed(caller);
+/** `parentChain`: the parent named and the groups above it, as read (labelCreateRefusal answered before). */
+export function decideCreateLabel(caller: Caller, cmd: LabelCreate, parentChain: LabelRecord[], now: string, uuid: string): Decision<LabelRecord> {
   const record = newLabelRecord({ ...cmd, creator_uuid: caller.userId }, now, uuid);
-  if (record.parent_uuid) checkParent(record, parentChain);
-  return record;
+  const refusal = record.parent_uuid ? parentRefusal(record, parentChain) : undefined;
+  return refusal ? refuse(refusal) : accept(record);
 }
 
 /** What an update must read before it can be decided, beyond the label itself. */
@@ -71,30 +72,35 @@ export interface LabelUpdateReads {
 }
 
 /**
- * Decides what needs no more reads: permission and a label named as its own parent are refused at once (no
- * read of the parent), so the caller sees the plainest error first.
+ * What an update reads beyond the label, or the refusal that needs no more reads: permission and a label named
+ * as its own parent are refused at once (no read of the parent), so the caller sees the plainest error first.
  */
-export function planLabelUpdate(caller: Caller, before: LabelRecord, cmd: LabelUpdate): LabelUpdateReads {
-  requireManage(caller, before, 'update');
+export function planLabelUpdate(caller: Caller, before: LabelRecord, cmd: LabelUpdate): Decision<LabelUpdateReads> {
+  const refusal = manageRefusal(caller, before, 'update');
+  if (refusal) return refuse(refusal);
   const parent = cmd.parent_uuid === undefined ? before.parent_uuid : cmd.parent_uuid;
-  if (parent === before.uuid) throw cycle('A label cannot be its own parent');
+  if (parent === before.uuid) return refuse(cycle('A label cannot be its own parent'));
   const isGroup = cmd.is_group ?? before.is_group;
-  return { children: before.is_group && !isGroup, parent: parent && parent !== before.parent_uuid ? parent : null };
+  return accept({ children: before.is_group && !isGroup, parent: parent && parent !== before.parent_uuid ? parent : null });
 }
 
-export function decideUpdateLabel(caller: Caller, before: LabelRecord, cmd: LabelUpdate, read: { hasChildren: boolean; parentChain: LabelRecord[] }, now: string): LabelRecord {
+/** `read`: what planLabelUpdate asked for (undefined when it refused: nothing more was read). */
+export function decideUpdateLabel(caller: Caller, before: LabelRecord, cmd: LabelUpdate, read: { hasChildren: boolean; parentChain: LabelRecord[] } | undefined, now: string): Decision<LabelRecord> {
   const plan = planLabelUpdate(caller, before, cmd);
+  if ('error' in plan) return plan;
   const sent = Object.fromEntries(Object.entries(cmd).filter(([, v]) => v !== undefined)) as LabelUpdate;
   const next: LabelRecord = { ...before, ...sent, name: sent.name?.trim() ?? before.name, updated_at: now };
-  if (plan.children && read.hasChildren) {
-    throw ValidationError.field('is_group', 'has_children', 'A label group with child labels cannot become a regular label; move or delete its children first');
+  if (plan.write.children && read?.hasChildren) {
+    return refuse(ValidationError.field('is_group', 'has_children', 'A label group with child labels cannot become a regular label; move or delete its children first'));
   }
-  if (plan.parent) checkParent(next, read.parentChain);
-  return next;
+  const refusal = plan.write.parent ? parentRefusal(next, read?.parentChain ?? []) : undefined;
+  return refusal ? refuse(refusal) : accept(next);
 }
 
-export function decideDeleteLabel(caller: Caller, label: LabelRecord): void {
-  requireManage(caller, label, 'delete');
+/** A delete's refusal, or the label to delete (a group with everything under it, read after). */
+export function decideDeleteLabel(caller: Caller, label: LabelRecord): Decision<LabelRecord> {
+  const refusal = manageRefusal(caller, label, 'delete');
+  return refusal ? refuse(refusal) : accept(label);
 }
 
 // ---------- labels named on a goal or a check-in ----------

@@ -1,14 +1,14 @@
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { nowIso } from '#shared/clock.ts';
-import { createdOrStored, retryOnConflict } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/db/commands.ts';
 import { entryPartitionOf, partitionEntries, queryList } from '#shared/db/index-queries.ts';
 import type { BaseRecord, DataCtx, EntityDef, Stored } from '#shared/db/model.ts';
 import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { canManageLabel, checkLabelCreateAllowed, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, labelNamesOf, MAX_LABEL_DEPTH, planLabelUpdate, resolveLabels, type LabelCreate, type LabelUpdate } from '#shared/domain/labels/decide.ts';
+import { refuse } from '#shared/decision.ts';
+import { canManageLabel, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, labelCreateRefusal, labelNamesOf, MAX_LABEL_DEPTH, planLabelUpdate, resolveLabels, type LabelCreate, type LabelUpdate } from '#shared/domain/labels/decide.ts';
 import { claimedLabels, labelEntity, labelsInGroup, labelsToRead, type LabelRecord, type LabelRef } from '#shared/domain/labels/entity.ts';
 import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
 
@@ -75,30 +75,41 @@ export const labelCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: 
 
 /** Creates a label; the name claim is taken in the same transaction, so of two same-name creates exactly one wins. */
 export async function createLabel(ctx: DomainCtx, input: LabelCreate): Promise<LabelRecord> {
-  const [now, uuid] = [nowIso(), newId()];
-  return createdOrStored(ctx, labelEntity, uuid, () => retryOnConflict(async () => {
-    checkLabelCreateAllowed(ctx.caller);
-    const chain = input.parent_uuid ? await chainOf(ctx, input.parent_uuid) : [];
-    const record = decideCreateLabel(ctx.caller, input, chain.map((s) => s.record), now, uuid);
-    const tx = new WriteTx(ctx);
-    holdChain(tx, chain);
-    await tx.create(labelEntity, record).commit();
-    return record;
-  }));
+  const uuid = newId();
+  return runCommand(ctx, {
+    ids: uuid,
+    precheck: () => labelCreateRefusal(ctx.caller),
+    read: () => (input.parent_uuid ? chainOf(ctx, input.parent_uuid) : Promise.resolve([])),
+    decide: (chain, now) => decideCreateLabel(ctx.caller, input, chain.map((s) => s.record), now, uuid),
+    write: (tx, record, chain) => {
+      holdChain(tx, chain);
+      tx.create(labelEntity, record);
+      return record;
+    },
+    stored: orStored(labelEntity, uuid, (stored) => stored),
+  });
+}
+
+/** The label, then (unless planLabelUpdate refuses at once) whether it has children and the new parent's chain, as the plan asks. */
+async function readLabelUpdate(ctx: DomainCtx, id: string, input: LabelUpdate) {
+  const current = await getEntity(ctx, labelEntity, id, true);
+  if (!current) return undefined;
+  const plan = planLabelUpdate(ctx.caller, current.record, input);
+  if ('error' in plan) return { current, chain: [] };
+  const [children, chain] = await Promise.all([plan.write.children && hasChildren(ctx, id), plan.write.parent ? chainOf(ctx, plan.write.parent) : []]);
+  return { current, chain, read: { hasChildren: children, parentChain: chain.map((s) => s.record) } };
 }
 
 export async function updateLabel(ctx: DomainCtx, id: string, input: LabelUpdate): Promise<LabelRecord> {
-  return retryOnConflict(async () => {
-    const current = await getEntity(ctx, labelEntity, id, true);
-    if (!current) throw notFound(id);
-    const plan = planLabelUpdate(ctx.caller, current.record, input);
-    const [children, chain] = await Promise.all([plan.children && hasChildren(ctx, id), plan.parent ? chainOf(ctx, plan.parent) : []]);
-    // A rename releases the old name claim and takes the new one in this transaction (store diffs uniques).
-    const next = decideUpdateLabel(ctx.caller, current.record, input, { hasChildren: children, parentChain: chain.map((s) => s.record) }, nowIso());
-    const tx = new WriteTx(ctx);
-    holdChain(tx, chain);
-    await tx.replace(labelEntity, current, next).commit();
-    return next;
+  return runCommand(ctx, {
+    read: () => readLabelUpdate(ctx, id, input),
+    decide: (s, now) => (s ? decideUpdateLabel(ctx.caller, s.current.record, input, s.read, now) : refuse(notFound(id))),
+    write: (tx, next, s) => {
+      // A rename releases the old name claim and takes the new one in this transaction (store diffs uniques).
+      holdChain(tx, s!.chain);
+      tx.replace(labelEntity, s!.current, next);
+      return next;
+    },
   });
 }
 
@@ -127,29 +138,43 @@ async function descendantsDeepestFirst(ctx: DataCtx, groupUuid: string): Promise
  * Returns the deleted record.
  */
 export async function deleteLabel(ctx: DomainCtx, id: string): Promise<LabelRecord> {
-  return retryOnConflict(async () => {
-    const current = await getEntity(ctx, labelEntity, id, true);
-    if (!current) throw notFound(id);
-    decideDeleteLabel(ctx.caller, current.record);
-    const under = current.record.is_group ? await descendantsDeepestFirst(ctx, id) : [];
-    await removeLast(ctx, labelEntity, under, current);
-    return current.record;
+  return runCommand(ctx, {
+    read: async () => {
+      const current = await getEntity(ctx, labelEntity, id, true);
+      return current && { current, under: current.record.is_group && canManageLabel(ctx.caller, current.record) ? await descendantsDeepestFirst(ctx, id) : [] };
+    },
+    decide: (s) => (s ? decideDeleteLabel(ctx.caller, s.current.record) : refuse(notFound(id))),
+    write: async (tx, label, s) => {
+      await removeLast(ctx, labelEntity, s!.under, s!.current, tx);
+      return label;
+    },
   });
 }
 
-/** Removes `first` and then `last`, packing as many removals per transaction as fit, `last` in the final one. */
-async function removeLast<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, first: Array<Stored<R>>, last: Stored<R>): Promise<void> {
+/**
+ * Removes `first` and then `last`, packing as many removals per transaction as fit; the ones before are
+ * committed here, `last` goes in `final` (the command's transaction, committed by the runner).
+ */
+async function removeLast<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, first: Array<Stored<R>>, last: Stored<R>, final: WriteTx): Promise<void> {
   const cost = (s: Stored<R>) => new WriteTx(ctx).remove(def, s).size;
   const budget = TX_MAX_ITEMS - cost(last);
-  let tx = new WriteTx(ctx);
+  const batches: Array<Array<Stored<R>>> = [[]];
+  let size = 0;
   for (const s of first) {
-    if (tx.size + cost(s) > budget) {
-      await tx.commit();
-      tx = new WriteTx(ctx);
+    if (size + cost(s) > budget) {
+      batches.push([]);
+      size = 0;
     }
-    tx.remove(def, s);
+    batches.at(-1)!.push(s);
+    size += cost(s);
   }
-  await tx.remove(def, last).commit();
+  for (const batch of batches.slice(0, -1)) {
+    const tx = new WriteTx(ctx);
+    for (const s of batch) tx.remove(def, s);
+    await tx.commit();
+  }
+  for (const s of batches.at(-1)!) final.remove(def, s);
+  final.remove(def, last);
 }
 
 /**

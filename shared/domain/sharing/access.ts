@@ -2,7 +2,7 @@ import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import type { ListEntry } from '#shared/db/model.ts';
 import type { ShareableRecord } from '#shared/domain/sharing/entity.ts';
-import { satisfies, SHAREABLE_TYPE_BY_PATH, shareableNotFound, type Level, type ShareablePath } from '#shared/domain/sharing/types.ts';
+import { satisfies, type Level } from '#shared/domain/sharing/types.ts';
 
 /**
  * Who may do what with a shareable resource:
@@ -47,11 +47,6 @@ export function shareableChecks(caller: Caller, access: ShareableAccess): Checks
     // There is something left to ask for.
     can_request_access: !satisfies(access.level, 'manage'),
   };
-}
-
-/** A shareable read by uuid is named by `path` only if it is of that type (`/playbooks/{uuid of a document}` is 404). */
-export function requireShareableType(s: ShareableRecord, path: ShareablePath, shareableUuid: string): void {
-  if (s.type !== SHAREABLE_TYPE_BY_PATH[path]) throw shareableNotFound(path, shareableUuid);
 }
 
 /** Who is told about an access request: the owner and every `manage` grantee (not admins at large). */

@@ -1,21 +1,21 @@
-import { nowIso } from '#shared/clock.ts';
-import { retryOnConflict } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/db/commands.ts';
 import type { ItemCondition } from '#shared/db/expressions.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getSide } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { newId } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { loadShareable } from '#shared/domain/sharing/load-shareable.ts';
-import { decideRequestAccess, decideResend, RESEND_WINDOW_MS, resolveByGrant, type AccessRequestCommand, type RequestOutcome, type ResendStatus } from '#shared/domain/sharing/decide.ts';
+import { refuse } from '#shared/decision.ts';
+import { findShareable, loadShareable } from '#shared/domain/sharing/load-shareable.ts';
+import { decideRequestAccess, decideResend, RESEND_WINDOW_MS, type AccessRequestCommand, type RequestOutcome, type ResendStatus } from '#shared/domain/sharing/decide.ts';
 import { accessRequestKey, shareableEntity, type AccessRequestRecord, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { addRequestNotifications } from '#shared/domain/sharing/notifications.ts';
-import type { Level, ShareablePath, ShareableType } from '#shared/domain/sharing/types.ts';
+import { shareableNotFound, type Level, type ShareablePath, type ShareableType } from '#shared/domain/sharing/types.ts';
 
 /**
  * Access request commands: read, decide (decide.ts, where the states and rules are), write once. Every
  * change is a conditional write on the request's one item (deterministic key), retried on a lost race
- * (retryOnConflict); creating and upgrading also check that the resource (owner, grants) did not change
+ * (the command runner's one retry budget); creating and upgrading also check that the resource (owner, grants) did not change
  * since it was read. Concurrent requests yield one pending request and one set of notices.
  */
 export type { RequestOutcome, ResendStatus } from '#shared/domain/sharing/decide.ts';
@@ -56,25 +56,26 @@ function shareableUnchanged(tx: WriteTx, stored: Stored<ShareableRecord>): void 
 
 export async function requestAccess(ctx: DomainCtx, path: ShareablePath, shareableUuid: string, input: AccessRequestCommand): Promise<{ record: AccessRequestRecord | null; outcome: RequestOutcome }> {
   const me = ctx.caller.userId;
-  return retryOnConflict(async () => {
-    const stored = await loadShareable(ctx, path, shareableUuid, true);
-    const s = stored.record;
-    const read = await readRequest(ctx, s.type, s.uuid, me);
-    const now = nowIso();
-    const decision = decideRequestAccess(ctx.caller, s, read?.record, input, now, newId());
-    if (decision.outcome === 'already_satisfied' || decision.outcome === 'unchanged') return decision;
-    const tx = new WriteTx(ctx);
-    shareableUnchanged(tx, stored);
-    putRequest(ctx, tx, s, decision.record, read);
-    if (decision.outcome !== 'created') {
-      await tx.commit();
-      return { record: decision.record, outcome: decision.outcome };
-    }
-    const record = decision.record;
-    addRequestNotifications(tx, record, record.notice);
-    await tx.commit();
-    return { record: withoutNotice(record), outcome: 'created' as const };
+  const uuid = newId();
+  return runCommand(ctx, {
+    read: () => readWithRequest(ctx, path, shareableUuid, me, true),
+    decide: (read, now) => (read ? decideRequestAccess(ctx.caller, read.stored.record, read.request?.record, input, now, uuid) : refuse(shareableNotFound(path, shareableUuid))),
+    write: (tx, decision, read): { record: AccessRequestRecord | null; outcome: RequestOutcome } => {
+      if (decision.outcome === 'already_satisfied' || decision.outcome === 'unchanged') return decision;
+      const { stored, request } = read!;
+      shareableUnchanged(tx, stored);
+      putRequest(ctx, tx, stored.record, decision.record, request);
+      if (decision.outcome !== 'created') return { record: decision.record, outcome: decision.outcome };
+      addRequestNotifications(tx, decision.record, decision.record.notice);
+      return { record: withoutNotice(decision.record), outcome: 'created' };
+    },
   });
+}
+
+/** The resource (undefined: 404, as loadShareable) and the caller's request item on it. */
+async function readWithRequest(ctx: DomainCtx, path: ShareablePath, shareableUuid: string, requesterUuid: string, consistent: boolean) {
+  const stored = await findShareable(ctx, path, shareableUuid, consistent);
+  return stored && { stored, request: await readRequest(ctx, stored.record.type, stored.record.uuid, requesterUuid) };
 }
 
 /** The caller's own pending request on the resource, or null. Needs no access to the resource, only that it exists. */
@@ -92,38 +93,36 @@ export async function myPendingRequest(ctx: DomainCtx, path: ShareablePath, shar
  */
 export async function resendAccessRequest(ctx: DomainCtx, path: ShareablePath, shareableUuid: string): Promise<{ status: ResendStatus; next_resend_at: string | null }> {
   const me = ctx.caller.userId;
-  return retryOnConflict(async () => {
-    const stored = await loadShareable(ctx, path, shareableUuid);
-    const s = stored.record;
-    const read = await readRequest(ctx, s.type, s.uuid, me);
-    const nowMs = Date.now();
-    const decision = decideResend(ctx.caller, s, read?.record, nowMs);
-    if (decision.status !== 'resent') return decision;
-    const { sent } = decision;
-    const tx = new WriteTx(ctx);
-    tx.updateSide(requestKeyOf(ctx, s, me), {
-      set: { last_email_sent_at: sent.last_email_sent_at, notice: decision.notice },
-      add: { v: 1 },
-      if: { equals: { status: 'pending', id: sent.uuid }, atMost: { last_email_sent_at: new Date(nowMs - RESEND_WINDOW_MS).toISOString() } },
-    });
-    addRequestNotifications(tx, sent, decision.notice);
-    await tx.commit();
-    return { status: decision.status, next_resend_at: decision.next_resend_at };
+  return runCommand(ctx, {
+    read: () => readWithRequest(ctx, path, shareableUuid, me, false),
+    decide: (read, now) => (read ? decideResend(ctx.caller, read.stored.record, read.request?.record, Date.parse(now)) : refuse(shareableNotFound(path, shareableUuid))),
+    write: (tx, decision, read, { now }) => {
+      if (decision.status !== 'resent') return decision;
+      const { sent } = decision;
+      tx.updateSide(requestKeyOf(ctx, read!.stored.record, me), {
+        set: { last_email_sent_at: sent.last_email_sent_at, notice: decision.notice },
+        add: { v: 1 },
+        if: { equals: { status: 'pending', id: sent.uuid }, atMost: { last_email_sent_at: new Date(Date.parse(now) - RESEND_WINDOW_MS).toISOString() } },
+      });
+      addRequestNotifications(tx, sent, decision.notice);
+      return { status: decision.status, next_resend_at: decision.next_resend_at };
+    },
   });
 }
 
-/**
- * Adds to a grant's transaction what the grant means for the grantee's request (decide.ts resolveByGrant):
- * a request it satisfies is resolved in the same transaction; otherwise the transaction is conditioned on
- * the request being unchanged, so a request created or upgraded meanwhile makes the grant re-read and
- * decide again. Returns whether it resolved the request.
- */
-export async function addGrantRequestEffect(ctx: DomainCtx, tx: WriteTx, s: ShareableRecord, granteeUuid: string, level: Level | null, now: string): Promise<boolean> {
-  if (level === null) return false; // a revocation satisfies nothing: no read
-  const read = await readRequest(ctx, s.type, s.uuid, granteeUuid);
-  const resolved = resolveByGrant(ctx.caller, read?.record, level, now);
-  if (resolved) putRequest(ctx, tx, s, resolved, read);
-  else requestUnchanged(ctx, tx, s, granteeUuid, read);
-  return !!resolved;
+/** The grantee's request on the resource a grant reads (none for a revocation: it satisfies nothing). */
+export async function grantedRequest(ctx: DomainCtx, s: ShareableRecord, granteeUuid: string, level: Level | null): Promise<StoredRequest | undefined> {
+  return level === null ? undefined : readRequest(ctx, s.type, s.uuid, granteeUuid);
 }
 
+/**
+ * Adds to a grant's transaction what the grant means for the grantee's request as read (decide.ts
+ * resolveByGrant): a request it satisfies is resolved in the same transaction (`resolved`); otherwise the
+ * transaction is conditioned on the request being unchanged, so a request created or upgraded meanwhile makes
+ * the grant re-read and decide again. A revocation reads and checks nothing.
+ */
+export function addGrantRequestEffect(ctx: DataCtx, tx: WriteTx, s: ShareableRecord, granteeUuid: string, level: Level | null, read: StoredRequest | undefined, resolved: AccessRequestRecord | undefined): void {
+  if (level === null) return;
+  if (resolved) putRequest(ctx, tx, s, resolved, read);
+  else requestUnchanged(ctx, tx, s, granteeUuid, read);
+}

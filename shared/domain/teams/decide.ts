@@ -21,10 +21,10 @@
  * becoming root teams (parent_uuid null, depth 0) with their own sub-trees moving up with them.
  */
 import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
-import { requireAdmin } from '#shared/auth/permissions.ts';
+import { accept, refuse, type Decision } from '#shared/decision.ts';
 import { uniq } from '#shared/domain/fields.ts';
 import type { TeamRecord, TeamStatus } from '#shared/domain/teams/entity.ts';
-import { ForbiddenError, HasDependentsError, MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
+import { ForbiddenError, HasDependentsError, MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type AppError, type ErrorDetail } from '#shared/errors.ts';
 
 export interface TeamCreate {
   name: string;
@@ -49,36 +49,38 @@ const cycle = () => ValidationError.field('parent_uuid', 'cycle', 'A team cannot
 
 export const tooBig = (field: string | undefined) => new TooManyWritesError(field, 'Split it: fewer owners/members per team, or move or archive sub-teams first.');
 
-/** Refuses a change whose transaction would hold more than MAX_TX_ITEMS items. */
-export function checkFits(items: number, field: string | undefined): void {
-  if (items > MAX_TX_ITEMS) throw tooBig(field);
+/** The refusal of a change whose transaction would hold more than MAX_TX_ITEMS items. */
+export function fitsRefusal(items: number, field: string | undefined): AppError | undefined {
+  return items > MAX_TX_ITEMS ? tooBig(field) : undefined;
 }
+
+/** A read bounded by what one transaction can hold, stopped past it (`overflow`: the change would not fit). */
+export type Bounded<T> = { items: T[]; overflow?: false } | { items?: undefined; overflow: true };
 
 
 /** Owners and members named by the command. */
 export const usersNamed = (cmd: TeamUpdate) => uniq([...(cmd.owner_uuids ?? []), ...(cmd.member_uuids ?? [])]);
 
 /** Owners and members must be users of the tenant (`known`: those found); every bad uuid is named. */
-function checkUsers(cmd: TeamUpdate, known: ReadonlySet<string>): void {
+function usersRefusal(cmd: TeamUpdate, known: ReadonlySet<string>): AppError | undefined {
   const details: ErrorDetail[] = [];
   for (const field of ['owner_uuids', 'member_uuids'] as const) {
     for (const id of uniq(cmd[field])) if (!known.has(id)) details.push({ field, code: 'not_found', message: `${id} is not a user of this tenant` });
   }
-  if (details.length) throw new ValidationError(details.map((d) => `${d.field}: ${d.message}`).join('; '), details);
+  return details.length ? new ValidationError(details.map((d) => `${d.field}: ${d.message}`).join('; '), details) : undefined;
 }
 
 /** A team owner who may write (viewers never do). */
 export const managesTeam = (caller: Caller, t: TeamRecord) => canWriteContent(caller) && t.owner_uuids.includes(caller.userId);
 
-/** Refused before anything is read. */
-export const checkTeamCreateAllowed = (caller: Caller) => requireAdmin(caller, 'Only admins can create teams');
+/** Admins only: a create's precheck (and a replayed create's gate), answered before anything is read. */
+export const teamCreateRefusal = (caller: Caller): AppError | undefined => (isAdmin(caller) ? undefined : new ForbiddenError('Only admins can create teams'));
 
-/** `parent` is the team named by parent_uuid as read (undefined: none of the tenant); the new team sits under it. */
-export function decideCreateTeam(caller: Caller, cmd: TeamCreate, read: { users: ReadonlySet<string>; parent?: TeamRecord }, now: string, uuid: string): TeamRecord {
-  checkTeamCreateAllowed(caller);
-  checkUsers(cmd, read.users);
-  if (cmd.parent_uuid && !read.parent) throw parentNotFound(cmd.parent_uuid);
-  return {
+/** `parent` is the team named by parent_uuid as read (undefined: none of the tenant); the new team sits under it. teamCreateRefusal answered before. */
+export function decideCreateTeam(caller: Caller, cmd: TeamCreate, read: { users: ReadonlySet<string>; parent?: TeamRecord }, now: string, uuid: string): Decision<TeamRecord> {
+  const refusal = usersRefusal(cmd, read.users) ?? (cmd.parent_uuid && !read.parent ? parentNotFound(cmd.parent_uuid) : undefined);
+  if (refusal) return refuse(refusal);
+  return accept({
     uuid,
     name: cmd.name,
     display_name: cmd.display_name ?? cmd.name,
@@ -91,7 +93,7 @@ export function decideCreateTeam(caller: Caller, cmd: TeamCreate, read: { users:
     creator_uuid: caller.userId,
     created_at: now,
     updated_at: now,
-  };
+  });
 }
 
 /** What an update must read beyond the team: the users named, and on a move the new parent's chain and the team's subtree. */
@@ -101,32 +103,39 @@ export interface TeamUpdatePlan {
   parent: string | null;
 }
 
-/** Admins update anything; owners (not viewers) everything but parent_uuid; others 403. */
-export function planTeamUpdate(caller: Caller, team: TeamRecord, cmd: TeamUpdate): TeamUpdatePlan {
+/** Admins update anything; owners (not viewers) everything but parent_uuid; others 403. What the update reads next, or that refusal. */
+export function planTeamUpdate(caller: Caller, team: TeamRecord, cmd: TeamUpdate): Decision<TeamUpdatePlan> {
   const moving = cmd.parent_uuid !== undefined && cmd.parent_uuid !== team.parent_uuid;
   if (!isAdmin(caller)) {
-    if (!managesTeam(caller, team)) throw new ForbiddenError(canWriteContent(caller) ? 'Only admins and owners of this team can update it' : 'Viewers cannot change teams');
-    if (moving) throw new ForbiddenError('Only admins can move a team to another parent');
+    if (!managesTeam(caller, team)) return refuse(new ForbiddenError(canWriteContent(caller) ? 'Only admins and owners of this team can update it' : 'Viewers cannot change teams'));
+    if (moving) return refuse(new ForbiddenError('Only admins can move a team to another parent'));
   }
-  return { moving, parent: moving ? (cmd.parent_uuid ?? null) : null };
+  return accept({ moving, parent: moving ? (cmd.parent_uuid ?? null) : null });
 }
 
 export interface TeamUpdateReads {
   users: ReadonlySet<string>;
   /** On a move under a parent: the parent and its ancestors, nearest first (empty: no such team). */
   parentChain: TeamRecord[];
+  /** The chain was longer than a transaction can hold (422 too_many on parent_uuid). */
+  chainOverflow?: boolean;
+  /** On a move: the teams under the moved one (they move with it when its depth changes). */
+  below?: Bounded<TeamRecord>;
 }
 
 /** The depth of a team placed under the chain read (a root team: empty chain). */
 const depthUnder = (parentChain: TeamRecord[]) => (parentChain[0] ? parentChain[0].depth + 1 : 0);
 
 /**
- * The updated team. When its depth changed (a move), every team under it must move with it: read them and
- * pass them to `shiftDepths`.
+ * The updated team (`team`) and, when its depth changed (a move), every team under it moved with it
+ * (`below`, shiftDepths; read bounded: past a transaction's size, 422 too_many).
  */
-export function decideUpdateTeam(caller: Caller, team: TeamRecord, cmd: TeamUpdate, read: TeamUpdateReads, now: string): TeamRecord {
+export function decideUpdateTeam(caller: Caller, team: TeamRecord, cmd: TeamUpdate, read: TeamUpdateReads, now: string): Decision<{ team: TeamRecord; below: TeamRecord[] }> {
   const plan = planTeamUpdate(caller, team, cmd);
-  checkUsers(cmd, read.users);
+  if ('error' in plan) return plan;
+  if (read.chainOverflow) return refuse(tooBig('parent_uuid'));
+  const users = usersRefusal(cmd, read.users);
+  if (users) return refuse(users);
   const sent = Object.fromEntries(Object.entries(cmd).filter(([, v]) => v !== undefined)) as TeamUpdate;
   const next: TeamRecord = {
     ...team,
@@ -136,21 +145,24 @@ export function decideUpdateTeam(caller: Caller, team: TeamRecord, cmd: TeamUpda
     depth: team.depth,
     updated_at: now,
   };
-  if (!plan.moving) return next;
-  if (plan.parent) {
-    if (plan.parent === team.uuid) throw cycle();
-    if (!read.parentChain.length) throw parentNotFound(plan.parent);
-    if (read.parentChain.some((t) => t.uuid === team.uuid)) throw cycle();
+  if (!plan.write.moving) return accept({ team: next, below: [] });
+  const parent = plan.write.parent;
+  if (parent) {
+    if (parent === team.uuid) return refuse(cycle());
+    if (!read.parentChain.length) return refuse(parentNotFound(parent));
+    if (read.parentChain.some((t) => t.uuid === team.uuid)) return refuse(cycle());
   }
   next.depth = depthUnder(read.parentChain);
-  return next;
+  if (next.depth === team.depth) return accept({ team: next, below: [] });
+  if (!read.below || read.below.overflow) return refuse(tooBig('parent_uuid'));
+  return accept({ team: next, below: shiftDepths(read.below.items, next.depth - team.depth, now) });
 }
 
 /** The teams under a moved team, their depth shifted by `delta` (the moved team's own change). */
 export const shiftDepths = (below: TeamRecord[], delta: number, now: string): TeamRecord[] => (delta === 0 ? [] : below.map((d) => ({ ...d, depth: d.depth + delta, updated_at: now })));
 
 /** Refused before anything but the team is read. */
-export const checkTeamDeleteAllowed = (caller: Caller) => requireAdmin(caller, 'Only admins can delete teams');
+export const teamDeleteRefusal = (caller: Caller): AppError | undefined => (isAdmin(caller) ? undefined : new ForbiddenError('Only admins can delete teams'));
 
 /** A dependent found on the indexes: a sub-team with its status, or a goal of some kind. */
 export interface TeamDependents {
@@ -172,23 +184,44 @@ export function teamInUse(found: TeamDependents): HasDependentsError | undefined
 }
 
 /** Refuses while the team is in use (teamInUse), or when its sub-teams could not all be detached in one write. */
-export function checkTeamDependents(found: TeamDependents): void {
-  const inUse = teamInUse(found);
-  if (inUse) throw inUse;
-  if (found.subTeams.length > MAX_TX_ITEMS) throw tooBig(undefined);
+export function dependentsRefusal(found: TeamDependents): AppError | undefined {
+  return teamInUse(found) ?? (found.subTeams.length > MAX_TX_ITEMS ? tooBig(undefined) : undefined);
 }
 
 /** The sub-team records are the truth (the index lags writes slightly): an active one refuses the delete. */
-export function checkSubTeamsArchived(subTeams: TeamRecord[]): void {
+export function activeSubTeamRefusal(subTeams: TeamRecord[]): AppError | undefined {
   const active = subTeams.find((t) => t.status === 'active');
-  if (active) throw dependentsError([subTeamDetail(active.uuid)]);
+  return active ? dependentsError([subTeamDetail(active.uuid)]) : undefined;
 }
 
 /**
  * The archived sub-teams of a deleted team as read (`subTeams`, with everything under each in
  * `below.get(uuid)`), rewritten: each becomes a root team and its subtree moves up with it.
  */
-export function detachSubTeams(subTeams: TeamRecord[], below: ReadonlyMap<string, TeamRecord[]>, now: string): TeamRecord[] {
-  checkSubTeamsArchived(subTeams);
-  return subTeams.flatMap((child) => [{ ...child, parent_uuid: null, depth: 0, updated_at: now }, ...shiftDepths(below.get(child.uuid) ?? [], -child.depth, now)]);
+export function detachSubTeams(subTeams: TeamRecord[], below: ReadonlyMap<string, TeamRecord[]>, now: string): Decision<TeamRecord[]> {
+  const refusal = activeSubTeamRefusal(subTeams);
+  if (refusal) return refuse(refusal);
+  return accept(subTeams.flatMap((child) => [{ ...child, parent_uuid: null, depth: 0, updated_at: now }, ...shiftDepths(below.get(child.uuid) ?? [], -child.depth, now)]));
+}
+
+/** What a delete reads, in order, each part only while nothing before it refuses (undefined: not read). */
+export interface TeamDeleteReads {
+  /** The dependents found on the indexes. */
+  found?: TeamDependents;
+  /** The sub-teams' records. */
+  subTeams?: TeamRecord[];
+  /** Everything under each sub-team, bounded by what the delete's one transaction can hold. */
+  below?: Bounded<[string, TeamRecord[]]>;
+}
+
+/**
+ * Admins only (403; 404 is the shell's, before); refused while in use (dependentsRefusal, then the sub-team
+ * records: activeSubTeamRefusal) or too large for one transaction; else the detached sub-teams to write.
+ * The store's removeUnreferenced checks the goals' references again when it deletes.
+ */
+export function decideDeleteTeam(caller: Caller, read: TeamDeleteReads, now: string): Decision<TeamRecord[]> {
+  const refusal = teamDeleteRefusal(caller) ?? (read.found && dependentsRefusal(read.found)) ?? (read.subTeams && activeSubTeamRefusal(read.subTeams));
+  if (refusal) return refuse(refusal);
+  if (!read.below || read.below.overflow) return refuse(tooBig(undefined));
+  return detachSubTeams(read.subTeams ?? [], new Map(read.below.items), now);
 }

@@ -12,33 +12,33 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { nowIso } from '#shared/clock.ts';
-import { createdOrStored, retryOnConflict } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/db/commands.ts';
 import { entryPartitionOf, partitionEntries } from '#shared/db/index-queries.ts';
 import type { DataCtx, ListEntry, Stored } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { referencesTo, removeUnreferenced, type ReferenceEntry } from '#shared/db/references.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { refuse } from '#shared/decision.ts';
 import {
-  checkFits,
-  checkSubTeamsArchived,
-  checkTeamCreateAllowed,
-  checkTeamDeleteAllowed,
-  checkTeamDependents,
+  activeSubTeamRefusal,
   decideCreateTeam,
+  decideDeleteTeam,
   decideUpdateTeam,
-  detachSubTeams,
+  dependentsRefusal,
+  fitsRefusal,
   managesTeam,
   MAX_DEPENDENTS_NAMED,
   MAX_TX_ITEMS,
   planTeamUpdate,
-  shiftDepths,
+  teamCreateRefusal,
+  teamDeleteRefusal,
   teamInUse,
-  tooBig,
   usersNamed,
   type TeamCreate,
+  type TeamDeleteReads,
   type TeamUpdate,
+  type TeamUpdateReads,
 } from '#shared/domain/teams/decide.ts';
 import { subteamsOf, teamEntity, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
@@ -72,15 +72,15 @@ async function firstEntries(ctx: DataCtx, partition: string, max: number, accept
 
 const childrenPartition = (ctx: DataCtx, teamUuid: string) => entryPartitionOf(ctx, subteamsOf, teamUuid);
 
-/** The descendants of a team (any status), breadth first; refuses with 422 past `cap` since they must all fit one write. */
-async function descendants(ctx: DataCtx, rootUuid: string, cap: number, field: string | undefined): Promise<Array<Stored<TeamRecord>>> {
+/** The descendants of a team (any status), breadth first; stopped past `cap` (overflow: they must all fit one write). */
+async function descendants(ctx: DataCtx, rootUuid: string, cap: number): Promise<Array<Stored<TeamRecord>> | undefined> {
   const out: Array<Stored<TeamRecord>> = [];
   let frontier = [rootUuid];
   while (frontier.length) {
     const childIds: string[] = [];
     for (const parent of frontier) {
       childIds.push(...(await firstEntries(ctx, childrenPartition(ctx, parent), cap + 1)).map((e) => e.id));
-      if (out.length + childIds.length > cap) throw tooBig(field);
+      if (out.length + childIds.length > cap) return undefined;
     }
     const found = await getEntities(ctx, teamEntity, childIds);
     const children = childIds.map((id) => found.get(id)).filter((s): s is Stored<TeamRecord> => !!s);
@@ -90,14 +90,14 @@ async function descendants(ctx: DataCtx, rootUuid: string, cap: number, field: s
   return out;
 }
 
-/** `team` and its ancestors, nearest first, read consistently with their versions (stops on a loop or one past what a write can hold). */
-async function ancestry(ctx: DataCtx, teamUuid: string): Promise<Array<Stored<TeamRecord>>> {
+/** `team` and its ancestors, nearest first, read consistently with their versions (stops on a loop, or past what a write can hold: undefined). */
+async function ancestry(ctx: DataCtx, teamUuid: string): Promise<Array<Stored<TeamRecord>> | undefined> {
   const chain: Array<Stored<TeamRecord>> = [];
   for (let id: string | null = teamUuid; id && !chain.some((s) => s.record.uuid === id); ) {
     const s: Stored<TeamRecord> | undefined = await getEntity(ctx, teamEntity, id, true);
     if (!s) break;
     chain.push(s);
-    if (chain.length > MAX_TX_ITEMS) throw tooBig('parent_uuid');
+    if (chain.length > MAX_TX_ITEMS) return undefined;
     id = s.record.parent_uuid;
   }
   return chain;
@@ -118,40 +118,101 @@ function holdChain(tx: WriteTx, chain: Array<Stored<TeamRecord>>): void {
   for (const s of above) tx.checkVersion(teamEntity, s);
 }
 
+/** The refusal of a transaction past DynamoDB's limit, answered before anything is sent. */
+function assertFits(tx: WriteTx, field: string | undefined): void {
+  const refusal = fitsRefusal(tx.size, field);
+  if (refusal) throw refusal;
+}
+
 /** Admins only. Under a parent, the parent is touched in the same transaction (header comment). */
 export async function createTeam(ctx: DomainCtx, input: TeamCreate): Promise<TeamRecord> {
-  checkTeamCreateAllowed(ctx.caller);
-  const users = await knownUsers(ctx, input);
-  const [now, uuid] = [nowIso(), newId()];
-  return createdOrStored(ctx, teamEntity, uuid, () => retryOnConflict(async () => {
-    const parent = input.parent_uuid ? await getEntity(ctx, teamEntity, input.parent_uuid, true) : undefined;
-    const record = decideCreateTeam(ctx.caller, input, { users, parent: parent?.record }, now, uuid);
-    const tx = new WriteTx(ctx).create(teamEntity, record);
-    if (parent) tx.touch(teamEntity, parent);
-    checkFits(tx.size, 'member_uuids');
-    await tx.commit();
-    return record;
-  }));
+  const uuid = newId();
+  let users: Set<string> | undefined; // read once: who exists does not change what a retry conflicts on
+  return runCommand(ctx, {
+    precheck: () => teamCreateRefusal(ctx.caller),
+    read: async () => {
+      users ??= await knownUsers(ctx, input);
+      const parent = input.parent_uuid ? await getEntity(ctx, teamEntity, input.parent_uuid, true) : undefined;
+      return { users, parent };
+    },
+    decide: (read, now) => decideCreateTeam(ctx.caller, input, { users: read.users, parent: read.parent?.record }, now, uuid),
+    write: (tx, record, read) => {
+      tx.create(teamEntity, record);
+      if (read.parent) tx.touch(teamEntity, read.parent);
+      assertFits(tx, 'member_uuids');
+      return record;
+    },
+    stored: orStored(teamEntity, uuid, (stored) => stored),
+  });
+}
+
+/** The team, then (unless planTeamUpdate refuses at once) the users named, the new parent's chain and, on a move, the subtree. */
+async function readTeamUpdate(ctx: DomainCtx, id: string, input: TeamUpdate) {
+  const current = await getEntity(ctx, teamEntity, id, true);
+  if (!current) return undefined;
+  const plan = planTeamUpdate(ctx.caller, current.record, input);
+  if ('error' in plan) return { current, chain: [], reads: { users: new Set<string>(), parentChain: [] } };
+  const [users, chain] = await Promise.all([knownUsers(ctx, input), plan.write.parent && plan.write.parent !== id ? ancestry(ctx, plan.write.parent) : []]);
+  // the moved team's subtree moves with it, in the same transaction as the chain held
+  const below = plan.write.moving && chain ? await descendants(ctx, id, MAX_TX_ITEMS - chain.length) : [];
+  const reads: TeamUpdateReads = {
+    users,
+    parentChain: (chain ?? []).map((s) => s.record),
+    chainOverflow: !chain,
+    below: below ? { items: below.map((s) => s.record) } : { overflow: true },
+  };
+  return { current, chain: chain ?? [], below: below ?? [], reads };
 }
 
 export async function updateTeam(ctx: DomainCtx, id: string, input: TeamUpdate): Promise<TeamRecord> {
-  return retryOnConflict(async () => {
-    const current = await getEntity(ctx, teamEntity, id, true);
-    if (!current) throw notFound(id);
-    const plan = planTeamUpdate(ctx.caller, current.record, input);
-    const [users, chain] = await Promise.all([knownUsers(ctx, input), plan.parent && plan.parent !== id ? ancestry(ctx, plan.parent) : []]);
-    const next = decideUpdateTeam(ctx.caller, current.record, input, { users, parentChain: chain.map((s) => s.record) }, nowIso());
-    const tx = new WriteTx(ctx);
-    holdChain(tx, chain);
-    if (next.depth !== current.record.depth) {
-      const below = await descendants(ctx, id, MAX_TX_ITEMS - tx.size, 'parent_uuid');
-      replaceAll(tx, below, shiftDepths(below.map((s) => s.record), next.depth - current.record.depth, next.updated_at));
-    }
-    tx.replace(teamEntity, current, next);
-    checkFits(tx.size, plan.moving ? 'parent_uuid' : 'member_uuids');
-    await tx.commit();
-    return next;
+  return runCommand(ctx, {
+    read: () => readTeamUpdate(ctx, id, input),
+    decide: (s, now) => (s ? decideUpdateTeam(ctx.caller, s.current.record, input, s.reads, now) : refuse(notFound(id))),
+    write: (tx, { team, below }, s) => {
+      holdChain(tx, s!.chain);
+      replaceAll(tx, s!.below ?? [], below);
+      tx.replace(teamEntity, s!.current, team);
+      assertFits(tx, team.parent_uuid !== s!.current.record.parent_uuid ? 'parent_uuid' : 'member_uuids');
+      return team;
+    },
   });
+}
+
+/** The goals a delete names as dependents: at most MAX_DEPENDENTS_NAMED of each kind, in the order read. */
+const goalsOf = (found: ReferenceEntry[]) => {
+  const live = found.filter((r) => r.state !== 'discarded');
+  return live.filter((r) => live.filter((o) => o.list === r.list).indexOf(r) < MAX_DEPENDENTS_NAMED).map((r) => ({ kind: r.list, uuid: r.id }));
+};
+
+/**
+ * Read plan of a delete, each step only while nothing read so far refuses (decideDeleteTeam): one read of the
+ * sub-teams serves both the dependents check (index state) and the detaching; the goals read here name the
+ * dependents, the delete itself reads them again after marking the team. Then the sub-teams' records and
+ * everything under each, bounded by the delete's one transaction.
+ */
+async function readTeamDelete(ctx: DomainCtx, id: string) {
+  const current = await getEntity(ctx, teamEntity, id, true);
+  if (!current) return undefined;
+  const reads: TeamDeleteReads = {};
+  const read = { current, reads, subTeams: [] as Array<Stored<TeamRecord>>, below: [] as Array<Stored<TeamRecord>> };
+  if (teamDeleteRefusal(ctx.caller)) return read;
+  const [children, refs] = await Promise.all([firstEntries(ctx, childrenPartition(ctx, id), MAX_TX_ITEMS + 1), referencesTo(ctx, teamEntity.type, id)]);
+  reads.found = { subTeams: children.map((e) => ({ uuid: e.id, status: e.state })), goals: goalsOf(refs) };
+  if (dependentsRefusal(reads.found)) return read;
+  read.subTeams = [...(await getEntities(ctx, teamEntity, children.map((e) => e.id))).values()];
+  reads.subTeams = read.subTeams.map((s) => s.record);
+  if (activeSubTeamRefusal(reads.subTeams)) return read;
+  const below: Array<[string, TeamRecord[]]> = [];
+  let budget = MAX_TX_ITEMS - new WriteTx(ctx).remove(teamEntity, current).size - read.subTeams.length;
+  for (const child of read.subTeams) {
+    const under = await descendants(ctx, child.record.uuid, budget);
+    if (!under) return { ...read, reads: { ...reads, below: { overflow: true as const } } };
+    below.push([child.record.uuid, under.map((s) => s.record)]);
+    read.below.push(...under);
+    budget -= under.length;
+  }
+  reads.below = { items: below };
+  return read;
 }
 
 /**
@@ -159,44 +220,25 @@ export async function updateTeam(ctx: DomainCtx, id: string, input: TeamUpdate):
  * non-discarded goal references the team; archived sub-teams are detached in the same transaction (see
  * decide.ts). When all of that does not fit one transaction, the delete is refused with 422 too_many.
  * Goals' references are held in the team's partition: the store's removeUnreferenced (mark, consistent read
- * of the references, delete) lets no racing goal create slip through (docs/data-model.md).
+ * of the references, delete; it commits itself) lets no racing goal create slip through (docs/data-model.md).
+ * A lost race (a child attached, a sub-team changed meanwhile) re-reads and re-checks everything.
  */
 export async function deleteTeam(ctx: DomainCtx, id: string): Promise<TeamRecord> {
-  // A lost race (a child attached, a sub-team changed meanwhile) re-reads and re-checks everything.
-  return retryOnConflict(async () => {
-    const current = await getEntity(ctx, teamEntity, id, true);
-    if (!current) throw notFound(id);
-    checkTeamDeleteAllowed(ctx.caller);
-    // One read of the sub-teams serves both the dependents check (index state) and the detaching below; the
-    // goals read here name the dependents, the delete itself reads them again after marking the team.
-    const [children, refs] = await Promise.all([firstEntries(ctx, childrenPartition(ctx, id), MAX_TX_ITEMS + 1), referencesTo(ctx, teamEntity.type, id)]);
-    const goalsOf = (found: ReferenceEntry[]) => {
-      const live = found.filter((r) => r.state !== 'discarded');
-      // at most MAX_DEPENDENTS_NAMED of each kind, in the order read
-      return live.filter((r) => live.filter((o) => o.list === r.list).indexOf(r) < MAX_DEPENDENTS_NAMED).map((r) => ({ kind: r.list, uuid: r.id }));
-    };
-    checkTeamDependents({ subTeams: children.map((e) => ({ uuid: e.id, status: e.state })), goals: goalsOf(refs) });
-    const subTeams = [...(await getEntities(ctx, teamEntity, children.map((e) => e.id))).values()];
-    checkSubTeamsArchived(subTeams.map((s) => s.record));
-    const below = new Map<string, Array<Stored<TeamRecord>>>();
-    let budget = MAX_TX_ITEMS - new WriteTx(ctx).remove(teamEntity, current).size - subTeams.length;
-    for (const child of subTeams) {
-      const under = await descendants(ctx, child.record.uuid, budget, undefined);
-      below.set(child.record.uuid, under);
-      budget -= under.length;
-    }
-    const detached = detachSubTeams(subTeams.map((s) => s.record), new Map([...below].map(([k, v]) => [k, v.map((s) => s.record)])), nowIso());
-    await removeUnreferenced(ctx, teamEntity, current, {
-      onReferenced: (found) => teamInUse({ subTeams: [], goals: goalsOf(found) }) ?? new ConcurrentUpdateError(),
-      also: (tx) => {
-        replaceAll(tx, [...subTeams, ...[...below.values()].flat()], detached);
-        checkFits(tx.size, undefined);
-      },
-    });
-    return current.record;
+  return runCommand(ctx, {
+    read: () => readTeamDelete(ctx, id),
+    decide: (s, now) => (s ? decideDeleteTeam(ctx.caller, s.reads, now) : refuse(notFound(id))),
+    write: async (_tx, detached, s) => {
+      await removeUnreferenced(ctx, teamEntity, s!.current, {
+        onReferenced: (found) => teamInUse({ subTeams: [], goals: goalsOf(found) }) ?? new ConcurrentUpdateError(),
+        also: (tx) => {
+          replaceAll(tx, [...s!.subTeams, ...s!.below], detached);
+          assertFits(tx, undefined);
+        },
+      });
+      return s!.current.record;
+    },
   });
 }
-
 
 /** Owners update but do not delete their team (decide.ts). */
 export const teamChecks = (ctx: DomainCtx, t: TeamRecord): Checks => ({ can_update: isAdmin(ctx.caller) || managesTeam(ctx.caller, t), can_delete: isAdmin(ctx.caller) });

@@ -1,20 +1,19 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import { directoryAccessSource, directoryChecks, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { nowIso } from '#shared/clock.ts';
-import { createEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/db/commands.ts';
 import { entriesOf } from '#shared/db/index-queries.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { removeUnreferenced } from '#shared/db/references.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import { refuse } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, GOAL_KINDS, goalsInPeriod, type GoalKind } from '#shared/domain/goals/entity.ts';
 import {
-  checkGoalsWithin,
   decideCreateTimePeriod,
   decideDeleteTimePeriod,
-  decideUpdateTimePeriod,
+  decideUpdateTimePeriodWithin,
+  narrowsRange,
   periodInUse,
   type TimePeriodCreate,
   type TimePeriodUpdate,
@@ -54,37 +53,43 @@ async function liveGoalsOf(ctx: DataCtx, periodUuid: string): Promise<Array<{ ki
 }
 
 export async function createTimePeriod(ctx: DomainCtx, input: TimePeriodCreate): Promise<TimePeriodRecord> {
-  return createEntity(ctx, timePeriodEntity, decideCreateTimePeriod(ctx.caller, input, nowIso(), newId()));
+  const uuid = newId();
+  return runCommand(ctx, {
+    read: async () => undefined,
+    decide: (_, now) => decideCreateTimePeriod(ctx.caller, input, now, uuid),
+    write: (tx, record) => (tx.create(timePeriodEntity, record), record),
+    stored: orStored(timePeriodEntity, uuid, (stored) => stored),
+  });
 }
 
 export async function updateTimePeriod(ctx: DomainCtx, id: string, input: TimePeriodUpdate): Promise<TimePeriodRecord> {
-  return retryOnConflict(async () => {
-    const current = await getEntity(ctx, timePeriodEntity, id, true);
-    if (!current) throw notFound(id);
-    const { next, narrows } = decideUpdateTimePeriod(ctx.caller, current.record, input, nowIso());
-    if (narrows) {
-      const live = await liveGoalsOf(ctx, id);
-      checkGoalsWithin(next, [...(await getEntities(ctx, goalEntity, live.map((g) => g.id))).values()].map((s) => s.record));
-    }
-    await new WriteTx(ctx).replace(timePeriodEntity, current, next).commit();
-    return next;
+  return runCommand(ctx, {
+    read: async () => {
+      const current = await getEntity(ctx, timePeriodEntity, id, true);
+      // a narrowed range reads the period's goals (an admin's change only: nothing is read for a refusal)
+      const goals = current && isAdmin(ctx.caller) && narrowsRange(current.record, input) ? [...(await getEntities(ctx, goalEntity, (await liveGoalsOf(ctx, id)).map((g) => g.id))).values()].map((s) => s.record) : undefined;
+      return current && { current, goals };
+    },
+    decide: (s, now) => (s ? decideUpdateTimePeriodWithin(ctx.caller, s.current.record, input, s.goals, now) : refuse(notFound(id))),
+    write: (tx, next, s) => (tx.replace(timePeriodEntity, s!.current, next), next),
   });
 }
 
 /**
  * Deletes a period no non-discarded goal uses; returns the deleted record. The goals' references are held in
  * the period's own partition and the delete goes through the store's removeUnreferenced (mark, consistent
- * read of the references, delete): a goal create racing the delete either commits first and is seen, or
- * fails its check that the period is alive (docs/data-model.md, references that hold).
+ * read of the references, delete; it commits itself): a goal create racing the delete either commits first
+ * and is seen, or fails its check that the period is alive (docs/data-model.md, references that hold).
  */
 export async function deleteTimePeriod(ctx: DomainCtx, id: string): Promise<TimePeriodRecord> {
-  return retryOnConflict(async () => {
-    const current = await getEntity(ctx, timePeriodEntity, id, true);
-    if (!current) throw notFound(id);
-    decideDeleteTimePeriod(ctx.caller);
-    const byKind = (refs: Array<{ list: string }>) => GOAL_KINDS.map((k) => [k, refs.filter((r) => r.list === k).length] as const);
-    await removeUnreferenced(ctx, timePeriodEntity, current, { onReferenced: (refs) => periodInUse(byKind(refs)) ?? periodInUse([['goal', refs.length]])! });
-    return current.record;
+  const byKind = (refs: Array<{ list: string }>) => GOAL_KINDS.map((k) => [k, refs.filter((r) => r.list === k).length] as const);
+  return runCommand(ctx, {
+    read: () => getEntity(ctx, timePeriodEntity, id, true),
+    decide: (current) => (current ? decideDeleteTimePeriod(ctx.caller, current.record) : refuse(notFound(id))),
+    write: async (_tx, period, current) => {
+      await removeUnreferenced(ctx, timePeriodEntity, current!, { onReferenced: (refs) => periodInUse(byKind(refs)) ?? periodInUse([['goal', refs.length]])! });
+      return period;
+    },
   });
 }
 

@@ -8,9 +8,9 @@
  * back to the user.
  */
 import { isAdmin, type Caller } from '#shared/auth/caller.ts';
-import { requireAdmin } from '#shared/auth/permissions.ts';
+import { accept, refuse, type Decision } from '#shared/decision.ts';
 import { newUserRecord, type Role, type UserRecord, type UserStatus } from '#shared/domain/users/entity.ts';
-import { ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
+import { ForbiddenError, NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
 
 export interface UserProfileInput {
   display_name?: string;
@@ -41,14 +41,14 @@ const managerNotFound = (managerUuid: string) => ValidationError.field('manager_
 /** Null and undefined profile values are not stored. */
 const compact = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
 
-export const checkUserCreateAllowed = (caller: Caller) => requireAdmin(caller, 'Only admins can create users');
+/** Admins only: a create's precheck (and a replayed create's gate), answered before anything is read. */
+export const userCreateRefusal = (caller: Caller): AppError | undefined => (isAdmin(caller) ? undefined : new ForbiddenError('Only admins can create users'));
 
-/** Admins only; `manager` is the user named by manager_uuid as read (undefined: none of the tenant). */
-export function decideCreateUser(caller: Caller, cmd: UserCreate, manager: UserRecord | undefined, now: string, uuid: string): UserRecord {
-  checkUserCreateAllowed(caller);
+/** `manager` is the user named by manager_uuid as read (undefined: none of the tenant); userCreateRefusal answered before. */
+export function decideCreateUser(caller: Caller, cmd: UserCreate, manager: UserRecord | undefined, now: string, uuid: string): Decision<UserRecord> {
   // A new user is in no one's chain, so its create checks the manager's existence only.
-  if (cmd.manager_uuid && !manager) throw managerNotFound(cmd.manager_uuid);
-  return newUserRecord({ ...cmd, profile_attributes: compact(cmd.profile_attributes ?? {}), creator_uuid: caller.userId }, now, uuid);
+  if (cmd.manager_uuid && !manager) return refuse(managerNotFound(cmd.manager_uuid));
+  return accept(newUserRecord({ ...cmd, profile_attributes: compact(cmd.profile_attributes ?? {}), creator_uuid: caller.userId }, now, uuid));
 }
 
 /**
@@ -56,27 +56,28 @@ export function decideCreateUser(caller: Caller, cmd: UserCreate, manager: UserR
  * changing itself) only learns whether the user exists (404, else 403: `target` says, see
  * updateNeedsExistenceProbe); restricted fields and self lock-out are refused outright.
  */
-export function checkUpdateAllowed(caller: Caller, id: string, cmd: UserUpdate, target?: { exists: boolean }): void {
+export function updateRefusal(caller: Caller, id: string, cmd: UserUpdate, target?: { exists: boolean }): AppError | undefined {
   const admin = isAdmin(caller);
   if (!admin) {
     const self = id === caller.userId;
     if (!self || caller.role === 'viewer') {
       // Reveal existence only through 403 for users that exist in this tenant.
-      if (!target?.exists) throw userNotFound(id);
-      throw new ForbiddenError(self ? 'Viewers cannot change their profile' : 'Only admins can update other users');
+      if (!target?.exists) return userNotFound(id);
+      return new ForbiddenError(self ? 'Viewers cannot change their profile' : 'Only admins can update other users');
     }
     const restricted = (['role', 'status', 'manager_uuid', 'license_type'] as const).filter((k) => cmd[k] !== undefined);
-    if (restricted.length) throw new ForbiddenError(`Only admins can change ${restricted.join(', ')}`);
+    if (restricted.length) return new ForbiddenError(`Only admins can change ${restricted.join(', ')}`);
   }
   if (id === caller.userId && ((cmd.role && cmd.role !== 'admin' && admin) || cmd.status === 'inactive')) {
-    throw ValidationError.field(cmd.status === 'inactive' ? 'status' : 'role', 'self_lockout', 'You cannot remove your own admin role or deactivate yourself');
+    return ValidationError.field(cmd.status === 'inactive' ? 'status' : 'role', 'self_lockout', 'You cannot remove your own admin role or deactivate yourself');
   }
+  return undefined;
 }
 
-/** Whether the caller may change `id` without reading it first (else checkUpdateAllowed needs `target`). */
+/** Whether the caller may change `id` without reading it first (else updateRefusal needs `target`). */
 export const updateNeedsExistenceProbe = (caller: Caller, id: string) => !isAdmin(caller) && (id !== caller.userId || caller.role === 'viewer');
 
-/** The manager change needs the new manager's chain read (see checkManagerChain). */
+/** The manager change needs the new manager's chain read (see managerChainRefusal). */
 export const changesManager = (current: UserRecord, cmd: UserUpdate): cmd is UserUpdate & { manager_uuid: string } =>
   !!cmd.manager_uuid && cmd.manager_uuid !== current.manager_uuid;
 
@@ -85,14 +86,15 @@ export const changesManager = (current: UserRecord, cmd: UserUpdate): cmd is Use
  * user of the tenant; read up to MAX_MANAGER_CHAIN + 1 users). Refuses the user itself anywhere on it, and
  * a chain longer than MAX_MANAGER_CHAIN.
  */
-export function checkManagerChain(userUuid: string, managerUuid: string, chain: UserRecord[]): void {
-  if (managerUuid === userUuid) throw ValidationError.field('manager_uuid', 'cycle', 'A user cannot be their own manager');
-  if (!chain.length) throw managerNotFound(managerUuid);
-  if (chain.length > MAX_MANAGER_CHAIN) throw ValidationError.field('manager_uuid', 'too_many', `A management chain may be at most ${MAX_MANAGER_CHAIN} users long`);
-  if (chain.some((u) => u.manager_uuid === userUuid || u.uuid === userUuid)) throw ValidationError.field('manager_uuid', 'cycle', 'This manager would create a management cycle');
+export function managerChainRefusal(userUuid: string, managerUuid: string, chain: UserRecord[]): AppError | undefined {
+  if (managerUuid === userUuid) return ValidationError.field('manager_uuid', 'cycle', 'A user cannot be their own manager');
+  if (!chain.length) return managerNotFound(managerUuid);
+  if (chain.length > MAX_MANAGER_CHAIN) return ValidationError.field('manager_uuid', 'too_many', `A management chain may be at most ${MAX_MANAGER_CHAIN} users long`);
+  if (chain.some((u) => u.manager_uuid === userUuid || u.uuid === userUuid)) return ValidationError.field('manager_uuid', 'cycle', 'This manager would create a management cycle');
+  return undefined;
 }
 
-/** The updated record (checkUpdateAllowed and, when the manager changes, checkManagerChain have passed). */
+/** The updated record (updateRefusal and, when the manager changes, managerChainRefusal have passed). */
 export function applyUserUpdate(current: UserRecord, cmd: UserUpdate, now: string): UserRecord {
   const { profile_attributes, ...rest } = cmd;
   const sent = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
@@ -101,9 +103,9 @@ export function applyUserUpdate(current: UserRecord, cmd: UserUpdate, now: strin
 
 /**
  * A user update once read: the user as stored, and, when the manager changes, the new manager's chain as read
- * (`chain`, see checkManagerChain). Returns the updated record (checkUpdateAllowed has passed before the reads).
+ * (`chain`, see managerChainRefusal). The update's precheck (updateRefusal) has passed before the reads.
  */
-export function decideUpdateUser(current: UserRecord, cmd: UserUpdate, chain: UserRecord[] | undefined, now: string): UserRecord {
-  if (changesManager(current, cmd)) checkManagerChain(current.uuid, cmd.manager_uuid, chain ?? []);
-  return applyUserUpdate(current, cmd, now);
+export function decideUpdateUser(current: UserRecord, cmd: UserUpdate, chain: UserRecord[] | undefined, now: string): Decision<UserRecord> {
+  const refusal = changesManager(current, cmd) ? managerChainRefusal(current.uuid, cmd.manager_uuid, chain ?? []) : undefined;
+  return refusal ? refuse(refusal) : accept(applyUserUpdate(current, cmd, now));
 }

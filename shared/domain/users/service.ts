@@ -1,19 +1,19 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { nowIso } from '#shared/clock.ts';
-import { createEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/db/commands.ts';
 import type { Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import { refuse } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import {
   changesManager,
-  checkUpdateAllowed,
   decideCreateUser,
   decideUpdateUser,
   MAX_MANAGER_CHAIN,
   updateNeedsExistenceProbe,
+  updateRefusal,
+  userCreateRefusal,
   userNotFound,
   type UserCreate,
   type UserUpdate,
@@ -29,8 +29,14 @@ export async function getUser(ctx: DomainCtx, id: string): Promise<UserRecord> {
 }
 
 export async function createUser(ctx: DomainCtx, input: UserCreate): Promise<UserRecord> {
-  const manager = input.manager_uuid ? await ctx.loader.one(userEntity, input.manager_uuid) : undefined;
-  return createEntity(ctx, userEntity, decideCreateUser(ctx.caller, input, manager, nowIso(), newId()));
+  const uuid = newId();
+  return runCommand(ctx, {
+    precheck: () => userCreateRefusal(ctx.caller),
+    read: async () => (input.manager_uuid ? await ctx.loader.one(userEntity, input.manager_uuid) : undefined),
+    decide: (manager, now) => decideCreateUser(ctx.caller, input, manager, now, uuid),
+    write: (tx, record) => (tx.create(userEntity, record), record),
+    stored: orStored(userEntity, uuid, (stored) => stored),
+  });
 }
 
 /** `managerUuid` and its managers, nearest first, read consistently with their versions (stops on a loop or one past the bound). */
@@ -53,17 +59,19 @@ async function managerChain(ctx: DomainCtx, managerUuid: string): Promise<Array<
  * concurrent changes cannot close a management cycle.
  */
 export async function updateUser(ctx: DomainCtx, id: string, input: UserUpdate): Promise<UserRecord> {
-  const probe = updateNeedsExistenceProbe(ctx.caller, id) ? { exists: !!(await getEntity(ctx, userEntity, id)) } : undefined;
-  checkUpdateAllowed(ctx.caller, id, input, probe);
-  return retryOnConflict(async () => {
-    const current = await getEntity(ctx, userEntity, id, true);
-    if (!current) throw userNotFound(id);
-    const chain = changesManager(current.record, input) ? await managerChain(ctx, input.manager_uuid) : undefined;
-    const next = decideUpdateUser(current.record, input, chain?.map((s) => s.record), nowIso());
-    const tx = new WriteTx(ctx);
-    for (const s of chain ?? []) tx.checkVersion(userEntity, s);
-    await tx.replace(userEntity, current, next).commit();
-    return next;
+  return runCommand(ctx, {
+    // who may send this update is answered before the user is read (only whether it exists, for a non-admin)
+    precheck: async () => updateRefusal(ctx.caller, id, input, updateNeedsExistenceProbe(ctx.caller, id) ? { exists: !!(await getEntity(ctx, userEntity, id)) } : undefined),
+    read: async () => {
+      const current = await getEntity(ctx, userEntity, id, true);
+      return current && { current, chain: changesManager(current.record, input) ? await managerChain(ctx, input.manager_uuid) : undefined };
+    },
+    decide: (s, now) => (s ? decideUpdateUser(s.current.record, input, s.chain?.map((c) => c.record), now) : refuse(userNotFound(id))),
+    write: (tx, next, s) => {
+      for (const c of s!.chain ?? []) tx.checkVersion(userEntity, c);
+      tx.replace(userEntity, s!.current, next);
+      return next;
+    },
   });
 }
 

@@ -3,10 +3,10 @@
  * generation). service.ts checks the URL (DNS, I/O), seals the new secret, reads the endpoint and the
  * tenant's endpoint count, calls these, and writes once.
  */
-import { requireAdmin } from '#shared/auth/permissions.ts';
-import type { Caller } from '#shared/auth/caller.ts';
-import { MAX_WEBHOOKS_PER_TENANT, type EventType, type WebhookRecord, type WebhookStatus } from '#shared/domain/webhooks/entity.ts';
-import { ValidationError } from '#shared/errors.ts';
+import { isAdmin, type Caller } from '#shared/auth/caller.ts';
+import { accept, refuse, type Decision } from '#shared/decision.ts';
+import { MAX_WEBHOOKS_PER_TENANT, type DeliveryRecord, type EventType, type WebhookRecord, type WebhookStatus } from '#shared/domain/webhooks/entity.ts';
+import { ForbiddenError, NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
 import { sentFields } from '#shared/domain/fields.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 
@@ -18,17 +18,16 @@ export interface WebhookCreateInput {
 }
 export type WebhookUpdateInput = Partial<WebhookCreateInput> & { status?: WebhookStatus };
 
-/** Admins only, in every verb (contract section 12). */
-export const checkWebhookAdmin = (caller: Caller) => requireAdmin(caller, 'Only admins manage webhooks');
+/** Admins only, in every verb (contract section 12): every command's precheck, before the URL is resolved or anything read. */
+export const webhookAdminRefusal = (caller: Caller): AppError | undefined => (isAdmin(caller) ? undefined : new ForbiddenError('Only admins manage webhooks'));
 
 /** `["*"]` alone means every type; otherwise the distinct types named. */
 export const normalizeEvents = (events: string[]): string[] => (events.includes('*') ? ['*'] : [...new Set(events)]);
 
-/** A new endpoint, given how many the tenant has now (422 `too_many` at the cap) and its uuid and sealed secret. */
-export function decideCreateWebhook(caller: Caller, input: WebhookCreateInput, endpoints: number, now: string, ids: { uuid: string; secretSealed: string }): WebhookRecord {
-  checkWebhookAdmin(caller);
-  if (endpoints >= MAX_WEBHOOKS_PER_TENANT) throw ValidationError.field('url', 'too_many', `A tenant has at most ${MAX_WEBHOOKS_PER_TENANT} webhooks`);
-  return {
+/** A new endpoint, given how many the tenant has now (422 `too_many` at the cap) and its uuid and sealed secret (webhookAdminRefusal answered before). */
+export function decideCreateWebhook(caller: Caller, input: WebhookCreateInput, endpoints: number, now: string, ids: { uuid: string; secretSealed: string }): Decision<WebhookRecord> {
+  if (endpoints >= MAX_WEBHOOKS_PER_TENANT) return refuse(ValidationError.field('url', 'too_many', `A tenant has at most ${MAX_WEBHOOKS_PER_TENANT} webhooks`));
+  return accept({
     uuid: ids.uuid,
     url: input.url,
     events: normalizeEvents(input.events),
@@ -40,7 +39,7 @@ export function decideCreateWebhook(caller: Caller, input: WebhookCreateInput, e
     disabled_reason: null,
     created_at: now,
     updated_at: now,
-  };
+  });
 }
 
 /**
@@ -48,9 +47,9 @@ export function decideCreateWebhook(caller: Caller, input: WebhookCreateInput, e
  * on again, or moved to another URL, it starts the failure clock afresh; disabled by an admin, it says so.
  * Turned on again, it is the caller's: the admin who re-enables it vouches for it from then on (an endpoint
  * disabled because its creator lost the admin role would otherwise be disabled again at its next delivery).
+ * webhookAdminRefusal answered before; nothing else refuses an update.
  */
-export function decideUpdateWebhook(caller: Caller, w: WebhookRecord, input: WebhookUpdateInput, now: string): WebhookRecord {
-  checkWebhookAdmin(caller);
+export function decideUpdateWebhook(caller: Caller, w: WebhookRecord, input: WebhookUpdateInput, now: string): Decision<WebhookRecord> {
   const sent = sentFields(input);
   const next: WebhookRecord = {
     ...w,
@@ -63,7 +62,7 @@ export function decideUpdateWebhook(caller: Caller, w: WebhookRecord, input: Web
   if (next.status === 'active' && (w.status !== 'active' || next.url !== w.url)) Object.assign(next, { failing_since: null, disabled_reason: null });
   if (next.status === 'active' && w.status !== 'active') next.creator_uuid = caller.userId;
   if (next.status === 'disabled' && w.status !== 'disabled') next.disabled_reason = 'disabled by an admin';
-  return next;
+  return accept(next);
 }
 
 /**
@@ -86,4 +85,14 @@ export const losesWebhookRights = (before: UserRecord | undefined, after: UserRe
 export function decideCreatorCheck(w: WebhookRecord, creator: UserRecord | undefined, now: string): WebhookRecord | undefined {
   if (w.status !== 'active' || holdsWebhookRights(creator)) return undefined;
   return { ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS, updated_at: now };
+}
+
+/**
+ * A redelivery of `delivery` as read (undefined, or of another endpoint: 404) on the endpoint `w`: a new round of
+ * attempts with the same event id and body, under the next seq; an endpoint not active is 422 webhook_disabled.
+ */
+export function decideRedeliver(w: WebhookRecord, delivery: DeliveryRecord | undefined, deliveryId: string, now: string): Decision<DeliveryRecord> {
+  if (!delivery || delivery.webhook_uuid !== w.uuid) return refuse(new NotFoundError('Delivery', deliveryId));
+  if (w.status !== 'active') return refuse(ValidationError.field('status', 'webhook_disabled', 'This webhook is disabled; set its status to active first'));
+  return accept({ ...delivery, status: 'pending', round_attempts: 0, seq: delivery.seq + 1, claim: null, next_attempt_at: now, updated_at: now });
 }

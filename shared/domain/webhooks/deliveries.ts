@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { isAdmin } from '#shared/auth/caller.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { nowIso } from '#shared/clock.ts';
-import { retryOnConflict } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/db/commands.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
@@ -10,14 +10,14 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { deliveryEntity, deliveryLists, WEBHOOK_DELIVERY_QUEUE, webhookEntity, type DeliveryMessage, type DeliveryRecord, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
 import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
 import { disableIfCreatorLostAccess, failingNotice, webhookDisabledNotices } from '#shared/domain/webhooks/disable.ts';
-import { holdsWebhookRights } from '#shared/domain/webhooks/decide.ts';
+import { decideRedeliver, holdsWebhookRights } from '#shared/domain/webhooks/decide.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { postWebhook, type PostOutcome } from '#shared/domain/webhooks/post.ts';
 import { requireAdmin, secretContext, showWebhook, tenantWebhooks } from '#shared/domain/webhooks/service.ts';
 import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
 import { webhookHeaders } from '#shared/domain/webhooks/signature.ts';
 import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
-import { ConcurrentUpdateError, NotFoundError, ValidationError } from '#shared/errors.ts';
+import { ConcurrentUpdateError } from '#shared/errors.ts';
 import { runList, type ListResource } from '#shared/list/engine.ts';
 import type { QueueSender } from '#shared/queue/queue.ts';
 
@@ -121,15 +121,14 @@ export async function listDeliveries(ctx: DomainCtx, webhookId: string, pairs: A
 export async function redeliver(ctx: DomainCtx, webhookId: string, deliveryId: string, queue: QueueSender): Promise<DeliveryRecord> {
   requireAdmin(ctx);
   const w = await showWebhook(ctx, webhookId);
-  return retryOnConflict(async () => {
-    const current = await getEntity(ctx, deliveryEntity, deliveryId, true);
-    if (!current || current.record.webhook_uuid !== w.uuid) throw new NotFoundError('Delivery', deliveryId);
-    if (w.status !== 'active') throw ValidationError.field('status', 'webhook_disabled', 'This webhook is disabled; set its status to active first');
-    const now = nowIso();
-    const next: DeliveryRecord = { ...current.record, status: 'pending', round_attempts: 0, seq: current.record.seq + 1, claim: null, next_attempt_at: now, updated_at: now };
-    await queue.send(WEBHOOK_DELIVERY_QUEUE, message(ctx.tenantId, next, Date.now()));
-    await new WriteTx(ctx).replace(deliveryEntity, current, next).commit();
-    return next;
+  return runCommand(ctx, {
+    read: () => getEntity(ctx, deliveryEntity, deliveryId, true),
+    decide: (current, now) => decideRedeliver(w, current?.record, deliveryId, now),
+    write: async (tx, next, current) => {
+      await queue.send(WEBHOOK_DELIVERY_QUEUE, message(ctx.tenantId, next, Date.now()));
+      tx.replace(deliveryEntity, current!, next);
+      return next;
+    },
   });
 }
 

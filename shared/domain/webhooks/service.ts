@@ -1,10 +1,9 @@
-import { isAdmin } from '#shared/auth/caller.ts';
+import { isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { keys } from '#shared/db/keys.ts';
-import { nowIso } from '#shared/clock.ts';
-import { createdOrStored, mutateEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/db/commands.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
@@ -12,10 +11,11 @@ import { getSide } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
-import { checkWebhookAdmin, decideCreateWebhook, decideUpdateWebhook, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/domain/webhooks/decide.ts';
+import { accept, refuse } from '#shared/decision.ts';
+import { decideCreateWebhook, decideUpdateWebhook, webhookAdminRefusal, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/domain/webhooks/decide.ts';
 import { newWebhookSecret } from '#shared/domain/webhooks/signature.ts';
 import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
-import { NotFoundError, ValidationError } from '#shared/errors.ts';
+import { NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
 
 /*
  * Webhook endpoints (contract section 12): admins only, in every verb. The secret is returned once, by the
@@ -26,6 +26,12 @@ const notFound = (id: string) => new NotFoundError('Webhook', id);
 
 /** Admins only, in every verb (decide.ts). */
 export const requireAdmin = (ctx: DomainCtx): void => checkWebhookAdmin(ctx.caller);
+
+/** Admins only (webhookAdminRefusal), thrown: the reads' gate and a replayed create's. */
+export function checkWebhookAdmin(caller: Caller): void {
+  const refusal = webhookAdminRefusal(caller);
+  if (refusal) throw refusal;
+}
 
 /** The secret's sealing is bound to its tenant and endpoint: a sealed value copied elsewhere does not open. */
 export const secretContext = (tenantId: string, webhookUuid: string) => ({ tenant_uuid: tenantId, webhook_uuid: webhookUuid });
@@ -69,27 +75,26 @@ function countOneMore(ctx: DataCtx, tx: WriteTx, count: { n: number; stored: boo
 }
 
 export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): Promise<{ record: WebhookRecord; secret: string }> {
-  checkWebhookAdmin(ctx.caller); // before the URL is resolved
-  await checkUrl(input.url);
   const uuid = newId();
   const secret = newWebhookSecret();
-  const secretSealed = await secretBox().seal(secret, secretContext(ctx.tenantId, uuid));
-  const now = nowIso();
-  return createdOrStored(
-    ctx,
-    webhookEntity,
-    uuid,
-    () =>
-      retryOnConflict(async () => {
-        const count = await readCount(ctx);
-        const record = decideCreateWebhook(ctx.caller, input, count.n, now, { uuid, secretSealed });
-        const tx = new WriteTx(ctx).create(webhookEntity, record);
-        countOneMore(ctx, tx, count);
-        await tx.commit();
-        return { record, secret };
-      }),
-    async (stored) => ({ record: stored, secret: await secretBox().open(stored.secret_sealed, secretContext(ctx.tenantId, uuid)) }),
-  );
+  let secretSealed = ''; // sealed once the caller may create one (the precheck): every attempt writes the same
+  return runCommand(ctx, {
+    precheck: async () => {
+      const refusal = webhookAdminRefusal(ctx.caller); // before the URL is resolved
+      if (refusal) return refusal;
+      await checkUrl(input.url);
+      secretSealed = await secretBox().seal(secret, secretContext(ctx.tenantId, uuid));
+      return undefined;
+    },
+    read: () => readCount(ctx),
+    decide: (count, now) => decideCreateWebhook(ctx.caller, input, count.n, now, { uuid, secretSealed }),
+    write: (tx, record, count) => {
+      tx.create(webhookEntity, record);
+      countOneMore(ctx, tx, count);
+      return { record, secret };
+    },
+    stored: orStored(webhookEntity, uuid, async (stored) => ({ record: stored, secret: await secretBox().open(stored.secret_sealed, secretContext(ctx.tenantId, uuid)) })),
+  });
 }
 
 export async function showWebhook(ctx: DomainCtx, id: string): Promise<WebhookRecord> {
@@ -99,22 +104,36 @@ export async function showWebhook(ctx: DomainCtx, id: string): Promise<WebhookRe
   return found.record;
 }
 
+/** The admin check (webhookAdminRefusal) and, when the body names one, the URL's (DNS: I/O), before anything is read. */
+async function webhookPrecheck(ctx: DomainCtx, url: string | undefined): Promise<AppError | undefined> {
+  const refusal = webhookAdminRefusal(ctx.caller);
+  if (!refusal && url !== undefined) await checkUrl(url);
+  return refusal;
+}
+
 export async function updateWebhook(ctx: DomainCtx, id: string, input: WebhookUpdateInput): Promise<WebhookRecord> {
-  checkWebhookAdmin(ctx.caller);
-  if (input.url !== undefined) await checkUrl(input.url);
-  const { after } = await mutateEntity(ctx, webhookEntity, id, (current) => decideUpdateWebhook(ctx.caller, current.record, input, nowIso()), () => notFound(id));
-  return after;
+  return runCommand(ctx, {
+    precheck: () => webhookPrecheck(ctx, input.url),
+    read: () => getEntity(ctx, webhookEntity, id, true),
+    decide: (current, now) => (current ? decideUpdateWebhook(ctx.caller, current.record, input, now) : refuse(notFound(id))),
+    write: (tx, next, current) => (tx.replace(webhookEntity, current!, next), next),
+  });
 }
 
 export async function deleteWebhook(ctx: DomainCtx, id: string): Promise<WebhookRecord> {
-  checkWebhookAdmin(ctx.caller);
-  return retryOnConflict(async () => {
-    const current = await getEntity(ctx, webhookEntity, id, true);
-    if (!current) throw notFound(id);
-    const tx = new WriteTx(ctx).remove(webhookEntity, current);
-    if (await getSide(ctx, countKey(ctx))) tx.updateSide(countKey(ctx), { set: {}, add: { n: -1 } });
-    await tx.commit();
-    return current.record;
+  return runCommand(ctx, {
+    precheck: () => webhookPrecheck(ctx, undefined),
+    read: async () => {
+      const [current, counter] = await Promise.all([getEntity(ctx, webhookEntity, id, true), getSide(ctx, countKey(ctx))]);
+      return current && { current, counted: !!counter };
+    },
+    // nothing refuses a delete an admin sends for an endpoint that exists
+    decide: (s) => (s ? accept(s.current.record) : refuse(notFound(id))),
+    write: (tx, record, s) => {
+      tx.remove(webhookEntity, s!.current);
+      if (s!.counted) tx.updateSide(countKey(ctx), { set: {}, add: { n: -1 } });
+      return record;
+    },
   });
 }
 

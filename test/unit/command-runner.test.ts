@@ -1,0 +1,139 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+// no real back-off in a unit test: the runner's waits resolve at once (their count is asserted)
+const waits = vi.hoisted(() => ({ count: 0 }));
+vi.mock('#shared/clock.ts', async (original) => ({
+  ...(await original<typeof import('#shared/clock.ts')>()),
+  sleep: async () => {
+    waits.count++;
+  },
+}));
+
+const { CONFLICT_ATTEMPTS, commandClock, orStored, retryOnConflict, runCommand } = await import('#shared/db/commands.ts');
+const { AlreadyCreatedError } = await import('#shared/db/write-tx.ts');
+const { ConcurrentUpdateError, ForbiddenError, NotFoundError } = await import('#shared/errors.ts');
+import type { Db } from '#shared/db/client.ts';
+import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
+
+/** A store that answers every GetItem with `item` (the record an earlier attempt stored) and records each call. */
+function fakeCtx(item?: { rec: unknown; v: number }): DataCtx & { calls: string[] } {
+  const calls: string[] = [];
+  const db = { send: async (cmd: { constructor: { name: string } }) => (calls.push(cmd.constructor.name), { Item: item }) } as unknown as Db;
+  return { tenantId: 't1', db, calls };
+}
+
+interface Thing extends BaseRecord {
+  uuid: string;
+  name: string;
+}
+const thingEntity: EntityDef<Thing> = { type: 'thing' };
+
+afterEach(() => {
+  waits.count = 0;
+  commandClock.now = () => new Date().toISOString();
+});
+
+describe('runCommand: one command shape', () => {
+  it('retries a lost race within one budget: CONFLICT_ATTEMPTS attempts in all, then the 409', async () => {
+    let attempts = 0;
+    const run = runCommand(fakeCtx(), {
+      read: async () => ++attempts,
+      decide: (n) => ({ write: n }),
+      write: () => {
+        throw new ConcurrentUpdateError();
+      },
+    });
+    await expect(run).rejects.toBeInstanceOf(ConcurrentUpdateError);
+    expect(attempts).toBe(CONFLICT_ATTEMPTS);
+    expect(waits.count).toBe(CONFLICT_ATTEMPTS - 1);
+  });
+
+  it('a retry inside an attempt shares nothing with the runner: the budget is the outer one, not multiplied', async () => {
+    // what the check-in's retryOnConflict(() => retryOnConflict(...)) did: 16 x 16; one budget now, CONFLICT_ATTEMPTS
+    let attempts = 0;
+    await expect(
+      retryOnConflict(async () => {
+        attempts++;
+        throw new ConcurrentUpdateError();
+      }),
+    ).rejects.toBeInstanceOf(ConcurrentUpdateError);
+    expect(attempts).toBe(CONFLICT_ATTEMPTS);
+    expect(CONFLICT_ATTEMPTS).toBeGreaterThanOrEqual(32);
+  });
+
+  it('fixes the ids and the clock once: every retried attempt reads, decides and writes with the same ones', async () => {
+    let tick = 0;
+    commandClock.now = () => `2025-01-01T00:00:0${tick++}.000Z`;
+    const seen: Array<{ now: string; ids: unknown; attempt: number }> = [];
+    const ids = { thing: 'id-1' };
+    const result = await runCommand(fakeCtx(), {
+      ids,
+      read: async (run) => run,
+      decide: (run, now, decidedIds) => ({ write: { ...run, now, ids: decidedIds } }),
+      write: (_tx, w) => {
+        seen.push(w);
+        if (seen.length < 3) throw new ConcurrentUpdateError();
+        return w.attempt;
+      },
+    });
+    expect(result).toBe(2);
+    expect(seen.map((s) => s.attempt)).toEqual([0, 1, 2]);
+    expect(new Set(seen.map((s) => s.now))).toEqual(new Set(['2025-01-01T00:00:00.000Z']));
+    expect(seen.every((s) => s.ids === ids)).toBe(true);
+    expect(tick).toBe(1);
+  });
+
+  it('answers a refusal as decided: nothing written, no retry', async () => {
+    let reads = 0;
+    const write = vi.fn();
+    await expect(runCommand(fakeCtx(), { read: async () => ++reads, decide: () => ({ error: new NotFoundError('Thing', 'x') }), write })).rejects.toBeInstanceOf(NotFoundError);
+    expect(reads).toBe(1);
+    expect(write).not.toHaveBeenCalled();
+  });
+
+  it('runs the precheck before anything is read, and a refusal there reads nothing', async () => {
+    const order: string[] = [];
+    const refused = runCommand(fakeCtx(), {
+      precheck: () => (order.push('precheck'), new ForbiddenError('no')),
+      read: async () => order.push('read'),
+      decide: () => ({ write: 1 }),
+      write: () => 1,
+    });
+    await expect(refused).rejects.toBeInstanceOf(ForbiddenError);
+    expect(order).toEqual(['precheck']);
+    order.length = 0;
+    await runCommand(fakeCtx(), { precheck: () => (order.push('precheck'), undefined), read: async () => order.push('read'), decide: () => ({ write: 1 }), write: () => order.push('write') });
+    expect(order).toEqual(['precheck', 'read', 'write']);
+  });
+
+  it('createdOrStored: a create an earlier attempt of the request stored answers with the stored record, then runs after', async () => {
+    const stored: Thing = { uuid: 'id-1', name: 'first', created_at: 'x', updated_at: 'x' } as Thing;
+    const ctx = fakeCtx({ rec: stored, v: 1 });
+    const after = vi.fn((r: { thing: Thing; from: string }) => ({ ...r, done: true }));
+    const result = await runCommand(ctx, {
+      ids: { thing: 'id-1' },
+      read: async () => undefined,
+      decide: (_s, _now, ids) => ({ write: { uuid: ids.thing, name: 'second' } as Thing }),
+      write: (): { thing: Thing; from: string } => {
+        throw new AlreadyCreatedError('thing', 'id-1');
+      },
+      stored: orStored(thingEntity, 'id-1', (thing) => ({ thing, from: 'stored' })),
+      after,
+    });
+    expect(result).toEqual({ thing: stored, from: 'stored', done: true });
+    expect(after).toHaveBeenCalledTimes(1);
+    expect(ctx.calls).toEqual(['GetCommand']);
+  });
+
+  it('an AlreadyCreatedError of another record is not this create: it is answered as is', async () => {
+    const run = runCommand(fakeCtx(), {
+      read: async () => undefined,
+      decide: () => ({ write: 1 }),
+      write: () => {
+        throw new AlreadyCreatedError('thing', 'other');
+      },
+      stored: orStored(thingEntity, 'id-1', () => 0),
+    });
+    await expect(run).rejects.toBeInstanceOf(AlreadyCreatedError);
+  });
+});
