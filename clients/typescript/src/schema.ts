@@ -1110,7 +1110,7 @@ export interface paths {
         /** List imports, oldest first: the caller's own (every import of the tenant for admins). Filters: uuid, state, creator_uuid, created_at */
         get: operations["getRestV2Imports"];
         put?: never;
-        /** Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed */
+        /** Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed. Rows are created no faster than the tenant's rate limit allows (each costs the importing user a token, as a create would). At most 2 imports of a tenant queued or running: another is 429 rate_limited (detail imports_in_flight) with Retry-After */
         post: operations["postRestV2Imports"];
         delete?: never;
         options?: never;
