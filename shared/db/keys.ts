@@ -14,7 +14,7 @@
  *             strongly consistent Query: see references.ts removeUnreferenced and docs/data-model.md)
  *  - unique:  PK = T#t#unique#<name>#<value>  SK = #              (uniqueness claim: user email, label name, short_id)
  *  - misc:    PK = T#t#<kind>#<id>            SK = <anything>     (counters, throttles, per-entity side items)
- *  - read-model entry (kept by the change stream, shared/stream/read-models/):
+ *  - read-model entry (kept by the change stream, shared/stream/projections/goal-read-models.ts):
  *             PK = T#t#goal#<id>              SK = RM#<name>[#<value>]   GSI1 as an entry (a composite list)
  *  - read-model counter shard: PK = T#t#goalcount#<kind>#<dimension>#<shard>  SK = #
  *  - page anchor (a kind's goals per creation-time bucket): PK = T#t#goalanchor#<kind>  SK = <bucket>#<shard>

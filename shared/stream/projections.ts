@@ -1,10 +1,11 @@
 import type { Projection } from '#shared/stream/projection.ts';
-import { accessRequestNoticesProjection } from '#shared/stream/access-request-notices.ts';
-import { currentValuesProjection } from '#shared/stream/current-values.ts';
+import { accessRequestNoticesProjection } from '#shared/stream/projections/access-request-notices.ts';
+import { currentValuesProjection } from '#shared/stream/projections/current-values.ts';
 import { historyProjection } from '#shared/stream/projections/history.ts';
-import { rollupProjection } from '#shared/stream/rollups.ts';
+import { rollupProjection } from '#shared/stream/projections/rollups.ts';
 import { outboundEventsProjection } from '#shared/stream/projections/events.ts';
-import { goalReadModelsProjection } from '#shared/stream/read-models/projection.ts';
+import { goalPathsProjection } from '#shared/stream/projections/goal-paths.ts';
+import { goalReadModelsProjection } from '#shared/stream/projections/goal-read-models.ts';
 import { labelNamesProjection } from '#shared/stream/projections/label-names.ts';
 import { webhookCreatorsProjection } from '#shared/stream/projections/webhook-creators.ts';
 
@@ -21,6 +22,7 @@ export const projections: readonly Projection[] = [
   historyProjection,
   outboundEventsProjection,
   goalReadModelsProjection,
+  goalPathsProjection,
   labelNamesProjection,
   webhookCreatorsProjection,
 ];

@@ -10,7 +10,7 @@ import { getEntity } from '#shared/db/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { logger } from '#shared/logger.ts';
 import { streamProcessor } from '#shared/stream/processor.ts';
-import { rollupProjection } from '#shared/stream/rollups.ts';
+import { rollupProjection } from '#shared/stream/projections/rollups.ts';
 import { eventually } from '../support/eventually.ts';
 import { goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
 import { checkin, goalNow } from './checkins.fixture.ts';

@@ -7,6 +7,7 @@ import {
 } from '#shared/domain/goals/decide.ts';
 import { labelNamesOf, resolveLabels } from '#shared/domain/labels/decide.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
+import { pathUnder } from '#shared/domain/goals/rules.ts';
 import type { LabelRecord } from '#shared/domain/labels/entity.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { ForbiddenError, NotFoundError, type AppError } from '#shared/errors.ts';
@@ -196,5 +197,19 @@ describe('label names', () => {
     if ('error' in names) throw names.error;
     expect([...names.wanted]).toEqual([['a b', 'A  b'], ['c', 'C']]);
     expect(resolveLabels(names.wanted, new Map(), new Map(), ['x', 'y'], 'u1', NOW).labels.map((l) => [l.uuid, l.name])).toEqual([['x', 'A  b'], ['y', 'C']]);
+  });
+});
+
+describe('path under the first parent (the goal-paths projection)', () => {
+  const link = (parent_uuid: string) => ({ parent_uuid, contribution_percent: 100 });
+  it('is the parent path then the goal; a root goal is its own uuid', () => {
+    expect(pathUnder(goal({ uuid: 'c', parent_links: [link('b'), link('x')] }), goal({ uuid: 'b', path: 'a/b' }))).toBe('a/b/c');
+    expect(pathUnder(goal({ uuid: 'c', parent_links: [] }), undefined)).toBe('c');
+  });
+  it('nothing when the parent is not (or no longer) the first parent, or its path passes through the goal', () => {
+    expect(pathUnder(goal({ uuid: 'c', parent_links: [link('x'), link('b')] }), goal({ uuid: 'b', path: 'a/b' }))).toBeUndefined();
+    expect(pathUnder(goal({ uuid: 'c', parent_links: [link('b')] }), undefined)).toBeUndefined();
+    expect(pathUnder(goal({ uuid: 'c', parent_links: [] }), goal({ uuid: 'b', path: 'b' }))).toBeUndefined();
+    expect(pathUnder(goal({ uuid: 'c', parent_links: [link('b')] }), goal({ uuid: 'b', path: 'c/a/b' }))).toBeUndefined();
   });
 });

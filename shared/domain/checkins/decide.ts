@@ -76,7 +76,7 @@ export function scoreRefusal(status: GoalStatus, score: number | null | undefine
  * The goal's fields that follow its latest check-in, set from `latest` (or reset when the goal has none).
  * Pure; the caller decides whether anything changed.
  */
-export function goalFollowing(goal: GoalRecord, latest: CheckinRecord | undefined): GoalRecord {
+function goalFollowing(goal: GoalRecord, latest: CheckinRecord | undefined): GoalRecord {
   // A rollup goal's progress is its children's (progress.ts), whatever its own check-ins say.
   const progress = goal.progress_mode === 'rollup' ? goal.current_progress : latest ? goalProgressAt(goal, latest.value) : null;
   return {
@@ -94,12 +94,21 @@ export function goalFollowing(goal: GoalRecord, latest: CheckinRecord | undefine
 }
 
 /** The goal fields that follow its latest check-in (goalFollowing). */
-export const FOLLOWED = ['current_value', 'current_progress', 'current_status', 'score', 'last_checkin_date', 'value_updated_at', 'value_updated_by_uuid', 'status_updated_at', 'status_updated_by_uuid'] as const;
+const FOLLOWED = ['current_value', 'current_progress', 'current_status', 'score', 'last_checkin_date', 'value_updated_at', 'value_updated_by_uuid', 'status_updated_at', 'status_updated_by_uuid'] as const;
+
+/**
+ * The goal following `latest` with `updated_at` moved, or undefined when it already does (nothing to write).
+ * The stream's current-values projection writes it as is (a repair: no check-in write caused it).
+ */
+export function goalRepair(goal: GoalRecord, latest: CheckinRecord | undefined, now: string): GoalRecord | undefined {
+  const next = goalFollowing(goal, latest);
+  return FOLLOWED.some((k) => next[k] !== goal[k]) ? { ...next, updated_at: now } : undefined;
+}
 
 /** The goal record to write: following `latest`, with `updated_at` moved only when a followed field changed. */
 export function goalAfter(goal: GoalRecord, latest: CheckinRecord | undefined, now: string, cause: HistoryCause): GoalRecord {
-  const next = goalFollowing(goal, latest);
-  return FOLLOWED.some((k) => next[k] !== goal[k]) ? { ...next, updated_at: now, progress_cause: { cause, at: now } } : goal;
+  const next = goalRepair(goal, latest, now);
+  return next ? { ...next, progress_cause: { cause, at: now } } : goal;
 }
 
 /** `label_uuids` and the names kept beside them (`labels`), each label once. */

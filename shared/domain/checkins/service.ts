@@ -4,7 +4,7 @@ import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { querySide } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
-import { decideCreate, decideDelete, decideUpdate, deleteNeedsNext, goalFollowing, type CheckinCreateCommand, type CheckinUpdateCommand, type GoalState, type OrderHead } from '#shared/domain/checkins/decide.ts';
+import { decideCreate, decideDelete, decideUpdate, deleteNeedsNext, type CheckinCreateCommand, type CheckinUpdateCommand, type GoalState, type OrderHead } from '#shared/domain/checkins/decide.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
@@ -54,9 +54,6 @@ const notFound = (id: string) => new NotFoundError('Checkin', id);
 const goalNotFound = (id: string) => new NotFoundError('Goal', id);
 /** goal_uuid of a create body naming no goal the caller can see (unknown, another tenant's, or invisible: one answer). */
 export const unknownGoal = (id: string) => ValidationError.field('goal_uuid', 'not_found', `goal_uuid ${id} is not a goal of this tenant`);
-
-/** The stream's projection re-exports: the goal follows its latest check-in (decide.ts). */
-export { goalFollowing };
 
 /**
  * The goal's check-ins newest first (by checkinOrderKey), read strongly consistently from its order

@@ -139,3 +139,13 @@ export const IMMEDIATE_FLAGS: Record<GoalKind, keyof GoalDeleteCommand> = {
  * `parent_links` and the `ancestors_*` filters carry the rest.
  */
 export const pathFor = (uuid: string, firstParent: Pick<GoalRecord, 'uuid' | 'path'> | undefined) => (firstParent ? `${firstParent.path ?? firstParent.uuid}/${uuid}` : uuid);
+
+/**
+ * The `path` `goal` should hold given `parent`, its first parent as read (undefined: a root goal): undefined
+ * when that is not its first parent (any more) or when the parent's path already passes through the goal (a
+ * first-parent cycle in bad data, which rewriting would only make longer, level after level).
+ */
+export function pathUnder(goal: Pick<GoalRecord, 'uuid' | 'parent_links'>, parent: Pick<GoalRecord, 'uuid' | 'path'> | undefined): string | undefined {
+  if (goal.parent_links[0]?.parent_uuid !== parent?.uuid) return undefined;
+  return parent && (parent.path ?? parent.uuid).split('/').includes(goal.uuid) ? undefined : pathFor(goal.uuid, parent);
+}

@@ -132,7 +132,9 @@ async function afterGoalUpdate(ctx: DomainCtx, g: GoalRecord, write: UpdateWrite
 /**
  * Keeps `path` true below a goal whose first-parent line changed: each descendant whose own first parent
  * is the goal or a rewritten descendant gets the new prefix. `path` is derived data, so this runs after the
- * goal's write (not in its transaction, which a large subtree would not fit) and is bounded.
+ * goal's write (not in its transaction, which a large subtree would not fit), is bounded and best effort: it is
+ * here so the caller reads the subtree's paths at once (a `GET`, a `path_start` filter); the change stream
+ * (shared/stream/projections/goal-paths.ts) is what makes them certain, level by level, whatever this left.
  */
 const MAX_PATH_REWRITES = 500;
 async function refreshDescendantPaths(ctx: DomainCtx, root: GoalRecord): Promise<void> {
@@ -153,7 +155,7 @@ async function refreshDescendantPaths(ctx: DomainCtx, root: GoalRecord): Promise
     const p = pathOf(id);
     if (p === undefined || goals.get(id)?.record.path === p) continue;
     await mutateEntity(ctx, goalEntity, id, (cur) => (cur.record.path === p ? undefined : { ...cur.record, path: p }), () => goalNotFound(goals.get(id)!.record.type, id)).catch((err) => {
-      ctx.log.warn('goal path refresh failed', { goal_uuid: id, error: String(err) });
+      ctx.log.warn('goal path refresh failed (the stream repairs it)', { goal_uuid: id, error: String(err) });
     });
   }
 }

@@ -59,7 +59,7 @@ export interface AccessRequestRecord {
   resolved_by_uuid: string | null;
   /**
    * What the notices of the latest created/resent event were made of, written with the request so the change
-   * stream derives exactly those notices and their e-mail (shared/stream/access-request-notices.ts). Not presented.
+   * stream derives exactly those notices and their e-mail (shared/stream/projections/access-request-notices.ts). Not presented.
    */
   notice?: RequestNotice;
 }

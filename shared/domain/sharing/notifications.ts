@@ -46,7 +46,7 @@ export function requestNotifications(request: AccessRequestRecord, notice: Reque
 /**
  * The notice of an access request event, added to the transaction that creates (or resends) the request so
  * the owner and managers see it at once (read-your-writes). The e-mails are not queued here: the change
- * stream derives them (and any notice missing) from the committed request (shared/stream/access-request-notices.ts),
+ * stream derives them (and any notice missing) from the committed request (shared/stream/projections/access-request-notices.ts),
  * so a function that dies after the commit loses nothing.
  */
 export function addRequestNotifications(tx: WriteTx, request: AccessRequestRecord, notice: RequestNotice): NotificationRecord[] {
