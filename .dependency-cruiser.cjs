@@ -7,7 +7,8 @@
  */
 
 /** Modules that may import the AWS SDK: the store and the adapters behind the ports (queue, mail, AI, KMS, events, stream). */
-const SDK_ADAPTERS = '^shared/(db/|queue/sqs[.]ts$|email/ses[.]ts$|ai/bedrock-sdk[.]ts$|auth/kms-[^/]+[.]ts$|events/event-bus[.]ts$|stream/changes[.]ts$)';
+const SDK_ADAPTERS =
+  '^shared/(db/|queue/sqs[.]ts$|email/ses[.]ts$|ai/bedrock-sdk[.]ts$|auth/kms-[^/]+[.]ts$|events/event-bus[.]ts$|stream/changes[.]ts$)';
 
 module.exports = {
   forbidden: [
@@ -22,7 +23,8 @@ module.exports = {
     {
       name: 'domain-no-aws-sdk',
       severity: 'error',
-      comment: 'Domain code never touches the AWS SDK (handbook): it works through the store (shared/db) and the ports; the SDK is the adapters\' business.',
+      comment:
+        "Domain code never touches the AWS SDK (handbook): it works through the store (shared/db) and the ports; the SDK is the adapters' business.",
       from: { path: '^shared/domain/' },
       to: { path: '(^|/)@aws-sdk/', dependencyTypesNot: ['type-only'] },
     },
@@ -54,7 +56,7 @@ module.exports = {
       name: 'function-not-to-other-function',
       severity: 'error',
       comment:
-        'Each functions/<area>/ folder is bundled into its own Lambdas: importing another area\'s handler file drags its code (and its cold-start cost) into this bundle and couples two endpoints. Shared code belongs in shared/.',
+        "Each functions/<area>/ folder is bundled into its own Lambdas: importing another area's handler file drags its code (and its cold-start cost) into this bundle and couples two endpoints. Shared code belongs in shared/.",
       from: { path: '^functions/([^/]+)/' },
       to: { path: '^functions/', pathNot: '^functions/$1/' },
     },

@@ -80,7 +80,8 @@ export function readConfig(node: Node): StackConfig {
   };
 
   const issuerUrl = str('issuerUrl');
-  if (issuerUrl && !/^https:\/\/[^\s]+$/.test(issuerUrl)) throw new Error('context issuerUrl must be an https URL (the exact `iss` of the tokens)');
+  if (issuerUrl && !/^https:\/\/[^\s]+$/.test(issuerUrl))
+    throw new Error('context issuerUrl must be an https URL (the exact `iss` of the tokens)');
 
   const emailFrom = str('emailFrom') ?? 'noreply@example.com';
   if (!EMAIL.test(emailFrom)) throw new Error(`context emailFrom must be an e-mail address, got ${emailFrom}`);
@@ -90,14 +91,18 @@ export function readConfig(node: Node): StackConfig {
   }
 
   const retention = int('logRetentionDays', RetentionDays.ONE_MONTH)!;
-  if (!Object.values(RetentionDays).includes(retention)) throw new Error(`context logRetentionDays must be a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, ...), got ${retention}`);
+  if (!Object.values(RetentionDays).includes(retention))
+    throw new Error(`context logRetentionDays must be a CloudWatch Logs retention (1, 3, 5, 7, 14, 30, 60, 90, ...), got ${retention}`);
 
   const webhook = str('supportWebhookUrl');
   if (webhook && !/^https:\/\//.test(webhook)) throw new Error('context supportWebhookUrl must be an https URL');
   const alarmEmail = str('alarmEmail');
   if (alarmEmail && !EMAIL.test(alarmEmail)) throw new Error('context alarmEmail must be an e-mail address');
 
-  const audience = (str('jwtAudience') ?? DEFAULT_AUDIENCE).split(',').map((a) => a.trim()).filter(Boolean);
+  const audience = (str('jwtAudience') ?? DEFAULT_AUDIENCE)
+    .split(',')
+    .map((a) => a.trim())
+    .filter(Boolean);
   if (audience.length === 0) throw new Error('context jwtAudience must name at least one audience');
 
   return {

@@ -49,7 +49,12 @@ import { queueUrlEnv } from '#shared/queue/queue.ts';
 export { queueUrlEnv };
 
 /** `support-email` → `SupportEmail`, for construct ids and output names. */
-const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+const pascal = (s: string) =>
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
 
 /**
  * Paths the stack serves as its own token issuer (JWKS and discovery). With an external issuer that issuer
@@ -174,7 +179,13 @@ export class GoalTrackingStack extends Stack {
     // ---- queues (one per worker row) ----
     for (const w of workers) {
       if (this.queues.has(w.queue)) throw new Error(`two workers consume queue ${w.queue}`);
-      this.queues.set(w.queue, new WorkQueue(this, `${pascal(w.queue)}Queue`, { maxReceiveCount: w.maxReceiveCount, workerTimeout: Duration.seconds(w.timeoutSeconds) }));
+      this.queues.set(
+        w.queue,
+        new WorkQueue(this, `${pascal(w.queue)}Queue`, {
+          maxReceiveCount: w.maxReceiveCount,
+          workerTimeout: Duration.seconds(w.timeoutSeconds),
+        }),
+      );
     }
 
     const common: Record<string, string> = { TENANT_CLAIM: config.tenantClaim, USER_CLAIM: config.userClaim };
@@ -244,24 +255,37 @@ export class GoalTrackingStack extends Stack {
         fn.addEnvironment('SES_CONFIGURATION_SET', this.mailer.configurationSet.configurationSetName);
       }
       // Partial batch responses: only the items the handler reports as failed are retried.
-      fn.fn.addEventSource(new SqsEventSource(queue.queue, { batchSize: w.batchSize, reportBatchItemFailures: true, ...(w.maxConcurrency ? { maxConcurrency: w.maxConcurrency } : {}) }));
+      fn.fn.addEventSource(
+        new SqsEventSource(queue.queue, {
+          batchSize: w.batchSize,
+          reportBatchItemFailures: true,
+          ...(w.maxConcurrency ? { maxConcurrency: w.maxConcurrency } : {}),
+        }),
+      );
       Validations.of(fn).acknowledge({
         id: 'Serverless-LambdaEventSourceMappingDestination',
-        reason: 'SQS event source mappings take no on-failure destination; failed messages go to the queue’s redrive dead-letter queue (alarmed).',
+        reason:
+          'SQS event source mappings take no on-failure destination; failed messages go to the queue’s redrive dead-letter queue (alarmed).',
       });
       this.workerFunctions.set(w, fn);
     }
 
     // ---- the change stream's processor: derived state (shared/stream/projections.ts) ----
-    this.streamDeadLetters = new Queue(this, 'StreamDeadLetters', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+    this.streamDeadLetters = new Queue(this, 'StreamDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
     Validations.of(this.streamDeadLetters).acknowledge(
       {
         id: 'Serverless-SQSRedrivePolicy',
-        reason: 'This queue is the on-failure destination of the table stream processor; it holds records for an operator (npm run admin -- redrive), its depth is alarmed.',
+        reason:
+          'This queue is the on-failure destination of the table stream processor; it holds records for an operator (npm run admin -- redrive), its depth is alarmed.',
       },
       {
         id: 'AwsSolutions-SQS3',
-        reason: 'This queue is itself a dead-letter store (the stream processor on-failure destination); a DLQ of a DLQ would only move the problem, its depth is alarmed instead.',
+        reason:
+          'This queue is itself a dead-letter store (the stream processor on-failure destination); a DLQ of a DLQ would only move the problem, its depth is alarmed instead.',
       },
     );
     const row = streamProcessorRow;
@@ -274,7 +298,11 @@ export class GoalTrackingStack extends Stack {
       environment: common,
     });
     this.data.bindTable(this.streamProcessor, row.table);
-    this.bindQueues(this.streamProcessor, row.sendsTo.filter((q) => this.queues.has(q)), 'StreamProcessor');
+    this.bindQueues(
+      this.streamProcessor,
+      row.sendsTo.filter((q) => this.queues.has(q)),
+      'StreamProcessor',
+    );
     this.bindNeeds(this.streamProcessor, row.needs, 'StreamProcessor', config);
     // Partial batch responses (Powertools), bisect on error, bounded retries, then the record's metadata goes to
     // the dead-letter queue and the shard moves on; records are kept 24 h by the stream itself.
@@ -304,7 +332,10 @@ export class GoalTrackingStack extends Stack {
     // ---- alarms ----
     this.alarms = new ServiceAlarms(this, 'Alarms', { email: config.alarmEmail });
     this.alarms.apiServerErrors(this.api);
-    this.alarms.functionThrottles('Throttles', [...this.routeFunctions.values(), ...this.workerFunctions.values(), this.streamProcessor].map((f) => f.fn));
+    this.alarms.functionThrottles(
+      'Throttles',
+      [...this.routeFunctions.values(), ...this.workerFunctions.values(), this.streamProcessor].map((f) => f.fn),
+    );
     this.alarms.workerErrors('StreamProcessorErrors', this.streamProcessor.fn);
     this.alarms.streamLag('StreamLag', this.streamProcessor.fn, 60);
     this.alarms.deadLetters('StreamDeadLetters', this.streamDeadLetters);
@@ -314,27 +345,52 @@ export class GoalTrackingStack extends Stack {
 
     // ---- operator access (scripts/admin.ts runs with a human's credentials, not in a function) ----
     const operator = new iam.ManagedPolicy(this, 'OperatorPolicy', {
-      description: 'Attach to the operators who run `npm run admin` against this stack: create-tenant writes a new tenant partition, issue-token reads any user and signs with the issuer key.',
+      description:
+        'Attach to the operators who run `npm run admin` against this stack: create-tenant writes a new tenant partition, issue-token reads any user and signs with the issuer key.',
       statements: [
         new iam.PolicyStatement({ sid: 'TableWideData', actions: [...TABLE_ACTIONS.write], resources: this.data.dataResources }),
-        ...(this.issuerKey ? [new iam.PolicyStatement({ sid: 'IssueTokens', actions: ['kms:Sign', 'kms:GetPublicKey'], resources: [this.issuerKey.key.keyArn] })] : []),
+        ...(this.issuerKey
+          ? [
+              new iam.PolicyStatement({
+                sid: 'IssueTokens',
+                actions: ['kms:Sign', 'kms:GetPublicKey'],
+                resources: [this.issuerKey.key.keyArn],
+              }),
+            ]
+          : []),
       ],
     });
 
     // ---- outputs: what clients and the operator commands need ----
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint, description: 'Base URL of the API' });
     new CfnOutput(this, 'IssuerUrl', { value: this.issuerUrl, description: 'Token issuer (ISSUER_URL for npm run admin)' });
-    new CfnOutput(this, 'JwtAudience', { value: config.jwtAudience.join(','), description: 'Accepted token audiences (JWT_AUDIENCE for npm run admin: the first one)' });
+    new CfnOutput(this, 'JwtAudience', {
+      value: config.jwtAudience.join(','),
+      description: 'Accepted token audiences (JWT_AUDIENCE for npm run admin: the first one)',
+    });
     new CfnOutput(this, 'TableName', { value: this.data.table.tableName, description: 'DynamoDB table (TABLE_NAME for npm run admin)' });
     new CfnOutput(this, 'Region', { value: this.region, description: 'Region of the stack (AWS_REGION for npm run admin)' });
-    if (this.issuerKey) new CfnOutput(this, 'IssuerKmsKeyId', { value: this.issuerKey.key.keyArn, description: 'KMS key that signs tokens (ISSUER_KMS_KEY_ID for npm run admin)' });
-    new CfnOutput(this, 'EventBusName', { value: this.outboundEvents.bus.eventBusName, description: 'EventBridge bus receiving every outbound event (source goal-tracking, detail-type = event type)' });
+    if (this.issuerKey)
+      new CfnOutput(this, 'IssuerKmsKeyId', {
+        value: this.issuerKey.key.keyArn,
+        description: 'KMS key that signs tokens (ISSUER_KMS_KEY_ID for npm run admin)',
+      });
+    new CfnOutput(this, 'EventBusName', {
+      value: this.outboundEvents.bus.eventBusName,
+      description: 'EventBridge bus receiving every outbound event (source goal-tracking, detail-type = event type)',
+    });
     new CfnOutput(this, 'OperatorPolicyArn', { value: operator.managedPolicyArn, description: 'Managed policy to attach to operators' });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.alarms.topic.topicArn, description: 'SNS topic every alarm notifies' });
-    new CfnOutput(this, 'StreamDeadLetterQueueUrl', { value: this.streamDeadLetters.queueUrl, description: 'On-failure destination of the table stream processor (npm run admin -- redrive)' });
+    new CfnOutput(this, 'StreamDeadLetterQueueUrl', {
+      value: this.streamDeadLetters.queueUrl,
+      description: 'On-failure destination of the table stream processor (npm run admin -- redrive)',
+    });
     for (const [q, wq] of this.queues) {
       new CfnOutput(this, `${pascal(q)}QueueName`, { value: wq.queue.queueName, description: `Queue ${q}` });
-      new CfnOutput(this, `${pascal(q)}DeadLetterQueueName`, { value: wq.deadLetterQueue.queueName, description: `Dead-letter queue of ${q}` });
+      new CfnOutput(this, `${pascal(q)}DeadLetterQueueName`, {
+        value: wq.deadLetterQueue.queueName,
+        description: `Dead-letter queue of ${q}`,
+      });
     }
   }
 
@@ -365,7 +421,8 @@ export class GoalTrackingStack extends Stack {
   private bindNeeds(fn: ServiceFunction, needs: readonly string[], name: string, config: StackConfig): void {
     for (const need of needs) {
       if (need === 'kms:sign' || need === 'kms:public-key') {
-        if (!this.issuerKey) throw new Error(`${name} needs ${need}, but the stack has an external issuer (context issuerUrl) and no signing key`);
+        if (!this.issuerKey)
+          throw new Error(`${name} needs ${need}, but the stack has an external issuer (context issuerUrl) and no signing key`);
         if (need === 'kms:sign') this.issuerKey.grantSign(fn);
         else this.issuerKey.grantPublicKey(fn);
         fn.addEnvironment('ISSUER_KMS_KEY_ID', this.issuerKey.key.keyArn);
@@ -376,7 +433,9 @@ export class GoalTrackingStack extends Stack {
         fn.addToPolicy(
           new iam.PolicyStatement({
             actions: ['bedrock:InvokeModel'],
-            resources: [this.formatArn({ service: 'bedrock', account: '', resource: 'foundation-model', resourceName: config.bedrockModelId })],
+            resources: [
+              this.formatArn({ service: 'bedrock', account: '', resource: 'foundation-model', resourceName: config.bedrockModelId }),
+            ],
           }),
         );
         fn.addEnvironment('BEDROCK_MODEL_ID', config.bedrockModelId);

@@ -15,11 +15,18 @@ const dataDir = process.env.DATA_DIR ?? '.data';
 const stackPath = join(dataDir, 'stack.json');
 if (!process.env.TABLE_NAME) {
   if (!existsSync(stackPath)) {
-    console.error(`No running local stack (${stackPath} missing): start it with \`npm start\`, or set TABLE_NAME, ISSUER_URL and ISSUER_KMS_KEY_ID for a deployed stack.`);
+    console.error(
+      `No running local stack (${stackPath} missing): start it with \`npm start\`, or set TABLE_NAME, ISSUER_URL and ISSUER_KMS_KEY_ID for a deployed stack.`,
+    );
     process.exit(2);
   }
   const stack = JSON.parse(readFileSync(stackPath, 'utf8'));
-  Object.assign(process.env, { TABLE_NAME: stack.tableName, DYNAMODB_ENDPOINT: stack.dynamoEndpoint, ISSUER_URL: stack.issuer, ISSUER_KEY_FILE: join(dataDir, 'issuer-key.json') });
+  Object.assign(process.env, {
+    TABLE_NAME: stack.tableName,
+    DYNAMODB_ENDPOINT: stack.dynamoEndpoint,
+    ISSUER_URL: stack.issuer,
+    ISSUER_KEY_FILE: join(dataDir, 'issuer-key.json'),
+  });
 }
 
 const { runAdmin } = await import('./lib/admin-commands.ts');

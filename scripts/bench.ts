@@ -50,9 +50,16 @@ let exitCode = 0;
 try {
   const started = performance.now();
   const t = (await runAdmin(['create-tenant', '--name', 'Bench', '--admin-email', 'bench@example.test'])) as { token: string };
-  const seed = await seedOverApi(stack.url, t.token, { goals: GOALS, rollupChildren: [10, 400], concurrency: 16, goalLabels: process.env.BENCH_GOAL_LABELS !== '0' });
+  const seed = await seedOverApi(stack.url, t.token, {
+    goals: GOALS,
+    rollupChildren: [10, 400],
+    concurrency: 16,
+    goalLabels: process.env.BENCH_GOAL_LABELS !== '0',
+  });
   const labelNames = seed.labels.map((_, i) => `label-${i}`);
-  console.log(`\nTenant: ${seed.goals} goals (${seed.objectives.length} objectives, ${seed.keyResults.length} key results, ${seed.initiatives.length} initiatives) + rollup trees of 10 and 400 children, ${seed.users.length} users, ${seed.teams.length} teams, ${seed.labels.length} labels; seeded over HTTP in ${seed.seconds.toFixed(0)} s\n`);
+  console.log(
+    `\nTenant: ${seed.goals} goals (${seed.objectives.length} objectives, ${seed.keyResults.length} key results, ${seed.initiatives.length} initiatives) + rollup trees of 10 and 400 children, ${seed.users.length} users, ${seed.teams.length} teams, ${seed.labels.length} labels; seeded over HTTP in ${seed.seconds.toFixed(0)} s\n`,
+  );
   // the scenarios measure the steady state: stream caught up, the seed older than the anchors' settle time
   const settled = steadyState(stack.streamIdle, Date.now());
   const rows = await runScenarios(stack.url, t.token, { ...seed, labelNames }, settled);
@@ -60,9 +67,13 @@ try {
   writeFileSync(join(process.cwd(), 'bench-results.json'), JSON.stringify({ goals: seed.goals, rows }, null, 2));
   const failed = failedRows(rows);
   console.log(`\n${markdownRows(rows)}\n`);
-  console.log(`Written to bench-results.json. Round trips count DynamoDB calls in sequence (calls in flight together count once; "calls" counts each); items read counts index entries and items read; units are DynamoDB Local's consumed capacity. ${((performance.now() - started) / 1000).toFixed(0)} s.`);
+  console.log(
+    `Written to bench-results.json. Round trips count DynamoDB calls in sequence (calls in flight together count once; "calls" counts each); items read counts index entries and items read; units are DynamoDB Local's consumed capacity. ${((performance.now() - started) / 1000).toFixed(0)} s.`,
+  );
   if (check) {
-    console.log(failed.length ? `\n${failed.length} scenario(s) over budget: ${failed.map((r) => r.scenario).join(', ')}` : '\nEvery budget holds.');
+    console.log(
+      failed.length ? `\n${failed.length} scenario(s) over budget: ${failed.map((r) => r.scenario).join(', ')}` : '\nEvery budget holds.',
+    );
     if (failed.length) exitCode = 1;
   }
 } finally {

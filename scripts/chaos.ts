@@ -21,7 +21,13 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from './lib/dynamodb-local.ts';
 
-const { values } = parseArgs({ options: { duration: { type: 'string', default: '75' }, clients: { type: 'string', default: '16' }, keep: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '75' },
+    clients: { type: 'string', default: '16' },
+    keep: { type: 'boolean', default: false },
+  },
+});
 const DURATION_MS = Number(values.duration) * 1000;
 const CLIENTS = Math.max(16, Number(values.clients));
 const ROOT = resolve(import.meta.dirname, '..');
@@ -37,13 +43,26 @@ let port = 0;
 const base = () => `http://127.0.0.1:${port}`;
 
 async function startStack(fault: boolean): Promise<void> {
-  const env = { ...process.env, DATA_DIR: dataDir, TENANT_RATE_LIMIT_RPS: '0', LOG_LEVEL: 'SILENT', POWERTOOLS_LOG_LEVEL: 'SILENT', ...(fault ? { LOCAL_FAULT_QUEUE: ACCESS_QUEUE, LOCAL_FAULT_RATE: '0.3' } : { LOCAL_FAULT_QUEUE: '' }) };
-  stack = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/local-stack.ts'), '--port', String(port)], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'ignore', 'inherit'] });
+  const env = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    TENANT_RATE_LIMIT_RPS: '0',
+    LOG_LEVEL: 'SILENT',
+    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    ...(fault ? { LOCAL_FAULT_QUEUE: ACCESS_QUEUE, LOCAL_FAULT_RATE: '0.3' } : { LOCAL_FAULT_QUEUE: '' }),
+  };
+  stack = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/local-stack.ts'), '--port', String(port)], {
+    cwd: ROOT,
+    env,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (Date.now() > deadline) throw new Error('the local stack did not start within 90 s');
     try {
-      if ((await fetch(`${base()}/openapi.json`, { signal: AbortSignal.timeout(2000) })).ok && existsSync(join(dataDir, 'stack.json'))) return;
+      if ((await fetch(`${base()}/openapi.json`, { signal: AbortSignal.timeout(2000) })).ok && existsSync(join(dataDir, 'stack.json')))
+        return;
     } catch {
       /* not yet */
     }
@@ -96,7 +115,11 @@ async function call(token: string, method: string, path: string, body?: unknown)
     try {
       const res = await fetch(`${base()}${path}`, {
         method,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...(method === 'POST' ? { 'idempotency-key': key } : {}) },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          ...(method === 'POST' ? { 'idempotency-key': key } : {}),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
         signal: AbortSignal.timeout(15_000),
       });
@@ -142,7 +165,11 @@ const hooks = new Map<string, string>();
 const deliveryLogs = new Map<string, string>();
 
 function verifySignature(secret: string, id: string, timestamp: string, body: string, header: string): boolean {
-  const want = Buffer.from(`v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${timestamp}.${body}`).digest('base64')}`);
+  const want = Buffer.from(
+    `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
+      .update(`${id}.${timestamp}.${body}`)
+      .digest('base64')}`,
+  );
   return header.split(' ').some((sig) => sig.length === want.length && timingSafeEqual(Buffer.from(sig), want));
 }
 
@@ -157,7 +184,13 @@ async function startReceiver(): Promise<string> {
       try {
         const event = JSON.parse(body);
         const list = delivered.get(name) ?? [];
-        const signed = verifySignature(secrets.get(name) ?? 'whsec_', header('webhook-id'), header('webhook-timestamp'), body, header('webhook-signature'));
+        const signed = verifySignature(
+          secrets.get(name) ?? 'whsec_',
+          header('webhook-id'),
+          header('webhook-timestamp'),
+          body,
+          header('webhook-signature'),
+        );
         list.push({ id: header('webhook-id'), type: event.type, uuid: event.data?.record?.uuid, tenant: event.data?.tenant_uuid, signed });
         delivered.set(name, list);
         res.writeHead(200).end('ok');
@@ -187,7 +220,12 @@ interface Tenant {
   owner: { uuid: string; token: string };
 }
 
-const acked = { checkins: [] as Array<{ tenant: Tenant; uuid: string; goal: string }>, creates: [] as Array<{ tenant: Tenant; uuid: string }>, deletes: new Set<string>(), requests: [] as Array<{ tenant: Tenant; uuid: string; outcome: string }> };
+const acked = {
+  checkins: [] as Array<{ tenant: Tenant; uuid: string; goal: string }>,
+  creates: [] as Array<{ tenant: Tenant; uuid: string }>,
+  deletes: new Set<string>(),
+  requests: [] as Array<{ tenant: Tenant; uuid: string; outcome: string }>,
+};
 const counts = new Map<string, number>();
 /** Logical check-in requests started per tenant (each may be sent several times, always with its one key). */
 const attempted = new Map<Tenant, number>();
@@ -210,7 +248,10 @@ async function setupTenant(runAdmin: (argv: string[]) => Promise<any>, name: str
   const members = [];
   for (let i = 0; i < 4; i++) {
     const u = await must('POST', '/rest/v2/users', { user: { email: `m${i}-${randomUUID().slice(0, 6)}@chaos.test`, role: 'member' } });
-    members.push({ uuid: u.uuid, token: (await runAdmin(['issue-token', '--tenant', t.tenant_uuid, '--user', u.uuid, '--ttl', '7200'])).token });
+    members.push({
+      uuid: u.uuid,
+      token: (await runAdmin(['issue-token', '--tenant', t.tenant_uuid, '--user', u.uuid, '--ttl', '7200'])).token,
+    });
   }
   const period = await must('POST', '/rest/v2/time_periods', { name: 'Chaos', start_date: '2026-01-01', end_date: '2026-12-31' });
   const spareTeam = await must('POST', '/rest/v2/teams', { name: `Spare ${randomUUID().slice(0, 6)}` });
@@ -220,14 +261,37 @@ async function setupTenant(runAdmin: (argv: string[]) => Promise<any>, name: str
   for (let k = 0; k < 2; k++) {
     const kr = await must('POST', '/rest/v2/key_results', { title: `K${k}`, time_period_uuid: period.uuid, parents: [objective.uuid] });
     krs.push(kr.uuid);
-    for (let i = 0; i < 3; i++) leaves.push((await must('POST', '/rest/v2/initiatives', { title: `I${k}${i}`, time_period_uuid: period.uuid, parents: [kr.uuid], metric: { start_value: 0, target_value: 100, metric_type: 'reach' } })).uuid);
+    for (let i = 0; i < 3; i++)
+      leaves.push(
+        (
+          await must('POST', '/rest/v2/initiatives', {
+            title: `I${k}${i}`,
+            time_period_uuid: period.uuid,
+            parents: [kr.uuid],
+            metric: { start_value: 0, target_value: 100, metric_type: 'reach' },
+          })
+        ).uuid,
+      );
   }
   for (const id of [objective.uuid]) await must('PUT', `/rest/v2/objectives/${id}`, { progress_mode: 'rollup' });
   for (const id of krs) await must('PUT', `/rest/v2/key_results/${id}`, { progress_mode: 'rollup' });
   const owner = members[0]!;
   const docs = [];
-  for (let i = 0; i < 4; i++) docs.push((await must('POST', '/documents', { title: `Chaos doc ${name} ${i}`, content: 'x' }, owner.token)).uuid as string);
-  return { id: t.tenant_uuid, name, admin, members: members.slice(1), period: period.uuid, spareTeam: spareTeam.uuid, objective: objective.uuid, krs, leaves, docs, owner };
+  for (let i = 0; i < 4; i++)
+    docs.push((await must('POST', '/documents', { title: `Chaos doc ${name} ${i}`, content: 'x' }, owner.token)).uuid as string);
+  return {
+    id: t.tenant_uuid,
+    name,
+    admin,
+    members: members.slice(1),
+    period: period.uuid,
+    spareTeam: spareTeam.uuid,
+    objective: objective.uuid,
+    krs,
+    leaves,
+    docs,
+    owner,
+  };
 }
 
 const pick = <T>(xs: T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
@@ -243,7 +307,12 @@ async function client(t: Tenant): Promise<void> {
       else count(`check-in ${res?.status ?? 'unanswered'}`);
     } else if (r < 0.62) {
       attemptedCreates.set(t, (attemptedCreates.get(t) ?? 0) + 1);
-      const res = await call(t.admin, 'POST', '/rest/v2/initiatives', { title: 'extra', time_period_uuid: t.period, parents: [pick(t.krs)], ...(Math.random() < 0.3 ? { team_uuids: [t.spareTeam] } : {}) });
+      const res = await call(t.admin, 'POST', '/rest/v2/initiatives', {
+        title: 'extra',
+        time_period_uuid: t.period,
+        parents: [pick(t.krs)],
+        ...(Math.random() < 0.3 ? { team_uuids: [t.spareTeam] } : {}),
+      });
       if (res?.status === 201) acked.creates.push({ tenant: t, uuid: res.body.data.record.uuid }), count('create');
       else count(`create ${res?.status ?? 'unanswered'}`);
     } else if (r < 0.72) {
@@ -263,8 +332,11 @@ async function client(t: Tenant): Promise<void> {
       if (res) count(`team delete ${res.status}`);
     } else {
       const m = pick(t.members);
-      const res = await call(m.token, 'POST', `/documents/${pick(t.docs)}/access_requests`, { requested_level: pick(['view', 'comment', 'edit', 'manage']) });
-      if (res?.status === 200 && res.body.data.record) acked.requests.push({ tenant: t, uuid: res.body.data.record.uuid, outcome: res.body.data.outcome }), count('access request');
+      const res = await call(m.token, 'POST', `/documents/${pick(t.docs)}/access_requests`, {
+        requested_level: pick(['view', 'comment', 'edit', 'manage']),
+      });
+      if (res?.status === 200 && res.body.data.record)
+        acked.requests.push({ tenant: t, uuid: res.body.data.record.uuid, outcome: res.body.data.outcome }), count('access request');
     }
   }
 }
@@ -278,7 +350,8 @@ const check = (ok: boolean, what: string) => {
 
 async function goalsOf(t: Tenant) {
   const goals = new Map<string, any>();
-  for (const kind of ['objectives', 'key_results', 'initiatives']) for (const g of await all(t.admin, `/rest/v2/${kind}`)) goals.set(g.uuid, g);
+  for (const kind of ['objectives', 'key_results', 'initiatives'])
+    for (const g of await all(t.admin, `/rest/v2/${kind}`)) goals.set(g.uuid, g);
   return goals;
 }
 
@@ -290,13 +363,22 @@ async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
     const checkins = await all(t.admin, '/rest/v2/checkins');
     const byUuid = new Map(checkins.map((c: any) => [c.uuid, c]));
     // every acknowledged write readable and applied once
-    for (const c of acked.checkins.filter((c) => c.tenant === t)) check(byUuid.has(c.uuid), `acknowledged check-in ${c.uuid} missing`), add('acknowledged check-ins');
+    for (const c of acked.checkins.filter((c) => c.tenant === t))
+      check(byUuid.has(c.uuid), `acknowledged check-in ${c.uuid} missing`), add('acknowledged check-ins');
     const ackedIds = acked.checkins.filter((c) => c.tenant === t).map((c) => c.uuid);
     check(new Set(ackedIds).size === ackedIds.length, 'one acknowledged check-in answered twice with different requests');
     // Applied once: retries carry the same Idempotency-Key, so no logical request leaves two check-ins.
-    check(checkins.length <= (attempted.get(t) ?? 0), `tenant ${t.id}: ${checkins.length} check-ins stored for ${attempted.get(t)} logical requests (a retry applied twice)`);
-    const extras = [...goals.values()].filter((g) => g.title === 'extra').length + acked.creates.filter((c) => c.tenant === t && acked.deletes.has(c.uuid) && !goals.has(c.uuid)).length;
-    check(extras <= (attemptedCreates.get(t) ?? 0), `tenant ${t.id}: ${extras} goals created for ${attemptedCreates.get(t)} logical requests (a retry applied twice)`);
+    check(
+      checkins.length <= (attempted.get(t) ?? 0),
+      `tenant ${t.id}: ${checkins.length} check-ins stored for ${attempted.get(t)} logical requests (a retry applied twice)`,
+    );
+    const extras =
+      [...goals.values()].filter((g) => g.title === 'extra').length +
+      acked.creates.filter((c) => c.tenant === t && acked.deletes.has(c.uuid) && !goals.has(c.uuid)).length;
+    check(
+      extras <= (attemptedCreates.get(t) ?? 0),
+      `tenant ${t.id}: ${extras} goals created for ${attemptedCreates.get(t)} logical requests (a retry applied twice)`,
+    );
     for (const c of acked.creates.filter((c) => c.tenant === t)) {
       const g = goals.get(c.uuid);
       check(acked.deletes.has(c.uuid) ? !g || !!g.discarded_at || true : !!g, `acknowledged create ${c.uuid} missing`);
@@ -327,7 +409,10 @@ async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
         weights += link.contribution_percent;
       }
       const want = weights > 0 ? Math.round((weighted / weights) * 100) / 100 : null;
-      check(want === null ? p.current_progress === null : Math.abs((p.current_progress ?? NaN) - want) < 0.011, `rollup ${p.uuid}: ${p.current_progress}, children average ${want}`);
+      check(
+        want === null ? p.current_progress === null : Math.abs((p.current_progress ?? NaN) - want) < 0.011,
+        `rollup ${p.uuid}: ${p.current_progress}, children average ${want}`,
+      );
       add('rollup parents checked');
     }
     // no cycle
@@ -354,10 +439,14 @@ async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
     const heard = new Set(events.map((e) => `${e.type}#${e.uuid}`));
     const killedAt = killWindow ? new Date(killWindow.from).toISOString() : '';
     for (const c of acked.checkins.filter((c) => c.tenant === t)) {
-      check(heard.has(`checkin.created#${c.uuid}`), `check-in ${c.uuid} (created ${byUuid.get(c.uuid)?.created_at}, kill at ${killedAt}): no checkin.created event delivered`);
+      check(
+        heard.has(`checkin.created#${c.uuid}`),
+        `check-in ${c.uuid} (created ${byUuid.get(c.uuid)?.created_at}, kill at ${killedAt}): no checkin.created event delivered`,
+      );
       add('check-in events checked');
     }
-    for (const c of acked.creates.filter((c) => c.tenant === t)) check(heard.has(`goal.created#${c.uuid}`), `create ${c.uuid}: no goal.created event delivered`), add('create events checked');
+    for (const c of acked.creates.filter((c) => c.tenant === t))
+      check(heard.has(`goal.created#${c.uuid}`), `create ${c.uuid}: no goal.created event delivered`), add('create events checked');
     const foreign = events.filter((e) => e.tenant !== t.id);
     check(foreign.length === 0, `tenant ${t.name}: ${foreign.length} events of another tenant delivered to its endpoint`);
     const unsigned = events.filter((e) => !e.signed);
@@ -366,7 +455,11 @@ async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
     if (violations.some((v) => v.includes('event delivered'))) {
       const log = await all(t.admin, `/webhooks/${hooks.get(t.name)}/deliveries`);
       const byStatus = new Map<string, number>();
-      for (const d of log) byStatus.set(`${d.event_type} ${d.status} attempts=${d.attempts} ${d.last_error ?? ''}`, (byStatus.get(`${d.event_type} ${d.status} attempts=${d.attempts} ${d.last_error ?? ''}`) ?? 0) + 1);
+      for (const d of log)
+        byStatus.set(
+          `${d.event_type} ${d.status} attempts=${d.attempts} ${d.last_error ?? ''}`,
+          (byStatus.get(`${d.event_type} ${d.status} attempts=${d.attempts} ${d.last_error ?? ''}`) ?? 0) + 1,
+        );
       deliveryLogs.set(t.name, [...byStatus].map(([k, v]) => `${v}x ${k}`).join('; '));
     }
     add('webhook deliveries received more than once (at least once)', events.length - new Set(events.map((e) => e.id)).size);
@@ -402,7 +495,12 @@ async function eventuallyVerified(tenants: Tenant[], stallMs: number, capMs: num
 
 function deadLetters(): Array<{ queue: string }> {
   const f = join(dataDir, 'dead-letters.jsonl');
-  return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
+  return existsSync(f)
+    ? readFileSync(f, 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : [];
 }
 
 async function main(): Promise<number> {
@@ -410,7 +508,14 @@ async function main(): Promise<number> {
   say(`data in ${dataDir}; API on ${base()}; ${CLIENTS} clients for ${DURATION_MS / 1000} s`);
   await startStack(true);
   const stackInfo = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'));
-  Object.assign(process.env, { TABLE_NAME: stackInfo.tableName, DYNAMODB_ENDPOINT: stackInfo.dynamoEndpoint, ISSUER_URL: stackInfo.issuer, ISSUER_KEY_FILE: join(dataDir, 'issuer-key.json'), DATA_DIR: dataDir, AWS_REGION: 'us-east-1' });
+  Object.assign(process.env, {
+    TABLE_NAME: stackInfo.tableName,
+    DYNAMODB_ENDPOINT: stackInfo.dynamoEndpoint,
+    ISSUER_URL: stackInfo.issuer,
+    ISSUER_KEY_FILE: join(dataDir, 'issuer-key.json'),
+    DATA_DIR: dataDir,
+    AWS_REGION: 'us-east-1',
+  });
   const { runAdmin } = await import('./lib/admin-commands.ts');
   const receiver = await startReceiver();
   const tenants = [await setupTenant(runAdmin, 'Chaos A', receiver), await setupTenant(runAdmin, 'Chaos B', receiver)];
@@ -431,7 +536,10 @@ async function main(): Promise<number> {
   await sleep(DURATION_MS * 0.6);
   stoppedAt = Date.now();
   await Promise.all(clients);
-  if (beforeKill === 0 || acked.checkins.length === beforeKill) runViolations.push(`too few acknowledged writes to prove anything: ${beforeKill} check-ins before the kill, ${acked.checkins.length - beforeKill} after`);
+  if (beforeKill === 0 || acked.checkins.length === beforeKill)
+    runViolations.push(
+      `too few acknowledged writes to prove anything: ${beforeKill} check-ins before the kill, ${acked.checkins.length - beforeKill} after`,
+    );
   say(`writes done: ${[...counts].map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (unanswered.size) say(`unanswered, by last failure: ${[...unanswered].map(([k, v]) => `${v}x ${k}`).join('; ')}`);
 
@@ -446,7 +554,8 @@ async function main(): Promise<number> {
   process.env.DYNAMODB_ENDPOINT = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8')).dynamoEndpoint;
   const letters = deadLetters();
   say(`dead letters before redrive: ${letters.length} (${letters.filter((l) => l.queue === ACCESS_QUEUE).length} from the failing worker)`);
-  if (!letters.some((l) => l.queue === ACCESS_QUEUE)) runViolations.push('the failing worker dead-lettered nothing: the fault injection did not run');
+  if (!letters.some((l) => l.queue === ACCESS_QUEUE))
+    runViolations.push('the failing worker dead-lettered nothing: the fault injection did not run');
   const redriven = await runAdmin(['redrive']);
   say(`redrive: ${JSON.stringify(redriven)}`);
 
@@ -456,7 +565,13 @@ async function main(): Promise<number> {
   violations.push(...runViolations);
   check(deadLetters().length === 0, `dead letters left after redrive: ${deadLetters().length}`);
   const outside = fivexx.filter((e) => !killWindow || e.at < killWindow.from || e.at > killWindow.to);
-  check(outside.length === 0, `5xx outside the kill window: ${outside.map((e) => `${e.status} ${e.what}`).slice(0, 5).join('; ')}`);
+  check(
+    outside.length === 0,
+    `5xx outside the kill window: ${outside
+      .map((e) => `${e.status} ${e.what}`)
+      .slice(0, 5)
+      .join('; ')}`,
+  );
   for (const [k, v] of Object.entries(stats)) say(`checked: ${k} ${v}`);
   say(`5xx inside the kill window: ${fivexx.length - outside.length}, outside: ${outside.length}`);
   if (violations.length) {

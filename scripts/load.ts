@@ -37,22 +37,52 @@ const { runAdmin } = await import('./lib/admin-commands.ts');
 
 let clientsThread: Worker | undefined;
 try {
-  const t = (await runAdmin(['create-tenant', '--name', 'Load', '--admin-email', 'load@example.test'])) as { token: string; tenant_uuid?: string };
+  const t = (await runAdmin(['create-tenant', '--name', 'Load', '--admin-email', 'load@example.test'])) as {
+    token: string;
+    tenant_uuid?: string;
+  };
   const tok = t.token;
   const post = async (path: string, body: unknown) => (await must(stack.url, tok, 'POST', path, body)).body.data.record;
   const period = await post('/rest/v2/time_periods', { name: 'Q1', start_date: '2027-01-01', end_date: '2027-03-31' });
-  const objectives = await pool(20, 8, (i) => post('/rest/v2/objectives', { title: `O${i}`, time_period_uuid: period.uuid, labels: [`l${i % 4}`] }));
-  const keyResults = await pool(32, 8, (i) => post('/rest/v2/key_results', { title: `K${i}`, time_period_uuid: period.uuid, parents: [objectives[i % 20].uuid], metric: { name: 'm', start_value: 0, target_value: 100, unit: '%', metric_type: 'reach' } }));
+  const objectives = await pool(20, 8, (i) =>
+    post('/rest/v2/objectives', { title: `O${i}`, time_period_uuid: period.uuid, labels: [`l${i % 4}`] }),
+  );
+  const keyResults = await pool(32, 8, (i) =>
+    post('/rest/v2/key_results', {
+      title: `K${i}`,
+      time_period_uuid: period.uuid,
+      parents: [objectives[i % 20].uuid],
+      metric: { name: 'm', start_value: 0, target_value: 100, unit: '%', metric_type: 'reach' },
+    }),
+  );
   const tenantId = objectives[0].uuid && (await must(stack.url, tok, 'GET', '/rest/v2/users?per_page=1')).body.data.records[0]?.tenant_uuid;
   const goalId = objectives[0].uuid as string;
-  const raw = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: stack.dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+  const raw = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      region: 'us-east-1',
+      endpoint: stack.dynamoEndpoint,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    }),
+  );
   const tenant = (t.tenant_uuid ?? tenantId) as string;
   const goalKey = keys.entity(tenant, 'goal', goalId);
-  if (!(await raw.send(new GetCommand({ TableName: stack.tableName, Key: goalKey }))).Item) throw new Error(`raw GetItem finds no goal at ${JSON.stringify(goalKey)}`);
+  if (!(await raw.send(new GetCommand({ TableName: stack.tableName, Key: goalKey }))).Item)
+    throw new Error(`raw GetItem finds no goal at ${JSON.stringify(goalKey)}`);
   const listPartition = keys.entityList(tenant, 'objective');
 
   clientsThread = new Worker(new URL('./lib/load-clients.ts', import.meta.url), {
-    workerData: { url: stack.url, token: tok, goalId, keyResultIds: keyResults.map((k) => k.uuid), dynamoEndpoint: stack.dynamoEndpoint, tableName: stack.tableName, goalKey, listPartition, seconds: SECONDS, maxRequests: MAX_REQUESTS } satisfies LoadSetup,
+    workerData: {
+      url: stack.url,
+      token: tok,
+      goalId,
+      keyResultIds: keyResults.map((k) => k.uuid),
+      dynamoEndpoint: stack.dynamoEndpoint,
+      tableName: stack.tableName,
+      goalKey,
+      listPartition,
+      seconds: SECONDS,
+      maxRequests: MAX_REQUESTS,
+    } satisfies LoadSetup,
   });
   const measure = (scenario: Scenario, clients: number) =>
     new Promise<LoadResult & { stackCpuMicros: number }>((resolve, reject) => {
@@ -88,8 +118,12 @@ try {
       console.log(lines.at(-1));
     }
   }
-  console.log(`\n${SECONDS} s per row, up to ${MAX_REQUESTS} requests; ratio = requests/s over the raw GetItem (GET goal) or raw Query (the others) of the same row group; stack CPU = the stack thread's CPU time over the row / requests.\n`);
-  console.log('| scenario | clients | requests | errors | per second | p50 ms | p95 ms | p99 ms | ratio to raw | stack CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|');
+  console.log(
+    `\n${SECONDS} s per row, up to ${MAX_REQUESTS} requests; ratio = requests/s over the raw GetItem (GET goal) or raw Query (the others) of the same row group; stack CPU = the stack thread's CPU time over the row / requests.\n`,
+  );
+  console.log(
+    '| scenario | clients | requests | errors | per second | p50 ms | p95 ms | p99 ms | ratio to raw | stack CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|',
+  );
   console.log(lines.join('\n'));
 } finally {
   await clientsThread?.terminate();

@@ -16,7 +16,9 @@ const stack = await startLocalStack({
   console.error(err.message);
   process.exit(1);
 });
-console.log(`\n  Goal-tracking API: ${stack.url}\n  OpenAPI: ${stack.url}/openapi.json\n  Create a tenant: npm run admin -- create-tenant --name Acme --admin-email admin@acme.test\n  Ctrl-C stops everything.\n`);
+console.log(
+  `\n  Goal-tracking API: ${stack.url}\n  OpenAPI: ${stack.url}/openapi.json\n  Create a tenant: npm run admin -- create-tenant --name Acme --admin-email admin@acme.test\n  Ctrl-C stops everything.\n`,
+);
 
 let stopping = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -24,6 +26,9 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     if (stopping) return;
     stopping = true;
     console.log('Stopping…');
-    stack.stop().then(() => process.exit(0), () => process.exit(1));
+    stack.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
   });
 }

@@ -13,5 +13,4 @@ export const ALLOWED_REGEXES: AllowedRegex[] = [
       "Built from the route table's own paths (constants of the repo, not input): literal segments escaped, each {param} " +
       'becomes ([^/]+) between literal slashes, anchored at both ends, so no character can be read by two parts: linear. Local stack only.',
   },
-
 ];

@@ -87,13 +87,18 @@ export function requireTableAccess(commandName: string, input: Item): void {
   if (!grant) return;
   const { actions, partitionKeys } = tableActionsOf(commandName, input);
   const allowed = new Set<string>(grant.table === 'none' ? [] : TABLE_DATA_ACTIONS[grant.table]);
-  const limiterLease = grant.table !== 'none' && actions.every((a) => a === 'dynamodb:UpdateItem') && partitionKeys.every((k) => limiterKey.test(k));
+  const limiterLease =
+    grant.table !== 'none' && actions.every((a) => a === 'dynamodb:UpdateItem') && partitionKeys.every((k) => limiterKey.test(k));
   const denied = actions.find((a) => !allowed.has(a));
-  if (denied && !limiterLease) throw new AccessDeniedError(`${grant.name} is not authorized to perform ${denied}: its row grants table access '${grant.table}'`);
+  if (denied && !limiterLease)
+    throw new AccessDeniedError(`${grant.name} is not authorized to perform ${denied}: its row grants table access '${grant.table}'`);
 }
 
 /** Throws AccessDeniedError when the current grant does not name `queue` in its sendsTo. */
 export function requireQueueSend(queue: string): void {
   const grant = contextValue('grant');
-  if (grant && !grant.sendsTo.includes(queue)) throw new AccessDeniedError(`${grant.name} is not authorized to send to queue ${queue}: its row's sendsTo is [${grant.sendsTo.join(', ')}]`);
+  if (grant && !grant.sendsTo.includes(queue))
+    throw new AccessDeniedError(
+      `${grant.name} is not authorized to send to queue ${queue}: its row's sendsTo is [${grant.sendsTo.join(', ')}]`,
+    );
 }

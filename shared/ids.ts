@@ -21,7 +21,9 @@ export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f
 export function newId(): string {
   const s = contextValue('idSeed');
   if (!s) return randomUUID();
-  const h = createHash('sha256').update(`${s.seed}#${s.drawn++}`).digest();
+  const h = createHash('sha256')
+    .update(`${s.seed}#${s.drawn++}`)
+    .digest();
   h[6] = (h[6]! & 0x0f) | 0x40; // version 4
   h[8] = (h[8]! & 0x3f) | 0x80; // RFC 4122 variant
   const x = h.subarray(0, 16).toString('hex');
@@ -39,8 +41,13 @@ export function idsAreSeeded(): boolean {
  * so a retry names the same records; keyed, so a client cannot compute another request's ids from a key it can
  * guess (a refresh's thread uuid is its own access proof).
  */
-export function idSeedOf(secret: Uint8Array, scope: { tenantId: string; userId: string; route: string; key: string; requestHash: string }): string {
-  return createHmac('sha256', secret).update(JSON.stringify([scope.tenantId, scope.userId, scope.route, scope.key, scope.requestHash])).digest('base64url');
+export function idSeedOf(
+  secret: Uint8Array,
+  scope: { tenantId: string; userId: string; route: string; key: string; requestHash: string },
+): string {
+  return createHmac('sha256', secret)
+    .update(JSON.stringify([scope.tenantId, scope.userId, scope.route, scope.key, scope.requestHash]))
+    .digest('base64url');
 }
 
 /** Runs `fn` with ids derived from `seed` (the same seed gives the same ids in the same order). */

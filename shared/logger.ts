@@ -2,7 +2,10 @@ import { Logger } from '@aws-lambda-powertools/logger';
 import type { LogAttributes, LogItemExtraInput, LogItemMessage } from '@aws-lambda-powertools/logger/types';
 
 /** One logger per container. */
-export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'goal-tracking', logLevel: (process.env.LOG_LEVEL as 'INFO') ?? 'INFO' });
+export const logger = new Logger({
+  serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'goal-tracking',
+  logLevel: (process.env.LOG_LEVEL as 'INFO') ?? 'INFO',
+});
 
 /** What code logs through: the container's logger, or a request's view of it (`withKeys`). */
 export type Log = Pick<Logger, 'debug' | 'info' | 'warn' | 'error'>;

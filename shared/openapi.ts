@@ -53,7 +53,18 @@ export function buildOpenApiDocument() {
       request: {
         ...(pathParams.length ? { params: z.object(Object.fromEntries(pathParams.map((p) => [p, z.string()]))) } : {}),
         ...(r.doc.list ? { query: listQuery } : {}),
-        ...(r.doc.body ? { body: { content: { 'application/json': { schema: r.doc.body }, ...(r.accepts?.includes('text/csv') ? { 'text/csv': { schema: z.string().meta({ description: 'CSV with a header row of the JSON row field names' }) } } : {}) } } } : {}),
+        ...(r.doc.body
+          ? {
+              body: {
+                content: {
+                  'application/json': { schema: r.doc.body },
+                  ...(r.accepts?.includes('text/csv')
+                    ? { 'text/csv': { schema: z.string().meta({ description: 'CSV with a header row of the JSON row field names' }) } }
+                    : {}),
+                },
+              },
+            }
+          : {}),
       },
       responses: {
         [r.doc.success.status]: {
@@ -62,15 +73,26 @@ export function buildOpenApiDocument() {
           ...(r.doc.success.contentType ? { content: { [r.doc.success.contentType]: { schema: z.string() } } } : {}),
         },
         ...Object.fromEntries(
-          (r.doc.alsoSuccess ?? []).map((other) => [other.status, { description: other.description, ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}) }]),
+          (r.doc.alsoSuccess ?? []).map((other) => [
+            other.status,
+            {
+              description: other.description,
+              ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}),
+            },
+          ]),
         ),
         ...(r.auth === 'jwt'
           ? {
               400: errorResponse('Malformed request: bad JSON, wrong types, unknown fields, unknown filters'),
-              401: { description: 'Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape)' },
+              401: {
+                description:
+                  'Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape)',
+              },
               403: errorResponse('The caller may not do this'),
               404: errorResponse('No such resource in the caller tenant'),
-              409: errorResponse('conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request'),
+              409: errorResponse(
+                'conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request',
+              ),
               422: errorResponse('A rule is broken (validation_failed, taken, has_dependents)'),
               429: errorResponse('Rate limited; see Retry-After'),
             }
@@ -83,13 +105,19 @@ export function buildOpenApiDocument() {
   const webhookHeaders = z.object({
     'webhook-id': z.string().meta({ description: 'The event id: the same on every retry; deduplicate on it' }),
     'webhook-timestamp': z.string().meta({ description: 'Unix seconds of this attempt' }),
-    'webhook-signature': z.string().meta({ description: '`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded secret after `whsec_`' }),
+    'webhook-signature': z.string().meta({
+      description:
+        '`v1,` + base64 HMAC-SHA256 of `{webhook-id}.{webhook-timestamp}.{body}` keyed with the base64-decoded secret after `whsec_`',
+    }),
   });
   for (const [type, { schema, summary }] of Object.entries(EVENT_SCHEMAS)) {
     registry.registerWebhook({
       method: 'post',
       path: type,
-      operationId: `event${type.split(/[._]/).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('')}`,
+      operationId: `event${type
+        .split(/[._]/)
+        .map((w) => w[0]!.toUpperCase() + w.slice(1))
+        .join('')}`,
       summary,
       tags: ['webhooks'],
       // The receiver authenticates the sender by the webhook-signature header, not by a credential.
@@ -97,26 +125,36 @@ export function buildOpenApiDocument() {
       request: { headers: webhookHeaders, body: { content: { 'application/json': { schema } } } },
       responses: {
         200: { description: 'Any 2xx within 10 s delivers the event' },
-        400: { description: 'Any other answer (or none within 10 s) fails the attempt: retried with back-off for about a day, then the delivery is failed' },
+        400: {
+          description:
+            'Any other answer (or none within 10 s) fails the attempt: retried with back-off for about a day, then the delivery is failed',
+        },
       },
     });
   }
-  return withRetriesAndLimits(new OpenApiGeneratorV31(registry.definitions).generateDocument({
-    openapi: '3.1.0',
-    info: {
-      title: 'Goal-tracking API',
-      version: '2.0.0',
-      license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
-      description:
-        'OKR goal tracking: objectives, key results, initiatives, check-ins, users, teams, labels. Operations marked x-extension are additions of the contract to the specification. ' +
-        'Errors are {"error":{status,code,message,details,request_id}}, except three answers API Gateway gives itself with its own body: a refused token (401 {"message":"Unauthorized"}), stage throttling (429 {"message":"Too Many Requests"}) and a method or path no route matches (404 {"message":"Not Found"}).',
-    },
-    servers: [{ url: '/' }],
-  }));
+  return withRetriesAndLimits(
+    new OpenApiGeneratorV31(registry.definitions).generateDocument({
+      openapi: '3.1.0',
+      info: {
+        title: 'Goal-tracking API',
+        version: '2.0.0',
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
+        description:
+          'OKR goal tracking: objectives, key results, initiatives, check-ins, users, teams, labels. Operations marked x-extension are additions of the contract to the specification. ' +
+          'Errors are {"error":{status,code,message,details,request_id}}, except three answers API Gateway gives itself with its own body: a refused token (401 {"message":"Unauthorized"}), stage throttling (429 {"message":"Too Many Requests"}) and a method or path no route matches (404 {"message":"Not Found"}).',
+      },
+      servers: [{ url: '/' }],
+    }),
+  );
 }
 
 type OpenApiDoc = ReturnType<OpenApiGeneratorV31['generateDocument']>;
-type Operation = { security?: unknown[]; requestBody?: unknown; parameters?: unknown[]; responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }> };
+type Operation = {
+  security?: unknown[];
+  requestBody?: unknown;
+  parameters?: unknown[];
+  responses: Record<string, { description: string; headers?: Record<string, unknown>; content?: unknown }>;
+};
 
 /**
  * Contract section 11 in the document: the Idempotency-Key header on every POST, the RateLimit-Policy and
@@ -129,10 +167,20 @@ function withRetriesAndLimits(doc: OpenApiDoc): OpenApiDoc {
   components.schemas = { ...components.schemas, Error: z.toJSONSchema(ErrorBody, { target: 'draft-2020-12' }) };
   components.headers = {
     ...components.headers,
-    'RateLimit-Policy': { description: 'IETF httpapi ratelimit-headers: the quotas that apply, `"user";q=<burst>;w=<seconds>, "tenant";q=<burst>;w=<seconds>` (absent when the tenant has no limit)', schema: { type: 'string' } },
-    RateLimit: { description: 'IETF httpapi ratelimit-headers: what is left, `"user";r=<remaining>;t=<seconds until full>, "tenant";r=...;t=...`', schema: { type: 'string' } },
+    'RateLimit-Policy': {
+      description:
+        'IETF httpapi ratelimit-headers: the quotas that apply, `"user";q=<burst>;w=<seconds>, "tenant";q=<burst>;w=<seconds>` (absent when the tenant has no limit)',
+      schema: { type: 'string' },
+    },
+    RateLimit: {
+      description: 'IETF httpapi ratelimit-headers: what is left, `"user";r=<remaining>;t=<seconds until full>, "tenant";r=...;t=...`',
+      schema: { type: 'string' },
+    },
     'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer', minimum: 1 } },
-    'Idempotent-Replayed': { description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } },
+    'Idempotent-Replayed': {
+      description: '`true` when this is the stored answer to an earlier request with the same Idempotency-Key',
+      schema: { type: 'string', enum: ['true'] },
+    },
   };
   components.parameters = {
     ...components.parameters,
@@ -149,17 +197,31 @@ function withRetriesAndLimits(doc: OpenApiDoc): OpenApiDoc {
   for (const [method, op] of Object.values(doc.paths ?? {}).flatMap((item) => Object.entries(item as Record<string, Operation>))) {
     if (!op.responses || !op.security?.length) continue; // public routes: no caller, no limits
     for (const [status, res] of Object.entries(op.responses)) if (status !== '401') res.headers = { ...res.headers, ...limitHeaders };
-    op.responses['429'] = { description: 'rate_limited: the tenant or the caller is over its limit', headers: { 'Retry-After': ref('headers', 'Retry-After'), ...limitHeaders }, content: error };
+    op.responses['429'] = {
+      description: 'rate_limited: the tenant or the caller is over its limit',
+      headers: { 'Retry-After': ref('headers', 'Retry-After'), ...limitHeaders },
+      content: error,
+    };
     op.responses['413'] = { description: 'payload_too_large: the body is over 1 MiB', content: error };
     op.responses['431'] = { description: 'headers_too_large: the request headers are over 8 KiB', content: error };
-    if (op.requestBody) op.responses['415'] = { description: 'unsupported_media_type: the body is not in a media type the operation takes', content: error };
+    if (op.requestBody)
+      op.responses['415'] = { description: 'unsupported_media_type: the body is not in a media type the operation takes', content: error };
     if (method !== 'post') continue;
     op.parameters = [...(op.parameters ?? []), ref('parameters', 'IdempotencyKey')];
-    for (const [status, res] of Object.entries(op.responses)) if (status.startsWith('2')) res.headers = { ...res.headers, 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') };
+    for (const [status, res] of Object.entries(op.responses))
+      if (status.startsWith('2')) res.headers = { ...res.headers, 'Idempotent-Replayed': ref('headers', 'Idempotent-Replayed') };
     const conflict = op.responses['409'];
-    op.responses['409'] = { ...conflict, description: `${conflict ? `${conflict.description}; ` : ''}idempotency_key_in_use: a request with this Idempotency-Key is still running`, content: error };
+    op.responses['409'] = {
+      ...conflict,
+      description: `${conflict ? `${conflict.description}; ` : ''}idempotency_key_in_use: a request with this Idempotency-Key is still running`,
+      content: error,
+    };
     const rule = op.responses['422'];
-    op.responses['422'] = { ...rule, description: `${rule ? `${rule.description}; ` : ''}idempotency_key_reused: this Idempotency-Key was used with another body`, content: error };
+    op.responses['422'] = {
+      ...rule,
+      description: `${rule ? `${rule.description}; ` : ''}idempotency_key_reused: this Idempotency-Key was used with another body`,
+      content: error,
+    };
   }
   return doc;
 }

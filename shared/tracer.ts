@@ -92,7 +92,11 @@ function invocationTrace(): TraceHeader | undefined {
 /** `udp:host:port tcp:host:port` or `host:port` (the Lambda runtime sets the latter). */
 function daemonAddress(): { host: string; port: number } {
   const raw = process.env.AWS_XRAY_DAEMON_ADDRESS ?? '127.0.0.1:2000';
-  const udp = raw.split(/\s+/).find((p) => p.startsWith('udp:'))?.slice(4) ?? raw.split(/\s+/)[0]!;
+  const udp =
+    raw
+      .split(/\s+/)
+      .find((p) => p.startsWith('udp:'))
+      ?.slice(4) ?? raw.split(/\s+/)[0]!;
   const colon = udp.lastIndexOf(':');
   return { host: udp.slice(0, colon), port: Number(udp.slice(colon + 1)) };
 }
@@ -118,14 +122,18 @@ function close(segment: Subsegment): void {
 
 /** The X-Ray SDK's CapturedException: message, type and the parsed stack. */
 function capturedException(err: unknown, remote: boolean): CapturedException {
-  const e = typeof err === 'string' ? { message: err, name: '', stack: undefined } : (err as { message?: string; name?: string; stack?: string });
-  const stack = (e.stack ?? '').split('\n').slice(1).map((frame) => {
-    const line = frame.trim().replace(/\(|\)/g, '');
-    const rest = line.slice(line.indexOf(' ') + 1);
-    const space = rest.lastIndexOf(' ');
-    const [path = '', lineNo = ''] = (space >= 0 ? rest.slice(space + 1) : rest).split(':');
-    return { path, line: parseInt(lineNo, 10), label: space >= 0 ? rest.slice(0, space) : 'anonymous' };
-  });
+  const e =
+    typeof err === 'string' ? { message: err, name: '', stack: undefined } : (err as { message?: string; name?: string; stack?: string });
+  const stack = (e.stack ?? '')
+    .split('\n')
+    .slice(1)
+    .map((frame) => {
+      const line = frame.trim().replace(/\(|\)/g, '');
+      const rest = line.slice(line.indexOf(' ') + 1);
+      const space = rest.lastIndexOf(' ');
+      const [path = '', lineNo = ''] = (space >= 0 ? rest.slice(space + 1) : rest).split(':');
+      return { path, line: parseInt(lineNo, 10), label: space >= 0 ? rest.slice(0, space) : 'anonymous' };
+    });
   return { id: newId(), message: String(e.message ?? ''), type: String(e.name ?? ''), remote, stack };
 }
 
@@ -138,8 +146,24 @@ function addError(segment: Subsegment, err: unknown, remote: boolean): void {
 /** The request and response fields the X-Ray SDK's whitelist records for the DynamoDB operations we call. */
 const DYNAMODB_FIELDS: Record<string, { request: string[]; response: string[]; tableNames?: true }> = {
   GetItem: { request: ['ConsistentRead', 'ProjectionExpression', 'TableName'], response: ['ConsumedCapacity'] },
-  Query: { request: ['AttributesToGet', 'ConsistentRead', 'IndexName', 'Limit', 'ProjectionExpression', 'ScanIndexForward', 'Select', 'TableName'], response: ['ConsumedCapacity'] },
-  Scan: { request: ['AttributesToGet', 'ConsistentRead', 'IndexName', 'Limit', 'ProjectionExpression', 'Segment', 'Select', 'TableName', 'TotalSegments'], response: ['ConsumedCapacity', 'Count', 'ScannedCount'] },
+  Query: {
+    request: ['AttributesToGet', 'ConsistentRead', 'IndexName', 'Limit', 'ProjectionExpression', 'ScanIndexForward', 'Select', 'TableName'],
+    response: ['ConsumedCapacity'],
+  },
+  Scan: {
+    request: [
+      'AttributesToGet',
+      'ConsistentRead',
+      'IndexName',
+      'Limit',
+      'ProjectionExpression',
+      'Segment',
+      'Select',
+      'TableName',
+      'TotalSegments',
+    ],
+    response: ['ConsumedCapacity', 'Count', 'ScannedCount'],
+  },
   PutItem: { request: ['TableName'], response: ['ConsumedCapacity', 'ItemCollectionMetrics'] },
   UpdateItem: { request: ['TableName'], response: ['ConsumedCapacity', 'ItemCollectionMetrics'] },
   DeleteItem: { request: ['TableName'], response: ['ConsumedCapacity', 'ItemCollectionMetrics'] },
@@ -149,13 +173,26 @@ const DYNAMODB_FIELDS: Record<string, { request: string[]; response: string[]; t
 
 const snakeCase = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
 
-function awsAttributes(service: string, operation: string, region: string | undefined, input: Record<string, unknown>, output: Record<string, unknown> | undefined, meta: { requestId?: string; attempts?: number }) {
-  const aws: Record<string, unknown> = { operation, ...(region ? { region } : {}), ...(meta.requestId ? { request_id: meta.requestId } : {}), retries: meta.attempts ?? 0 };
+function awsAttributes(
+  service: string,
+  operation: string,
+  region: string | undefined,
+  input: Record<string, unknown>,
+  output: Record<string, unknown> | undefined,
+  meta: { requestId?: string; attempts?: number },
+) {
+  const aws: Record<string, unknown> = {
+    operation,
+    ...(region ? { region } : {}),
+    ...(meta.requestId ? { request_id: meta.requestId } : {}),
+    retries: meta.attempts ?? 0,
+  };
   const fields = service === 'DynamoDB' ? DYNAMODB_FIELDS[operation] : undefined;
   if (fields) {
     for (const f of fields.request) if (input[f] !== undefined) aws[snakeCase(f)] = input[f];
     for (const f of fields.response) if (output?.[f] !== undefined) aws[snakeCase(f)] = output[f];
-    if (fields.tableNames && input.RequestItems && typeof input.RequestItems === 'object') aws.table_names = Object.keys(input.RequestItems);
+    if (fields.tableNames && input.RequestItems && typeof input.RequestItems === 'object')
+      aws.table_names = Object.keys(input.RequestItems);
   }
   return aws;
 }
@@ -167,7 +204,22 @@ interface SdkError {
   $retryable?: { throttling?: boolean };
 }
 
-const THROTTLING_CODES = new Set(['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'TooManyRequestsException', 'Throttling', 'ThrottledException', 'RequestThrottled', 'RequestThrottledException', 'SlowDown', 'BandwidthLimitExceeded', 'LimitExceededException', 'PriorRequestNotComplete', 'TransactionInProgressException', 'EC2ThrottledException']);
+const THROTTLING_CODES = new Set([
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'TooManyRequestsException',
+  'Throttling',
+  'ThrottledException',
+  'RequestThrottled',
+  'RequestThrottledException',
+  'SlowDown',
+  'BandwidthLimitExceeded',
+  'LimitExceededException',
+  'PriorRequestNotComplete',
+  'TransactionInProgressException',
+  'EC2ThrottledException',
+]);
 
 function flag(segment: Subsegment, status: number | undefined, err?: SdkError): void {
   if ((err && (err.$retryable?.throttling || THROTTLING_CODES.has(err.name ?? ''))) || status === 429) segment.throttle = true;
@@ -180,7 +232,11 @@ interface SdkClient {
   config: { serviceId?: string; region?: string | (() => Promise<string>) };
   middlewareStack: {
     remove(name: string): boolean;
-    add(middleware: (next: (args: any) => Promise<any>, context: any) => (args: any) => Promise<any>, options: { step: 'build'; name: string }): void;
+    add(
+      // biome-ignore lint/suspicious/noExplicitAny: the SDK's middleware stack is typed per client; this hook fits any
+      middleware: (next: (args: any) => Promise<any>, context: any) => (args: any) => Promise<any>,
+      options: { step: 'build'; name: string },
+    ): void;
   };
 }
 
@@ -194,40 +250,45 @@ export const tracer = {
     if (!tracingEnabled()) return client;
     client.middlewareStack.remove(SDK_MIDDLEWARE);
     client.middlewareStack.add(
-      (next, context: { clientName?: string; commandName?: string }) => async (args: { input?: Record<string, unknown>; request?: { headers?: Record<string, string> } }) => {
-        // Inside a handler subsegment: under it; otherwise (workers, which have none) under the function's own
-        // segment, as the X-Ray SDK's automatic mode does.
-        if (!tracingEnabled()) return next(args);
-        const active = contextValue('trace');
-        const trace = active?.trace ?? invocationTrace();
-        if (!trace || !trace.sampled) return next(args);
-        const service = client.config.serviceId ?? (context.clientName ?? 'AWSClient').replace(/Client$/, '');
-        const operation = (context.commandName ?? '').replace(/Command$/, '');
-        const segment = open(service, trace, active?.segment.id ?? trace.parent);
-        segment.namespace = 'aws';
-        if (args.request?.headers) args.request.headers['X-Amzn-Trace-Id'] = [`Root=${trace.root}`, `Parent=${segment.id}`, 'Sampled=1', ...trace.extra].join(';');
-        const region = typeof client.config.region === 'function' ? await client.config.region().catch(() => undefined) : client.config.region;
-        try {
-          const res = await next(args);
-          const meta = res.output?.$metadata ?? {};
-          segment.aws = awsAttributes(service, operation, region, args.input ?? {}, res.output, meta);
-          const length = res.response?.headers?.['content-length'];
-          segment.http = { response: { status: meta.httpStatusCode, ...(length !== undefined ? { content_length: Number(length) } : {}) } };
-          flag(segment, meta.httpStatusCode);
-          close(segment);
-          return res;
-        } catch (err) {
-          const sdkErr = err as SdkError;
-          if (sdkErr.$metadata) {
-            segment.aws = awsAttributes(service, operation, region, args.input ?? {}, undefined, sdkErr.$metadata);
-            segment.http = { response: { status: sdkErr.$metadata.httpStatusCode } };
-            flag(segment, sdkErr.$metadata.httpStatusCode, sdkErr);
+      (next, context: { clientName?: string; commandName?: string }) =>
+        async (args: { input?: Record<string, unknown>; request?: { headers?: Record<string, string> } }) => {
+          // Inside a handler subsegment: under it; otherwise (workers, which have none) under the function's own
+          // segment, as the X-Ray SDK's automatic mode does.
+          if (!tracingEnabled()) return next(args);
+          const active = contextValue('trace');
+          const trace = active?.trace ?? invocationTrace();
+          if (!trace?.sampled) return next(args);
+          const service = client.config.serviceId ?? (context.clientName ?? 'AWSClient').replace(/Client$/, '');
+          const operation = (context.commandName ?? '').replace(/Command$/, '');
+          const segment = open(service, trace, active?.segment.id ?? trace.parent);
+          segment.namespace = 'aws';
+          if (args.request?.headers)
+            args.request.headers['X-Amzn-Trace-Id'] = [`Root=${trace.root}`, `Parent=${segment.id}`, 'Sampled=1', ...trace.extra].join(';');
+          const region =
+            typeof client.config.region === 'function' ? await client.config.region().catch(() => undefined) : client.config.region;
+          try {
+            const res = await next(args);
+            const meta = res.output?.$metadata ?? {};
+            segment.aws = awsAttributes(service, operation, region, args.input ?? {}, res.output, meta);
+            const length = res.response?.headers?.['content-length'];
+            segment.http = {
+              response: { status: meta.httpStatusCode, ...(length !== undefined ? { content_length: Number(length) } : {}) },
+            };
+            flag(segment, meta.httpStatusCode);
+            close(segment);
+            return res;
+          } catch (err) {
+            const sdkErr = err as SdkError;
+            if (sdkErr.$metadata) {
+              segment.aws = awsAttributes(service, operation, region, args.input ?? {}, undefined, sdkErr.$metadata);
+              segment.http = { response: { status: sdkErr.$metadata.httpStatusCode } };
+              flag(segment, sdkErr.$metadata.httpStatusCode, sdkErr);
+            }
+            addError(segment, err, true); // flags a fault too, as the X-Ray SDK does for any failed call
+            close(segment);
+            throw err;
           }
-          addError(segment, err, true); // flags a fault too, as the X-Ray SDK does for any failed call
-          close(segment);
-          throw err;
-        }
-      },
+        },
       { step: 'build', name: SDK_MIDDLEWARE },
     );
     return client;
@@ -259,7 +320,7 @@ export function captureLambdaHandler(_tracer: Tracer = tracer, _options?: { capt
       if (contextValue('trace')) enterContextValue('trace', undefined);
       if (!tracingEnabled()) return;
       const trace = invocationTrace();
-      if (!trace || !trace.sampled) return;
+      if (!trace?.sampled) return;
       const segment = open(`## ${process.env._HANDLER ?? 'index.handler'}`, trace, trace.parent);
       segment.annotations = { ColdStart: wasCold, Service: serviceName };
       segments.set(request.event as object, segment);

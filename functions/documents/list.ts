@@ -6,6 +6,11 @@ import { presentDocumentSummary } from '#shared/presenters/sharing.ts';
 export const handler = apiHandler({
   handle: async ({ ctx, query }) => {
     const result = await listDocuments(ctx, query);
-    return listResponse('document', result, result.records.map((d) => presentDocumentSummary(ctx.caller, d)), documentCollectionChecks(ctx.caller));
+    return listResponse(
+      'document',
+      result,
+      result.records.map((d) => presentDocumentSummary(ctx.caller, d)),
+      documentCollectionChecks(ctx.caller),
+    );
   },
 });

@@ -7,6 +7,7 @@ import { authorizeSetArchived } from '#shared/domain/goals/archive.ts';
 // No body schema: the row documents GoalNoBody, an empty strict object, which is what apiHandler checks a body
 // of a route without one against (NO_BODY), loaded only when a body arrives.
 export const handler = apiHandler({
-  handle: async ({ ctx, params, event }) => goalRecordResponse(ctx, 200, await setArchived(ctx, goalKindOf(event.routeKey), params.id!, true)),
+  handle: async ({ ctx, params, event }) =>
+    goalRecordResponse(ctx, 200, await setArchived(ctx, goalKindOf(event.routeKey), params.id!, true)),
   authorizeReplay: ({ ctx, params, event }) => authorizeSetArchived(ctx, goalKindOf(event.routeKey), params.id!),
 });

@@ -6,6 +6,10 @@ import { chartData } from '#shared/domain/history/service.ts';
 export const handler = apiHandler({
   handle: async ({ ctx, params, event }) => {
     const { goal, points } = await chartData(ctx, historyGoalKindOf(event.routeKey), params.id!);
-    return { statusCode: 200, headers: { 'content-type': 'image/svg+xml; charset=utf-8', 'cache-control': 'private, max-age=60' }, body: progressChartSvg(goal, points, new Date()) };
+    return {
+      statusCode: 200,
+      headers: { 'content-type': 'image/svg+xml; charset=utf-8', 'cache-control': 'private, max-age=60' },
+      body: progressChartSvg(goal, points, new Date()),
+    };
   },
 });

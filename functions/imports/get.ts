@@ -6,6 +6,12 @@ import { presentImportInFull } from '#shared/presenters/imports.ts';
 export const handler = apiHandler({
   handle: async ({ ctx, params }) => {
     const record = await getImport(ctx, params.id!);
-    return recordResponse(200, 'import', await presentImportInFull(ctx, record), importChecks(ctx), record.creator_uuid === ctx.caller.userId ? 'creator' : 'admin');
+    return recordResponse(
+      200,
+      'import',
+      await presentImportInFull(ctx, record),
+      importChecks(ctx),
+      record.creator_uuid === ctx.caller.userId ? 'creator' : 'admin',
+    );
   },
 });

@@ -6,6 +6,11 @@ import { presentImport } from '#shared/presenters/imports.ts';
 export const handler = apiHandler({
   handle: async ({ ctx, query }) => {
     const result = await listImports(ctx, query);
-    return listResponse('import', result, result.records.map((r) => presentImport(r)), importChecks(ctx));
+    return listResponse(
+      'import',
+      result,
+      result.records.map((r) => presentImport(r)),
+      importChecks(ctx),
+    );
   },
 });

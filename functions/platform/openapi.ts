@@ -4,4 +4,6 @@ import { json, publicHandler } from '#shared/http/api.ts';
 // start; the document is then kept for the container's lifetime.
 let document: Promise<unknown> | undefined;
 
-export const handler = publicHandler(async () => json(200, await (document ??= import('#shared/openapi.ts').then((m) => m.buildOpenApiDocument()))));
+export const handler = publicHandler(async () =>
+  json(200, await (document ??= import('#shared/openapi.ts').then((m) => m.buildOpenApiDocument()))),
+);

@@ -10,6 +10,12 @@ export const handler = apiHandler({
   handle: async ({ ctx, params, body, event }) => {
     const { record, access } = await setGrant(ctx, shareablePathOfRoute(event.routeKey), params.shareable_uuid!, body);
     // A manage grantee who revoked its own grant acted through that grant: say so, with every check now false.
-    return recordResponse(200, record.type, presentShareable(record), shareableChecks(ctx.caller, access), access.source ?? 'visible_entity');
+    return recordResponse(
+      200,
+      record.type,
+      presentShareable(record),
+      shareableChecks(ctx.caller, access),
+      access.source ?? 'visible_entity',
+    );
   },
 });

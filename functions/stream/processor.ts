@@ -10,7 +10,9 @@ const processBatch = streamProcessor({ projections, data: async (tenantId) => ({
 
 /** How old each record of the batch is as the processor receives it, ms (the operator's StreamLag metric). */
 export const recordAgesMs = (event: DynamoDBStreamEvent, now = Date.now()): number[] =>
-  event.Records.flatMap((r) => (typeof r.dynamodb?.ApproximateCreationDateTime === 'number' ? [Math.max(0, now - r.dynamodb.ApproximateCreationDateTime * 1000)] : []));
+  event.Records.flatMap((r) =>
+    typeof r.dynamodb?.ApproximateCreationDateTime === 'number' ? [Math.max(0, now - r.dynamodb.ApproximateCreationDateTime * 1000)] : [],
+  );
 
 export const handler = async (event: DynamoDBStreamEvent, context?: Context) => {
   const ages = recordAgesMs(event); // at receipt, before the batch's own processing time

@@ -5,5 +5,6 @@ import { presentWebhook } from '#shared/presenters/webhooks.ts';
 
 /** 200 with the deleted endpoint; its pending deliveries end `failed` when their next attempt finds it gone. */
 export const handler = apiHandler({
-  handle: async ({ ctx, params }) => recordResponse(200, 'webhook', presentWebhook(await deleteWebhook(ctx, params.id!)), webhookChecks(ctx), webhookAccessSource),
+  handle: async ({ ctx, params }) =>
+    recordResponse(200, 'webhook', presentWebhook(await deleteWebhook(ctx, params.id!)), webhookChecks(ctx), webhookAccessSource),
 });

@@ -4,5 +4,6 @@ import { showWebhook, webhookAccessSource, webhookChecks } from '#shared/domain/
 import { presentWebhook } from '#shared/presenters/webhooks.ts';
 
 export const handler = apiHandler({
-  handle: async ({ ctx, params }) => recordResponse(200, 'webhook', presentWebhook(await showWebhook(ctx, params.id!)), webhookChecks(ctx), webhookAccessSource),
+  handle: async ({ ctx, params }) =>
+    recordResponse(200, 'webhook', presentWebhook(await showWebhook(ctx, params.id!)), webhookChecks(ctx), webhookAccessSource),
 });

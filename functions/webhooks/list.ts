@@ -7,6 +7,11 @@ import { presentWebhook } from '#shared/presenters/webhooks.ts';
 export const handler = apiHandler({
   handle: async ({ ctx, query }) => {
     const result = await listWebhooks(ctx, query);
-    return listResponse('webhook', result, result.records.map((w) => presentWebhook(w)), webhookCollectionChecks(ctx));
+    return listResponse(
+      'webhook',
+      result,
+      result.records.map((w) => presentWebhook(w)),
+      webhookCollectionChecks(ctx),
+    );
   },
 });

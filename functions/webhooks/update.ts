@@ -5,5 +5,6 @@ import { presentWebhook } from '#shared/presenters/webhooks.ts';
 
 export const handler = apiHandler({
   body: () => import('#shared/schemas/bodies/webhook-update.ts').then((m) => m.WebhookUpdateBody),
-  handle: async ({ ctx, params, body }) => recordResponse(200, 'webhook', presentWebhook(await updateWebhook(ctx, params.id!, body)), webhookChecks(ctx), webhookAccessSource),
+  handle: async ({ ctx, params, body }) =>
+    recordResponse(200, 'webhook', presentWebhook(await updateWebhook(ctx, params.id!, body)), webhookChecks(ctx), webhookAccessSource),
 });

@@ -7,7 +7,12 @@ import { batchHandler } from '#functions/workers/batch.ts';
 
 /** The worker over any inbox and mailer (fakes in unit tests); `handler` below is the deployed one. */
 export const accessRequestNotifyHandler = (deps: MailDeps): WorkerHandler =>
-  batchHandler({ name: 'access request e-mails', schema: () => import('#shared/schemas/messages/access-request-email.ts').then((m) => m.AccessRequestEmailMessageSchema), log: deps.log, process: (msg) => deliverAccessRequestEmails(msg, deps) });
+  batchHandler({
+    name: 'access request e-mails',
+    schema: () => import('#shared/schemas/messages/access-request-email.ts').then((m) => m.AccessRequestEmailMessageSchema),
+    log: deps.log,
+    process: (msg) => deliverAccessRequestEmails(msg, deps),
+  });
 
 /**
  * Consumer of the access-request-notifications queue: e-mails the owner and managers named in each message

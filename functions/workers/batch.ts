@@ -49,6 +49,9 @@ export function batchHandler<M>(worker: BatchWorker<M>): WorkerHandler {
   return async (event: SQSEvent) => {
     const { BatchProcessor, EventType, processPartialResponse } = await import('@aws-lambda-powertools/batch');
     // a processor per invocation: it keeps the batch's state, and the local stack may run two batches at once
-    return processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), { processInParallel: !!worker.concurrent, throwOnFullBatchFailure: false });
+    return processPartialResponse(event, handle, new BatchProcessor(EventType.SQS), {
+      processInParallel: !!worker.concurrent,
+      throwOnFullBatchFailure: false,
+    });
   };
 }

@@ -12,7 +12,11 @@ export const documentRefreshHandler = (deps: RefreshWorkerDeps): WorkerHandler =
     name: 'document refresh',
     schema: () => import('#shared/schemas/messages/document-refresh.ts').then((m) => m.DocumentRefreshMessageSchema),
     log: deps.log,
-    process: async (msg, { receiveCount }) => ({ tenant_uuid: msg.tenant_uuid, thread_uuid: msg.thread_uuid, ...(await runRefresh(msg, receiveCount, deps)) }),
+    process: async (msg, { receiveCount }) => ({
+      tenant_uuid: msg.tenant_uuid,
+      thread_uuid: msg.thread_uuid,
+      ...(await runRefresh(msg, receiveCount, deps)),
+    }),
   });
 
 /**

@@ -31,6 +31,13 @@ export const handler = batchHandler({
       budget: (userId, want) => limiter.takeUpTo(msg.tenant_uuid, userId, want),
       runUntil,
     });
-    return { tenant_uuid: msg.tenant_uuid, import_uuid: msg.import_uuid, state: r.state, done: r.done, total: r.total, resume_at: r.resume_at ?? null };
+    return {
+      tenant_uuid: msg.tenant_uuid,
+      import_uuid: msg.import_uuid,
+      state: r.state,
+      done: r.done,
+      total: r.total,
+      resume_at: r.resume_at ?? null,
+    };
   },
 });

@@ -6,7 +6,13 @@ import { batchHandler } from '#functions/workers/batch.ts';
 /** The worker over any webhook settings and fetch (a test server in tests); `handler` below is the deployed one. */
 export const supportIssueHandler = (deps: SupportWebhookDeps): WorkerHandler =>
   // Records are independent and sent concurrently: a batch of 10 slow calls must fit the worker's timeout.
-  batchHandler({ name: 'support issue', schema: () => import('#shared/schemas/messages/support-issue.ts').then((m) => m.SupportIssueMessageSchema), concurrent: true, log: deps.log, process: (msg) => fileSupportIssue(msg, deps) });
+  batchHandler({
+    name: 'support issue',
+    schema: () => import('#shared/schemas/messages/support-issue.ts').then((m) => m.SupportIssueMessageSchema),
+    concurrent: true,
+    log: deps.log,
+    process: (msg) => fileSupportIssue(msg, deps),
+  });
 
 /**
  * Consumer of the support-issues queue: files each connector request with the external support tool

@@ -14,7 +14,8 @@ export const webhookDeliverHandler = (deps: () => AttemptDeps): WorkerHandler =>
     concurrent: true, // each attempt may wait 10 s for its receiver; a batch must fit the function's timeout
     process: async (msg, meta) => {
       const result = await attemptDelivery({ tenantId: msg.tenant_uuid, db: await tenantDb(msg.tenant_uuid) }, msg, meta.messageId, deps());
-      if (result.outcome === 'retrying' || result.outcome === 'failed') await emitMetrics({ WebhookDeliveryFailures: 1, WebhookDeliveriesFailed: result.outcome === 'failed' ? 1 : undefined });
+      if (result.outcome === 'retrying' || result.outcome === 'failed')
+        await emitMetrics({ WebhookDeliveryFailures: 1, WebhookDeliveriesFailed: result.outcome === 'failed' ? 1 : undefined });
       return { delivery_uuid: msg.delivery_uuid, ...result };
     },
   });

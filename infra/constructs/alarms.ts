@@ -45,7 +45,8 @@ export class ServiceAlarms extends Construct {
       this.topic.addSubscription(subscription);
       Validations.of(this.topic).acknowledge({
         id: 'Serverless-SNSRedrivePolicy',
-        reason: 'The only subscription is the operator e-mail: an undeliverable notification would sit in a queue nobody reads, and the alarm state itself is kept by CloudWatch.',
+        reason:
+          'The only subscription is the operator e-mail: an undeliverable notification would sit in a queue nobody reads, and the alarm state itself is kept by CloudWatch.',
       });
     }
     this.action = new SnsAction(this.topic);
@@ -53,7 +54,12 @@ export class ServiceAlarms extends Construct {
 
   /** Any 5xx from the API: an unhandled handler error (500 internal), a timeout or an integration failure. */
   apiServerErrors(api: HttpApi): void {
-    this.add('Api5xx', api.metricServerError({ period: PERIOD, statistic: 'Sum' }), 1, 'The API answered 5xx: an unhandled error, a function timeout or an integration failure (see the access log and the function logs).');
+    this.add(
+      'Api5xx',
+      api.metricServerError({ period: PERIOD, statistic: 'Sum' }),
+      1,
+      'The API answered 5xx: an unhandled error, a function timeout or an integration failure (see the access log and the function logs).',
+    );
   }
 
   /** Lambda throttles across the given functions, in groups of ten (one math expression per alarm). */
@@ -62,19 +68,41 @@ export class ServiceAlarms extends Construct {
       const group = fns.slice(i, i + METRICS_PER_ALARM);
       const usingMetrics: Record<string, IMetric> = {};
       group.forEach((fn, j) => (usingMetrics[`t${j}`] = fn.metricThrottles({ period: PERIOD, statistic: 'Sum' })));
-      const expression = new MathExpression({ expression: Object.keys(usingMetrics).map((k) => `FILL(${k}, 0)`).join(' + '), usingMetrics, period: PERIOD, label: 'Throttles' });
-      this.add(`${id}${Math.floor(i / METRICS_PER_ALARM) + 1}`, expression, 1, 'Lambda throttled invocations (account or reserved concurrency exhausted); API callers got 5xx/429, queue messages were retried.');
+      const expression = new MathExpression({
+        expression: Object.keys(usingMetrics)
+          .map((k) => `FILL(${k}, 0)`)
+          .join(' + '),
+        usingMetrics,
+        period: PERIOD,
+        label: 'Throttles',
+      });
+      this.add(
+        `${id}${Math.floor(i / METRICS_PER_ALARM) + 1}`,
+        expression,
+        1,
+        'Lambda throttled invocations (account or reserved concurrency exhausted); API callers got 5xx/429, queue messages were retried.',
+      );
     }
   }
 
   /** A worker invocation failed as a whole (thrown error or timeout); items it reported as failed do not count. */
   workerErrors(id: string, fn: IFunction): void {
-    this.add(id, fn.metricErrors({ period: PERIOD, statistic: 'Sum' }), 1, 'A queue worker invocation failed (thrown error or timeout); its batch will be retried and may dead-letter.');
+    this.add(
+      id,
+      fn.metricErrors({ period: PERIOD, statistic: 'Sum' }),
+      1,
+      'A queue worker invocation failed (thrown error or timeout); its batch will be retried and may dead-letter.',
+    );
   }
 
   /** Messages waiting in a dead-letter queue: work that failed maxReceiveCount times and needs an operator. */
   deadLetters(id: string, dlq: IQueue): void {
-    this.add(id, dlq.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }), 1, 'Messages are waiting in a dead-letter queue: they failed every retry and will not be processed until an operator redrives them.');
+    this.add(
+      id,
+      dlq.metricApproximateNumberOfMessagesVisible({ period: PERIOD, statistic: 'Maximum' }),
+      1,
+      'Messages are waiting in a dead-letter queue: they failed every retry and will not be processed until an operator redrives them.',
+    );
   }
 
   /**
@@ -83,7 +111,12 @@ export class ServiceAlarms extends Construct {
    */
   streamLag(id: string, fn: IFunction, seconds: number): void {
     const age = fn.metric('IteratorAge', { period: PERIOD, statistic: 'Maximum' });
-    this.add(id, age, seconds * 1000, `The table stream processor is more than ${seconds} s behind: derived state (rollups, read models, notices, webhooks) lags the table.`);
+    this.add(
+      id,
+      age,
+      seconds * 1000,
+      `The table stream processor is more than ${seconds} s behind: derived state (rollups, read models, notices, webhooks) lags the table.`,
+    );
   }
 
   private add(id: string, metric: IMetric, threshold: number, description: string): void {

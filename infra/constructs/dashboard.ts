@@ -1,5 +1,14 @@
 import { CfnOutput, Duration, Stack } from 'aws-cdk-lib';
-import { AlarmStatusWidget, AlarmWidget, Dashboard, GraphWidget, Metric, TextWidget, type Alarm, type IWidget } from 'aws-cdk-lib/aws-cloudwatch';
+import {
+  AlarmStatusWidget,
+  AlarmWidget,
+  Dashboard,
+  GraphWidget,
+  Metric,
+  TextWidget,
+  type Alarm,
+  type IWidget,
+} from 'aws-cdk-lib/aws-cloudwatch';
 import { Construct } from 'constructs';
 import { METRIC_CATALOGUE, METRIC_NAMES, METRICS_NAMESPACE, METRICS_SERVICE } from '#shared/observability/metrics.ts';
 
@@ -26,16 +35,36 @@ export class ServiceDashboard extends Construct {
     super(scope, id);
     const stack = Stack.of(this);
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
-    this.dashboard.addWidgets(new TextWidget({ markdown: `# ${stack.stackName}\nService metrics (${METRICS_NAMESPACE}), then every alarm with its metric. What each metric counts: docs/architecture.md, "Metrics".`, width: 24, height: 2 }));
+    this.dashboard.addWidgets(
+      new TextWidget({
+        markdown: `# ${stack.stackName}\nService metrics (${METRICS_NAMESPACE}), then every alarm with its metric. What each metric counts: docs/architecture.md, "Metrics".`,
+        width: 24,
+        height: 2,
+      }),
+    );
     rows(
       this.dashboard,
       METRIC_NAMES.map((name) => {
         const spec = METRIC_CATALOGUE[name];
-        const metric = new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: METRICS_SERVICE }, statistic: spec.statistic, period: PERIOD, label: `${name} (${spec.statistic})` });
+        const metric = new Metric({
+          namespace: METRICS_NAMESPACE,
+          metricName: name,
+          dimensionsMap: { service: METRICS_SERVICE },
+          statistic: spec.statistic,
+          period: PERIOD,
+          label: `${name} (${spec.statistic})`,
+        });
         return new GraphWidget({ title: name, left: [metric], width: WIDTH, height: 6 });
       }),
     );
-    this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms: [...props.alarms], width: 24, height: Math.max(2, Math.ceil(props.alarms.length / 4) + 1) }));
+    this.dashboard.addWidgets(
+      new AlarmStatusWidget({
+        title: 'Alarms',
+        alarms: [...props.alarms],
+        width: 24,
+        height: Math.max(2, Math.ceil(props.alarms.length / 4) + 1),
+      }),
+    );
     rows(
       this.dashboard,
       props.alarms.map((alarm) => new AlarmWidget({ title: alarm.node.id, alarm, width: WIDTH, height: 6 })),

@@ -35,7 +35,11 @@ export class Mailer extends Construct {
   }
 
   get configurationSetArn(): string {
-    return Stack.of(this).formatArn({ service: 'ses', resource: 'configuration-set', resourceName: this.configurationSet.configurationSetName });
+    return Stack.of(this).formatArn({
+      service: 'ses',
+      resource: 'configuration-set',
+      resourceName: this.configurationSet.configurationSetName,
+    });
   }
 
   /** ses:SendEmail through this identity and configuration set, and only with the configured sender address. */

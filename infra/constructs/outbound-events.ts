@@ -15,7 +15,10 @@ export class OutboundEvents extends Construct {
 
   constructor(scope: Construct, id: string) {
     super(scope, id);
-    this.bus = new EventBus(this, 'Bus', { eventBusName: `${Stack.of(this).stackName}-events`, description: 'Goal-tracking outbound events (source goal-tracking)' });
+    this.bus = new EventBus(this, 'Bus', {
+      eventBusName: `${Stack.of(this).stackName}-events`,
+      description: 'Goal-tracking outbound events (source goal-tracking)',
+    });
     this.secretKey = new Key(this, 'WebhookSecretKey', {
       description: `${Stack.of(this).stackName}: seals webhook signing secrets`,
       enableKeyRotation: true,
@@ -27,10 +30,14 @@ export class OutboundEvents extends Construct {
 
   /** Seal (create) and open (deliver) webhook secrets: Encrypt and Decrypt on this key only. */
   grantSecrets(grantee: iam.IGrantable): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['kms:Encrypt', 'kms:Decrypt'], resources: [this.secretKey.keyArn] }));
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['kms:Encrypt', 'kms:Decrypt'], resources: [this.secretKey.keyArn] }),
+    );
   }
 
   grantPublish(grantee: iam.IGrantable): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['events:PutEvents'], resources: [this.bus.eventBusArn] }));
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['events:PutEvents'], resources: [this.bus.eventBusArn] }),
+    );
   }
 }

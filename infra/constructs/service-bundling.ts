@@ -34,7 +34,8 @@ export const SERVICE_BUNDLING = {
  */
 export function esbuildOptionsOf(bundling: typeof SERVICE_BUNDLING, outdir: string): BuildOptions {
   const known = new Set(['format', 'target', 'minify', 'sourceMap', 'bundleAwsSDK', 'externalModules', 'mainFields', 'banner', 'tsconfig']);
-  for (const key of Object.keys(bundling)) if (!known.has(key)) throw new Error(`service-bundling: bundling option ${key} is not translated to esbuild`);
+  for (const key of Object.keys(bundling))
+    if (!known.has(key)) throw new Error(`service-bundling: bundling option ${key} is not translated to esbuild`);
   return {
     bundle: true,
     platform: 'node',

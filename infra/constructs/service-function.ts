@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Duration, Validations } from 'aws-cdk-lib';
+import { type Duration, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -30,7 +30,8 @@ function copyIntoBundle(files: string[]): ICommandHooks {
   return {
     beforeBundling: () => [],
     beforeInstall: () => [],
-    afterBundling: (inputDir, outputDir) => files.map((f) => `mkdir -p "${join(outputDir, dirname(f))}" && cp "${join(inputDir, f)}" "${join(outputDir, f)}"`),
+    afterBundling: (inputDir, outputDir) =>
+      files.map((f) => `mkdir -p "${join(outputDir, dirname(f))}" && cp "${join(inputDir, f)}" "${join(outputDir, f)}"`),
   };
 }
 
@@ -90,19 +91,23 @@ export class ServiceFunction extends Construct implements TableBindable, iam.IGr
     Validations.of(this).acknowledge(
       {
         id: 'AwsSolutions-IAM5[Resource::*]',
-        reason: 'X-Ray tracing (Tracing.ACTIVE) needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions; every other statement names its resources.',
+        reason:
+          'X-Ray tracing (Tracing.ACTIVE) needs xray:PutTraceSegments and xray:PutTelemetryRecords, which support no resource-level permissions; every other statement names its resources.',
       },
       {
         id: 'AwsSolutions-L1',
-        reason: 'Pinned to Node.js 22 on purpose: package.json engines, the local stack and the tests run Node 22; moving runtimes is a deliberate change of all three.',
+        reason:
+          'Pinned to Node.js 22 on purpose: package.json engines, the local stack and the tests run Node 22; moving runtimes is a deliberate change of all three.',
       },
       {
         id: 'Serverless-LambdaLatestVersion',
-        reason: 'Pinned to Node.js 22 on purpose: package.json engines, the local stack and the tests run Node 22; moving runtimes is a deliberate change of all three.',
+        reason:
+          'Pinned to Node.js 22 on purpose: package.json engines, the local stack and the tests run Node 22; moving runtimes is a deliberate change of all three.',
       },
       {
         id: 'Serverless-LambdaDLQ',
-        reason: 'Never invoked asynchronously: API Gateway invokes synchronously and returns the error to the client; SQS event source mappings redrive failed messages to the queue’s own dead-letter queue.',
+        reason:
+          'Never invoked asynchronously: API Gateway invokes synchronously and returns the error to the client; SQS event source mappings redrive failed messages to the queue’s own dead-letter queue.',
       },
     );
   }

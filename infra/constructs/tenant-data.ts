@@ -107,10 +107,14 @@ export class TenantData extends Construct {
    */
   bindTable(fn: TableBindable, access: TableAccess): void {
     if (fn.rolePath !== this.rolePath(access)) {
-      throw new Error(`${fn.role.node.path}: a function bound for table ${access} must have role path ${this.rolePath(access)}, not ${fn.rolePath}`);
+      throw new Error(
+        `${fn.role.node.path}: a function bound for table ${access} must have role path ${this.rolePath(access)}, not ${fn.rolePath}`,
+      );
     }
     const role = this.roleFor(access);
-    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'AssumeTenantRole', actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [role.roleArn] }));
+    fn.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ sid: 'AssumeTenantRole', actions: ['sts:AssumeRole', 'sts:TagSession'], resources: [role.roleArn] }),
+    );
     fn.addEnvironment('TABLE_NAME', this.table.tableName);
     fn.addEnvironment('TABLE_ARN', this.table.tableArn);
     fn.addEnvironment('TENANT_ROLE_ARN', role.roleArn);
@@ -123,7 +127,9 @@ export class TenantData extends Construct {
    */
   grantTableWide(grantee: iam.IGrantable & { node: Construct['node'] }, access: TableAccess, justification: string): void {
     if (!justification.trim()) throw new Error('a table-wide grant needs a justification');
-    grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ sid: 'TableWideData', actions: [...TABLE_ACTIONS[access]], resources: this.dataResources }));
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new iam.PolicyStatement({ sid: 'TableWideData', actions: [...TABLE_ACTIONS[access]], resources: this.dataResources }),
+    );
     this.tableWideGrants.push({ principal: grantee.node.path, access, justification });
   }
 
@@ -146,12 +152,24 @@ export class TenantData extends Construct {
       maxSessionDuration: Duration.hours(1),
     });
     const tagged = (patterns: string[]) => ({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': patterns } });
-    role.addToPolicy(new iam.PolicyStatement({ sid: 'TenantData', actions: [...TABLE_ACTIONS[access]], resources: this.dataResources, conditions: tagged([TENANT_TAG_LEADING_KEYS]) }));
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        sid: 'TenantData',
+        actions: [...TABLE_ACTIONS[access]],
+        resources: this.dataResources,
+        conditions: tagged([TENANT_TAG_LEADING_KEYS]),
+      }),
+    );
     if (access === 'read') {
       // Every authenticated request leases rate-limit tokens (shared/http/rate-limit.ts), GETs too: only the tagged
       // tenant's bucket shards, not its operator-set limits (rl#config), which stay read-only like any item.
       role.addToPolicy(
-        new iam.PolicyStatement({ sid: 'RateLimitLeases', actions: [...LIMITER_ACTIONS], resources: [this.table.tableArn], conditions: tagged(limiterLeaseLeadingKeys(TENANT_TAG_VARIABLE)) }),
+        new iam.PolicyStatement({
+          sid: 'RateLimitLeases',
+          actions: [...LIMITER_ACTIONS],
+          resources: [this.table.tableArn],
+          conditions: tagged(limiterLeaseLeadingKeys(TENANT_TAG_VARIABLE)),
+        }),
       );
     }
     return role;

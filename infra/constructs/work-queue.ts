@@ -37,12 +37,15 @@ export class WorkQueue extends Construct {
     });
     Validations.of(this.deadLetterQueue).acknowledge({
       id: 'Serverless-SQSRedrivePolicy',
-      reason: 'This queue is the dead-letter queue of its work queue; a DLQ of a DLQ would only move the problem (its depth is alarmed instead).',
+      reason:
+        'This queue is the dead-letter queue of its work queue; a DLQ of a DLQ would only move the problem (its depth is alarmed instead).',
     });
   }
 
   /** Only sqs:SendMessage: producers never read, delete or inspect the queue (the URL comes from the environment). */
   grantSend(grantee: iam.IGrantable): void {
-    grantee.grantPrincipal.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }));
+    grantee.grantPrincipal.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['sqs:SendMessage'], resources: [this.queue.queueArn] }),
+    );
   }
 }

@@ -11,7 +11,8 @@ import { runImportCommand } from './import-command.ts';
 /** `--ttl <seconds>`: a positive whole number of seconds, at most 30 days. */
 function parseTtl(raw: string | undefined): number {
   const ttl = Number(raw ?? DEFAULT_TTL_SECONDS);
-  if (!Number.isInteger(ttl) || ttl <= 0 || ttl > 30 * 86400) throw new Error('--ttl must be a positive number of seconds (at most 30 days)');
+  if (!Number.isInteger(ttl) || ttl <= 0 || ttl > 30 * 86400)
+    throw new Error('--ttl must be a positive number of seconds (at most 30 days)');
   return ttl;
 }
 
@@ -20,20 +21,30 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
   const [command, ...rest] = argv;
   const db = baseDb(); // operator path: table-wide access by design (see docs/deploy.md)
   if (command === 'create-tenant') {
-    const { values } = parseArgs({ args: rest, options: { name: { type: 'string' }, 'admin-email': { type: 'string' }, ttl: { type: 'string' } } });
+    const { values } = parseArgs({
+      args: rest,
+      options: { name: { type: 'string' }, 'admin-email': { type: 'string' }, ttl: { type: 'string' } },
+    });
     if (!values.name?.trim()) throw new Error('--name is required');
-    if (!values['admin-email'] || !/^[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+$/.test(values['admin-email'])) throw new Error('--admin-email must be an e-mail address');
+    if (!values['admin-email'] || !/^[^@\s]+@[^@\s.]+(?:\.[^@\s.]+)+$/.test(values['admin-email']))
+      throw new Error('--admin-email must be an e-mail address');
     const ttlSeconds = parseTtl(values.ttl); // every argument is checked before anything is written
     // Fail on a missing signing key before writing anything (with an external issuer there is no key: the
     // tenant is created and its admin gets tokens from that issuer).
     const issuer = process.env.ISSUER_KEY_FILE || process.env.ISSUER_KMS_KEY_ID ? await configuredIssuer() : undefined;
-    const { tenant, admin } = await createTenant(async (tenantId) => ({ tenantId, db }), { name: values.name.trim(), adminEmail: values['admin-email'] });
+    const { tenant, admin } = await createTenant(async (tenantId) => ({ tenantId, db }), {
+      name: values.name.trim(),
+      adminEmail: values['admin-email'],
+    });
     if (!issuer) return { tenant_uuid: tenant.uuid, user_uuid: admin.uuid, token: null };
     const { token } = await issuer.sign({ tenantId: tenant.uuid, userId: admin.uuid, ttlSeconds });
     return { tenant_uuid: tenant.uuid, user_uuid: admin.uuid, token };
   }
   if (command === 'issue-token') {
-    const { values } = parseArgs({ args: rest, options: { tenant: { type: 'string' }, user: { type: 'string' }, ttl: { type: 'string' } } });
+    const { values } = parseArgs({
+      args: rest,
+      options: { tenant: { type: 'string' }, user: { type: 'string' }, ttl: { type: 'string' } },
+    });
     if (!values.tenant || !UUID_RE.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
     if (!values.user || !UUID_RE.test(values.user)) throw new Error('--user <user_uuid> is required');
     const ttl = parseTtl(values.ttl);
@@ -46,7 +57,8 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
   if (command === 'redrive') {
     // Local stack: the dead-letter store in DATA_DIR. Deployed: SQS redrives each dead-letter queue itself
     // (StartMessageMoveTask, or the console's "Start DLQ redrive"); see docs/deploy.md.
-    if (!process.env.DYNAMODB_ENDPOINT) throw new Error('redrive works on the local stack; for a deployed stack use SQS DLQ redrive (docs/deploy.md)');
+    if (!process.env.DYNAMODB_ENDPOINT)
+      throw new Error('redrive works on the local stack; for a deployed stack use SQS DLQ redrive (docs/deploy.md)');
     const { redriveLocal } = await import('./redrive.ts');
     return redriveLocal(process.env.DATA_DIR ?? '.data');
   }
@@ -64,7 +76,9 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
   }
   if (command === 'set-limits') return setLimits(db, rest);
   if (command === 'import') return runImportCommand(rest, db);
-  throw new Error(`Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset); redrive; import FILE --tenant <uuid> [--user <uuid>]; rebuild-read-models --tenant <uuid> [--concurrency <n>]; backfill-label-names --tenant <uuid> [--concurrency <n>]`);
+  throw new Error(
+    `Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset); redrive; import FILE --tenant <uuid> [--user <uuid>]; rebuild-read-models --tenant <uuid> [--concurrency <n>]; backfill-label-names --tenant <uuid> [--concurrency <n>]`,
+  );
 }
 
 /** `--tenant <uuid> [--concurrency N]` of the commands that walk a tenant's goals (rebuild, backfill). */
@@ -72,6 +86,7 @@ function tenantWalkArgs(args: string[], defaultConcurrency: number): { tenant: s
   const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, concurrency: { type: 'string' } } });
   if (!values.tenant || !UUID_RE.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
   const concurrency = Number(values.concurrency ?? defaultConcurrency);
-  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) throw new Error('--concurrency must be a whole number from 1 to 64');
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
+    throw new Error('--concurrency must be a whole number from 1 to 64');
   return { tenant: values.tenant, concurrency };
 }

@@ -127,7 +127,12 @@ export class MemoryTable {
   }
 
   private unindex(item: Item) {
-    for (const [name, g] of INDEXES) if (typeof item[g.partitionKey] === 'string') this.gsi.get(name)!.get(item[g.partitionKey] as string)?.delete(MemoryTable.indexSortKey(g, item));
+    for (const [name, g] of INDEXES)
+      if (typeof item[g.partitionKey] === 'string')
+        this.gsi
+          .get(name)!
+          .get(item[g.partitionKey] as string)
+          ?.delete(MemoryTable.indexSortKey(g, item));
   }
 
   private index(item: Item) {
@@ -229,7 +234,8 @@ export class MemoryTable {
           const target = name(part.slice(0, eq));
           const rhs = part.slice(eq + 1);
           const [l, op, r] = splitArithmetic(rhs);
-          if (op) item[target] = op === '+' ? (operand(l) as number) + (operand(r!) as number) : (operand(l) as number) - (operand(r!) as number);
+          if (op)
+            item[target] = op === '+' ? (operand(l) as number) + (operand(r!) as number) : (operand(l) as number) - (operand(r!) as number);
           else item[target] = stored(operand(l));
         } else throw new Error(`MemoryTable: ${verb} in an update expression is not supported`);
       }
@@ -239,7 +245,8 @@ export class MemoryTable {
 
   private query(input: Record<string, any>): unknown {
     for (const unsupported of ['FilterExpression', 'ProjectionExpression', 'Select', 'AttributesToGet', 'QueryFilter']) {
-      if (input[unsupported] !== undefined) throw new Error(`MemoryTable: Query with ${unsupported} is not supported (the straight seed needs it: add it here)`);
+      if (input[unsupported] !== undefined)
+        throw new Error(`MemoryTable: Query with ${unsupported} is not supported (the straight seed needs it: add it here)`);
     }
     const values = (input.ExpressionAttributeValues ?? {}) as Record<string, unknown>;
     const names = (input.ExpressionAttributeNames ?? {}) as Record<string, string>;
@@ -272,13 +279,23 @@ export class MemoryTable {
       return projected ? copy(Object.fromEntries(Object.entries(item).filter(([a]) => projected.has(a)))) : copy(item);
     });
     const last = Items.length === limit && from + limit < sks.length ? Items[Items.length - 1] : undefined;
-    const LastEvaluatedKey = last ? (g ? { PK: last.PK, SK: last.SK, [g.partitionKey]: last[g.partitionKey], [g.sortKey]: last[g.sortKey] } : { PK: last.PK, SK: last.SK }) : undefined;
+    const LastEvaluatedKey = last
+      ? g
+        ? { PK: last.PK, SK: last.SK, [g.partitionKey]: last[g.partitionKey], [g.sortKey]: last[g.sortKey] }
+        : { PK: last.PK, SK: last.SK }
+      : undefined;
     return { Items, Count: Items.length, ScannedCount: Items.length, LastEvaluatedKey };
   }
 }
 
 /** The sort-key part of a key condition (`begins_with`, `BETWEEN`, a comparison) as a test of the sort key's value. */
-function sortKeyCondition(text: string | undefined, attr: (t: string) => string, values: Record<string, unknown>, skName: string, whole: string): ((sk: string) => boolean) | undefined {
+function sortKeyCondition(
+  text: string | undefined,
+  attr: (t: string) => string,
+  values: Record<string, unknown>,
+  skName: string,
+  whole: string,
+): ((sk: string) => boolean) | undefined {
   if (!text) return undefined;
   const t = text.trim();
   const fail = () => new Error(`MemoryTable: key condition "${whole}" is not supported`);

@@ -69,7 +69,14 @@ function machine() {
   } catch {
     /* not Linux */
   }
-  return { cpus: cpu.length, model: cpu[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version, commit, load };
+  return {
+    cpus: cpu.length,
+    model: cpu[0]?.model ?? 'unknown',
+    memoryGb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    commit,
+    load,
+  };
 }
 
 export async function runFullBench(): Promise<number> {
@@ -82,7 +89,9 @@ export async function runFullBench(): Promise<number> {
   const startedAt = new Date();
   const tableName = 'goal-tracking';
   const counts = planCounts(size);
-  log(`full seed: ${size.goals.toLocaleString('en')} goals (levels ${counts.levels.join(' / ')}), ${size.checkins.toLocaleString('en')} check-ins, ${size.users} users, ${size.teams} teams, ${size.labels} labels, 4 periods; straight into DynamoDB Local (in memory)`);
+  log(
+    `full seed: ${size.goals.toLocaleString('en')} goals (levels ${counts.levels.join(' / ')}), ${size.checkins.toLocaleString('en')} check-ins, ${size.users} users, ${size.teams} teams, ${size.labels} labels, 4 periods; straight into DynamoDB Local (in memory)`,
+  );
 
   // 1. the large tenant, straight into the table (no stream yet). DynamoDB Local in memory: on disk (SQLite) it
   // takes ~200 items/s on this kind of machine, in memory ~1,500; the stack then serves this same instance.
@@ -90,32 +99,56 @@ export async function runFullBench(): Promise<number> {
   let seed;
   try {
     await createSeedTable(dynamo.endpoint, tableName);
-    seed = await seedStraight({ endpoint: dynamo.endpoint, tableName, size, concurrency: Number(process.env.BENCH_FULL_CONCURRENCY ?? 16), progress: log });
+    seed = await seedStraight({
+      endpoint: dynamo.endpoint,
+      tableName,
+      size,
+      concurrency: Number(process.env.BENCH_FULL_CONCURRENCY ?? 16),
+      progress: log,
+    });
   } catch (err) {
     await dynamo.stop();
     throw err;
   }
-  log(`straight seed done: ${seed.items.toLocaleString('en')} items (${seed.changes.toLocaleString('en')} changes through the stream projections) in ${seed.seconds.toFixed(0)} s, ${Math.round(seed.items / seed.seconds)} items/s`);
+  log(
+    `straight seed done: ${seed.items.toLocaleString('en')} items (${seed.changes.toLocaleString('en')} changes through the stream projections) in ${seed.seconds.toFixed(0)} s, ${Math.round(seed.items / seed.seconds)} items/s`,
+  );
 
   // 2. the stack on that table: it turns the stream on, so the stream starts after the seed
   const stack = await startLocalStack({ port: 0, dataDir, inMemory: true, quiet: true, tableName, dynamo });
   let exitCode = 0;
   try {
     const { runAdmin } = await import('./admin-commands.ts');
-    const { token } = (await runAdmin(['issue-token', '--tenant', seed.tenantId, '--user', seed.adminUuid, '--ttl', String(7 * 86400)])) as { token: string };
+    const { token } = (await runAdmin([
+      'issue-token',
+      '--tenant',
+      seed.tenantId,
+      '--user',
+      seed.adminUuid,
+      '--ttl',
+      String(7 * 86400),
+    ])) as { token: string };
     const apiStarted = performance.now();
     const rollupTrees = await rollupTreesOverApi(stack.url, token, seed.refs.periods[0]!, ROLLUP_CHILDREN);
     log(`rollup trees of ${ROLLUP_CHILDREN.join(' and ')} children over the API`);
     await Promise.all(
       Array.from({ length: SMALL_TENANTS }, async (_, i) => {
-        const t = (await runAdmin(['create-tenant', '--name', `Bench small ${i + 1}`, '--admin-email', `bench-small-${i + 1}@example.test`])) as { token: string };
+        const t = (await runAdmin([
+          'create-tenant',
+          '--name',
+          `Bench small ${i + 1}`,
+          '--admin-email',
+          `bench-small-${i + 1}@example.test`,
+        ])) as { token: string };
         await seedPlanOverApi(stack.url, t.token, SMALL_SEED);
       }),
     );
     const apiSeconds = (performance.now() - apiStarted) / 1000;
     // the steady state, as on the small seed: the goals just created over the API settled like the rest
     const settled = steadyState(stack.streamIdle, Date.now());
-    log(`${SMALL_TENANTS} small tenants (${SMALL_SEED.goals} goals, ${SMALL_SEED.checkins} check-ins each) over the API; ${apiSeconds.toFixed(0)} s with the rollup trees`);
+    log(
+      `${SMALL_TENANTS} small tenants (${SMALL_SEED.goals} goals, ${SMALL_SEED.checkins} check-ins each) over the API; ${apiSeconds.toFixed(0)} s with the rollup trees`,
+    );
 
     const r = seed.refs;
     const goalsOf = (kind: string) => r.goals.filter((_, i) => r.goalKinds[i] === kind);
@@ -125,15 +158,45 @@ export async function runFullBench(): Promise<number> {
     // level more, and its walk one round trip more.
     const [l1] = counts.levels;
     const objectives = goalsOf('objective');
-    const scenarioObjectives = [objectives[0]!, objectives[l1!]!, objectives[l1! + 1]!, ...objectives.filter((_, i) => i !== 0 && i !== l1 && i !== l1! + 1)];
+    const scenarioObjectives = [
+      objectives[0]!,
+      objectives[l1!]!,
+      objectives[l1! + 1]!,
+      ...objectives.filter((_, i) => i !== 0 && i !== l1 && i !== l1! + 1),
+    ];
     const runStarted = performance.now();
-    const rows = await runScenarios(stack.url, token, { users: r.users, teams: r.teams, labels: r.labels, labelNames: r.labelNames, periods: r.periods, objectives: scenarioObjectives, keyResults: goalsOf('key_result'), rollupTrees }, settled);
+    const rows = await runScenarios(
+      stack.url,
+      token,
+      {
+        users: r.users,
+        teams: r.teams,
+        labels: r.labels,
+        labelNames: r.labelNames,
+        periods: r.periods,
+        objectives: scenarioObjectives,
+        keyResults: goalsOf('key_result'),
+        rollupTrees,
+      },
+      settled,
+    );
     const runSeconds = (performance.now() - runStarted) / 1000;
     printRows(rows);
     const failed = failedRows(rows);
     const totalSeconds = (performance.now() - started) / 1000;
     const m = machine();
-    const md = resultsMarkdown({ size, counts: counts.levels, seed, apiSeconds, runSeconds, totalSeconds, machine: m, startedAt, rows, failed: failed.length });
+    const md = resultsMarkdown({
+      size,
+      counts: counts.levels,
+      seed,
+      apiSeconds,
+      runSeconds,
+      totalSeconds,
+      machine: m,
+      startedAt,
+      rows,
+      failed: failed.length,
+    });
     if (isFull || process.env.BENCH_FULL_WRITE === '1') {
       mkdirSync(join(process.cwd(), 'bench'), { recursive: true });
       writeFileSync(join(process.cwd(), 'bench', 'RESULTS.md'), md);

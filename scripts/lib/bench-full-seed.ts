@@ -117,10 +117,19 @@ export function planLength(size: SeedSize): number {
 }
 
 export function* seedPlan(size: SeedSize): Generator<PlanOp> {
-  for (let i = 0; i < size.users; i++) yield { op: 'user', body: () => ({ user: { email: `user${i}@bench.example`, display_name: `User ${i}`, role: 'member' } }) };
-  for (let i = 0; i < size.teams; i++) yield { op: 'team', body: (r) => ({ name: `Team ${i}`, member_uuids: [0, 1, 2, 3, 4].map((k) => r.users[(i * 5 + k) % r.users.length]!).filter((u, k, a) => a.indexOf(u) === k) }) };
+  for (let i = 0; i < size.users; i++)
+    yield { op: 'user', body: () => ({ user: { email: `user${i}@bench.example`, display_name: `User ${i}`, role: 'member' } }) };
+  for (let i = 0; i < size.teams; i++)
+    yield {
+      op: 'team',
+      body: (r) => ({
+        name: `Team ${i}`,
+        member_uuids: [0, 1, 2, 3, 4].map((k) => r.users[(i * 5 + k) % r.users.length]!).filter((u, k, a) => a.indexOf(u) === k),
+      }),
+    };
   for (let i = 0; i < size.labels; i++) yield { op: 'label', body: () => ({ name: `label-${i}` }) };
-  for (const [i, [start, end]] of PERIODS.entries()) yield { op: 'period', body: () => ({ name: `2027 Q${i + 1}`, start_date: start, end_date: end }) };
+  for (const [i, [start, end]] of PERIODS.entries())
+    yield { op: 'period', body: () => ({ name: `2027 Q${i + 1}`, start_date: start, end_date: end }) };
 
   const { levels, kinds } = planCounts(size);
   // goal index of the first goal of each level; a goal's parent is spread evenly over the level above
@@ -144,7 +153,9 @@ export function* seedPlan(size: SeedSize): Generator<PlanOp> {
           team_uuids: [r.teams[me % r.teams.length]],
           labels: [r.labelNames[me % r.labelNames.length]],
           ...(parent >= 0 ? { parents: [r.goals[parent]] } : {}),
-          ...(kind === 'key_result' ? { metric: { name: 'Completion', start_value: 0, target_value: 100, unit: '%', metric_type: 'reach' } } : {}),
+          ...(kind === 'key_result'
+            ? { metric: { name: 'Completion', start_value: 0, target_value: 100, unit: '%', metric_type: 'reach' } }
+            : {}),
         }),
       };
     }
@@ -162,7 +173,16 @@ export function* seedPlan(size: SeedSize): Generator<PlanOp> {
     const [start] = PERIODS[tree[goal]! % PERIODS.length]!;
     for (let c = 0; c < n; c++) {
       const day = new Date(Date.parse(`${start}T00:00:00Z`) + (c * 7 + (goal % 7)) * 86_400_000).toISOString().slice(0, 10);
-      yield { op: 'checkin', goal, body: (r) => ({ goal_uuid: r.goals[goal], value: Math.min(100, 10 + c * 15 + (goal % 10)), status: STATUSES[(goal + c) % STATUSES.length], checkin_date: day }) };
+      yield {
+        op: 'checkin',
+        goal,
+        body: (r) => ({
+          goal_uuid: r.goals[goal],
+          value: Math.min(100, 10 + c * 15 + (goal % 10)),
+          status: STATUSES[(goal + c) % STATUSES.length],
+          checkin_date: day,
+        }),
+      };
     }
   }
 }
@@ -184,7 +204,13 @@ function remember(r: Refs, op: PlanOp, uuid: string, body: unknown) {
 
 // ---------- the plan over the API (the small tenants, and the test's twin of a straight seed) ----------
 
-const API_PATH = { user: '/rest/v2/users', team: '/rest/v2/teams', label: '/rest/v2/labels', period: '/rest/v2/time_periods', checkin: '/rest/v2/checkins' } as const;
+const API_PATH = {
+  user: '/rest/v2/users',
+  team: '/rest/v2/teams',
+  label: '/rest/v2/labels',
+  period: '/rest/v2/time_periods',
+  checkin: '/rest/v2/checkins',
+} as const;
 
 /** Runs a plan over HTTP, one operation at a time, in plan order (so creation order matches a straight seed of it). */
 export async function seedPlanOverApi(url: string, token: string, size: SeedSize): Promise<Refs> {
@@ -250,23 +276,46 @@ const evictable = (pk: string, sk: string, tenant: string) => {
   const t = keys.tenantPrefix(tenant);
   if (sk.startsWith(HISTORY_SK_PREFIX) || sk.startsWith(REFERENCE_SK_PREFIX)) return true;
   if (pk.startsWith(`${t}checkin#`) || pk.startsWith(`${t}checkin_order#`)) return true;
-  return pk.startsWith(`${t}${goalEntity.type}#`) && sk.startsWith(ENTRY_SK_PREFIX) && !KEPT_GOAL_ENTRIES.some((prefix) => sk.startsWith(prefix));
+  return (
+    pk.startsWith(`${t}${goalEntity.type}#`) && sk.startsWith(ENTRY_SK_PREFIX) && !KEPT_GOAL_ENTRIES.some((prefix) => sk.startsWith(prefix))
+  );
 };
-const KEPT_GOAL_ENTRIES = [`${ENTRY_SK_PREFIX}${childrenOfGoal.list}@${childrenOfGoal.name}#`, ...GOAL_KINDS.map((k) => `${ENTRY_SK_PREFIX}${childrenOfKind(k).name}#`)];
+const KEPT_GOAL_ENTRIES = [
+  `${ENTRY_SK_PREFIX}${childrenOfGoal.list}@${childrenOfGoal.name}#`,
+  ...GOAL_KINDS.map((k) => `${ENTRY_SK_PREFIX}${childrenOfKind(k).name}#`),
+];
 
 export async function seedStraight(opts: StraightSeedOptions): Promise<StraightSeed> {
   const started = performance.now();
   process.env.TABLE_NAME ??= opts.tableName; // the store names it in every command (the in-process table answers any)
   const mem = new MemoryTable(opts.tableName);
-  const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: opts.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 10 }), {
-    marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+  const doc = DynamoDBDocumentClient.from(
+    new DynamoDBClient({
+      endpoint: opts.endpoint,
+      region: 'local',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      maxAttempts: 10,
+    }),
+    {
+      marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
+    },
+  );
+  const { tenant, admin } = await createTenant(async (tenantId) => ({ tenantId, db: mem.db }), {
+    name: opts.tenantName ?? 'Bench full',
+    adminEmail: opts.adminEmail ?? 'bench-full@example.test',
   });
-  const { tenant, admin } = await createTenant(async (tenantId) => ({ tenantId, db: mem.db }), { name: opts.tenantName ?? 'Bench full', adminEmail: opts.adminEmail ?? 'bench-full@example.test' });
   const data: DataCtx = { tenantId: tenant.uuid, db: mem.db };
   const caller: Caller = { tenantId: tenant.uuid, userId: admin.uuid, role: 'admin', user: admin };
   const request = (n: number): DomainCtx => {
     let teams: Promise<Set<string>> | undefined;
-    return { ...data, caller, loader: new Loader(data), log: silent, requestId: `seed-${n}`, teams: () => (teams ??= callerTeamUuids(data, admin.uuid)) };
+    return {
+      ...data,
+      caller,
+      loader: new Loader(data),
+      log: silent,
+      requestId: `seed-${n}`,
+      teams: () => (teams ??= callerTeamUuids(data, admin.uuid)),
+    };
   };
   const streamed = projections.filter((p) => p.name !== outboundEventsProjection.name);
   let changeCount = 0;
@@ -277,7 +326,15 @@ export async function seedStraight(opts: StraightSeedOptions): Promise<StraightS
   const replayStream = async () => {
     for (let batch = mem.takeChanges(); batch.length; batch = mem.takeChanges()) {
       for (const c of batch) {
-        const change: TableChange = { eventId: `seed-${changeCount++}`, eventName: c.eventName, at: c.at, tenantId: tenant.uuid, keys: c.keys, oldImage: c.oldImage, newImage: c.newImage };
+        const change: TableChange = {
+          eventId: `seed-${changeCount++}`,
+          eventName: c.eventName,
+          at: c.at,
+          tenantId: tenant.uuid,
+          keys: c.keys,
+          oldImage: c.oldImage,
+          newImage: c.newImage,
+        };
         await applyChange(change, streamed, { data, log: silent });
       }
     }
@@ -290,7 +347,9 @@ export async function seedStraight(opts: StraightSeedOptions): Promise<StraightS
       Array.from({ length: concurrency }, async () => {
         while (next < items.length) {
           const part = items.slice(next, (next += 25));
-          let requests: Array<Record<string, unknown>> = part.map(({ key, item }) => (item ? { PutRequest: { Item: item } } : { DeleteRequest: { Key: key } }));
+          let requests: Array<Record<string, unknown>> = part.map(({ key, item }) =>
+            item ? { PutRequest: { Item: item } } : { DeleteRequest: { Key: key } },
+          );
           for (let attempt = 0; requests.length; attempt++) {
             const out = await doc.send(new BatchWriteCommand({ RequestItems: { [opts.tableName]: requests as never } }));
             requests = (out.UnprocessedItems?.[opts.tableName] as Array<Record<string, unknown>> | undefined) ?? [];
@@ -301,7 +360,10 @@ export async function seedStraight(opts: StraightSeedOptions): Promise<StraightS
       }),
     );
     written += items.filter((i) => i.item).length;
-    mem.evict(items.map((i) => i.key), (pk, sk) => evictable(pk, sk, tenant.uuid));
+    mem.evict(
+      items.map((i) => i.key),
+      (pk, sk) => evictable(pk, sk, tenant.uuid),
+    );
   };
 
   // One chunk is written while the next is built (the writes are DynamoDB Local's work, the building this process's).
@@ -327,7 +389,9 @@ export async function seedStraight(opts: StraightSeedOptions): Promise<StraightS
   let lastGoal = -1;
   const report = () => {
     const s = (performance.now() - started) / 1000;
-    opts.progress?.(`seed: ${Math.round((done / total) * 100)} % (${done.toLocaleString('en')} of ${total.toLocaleString('en')} operations, ${written.toLocaleString('en')} items written, ${Math.round(written / s)} items/s, ${s.toFixed(0)} s, ${waitSeconds.toFixed(0)} s of them waiting for DynamoDB Local, heap ${Math.round(process.memoryUsage().heapUsed / 2 ** 20)} MB)`);
+    opts.progress?.(
+      `seed: ${Math.round((done / total) * 100)} % (${done.toLocaleString('en')} of ${total.toLocaleString('en')} operations, ${written.toLocaleString('en')} items written, ${Math.round(written / s)} items/s, ${s.toFixed(0)} s, ${waitSeconds.toFixed(0)} s of them waiting for DynamoDB Local, heap ${Math.round(process.memoryUsage().heapUsed / 2 ** 20)} MB)`,
+    );
   };
   for (const op of seedPlan(opts.size)) {
     // flush between operations, never inside one goal's run of check-ins (they read the goal's newest check-in)
@@ -376,6 +440,13 @@ export async function seedStraight(opts: StraightSeedOptions): Promise<StraightS
   await waitForWrites();
   report();
   doc.destroy();
-  return { tenantId: tenant.uuid, adminUuid: admin.uuid, refs: r, items: written, changes: changeCount, seconds: (performance.now() - started) / 1000, waitSeconds };
+  return {
+    tenantId: tenant.uuid,
+    adminUuid: admin.uuid,
+    refs: r,
+    items: written,
+    changes: changeCount,
+    seconds: (performance.now() - started) / 1000,
+    waitSeconds,
+  };
 }
-

@@ -59,4 +59,5 @@ export async function pool<T>(n: number, concurrency: number, fn: (i: number) =>
 }
 
 /** Records of a list answer, or 1 for a single record. */
-export const recordsOf = (r: Measured): number => (Array.isArray(r.body?.data?.records) ? r.body.data.records.length : r.body?.data?.record || r.body?.uuid ? 1 : 0);
+export const recordsOf = (r: Measured): number =>
+  Array.isArray(r.body?.data?.records) ? r.body.data.records.length : r.body?.data?.record || r.body?.uuid ? 1 : 0;

@@ -30,20 +30,92 @@ function scenarios(s: SeedRefs): Scenario[] {
     { name: 'get key result by uuid', method: 'GET', path: `/rest/v2/key_results/${s.keyResults[0]}`, budget: BUDGETS.get },
     { name: 'list objectives, page 1 (20)', method: 'GET', path: '/rest/v2/objectives', budget: BUDGETS.page1 },
     { name: 'list initiatives, page 50 (20)', method: 'GET', path: '/rest/v2/initiatives?page=50', budget: BUDGETS.page50 },
-    { name: 'list initiatives, page 50 newest first (20)', method: 'GET', path: '/rest/v2/initiatives?page=50&q[s]=created_at%20desc', budget: BUDGETS.page50 },
-    { name: 'list key results, owner filter', method: 'GET', path: `/rest/v2/key_results?q[owners_uuid_eq]=${s.users[3]}`, budget: BUDGETS.indexedFilter },
-    { name: 'list initiatives, label filter', method: 'GET', path: `/rest/v2/initiatives?q[labels_uuid_eq]=${s.labels[5]}`, budget: BUDGETS.indexedFilter },
-    { name: 'list initiatives, label name filter', method: 'GET', path: `/rest/v2/initiatives?q[labels_name_eq]=${s.labelNames[5]}`, budget: BUDGETS.indexedFilter },
-    { name: 'list initiatives, team filter', method: 'GET', path: `/rest/v2/initiatives?q[teams_uuid_eq]=${s.teams[2]}`, budget: BUDGETS.indexedFilter },
-    { name: 'list key results, time period filter', method: 'GET', path: `/rest/v2/key_results?q[time_period_uuid_eq]=${s.periods[1]}`, budget: BUDGETS.indexedFilter },
-    { name: 'list key results, status on_track', method: 'GET', path: '/rest/v2/key_results?q[current_status_eq]=on_track', budget: BUDGETS.indexedFilter },
-    { name: 'list key results, status in a period', method: 'GET', path: `/rest/v2/key_results?q[current_status_eq]=on_track&q[time_period_uuid_eq]=${s.periods[0]}`, budget: BUDGETS.indexedFilter },
-    { name: 'list key results, last check-in desc', method: 'GET', path: '/rest/v2/key_results?q[s]=last_checkin_date%20desc', budget: BUDGETS.page1 },
-    { name: 'list key results, parent filter', method: 'GET', path: `/rest/v2/key_results?q[links_as_child_ancestor_uuid_eq]=${s.objectives[1]}`, budget: BUDGETS.indexedFilter },
-    { name: 'list initiatives, ancestor filter (3-level subtree)', method: 'GET', path: `/rest/v2/initiatives?q[ancestors_uuid_eq]=${s.objectives[2]}`, budget: BUDGETS.ancestor },
+    {
+      name: 'list initiatives, page 50 newest first (20)',
+      method: 'GET',
+      path: '/rest/v2/initiatives?page=50&q[s]=created_at%20desc',
+      budget: BUDGETS.page50,
+    },
+    {
+      name: 'list key results, owner filter',
+      method: 'GET',
+      path: `/rest/v2/key_results?q[owners_uuid_eq]=${s.users[3]}`,
+      budget: BUDGETS.indexedFilter,
+    },
+    {
+      name: 'list initiatives, label filter',
+      method: 'GET',
+      path: `/rest/v2/initiatives?q[labels_uuid_eq]=${s.labels[5]}`,
+      budget: BUDGETS.indexedFilter,
+    },
+    {
+      name: 'list initiatives, label name filter',
+      method: 'GET',
+      path: `/rest/v2/initiatives?q[labels_name_eq]=${s.labelNames[5]}`,
+      budget: BUDGETS.indexedFilter,
+    },
+    {
+      name: 'list initiatives, team filter',
+      method: 'GET',
+      path: `/rest/v2/initiatives?q[teams_uuid_eq]=${s.teams[2]}`,
+      budget: BUDGETS.indexedFilter,
+    },
+    {
+      name: 'list key results, time period filter',
+      method: 'GET',
+      path: `/rest/v2/key_results?q[time_period_uuid_eq]=${s.periods[1]}`,
+      budget: BUDGETS.indexedFilter,
+    },
+    {
+      name: 'list key results, status on_track',
+      method: 'GET',
+      path: '/rest/v2/key_results?q[current_status_eq]=on_track',
+      budget: BUDGETS.indexedFilter,
+    },
+    {
+      name: 'list key results, status in a period',
+      method: 'GET',
+      path: `/rest/v2/key_results?q[current_status_eq]=on_track&q[time_period_uuid_eq]=${s.periods[0]}`,
+      budget: BUDGETS.indexedFilter,
+    },
+    {
+      name: 'list key results, last check-in desc',
+      method: 'GET',
+      path: '/rest/v2/key_results?q[s]=last_checkin_date%20desc',
+      budget: BUDGETS.page1,
+    },
+    {
+      name: 'list key results, parent filter',
+      method: 'GET',
+      path: `/rest/v2/key_results?q[links_as_child_ancestor_uuid_eq]=${s.objectives[1]}`,
+      budget: BUDGETS.indexedFilter,
+    },
+    {
+      name: 'list initiatives, ancestor filter (3-level subtree)',
+      method: 'GET',
+      path: `/rest/v2/initiatives?q[ancestors_uuid_eq]=${s.objectives[2]}`,
+      budget: BUDGETS.ancestor,
+    },
     { name: 'list key results, count=true', method: 'GET', path: '/rest/v2/key_results?count=true&per_page=1', budget: BUDGETS.count },
-    { name: 'list key results, count=true, period filter', method: 'GET', path: `/rest/v2/key_results?count=true&per_page=1&q[time_period_uuid_eq]=${s.periods[2]}`, budget: BUDGETS.count },
-    { name: 'create objective', method: 'POST', path: '/rest/v2/objectives', body: () => ({ title: `Bench created ${created++}`, time_period_uuid: s.periods[0], owner_uuids: [s.users[0]], team_uuids: [s.teams[0]], labels: [s.labelNames[0]] }), budget: BUDGETS.create },
+    {
+      name: 'list key results, count=true, period filter',
+      method: 'GET',
+      path: `/rest/v2/key_results?count=true&per_page=1&q[time_period_uuid_eq]=${s.periods[2]}`,
+      budget: BUDGETS.count,
+    },
+    {
+      name: 'create objective',
+      method: 'POST',
+      path: '/rest/v2/objectives',
+      body: () => ({
+        title: `Bench created ${created++}`,
+        time_period_uuid: s.periods[0],
+        owner_uuids: [s.users[0]],
+        team_uuids: [s.teams[0]],
+        labels: [s.labelNames[0]],
+      }),
+      budget: BUDGETS.create,
+    },
     { name: 'update objective title', method: 'PUT', path: `/rest/v2/objectives/${s.objectives[0]}`, body: { title: 'Renamed' } },
     { name: 'create check-in (no rollup)', method: 'POST', path: '/rest/v2/checkins', body: { goal_uuid: s.keyResults[0], value: 40 } },
     { name: 'list check-ins, page 1', method: 'GET', path: '/rest/v2/checkins' },
@@ -84,14 +156,18 @@ export async function runScenarios(url: string, token: string, refs: SeedRefs, s
   const cheapest = new Map<number, Measured>();
   for (const [n, tree] of [...refs.rollupTrees].sort((a, b) => a[0] - b[0])) {
     const tries: Measured[] = [];
-    for (const [i, value] of [40, 100, 10].entries()) tries.push(await call(url, token, 'POST', '/rest/v2/checkins', { goal_uuid: tree.leaves[i], value }));
+    for (const [i, value] of [40, 100, 10].entries())
+      tries.push(await call(url, token, 'POST', '/rest/v2/checkins', { goal_uuid: tree.leaves[i], value }));
     const failed = tries.find((r) => r.status >= 300);
     cheapest.set(n, failed ?? tries.sort((a, b) => a.itemsRead - b.itemsRead || a.roundTrips - b.roundTrips)[0]!);
   }
   const sizes = [...cheapest.keys()];
   const smallest = cheapest.get(Math.min(...sizes));
   for (const [n, r] of cheapest) {
-    const extra = smallest && r.itemsRead > smallest.itemsRead ? [`${r.itemsRead} items > ${smallest.itemsRead} under ${Math.min(...sizes)} children`] : [];
+    const extra =
+      smallest && r.itemsRead > smallest.itemsRead
+        ? [`${r.itemsRead} items > ${smallest.itemsRead} under ${Math.min(...sizes)} children`]
+        : [];
     rows.push(rowOf(`create check-in, 3-level rollup, parent of ${n} children`, r, BUDGETS.checkinRollup, extra));
   }
   return rows;
@@ -102,12 +178,21 @@ export const failedRows = (rows: Row[]) => rows.filter((r) => r.verdict.startsWi
 export function printRows(rows: Row[]): void {
   for (const r of rows) {
     const cost = `${r.round_trips} rt (${r.calls} calls), ${r.read_units} RCU, ${r.write_units} WCU, ${r.items_read} items read, ${r.records} returned, ${r.writes} writes`;
-    console.log(`${r.verdict.startsWith('FAIL') ? 'FAIL' : r.budget ? ' ok ' : '    '} ${r.scenario.padEnd(52)} ${cost}${r.budget ? `  [budget ${r.budget}]` : ''}${r.verdict.startsWith('FAIL') ? `  ${r.verdict.slice(6)}` : r.status >= 300 ? `  status ${r.status}` : ''}`);
+    console.log(
+      `${r.verdict.startsWith('FAIL') ? 'FAIL' : r.budget ? ' ok ' : '    '} ${r.scenario.padEnd(52)} ${cost}${r.budget ? `  [budget ${r.budget}]` : ''}${r.verdict.startsWith('FAIL') ? `  ${r.verdict.slice(6)}` : r.status >= 300 ? `  status ${r.status}` : ''}`,
+    );
   }
 }
 
 /** The rows as a markdown table (bench/RESULTS.md, docs/benchmarks.md). */
 export function markdownRows(rows: Row[]): string {
-  const head = '| scenario | records | round trips | calls | read units | write units | items read | budget | verdict |\n|---|---|---|---|---|---|---|---|---|';
-  return [head, ...rows.map((r) => `| ${r.scenario} | ${r.records} | ${r.round_trips} | ${r.calls} | ${r.read_units} | ${r.write_units} | ${r.items_read} | ${r.budget} | ${r.verdict} |`)].join('\n');
+  const head =
+    '| scenario | records | round trips | calls | read units | write units | items read | budget | verdict |\n|---|---|---|---|---|---|---|---|---|';
+  return [
+    head,
+    ...rows.map(
+      (r) =>
+        `| ${r.scenario} | ${r.records} | ${r.round_trips} | ${r.calls} | ${r.read_units} | ${r.write_units} | ${r.items_read} | ${r.budget} | ${r.verdict} |`,
+    ),
+  ].join('\n');
 }

@@ -28,14 +28,20 @@ const PERIODS = [
  * `goalLabels: false` seeds the goals without their label (a goal showing labels reads their names after it
  * until the names are kept on the goal item; the label scenarios then return nothing).
  */
-export async function seedOverApi(url: string, tok: string, opts: { goals: number; rollupChildren: number[]; concurrency: number; goalLabels?: boolean }): Promise<ApiSeed> {
+export async function seedOverApi(
+  url: string,
+  tok: string,
+  opts: { goals: number; rollupChildren: number[]; concurrency: number; goalLabels?: boolean },
+): Promise<ApiSeed> {
   const started = performance.now();
   const c = opts.concurrency;
   const post = async (path: string, body: unknown) => (await must(url, tok, 'POST', path, body)).body.data.record.uuid as string;
   const users = await pool(20, c, (i) => post('/rest/v2/users', { user: { email: `u${i}@example.test` } }));
   const teams = await pool(10, c, (i) => post('/rest/v2/teams', { name: `Team ${i}`, member_uuids: users.slice(i, i + 3) }));
   const labels = await pool(20, c, (i) => post('/rest/v2/labels', { name: `label-${i}` }));
-  const periods = await pool(4, c, (i) => post('/rest/v2/time_periods', { name: `Q${i + 1}`, start_date: PERIODS[i]![0], end_date: PERIODS[i]![1] }));
+  const periods = await pool(4, c, (i) =>
+    post('/rest/v2/time_periods', { name: `Q${i + 1}`, start_date: PERIODS[i]![0], end_date: PERIODS[i]![1] }),
+  );
   const nObj = Math.max(1, Math.round(opts.goals / 10));
   const nKr = Math.max(1, Math.round((opts.goals * 3) / 10));
   const nIni = Math.max(0, opts.goals - nObj - nKr);
@@ -48,9 +54,16 @@ export async function seedOverApi(url: string, tok: string, opts: { goals: numbe
     parents,
   });
   const objectives = await pool(nObj, c, (i) => post('/rest/v2/objectives', goalBody(i, [])));
-  const keyResults = await pool(nKr, c, (i) => post('/rest/v2/key_results', { ...goalBody(i, [objectives[i % nObj]!]), metric: { name: 'm', start_value: 0, target_value: 100, unit: '%', metric_type: 'reach' } }));
+  const keyResults = await pool(nKr, c, (i) =>
+    post('/rest/v2/key_results', {
+      ...goalBody(i, [objectives[i % nObj]!]),
+      metric: { name: 'm', start_value: 0, target_value: 100, unit: '%', metric_type: 'reach' },
+    }),
+  );
   const initiatives = await pool(nIni, c, (i) => post('/rest/v2/initiatives', goalBody(i, [keyResults[i % nKr]!])));
-  await pool(Math.min(30, nKr), c, (i) => must(url, tok, 'POST', '/rest/v2/checkins', { goal_uuid: keyResults[i], value: 50 + i, status: 'on_track' }));
+  await pool(Math.min(30, nKr), c, (i) =>
+    must(url, tok, 'POST', '/rest/v2/checkins', { goal_uuid: keyResults[i], value: 50 + i, status: 'on_track' }),
+  );
   const rollupTrees = new Map<number, { O: string; K: string; leaves: string[] }>();
   for (const n of opts.rollupChildren) {
     const base = { time_period_uuid: periods[0] };
@@ -62,5 +75,16 @@ export async function seedOverApi(url: string, tok: string, opts: { goals: numbe
     await must(url, tok, 'PUT', `/rest/v2/objectives/${O}`, { progress_mode: 'rollup' });
     rollupTrees.set(n, { O, K, leaves });
   }
-  return { goals: nObj + nKr + nIni, users, teams, labels, periods, objectives, keyResults, initiatives, rollupTrees, seconds: (performance.now() - started) / 1000 };
+  return {
+    goals: nObj + nKr + nIni,
+    users,
+    teams,
+    labels,
+    periods,
+    objectives,
+    keyResults,
+    initiatives,
+    rollupTrees,
+    seconds: (performance.now() - started) / 1000,
+  };
 }

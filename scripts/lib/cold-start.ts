@@ -49,7 +49,9 @@ interface Target {
 
 /** What the deployed functions find in their environment (infra/stack.ts), so that import-time reads succeed. */
 function deployedEnvironment(): NodeJS.ProcessEnv {
-  const queues = Object.fromEntries(workers.map((w) => [queueUrlEnv(w.queue), `https://sqs.eu-west-1.amazonaws.com/000000000000/${w.queue}`]));
+  const queues = Object.fromEntries(
+    workers.map((w) => [queueUrlEnv(w.queue), `https://sqs.eu-west-1.amazonaws.com/000000000000/${w.queue}`]),
+  );
   return {
     PATH: process.env.PATH,
     AWS_REGION: 'eu-west-1',
@@ -72,7 +74,15 @@ function deployedEnvironment(): NodeJS.ProcessEnv {
 function coldInit(file: string, env: NodeJS.ProcessEnv): { wallMs: number; cpuMs: number } {
   const probe = `const c0 = process.cpuUsage(); const t0 = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); const c = process.cpuUsage(c0); process.stdout.write(JSON.stringify({ wallMs: performance.now() - t0, cpuMs: (c.user + c.system) / 1000 })); process.exit(0);`;
   const run = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { env, encoding: 'utf8' });
-  if (run.status !== 0) throw new Error(`importing ${file} failed: ${run.stderr.split('\n').filter((l) => /Error/.test(l)).slice(0, 2).join(' ').slice(0, 400)}`);
+  if (run.status !== 0)
+    throw new Error(
+      `importing ${file} failed: ${run.stderr
+        .split('\n')
+        .filter((l) => /Error/.test(l))
+        .slice(0, 2)
+        .join(' ')
+        .slice(0, 400)}`,
+    );
   return JSON.parse(run.stdout) as { wallMs: number; cpuMs: number };
 }
 
@@ -96,7 +106,17 @@ function sizesOf(metafile: Metafile, entryFile: string): { initBytes: number; as
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const kb = (bytes: number) => Math.round(bytes / 1024);
 
-export interface ColdRow { function: string; bundle_kb: number; asset_kb: number; size_x: number; cpu_ms?: number; cpu_x?: number; wall_ms?: number; wall_x?: number; over: string }
+export interface ColdRow {
+  function: string;
+  bundle_kb: number;
+  asset_kb: number;
+  size_x: number;
+  cpu_ms?: number;
+  cpu_x?: number;
+  wall_ms?: number;
+  wall_x?: number;
+  over: string;
+}
 
 export interface ColdOptions {
   check: boolean;
@@ -118,7 +138,12 @@ function sampled(targets: Target[], n: number): Target[] {
   return [...largest, ...spread];
 }
 
-export async function runColdBench({ check, sizeOnly = false, sample, runs = COLD_RUNS }: ColdOptions): Promise<{ rows: ColdRow[]; failed: boolean }> {
+export async function runColdBench({
+  check,
+  sizeOnly = false,
+  sample,
+  runs = COLD_RUNS,
+}: ColdOptions): Promise<{ rows: ColdRow[]; failed: boolean }> {
   const outDir = mkdtempSync(join(tmpdir(), 'goal-cold-'));
   try {
     const env = deployedEnvironment();
@@ -128,14 +153,24 @@ export async function runColdBench({ check, sizeOnly = false, sample, runs = COL
     for (const r of routes) if (!handlers.has(r.handler)) handlers.set(r.handler, `${r.method} ${r.path}`);
     for (const w of workers) if (!handlers.has(w.handler)) handlers.set(w.handler, `worker ${w.queue}`);
 
-    const buildOne = async (name: string, dir: string, input: { stdin: { contents: string; resolveDir: string; loader: 'js'; sourcefile: string } } | { entryPoints: string[] }, handler?: string): Promise<Target> => {
+    const buildOne = async (
+      name: string,
+      dir: string,
+      input: { stdin: { contents: string; resolveDir: string; loader: 'js'; sourcefile: string } } | { entryPoints: string[] },
+      handler?: string,
+    ): Promise<Target> => {
       const options = esbuildOptionsOf(SERVICE_BUNDLING, dir);
       const result = await build({ ...options, ...input, metafile: true });
       const file = join(dir, 'index.mjs');
       const { initBytes, assetBytes } = sizesOf(result.metafile, file);
       return { name, handler, file, bytes: initBytes, assetBytes, initMs: [], cpuMs: [] };
     };
-    const jobs: Array<() => Promise<Target>> = [() => buildOne('floor: DynamoDB document client only', join(outDir, 'floor'), { stdin: { contents: FLOOR_SOURCE, resolveDir: REPO_ROOT, loader: 'js', sourcefile: 'floor.mjs' } })];
+    const jobs: Array<() => Promise<Target>> = [
+      () =>
+        buildOne('floor: DynamoDB document client only', join(outDir, 'floor'), {
+          stdin: { contents: FLOOR_SOURCE, resolveDir: REPO_ROOT, loader: 'js', sourcefile: 'floor.mjs' },
+        }),
+    ];
     for (const [handler, name] of handlers) {
       if (only && !handler.includes(only)) continue;
       const dir = join(outDir, String(jobs.length));
@@ -145,12 +180,14 @@ export async function runColdBench({ check, sizeOnly = false, sample, runs = COL
     const targets: Target[] = new Array(jobs.length);
     let next = 0;
     const failures: unknown[] = [];
-    await Promise.all(Array.from({ length: 4 }, async () => {
-      while (next < jobs.length && failures.length === 0) {
-        const at = next++;
-        targets[at] = await jobs[at]!().catch((err: unknown) => (failures.push(err), undefined as never));
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < jobs.length && failures.length === 0) {
+          const at = next++;
+          targets[at] = await jobs[at]!().catch((err: unknown) => (failures.push(err), undefined as never));
+        }
+      }),
+    );
     if (failures.length) throw failures[0]; // after every running build has finished writing into outDir
     const floor = targets[0]!;
     const functions = targets.slice(1);
@@ -171,7 +208,9 @@ export async function runColdBench({ check, sizeOnly = false, sample, runs = COL
       const over = [
         t.handler && cpuMs !== undefined && cpuMs / floorCpuMs > COLD_BUDGET.initRatio ? `init > ${COLD_BUDGET.initRatio}x` : '',
         t.bytes > COLD_BUDGET.bundleBytes ? `bundle > ${kb(COLD_BUDGET.bundleBytes)} KB` : '',
-      ].filter(Boolean).join(', ');
+      ]
+        .filter(Boolean)
+        .join(', ');
       if (over) failed = true;
       return {
         function: t.name,
@@ -190,10 +229,17 @@ export async function runColdBench({ check, sizeOnly = false, sample, runs = COL
       `${fns.length} functions (bundle = what a cold start loads; asset = all chunks), ${sizeOnly ? 'sizes only' : `${timedFns.length} cold-imported ${runs} times each, interleaved`}; floor ${kb(floor.bytes)} KB` +
         (sizeOnly ? '. ' : `, ${floorCpuMs.toFixed(1)} ms CPU (${floorMs.toFixed(1)} ms wall). `) +
         `Median function: ${median(fns.map((r) => r.bundle_kb))} KB` +
-        (timedFns.length ? `, ${median(timedFns.map((r) => r.cpu_x!))}x floor CPU (${median(timedFns.map((r) => r.wall_x!))}x wall); worst ${Math.max(...timedFns.map((r) => r.cpu_x!))}x CPU (${Math.max(...timedFns.map((r) => r.wall_x!))}x wall)` : '') +
+        (timedFns.length
+          ? `, ${median(timedFns.map((r) => r.cpu_x!))}x floor CPU (${median(timedFns.map((r) => r.wall_x!))}x wall); worst ${Math.max(...timedFns.map((r) => r.cpu_x!))}x CPU (${Math.max(...timedFns.map((r) => r.wall_x!))}x wall)`
+          : '') +
         `; largest ${Math.max(...fns.map((r) => r.bundle_kb))} KB (asset ${Math.max(...fns.map((r) => r.asset_kb))} KB).`,
     );
-    if (check) console.log(failed ? `Over budget (init CPU <= ${COLD_BUDGET.initRatio}x floor, bundle <= ${kb(COLD_BUDGET.bundleBytes)} KB).` : 'Within budget.');
+    if (check)
+      console.log(
+        failed
+          ? `Over budget (init CPU <= ${COLD_BUDGET.initRatio}x floor, bundle <= ${kb(COLD_BUDGET.bundleBytes)} KB).`
+          : 'Within budget.',
+      );
     return { rows, failed };
   } finally {
     rmSync(outDir, { recursive: true, force: true });

@@ -3,7 +3,14 @@ import { createRequire } from 'node:module';
 import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createServer } from 'node:net';
-import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ListTablesCommand, ResourceInUseException, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ListTablesCommand,
+  ResourceInUseException,
+  UpdateTableCommand,
+} from '@aws-sdk/client-dynamodb';
 import { createTableInput, TABLE_DEFINITION } from '#shared/db/table.ts';
 
 /** DynamoDB Local, the official emulator, whose jar ships in the npm package amplify-dynamodb-simulator. */
@@ -29,12 +36,25 @@ export interface DynamoLocal {
 }
 
 /** `heapMb`: the JVM's heap (default 512 MB; the full bench's in-memory table of millions of items needs more). */
-export async function startDynamoLocal(opts: { port?: number; dbPath?: string; heapMb?: number; log?: (line: string) => void }): Promise<DynamoLocal> {
+export async function startDynamoLocal(opts: {
+  port?: number;
+  dbPath?: string;
+  heapMb?: number;
+  log?: (line: string) => void;
+}): Promise<DynamoLocal> {
   const port = opts.port || (await freePort());
   const dir = emulatorDir();
   // -disableTelemetry: nothing leaves the machine. DynamoDB Local has no bind option and listens on every
   // interface: the local stack is for a developer's own machine (README, "The two commands").
-  const args = [`-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`, `-Xmx${opts.heapMb ?? 512}m`, '-jar', join(dir, 'DynamoDBLocal.jar'), '-port', String(port), '-disableTelemetry'];
+  const args = [
+    `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
+    `-Xmx${opts.heapMb ?? 512}m`,
+    '-jar',
+    join(dir, 'DynamoDBLocal.jar'),
+    '-port',
+    String(port),
+    '-disableTelemetry',
+  ];
   if (opts.dbPath) {
     mkdirSync(opts.dbPath, { recursive: true });
     args.push('-sharedDb', '-dbPath', opts.dbPath);
@@ -48,7 +68,12 @@ export async function startDynamoLocal(opts: { port?: number; dbPath?: string; h
   const killOnExit = () => child.kill('SIGKILL');
   process.once('exit', killOnExit);
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' }, maxAttempts: 1 });
+  const client = new DynamoDBClient({
+    endpoint,
+    region: 'local',
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    maxAttempts: 1,
+  });
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (exited) throw new Error(`DynamoDB Local exited during start (is Java 17 installed?):\n${output}`);
@@ -82,7 +107,10 @@ export async function startDynamoLocal(opts: { port?: number; dbPath?: string; h
 export async function ensureTable(endpoint: string, tableName: string): Promise<string> {
   const client = new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   try {
-    let table = await client.send(new DescribeTableCommand({ TableName: tableName })).then((o) => o.Table, () => undefined);
+    let table = await client.send(new DescribeTableCommand({ TableName: tableName })).then(
+      (o) => o.Table,
+      () => undefined,
+    );
     if (!table) {
       try {
         table = (await client.send(new CreateTableCommand(createTableInput(tableName)))).TableDescription;
@@ -92,7 +120,12 @@ export async function ensureTable(endpoint: string, tableName: string): Promise<
       }
     }
     if (!table?.StreamSpecification?.StreamEnabled) {
-      await client.send(new UpdateTableCommand({ TableName: tableName, StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_DEFINITION.stream.viewType } }));
+      await client.send(
+        new UpdateTableCommand({
+          TableName: tableName,
+          StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE_DEFINITION.stream.viewType },
+        }),
+      );
       table = (await client.send(new DescribeTableCommand({ TableName: tableName }))).Table;
     }
     return table!.LatestStreamArn!;

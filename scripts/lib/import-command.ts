@@ -26,20 +26,32 @@ import type { Log } from '#shared/logger.ts';
  * it failed.
  */
 export async function runImportCommand(args: string[], db: Db): Promise<Record<string, unknown>> {
-  const { values, positionals } = parseArgs({ args, allowPositionals: true, options: { tenant: { type: 'string' }, user: { type: 'string' } } });
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { tenant: { type: 'string' }, user: { type: 'string' } },
+  });
   const file = positionals[0];
   if (!file) throw new Error('Usage: import FILE --tenant <tenant_uuid> [--user <user_uuid>]');
   if (!values.tenant || !UUID_RE.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
   if (values.user !== undefined && !UUID_RE.test(values.user)) throw new Error('--user must be a user uuid');
   const data: DataCtx = { tenantId: values.tenant.toLowerCase(), db };
   const user = values.user ? (await getEntity(data, userEntity, values.user.toLowerCase()))?.record : await firstAdmin(data);
-  if (!user) throw new Error(values.user ? `No user ${values.user} in tenant ${values.tenant}` : `No active admin in tenant ${values.tenant}`);
+  if (!user)
+    throw new Error(values.user ? `No user ${values.user} in tenant ${values.tenant}` : `No active admin in tenant ${values.tenant}`);
   if (user.status !== 'active') throw new Error(`User ${user.uuid} is not active`);
   const rows = await importFileRows(readFileSync(file, 'utf8'), file.toLowerCase().endsWith('.csv'));
 
   const quiet = { info() {}, warn() {}, error: (m: unknown, ...extra: unknown[]) => console.error(m, ...extra) } as unknown as Log;
   let teams: Promise<Set<string>> | undefined;
-  const ctx: DomainCtx = { ...data, caller: { tenantId: data.tenantId, userId: user.uuid, role: user.role, user }, loader: new Loader(data), log: quiet, requestId: 'admin-import', teams: () => (teams ??= callerTeamUuids(data, user.uuid)) };
+  const ctx: DomainCtx = {
+    ...data,
+    caller: { tenantId: data.tenantId, userId: user.uuid, role: user.role, user },
+    loader: new Loader(data),
+    log: quiet,
+    requestId: 'admin-import',
+    teams: () => (teams ??= callerTeamUuids(data, user.uuid)),
+  };
   const started = Date.now();
   const bar = progressBar(rows.length);
   // Stored as the API stores it, but not queued: this process is the worker.
@@ -58,7 +70,10 @@ export async function runImportCommand(args: string[], db: Db): Promise<Record<s
 
 async function firstAdmin(data: DataCtx): Promise<UserRecord | undefined> {
   let batch: string[] = [];
-  const pick = async () => [...(await getEntities(data, userEntity, batch)).values()].map((s) => s.record).find((u) => u.role === 'admin' && u.status === 'active');
+  const pick = async () =>
+    [...(await getEntities(data, userEntity, batch)).values()]
+      .map((s) => s.record)
+      .find((u) => u.role === 'admin' && u.status === 'active');
   for await (const e of partitionEntries(data, keys.entityList(data.tenantId, userEntity.type))) {
     batch.push(e.id);
     if (batch.length === 100) {

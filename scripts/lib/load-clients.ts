@@ -32,14 +32,31 @@ export interface LoadResult {
   p99: number;
 }
 
-export const SCENARIOS = ['raw DynamoDB Local GetItem', 'raw DynamoDB Local Query (21 keys)', 'GET goal', 'list page (20)', 'filtered list (label)', 'check-in'] as const;
+export const SCENARIOS = [
+  'raw DynamoDB Local GetItem',
+  'raw DynamoDB Local Query (21 keys)',
+  'GET goal',
+  'list page (20)',
+  'filtered list (label)',
+  'check-in',
+] as const;
 export type Scenario = (typeof SCENARIOS)[number];
 
 const setup = workerData as LoadSetup;
-const raw = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'us-east-1', endpoint: setup.dynamoEndpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+const raw = DynamoDBDocumentClient.from(
+  new DynamoDBClient({
+    region: 'us-east-1',
+    endpoint: setup.dynamoEndpoint,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  }),
+);
 
 const http = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${setup.url}${path}`, { method, headers: { authorization: `Bearer ${setup.token}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+  const res = await fetch(`${setup.url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${setup.token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
   await res.arrayBuffer();
   return res.status < 300;
 };
@@ -47,15 +64,27 @@ const http = async (method: string, path: string, body?: unknown) => {
 const ops: Record<Scenario, (client: number, i: number) => Promise<boolean>> = {
   'raw DynamoDB Local GetItem': () => raw.send(new GetCommand({ TableName: setup.tableName, Key: setup.goalKey })).then((o) => !!o.Item),
   'raw DynamoDB Local Query (21 keys)': () =>
-    raw.send(new QueryCommand({ TableName: setup.tableName, IndexName: 'GSI1', KeyConditionExpression: 'GSI1PK = :p', ExpressionAttributeValues: { ':p': setup.listPartition }, Limit: 21 })).then((o) => (o.Count ?? 0) > 0),
+    raw
+      .send(
+        new QueryCommand({
+          TableName: setup.tableName,
+          IndexName: 'GSI1',
+          KeyConditionExpression: 'GSI1PK = :p',
+          ExpressionAttributeValues: { ':p': setup.listPartition },
+          Limit: 21,
+        }),
+      )
+      .then((o) => (o.Count ?? 0) > 0),
   'GET goal': () => http('GET', `/rest/v2/objectives/${setup.goalId}`),
   'list page (20)': () => http('GET', '/rest/v2/objectives'),
   'filtered list (label)': () => http('GET', '/rest/v2/objectives?q[labels_name_eq]=l1'),
   // each client checks in on its own key result
-  'check-in': (client, i) => http('POST', '/rest/v2/checkins', { goal_uuid: setup.keyResultIds[client % setup.keyResultIds.length], value: i % 100 }),
+  'check-in': (client, i) =>
+    http('POST', '/rest/v2/checkins', { goal_uuid: setup.keyResultIds[client % setup.keyResultIds.length], value: i % 100 }),
 };
 
-const quantile = (sorted: number[], q: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN);
+const quantile = (sorted: number[], q: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN;
 
 /** `clients` loops calling the scenario until the time or the request count is used up. */
 async function measure(name: Scenario, clients: number): Promise<LoadResult> {
@@ -79,7 +108,16 @@ async function measure(name: Scenario, clients: number): Promise<LoadResult> {
   );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { name, clients, requests: latencies.length, errors, perSecond: latencies.length / seconds, p50: quantile(latencies, 0.5), p95: quantile(latencies, 0.95), p99: quantile(latencies, 0.99) };
+  return {
+    name,
+    clients,
+    requests: latencies.length,
+    errors,
+    perSecond: latencies.length / seconds,
+    p50: quantile(latencies, 0.5),
+    p95: quantile(latencies, 0.95),
+    p99: quantile(latencies, 0.99),
+  };
 }
 
 parentPort?.on('message', (m: { scenario: Scenario; clients: number }) => {

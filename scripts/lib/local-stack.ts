@@ -83,7 +83,10 @@ interface CompiledRoute {
  */
 export function authorizerClaims(payload: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(
-    Object.entries(payload).map(([k, v]) => [k, Array.isArray(v) ? `[${v.join(' ')}]` : v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v)]),
+    Object.entries(payload).map(([k, v]) => [
+      k,
+      Array.isArray(v) ? `[${v.join(' ')}]` : v !== null && typeof v === 'object' ? JSON.stringify(v) : String(v),
+    ]),
   );
 }
 
@@ -109,10 +112,13 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const log = (msg: string, extra: Record<string, unknown> = {}) => {
-    if (!opts.quiet) console.log(JSON.stringify({ level: 'INFO', timestamp: new Date().toISOString(), service: 'local-stack', message: msg, ...extra }));
+    if (!opts.quiet)
+      console.log(JSON.stringify({ level: 'INFO', timestamp: new Date().toISOString(), service: 'local-stack', message: msg, ...extra }));
   };
   const tableName = opts.tableName ?? 'goal-tracking';
-  const dynamo: DynamoLocal = opts.dynamo ?? (await startDynamoLocal({ port: opts.dynamoPort, dbPath: opts.inMemory ? undefined : join(dataDir, 'dynamodb'), log: (l) => log(l) }));
+  const dynamo: DynamoLocal =
+    opts.dynamo ??
+    (await startDynamoLocal({ port: opts.dynamoPort, dbPath: opts.inMemory ? undefined : join(dataDir, 'dynamodb'), log: (l) => log(l) }));
   const streamArn = await ensureTable(dynamo.endpoint, tableName);
 
   const server: Server = createServer({ maxHeaderSize: LOCAL_MAX_HEADER_BYTES });
@@ -121,7 +127,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     if (!socket.writable) return socket.destroy();
     if (err.code === 'HPE_HEADER_OVERFLOW') {
       const body = gatewayError(431, 'headers_too_large', `Request headers are larger than ${LOCAL_MAX_HEADER_BYTES} bytes`, randomUUID());
-      socket.end(`HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: application/json\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      );
       return;
     }
     socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\n\r\n');
@@ -160,17 +168,35 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   // Messages live in DATA_DIR/queues (a kill loses none), except for a throwaway in-memory stack.
   // Each handler runs inside its row's grant (shared/grants.ts): table access and queues as CDK grants them, so
   // a handler doing what its row does not declare fails here as it would in AWS.
-  const queues = new LocalQueues({ log: (m, e) => log(m, e), onDeadLetter: (d) => appendFileSync(dlqFile, `${JSON.stringify(d)}\n`), dir: join(dataDir, 'queues'), beforeSend: requireQueueSend });
+  const queues = new LocalQueues({
+    log: (m, e) => log(m, e),
+    onDeadLetter: (d) => appendFileSync(dlqFile, `${JSON.stringify(d)}\n`),
+    dir: join(dataDir, 'queues'),
+    beforeSend: requireQueueSend,
+  });
   installLocalQueues(queues);
   const handlers = new Map<string, Promise<(e: unknown, c: Context) => Promise<unknown>>>();
   const load = (file: string) => {
-    if (!handlers.has(file)) handlers.set(file, import(pathToFileURL(join(ROOT, file)).href).then((m) => m.handler));
+    if (!handlers.has(file))
+      handlers.set(
+        file,
+        import(pathToFileURL(join(ROOT, file)).href).then((m) => m.handler),
+      );
     return handlers.get(file)!;
   };
   for (const w of workers) {
     const grant: Grant = { name: `worker ${w.queue}`, table: w.table, sendsTo: w.sendsTo ?? [] };
-    const granted = (h: WorkerHandler): WorkerHandler => (event) => withGrant(grant, () => h(event));
-    queues.register({ queue: w.queue, maxReceiveCount: w.maxReceiveCount, batchSize: w.batchSize, timeoutSeconds: w.timeoutSeconds, handler: () => (load(w.handler) as Promise<WorkerHandler>).then((h) => faultInjecting(w.queue, granted(h))) });
+    const granted =
+      (h: WorkerHandler): WorkerHandler =>
+      (event) =>
+        withGrant(grant, () => h(event));
+    queues.register({
+      queue: w.queue,
+      maxReceiveCount: w.maxReceiveCount,
+      batchSize: w.batchSize,
+      timeoutSeconds: w.timeoutSeconds,
+      handler: () => (load(w.handler) as Promise<WorkerHandler>).then((h) => faultInjecting(w.queue, granted(h))),
+    });
   }
   queues.start();
 
@@ -183,8 +209,11 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     batchSize: streamProcessorRow.batchSize,
     skip: (r) => !streamProcessorRow.sortKeys.includes(r.dynamodb?.Keys?.SK?.S ?? ''),
     handler: () =>
-      (load(streamProcessorRow.handler) as Promise<StreamHandler>).then((h): StreamHandler => (event) =>
-        withGrant({ name: 'stream processor', table: streamProcessorRow.table, sendsTo: streamProcessorRow.sendsTo }, () => h(event))),
+      (load(streamProcessorRow.handler) as Promise<StreamHandler>).then(
+        (h): StreamHandler =>
+          (event) =>
+            withGrant({ name: 'stream processor', table: streamProcessorRow.table, sendsTo: streamProcessorRow.sendsTo }, () => h(event)),
+      ),
     log: (m, e) => log(m, e),
   });
   stream.start();
@@ -193,7 +222,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   // Routes by method, and each route's grant, built once: a request scans only its method's routes.
   const compiledByMethod = new Map<string, CompiledRoute[]>();
   for (const c of compiled) compiledByMethod.set(c.route.method, [...(compiledByMethod.get(c.route.method) ?? []), c]);
-  const grants = new Map<Route, Grant>(routes.map((r) => [r, { name: `${r.method} ${r.path}`, table: tableAccessOf(r), sendsTo: r.sendsTo ?? [] }]));
+  const grants = new Map<Route, Grant>(
+    routes.map((r) => [r, { name: `${r.method} ${r.path}`, table: tableAccessOf(r), sendsTo: r.sendsTo ?? [] }]),
+  );
   server.on('request', (req, res) => {
     handle(req, res).catch((err) => {
       log('local stack error', { error: String(err?.stack ?? err) });
@@ -232,14 +263,20 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       headers['apigw-requestid'] = requestId;
       // With its length known (as API Gateway sends it) the answer leaves in one write: headers sent before
       // `end` without a length made it a chunked answer, written as five pieces.
-      if (status !== 204 && status !== 304) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+      if (status !== 204 && status !== 304)
+        headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
       res.writeHead(status, headers);
       res.end(body);
       if (!opts.quiet) log('access', { request_id: requestId, method, path: rawPath, status, ms: Date.now() - started });
     };
     // A larger body than the service's limit is refused with 413 in the contract's shape.
     const { body, received } = await readRequestBody(req);
-    if (received > MAX_BODY_BYTES) return send(413, { 'content-type': 'application/json' }, gatewayError(413, 'payload_too_large', `Request body is larger than ${MAX_BODY_BYTES} bytes`, requestId));
+    if (received > MAX_BODY_BYTES)
+      return send(
+        413,
+        { 'content-type': 'application/json' },
+        gatewayError(413, 'payload_too_large', `Request body is larger than ${MAX_BODY_BYTES} bytes`, requestId),
+      );
     let match: { c: CompiledRoute; m: RegExpExecArray } | undefined;
     for (const c of compiledByMethod.get(method) ?? []) {
       const m = c.regex.exec(rawPath);
@@ -264,7 +301,12 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         if (known && known.exp > Date.now() / 1000) claims = known.claims;
         else {
           // API Gateway verifies RSA-based algorithms only, needs a `kid` naming a JWKS key, and an `iat` in the past.
-          const { payload, protectedHeader } = await jwtVerify(m[1]!, jwks, { issuer: issuer.issuer, audience: issuer.audience, algorithms: ['RS256', 'RS384', 'RS512'], requiredClaims: ['exp'] });
+          const { payload, protectedHeader } = await jwtVerify(m[1]!, jwks, {
+            issuer: issuer.issuer,
+            audience: issuer.audience,
+            algorithms: ['RS256', 'RS384', 'RS512'],
+            requiredClaims: ['exp'],
+          });
           if (!protectedHeader.kid) throw new Error('no kid');
           if (typeof payload.iat !== 'number' || payload.iat > Date.now() / 1000 + 5) throw new Error('bad iat');
           claims = authorizerClaims(payload);
@@ -277,7 +319,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
 
     const pathParameters = Object.fromEntries(params.map((p, i) => [p, decodeSegment(match!.m[i + 1]!)]));
     const queryStringParameters: Record<string, string> = {};
-    if (rawQueryString) for (const [k, v] of new URLSearchParams(rawQueryString)) queryStringParameters[k] = k in queryStringParameters ? `${queryStringParameters[k]},${v}` : v;
+    if (rawQueryString)
+      for (const [k, v] of new URLSearchParams(rawQueryString))
+        queryStringParameters[k] = k in queryStringParameters ? `${queryStringParameters[k]},${v}` : v;
     const routeKey = `${route.method} ${route.path}`;
     const now = new Date();
     const event = {
@@ -293,7 +337,13 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         apiId: 'local',
         domainName: headers.host ?? '127.0.0.1',
         domainPrefix: 'local',
-        http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: req.socket.remoteAddress ?? '127.0.0.1', userAgent: headers['user-agent'] ?? '' },
+        http: {
+          method,
+          path: rawPath,
+          protocol: 'HTTP/1.1',
+          sourceIp: req.socket.remoteAddress ?? '127.0.0.1',
+          userAgent: headers['user-agent'] ?? '',
+        },
         requestId,
         routeKey,
         stage: '$default',
@@ -327,7 +377,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     send(result.statusCode ?? 200, out, responseBody);
   }
 
-  writeFileSync(stackFile(dataDir), JSON.stringify({ url, dynamoEndpoint: dynamo.endpoint, tableName, issuer: issuer.issuer, pid: process.pid }, null, 2));
+  writeFileSync(
+    stackFile(dataDir),
+    JSON.stringify({ url, dynamoEndpoint: dynamo.endpoint, tableName, issuer: issuer.issuer, pid: process.pid }, null, 2),
+  );
   log(`Goal-tracking API listening on ${url}`);
 
   return {

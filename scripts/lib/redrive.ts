@@ -21,7 +21,10 @@ import { STREAM_DEAD_LETTER_QUEUE } from './stream-poller.ts';
 export async function redriveLocal(dataDir: string): Promise<{ requeued: number; reapplied: number; still_failing: number }> {
   const file = join(dataDir, 'dead-letters.jsonl');
   if (!existsSync(file)) return { requeued: 0, reapplied: 0, still_failing: 0 };
-  const letters = readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as DeadLetter);
+  const letters = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as DeadLetter);
   const files = new MessageFiles(join(dataDir, 'queues'));
   const send = async (queue: string, body: unknown) => {
     const id = randomUUID();
@@ -47,7 +50,11 @@ export async function redriveLocal(dataDir: string): Promise<{ requeued: number;
     else reapplied++;
   }
   const done = letters.filter((l) => !kept.includes(l));
-  if (done.length) appendFileSync(join(dataDir, 'dead-letters.redriven.jsonl'), done.map((l) => `${JSON.stringify({ ...l, redriven_at: new Date().toISOString() })}\n`).join(''));
+  if (done.length)
+    appendFileSync(
+      join(dataDir, 'dead-letters.redriven.jsonl'),
+      done.map((l) => `${JSON.stringify({ ...l, redriven_at: new Date().toISOString() })}\n`).join(''),
+    );
   writeFileSync(file, kept.map((l) => `${JSON.stringify(l)}\n`).join(''));
   return { requeued, reapplied, still_failing: kept.length };
 }

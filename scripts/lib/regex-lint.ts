@@ -25,27 +25,55 @@ export interface FoundRegex {
 
 /** Every regex of a TypeScript or JavaScript file: `/…/` literals, `new RegExp(…)` and `RegExp(…)`, and the string a `.match`, `.matchAll` or `.search` turns into one. */
 export function findRegexes(file: string, code: string): FoundRegex[] {
-  const sf = ts.createSourceFile(file, code, ts.ScriptTarget.Latest, true, file.endsWith('.ts') || file.endsWith('.mts') ? ts.ScriptKind.TS : ts.ScriptKind.JS);
+  const sf = ts.createSourceFile(
+    file,
+    code,
+    ts.ScriptTarget.Latest,
+    true,
+    file.endsWith('.ts') || file.endsWith('.mts') ? ts.ScriptKind.TS : ts.ScriptKind.JS,
+  );
   const out: FoundRegex[] = [];
   const lineOf = (n: ts.Node) => sf.getLineAndCharacterOfPosition(n.getStart(sf)).line + 1;
-  const literalText = (n: ts.Node | undefined) => (n && (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) ? n.text : undefined);
+  const literalText = (n: ts.Node | undefined) =>
+    n && (ts.isStringLiteral(n) || ts.isNoSubstitutionTemplateLiteral(n)) ? n.text : undefined;
   const visit = (node: ts.Node) => {
     if (node.kind === ts.SyntaxKind.RegularExpressionLiteral) {
       const text = node.getText(sf);
       const end = text.lastIndexOf('/');
       out.push({ file, line: lineOf(node), source: text.slice(1, end), flags: text.slice(end + 1), text });
-    } else if ((ts.isNewExpression(node) || ts.isCallExpression(node)) && ts.isIdentifier(node.expression) && node.expression.text === 'RegExp') {
+    } else if (
+      (ts.isNewExpression(node) || ts.isCallExpression(node)) &&
+      ts.isIdentifier(node.expression) &&
+      node.expression.text === 'RegExp'
+    ) {
       const [pattern, flagsArg] = node.arguments ?? [];
       // RegExp(/x/, 'g') copies a literal this walk meets anyway
       if (pattern && pattern.kind !== ts.SyntaxKind.RegularExpressionLiteral) {
         const source = literalText(pattern);
         const flags = flagsArg === undefined ? '' : literalText(flagsArg);
-        out.push({ file, line: lineOf(node), source: flags === undefined ? undefined : source, flags: flags ?? '', text: pattern.getText(sf) });
+        out.push({
+          file,
+          line: lineOf(node),
+          source: flags === undefined ? undefined : source,
+          flags: flags ?? '',
+          text: pattern.getText(sf),
+        });
       }
-    } else if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && ['match', 'matchAll', 'search'].includes(node.expression.name.text)) {
+    } else if (
+      ts.isCallExpression(node) &&
+      ts.isPropertyAccessExpression(node.expression) &&
+      ['match', 'matchAll', 'search'].includes(node.expression.name.text)
+    ) {
       // 'abc'.match('a+') compiles its string argument to a regex
       const source = literalText(node.arguments[0]);
-      if (source !== undefined) out.push({ file, line: lineOf(node), source, flags: node.expression.name.text === 'matchAll' ? 'g' : '', text: node.arguments[0]!.getText(sf) });
+      if (source !== undefined)
+        out.push({
+          file,
+          line: lineOf(node),
+          source,
+          flags: node.expression.name.text === 'matchAll' ? 'g' : '',
+          text: node.arguments[0]!.getText(sf),
+        });
     }
     ts.forEachChild(node, visit);
   };
@@ -90,7 +118,11 @@ export interface LintProblem {
 }
 
 /** Checks every regex of the files; the problems not allow-listed, the allow-list entries that name nothing, and how many regexes were read. */
-export async function lintRegexes(root: string, files: string[], allowed: AllowedRegex[]): Promise<{ problems: LintProblem[]; unusedAllowed: AllowedRegex[]; count: number }> {
+export async function lintRegexes(
+  root: string,
+  files: string[],
+  allowed: AllowedRegex[],
+): Promise<{ problems: LintProblem[]; unusedAllowed: AllowedRegex[]; count: number }> {
   const found = files.flatMap((f) => findRegexes(f, readFileSync(join(root, f), 'utf8')));
   const verdicts = new Map<string, Promise<Diagnostics>>(); // a pattern written twice is checked once
   const verdict = (source: string, flags: string) => {
@@ -106,7 +138,8 @@ export async function lintRegexes(root: string, files: string[], allowed: Allowe
     else {
       const d = await verdict(regex.source, regex.flags);
       if (d.status === 'vulnerable') problem = `${d.complexity.summary} backtracking, e.g. on ${d.attack.pattern.slice(0, 80)}`;
-      else if (d.status === 'unknown') problem = `the checker could not decide (${d.error.kind}${'message' in d.error ? `: ${d.error.message}` : ''})`;
+      else if (d.status === 'unknown')
+        problem = `the checker could not decide (${d.error.kind}${'message' in d.error ? `: ${d.error.message}` : ''})`;
     }
     if (!problem) continue;
     const allow = allowed.find((a) => a.file === regex.file && a.text === regex.text);

@@ -20,7 +20,17 @@ function parseRate(name: string, raw: string | undefined): number | undefined {
  * defaults. Containers pick a change up within 10 seconds. Prints the limits now in force.
  */
 export async function setLimits(db: Db, args: string[]): Promise<Record<string, unknown>> {
-  const { values } = parseArgs({ args, options: { tenant: { type: 'string' }, rps: { type: 'string' }, burst: { type: 'string' }, 'user-rps': { type: 'string' }, 'user-burst': { type: 'string' }, reset: { type: 'boolean' } } });
+  const { values } = parseArgs({
+    args,
+    options: {
+      tenant: { type: 'string' },
+      rps: { type: 'string' },
+      burst: { type: 'string' },
+      'user-rps': { type: 'string' },
+      'user-burst': { type: 'string' },
+      reset: { type: 'boolean' },
+    },
+  });
   if (!values.tenant || !UUID_RE.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
   const tenantId = values.tenant.toLowerCase();
   const table = config.tableName;
@@ -28,9 +38,15 @@ export async function setLimits(db: Db, args: string[]): Promise<Record<string, 
   if (values.reset) {
     await deleteTenantLimits(db, table, tenantId);
   } else {
-    const limits: TenantLimits = { rps: parseRate('rps', values.rps), burst: parseRate('burst', values.burst), user_rps: parseRate('user-rps', values['user-rps']), user_burst: parseRate('user-burst', values['user-burst']) };
+    const limits: TenantLimits = {
+      rps: parseRate('rps', values.rps),
+      burst: parseRate('burst', values.burst),
+      user_rps: parseRate('user-rps', values['user-rps']),
+      user_burst: parseRate('user-burst', values['user-burst']),
+    };
     if (limits.rps === undefined) throw new Error('--rps <requests per second> is required (0: unlimited), or --reset');
-    if ((limits.burst !== undefined && limits.burst < 1) || (limits.user_burst !== undefined && limits.user_burst < 1)) throw new Error('--burst and --user-burst must be at least 1');
+    if ((limits.burst !== undefined && limits.burst < 1) || (limits.user_burst !== undefined && limits.user_burst < 1))
+      throw new Error('--burst and --user-burst must be at least 1');
     await writeTenantLimits(db, table, tenantId, Object.fromEntries(Object.entries(limits).filter(([, v]) => v !== undefined)));
   }
   const { tenant, user } = effectiveLimits(limitDefaultsFromEnv(), await readTenantLimits(db, table, tenantId));

@@ -1,5 +1,12 @@
 import { appendFileSync, existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { DescribeStreamCommand, DynamoDBStreamsClient, ExpiredIteratorException, GetRecordsCommand, GetShardIteratorCommand, type _Record } from '@aws-sdk/client-dynamodb-streams';
+import {
+  DescribeStreamCommand,
+  DynamoDBStreamsClient,
+  ExpiredIteratorException,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record,
+} from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 
 /** The dead-letter store's name for change-stream records (scripts/lib/redrive.ts applies them again). */
@@ -52,7 +59,8 @@ export function lambdaRecord(r: _Record, streamArn: string): DynamoDBRecord {
     awsRegion: r.awsRegion ?? 'local',
     eventSourceARN: streamArn,
     dynamodb: {
-      ApproximateCreationDateTime: created instanceof Date ? created.getTime() / 1000 : typeof created === 'number' ? created : Date.now() / 1000,
+      ApproximateCreationDateTime:
+        created instanceof Date ? created.getTime() / 1000 : typeof created === 'number' ? created : Date.now() / 1000,
       Keys: d.Keys as never,
       NewImage: d.NewImage as never,
       OldImage: d.OldImage as never,
@@ -87,7 +95,11 @@ export class StreamPoller {
   private idleWaiters: Array<{ from: number; need: number; resolve: () => void }> = [];
 
   constructor(private readonly opts: StreamPollerOptions) {
-    this.client = new DynamoDBStreamsClient({ endpoint: opts.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    this.client = new DynamoDBStreamsClient({
+      endpoint: opts.endpoint,
+      region: 'local',
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
     const saved = existsSync(opts.checkpointFile) ? (JSON.parse(readFileSync(opts.checkpointFile, 'utf8')) as Checkpoint) : undefined;
     // A checkpoint of another stream (the table was re-created) means nothing here.
     this.checkpoint = saved?.streamArn === opts.streamArn ? saved : { streamArn: opts.streamArn, shards: {} };
@@ -147,7 +159,8 @@ export class StreamPoller {
       const cp = (this.checkpoint.shards[id] ??= {});
       if (cp.closed) continue;
       // A child shard waits until its parent is read to its end: changes of one item stay in order.
-      if (shard.ParentShardId && this.checkpoint.shards[shard.ParentShardId] && !this.checkpoint.shards[shard.ParentShardId]!.closed) continue;
+      if (shard.ParentShardId && this.checkpoint.shards[shard.ParentShardId] && !this.checkpoint.shards[shard.ParentShardId]!.closed)
+        continue;
       busy = (await this.readShard(id, cp)) || busy;
     }
     return busy;
@@ -165,7 +178,7 @@ export class StreamPoller {
   }
 
   private async readShard(shardId: string, cp: { after?: string; closed?: boolean }): Promise<boolean> {
-    let it = this.iterators.has(shardId) ? this.iterators.get(shardId) : await this.iterator(shardId, cp);
+    const it = this.iterators.has(shardId) ? this.iterators.get(shardId) : await this.iterator(shardId, cp);
     if (!it) return false;
     let out;
     const asked = Date.now();
@@ -216,7 +229,10 @@ export class StreamPoller {
       this.attempts.set(seq, attempts);
       if (attempts >= (this.opts.maxAttempts ?? 3)) {
         // The on-failure destination: the record is kept for an operator (`npm run admin -- redrive`) and the shard moves on.
-        appendFileSync(this.opts.deadLetterFile, `${JSON.stringify({ queue: STREAM_DEAD_LETTER_QUEUE, id: record.eventID, body: record, receiveCount: attempts, error })}\n`);
+        appendFileSync(
+          this.opts.deadLetterFile,
+          `${JSON.stringify({ queue: STREAM_DEAD_LETTER_QUEUE, id: record.eventID, body: record, receiveCount: attempts, error })}\n`,
+        );
         this.opts.log?.('stream: record dead-lettered', { event_id: record.eventID, sequence_number: seq, attempts, error });
         this.attempts.delete(seq);
         done.push(records[failedFrom]!);
@@ -233,7 +249,8 @@ export class StreamPoller {
     else {
       // Deliver again from the first record not done, after a back-off.
       this.iterators.delete(shardId);
-      if (done.length < records.length) await new Promise((r) => setTimeout(r, 200 * (this.attempts.get(records[done.length]!.dynamodb!.SequenceNumber!) ?? 1)));
+      if (done.length < records.length)
+        await new Promise((r) => setTimeout(r, 200 * (this.attempts.get(records[done.length]!.dynamodb!.SequenceNumber!) ?? 1)));
     }
     return true;
   }

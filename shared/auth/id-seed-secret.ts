@@ -23,7 +23,9 @@ async function load(): Promise<Uint8Array> {
   const keyId = process.env.ID_SEED_KMS_KEY_ID;
   if (keyId) {
     const { KMSClient, GenerateMacCommand } = await import('#shared/auth/kms-secrets.ts');
-    const out = await new KMSClient({}).send(new GenerateMacCommand({ KeyId: keyId, MacAlgorithm: 'HMAC_SHA_256', Message: Buffer.from(LABEL, 'utf8') }));
+    const out = await new KMSClient({}).send(
+      new GenerateMacCommand({ KeyId: keyId, MacAlgorithm: 'HMAC_SHA_256', Message: Buffer.from(LABEL, 'utf8') }),
+    );
     return out.Mac!;
   }
   const file = process.env.ID_SEED_KEY_FILE || (process.env.ISSUER_KEY_FILE && join(dirname(process.env.ISSUER_KEY_FILE), 'id-seed-key'));

@@ -69,14 +69,23 @@ const b64url = (b: Buffer | string) => Buffer.from(b).toString('base64url');
 export function kmsIssuer(keyId: string, issuer: string, audience = DEFAULT_AUDIENCE, client?: Pick<KMSClient, 'send'>): Issuer {
   // The SDK client (shared/auth/kms-signing.ts) is imported on first use, not at cold start.
   type Sdk = typeof import('#shared/auth/kms-signing.ts');
-  let sdk: Promise<{ kms: Pick<KMSClient, 'send'>; GetPublicKeyCommand: Sdk['GetPublicKeyCommand']; SignCommand: Sdk['SignCommand'] }> | undefined;
-  const kmsSdk = () => (sdk ??= import('#shared/auth/kms-signing.ts').then((m) => ({ kms: client ?? new m.KMSClient({}), GetPublicKeyCommand: m.GetPublicKeyCommand, SignCommand: m.SignCommand })));
+  let sdk:
+    | Promise<{ kms: Pick<KMSClient, 'send'>; GetPublicKeyCommand: Sdk['GetPublicKeyCommand']; SignCommand: Sdk['SignCommand'] }>
+    | undefined;
+  const kmsSdk = () =>
+    (sdk ??= import('#shared/auth/kms-signing.ts').then((m) => ({
+      kms: client ?? new m.KMSClient({}),
+      GetPublicKeyCommand: m.GetPublicKeyCommand,
+      SignCommand: m.SignCommand,
+    })));
   let jwk: Promise<JWK> | undefined;
   const publicJwk = () =>
-    (jwk ??= kmsSdk().then(({ kms, GetPublicKeyCommand }) => kms.send(new GetPublicKeyCommand({ KeyId: keyId }))).then(async (out) => {
-      const pub = createPublicKey({ key: Buffer.from(out.PublicKey!), format: 'der', type: 'spki' });
-      return { ...(await exportJWK(pub)), kid: out.KeyId!.split('/').pop()!, alg: ALG, use: 'sig' };
-    }));
+    (jwk ??= kmsSdk()
+      .then(({ kms, GetPublicKeyCommand }) => kms.send(new GetPublicKeyCommand({ KeyId: keyId })))
+      .then(async (out) => {
+        const pub = createPublicKey({ key: Buffer.from(out.PublicKey!), format: 'der', type: 'spki' });
+        return { ...(await exportJWK(pub)), kid: out.KeyId!.split('/').pop()!, alg: ALG, use: 'sig' };
+      }));
   return {
     issuer,
     audience,
@@ -88,7 +97,14 @@ export function kmsIssuer(keyId: string, issuer: string, audience = DEFAULT_AUDI
       const header = b64url(JSON.stringify({ alg: ALG, kid, typ: 'JWT' }));
       const body = b64url(JSON.stringify({ ...payload(c), sub: c.userId, iss: issuer, aud: audience, iat: now, exp, jti: randomUUID() }));
       const { kms, SignCommand } = await kmsSdk();
-      const out = await kms.send(new SignCommand({ KeyId: keyId, Message: Buffer.from(`${header}.${body}`), MessageType: 'RAW', SigningAlgorithm: 'RSASSA_PKCS1_V1_5_SHA_256' }));
+      const out = await kms.send(
+        new SignCommand({
+          KeyId: keyId,
+          Message: Buffer.from(`${header}.${body}`),
+          MessageType: 'RAW',
+          SigningAlgorithm: 'RSASSA_PKCS1_V1_5_SHA_256',
+        }),
+      );
       return { token: `${header}.${body}.${b64url(Buffer.from(out.Signature!))}`, expiresAt: new Date(exp * 1000).toISOString() };
     },
   };

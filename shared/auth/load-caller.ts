@@ -10,7 +10,8 @@ import { UnauthorizedError } from '#shared/errors.ts';
 /** Uuids of the teams the caller belongs to (as member or owner), read once per request when needed. */
 export async function callerTeamUuids(ctx: DataCtx & { db: Db }, userId: string): Promise<Set<string>> {
   const ids = new Set<string>();
-  for await (const e of partitionEntries(ctx, keys.entryList(ctx.tenantId, 'team', 'member', userId))) if (e.state !== 'archived') ids.add(e.id);
+  for await (const e of partitionEntries(ctx, keys.entryList(ctx.tenantId, 'team', 'member', userId)))
+    if (e.state !== 'archived') ids.add(e.id);
   return ids;
 }
 
@@ -20,14 +21,18 @@ export async function callerTeamUuids(ctx: DataCtx & { db: Db }, userId: string)
  * not active. `data` is the token's tenant (its keys are built under it, so a read-ahead never leaves it); the
  * items read ahead are put on it for later eventually consistent reads.
  */
-export async function loadCaller(data: DataCtx & { db: Db }, userId: string, opts: { readAhead?: EntityRef[]; teams?: boolean } = {}): Promise<{ caller: Caller; teams?: Promise<Set<string>> }> {
+export async function loadCaller(
+  data: DataCtx & { db: Db },
+  userId: string,
+  opts: { readAhead?: EntityRef[]; teams?: boolean } = {},
+): Promise<{ caller: Caller; teams?: Promise<Set<string>> }> {
   const who = `${data.tenantId}/${userId}`;
   // an admin's teams decide nothing: not queried ahead for a caller this container last saw as admin
   const teams = opts.teams && rolesSeen.get(who) !== 'admin' ? callerTeamUuids(data, userId) : undefined;
   teams?.catch(() => {}); // awaited by the handler, if it gets that far
   data.readAhead = await readEntitiesAhead(data, [{ type: userEntity.type, id: userId }, ...(opts.readAhead ?? [])]);
   const user = await getEntity(data, userEntity, userId);
-  if (!user || user.record.status !== 'active') throw new UnauthorizedError('User is unknown or inactive');
+  if (user?.record.status !== 'active') throw new UnauthorizedError('User is unknown or inactive');
   rememberRole(who, user.record.role);
   return { caller: { tenantId: data.tenantId, userId, role: user.record.role, user: user.record }, ...(teams ? { teams } : {}) };
 }

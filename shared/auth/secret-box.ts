@@ -47,7 +47,12 @@ export function fileSecretBox(keyFile: string): SecretBox {
 export function kmsSecretBox(keyId: string, client?: KMSClient): SecretBox {
   type Sdk = typeof import('#shared/auth/kms-secrets.ts');
   let sdk: Promise<{ kms: KMSClient; EncryptCommand: Sdk['EncryptCommand']; DecryptCommand: Sdk['DecryptCommand'] }> | undefined;
-  const kmsSdk = () => (sdk ??= import('#shared/auth/kms-secrets.ts').then((m) => ({ kms: client ?? new m.KMSClient({}), EncryptCommand: m.EncryptCommand, DecryptCommand: m.DecryptCommand })));
+  const kmsSdk = () =>
+    (sdk ??= import('#shared/auth/kms-secrets.ts').then((m) => ({
+      kms: client ?? new m.KMSClient({}),
+      EncryptCommand: m.EncryptCommand,
+      DecryptCommand: m.DecryptCommand,
+    })));
   return {
     async seal(plain, context) {
       const { kms, EncryptCommand } = await kmsSdk();
@@ -56,7 +61,13 @@ export function kmsSecretBox(keyId: string, client?: KMSClient): SecretBox {
     },
     async open(sealed, context) {
       const { kms, DecryptCommand } = await kmsSdk();
-      const out = await kms.send(new DecryptCommand({ KeyId: keyId, CiphertextBlob: Buffer.from(sealed.replace(/^kms:v1:/, ''), 'base64'), EncryptionContext: context }));
+      const out = await kms.send(
+        new DecryptCommand({
+          KeyId: keyId,
+          CiphertextBlob: Buffer.from(sealed.replace(/^kms:v1:/, ''), 'base64'),
+          EncryptionContext: context,
+        }),
+      );
       return Buffer.from(out.Plaintext!).toString('utf8');
     },
   };
@@ -68,7 +79,9 @@ let box: SecretBox | undefined;
 export function secretBox(): SecretBox {
   if (box) return box;
   if (process.env.WEBHOOK_SECRET_KMS_KEY_ID) return (box = kmsSecretBox(process.env.WEBHOOK_SECRET_KMS_KEY_ID));
-  const file = process.env.WEBHOOK_SECRET_KEY_FILE || (process.env.ISSUER_KEY_FILE && join(dirname(process.env.ISSUER_KEY_FILE), 'webhook-secret-key'));
+  const file =
+    process.env.WEBHOOK_SECRET_KEY_FILE ||
+    (process.env.ISSUER_KEY_FILE && join(dirname(process.env.ISSUER_KEY_FILE), 'webhook-secret-key'));
   if (!file) throw new Error('Set WEBHOOK_SECRET_KMS_KEY_ID (AWS) or WEBHOOK_SECRET_KEY_FILE / ISSUER_KEY_FILE (local)');
   return (box = fileSecretBox(file));
 }

@@ -62,20 +62,46 @@ const WRITE_OUTPUT = { Attributes: VALUES, ItemCollectionMetrics: { ItemCollecti
 const WRITE_REQUESTS = { '*': { '*': { PutRequest: { Item: VALUES }, DeleteRequest: { Key: VALUES } } } } as const;
 
 /** Each document command: the low-level command it becomes, and where its input and output hold values (lib-dynamodb's key nodes). */
+// biome-ignore lint/complexity/noBannedTypes: keyed by the SDK's command classes, whose constructor types differ per command
 const DOCUMENT_COMMANDS = new Map<Function, { lowLevel: new (input: never) => object; input: ValuePaths; output: ValuePaths }>([
   [GetCommand, { lowLevel: GetItemCommand, input: { Key: VALUES }, output: { Item: VALUES } }],
-  [BatchGetCommand, { lowLevel: BatchGetItemCommand, input: { RequestItems: { '*': { Keys: { '*': VALUES } } } }, output: { Responses: { '*': { '*': VALUES } }, UnprocessedKeys: { '*': { Keys: { '*': VALUES } } } } }],
+  [
+    BatchGetCommand,
+    {
+      lowLevel: BatchGetItemCommand,
+      input: { RequestItems: { '*': { Keys: { '*': VALUES } } } },
+      output: { Responses: { '*': { '*': VALUES } }, UnprocessedKeys: { '*': { Keys: { '*': VALUES } } } },
+    },
+  ],
   [
     QueryCommand,
     {
       lowLevel: QueryItemsCommand,
-      input: { KeyConditions: { '*': { AttributeValueList: VALUES } }, QueryFilter: { '*': { AttributeValueList: VALUES } }, ExclusiveStartKey: VALUES, ExpressionAttributeValues: VALUES },
+      input: {
+        KeyConditions: { '*': { AttributeValueList: VALUES } },
+        QueryFilter: { '*': { AttributeValueList: VALUES } },
+        ExclusiveStartKey: VALUES,
+        ExpressionAttributeValues: VALUES,
+      },
       output: { Items: { '*': VALUES }, LastEvaluatedKey: VALUES },
     },
   ],
-  [PutCommand, { lowLevel: PutItemCommand, input: { Item: VALUES, Expected: EXPECTED, ExpressionAttributeValues: VALUES }, output: WRITE_OUTPUT }],
-  [UpdateCommand, { lowLevel: UpdateItemCommand, input: { Key: VALUES, AttributeUpdates: { '*': { Value: VALUE } }, Expected: EXPECTED, ExpressionAttributeValues: VALUES }, output: WRITE_OUTPUT }],
-  [DeleteCommand, { lowLevel: DeleteItemCommand, input: { Key: VALUES, Expected: EXPECTED, ExpressionAttributeValues: VALUES }, output: WRITE_OUTPUT }],
+  [
+    PutCommand,
+    { lowLevel: PutItemCommand, input: { Item: VALUES, Expected: EXPECTED, ExpressionAttributeValues: VALUES }, output: WRITE_OUTPUT },
+  ],
+  [
+    UpdateCommand,
+    {
+      lowLevel: UpdateItemCommand,
+      input: { Key: VALUES, AttributeUpdates: { '*': { Value: VALUE } }, Expected: EXPECTED, ExpressionAttributeValues: VALUES },
+      output: WRITE_OUTPUT,
+    },
+  ],
+  [
+    DeleteCommand,
+    { lowLevel: DeleteItemCommand, input: { Key: VALUES, Expected: EXPECTED, ExpressionAttributeValues: VALUES }, output: WRITE_OUTPUT },
+  ],
   [
     TransactWriteCommand,
     {
@@ -93,18 +119,36 @@ const DOCUMENT_COMMANDS = new Map<Function, { lowLevel: new (input: never) => ob
       output: { ItemCollectionMetrics: { '*': { '*': { ItemCollectionKey: VALUES } } } },
     },
   ],
-  [BatchWriteCommand, { lowLevel: BatchWriteItemCommand, input: { RequestItems: WRITE_REQUESTS }, output: { UnprocessedItems: WRITE_REQUESTS, ItemCollectionMetrics: { '*': { '*': { ItemCollectionKey: VALUES } } } } }],
+  [
+    BatchWriteCommand,
+    {
+      lowLevel: BatchWriteItemCommand,
+      input: { RequestItems: WRITE_REQUESTS },
+      output: { UnprocessedItems: WRITE_REQUESTS, ItemCollectionMetrics: { '*': { '*': { ItemCollectionKey: VALUES } } } },
+    },
+  ],
 ]);
 
 /** A copy of `node` with the values at `paths` converted by `convert` (lib-dynamodb's processObj). */
 function convertAt(node: unknown, paths: ValuePaths, convert: (value: unknown) => unknown): unknown {
   if (node === undefined || node === null || typeof node !== 'object') return paths === VALUE && node !== undefined ? convert(node) : node;
   if (paths === VALUE) return convert(node);
-  if (paths === VALUES) return Array.isArray(node) ? node.map(convert) : Object.fromEntries(Object.entries(node).filter(([, v]) => v !== undefined).map(([k, v]) => [k, convert(v)]));
+  if (paths === VALUES)
+    return Array.isArray(node)
+      ? node.map(convert)
+      : Object.fromEntries(
+          Object.entries(node)
+            .filter(([, v]) => v !== undefined)
+            .map(([k, v]) => [k, convert(v)]),
+        );
   const every = paths['*'];
-  if (every !== undefined) return Array.isArray(node) ? node.map((v) => convertAt(v, every, convert)) : Object.fromEntries(Object.entries(node).map(([k, v]) => [k, convertAt(v, every, convert)]));
+  if (every !== undefined)
+    return Array.isArray(node)
+      ? node.map((v) => convertAt(v, every, convert))
+      : Object.fromEntries(Object.entries(node).map(([k, v]) => [k, convertAt(v, every, convert)]));
   const copy: Record<string, unknown> = { ...(node as Record<string, unknown>) };
-  for (const [member, inner] of Object.entries(paths)) if (copy[member] !== undefined) copy[member] = convertAt(copy[member], inner, convert);
+  for (const [member, inner] of Object.entries(paths))
+    if (copy[member] !== undefined) copy[member] = convertAt(copy[member], inner, convert);
   return copy;
 }
 

@@ -71,7 +71,11 @@ export interface StoredAnswer<R> {
 }
 
 /** A create of `def`'s record `uuid` (one of the command's ids): already stored by an earlier attempt of the request, it answers `present(stored)`. */
-export const orStored = <Rec extends BaseRecord, R>(def: EntityDef<Rec>, uuid: string, present: (stored: Rec) => R | Promise<R>): StoredAnswer<R> => ({
+export const orStored = <Rec extends BaseRecord, R>(
+  def: EntityDef<Rec>,
+  uuid: string,
+  present: (stored: Rec) => R | Promise<R>,
+): StoredAnswer<R> => ({
   answer: (ctx, create) => createdOrStored(ctx, def, uuid, create, present),
 });
 
@@ -115,7 +119,13 @@ export async function createEntity<R extends BaseRecord>(ctx: DataCtx, def: Enti
  * Runs a create; when an earlier attempt of the same idempotent request already stored the record
  * (AlreadyCreatedError), answers with the stored record instead, so a retry after a crash applies once.
  */
-export async function createdOrStored<R extends BaseRecord, T = R>(ctx: DataCtx, def: EntityDef<R>, uuid: string, create: () => Promise<T>, present: (stored: R) => T | Promise<T> = (r) => r as unknown as T): Promise<T> {
+export async function createdOrStored<R extends BaseRecord, T = R>(
+  ctx: DataCtx,
+  def: EntityDef<R>,
+  uuid: string,
+  create: () => Promise<T>,
+  present: (stored: R) => T | Promise<T> = (r) => r as unknown as T,
+): Promise<T> {
   try {
     return await create();
   } catch (err) {

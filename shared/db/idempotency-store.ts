@@ -23,7 +23,9 @@ export interface IdempotentCall {
 
 /** `T#<tenant>#idem#<sha256(user, route, key)>`: one item per key, spread over partitions, under the tenant's prefix. */
 export function idempotencyRecordKey(call: Pick<IdempotentCall, 'tenantId' | 'userId' | 'route' | 'key'>): string {
-  const digest = createHash('sha256').update(JSON.stringify([call.userId, call.route, call.key])).digest('base64url');
+  const digest = createHash('sha256')
+    .update(JSON.stringify([call.userId, call.route, call.key]))
+    .digest('base64url');
   return keys.misc(call.tenantId, IDEMPOTENCY_KIND, digest).PK;
 }
 

@@ -12,7 +12,11 @@ export interface ListPage {
  * One page of a GSI1 list (entity list or entry list), in creation order. `from`: the first sort key to read,
  * inclusive (`forward: false` reads from it downwards).
  */
-export async function queryList(ctx: DataCtx, partition: string, opts: { forward?: boolean; startKey?: Record<string, unknown>; limit?: number; from?: string } = {}): Promise<ListPage> {
+export async function queryList(
+  ctx: DataCtx,
+  partition: string,
+  opts: { forward?: boolean; startKey?: Record<string, unknown>; limit?: number; from?: string } = {},
+): Promise<ListPage> {
   if (!storable(partition)) return { entries: [] };
   const forward = opts.forward ?? true;
   const out = await ctx.db.send(
@@ -26,7 +30,13 @@ export async function queryList(ctx: DataCtx, partition: string, opts: { forward
       Limit: opts.limit,
     }),
   );
-  const entries = (out.Items ?? []).map((i) => ({ id: i.id as string, sortKey: i.GSI1SK as string, vis: i.vis as string | undefined, acl: i.acl as string[] | undefined, state: i.state as string | undefined }));
+  const entries = (out.Items ?? []).map((i) => ({
+    id: i.id as string,
+    sortKey: i.GSI1SK as string,
+    vis: i.vis as string | undefined,
+    acl: i.acl as string[] | undefined,
+    state: i.state as string | undefined,
+  }));
   return { entries, lastKey: out.LastEvaluatedKey };
 }
 
@@ -44,7 +54,8 @@ export async function* partitionEntries(ctx: DataCtx, partition: string, opts: {
 }
 
 /** Every entry of one value of a declared entry list (creation order): `entriesOf(ctx, membersOfTeam, teamUuid)`. */
-export const entriesOf = (ctx: DataCtx, of: EntryList, value: string, opts: { pageSize?: number } = {}) => partitionEntries(ctx, entryListPartition(ctx.tenantId, of, value), opts);
+export const entriesOf = (ctx: DataCtx, of: EntryList, value: string, opts: { pageSize?: number } = {}) =>
+  partitionEntries(ctx, entryListPartition(ctx.tenantId, of, value), opts);
 
 /** The GSI1 partition of one value of a declared entry list (for the list engine's paging). */
 export const entryPartitionOf = (ctx: DataCtx, of: EntryList, value: string) => entryListPartition(ctx.tenantId, of, value);

@@ -53,11 +53,20 @@ export const keys = {
   misc: (tenantId: string, kind: string, id: string, sk = ENTITY_SK) => ({ PK: `${tenantPrefix(tenantId)}${kind}#${id}`, SK: sk }),
 
   /** A read-model entry of an entity, in the entity's own partition (`RM#<name>`), indexed on GSI1 like an entry. */
-  readModelEntry: (tenantId: string, type: string, id: string, name: string) => ({ PK: `${tenantPrefix(tenantId)}${type}#${id}`, SK: `${READ_MODEL_SK_PREFIX}${name}` }),
+  readModelEntry: (tenantId: string, type: string, id: string, name: string) => ({
+    PK: `${tenantPrefix(tenantId)}${type}#${id}`,
+    SK: `${READ_MODEL_SK_PREFIX}${name}`,
+  }),
   /** One shard of an exact counter of a goal kind's list along one dimension (`all`, `status:on_track`, `owner:<u>|status:<s>`, ...). */
-  goalCounter: (tenantId: string, kind: string, dimension: string, shard: number) => ({ PK: `${tenantPrefix(tenantId)}goalcount#${kind}#${dimension}#${shard}`, SK: ENTITY_SK }),
+  goalCounter: (tenantId: string, kind: string, dimension: string, shard: number) => ({
+    PK: `${tenantPrefix(tenantId)}goalcount#${kind}#${dimension}#${shard}`,
+    SK: ENTITY_SK,
+  }),
   /** One shard of the page anchor of a goal kind's list: its goals created within one bucket of time (a tenth of a second). */
-  goalAnchor: (tenantId: string, kind: string, bucket: string, shard: number) => ({ PK: goalAnchorPartition(tenantId, kind), SK: `${bucket}#${shard}` }),
+  goalAnchor: (tenantId: string, kind: string, bucket: string, shard: number) => ({
+    PK: goalAnchorPartition(tenantId, kind),
+    SK: `${bucket}#${shard}`,
+  }),
   goalAnchorPartition: (tenantId: string, kind: string) => goalAnchorPartition(tenantId, kind),
   /** Whether a tenant's goal read models are complete (written when the tenant is created, or by the backfill). */
   readModelState: (tenantId: string) => ({ PK: `${tenantPrefix(tenantId)}read_models#goals`, SK: ENTITY_SK }),

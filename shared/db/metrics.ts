@@ -50,13 +50,30 @@ export function startDbCall(commandName?: string): (output: DbCallOutput) => voi
   };
 }
 
-const WRITE_COMMANDS = new Set(['PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'TransactWriteItemsCommand', 'BatchWriteItemCommand']);
+const WRITE_COMMANDS = new Set([
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'TransactWriteItemsCommand',
+  'BatchWriteItemCommand',
+]);
 
-type DbCallOutput = { ConsumedCapacity?: Capacity | Capacity[]; Count?: number; ScannedCount?: number; Item?: unknown; Responses?: unknown };
+type DbCallOutput = {
+  ConsumedCapacity?: Capacity | Capacity[];
+  Count?: number;
+  ScannedCount?: number;
+  Item?: unknown;
+  Responses?: unknown;
+};
 
 /** Records one DynamoDB call's consumed capacity and items read into the request's metrics. */
 function recordDbCall(output: DbCallOutput, m: DbMetrics): void {
-  const caps = output.ConsumedCapacity === undefined ? [] : Array.isArray(output.ConsumedCapacity) ? output.ConsumedCapacity : [output.ConsumedCapacity];
+  const caps =
+    output.ConsumedCapacity === undefined
+      ? []
+      : Array.isArray(output.ConsumedCapacity)
+        ? output.ConsumedCapacity
+        : [output.ConsumedCapacity];
   for (const c of caps) {
     // DynamoDB Local reports CapacityUnits only; split by the call's nature is done by the caller's counters.
     m.readCapacity += c.ReadCapacityUnits ?? 0;

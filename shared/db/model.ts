@@ -36,7 +36,12 @@ export interface EntryDef {
 }
 
 /** The entry of `record` in a declared entry list; `onMissing` for a reference (heldBy) whose target is gone. */
-export const entry = (of: EntryList, value: string, onMissing?: () => AppError): EntryDef => ({ list: of.list, name: of.name, value, ...(of.heldBy ? { heldBy: of.heldBy, onMissing } : {}) });
+export const entry = (of: EntryList, value: string, onMissing?: () => AppError): EntryDef => ({
+  list: of.list,
+  name: of.name,
+  value,
+  ...(of.heldBy ? { heldBy: of.heldBy, onMissing } : {}),
+});
 
 /** A uniqueness claim: at most one entity of the tenant may hold (name, value). */
 export interface UniqueDef {
@@ -96,4 +101,8 @@ export interface ListEntry {
 }
 
 /** The list row of a record as its entity writes it (id, creation-order sort key, envelope): for lists assembled in memory. */
-export const listEntryOf = <R extends BaseRecord>(def: EntityDef<R>, r: R): ListEntry => ({ id: r.uuid, sortKey: keys.listSortKey(r.created_at, r.uuid), ...(def.envelope?.(r) ?? {}) });
+export const listEntryOf = <R extends BaseRecord>(def: EntityDef<R>, r: R): ListEntry => ({
+  id: r.uuid,
+  sortKey: keys.listSortKey(r.created_at, r.uuid),
+  ...(def.envelope?.(r) ?? {}),
+});

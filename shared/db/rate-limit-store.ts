@@ -49,9 +49,13 @@ export const limiterKeys = {
  * read-only tenant role, which may update these: a GET leases tokens too). Built from limiterKeys, so a new
  * key layout changes the grant with it.
  */
-export const limiterLeaseLeadingKeys = (tenant: string): string[] => [limiterKeys.tenantShard(tenant, '*').PK, limiterKeys.userShard(tenant, '*', '*').PK];
+export const limiterLeaseLeadingKeys = (tenant: string): string[] => [
+  limiterKeys.tenantShard(tenant, '*').PK,
+  limiterKeys.userShard(tenant, '*', '*').PK,
+];
 
-const conditionFailed = (err: unknown): err is ConditionalCheckFailedException => err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
+const conditionFailed = (err: unknown): err is ConditionalCheckFailedException =>
+  err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
 
 /** `tat` of the item a failed condition returned (low-level attribute value, or plain when unmarshalled). */
 function oldTat(item: Record<string, unknown> | undefined): number | undefined {
@@ -64,7 +68,14 @@ function oldTat(item: Record<string, unknown> | undefined): number | undefined {
  * Takes up to `want` tokens from one shard: all of them when available, else as many as are available, else
  * none with the time until one is. A few attempts cover the races between containers.
  */
-export async function leaseTokens(db: Db, tableName: string, key: Record<string, string>, cell: Cell, want: number, now = Date.now()): Promise<LeaseResult> {
+export async function leaseTokens(
+  db: Db,
+  tableName: string,
+  key: Record<string, string>,
+  cell: Cell,
+  want: number,
+  now = Date.now(),
+): Promise<LeaseResult> {
   let n = Math.max(1, Math.floor(want));
   for (let attempt = 0; attempt < 4; attempt++) {
     const expires = Math.floor(now / 1000) + STATE_TTL_SECONDS;
@@ -76,7 +87,12 @@ export async function leaseTokens(db: Db, tableName: string, key: Record<string,
           Key: key,
           UpdateExpression: 'SET tat = tat + :step, expires_at = :exp',
           ConditionExpression: 'tat >= :now AND tat <= :max',
-          ExpressionAttributeValues: { ':step': n * cell.intervalMs, ':now': now, ':max': now + cell.capacityMs - n * cell.intervalMs, ':exp': expires },
+          ExpressionAttributeValues: {
+            ':step': n * cell.intervalMs,
+            ':now': now,
+            ':max': now + cell.capacityMs - n * cell.intervalMs,
+            ':exp': expires,
+          },
           ReturnValues: 'UPDATED_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
@@ -127,7 +143,9 @@ export async function readTenantLimits(db: Db, tableName: string, tenantId: stri
 }
 
 export async function writeTenantLimits(db: Db, tableName: string, tenantId: string, limits: TenantLimits): Promise<void> {
-  await db.send(new PutCommand({ TableName: tableName, Item: { ...limiterKeys.config(tenantId), ...limits, updated_at: new Date().toISOString() } }));
+  await db.send(
+    new PutCommand({ TableName: tableName, Item: { ...limiterKeys.config(tenantId), ...limits, updated_at: new Date().toISOString() } }),
+  );
 }
 
 export async function deleteTenantLimits(db: Db, tableName: string, tenantId: string): Promise<void> {

@@ -23,7 +23,9 @@ export async function batchGet(ctx: DataCtx, all: Key[], consistent = false): Pr
   for (let i = 0; i < wanted.length; i += 100) {
     let requestKeys: Record<string, unknown>[] = wanted.slice(i, i + 100);
     for (let attempt = 0; requestKeys.length > 0; attempt++) {
-      const out = await ctx.db.send(new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: requestKeys, ConsistentRead: consistent } } }));
+      const out = await ctx.db.send(
+        new BatchGetCommand({ RequestItems: { [tableName()]: { Keys: requestKeys, ConsistentRead: consistent } } }),
+      );
       items.push(...(out.Responses?.[tableName()] ?? []));
       requestKeys = (out.UnprocessedKeys?.[tableName()]?.Keys as Record<string, unknown>[] | undefined) ?? [];
       if (requestKeys.length && attempt > 8) throw new Error('BatchGet: unprocessed keys after retries');
@@ -52,7 +54,12 @@ export async function readEntitiesAhead(ctx: DataCtx, refs: EntityRef[]): Promis
   return found;
 }
 
-export async function getEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, id: string, consistent = false): Promise<Stored<R> | undefined> {
+export async function getEntity<R extends BaseRecord>(
+  ctx: DataCtx,
+  def: EntityDef<R>,
+  id: string,
+  consistent = false,
+): Promise<Stored<R> | undefined> {
   const key = keys.entity(ctx.tenantId, def.type, id);
   if (!storable(key.PK)) return undefined;
   const ahead = consistent ? undefined : ctx.readAhead?.get(readAheadKey(key));
@@ -63,8 +70,17 @@ export async function getEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityD
 }
 
 /** Fetches many entities by id (BatchGetItem, 100 per call; `consistent` for strongly consistent reads). Missing ids are absent from the map. */
-export async function getEntities<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, ids: Iterable<string>, consistent = false): Promise<Map<string, Stored<R>>> {
-  const items = await batchGet(ctx, [...new Set(ids)].map((id) => keys.entity(ctx.tenantId, def.type, id)), consistent);
+export async function getEntities<R extends BaseRecord>(
+  ctx: DataCtx,
+  def: EntityDef<R>,
+  ids: Iterable<string>,
+  consistent = false,
+): Promise<Map<string, Stored<R>>> {
+  const items = await batchGet(
+    ctx,
+    [...new Set(ids)].map((id) => keys.entity(ctx.tenantId, def.type, id)),
+    consistent,
+  );
   return new Map(items.map((item) => [item.id as string, { record: item.rec as R, version: item.v as number }]));
 }
 
@@ -82,11 +98,18 @@ export async function findUniques(ctx: DataCtx, name: string, values: Iterable<s
 export async function findClaims(ctx: DataCtx, name: string, values: Iterable<string>, consistent = false): Promise<Map<string, Claim>> {
   const unique = [...new Set(values)];
   const byPk = new Map(unique.map((v) => [keys.unique(ctx.tenantId, name, v).PK, v]));
-  const items = await batchGet(ctx, unique.map((v) => keys.unique(ctx.tenantId, name, v)), consistent);
+  const items = await batchGet(
+    ctx,
+    unique.map((v) => keys.unique(ctx.tenantId, name, v)),
+    consistent,
+  );
   return new Map(items.map((item) => [byPk.get(item.PK as string)!, claimOf(item)]));
 }
 
-const claimOf = (item: Record<string, unknown>): Claim => ({ id: item.id as string, ...(item.data ? { data: item.data as Record<string, unknown> } : {}) });
+const claimOf = (item: Record<string, unknown>): Claim => ({
+  id: item.id as string,
+  ...(item.data ? { data: item.data as Record<string, unknown> } : {}),
+});
 
 /**
  * A command's read plan: entities of several types and uniqueness claims, fetched together in one
@@ -135,7 +158,8 @@ export class BatchRead {
   /** Reads everything named so far (strongly consistent with `consistent`: versions a transaction will check). */
   async run(consistent = false): Promise<this> {
     const unique = new Map(this.wanted.map((k) => [`${k.PK}|${k.SK}`, k]));
-    for (const item of await batchGet(this.ctx, [...unique.values()], consistent)) this.found.set(`${item.PK as string}|${item.SK as string}`, item);
+    for (const item of await batchGet(this.ctx, [...unique.values()], consistent))
+      this.found.set(`${item.PK as string}|${item.SK as string}`, item);
     return this;
   }
 }

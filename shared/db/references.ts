@@ -38,7 +38,12 @@ export async function referencesTo(ctx: DataCtx, type: string, id: string): Prom
     for (const i of page.Items ?? []) {
       const sk = (i.SK as string).slice(REFERENCE_SK_PREFIX.length);
       const at = sk.indexOf('@');
-      out.push({ id: i.id as string, list: sk.slice(0, at), name: sk.slice(at + 1, sk.lastIndexOf('#')), state: i.state as string | undefined });
+      out.push({
+        id: i.id as string,
+        list: sk.slice(0, at),
+        name: sk.slice(at + 1, sk.lastIndexOf('#')),
+        state: i.state as string | undefined,
+      });
     }
     startKey = page.LastEvaluatedKey;
   } while (startKey);

@@ -10,7 +10,8 @@ export type SideKey = { PK: string; SK: string };
 export type SideItem = Record<string, unknown>;
 
 const KEY_ATTRS = new Set(['PK', 'SK']);
-const withoutKeys = (item: Record<string, unknown>): SideItem => Object.fromEntries(Object.entries(item).filter(([k]) => !KEY_ATTRS.has(k)));
+const withoutKeys = (item: Record<string, unknown>): SideItem =>
+  Object.fromEntries(Object.entries(item).filter(([k]) => !KEY_ATTRS.has(k)));
 
 /** One side item (strongly consistent by default: side items carry claims and throttles). */
 export async function getSide(ctx: DataCtx, key: SideKey, consistent = true): Promise<SideItem | undefined> {
@@ -28,7 +29,11 @@ export async function getSides(ctx: DataCtx, sideKeys: SideKey[], consistent = f
 }
 
 /** Side items of one base-table partition in sort-key order (`forward: false`: newest first), with their SK. */
-export async function querySide(ctx: DataCtx, partitionKey: string, opts: { forward?: boolean; limit?: number; consistent?: boolean } = {}): Promise<Array<SideItem & { SK: string }>> {
+export async function querySide(
+  ctx: DataCtx,
+  partitionKey: string,
+  opts: { forward?: boolean; limit?: number; consistent?: boolean } = {},
+): Promise<Array<SideItem & { SK: string }>> {
   if (!storable(partitionKey)) return [];
   const out = await ctx.db.send(
     new QueryCommand({

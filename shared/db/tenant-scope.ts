@@ -61,7 +61,11 @@ export function tenantAssumeRoleInput(roleArn: string, tableArn: string, tenantI
 
 // STS is loaded on the first request that assumes a tenant role (AWS only), not at cold start.
 let sts: Promise<{ client: STSClient; AssumeRoleCommand: typeof import('@aws-sdk/client-sts').AssumeRoleCommand }> | undefined;
-const stsClient = () => (sts ??= import('@aws-sdk/client-sts').then(({ STSClient, AssumeRoleCommand }) => ({ client: new STSClient({ region: config.region }), AssumeRoleCommand })));
+const stsClient = () =>
+  (sts ??= import('@aws-sdk/client-sts').then(({ STSClient, AssumeRoleCommand }) => ({
+    client: new STSClient({ region: config.region }),
+    AssumeRoleCommand,
+  })));
 const scoped = new Map<string, { db: Db; expiresAt: number }>();
 const REFRESH_MARGIN_MS = 5 * 60_000;
 
@@ -80,7 +84,12 @@ export async function tenantDb(tenantId: string): Promise<Db> {
   const out = await client.send(new AssumeRoleCommand(tenantAssumeRoleInput(roleArn, tableArn, tenantId)));
   const c = out.Credentials!;
   const db = instrument(
-    createDynamoClient({ accessKeyId: c.AccessKeyId!, secretAccessKey: c.SecretAccessKey!, sessionToken: c.SessionToken!, expiration: c.Expiration }),
+    createDynamoClient({
+      accessKeyId: c.AccessKeyId!,
+      secretAccessKey: c.SecretAccessKey!,
+      sessionToken: c.SessionToken!,
+      expiration: c.Expiration,
+    }),
   );
   scoped.set(tenantId, { db, expiresAt: c.Expiration?.getTime() ?? Date.now() + 3600_000 });
   return db;

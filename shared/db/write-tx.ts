@@ -68,7 +68,16 @@ export class WriteTx {
       {
         Put: {
           TableName: tableName(),
-          Item: { ...keys.entity(this.ctx.tenantId, def.type, record.uuid), ...this.listKeys(listNameOf(def, record), record), id: record.uuid, kind: def.type, v: 1, rec: record, ...env, ...expiryOf(def, record) },
+          Item: {
+            ...keys.entity(this.ctx.tenantId, def.type, record.uuid),
+            ...this.listKeys(listNameOf(def, record), record),
+            id: record.uuid,
+            kind: def.type,
+            v: 1,
+            rec: record,
+            ...env,
+            ...expiryOf(def, record),
+          },
           ConditionExpression: 'attribute_not_exists(PK)',
         },
       },
@@ -90,7 +99,16 @@ export class WriteTx {
     this.add({
       Put: {
         TableName: tableName(),
-        Item: { ...keys.entity(this.ctx.tenantId, def.type, after.uuid), ...this.listKeys(listNameOf(def, after), after), id: after.uuid, kind: def.type, v: before.version + 1, rec: after, ...env, ...expiryOf(def, after) },
+        Item: {
+          ...keys.entity(this.ctx.tenantId, def.type, after.uuid),
+          ...this.listKeys(listNameOf(def, after), after),
+          id: after.uuid,
+          kind: def.type,
+          v: before.version + 1,
+          rec: after,
+          ...env,
+          ...expiryOf(def, after),
+        },
         ConditionExpression: 'v = :v',
         ExpressionAttributeValues: { ':v': before.version },
       },
@@ -116,7 +134,12 @@ export class WriteTx {
   /** Hard-deletes an entity with its entries and uniqueness claims. */
   remove<R extends BaseRecord>(def: EntityDef<R>, before: Stored<R>): this {
     this.add({
-      Delete: { TableName: tableName(), Key: keys.entity(this.ctx.tenantId, def.type, before.record.uuid), ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': before.version } },
+      Delete: {
+        TableName: tableName(),
+        Key: keys.entity(this.ctx.tenantId, def.type, before.record.uuid),
+        ConditionExpression: 'v = :v',
+        ExpressionAttributeValues: { ':v': before.version },
+      },
     });
     for (const e of def.entries?.(before.record) ?? []) this.deleteEntry(def, before.record, e);
     for (const u of def.uniques?.(before.record) ?? []) this.release(u, before.record.uuid);
@@ -125,7 +148,16 @@ export class WriteTx {
 
   /** The entity exists (not deleted) when the transaction commits; else `onFail` (e.g. a 422 naming the field). */
   checkExists<R extends BaseRecord>(def: EntityDef<R>, id: string, onFail: () => AppError): this {
-    return this.add({ ConditionCheck: { TableName: tableName(), Key: keys.entity(this.ctx.tenantId, def.type, id), ConditionExpression: 'attribute_exists(PK)' } }, onFail);
+    return this.add(
+      {
+        ConditionCheck: {
+          TableName: tableName(),
+          Key: keys.entity(this.ctx.tenantId, def.type, id),
+          ConditionExpression: 'attribute_exists(PK)',
+        },
+      },
+      onFail,
+    );
   }
 
   /**
@@ -166,7 +198,14 @@ export class WriteTx {
   /** The entity is still at the version read when the transaction commits (else a retry: ConcurrentUpdateError). */
   checkVersion<R extends BaseRecord>(def: EntityDef<R>, read: Stored<R>, onFail: () => AppError = () => new ConcurrentUpdateError()): this {
     return this.add(
-      { ConditionCheck: { TableName: tableName(), Key: keys.entity(this.ctx.tenantId, def.type, read.record.uuid), ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': read.version } } },
+      {
+        ConditionCheck: {
+          TableName: tableName(),
+          Key: keys.entity(this.ctx.tenantId, def.type, read.record.uuid),
+          ConditionExpression: 'v = :v',
+          ExpressionAttributeValues: { ':v': read.version },
+        },
+      },
       onFail,
     );
   }
@@ -195,14 +234,22 @@ export class WriteTx {
   putSide(key: SideKey, attrs: SideItem, opts: { if?: ItemCondition; onFail?: () => AppError } = {}): this {
     const e = new Expr();
     const condition = e.condition(opts.if);
-    return this.add({ Put: { TableName: tableName(), Item: { ...attrs, ...key }, ...(condition ? { ConditionExpression: condition, ...e.attrs() } : {}) } }, opts.onFail);
+    return this.add(
+      {
+        Put: { TableName: tableName(), Item: { ...attrs, ...key }, ...(condition ? { ConditionExpression: condition, ...e.attrs() } : {}) },
+      },
+      opts.onFail,
+    );
   }
 
   /** Deletes a side item (no condition: deleting an absent item is a no-op), or only if `opts.if` holds. */
   deleteSide(key: SideKey, opts: { if?: ItemCondition; onFail?: () => AppError } = {}): this {
     const e = new Expr();
     const condition = e.condition(opts.if);
-    return this.add({ Delete: { TableName: tableName(), Key: key, ...(condition ? { ConditionExpression: condition, ...e.attrs() } : {}) } }, opts.onFail);
+    return this.add(
+      { Delete: { TableName: tableName(), Key: key, ...(condition ? { ConditionExpression: condition, ...e.attrs() } : {}) } },
+      opts.onFail,
+    );
   }
 
   /** Adds to numeric attributes of a side item, creating the item and the attributes at 0 if absent (counters). */
@@ -223,13 +270,34 @@ export class WriteTx {
       }),
     ];
     const condition = e.condition(change.if);
-    return this.add({ Update: { TableName: tableName(), Key: key, UpdateExpression: `SET ${sets.join(', ')}`, ...(condition ? { ConditionExpression: condition } : {}), ...e.attrs() } }, onFail);
+    return this.add(
+      {
+        Update: {
+          TableName: tableName(),
+          Key: key,
+          UpdateExpression: `SET ${sets.join(', ')}`,
+          ...(condition ? { ConditionExpression: condition } : {}),
+          ...e.attrs(),
+        },
+      },
+      onFail,
+    );
   }
 
   /** The side item satisfies `condition` when the transaction commits. */
   checkSide(key: SideKey, condition: ItemCondition, onFail?: () => AppError): this {
     const e = new Expr();
-    return this.add({ ConditionCheck: { TableName: tableName(), Key: key, ConditionExpression: e.condition(condition) ?? 'attribute_exists(PK) OR attribute_not_exists(PK)', ...e.attrs() } }, onFail);
+    return this.add(
+      {
+        ConditionCheck: {
+          TableName: tableName(),
+          Key: key,
+          ConditionExpression: e.condition(condition) ?? 'attribute_exists(PK) OR attribute_not_exists(PK)',
+          ...e.attrs(),
+        },
+      },
+      onFail,
+    );
   }
 
   /** The field a `too_many` refusal of this transaction names (what the client should send less of). */
@@ -309,11 +377,17 @@ export class WriteTx {
 
   private release(u: UniqueDef, id: string) {
     this.add({
-      Delete: { TableName: tableName(), Key: keys.unique(this.ctx.tenantId, u.name, u.value), ConditionExpression: 'attribute_not_exists(PK) OR id = :id', ExpressionAttributeValues: { ':id': id } },
+      Delete: {
+        TableName: tableName(),
+        Key: keys.unique(this.ctx.tenantId, u.name, u.value),
+        ConditionExpression: 'attribute_not_exists(PK) OR id = :id',
+        ExpressionAttributeValues: { ':id': id },
+      },
     });
   }
 }
 
 // An entry's sort key names its list too, so two entries with the same name and value in different lists stay distinct.
-const entryName = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) => (e.list && e.list !== listNameOf(def, r) ? `${e.list}@${e.name}` : e.name);
+const entryName = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) =>
+  e.list && e.list !== listNameOf(def, r) ? `${e.list}@${e.name}` : e.name;
 const entryId = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) => `${entryName(def, r, e)}#${e.value}`;

@@ -14,7 +14,10 @@ export interface TenantRecord extends BaseRecord {
 export const tenantEntity: EntityDef<TenantRecord> = { type: 'tenant' };
 
 /** Operator path: a new tenant and its first admin, written atomically. */
-export async function createTenant(dataFor: (tenantId: string) => Promise<DataCtx>, input: { name: string; adminEmail: string }): Promise<{ tenant: TenantRecord; admin: UserRecord }> {
+export async function createTenant(
+  dataFor: (tenantId: string) => Promise<DataCtx>,
+  input: { name: string; adminEmail: string },
+): Promise<{ tenant: TenantRecord; admin: UserRecord }> {
   const tenantId = randomUUID();
   const ctx = await dataFor(tenantId);
   const now = nowIso();

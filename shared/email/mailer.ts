@@ -12,14 +12,18 @@ export interface Email {
 
 // The SES client (shared/email/ses.ts) is imported with the first e-mail, not at cold start.
 let ses: Promise<{ client: SESv2Client; SendEmailCommand: typeof import('#shared/email/ses.ts').SendEmailCommand }> | undefined;
-const sesSdk = () => (ses ??= import('#shared/email/ses.ts').then((m) => ({ client: new m.SESv2Client({}), SendEmailCommand: m.SendEmailCommand })));
+const sesSdk = () =>
+  (ses ??= import('#shared/email/ses.ts').then((m) => ({ client: new m.SESv2Client({}), SendEmailCommand: m.SendEmailCommand })));
 
 export async function sendEmail(email: Email): Promise<string> {
   const outbox = process.env.EMAIL_OUTBOX_DIR;
   if (outbox) {
     mkdirSync(outbox, { recursive: true });
     const id = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID()}`;
-    writeFileSync(join(outbox, `${id}.json`), JSON.stringify({ ...email, from: process.env.EMAIL_FROM ?? 'noreply@localhost', sent_at: new Date().toISOString() }, null, 2));
+    writeFileSync(
+      join(outbox, `${id}.json`),
+      JSON.stringify({ ...email, from: process.env.EMAIL_FROM ?? 'noreply@localhost', sent_at: new Date().toISOString() }, null, 2),
+    );
     return id;
   }
   const from = process.env.EMAIL_FROM;

@@ -18,7 +18,19 @@ import type { TableChange } from '#shared/table-change.ts';
  * Presented fields a goal.updated does not report: the progress family (its own event), what a check-in or
  * rollup writes with it, derived read-outs (pace moves with the clock) and the write time.
  */
-const NOT_AN_UPDATE = new Set<string>([...PROGRESS_FIELDS, 'status', 'last_checkin_date', 'score', 'value_updated_at', 'status_updated_at', 'value_updated_by_uuid', 'status_updated_by_uuid', 'expected_progress', 'pace', 'updated_at']);
+const NOT_AN_UPDATE = new Set<string>([
+  ...PROGRESS_FIELDS,
+  'status',
+  'last_checkin_date',
+  'score',
+  'value_updated_at',
+  'status_updated_at',
+  'value_updated_by_uuid',
+  'status_updated_by_uuid',
+  'expected_progress',
+  'pace',
+  'updated_at',
+]);
 
 const progressKeys = new Set<string>([...PROGRESS_FIELDS, 'status']);
 
@@ -44,10 +56,18 @@ export async function buildEvents(change: TableChange, loader: Loader): Promise<
     const before = presented[0]!;
     const out: IdentifiedEvent[] = [];
     for (const type of draft.types) {
-      if (type === 'goal.progress_changed') out.push(make(type, after, changedFields(before, after, (k) => !progressKeys.has(k))));
+      if (type === 'goal.progress_changed')
+        out.push(
+          make(
+            type,
+            after,
+            changedFields(before, after, (k) => !progressKeys.has(k)),
+          ),
+        );
       else {
         const previous = changedFields(before, after, NOT_AN_UPDATE);
-        if (type === 'goal.deleted' || Object.keys(previous).length > 0) out.push(make(type, after, type === 'goal.deleted' ? undefined : previous));
+        if (type === 'goal.deleted' || Object.keys(previous).length > 0)
+          out.push(make(type, after, type === 'goal.deleted' ? undefined : previous));
       }
     }
     return out;

@@ -24,12 +24,21 @@ export function eventBridgeBus(busName: string, client: Pick<EventBridgeClient, 
         const batch = events.slice(i, i + 10);
         const out = await client.send(
           new PutEventsCommand({
-            Entries: batch.map((e) => ({ EventBusName: busName, Source: EVENT_SOURCE, DetailType: e.type, Detail: JSON.stringify(e), Time: new Date(e.timestamp), Resources: [] })),
+            Entries: batch.map((e) => ({
+              EventBusName: busName,
+              Source: EVENT_SOURCE,
+              DetailType: e.type,
+              Detail: JSON.stringify(e),
+              Time: new Date(e.timestamp),
+              Resources: [],
+            })),
           }),
         );
         if (out.FailedEntryCount) {
           const first = out.Entries?.find((x) => x.ErrorCode);
-          throw new Error(`EventBridge refused ${out.FailedEntryCount} of ${batch.length} events: ${first?.ErrorCode ?? ''} ${first?.ErrorMessage ?? ''}`.trim());
+          throw new Error(
+            `EventBridge refused ${out.FailedEntryCount} of ${batch.length} events: ${first?.ErrorCode ?? ''} ${first?.ErrorMessage ?? ''}`.trim(),
+          );
         }
       }
     },

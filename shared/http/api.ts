@@ -11,7 +11,17 @@ import { caller } from '#shared/http/middleware/caller.ts';
 import { earlyLists } from '#shared/http/middleware/early-lists.ts';
 import { errorsAndLogging, requestIdOf } from '#shared/http/middleware/errors-and-logging.ts';
 import { idempotency } from '#shared/http/middleware/idempotency.ts';
-import type { ApiEvent, ApiInternal, ApiResult, BodySchema, EarlyRequest, LoggingInternal, ReadAhead, ReplayRequest, RequestCtx } from '#shared/http/middleware/internal.ts';
+import type {
+  ApiEvent,
+  ApiInternal,
+  ApiResult,
+  BodySchema,
+  EarlyRequest,
+  LoggingInternal,
+  ReadAhead,
+  ReplayRequest,
+  RequestCtx,
+} from '#shared/http/middleware/internal.ts';
 import { pathAndQuery } from '#shared/http/middleware/path-and-query.ts';
 import { rateLimit } from '#shared/http/middleware/rate-limit.ts';
 import { readAhead } from '#shared/http/middleware/read-ahead.ts';
@@ -54,7 +64,8 @@ export const rateLimiter = new RateLimiter({ db: tenantDb, tableName: () => conf
 const MIDDY_CALL_OPTIONS = { signal: new AbortController().signal };
 
 function wrap<I extends LoggingInternal>(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Context, I>) {
-  return (event: ApiEvent, context: Context): Promise<ApiResult> => withDbMetrics(newDbMetrics(), async () => (await handler(event, context, MIDDY_CALL_OPTIONS)) as ApiResult);
+  return (event: ApiEvent, context: Context): Promise<ApiResult> =>
+    withDbMetrics(newDbMetrics(), async () => (await handler(event, context, MIDDY_CALL_OPTIONS)) as ApiResult);
 }
 
 /** The handler's context: middy's way to hand it what the middlewares put in request.internal. */
@@ -100,7 +111,12 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(
     .use(errorsAndLogging<ApiInternal>())
     .use(httpHeaderNormalizer())
     .use(transport({ withBody: true, accepts: opts.accepts }) as MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal>)
-    .use(idempotency({ sealed: opts.sealReplays, authorizeReplay: opts.authorizeReplay as (req: ReplayRequest<unknown>) => Promise<unknown> | void }))
+    .use(
+      idempotency({
+        sealed: opts.sealReplays,
+        authorizeReplay: opts.authorizeReplay as (req: ReplayRequest<unknown>) => Promise<unknown> | void,
+      }),
+    )
     .use(bodyValidation(opts.body))
     .use(tenantFromClaims())
     .use(pathAndQuery())
@@ -115,7 +131,15 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(
       const run = async () => {
         const body = (await internal.body()) as z.infer<S>;
         const rawBody = internal.read?.kind === 'raw' ? { mediaType: internal.read.mediaType, text: internal.read.text } : undefined;
-        return opts.handle({ ctx, early: internal.early as Promise<E>, body, params: internal.params, query: internal.query, event, ...(rawBody ? { rawBody } : {}) });
+        return opts.handle({
+          ctx,
+          early: internal.early as Promise<E>,
+          body,
+          params: internal.params,
+          query: internal.query,
+          event,
+          ...(rawBody ? { rawBody } : {}),
+        });
       };
       return internal.respond(run);
     });

@@ -9,9 +9,12 @@ export class PayloadTooLargeError extends AppError {
 
 export class UnsupportedMediaTypeError extends AppError {
   constructor(received: string | undefined, accepted: readonly string[]) {
-    super(415, 'unsupported_media_type', `Content-Type ${received ? `"${received}"` : '(none)'} is not supported here; send ${accepted.join(' or ')}`, [
-      { field: 'Content-Type', code: 'unsupported', message: `expected ${accepted.join(' or ')}` },
-    ]);
+    super(
+      415,
+      'unsupported_media_type',
+      `Content-Type ${received ? `"${received}"` : '(none)'} is not supported here; send ${accepted.join(' or ')}`,
+      [{ field: 'Content-Type', code: 'unsupported', message: `expected ${accepted.join(' or ')}` }],
+    );
   }
 }
 

@@ -30,7 +30,12 @@ export function idempotencyKeyOf(headers: Record<string, string | undefined> | u
 /** Object keys sorted at every level, so `{"a":1,"b":2}` and `{"b":2,"a":1}` are the same body. */
 function canonical(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(canonical);
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.keys(value).sort().map((k) => [k, canonical((value as Record<string, unknown>)[k])]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(
+      Object.keys(value)
+        .sort()
+        .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+    );
   return value;
 }
 
@@ -40,8 +45,15 @@ function canonical(value: unknown): unknown {
  * `/goals/{B}/archive` is the same record with another request: 422 `idempotency_key_reused`, never A's answer.
  */
 export function requestHash(params: Record<string, string>, body: ReadBody): string {
-  const text = body.kind === 'none' ? 'none' : body.kind === 'json' ? `json:${JSON.stringify(canonical(body.value))}` : `${body.mediaType}:${body.text}`;
-  return createHash('sha256').update(JSON.stringify([canonical(params), text])).digest('base64url');
+  const text =
+    body.kind === 'none'
+      ? 'none'
+      : body.kind === 'json'
+        ? `json:${JSON.stringify(canonical(body.value))}`
+        : `${body.mediaType}:${body.text}`;
+  return createHash('sha256')
+    .update(JSON.stringify([canonical(params), text]))
+    .digest('base64url');
 }
 
 /**
@@ -87,11 +99,12 @@ export async function runIdempotent(
   run: () => Promise<Result>,
 ): Promise<Result> {
   // Loaded on the first request that carries an Idempotency-Key, not at cold start (most requests never do).
-  const [{ IdempotencyConfig, makeIdempotent }, { IDEMPOTENCY_TTL_SECONDS, idempotencyRecordKey, idempotencyStoreFor }, { idSeedSecret }] = await Promise.all([
-    import('@aws-lambda-powertools/idempotency'),
-    import('#shared/db/idempotency-store.ts'),
-    import('#shared/auth/id-seed-secret.ts'),
-  ]);
+  const [{ IdempotencyConfig, makeIdempotent }, { IDEMPOTENCY_TTL_SECONDS, idempotencyRecordKey, idempotencyStoreFor }, { idSeedSecret }] =
+    await Promise.all([
+      import('@aws-lambda-powertools/idempotency'),
+      import('#shared/db/idempotency-store.ts'),
+      import('#shared/auth/id-seed-secret.ts'),
+    ]);
   const idempotencyConfig = new IdempotencyConfig({
     payloadValidationJmesPath: 'request_hash',
     expiresAfterSeconds: IDEMPOTENCY_TTL_SECONDS,
@@ -105,7 +118,13 @@ export async function runIdempotent(
   const once = makeIdempotent(
     async (call: IdempotentCall) => {
       // Ids seeded by the request: a retry after a crash between commit and record names the same records (shared/ids.ts).
-      const seed = idSeedOf(await idSeedSecret(), { tenantId: call.tenantId, userId: call.userId, route: call.route, key: call.key, requestHash: call.request_hash });
+      const seed = idSeedOf(await idSeedSecret(), {
+        tenantId: call.tenantId,
+        userId: call.userId,
+        route: call.route,
+        key: call.key,
+        requestHash: call.request_hash,
+      });
       const result = await withIdSeed(seed, run);
       // a 429 too: nothing was done, and the same request is meant to be sent again later
       if ((result.statusCode ?? 200) >= 500 || result.statusCode === 429) throw new ServerErrorResult(result);
@@ -113,7 +132,13 @@ export async function runIdempotent(
     },
     { persistenceStore: idempotencyStoreFor(config.tableName, scope.db), config: idempotencyConfig },
   );
-  const call: IdempotentCall = { tenantId: scope.tenantId, userId: scope.userId, route: scope.route, key: scope.key, request_hash: requestHash(scope.params, scope.body) };
+  const call: IdempotentCall = {
+    tenantId: scope.tenantId,
+    userId: scope.userId,
+    route: scope.route,
+    key: scope.key,
+    request_hash: requestHash(scope.params, scope.body),
+  };
   try {
     const result = (await once(call)) as Result;
     // Before anything stored is opened or returned; a refusal throws here and is answered as any other.

@@ -21,7 +21,8 @@ export interface EffectiveLimits {
 export const shardsFor = (limit: Limit) => Math.max(1, Math.min(16, Math.ceil(limit.rps / 200), Math.floor(limit.burst)));
 
 /** Tokens a container leases at once: about 100 ms of its shard's rate, 1 to 20, never more than the shard's burst. */
-export const blockFor = (limit: Limit, shards: number) => Math.max(1, Math.min(20, Math.floor(limit.burst / shards), Math.round(limit.rps / shards / 10)));
+export const blockFor = (limit: Limit, shards: number) =>
+  Math.max(1, Math.min(20, Math.floor(limit.burst / shards), Math.round(limit.rps / shards / 10)));
 
 const cellOf = (limit: Limit, shards: number): Cell => {
   const intervalMs = 1000 / (limit.rps / shards);
@@ -29,12 +30,18 @@ const cellOf = (limit: Limit, shards: number): Cell => {
 };
 
 /** The service defaults (environment) merged with what the operator set for the tenant. */
-export function effectiveLimits(defaults: { rps: number; burst: number; userRps?: number; userBurst?: number }, stored: TenantLimits | undefined): EffectiveLimits {
+export function effectiveLimits(
+  defaults: { rps: number; burst: number; userRps?: number; userBurst?: number },
+  stored: TenantLimits | undefined,
+): EffectiveLimits {
   const rps = stored?.rps ?? defaults.rps;
   const burst = Math.max(1, stored?.burst ?? (stored?.rps !== undefined ? stored.rps * 4 : defaults.burst));
   const tenant = rps > 0 ? { rps, burst } : undefined;
   const userRps = stored?.user_rps ?? (stored?.rps !== undefined ? rps / 2 : (defaults.userRps ?? rps / 2));
-  const userBurst = Math.max(1, stored?.user_burst ?? (stored?.rps !== undefined || stored?.burst !== undefined ? burst / 2 : (defaults.userBurst ?? burst / 2)));
+  const userBurst = Math.max(
+    1,
+    stored?.user_burst ?? (stored?.rps !== undefined || stored?.burst !== undefined ? burst / 2 : (defaults.userBurst ?? burst / 2)),
+  );
   const user = userRps > 0 ? { rps: userRps, burst: userBurst } : undefined;
   return { tenant, user };
 }
@@ -85,8 +92,15 @@ export class RateLimiter {
     const limits = await this.limitsOf(tenantId);
     if (!limits.tenant && !limits.user) return undefined;
     const checks: Array<{ name: string; limit: Limit; key: (shard: number) => Record<string, string>; id: string }> = [];
-    if (limits.user) checks.push({ name: 'user', limit: limits.user, key: (s) => limiterKeys.userShard(tenantId, userId, s), id: `${tenantId}/${userId}` });
-    if (limits.tenant) checks.push({ name: 'tenant', limit: limits.tenant, key: (s) => limiterKeys.tenantShard(tenantId, s), id: tenantId });
+    if (limits.user)
+      checks.push({
+        name: 'user',
+        limit: limits.user,
+        key: (s) => limiterKeys.userShard(tenantId, userId, s),
+        id: `${tenantId}/${userId}`,
+      });
+    if (limits.tenant)
+      checks.push({ name: 'tenant', limit: limits.tenant, key: (s) => limiterKeys.tenantShard(tenantId, s), id: tenantId });
     for (const c of checks) {
       const retryAfterMs = await this.takeOne(tenantId, c.id, c.limit, c.key);
       if (retryAfterMs !== undefined) {
@@ -109,7 +123,8 @@ export class RateLimiter {
     const limits = await this.limitsOf(tenantId);
     let n = Math.max(1, Math.floor(want));
     const checks: Array<{ limit: Limit; key: (shard: number) => Record<string, string>; id: string }> = [];
-    if (limits.user) checks.push({ limit: limits.user, key: (s) => limiterKeys.userShard(tenantId, userId, s), id: `${tenantId}/${userId}` });
+    if (limits.user)
+      checks.push({ limit: limits.user, key: (s) => limiterKeys.userShard(tenantId, userId, s), id: `${tenantId}/${userId}` });
     if (limits.tenant) checks.push({ limit: limits.tenant, key: (s) => limiterKeys.tenantShard(tenantId, s), id: tenantId });
     const taken: Array<{ bucket: LocalBucket; n: number }> = [];
     for (const c of checks) {
@@ -145,7 +160,13 @@ export class RateLimiter {
   }
 
   /** Up to `want` tokens of one bucket: this container's leased ones first, else one shard's (at most its burst). */
-  private async takeMany(tenantId: string, id: string, limit: Limit, keyOf: (shard: number) => Record<string, string>, want: number): Promise<{ granted: number; retryAfterMs: number; bucket: LocalBucket }> {
+  private async takeMany(
+    tenantId: string,
+    id: string,
+    limit: Limit,
+    keyOf: (shard: number) => Record<string, string>,
+    want: number,
+  ): Promise<{ granted: number; retryAfterMs: number; bucket: LocalBucket }> {
     const now = this.now();
     const b = this.bucketOf(id, limit);
     if (b.tokens >= 1 && now < b.leaseExpiresAt) {
@@ -159,7 +180,16 @@ export class RateLimiter {
     const shard = Math.floor(this.random() * shards);
     let res;
     try {
-      res = await withDbMetrics(newDbMetrics(), async () => leaseTokens(await this.opts.db(tenantId), this.opts.tableName(), keyOf(shard), cell, Math.min(want, Math.max(1, Math.floor(limit.burst / shards))), now));
+      res = await withDbMetrics(newDbMetrics(), async () =>
+        leaseTokens(
+          await this.opts.db(tenantId),
+          this.opts.tableName(),
+          keyOf(shard),
+          cell,
+          Math.min(want, Math.max(1, Math.floor(limit.burst / shards))),
+          now,
+        ),
+      );
     } catch (err) {
       // as for requests: a DynamoDB hiccup does not stop the work, it goes on unmetered
       logger.warn('rate limiter unavailable, bulk work admitted', { error: String(err) });
@@ -171,7 +201,12 @@ export class RateLimiter {
   }
 
   /** Undefined when a token was taken, else the ms until one may be. */
-  private async takeOne(tenantId: string, id: string, limit: Limit, keyOf: (shard: number) => Record<string, string>): Promise<number | undefined> {
+  private async takeOne(
+    tenantId: string,
+    id: string,
+    limit: Limit,
+    keyOf: (shard: number) => Record<string, string>,
+  ): Promise<number | undefined> {
     const now = this.now();
     const shards = shardsFor(limit);
     const b = this.bucketOf(id, limit);
@@ -187,7 +222,9 @@ export class RateLimiter {
     for (const shard of shards > 1 ? [first, (first + 1 + Math.floor(this.random() * (shards - 1))) % shards] : [first]) {
       let res;
       try {
-        res = await withDbMetrics(newDbMetrics(), async () => leaseTokens(await this.opts.db(tenantId), this.opts.tableName(), keyOf(shard), cell, blockFor(limit, shards), now));
+        res = await withDbMetrics(newDbMetrics(), async () =>
+          leaseTokens(await this.opts.db(tenantId), this.opts.tableName(), keyOf(shard), cell, blockFor(limit, shards), now),
+        );
       } catch (err) {
         // The limiter must not turn a DynamoDB hiccup into an outage: admit, and say so in the log.
         logger.warn('rate limiter unavailable, request admitted', { error: String(err) });
@@ -208,7 +245,10 @@ export class RateLimiter {
   }
 
   /** IETF httpapi ratelimit-headers: `RateLimit-Policy: "tenant";q=<burst>;w=<s>` and `RateLimit: "tenant";r=<left>;t=<s>`. */
-  private headers(checks: Array<{ name: string; limit: Limit; id: string }>, refused?: { name: string; retryAfterMs: number }): RateLimitHeaders {
+  private headers(
+    checks: Array<{ name: string; limit: Limit; id: string }>,
+    refused?: { name: string; retryAfterMs: number },
+  ): RateLimitHeaders {
     const now = this.now();
     const policy: string[] = [];
     const state: string[] = [];

@@ -45,7 +45,7 @@ export async function readBody(event: Event, accepts: readonly string[] = DEFAUL
   const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   if (raw.trim() === '') return { kind: 'none' };
   const contentType = event.headers?.['content-type'];
-  const mediaType = contentType?.split(';')[0]!.trim().toLowerCase();
+  const mediaType = contentType?.split(';')[0]?.trim().toLowerCase();
   const isJson = !!contentType && jsonContentTypePattern.test(contentType.trim());
   if (accepts.includes('application/json') && isJson) return { kind: 'json', value: readJsonBody(raw) };
   if (mediaType && accepts.includes(mediaType) && mediaType !== 'application/json') return { kind: 'raw', mediaType, text: raw };
@@ -56,7 +56,10 @@ export async function readBody(event: Event, accepts: readonly string[] = DEFAUL
  * The transport checks as a middy middleware: sizes (413/431) and, for `withBody`, the body read (415/400)
  * into `request.internal.read` (absent: no body was read).
  */
-export const transport = (opts: { withBody: boolean; accepts?: readonly string[] }): MiddlewareObj<Event, unknown, Error, Context, { read?: ReadBody }> => ({
+export const transport = (opts: {
+  withBody: boolean;
+  accepts?: readonly string[];
+}): MiddlewareObj<Event, unknown, Error, Context, { read?: ReadBody }> => ({
   name: 'transport',
   before: async (request) => {
     checkSizes(request.event);

@@ -3,7 +3,7 @@ import type { EntryList } from '#shared/db/entry-lists.ts';
 import { entryPartitionOf } from '#shared/db/index-queries.ts';
 import type { BaseRecord, DataCtx, EntityDef, ListEntry } from '#shared/db/model.ts';
 import { attributeMap, matchValue, parseFilters, type AttrType, type ParsedFilter, type ParsedSort } from '#shared/list/filter.ts';
-import { Loader } from '#shared/list/entity-cache.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
 import { parsePageParams, type PageParams } from '#shared/list/params.ts';
 import { entryStream, started, type IndexSource, type Sizing } from '#shared/list/streams.ts';
 
@@ -47,12 +47,18 @@ export interface IndexEnv {
 }
 
 /** The `uuid` attribute every resource has: `eq`/`in` read those records directly. */
-export const uuidAttr = <R extends BaseRecord>(): AttrDef<R> => ({ type: 'string', get: (r) => r.uuid, index: async (values) => ({ ids: values as string[] }) });
+export const uuidAttr = <R extends BaseRecord>(): AttrDef<R> => ({
+  type: 'string',
+  get: (r) => r.uuid,
+  index: async (values) => ({ ids: values as string[] }),
+});
 
 /** Serves `eq`/`in` from the entry lists `<list>@<name>#<value>` of the filter's values. */
-export const entryIndex = (of: EntryList) => async (values: unknown[], env: IndexEnv): Promise<IndexSource> => ({
-  partitions: (values as string[]).map((v) => env.entryPartition(of, v)),
-});
+export const entryIndex =
+  (of: EntryList) =>
+  async (values: unknown[], env: IndexEnv): Promise<IndexSource> => ({
+    partitions: (values as string[]).map((v) => env.entryPartition(of, v)),
+  });
 
 /** What a resource's own planner sees: the parsed query, before anything is read. */
 export interface ListQuery {
@@ -316,16 +322,29 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
 }
 
 /** The generic plan: the first index-served eq/in filter in the resource's driver order, else the whole list. */
-async function genericPlan<R extends BaseRecord>(resource: ListResource<R>, attributes: ReadonlyMap<string, AttrDef<R>>, filters: ParsedFilter[], env: IndexEnv): Promise<ListPlan<R>> {
+async function genericPlan<R extends BaseRecord>(
+  resource: ListResource<R>,
+  attributes: ReadonlyMap<string, AttrDef<R>>,
+  filters: ParsedFilter[],
+  env: IndexEnv,
+): Promise<ListPlan<R>> {
   const order = resource.driverOrder ?? [...attributes.keys()];
   const driver = filters
     .filter((f) => (f.predicate === 'eq' || f.predicate === 'in') && attributes.get(f.attribute)!.index)
     .sort((a, b) => rank(order, a.attribute) - rank(order, b.attribute))[0];
   if (!driver) return { source: { partitions: resource.lists.map((l) => keys.entityList(env.ctx.tenantId, l)) }, served: [] };
-  return { source: await attributes.get(driver.attribute)!.index!(driver.predicate === 'in' ? (driver.value as unknown[]) : [driver.value], env), served: [driver] };
+  return {
+    source: await attributes.get(driver.attribute)!.index!(driver.predicate === 'in' ? (driver.value as unknown[]) : [driver.value], env),
+    served: [driver],
+  };
 }
 
-async function matchesAll<R extends BaseRecord>(r: R, filters: ParsedFilter[], attributes: ReadonlyMap<string, AttrDef<R>>, loader: Loader): Promise<boolean> {
+async function matchesAll<R extends BaseRecord>(
+  r: R,
+  filters: ParsedFilter[],
+  attributes: ReadonlyMap<string, AttrDef<R>>,
+  loader: Loader,
+): Promise<boolean> {
   for (const f of filters) {
     const v = await attributes.get(f.attribute)!.get(r, loader);
     if (!matchValue(v, f)) return false;

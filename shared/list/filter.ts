@@ -8,8 +8,24 @@ import { BadRequestError } from '#shared/errors.ts';
  * `constructor` or `toString` are unknown attributes (400), not the prototype's members.
  */
 export const PREDICATES = [
-  'not_eq', 'not_in', 'not_cont', 'not_null', 'lteq', 'gteq', 'present', 'blank', 'start', 'end',
-  'cont', 'null', 'true', 'false', 'eq', 'in', 'lt', 'gt',
+  'not_eq',
+  'not_in',
+  'not_cont',
+  'not_null',
+  'lteq',
+  'gteq',
+  'present',
+  'blank',
+  'start',
+  'end',
+  'cont',
+  'null',
+  'true',
+  'false',
+  'eq',
+  'in',
+  'lt',
+  'gt',
 ] as const;
 export type Predicate = (typeof PREDICATES)[number];
 
@@ -46,7 +62,8 @@ const DATE_RE = /^\d{4}-\d{2}-\d{2}$/;
 const isCalendarDate = (raw: string) => DATE_RE.test(raw) && !Number.isNaN(Date.parse(raw)) && new Date(raw).toISOString().startsWith(raw);
 
 function coerce(attribute: string, type: AttrType, raw: string, key: string): string | number | boolean {
-  const bad = (what: string) => new BadRequestError(`Filter ${key}: '${raw}' is not ${what}`, [{ field: key, code: 'invalid_value', message: `expected ${what}` }]);
+  const bad = (what: string) =>
+    new BadRequestError(`Filter ${key}: '${raw}' is not ${what}`, [{ field: key, code: 'invalid_value', message: `expected ${what}` }]);
   switch (type) {
     case 'number': {
       const n = Number(raw);
@@ -94,19 +111,28 @@ export function parseFilterKey(key: string, table: AttributeTable): { attribute:
   // Name the part that is wrong: a known attribute with an unknown predicate, or an unknown attribute.
   const names = [...attributes.keys()];
   const known = names.filter((a) => key.startsWith(`${a}_`)).sort((a, b) => b.length - a.length)[0];
-  if (known) throw new BadRequestError(`Unknown filter predicate '${key.slice(known.length + 1)}' in q[${key}]`, [{ field: `q[${key}]`, code: 'unknown_predicate', message: `predicates: ${PREDICATES.join(', ')}` }]);
-  throw new BadRequestError(`Unknown filter attribute in q[${key}]`, [{ field: `q[${key}]`, code: 'unknown_attribute', message: `filterable: ${names.join(', ')}` }]);
+  if (known)
+    throw new BadRequestError(`Unknown filter predicate '${key.slice(known.length + 1)}' in q[${key}]`, [
+      { field: `q[${key}]`, code: 'unknown_predicate', message: `predicates: ${PREDICATES.join(', ')}` },
+    ]);
+  throw new BadRequestError(`Unknown filter attribute in q[${key}]`, [
+    { field: `q[${key}]`, code: 'unknown_attribute', message: `filterable: ${names.join(', ')}` },
+  ]);
 }
 
 /** `q[s]=<attribute> [asc|desc]`, the direction in any letter case. */
 function parseSort(value: string, attributes: ReadonlyMap<string, unknown>): ParsedSort {
   const [attribute = '', dir = 'asc', ...extra] = value.trim().split(/\s+/);
   if (attribute !== 'created_at' && !attributes.has(attribute)) {
-    throw new BadRequestError(`Unknown sort attribute '${attribute}'`, [{ field: 'q[s]', code: 'unknown_attribute', message: `'${attribute}' is not sortable` }]);
+    throw new BadRequestError(`Unknown sort attribute '${attribute}'`, [
+      { field: 'q[s]', code: 'unknown_attribute', message: `'${attribute}' is not sortable` },
+    ]);
   }
   const direction = dir.toLowerCase();
   if ((direction !== 'asc' && direction !== 'desc') || extra.length) {
-    throw new BadRequestError(`Sort must be '<attribute> asc' or '<attribute> desc'`, [{ field: 'q[s]', code: 'invalid_value', message: 'asc or desc' }]);
+    throw new BadRequestError(`Sort must be '<attribute> asc' or '<attribute> desc'`, [
+      { field: 'q[s]', code: 'invalid_value', message: 'asc or desc' },
+    ]);
   }
   return { attribute, direction };
 }
@@ -115,14 +141,20 @@ function parseSort(value: string, attributes: ReadonlyMap<string, unknown>): Par
  * Parses `q[...]` pairs (repeated keys kept apart, as read from rawQueryString) into typed filters.
  * Throws 400 naming the offending parameter.
  */
-export function parseFilters(pairs: Array<[string, string]>, table: AttributeTable): { filters: ParsedFilter[]; sort?: ParsedSort; echo: Record<string, unknown> } {
+export function parseFilters(
+  pairs: Array<[string, string]>,
+  table: AttributeTable,
+): { filters: ParsedFilter[]; sort?: ParsedSort; echo: Record<string, unknown> } {
   const attributes = attributeMap(table);
   // values per filter key, and whether they came as a list (`q[x_in][]=`, or the key repeated)
   const grouped = new Map<string, { values: string[]; listForm: boolean }>();
   let sort: ParsedSort | undefined;
   for (const [rawKey, value] of pairs) {
     const m = /^q\[([^\]]+)\](\[\])?$/.exec(rawKey);
-    if (!m) throw new BadRequestError(`Malformed filter parameter ${rawKey}`, [{ field: rawKey, code: 'malformed', message: 'expected q[<attribute>_<predicate>]' }]);
+    if (!m)
+      throw new BadRequestError(`Malformed filter parameter ${rawKey}`, [
+        { field: rawKey, code: 'malformed', message: 'expected q[<attribute>_<predicate>]' },
+      ]);
     const key = m[1]!;
     if (key === 's') {
       sort = parseSort(value, attributes);
@@ -140,18 +172,29 @@ export function parseFilters(pairs: Array<[string, string]>, table: AttributeTab
     const { attribute, predicate } = parseFilterKey(key, attributes);
     const type = attributes.get(attribute)!.type;
     if (!allowed[type].includes(predicate)) {
-      throw new BadRequestError(`Predicate '${predicate}' does not apply to ${type} attribute ${attribute}`, [{ field: `q[${key}]`, code: 'unknown_predicate', message: `allowed: ${allowed[type].join(', ')}` }]);
+      throw new BadRequestError(`Predicate '${predicate}' does not apply to ${type} attribute ${attribute}`, [
+        { field: `q[${key}]`, code: 'unknown_predicate', message: `allowed: ${allowed[type].join(', ')}` },
+      ]);
     }
     let value: unknown;
     if (predicate === 'in' || predicate === 'not_in') {
       // commas separate values only in the single-value form `q[x_in]=a,b`; list values are kept whole
       const list = (listForm ? values : values[0]!.split(',')).map((v) => v.trim()).filter((v) => v !== '');
-      if (list.length === 0) throw new BadRequestError(`Filter q[${key}] needs at least one value`, [{ field: `q[${key}]`, code: 'invalid_value', message: 'empty list' }]);
-      if (list.length > 100) throw new BadRequestError(`Filter q[${key}] takes at most 100 values`, [{ field: `q[${key}]`, code: 'too_many', message: 'at most 100 values' }]);
+      if (list.length === 0)
+        throw new BadRequestError(`Filter q[${key}] needs at least one value`, [
+          { field: `q[${key}]`, code: 'invalid_value', message: 'empty list' },
+        ]);
+      if (list.length > 100)
+        throw new BadRequestError(`Filter q[${key}] takes at most 100 values`, [
+          { field: `q[${key}]`, code: 'too_many', message: 'at most 100 values' },
+        ]);
       value = list.map((v) => coerce(attribute, type, v, `q[${key}]`));
     } else if (NULLISH.includes(predicate)) {
       const raw = values[values.length - 1]!;
-      if (!['true', '1', 'false', '0'].includes(raw)) throw new BadRequestError(`Filter q[${key}] takes true or 1`, [{ field: `q[${key}]`, code: 'invalid_value', message: 'true or 1' }]);
+      if (!['true', '1', 'false', '0'].includes(raw))
+        throw new BadRequestError(`Filter q[${key}] takes true or 1`, [
+          { field: `q[${key}]`, code: 'invalid_value', message: 'true or 1' },
+        ]);
       value = raw === 'true' || raw === '1';
     } else {
       value = coerce(attribute, type, values[values.length - 1]!, `q[${key}]`);
@@ -169,24 +212,42 @@ const lower = (v: unknown) => String(v).toLowerCase();
 export function matchScalar(v: unknown, f: ParsedFilter): boolean {
   const x = f.value;
   switch (f.predicate) {
-    case 'eq': return !isBlank(v) && equal(v, x);
-    case 'not_eq': return isBlank(v) || !equal(v, x);
-    case 'in': return !isBlank(v) && (x as unknown[]).some((y) => equal(v, y));
-    case 'not_in': return isBlank(v) || !(x as unknown[]).some((y) => equal(v, y));
-    case 'lt': return !isBlank(v) && (v as number | string) < (x as number | string);
-    case 'lteq': return !isBlank(v) && (v as number | string) <= (x as number | string);
-    case 'gt': return !isBlank(v) && (v as number | string) > (x as number | string);
-    case 'gteq': return !isBlank(v) && (v as number | string) >= (x as number | string);
-    case 'cont': return !isBlank(v) && lower(v).includes(lower(x));
-    case 'not_cont': return isBlank(v) || !lower(v).includes(lower(x));
-    case 'start': return !isBlank(v) && lower(v).startsWith(lower(x));
-    case 'end': return !isBlank(v) && lower(v).endsWith(lower(x));
-    case 'null': return (v === null || v === undefined) === x;
-    case 'not_null': return (v !== null && v !== undefined) === x;
-    case 'present': return !isBlank(v) === x;
-    case 'blank': return isBlank(v) === x;
-    case 'true': return x ? v === true : v !== true;
-    case 'false': return x ? v === false : v !== false;
+    case 'eq':
+      return !isBlank(v) && equal(v, x);
+    case 'not_eq':
+      return isBlank(v) || !equal(v, x);
+    case 'in':
+      return !isBlank(v) && (x as unknown[]).some((y) => equal(v, y));
+    case 'not_in':
+      return isBlank(v) || !(x as unknown[]).some((y) => equal(v, y));
+    case 'lt':
+      return !isBlank(v) && (v as number | string) < (x as number | string);
+    case 'lteq':
+      return !isBlank(v) && (v as number | string) <= (x as number | string);
+    case 'gt':
+      return !isBlank(v) && (v as number | string) > (x as number | string);
+    case 'gteq':
+      return !isBlank(v) && (v as number | string) >= (x as number | string);
+    case 'cont':
+      return !isBlank(v) && lower(v).includes(lower(x));
+    case 'not_cont':
+      return isBlank(v) || !lower(v).includes(lower(x));
+    case 'start':
+      return !isBlank(v) && lower(v).startsWith(lower(x));
+    case 'end':
+      return !isBlank(v) && lower(v).endsWith(lower(x));
+    case 'null':
+      return (v === null || v === undefined) === x;
+    case 'not_null':
+      return (v !== null && v !== undefined) === x;
+    case 'present':
+      return !isBlank(v) === x;
+    case 'blank':
+      return isBlank(v) === x;
+    case 'true':
+      return x ? v === true : v !== true;
+    case 'false':
+      return x ? v === false : v !== false;
   }
 }
 

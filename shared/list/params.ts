@@ -22,12 +22,15 @@ export function queryPairs(rawQueryString: string | undefined): Array<[string, s
 /** A page position or size; `clampTo` caps a size of any length (per_page=1000000000 is 100), a position past MAX_POSITION is 400. */
 function nonNegativeInt(name: string, raw: string | undefined, min: number, clampTo?: number): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw.trim())) throw new BadRequestError(`${name} must be a non-negative integer`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
+  if (!/^\d+$/.test(raw.trim()))
+    throw new BadRequestError(`${name} must be a non-negative integer`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
   const n = Number(raw);
-  if (n < min) throw new BadRequestError(`${name} must be at least ${min}`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
+  if (n < min)
+    throw new BadRequestError(`${name} must be at least ${min}`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
   if (clampTo !== undefined) return Math.min(n, clampTo);
   // far beyond any list, and it keeps page arithmetic exact (well inside Number.MAX_SAFE_INTEGER)
-  if (n > MAX_POSITION) throw new BadRequestError(`${name} must be at most ${MAX_POSITION}`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
+  if (n > MAX_POSITION)
+    throw new BadRequestError(`${name} must be at most ${MAX_POSITION}`, [{ field: name, code: 'invalid_value', message: `got '${raw}'` }]);
   return n;
 }
 
@@ -35,13 +38,19 @@ function nonNegativeInt(name: string, raw: string | undefined, min: number, clam
  * The spec's common list parameters. per_page/limit above 100 are clamped (contract section 1);
  * limit_max caps the page size and is the size when neither per_page nor limit is sent.
  */
-export function parsePageParams(pairs: Array<[string, string]>, extraKeys: string[] = []): { page: PageParams; rest: Array<[string, string]> } {
+export function parsePageParams(
+  pairs: Array<[string, string]>,
+  extraKeys: string[] = [],
+): { page: PageParams; rest: Array<[string, string]> } {
   const single = new Map<string, string>();
   const rest: Array<[string, string]> = [];
   for (const [k, v] of pairs) {
     if (PAGE_KEYS.has(k)) single.set(k, v);
     else if (k.startsWith('q[') || extraKeys.includes(k)) rest.push([k, v]);
-    else throw new BadRequestError(`Unknown query parameter ${k}`, [{ field: k, code: 'unknown_parameter', message: 'not a list parameter or q[...] filter' }]);
+    else
+      throw new BadRequestError(`Unknown query parameter ${k}`, [
+        { field: k, code: 'unknown_parameter', message: 'not a list parameter or q[...] filter' },
+      ]);
   }
   const page = nonNegativeInt('page', single.get('page'), 1) ?? 1;
   const perPageRaw = nonNegativeInt('per_page', single.get('per_page'), 1, MAX_PER_PAGE);

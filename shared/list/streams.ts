@@ -24,13 +24,26 @@ export interface Sizing {
  * whole 1 MB pages. `owed` (a merged partition): how many keys the merge still owes its reader when this
  * partition runs dry; a follow-up asks for no more than that, since no more of them can come from here.
  */
-async function* partitionStream(ctx: DataCtx, partition: string, descending: boolean, firstChunk: number | undefined, sizing: Sizing, from?: string, owed?: () => number): AsyncGenerator<ListEntry> {
+async function* partitionStream(
+  ctx: DataCtx,
+  partition: string,
+  descending: boolean,
+  firstChunk: number | undefined,
+  sizing: Sizing,
+  from?: string,
+  owed?: () => number,
+): AsyncGenerator<ListEntry> {
   let startKey: Record<string, unknown> | undefined;
   let limit = firstChunk;
   let step = firstChunk; // the growing follow-up size, kept apart from `limit` so an `owed` cap does not restart the doubling
   let first = true;
   do {
-    const page = await queryList(ctx, partition, { forward: !descending, startKey, limit: sizing.toEnd ? undefined : limit, ...(from ? { from } : {}) });
+    const page = await queryList(ctx, partition, {
+      forward: !descending,
+      startKey,
+      limit: sizing.toEnd ? undefined : limit,
+      ...(from ? { from } : {}),
+    });
     yield* page.entries;
     startKey = page.lastKey;
     // reached only when the reader asks past this page: `owed` is read at the moment the next key is needed
@@ -51,7 +64,11 @@ async function* partitionStream(ctx: DataCtx, partition: string, descending: boo
  * taken from is read on only when the next entry is asked for, so a reader that stops reads nothing more.
  * `wanted`: the entries the reader expects to take; what is left of it bounds a partition's follow-up Query.
  */
-function mergeStreams(open: (owed: () => number) => AsyncGenerator<ListEntry>[], descending: boolean, wanted: number): AsyncGenerator<ListEntry> {
+function mergeStreams(
+  open: (owed: () => number) => AsyncGenerator<ListEntry>[],
+  descending: boolean,
+  wanted: number,
+): AsyncGenerator<ListEntry> {
   let yielded = 0;
   const streams = open(() => wanted - yielded);
   return (async function* () {
@@ -84,7 +101,16 @@ function mergeStreams(open: (owed: () => number) => AsyncGenerator<ListEntry>[],
  * keys a page needs of them: merged partitions each read their share of `wanted` and one more first, then at
  * most what the merge still owes (see partitionStream).
  */
-export async function* entryStream<R extends BaseRecord>(ctx: DataCtx, loader: Loader, entity: EntityDef<R>, source: IndexSource, descending: boolean, firstChunk: number | undefined, wanted: number, sizing: Sizing): AsyncGenerator<ListEntry> {
+export async function* entryStream<R extends BaseRecord>(
+  ctx: DataCtx,
+  loader: Loader,
+  entity: EntityDef<R>,
+  source: IndexSource,
+  descending: boolean,
+  firstChunk: number | undefined,
+  wanted: number,
+  sizing: Sizing,
+): AsyncGenerator<ListEntry> {
   if ('partitions' in source) {
     const { partitions, from } = source;
     if (partitions.length === 1) {
@@ -92,7 +118,11 @@ export async function* entryStream<R extends BaseRecord>(ctx: DataCtx, loader: L
       return;
     }
     const perPartition = firstChunk === undefined ? undefined : Math.ceil(wanted / partitions.length) + 1; // each reads on when the merge needs more
-    yield* mergeStreams((owed) => partitions.map((p) => partitionStream(ctx, p, descending, perPartition, sizing, from, owed)), descending, wanted);
+    yield* mergeStreams(
+      (owed) => partitions.map((p) => partitionStream(ctx, p, descending, perPartition, sizing, from, owed)),
+      descending,
+      wanted,
+    );
     return;
   }
   let collected: ListEntry[];
@@ -103,7 +133,11 @@ export async function* entryStream<R extends BaseRecord>(ctx: DataCtx, loader: L
     collected = [];
     for (const s of found.values()) {
       loader.prime(entity, s.record);
-      collected.push({ id: s.record.uuid, sortKey: keys.listSortKey(s.record.created_at, s.record.uuid), ...(entity.envelope?.(s.record) ?? {}) });
+      collected.push({
+        id: s.record.uuid,
+        sortKey: keys.listSortKey(s.record.created_at, s.record.uuid),
+        ...(entity.envelope?.(s.record) ?? {}),
+      });
     }
   }
   const seen = new Set<string>();

@@ -33,18 +33,50 @@ interface MetricSpec {
  * fails for a name without one), so adding one here is all it takes to chart it.
  */
 export const METRIC_CATALOGUE = {
-  CheckinsWritten: { unit: MetricUnit.Count, statistic: 'Sum', description: 'A check-in created (POST /checkins answered 201; functions/checkins/create.ts).' },
+  CheckinsWritten: {
+    unit: MetricUnit.Count,
+    statistic: 'Sum',
+    description: 'A check-in created (POST /checkins answered 201; functions/checkins/create.ts).',
+  },
   RollupDepth: {
     unit: MetricUnit.Count,
     statistic: 'Maximum',
-    description: "Rollup ancestors a check-in write (create, update, delete) moved in its own transaction (shared/domain/checkins/service.ts, reported by the check-in handlers); a write whose ancestors are recomputed after it (an ancestor without its aggregate yet, or more than fit the transaction) reports none.",
+    description:
+      'Rollup ancestors a check-in write (create, update, delete) moved in its own transaction (shared/domain/checkins/service.ts, reported by the check-in handlers); a write whose ancestors are recomputed after it (an ancestor without its aggregate yet, or more than fit the transaction) reports none.',
   },
-  StreamLag: { unit: MetricUnit.Milliseconds, statistic: 'Maximum', description: 'Age of each change-stream record when the stream processor receives it (functions/stream/processor.ts): how far derived state lags the table.' },
-  WebhookDeliveryFailures: { unit: MetricUnit.Count, statistic: 'Sum', description: 'A webhook delivery attempt that did not succeed: retried later or given up (functions/workers/webhook-deliver.ts).' },
-  WebhookDeliveriesFailed: { unit: MetricUnit.Count, statistic: 'Sum', description: 'A webhook delivery given up (status failed: retries exhausted, or its endpoint deleted or disabled); its event did not reach the receiver.' },
-  DataSourceSyncFailures: { unit: MetricUnit.Count, statistic: 'Sum', description: 'A data-source sync that failed. Nothing syncs data sources yet (shared/domain/integrations): reserved for the sync worker.' },
-  LimiterRefusals: { unit: MetricUnit.Count, statistic: 'Sum', description: 'A request the rate limiter refused with 429 rate_limited (shared/http/rate-limit.ts).' },
-  IdempotentReplays: { unit: MetricUnit.Count, statistic: 'Sum', description: 'A stored answer replayed for a repeated Idempotency-Key (Idempotent-Replayed: true; shared/http/idempotency.ts).' },
+  StreamLag: {
+    unit: MetricUnit.Milliseconds,
+    statistic: 'Maximum',
+    description:
+      'Age of each change-stream record when the stream processor receives it (functions/stream/processor.ts): how far derived state lags the table.',
+  },
+  WebhookDeliveryFailures: {
+    unit: MetricUnit.Count,
+    statistic: 'Sum',
+    description: 'A webhook delivery attempt that did not succeed: retried later or given up (functions/workers/webhook-deliver.ts).',
+  },
+  WebhookDeliveriesFailed: {
+    unit: MetricUnit.Count,
+    statistic: 'Sum',
+    description:
+      'A webhook delivery given up (status failed: retries exhausted, or its endpoint deleted or disabled); its event did not reach the receiver.',
+  },
+  DataSourceSyncFailures: {
+    unit: MetricUnit.Count,
+    statistic: 'Sum',
+    description:
+      'A data-source sync that failed. Nothing syncs data sources yet (shared/domain/integrations): reserved for the sync worker.',
+  },
+  LimiterRefusals: {
+    unit: MetricUnit.Count,
+    statistic: 'Sum',
+    description: 'A request the rate limiter refused with 429 rate_limited (shared/http/rate-limit.ts).',
+  },
+  IdempotentReplays: {
+    unit: MetricUnit.Count,
+    statistic: 'Sum',
+    description: 'A stored answer replayed for a repeated Idempotency-Key (Idempotent-Replayed: true; shared/http/idempotency.ts).',
+  },
 } as const satisfies Record<string, MetricSpec>;
 
 export type MetricName = keyof typeof METRIC_CATALOGUE;

@@ -14,23 +14,25 @@ export type PresentedCheckin = z.infer<typeof CheckinRecordSchema>;
 /** The check-in record as every endpoint returns it; labels as {uuid, name} like goals (from the names the check-in keeps; check-ins written before names were kept: one batch read per page). */
 export async function presentCheckins(ctx: DomainCtx, checkins: CheckinRecord[]): Promise<PresentedCheckin[]> {
   const labels = await labelNamer(ctx.loader, checkins);
-  return checkins.map((c): PresentedCheckin => ({
-    uuid: c.uuid,
-    goal_uuid: c.goal_uuid,
-    metric_uuid: c.metric_uuid,
-    value: c.value,
-    progress: c.progress,
-    score: c.score,
-    checkin_date: c.checkin_date,
-    status: c.status,
-    note: c.note,
-    creator_uuid: c.creator_uuid,
-    source_info: c.source_info,
-    mentioned_entities: c.mentioned_entities,
-    labels: labels(c),
-    created_at: c.created_at,
-    updated_at: c.updated_at,
-  }));
+  return checkins.map(
+    (c): PresentedCheckin => ({
+      uuid: c.uuid,
+      goal_uuid: c.goal_uuid,
+      metric_uuid: c.metric_uuid,
+      value: c.value,
+      progress: c.progress,
+      score: c.score,
+      checkin_date: c.checkin_date,
+      status: c.status,
+      note: c.note,
+      creator_uuid: c.creator_uuid,
+      source_info: c.source_info,
+      mentioned_entities: c.mentioned_entities,
+      labels: labels(c),
+      created_at: c.created_at,
+      updated_at: c.updated_at,
+    }),
+  );
 }
 
 export const presentCheckin = async (ctx: DomainCtx, c: CheckinRecord) => (await presentCheckins(ctx, [c]))[0]!;

@@ -16,4 +16,8 @@ export const presentRefreshStatus = (t: RefreshThreadRecord): Wire<typeof Refres
   completed_at: t.completed_at,
 });
 
-export const presentRefreshStart = ({ thread, alreadyRunning }: RefreshStart): Wire<typeof RefreshStartResponse> => ({ thread_uuid: thread.uuid, state: thread.state, already_running: alreadyRunning });
+export const presentRefreshStart = ({ thread, alreadyRunning }: RefreshStart): Wire<typeof RefreshStartResponse> => ({
+  thread_uuid: thread.uuid,
+  state: thread.state,
+  already_running: alreadyRunning,
+});

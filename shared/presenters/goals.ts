@@ -42,7 +42,9 @@ export async function presentGoalsInFull(loader: Loader, goals: GoalRecord[], to
  */
 async function hiddenAncestors(ctx: DomainCtx, goals: GoalRecord[]): Promise<Set<string>> {
   if (isAdmin(ctx.caller)) return new Set();
-  const ids = new Set(goals.flatMap((g) => [...g.parent_links.map((l) => l.parent_uuid), ...(g.path ? g.path.split('/').slice(0, -1) : [])]));
+  const ids = new Set(
+    goals.flatMap((g) => [...g.parent_links.map((l) => l.parent_uuid), ...(g.path ? g.path.split('/').slice(0, -1) : [])]),
+  );
   if (!ids.size) return new Set();
   const [above, visible] = await Promise.all([ctx.loader.many(goalEntity, ids), goalEntryVisibility(ctx)]);
   return new Set(above.filter((p) => !visible(listEntryOf(goalEntity, p))).map((p) => p.uuid));
@@ -151,5 +153,11 @@ export const goalCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: c
 
 /** `data = { type, record, checks, access_source }` for a goal (get, create, update, archive, unarchive). */
 export async function goalRecordResponse(ctx: DomainCtx, status: number, view: { goal: GoalRecord; access: GoalAccess }) {
-  return recordResponse(status, view.goal.type, await presentOne(ctx, view.goal), goalChecks(view.goal, view.access), goalAccessSource(view.access));
+  return recordResponse(
+    status,
+    view.goal.type,
+    await presentOne(ctx, view.goal),
+    goalChecks(view.goal, view.access),
+    goalAccessSource(view.access),
+  );
 }

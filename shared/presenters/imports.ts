@@ -11,8 +11,22 @@ type Wire<S extends z.ZodType> = z.infer<S>;
  * `data.record` of an import. In lists (no extra reads per import) `errors` holds at most the first
  * IMPORT_ITEM_ERRORS errors and `created` is null: GET the import (presentImportInFull) for all of them.
  */
-export function presentImport(r: ImportRecord, outcome: ImportOutcome = { errors: r.errors, created: null }): Wire<typeof ImportRecordSchema> {
-  return { uuid: r.uuid, state: r.state, total: r.total, done: r.done, errors: outcome.errors, error_count: r.error_count, created: outcome.created, creator_uuid: r.creator_uuid, created_at: r.created_at, finished_at: r.finished_at };
+export function presentImport(
+  r: ImportRecord,
+  outcome: ImportOutcome = { errors: r.errors, created: null },
+): Wire<typeof ImportRecordSchema> {
+  return {
+    uuid: r.uuid,
+    state: r.state,
+    total: r.total,
+    done: r.done,
+    errors: outcome.errors,
+    error_count: r.error_count,
+    created: outcome.created,
+    creator_uuid: r.creator_uuid,
+    created_at: r.created_at,
+    finished_at: r.finished_at,
+  };
 }
 
 /** The import as GET /imports/{id} (and the command line) shows it: with every error and, once succeeded, `created`. */

@@ -15,12 +15,24 @@ export interface QueueSender {
 }
 
 /** An SQS record as Lambda's event source mapping delivers it (the local queues and tests build them here). */
-export function sqsRecord(m: { queue: string; messageId: string; body: unknown; receiveCount?: number; sentAt?: number; firstReceivedAt?: number }): SQSRecord {
+export function sqsRecord(m: {
+  queue: string;
+  messageId: string;
+  body: unknown;
+  receiveCount?: number;
+  sentAt?: number;
+  firstReceivedAt?: number;
+}): SQSRecord {
   return {
     messageId: m.messageId,
     receiptHandle: m.messageId,
     body: typeof m.body === 'string' ? m.body : JSON.stringify(m.body),
-    attributes: { ApproximateReceiveCount: String(m.receiveCount ?? 1), SentTimestamp: String(m.sentAt ?? 0), SenderId: 'local', ApproximateFirstReceiveTimestamp: String(m.firstReceivedAt ?? 0) },
+    attributes: {
+      ApproximateReceiveCount: String(m.receiveCount ?? 1),
+      SentTimestamp: String(m.sentAt ?? 0),
+      SenderId: 'local',
+      ApproximateFirstReceiveTimestamp: String(m.firstReceivedAt ?? 0),
+    },
     messageAttributes: {},
     md5OfBody: '',
     eventSource: 'aws:sqs',
@@ -36,14 +48,22 @@ export const queueUrlEnv = (queue: string) => `QUEUE_URL_${queue.toUpperCase().r
 
 /** SQS as a QueueSender; the SDK client (shared/queue/sqs.ts) is imported on the first send, not at cold start. */
 export function sqsSender(client?: Pick<SQSClient, 'send'>): QueueSender {
-  let sdk: Promise<{ client: Pick<SQSClient, 'send'>; SendMessageCommand: typeof import('#shared/queue/sqs.ts').SendMessageCommand }> | undefined;
-  const sqs = () => (sdk ??= import('#shared/queue/sqs.ts').then((m) => ({ client: client ?? new m.SQSClient({}), SendMessageCommand: m.SendMessageCommand })));
+  let sdk:
+    | Promise<{ client: Pick<SQSClient, 'send'>; SendMessageCommand: typeof import('#shared/queue/sqs.ts').SendMessageCommand }>
+    | undefined;
+  const sqs = () =>
+    (sdk ??= import('#shared/queue/sqs.ts').then((m) => ({
+      client: client ?? new m.SQSClient({}),
+      SendMessageCommand: m.SendMessageCommand,
+    })));
   return {
     async send(queue, body, opts) {
       const url = process.env[queueUrlEnv(queue)];
       if (!url) throw new Error(`Missing required environment variable ${queueUrlEnv(queue)}`);
       const { client, SendMessageCommand } = await sqs();
-      const out = await client.send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body), DelaySeconds: opts?.delaySeconds }));
+      const out = await client.send(
+        new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(body), DelaySeconds: opts?.delaySeconds }),
+      );
       return out.MessageId!;
     },
   };
@@ -160,7 +180,13 @@ export class LocalQueues implements QueueSender {
     const list = this.queues.get(queue);
     if (!list) throw new Error(`Unknown queue ${queue}`);
     const id = randomUUID();
-    const m: Pending = { id, body: JSON.stringify(body), receiveCount: 0, visibleAt: Date.now() + (opts?.delaySeconds ?? 0) * 1000, sentAt: Date.now() };
+    const m: Pending = {
+      id,
+      body: JSON.stringify(body),
+      receiveCount: 0,
+      visibleAt: Date.now() + (opts?.delaySeconds ?? 0) * 1000,
+      sentAt: Date.now(),
+    };
     this.files?.save(queue, m);
     list.push(m);
     this.opts.log?.('queue: message sent', { queue, message_id: id });
@@ -207,7 +233,9 @@ export class LocalQueues implements QueueSender {
     try {
       const handler = await worker.handler();
       const event: SQSEvent = {
-        Records: batch.map((m) => sqsRecord({ queue, messageId: m.id, body: m.body, receiveCount: m.receiveCount, sentAt: m.sentAt, firstReceivedAt: now })),
+        Records: batch.map((m) =>
+          sqsRecord({ queue, messageId: m.id, body: m.body, receiveCount: m.receiveCount, sentAt: m.sentAt, firstReceivedAt: now }),
+        ),
       };
       const res = await handler(event);
       failedIds = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
@@ -232,7 +260,13 @@ export class LocalQueues implements QueueSender {
         const backoff = (this.opts.baseBackoffMs ?? 500) * 2 ** (m.receiveCount - 1);
         m.visibleAt = Date.now() + backoff;
         this.files?.save(queue, m);
-        this.opts.log?.('queue: delivery failed, will retry', { queue, message_id: m.id, receive_count: m.receiveCount, retry_in_ms: backoff, error });
+        this.opts.log?.('queue: delivery failed, will retry', {
+          queue,
+          message_id: m.id,
+          receive_count: m.receiveCount,
+          retry_in_ms: backoff,
+          error,
+        });
       }
     }
     this.busy.delete(queue);

@@ -76,7 +76,9 @@ export const RM_LIST = {
 
 /** A stable small number from a goal uuid (its last hex digits), so one goal always lands on the same shard. */
 export function shardOf(uuid: string, shards: number): number {
-  const tail = /^[0-9a-f]{4}$/i.test(uuid.slice(-4)) ? parseInt(uuid.slice(-4), 16) : createHash('sha1').update(uuid).digest().readUInt16BE(0);
+  const tail = /^[0-9a-f]{4}$/i.test(uuid.slice(-4))
+    ? parseInt(uuid.slice(-4), 16)
+    : createHash('sha1').update(uuid).digest().readUInt16BE(0);
   return tail % shards;
 }
 
@@ -106,7 +108,8 @@ export const counterKey = (tenantId: string, kind: GoalKind, d: string, shard: n
 /** The partition of one value of a composite list of a kind. */
 export const rmPartition = (tenantId: string, kind: GoalKind, list: string, value: string) => keys.entryList(tenantId, kind, list, value);
 
-export const checkinSortKey = (g: Pick<GoalRecord, 'last_checkin_date' | 'created_at' | 'uuid'>) => `${g.last_checkin_date ?? NEVER_CHECKED_IN}#${keys.listSortKey(g.created_at, g.uuid)}`;
+export const checkinSortKey = (g: Pick<GoalRecord, 'last_checkin_date' | 'created_at' | 'uuid'>) =>
+  `${g.last_checkin_date ?? NEVER_CHECKED_IN}#${keys.listSortKey(g.created_at, g.uuid)}`;
 
 /** The entries a goal should have now (none when it is discarded or gone). */
 export function desiredEntries(tenantId: string, g: GoalRecord | undefined): ReadModelEntry[] {
@@ -117,13 +120,46 @@ export function desiredEntries(tenantId: string, g: GoalRecord | undefined): Rea
   const created = keys.listSortKey(g.created_at, g.uuid);
   const part = (list: string, value: string) => rmPartition(tenantId, g.type, list, value);
   const out: ReadModelEntry[] = [
-    { sk: 'status', gsiPk: part(RM_LIST.status, `${s}#${shardOf(g.uuid, STATUS_SHARDS)}`), gsiSk: created, dims: [dim.all, dim.status(s), dim.created(createdBucket(g.created_at))], ...env },
-    { sk: 'period', gsiPk: part(RM_LIST.periodStatus, `${g.time_period_uuid}#${s}`), gsiSk: created, dims: [dim.period(g.time_period_uuid), dim.periodStatus(g.time_period_uuid, s)], ...env },
+    {
+      sk: 'status',
+      gsiPk: part(RM_LIST.status, `${s}#${shardOf(g.uuid, STATUS_SHARDS)}`),
+      gsiSk: created,
+      dims: [dim.all, dim.status(s), dim.created(createdBucket(g.created_at))],
+      ...env,
+    },
+    {
+      sk: 'period',
+      gsiPk: part(RM_LIST.periodStatus, `${g.time_period_uuid}#${s}`),
+      gsiSk: created,
+      dims: [dim.period(g.time_period_uuid), dim.periodStatus(g.time_period_uuid, s)],
+      ...env,
+    },
     { sk: 'checkin', gsiPk: part(RM_LIST.checkin, String(shardOf(g.uuid, CHECKIN_SHARDS))), gsiSk: checkinSortKey(g), dims: [], ...env },
   ];
-  for (const u of new Set(g.owner_uuids)) out.push({ sk: `owner#${u}`, gsiPk: part(RM_LIST.ownerStatus, `${u}#${s}`), gsiSk: created, dims: [dim.owner(u), dim.ownerStatus(u, s)], ...env });
-  for (const l of new Set(g.label_uuids)) out.push({ sk: `label#${l}`, gsiPk: part(RM_LIST.labelStatus, `${l}#${s}`), gsiSk: created, dims: [dim.label(l), dim.labelStatus(l, s)], ...env });
-  for (const t of new Set(g.team_uuids)) out.push({ sk: `team#${t}`, gsiPk: part(RM_LIST.teamStatus, `${t}#${s}`), gsiSk: created, dims: [dim.team(t), dim.teamStatus(t, s)], ...env });
+  for (const u of new Set(g.owner_uuids))
+    out.push({
+      sk: `owner#${u}`,
+      gsiPk: part(RM_LIST.ownerStatus, `${u}#${s}`),
+      gsiSk: created,
+      dims: [dim.owner(u), dim.ownerStatus(u, s)],
+      ...env,
+    });
+  for (const l of new Set(g.label_uuids))
+    out.push({
+      sk: `label#${l}`,
+      gsiPk: part(RM_LIST.labelStatus, `${l}#${s}`),
+      gsiSk: created,
+      dims: [dim.label(l), dim.labelStatus(l, s)],
+      ...env,
+    });
+  for (const t of new Set(g.team_uuids))
+    out.push({
+      sk: `team#${t}`,
+      gsiPk: part(RM_LIST.teamStatus, `${t}#${s}`),
+      gsiSk: created,
+      dims: [dim.team(t), dim.teamStatus(t, s)],
+      ...env,
+    });
   return out;
 }
 
@@ -132,7 +168,8 @@ export function desiredEntries(tenantId: string, g: GoalRecord | undefined): Rea
  * last-check-in order's. A new goal is then in the order from its commit on, whenever the stream gets to it;
  * entries with counters stay the stream's, since a counter must move in the transaction of its entry.
  */
-export const entriesWrittenAtCreate = (tenantId: string, g: GoalRecord): ReadModelEntry[] => desiredEntries(tenantId, g).filter((e) => e.dims.length === 0);
+export const entriesWrittenAtCreate = (tenantId: string, g: GoalRecord): ReadModelEntry[] =>
+  desiredEntries(tenantId, g).filter((e) => e.dims.length === 0);
 
 /** The entry as stored (what sync reads back). */
 export interface StoredEntry {
@@ -143,7 +180,10 @@ export interface StoredEntry {
 }
 
 /** Counter changes per dimension (`n`: goals, `nl`: limited goals) from replacing `before` by `after` (either may be absent). */
-export function counterDelta(before: Pick<StoredEntry, 'dims' | 'limited'> | undefined, after: Pick<ReadModelEntry, 'dims' | 'limited'> | undefined): Map<string, { n: number; nl: number }> {
+export function counterDelta(
+  before: Pick<StoredEntry, 'dims' | 'limited'> | undefined,
+  after: Pick<ReadModelEntry, 'dims' | 'limited'> | undefined,
+): Map<string, { n: number; nl: number }> {
   const out = new Map<string, { n: number; nl: number }>();
   const bump = (d: string, n: number, nl: number) => {
     const cur = out.get(d) ?? { n: 0, nl: 0 };

@@ -8,7 +8,19 @@ import { getSides, querySidePage, type SideItem } from '#shared/db/side-items.ts
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
-import { COUNTER_SHARDS, READ_MODELS_VERSION, STREAM_COUNTER_SHARDS, counterDelta, counterKey, desiredEntries, entriesWrittenAtCreate, fingerprint, shardOf, type ReadModelEntry, type StoredEntry } from '#shared/read-models/goal-entries.ts';
+import {
+  COUNTER_SHARDS,
+  READ_MODELS_VERSION,
+  STREAM_COUNTER_SHARDS,
+  counterDelta,
+  counterKey,
+  desiredEntries,
+  entriesWrittenAtCreate,
+  fingerprint,
+  shardOf,
+  type ReadModelEntry,
+  type StoredEntry,
+} from '#shared/read-models/goal-entries.ts';
 
 /** A goal's read-model entries as stored (consistent read of its partition's `RM#` items). */
 async function storedEntries(ctx: DataCtx, goalUuid: string): Promise<Array<StoredEntry & { kind: GoalKind }>> {
@@ -17,7 +29,14 @@ async function storedEntries(ctx: DataCtx, goalUuid: string): Promise<Array<Stor
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await querySidePage(ctx, pk, { prefix: READ_MODEL_SK_PREFIX, consistent: true, startKey });
-    for (const i of page.items) out.push({ sk: i.SK.slice(READ_MODEL_SK_PREFIX.length), fp: i.fp as string, dims: (i.dims as string[]) ?? [], limited: i.lim === true, kind: i.gk as GoalKind });
+    for (const i of page.items)
+      out.push({
+        sk: i.SK.slice(READ_MODEL_SK_PREFIX.length),
+        fp: i.fp as string,
+        dims: (i.dims as string[]) ?? [],
+        limited: i.lim === true,
+        kind: i.gk as GoalKind,
+      });
     startKey = page.lastKey;
   } while (startKey);
   return out;
@@ -25,7 +44,17 @@ async function storedEntries(ctx: DataCtx, goalUuid: string): Promise<Array<Stor
 
 /** A read-model entry as stored: its list keys, envelope, what it counts and its fingerprint (the next write's condition). */
 function readModelItem(goalUuid: string, kind: GoalKind, entry: ReadModelEntry): SideItem {
-  const item: SideItem = { GSI1PK: entry.gsiPk, GSI1SK: entry.gsiSk, id: goalUuid, kind: 'read_model', gk: kind, vis: entry.vis, dims: entry.dims, lim: entry.limited, fp: fingerprint(entry) };
+  const item: SideItem = {
+    GSI1PK: entry.gsiPk,
+    GSI1SK: entry.gsiSk,
+    id: goalUuid,
+    kind: 'read_model',
+    gk: kind,
+    vis: entry.vis,
+    dims: entry.dims,
+    lim: entry.limited,
+    fp: fingerprint(entry),
+  };
   if (entry.acl) item.acl = entry.acl;
   if (entry.state) item.state = entry.state;
   return item;
@@ -36,7 +65,8 @@ function readModelItem(goalUuid: string, kind: GoalKind, entry: ReadModelEntry):
  * order's), as the stream's sync would write them: the sync then finds them as they should be.
  */
 export function addEntriesWrittenAtCreate(tx: WriteTx, tenantId: string, goal: GoalRecord): void {
-  for (const e of entriesWrittenAtCreate(tenantId, goal)) tx.putSide(keys.readModelEntry(tenantId, goalEntity.type, goal.uuid, e.sk), readModelItem(goal.uuid, goal.type, e));
+  for (const e of entriesWrittenAtCreate(tenantId, goal))
+    tx.putSide(keys.readModelEntry(tenantId, goalEntity.type, goal.uuid, e.sk), readModelItem(goal.uuid, goal.type, e));
 }
 
 /** One goal's pending change: its entry writes and what they add to each counter dimension. */
@@ -65,7 +95,8 @@ async function pendingChange(ctx: DataCtx, goalUuid: string, goal: Stored<GoalRe
     const key = keys.readModelEntry(ctx.tenantId, goalEntity.type, goalUuid, sk);
     const guard = was ? { equals: { fp: was.fp } } : { exists: false };
     const counters = counterDelta(was, next);
-    const add = (tx: WriteTx) => (next ? tx.putSide(key, readModelItem(goalUuid, kind, next), { if: guard }) : tx.deleteSide(key, { if: guard }));
+    const add = (tx: WriteTx) =>
+      next ? tx.putSide(key, readModelItem(goalUuid, kind, next), { if: guard }) : tx.deleteSide(key, { if: guard });
     change.entries.push({ add, counters });
     for (const [d, v] of counters) addTo(change.counters, d, v);
   }
@@ -99,7 +130,8 @@ export async function syncGoals(ctx: DataCtx, goalUuids: string[], opts: { shard
     let counters = new Map<string, { kind: GoalKind; d: string; shard: number; n: number; nl: number }>();
     const commit = async () => {
       if (!tx) return;
-      for (const c of counters.values()) if (c.n || c.nl) tx.incrementSide(counterKey(ctx.tenantId, c.kind, c.d, c.shard), { n: c.n, nl: c.nl });
+      for (const c of counters.values())
+        if (c.n || c.nl) tx.incrementSide(counterKey(ctx.tenantId, c.kind, c.d, c.shard), { n: c.n, nl: c.nl });
       await tx.commit();
       tx = undefined;
       counters = new Map();
@@ -133,7 +165,13 @@ export async function syncGoals(ctx: DataCtx, goalUuids: string[], opts: { shard
   });
 }
 
-function addCounter(into: Map<string, { kind: GoalKind; d: string; shard: number; n: number; nl: number }>, kind: GoalKind, d: string, shard: number, v: { n: number; nl: number }) {
+function addCounter(
+  into: Map<string, { kind: GoalKind; d: string; shard: number; n: number; nl: number }>,
+  kind: GoalKind,
+  d: string,
+  shard: number,
+  v: { n: number; nl: number },
+) {
   const k = `${kind} ${d} ${shard}`;
   const cur = into.get(k) ?? { kind, d, shard, n: 0, nl: 0 };
   into.set(k, { ...cur, n: cur.n + v.n, nl: cur.nl + v.nl });
@@ -146,7 +184,9 @@ export const syncGoalReadModels = (ctx: DataCtx, goalUuid: string): Promise<numb
 
 /** Records that every goal of the tenant is in the read models at this layout version (a new tenant has none yet; the backfill after building them). */
 export async function markReadModelsReady(ctx: DataCtx): Promise<void> {
-  await new WriteTx(ctx).putSide(keys.readModelState(ctx.tenantId), { kind: 'read_models', ready_at: nowIso(), version: READ_MODELS_VERSION }).commit();
+  await new WriteTx(ctx)
+    .putSide(keys.readModelState(ctx.tenantId), { kind: 'read_models', ready_at: nowIso(), version: READ_MODELS_VERSION })
+    .commit();
 }
 
 export interface CounterValue {
@@ -179,7 +219,9 @@ export const knownReadiness = (tenantId: string): number => seenReady.get(tenant
 export async function readGoalStats(ctx: DataCtx, kind: GoalKind, dimensions: string[]): Promise<GoalStats> {
   const wanted = [...new Set(dimensions)];
   const state = keys.readModelState(ctx.tenantId);
-  const shards = wanted.flatMap((d) => Array.from({ length: COUNTER_SHARDS }, (_, s) => ({ d, key: keys.goalCounter(ctx.tenantId, kind, d, s) })));
+  const shards = wanted.flatMap((d) =>
+    Array.from({ length: COUNTER_SHARDS }, (_, s) => ({ d, key: keys.goalCounter(ctx.tenantId, kind, d, s) })),
+  );
   const found = await getSides(ctx, [state, ...shards.map((s) => s.key)]);
   const totals = new Map<string, CounterValue>(wanted.map((d) => [d, { n: 0, nl: 0 }]));
   for (const s of shards) {
@@ -204,7 +246,10 @@ export async function readGoalStats(ctx: DataCtx, kind: GoalKind, dimensions: st
  * marks the tenant ready. Idempotent: a second run finds every
  * entry as it should be and writes nothing; changes committed meanwhile are synced by the stream as well.
  */
-export async function rebuildGoalReadModels(ctx: DataCtx, opts: { concurrency?: number } = {}): Promise<{ goals: number; written: number }> {
+export async function rebuildGoalReadModels(
+  ctx: DataCtx,
+  opts: { concurrency?: number } = {},
+): Promise<{ goals: number; written: number }> {
   let goals = 0;
   let written = 0;
   const workers = Math.max(1, Math.min(opts.concurrency ?? COUNTER_SHARDS - STREAM_COUNTER_SHARDS, 64));

@@ -44,7 +44,12 @@ export async function readAnchors(ctx: DataCtx, kind: GoalKind, skip: number, ne
   let startKey: Record<string, unknown> | undefined;
   const counts = (a: Anchor) => !newestFirst || a.bucket < newestFirst.below;
   do {
-    const page = await querySidePage(ctx, keys.goalAnchorPartition(ctx.tenantId, kind), { prefix: '', forward: !newestFirst, startKey, limit: Math.min(skip - held + 20, MAX_READ) });
+    const page = await querySidePage(ctx, keys.goalAnchorPartition(ctx.tenantId, kind), {
+      prefix: '',
+      forward: !newestFirst,
+      startKey,
+      limit: Math.min(skip - held + 20, MAX_READ),
+    });
     for (const item of page.items) {
       const bucket = item.SK.slice(0, item.SK.lastIndexOf('#'));
       const last = out[out.length - 1];
@@ -80,13 +85,31 @@ export function placePage(anchors: Anchor[], skip: number, seesAll: boolean, set
  * holding position `skip` (or the last anchor read), with `before` counting the head and the buckets passed.
  * Undefined (the page walks keys from the newest): the page lies within the head, or nothing to pass.
  */
-export function placePageNewestFirst(anchors: Anchor[], skip: number, seesAll: boolean, settled: string, head: number): Placement | undefined {
+export function placePageNewestFirst(
+  anchors: Anchor[],
+  skip: number,
+  seesAll: boolean,
+  settled: string,
+  head: number,
+): Placement | undefined {
   if (head > skip) return undefined;
-  return walkAnchors(anchors.filter((a) => a.bucket < settled), skip, seesAll, head, () => true);
+  return walkAnchors(
+    anchors.filter((a) => a.bucket < settled),
+    skip,
+    seesAll,
+    head,
+    () => true,
+  );
 }
 
 /** Sums `anchors` in list order from `before` goals on, passing only `trusted` buckets (see placePage). */
-function walkAnchors(anchors: Anchor[], skip: number, seesAll: boolean, before: number, trusted: (a: Anchor) => boolean): Placement | undefined {
+function walkAnchors(
+  anchors: Anchor[],
+  skip: number,
+  seesAll: boolean,
+  before: number,
+  trusted: (a: Anchor) => boolean,
+): Placement | undefined {
   for (const [i, a] of anchors.entries()) {
     if (before + a.n > skip || i === anchors.length - 1 || !trusted(a)) return before === 0 ? undefined : { bucket: a.bucket, before };
     if (!seesAll && a.nl > 0) return undefined;

@@ -16,7 +16,13 @@ export const documentRoutes: Route[] = [
     handler: 'functions/documents/list.ts',
     auth: 'jwt',
     table: 'read',
-    doc: { summary: 'List the documents the caller can see: owned, granted, or every document for admins. Filters: uuid, title, owner_uuid, created_at, updated_at', tag, list: true, success: { status: 200, schema: DocumentListResponse } },
+    doc: {
+      summary:
+        'List the documents the caller can see: owned, granted, or every document for admins. Filters: uuid, title, owner_uuid, created_at, updated_at',
+      tag,
+      list: true,
+      success: { status: 200, schema: DocumentListResponse },
+    },
   },
   {
     method: 'POST',
@@ -26,7 +32,8 @@ export const documentRoutes: Route[] = [
     table: 'write',
     sendsTo: [DOCUMENT_REFRESH_QUEUE],
     doc: {
-      summary: "Start an on-demand refresh of a document (edit access: owner, admins, edit or manage grant; not viewers). While a refresh of the document runs, answers that run's thread_uuid (already_running: true) instead of starting another",
+      summary:
+        "Start an on-demand refresh of a document (edit access: owner, admins, edit or manage grant; not viewers). While a refresh of the document runs, answers that run's thread_uuid (already_running: true) instead of starting another",
       tag,
       extension: true,
       body: RefreshStartBody,
@@ -41,7 +48,8 @@ export const documentRoutes: Route[] = [
     // A run whose message was lost is ended `failed` by the poll that finds it stale (a conditional write).
     table: 'write',
     doc: {
-      summary: 'Status of a document refresh run; the thread uuid is the access proof within the tenant (another tenant\'s: 404). Poll until state is not running (typically 10-60 s)',
+      summary:
+        "Status of a document refresh run; the thread uuid is the access proof within the tenant (another tenant's: 404). Poll until state is not running (typically 10-60 s)",
       tag,
       success: { status: 200, schema: RefreshStatusResponse },
     },
@@ -50,5 +58,13 @@ export const documentRoutes: Route[] = [
 
 export const documentWorkers: Worker[] = [
   // The refresh agent: one run per invocation (a writer call may take a minute); writes the run's outcome and the refreshed content.
-  { queue: DOCUMENT_REFRESH_QUEUE, handler: 'functions/workers/document-refresh.ts', maxReceiveCount: REFRESH_MAX_RECEIVES, batchSize: 1, timeoutSeconds: REFRESH_WORKER_TIMEOUT_SECONDS, table: 'write', needs: ['bedrock:invoke'] },
+  {
+    queue: DOCUMENT_REFRESH_QUEUE,
+    handler: 'functions/workers/document-refresh.ts',
+    maxReceiveCount: REFRESH_MAX_RECEIVES,
+    batchSize: 1,
+    timeoutSeconds: REFRESH_WORKER_TIMEOUT_SECONDS,
+    table: 'write',
+    needs: ['bedrock:invoke'],
+  },
 ];

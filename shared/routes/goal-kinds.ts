@@ -17,8 +17,22 @@ export const goalRowsOf = (kind: GoalKind) => {
     get: { method: 'GET', path: `${base}/{id}`, record: kind, handler: 'functions/goals/get.ts', auth: 'jwt', table: 'read' },
     update: { method: 'PUT', path: `${base}/{id}`, record: kind, handler: 'functions/goals/update.ts', auth: 'jwt', table: 'write' },
     delete: { method: 'DELETE', path: `${base}/{id}`, record: kind, handler: 'functions/goals/delete.ts', auth: 'jwt', table: 'write' },
-    archive: { method: 'POST', path: `${base}/{id}/archive`, record: kind, handler: 'functions/goals/archive.ts', auth: 'jwt', table: 'write' },
-    unarchive: { method: 'POST', path: `${base}/{id}/unarchive`, record: kind, handler: 'functions/goals/unarchive.ts', auth: 'jwt', table: 'write' },
+    archive: {
+      method: 'POST',
+      path: `${base}/{id}/archive`,
+      record: kind,
+      handler: 'functions/goals/archive.ts',
+      auth: 'jwt',
+      table: 'write',
+    },
+    unarchive: {
+      method: 'POST',
+      path: `${base}/{id}/unarchive`,
+      record: kind,
+      handler: 'functions/goals/unarchive.ts',
+      auth: 'jwt',
+      table: 'write',
+    },
   } as const satisfies Record<string, Wiring>;
 };
 

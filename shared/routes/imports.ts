@@ -1,4 +1,10 @@
-import { IMPORT_MAX_RECEIVES, IMPORT_MEDIA_TYPES, IMPORT_QUEUE, IMPORT_WORKER_CONCURRENCY, IMPORT_WORKER_TIMEOUT_SECONDS } from '#shared/domain/imports/entity.ts';
+import {
+  IMPORT_MAX_RECEIVES,
+  IMPORT_MEDIA_TYPES,
+  IMPORT_QUEUE,
+  IMPORT_WORKER_CONCURRENCY,
+  IMPORT_WORKER_TIMEOUT_SECONDS,
+} from '#shared/domain/imports/entity.ts';
 import type { Route, Worker } from '#shared/routes/types.ts';
 import { ImportBody, ImportListResponse, ImportResponse } from '#shared/schemas/imports.ts';
 
@@ -29,7 +35,14 @@ export const importRoutes: Route[] = [
     handler: 'functions/imports/list.ts',
     auth: 'jwt',
     table: 'read',
-    doc: { summary: "List imports, oldest first: the caller's own (every import of the tenant for admins). Filters: uuid, state, creator_uuid, created_at", tag, extension: true, list: true, success: { status: 200, schema: ImportListResponse } },
+    doc: {
+      summary:
+        "List imports, oldest first: the caller's own (every import of the tenant for admins). Filters: uuid, state, creator_uuid, created_at",
+      tag,
+      extension: true,
+      list: true,
+      success: { status: 200, schema: ImportListResponse },
+    },
   },
   {
     method: 'GET',
@@ -37,7 +50,13 @@ export const importRoutes: Route[] = [
     handler: 'functions/imports/get.ts',
     auth: 'jwt',
     table: 'read',
-    doc: { summary: 'An import and its progress (its creator and admins): state, done of total, every error, created (ref → goal uuid) once succeeded', tag, extension: true, success: { status: 200, schema: ImportResponse } },
+    doc: {
+      summary:
+        'An import and its progress (its creator and admins): state, done of total, every error, created (ref → goal uuid) once succeeded',
+      tag,
+      extension: true,
+      success: { status: 200, schema: ImportResponse },
+    },
   },
 ];
 

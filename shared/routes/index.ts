@@ -17,7 +17,21 @@ import type { Worker } from '#shared/routes/types.ts';
 export type { Route, Worker } from '#shared/routes/types.ts';
 
 /** The route table: the single source for the CDK stack, the local stack and the OpenAPI document. */
-export const routes: Route[] = [...platformRoutes, ...userRoutes, ...teamRoutes, ...labelRoutes, ...timePeriodRoutes, ...goalRoutes, ...historyRoutes, ...checkinRoutes, ...sharingRoutes, ...integrationRoutes, ...documentRoutes, ...importRoutes, ...webhookRoutes];
+export const routes: Route[] = [
+  ...platformRoutes,
+  ...userRoutes,
+  ...teamRoutes,
+  ...labelRoutes,
+  ...timePeriodRoutes,
+  ...goalRoutes,
+  ...historyRoutes,
+  ...checkinRoutes,
+  ...sharingRoutes,
+  ...integrationRoutes,
+  ...documentRoutes,
+  ...importRoutes,
+  ...webhookRoutes,
+];
 
 /** Queue consumers, one Lambda each behind an SQS queue with a dead-letter queue. */
 export const workers: Worker[] = [...sharingWorkers, ...integrationWorkers, ...documentWorkers, ...importWorkers, ...webhookWorkers];

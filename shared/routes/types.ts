@@ -42,7 +42,12 @@ export interface Route {
     extension?: boolean;
     body?: z.ZodType;
     /** Success status and response schema. */
-    success: { status: number; schema?: z.ZodType; description?: string; /** Media type of the success body when not JSON (e.g. `image/svg+xml`). */ contentType?: string };
+    success: {
+      status: number;
+      schema?: z.ZodType;
+      description?: string /** Media type of the success body when not JSON (e.g. `image/svg+xml`). */;
+      contentType?: string;
+    };
     /** Other success statuses answered with the same schema (e.g. 200 when a create finds the record already there). */
     alsoSuccess?: Array<{ status: number; description: string }>;
     /** Documented list endpoint (adds the common list parameters). */

@@ -1,6 +1,14 @@
 import * as z from 'zod';
 import { PACES } from '#shared/domain/goals/pace.ts';
-import { GOAL_KINDS, GOAL_STATUSES, GOAL_TYPES, METRIC_TYPES, PROGRESS_MODES, VISIBILITIES, type GoalKind } from '#shared/domain/goals/entity.ts';
+import {
+  GOAL_KINDS,
+  GOAL_STATUSES,
+  GOAL_TYPES,
+  METRIC_TYPES,
+  PROGRESS_MODES,
+  VISIBILITIES,
+  type GoalKind,
+} from '#shared/domain/goals/entity.ts';
 import { accessSource, checks, listEnvelope } from '#shared/schemas/common.ts';
 
 /**
@@ -34,15 +42,23 @@ export const GoalRecordSchema = z
     last_checkin_date: nullableString,
     score: nullableNumber,
     current_progress: nullableNumber,
-    expected_progress: z.number().meta({ description: 'Where progress should be by today (UTC): 0-100, linear from start_date (0) to end_date (100); 0 before the start, 100 after the end.' }),
-    pace: z.enum(PACES).nullable().meta({ description: 'null while current_progress is null; ahead when current_progress >= expected_progress + 10, behind when <= expected_progress - 10, else on_pace.' }),
+    expected_progress: z.number().meta({
+      description:
+        'Where progress should be by today (UTC): 0-100, linear from start_date (0) to end_date (100); 0 before the start, 100 after the end.',
+    }),
+    pace: z.enum(PACES).nullable().meta({
+      description:
+        'null while current_progress is null; ahead when current_progress >= expected_progress + 10, behind when <= expected_progress - 10, else on_pace.',
+    }),
     current_value: nullableNumber,
     current_status: z.enum(GOAL_STATUSES),
     status: z.enum(GOAL_STATUSES).meta({ description: 'Earlier-variant name of current_status (always equal).' }),
     source_uuid: nullableString,
     source_type: nullableString,
     path: nullableString.meta({ description: 'uuids from the root of the first-parent line down to this goal, joined with "/".' }),
-    searchable_content: nullableString.meta({ description: 'Lower-cased title, description and short_id joined by spaces (what q[searchable_content_cont] searches).' }),
+    searchable_content: nullableString.meta({
+      description: 'Lower-cased title, description and short_id joined by spaces (what q[searchable_content_cont] searches).',
+    }),
     progress_mode: z.enum(PROGRESS_MODES),
     value_updated_at: nullableString,
     status_updated_at: nullableString,
@@ -53,7 +69,9 @@ export const GoalRecordSchema = z
     data_sources_count: z.number(),
     discarded_at: nullableString,
     discarded_by_uuid: nullableString,
-    short_id_uuid: nullableString.meta({ description: 'Identifies the current short_id assignment (new on every change of short_id); null without short_id.' }),
+    short_id_uuid: nullableString.meta({
+      description: 'Identifies the current short_id assignment (new on every change of short_id); null without short_id.',
+    }),
     archived_at: nullableString,
     archived_by_uuid: nullableString,
     short_id: nullableString,
@@ -68,11 +86,12 @@ export const GoalRecordSchema = z
     delegate_uuids: z.array(z.string()),
     partner_goals_external_id: nullableString,
     team_uuids: z.array(z.string()),
-    labels: z.array(z.object({ uuid: z.string(), name: z.string() })).meta({ description: 'The goal\'s labels (written as names).' }),
+    labels: z.array(z.object({ uuid: z.string(), name: z.string() })).meta({ description: "The goal's labels (written as names)." }),
     created_at: z.string(),
     updated_at: z.string(),
   })
   .meta({ id: 'Goal' });
 
-export const goalResponse = (kind: GoalKind) => z.object({ data: z.object({ type: z.literal(kind), record: GoalRecordSchema, checks, access_source: accessSource }) });
+export const goalResponse = (kind: GoalKind) =>
+  z.object({ data: z.object({ type: z.literal(kind), record: GoalRecordSchema, checks, access_source: accessSource }) });
 export const goalListResponse = (kind: GoalKind) => listEnvelope(kind, GoalRecordSchema);

@@ -9,7 +9,10 @@ export const HistoryRecordSchema = z
     value: z.number().nullable(),
     progress: z.number().nullable().meta({ description: 'current_progress after the change, 0-100.' }),
     status: z.enum(GOAL_STATUSES),
-    cause: z.enum(HISTORY_CAUSES).meta({ description: 'checkin (created), checkin_updated, checkin_deleted, rollup (children moved a rollup goal), metric_changed (the metric or the progress mode changed).' }),
+    cause: z.enum(HISTORY_CAUSES).meta({
+      description:
+        'checkin (created), checkin_updated, checkin_deleted, rollup (children moved a rollup goal), metric_changed (the metric or the progress mode changed).',
+    }),
   })
   .meta({ id: 'HistoryRecord', description: "One change of a goal's value, progress or status." });
 

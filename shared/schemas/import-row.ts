@@ -24,8 +24,16 @@ export const ImportRowSchema = z
     owner_uuids: goal.owner_uuids,
     team_uuids: goal.team_uuids,
     labels: goal.labels,
-    parent_refs: z.array(z.string().trim().min(1)).max(GOAL_LIMITS.parents, `at most ${GOAL_LIMITS.parents} parents`).optional().meta({ description: 'refs of earlier rows of the same import' }),
-    parents: z.array(uuid).max(GOAL_LIMITS.parents, `at most ${GOAL_LIMITS.parents} parents`).optional().meta({ description: 'existing goal uuids' }),
+    parent_refs: z
+      .array(z.string().trim().min(1))
+      .max(GOAL_LIMITS.parents, `at most ${GOAL_LIMITS.parents} parents`)
+      .optional()
+      .meta({ description: 'refs of earlier rows of the same import' }),
+    parents: z
+      .array(uuid)
+      .max(GOAL_LIMITS.parents, `at most ${GOAL_LIMITS.parents} parents`)
+      .optional()
+      .meta({ description: 'existing goal uuids' }),
     metric: goal.metric,
   })
   .meta({ id: 'ImportRow' });
@@ -39,7 +47,9 @@ export function parseImportRow(raw: unknown): ParsedRow {
   if (parsed.success) return { row: toImportRow(parsed.data) };
   return {
     problems: parsed.error.issues.flatMap((issue) =>
-      issue.code === 'unrecognized_keys' ? issue.keys.map((k) => ({ field: k, message: `unknown field ${k}` })) : [{ field: issue.path.map(String).join('.') || 'row', message: issue.message }],
+      issue.code === 'unrecognized_keys'
+        ? issue.keys.map((k) => ({ field: k, message: `unknown field ${k}` }))
+        : [{ field: issue.path.map(String).join('.') || 'row', message: issue.message }],
     ),
   };
 }

@@ -57,8 +57,10 @@ export function assertStorable(value: unknown): void {
 /** JSON.parse reviver that marks numbers whose source text says more than their double keeps (checked by `hostileValueDetails`). */
 export function reviveNumber(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
   // the length first: any other look at an overlong text (the precision check below) costs by its length
-  if (typeof value === 'number' && context?.source !== undefined && context.source.length > NUMBER_TEXT_MAX) return new OverlongNumber(context.source.length);
-  if (typeof value === 'number' && Number.isFinite(value) && context?.source !== undefined && !sameDecimal(context.source, value)) return new InexactNumber(context.source);
+  if (typeof value === 'number' && context?.source !== undefined && context.source.length > NUMBER_TEXT_MAX)
+    return new OverlongNumber(context.source.length);
+  if (typeof value === 'number' && Number.isFinite(value) && context?.source !== undefined && !sameDecimal(context.source, value))
+    return new InexactNumber(context.source);
   return value;
 }
 
@@ -93,7 +95,8 @@ const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
 
 function numberProblem(value: number | InexactNumber | OverlongNumber): string | undefined {
   if (value instanceof OverlongNumber) return `is written in ${value.length} characters: a number may take at most ${NUMBER_TEXT_MAX}`;
-  if (value instanceof InexactNumber) return `${value.source.slice(0, 40)} has more digits than the service keeps exactly (at most 15 significant digits are always kept)`;
+  if (value instanceof InexactNumber)
+    return `${value.source.slice(0, 40)} has more digits than the service keeps exactly (at most 15 significant digits are always kept)`;
   if (!Number.isFinite(value)) return 'must be a finite number';
   if (Math.abs(value) > NUMBER_MAX) return `must be between -${NUMBER_MAX} and ${NUMBER_MAX}`;
   if (value !== 0 && Math.abs(value) < NUMBER_MIN_MAGNITUDE) return `must be 0 or at least ${NUMBER_MIN_MAGNITUDE} in magnitude`;

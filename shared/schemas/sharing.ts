@@ -34,7 +34,9 @@ export const shareableResponse = (type: string) => recordEnvelope(type, Shareabl
 
 // ---------- access requests (spec: application endpoints) ----------
 
-export const ResendBody = z.strictObject({}).meta({ id: 'AccessRequestResendBody', description: 'No fields: the request is the caller\'s own pending one.' });
+export const ResendBody = z
+  .strictObject({})
+  .meta({ id: 'AccessRequestResendBody', description: "No fields: the request is the caller's own pending one." });
 
 export const AccessRequestRecordSchema = z
   .object({
@@ -47,7 +49,9 @@ export const AccessRequestRecordSchema = z
     status: z.enum(['pending', 'resolved']),
     created_at: z.string(),
     updated_at: z.string(),
-    last_email_sent_at: z.string().meta({ description: 'When the last notification e-mail was queued (the one at creation included); resend is allowed an hour later' }),
+    last_email_sent_at: z.string().meta({
+      description: 'When the last notification e-mail was queued (the one at creation included); resend is allowed an hour later',
+    }),
     resolved_at: z.string().nullable(),
     resolved_by_uuid: z.string().nullable(),
   })
@@ -57,7 +61,9 @@ export const AccessRequestResponse = z
   .object({
     data: z.object({
       type: z.literal('access_request'),
-      record: AccessRequestRecordSchema.nullable().meta({ description: 'The caller\'s pending request after the call; null when already_satisfied and none is pending' }),
+      record: AccessRequestRecordSchema.nullable().meta({
+        description: "The caller's pending request after the call; null when already_satisfied and none is pending",
+      }),
       outcome: z.enum(['created', 'upgraded', 'updated', 'unchanged', 'already_satisfied']).meta({
         description:
           'created: a new pending request (owner and managers notified in-app and by e-mail); upgraded: the pending request now asks for the higher level (message replaced if given), no notice; updated: only the message changed; unchanged: nothing to change; already_satisfied: the caller is owner or already holds the level (no-op)',
@@ -67,13 +73,21 @@ export const AccessRequestResponse = z
   .meta({ id: 'AccessRequestResponse' });
 
 export const MyAccessRequestResponse = z
-  .object({ data: z.object({ type: z.literal('access_request'), record: AccessRequestRecordSchema.nullable().meta({ description: 'The caller\'s pending request, or null' }) }) })
+  .object({
+    data: z.object({
+      type: z.literal('access_request'),
+      record: AccessRequestRecordSchema.nullable().meta({ description: "The caller's pending request, or null" }),
+    }),
+  })
   .meta({ id: 'MyAccessRequestResponse' });
 
 export const ResendResponse = z
   .object({
     status: z.enum(['resent', 'throttled', 'no_pending_request']),
-    next_resend_at: z.string().nullable().meta({ description: 'Earliest time of the next resend (after resent or throttled); null with no_pending_request' }),
+    next_resend_at: z
+      .string()
+      .nullable()
+      .meta({ description: 'Earliest time of the next resend (after resent or throttled); null with no_pending_request' }),
   })
   .meta({ id: 'AccessRequestResendResponse' });
 

@@ -21,7 +21,10 @@ export const UserRecordSchema = z
     display_name_source: z.string(),
     avatar_url: z.string().nullable(),
     external_employee_id: z.string().nullable(),
-    profile_attributes: z.record(z.enum([...new Set([...PROFILE_WRITABLE, ...PROFILE_FILTERABLE])] as [string, ...string[]]), z.string().nullable()),
+    profile_attributes: z.record(
+      z.enum([...new Set([...PROFILE_WRITABLE, ...PROFILE_FILTERABLE])] as [string, ...string[]]),
+      z.string().nullable(),
+    ),
     created_at: z.string(),
     updated_at: z.string(),
   })

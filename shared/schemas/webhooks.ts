@@ -11,11 +11,21 @@ const webhookFields = {
   url: z.string(),
   events: z.array(z.string()),
   description: z.string().nullable(),
-  status: z.enum(WEBHOOK_STATUSES).meta({ description: 'disabled by an admin, after 24 hours in which every attempt failed, or when its creator is no longer an active admin (setting it active again makes the caller its creator)' }),
+  status: z.enum(WEBHOOK_STATUSES).meta({
+    description:
+      'disabled by an admin, after 24 hours in which every attempt failed, or when its creator is no longer an active admin (setting it active again makes the caller its creator)',
+  }),
 };
 export const WebhookRecordSchema = z.object({ ...webhookFields, created_at: z.string(), updated_at: z.string() }).meta({ id: 'Webhook' });
 export const WebhookCreatedRecordSchema = z
-  .object({ ...webhookFields, secret: z.string().meta({ description: '`whsec_` + base64 of 32 random bytes. Shown only in this response: store it to verify signatures.' }), created_at: z.string(), updated_at: z.string() })
+  .object({
+    ...webhookFields,
+    secret: z
+      .string()
+      .meta({ description: '`whsec_` + base64 of 32 random bytes. Shown only in this response: store it to verify signatures.' }),
+    created_at: z.string(),
+    updated_at: z.string(),
+  })
   .meta({ id: 'WebhookCreated' });
 
 export const WebhookResponse = recordEnvelope('webhook', WebhookRecordSchema);
@@ -37,4 +47,6 @@ export const DeliveryRecordSchema = z
   })
   .meta({ id: 'WebhookDelivery' });
 export const DeliveryListResponse = listEnvelope('webhook_delivery', DeliveryRecordSchema);
-export const RedeliverResponse = z.object({ data: z.object({ type: z.literal('webhook_delivery'), record: DeliveryRecordSchema }) }).meta({ id: 'WebhookRedeliverResponse' });
+export const RedeliverResponse = z
+  .object({ data: z.object({ type: z.literal('webhook_delivery'), record: DeliveryRecordSchema }) })
+  .meta({ id: 'WebhookRedeliverResponse' });

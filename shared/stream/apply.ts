@@ -17,7 +17,13 @@ export async function applyChange(change: TableChange, projections: readonly Pro
       p.name,
       Promise.all(first).then(() =>
         p.apply(change, ctx).catch((err: unknown) => {
-          ctx.log.error('projection failed', { projection: p.name, event_id: change.eventId, pk: change.keys.PK, sk: change.keys.SK, error: (err as Error).message });
+          ctx.log.error('projection failed', {
+            projection: p.name,
+            event_id: change.eventId,
+            pk: change.keys.PK,
+            sk: change.keys.SK,
+            error: (err as Error).message,
+          });
           throw err;
         }),
       ),

@@ -6,7 +6,11 @@
  *
  * One instance per batch: the keys' tails live only as long as the batch.
  */
-export function perItemInOrder<R>(keyOf: (record: R) => string, limit: number, run: (record: R) => Promise<void>): (record: R) => Promise<void> {
+export function perItemInOrder<R>(
+  keyOf: (record: R) => string,
+  limit: number,
+  run: (record: R) => Promise<void>,
+): (record: R) => Promise<void> {
   const tails = new Map<string, Promise<void>>();
   const waiting: (() => void)[] = [];
   let active = 0;
@@ -20,9 +24,10 @@ export function perItemInOrder<R>(keyOf: (record: R) => string, limit: number, r
     const key = keyOf(record);
     const previous = tails.get(key);
     const mine = (async () => {
-      if (previous) await previous.catch(() => {
-        throw new Error(`an earlier change of ${key} in this batch failed`);
-      });
+      if (previous)
+        await previous.catch(() => {
+          throw new Error(`an earlier change of ${key} in this batch failed`);
+        });
       await acquire();
       try {
         await run(record);

@@ -37,5 +37,8 @@ export function streamProcessor(deps: ProcessorDeps) {
     await applyChange(change, deps.projections, { data: await deps.data(change.tenantId), log: deps.log });
   };
   return (event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> =>
-    processPartialResponse(event, perItemInOrder(itemKey, deps.concurrency ?? 16, record), processor, { context, processInParallel: true }) as Promise<DynamoDBBatchResponse>;
+    processPartialResponse(event, perItemInOrder(itemKey, deps.concurrency ?? 16, record), processor, {
+      context,
+      processInParallel: true,
+    }) as Promise<DynamoDBBatchResponse>;
 }

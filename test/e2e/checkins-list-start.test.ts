@@ -26,7 +26,9 @@ describe('check-in list, started beside the caller', () => {
     const byMember = await member.api.get(CHECKINS);
     expect(sorted(uuids(byMember.body.data.records))).toEqual(sorted(made.open));
     // the member is let in on the goal: its check-ins show at once
-    await goalApi(t.admin).update('objectives', hidden.uuid, { visible_entities: [{ entity_type: 'user', entity_uuid: member.uuid, mode: 'view' }] });
+    await goalApi(t.admin).update('objectives', hidden.uuid, {
+      visible_entities: [{ entity_type: 'user', entity_uuid: member.uuid, mode: 'view' }],
+    });
     expect(sorted(uuids((await member.api.get(CHECKINS)).body.data.records))).toEqual(sorted([...made.open, ...made.hidden]));
   });
 
@@ -35,6 +37,7 @@ describe('check-in list, started beside the caller', () => {
     const member = await t.user();
     expectError(await member.api.get(`${CHECKINS}?q[colour_eq]=red`), 400);
     expect((await t.admin.put(`/rest/v2/users/${member.uuid}`, { user: { status: 'inactive' } })).status).toBe(200);
-    for (const query of ['?q[colour_eq]=red', '', '?count=true']) expectError(await member.api.get(`${CHECKINS}${query}`), 401, 'unauthorized');
+    for (const query of ['?q[colour_eq]=red', '', '?count=true'])
+      expectError(await member.api.get(`${CHECKINS}${query}`), 401, 'unauthorized');
   });
 });

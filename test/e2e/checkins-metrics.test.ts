@@ -22,7 +22,12 @@ describe('check-ins: the rollup depth signal', () => {
     expect((await t.admin.put(`/rest/v2/objectives/${top.uuid}`, { progress_mode: 'rollup' })).status).toBe(200);
     const mid = await goal(t.admin, 'objectives', { title: 'Mid', time_period_uuid: g.period.uuid, parents: [top.uuid] });
     expect((await t.admin.put(`/rest/v2/objectives/${mid.uuid}`, { progress_mode: 'rollup' })).status).toBe(200);
-    const kr = await goal(t.admin, 'key_results', { title: 'Leaf', time_period_uuid: g.period.uuid, parents: [mid.uuid], metric: { target_value: 10 } });
+    const kr = await goal(t.admin, 'key_results', {
+      title: 'Leaf',
+      time_period_uuid: g.period.uuid,
+      parents: [mid.uuid],
+      metric: { target_value: 10 },
+    });
 
     const { ctx } = await countingCtx(t, t.adminUuid);
     const created = await collectSignals(() => createCheckin(ctx, { goal_uuid: kr.uuid, value: 5 }));

@@ -12,7 +12,8 @@ describe('check-ins move their goal', () => {
     ({ t, period } = await goalTenant());
   });
 
-  const withMetric = (title: string, metric: GoalCreateBody['metric']) => goal(t.admin, 'key_results', { title, time_period_uuid: period.uuid, ...(metric ? { metric } : {}) });
+  const withMetric = (title: string, metric: GoalCreateBody['metric']) =>
+    goal(t.admin, 'key_results', { title, time_period_uuid: period.uuid, ...(metric ? { metric } : {}) });
   /** Checks in `value` and returns [check-in progress, goal current_progress]. */
   const progressAt = async (g: any, value: number) => {
     const c = await checkin(t.admin, { goal_uuid: g.uuid, value });
@@ -57,9 +58,21 @@ describe('check-ins move their goal', () => {
   it('follows the latest check-in: latest checkin_date, then latest created; back-dated ones do not move it', async () => {
     const g = await withMetric('latest', { start_value: 0, target_value: 100, metric_type: 'reach' });
     const c1 = await checkin(t.admin, { goal_uuid: g.uuid, value: 10, checkin_date: '2025-01-10', status: 'in_progress' });
-    expect(followed(await goalNow(t.admin, g))).toEqual({ current_value: 10, current_progress: 10, current_status: 'in_progress', score: null, last_checkin_date: '2025-01-10' });
+    expect(followed(await goalNow(t.admin, g))).toEqual({
+      current_value: 10,
+      current_progress: 10,
+      current_status: 'in_progress',
+      score: null,
+      last_checkin_date: '2025-01-10',
+    });
     const c2 = await checkin(t.admin, { goal_uuid: g.uuid, value: 20, checkin_date: '2025-01-20', status: 'on_track' });
-    expect(followed(await goalNow(t.admin, g))).toEqual({ current_value: 20, current_progress: 20, current_status: 'on_track', score: null, last_checkin_date: '2025-01-20' });
+    expect(followed(await goalNow(t.admin, g))).toEqual({
+      current_value: 20,
+      current_progress: 20,
+      current_status: 'on_track',
+      score: null,
+      last_checkin_date: '2025-01-20',
+    });
 
     // back-dated: recorded, but the goal stays on c2
     const before = await goalNow(t.admin, g);
@@ -70,14 +83,26 @@ describe('check-ins move their goal', () => {
 
     // same date as the latest, created later: it wins
     const c4 = await checkin(t.admin, { goal_uuid: g.uuid, value: 25, checkin_date: '2025-01-20', status: 'closed', score: 0.7 });
-    expect(followed(await goalNow(t.admin, g))).toEqual({ current_value: 25, current_progress: 25, current_status: 'closed', score: 0.7, last_checkin_date: '2025-01-20' });
+    expect(followed(await goalNow(t.admin, g))).toEqual({
+      current_value: 25,
+      current_progress: 25,
+      current_status: 'closed',
+      score: 0.7,
+      last_checkin_date: '2025-01-20',
+    });
 
     // updating a check-in that is not the latest does not move the goal; updating the latest does
     await checkinApi(t.admin).update(c1.uuid, { value: 99, status: 'at_risk' });
     expect((await goalNow(t.admin, g)).current_value).toBe(25);
     const upd = await checkinApi(t.admin).update(c4.uuid, { value: 30 });
     const afterUpdate = await goalNow(t.admin, g);
-    expect(followed(afterUpdate)).toEqual({ current_value: 30, current_progress: 30, current_status: 'closed', score: 0.7, last_checkin_date: '2025-01-20' });
+    expect(followed(afterUpdate)).toEqual({
+      current_value: 30,
+      current_progress: 30,
+      current_status: 'closed',
+      score: 0.7,
+      last_checkin_date: '2025-01-20',
+    });
     expect(afterUpdate.value_updated_at).toBe(upd.body.updated_at);
 
     // deleting a check-in that is not the latest does not move the goal
@@ -86,15 +111,38 @@ describe('check-ins move their goal', () => {
     // deleting the latest: the goal follows the one latest afterwards (c2, then c1 as updated)
     await checkinApi(t.admin).remove(c4.uuid);
     const afterDelete = await goalNow(t.admin, g);
-    expect(followed(afterDelete)).toEqual({ current_value: 20, current_progress: 20, current_status: 'on_track', score: null, last_checkin_date: '2025-01-20' });
+    expect(followed(afterDelete)).toEqual({
+      current_value: 20,
+      current_progress: 20,
+      current_status: 'on_track',
+      score: null,
+      last_checkin_date: '2025-01-20',
+    });
     expect(afterDelete.value_updated_at).toBe(c2.updated_at);
     await checkinApi(t.admin).remove(c2.uuid);
-    expect(followed(await goalNow(t.admin, g))).toEqual({ current_value: 99, current_progress: 99, current_status: 'at_risk', score: null, last_checkin_date: '2025-01-10' });
+    expect(followed(await goalNow(t.admin, g))).toEqual({
+      current_value: 99,
+      current_progress: 99,
+      current_status: 'at_risk',
+      score: null,
+      last_checkin_date: '2025-01-10',
+    });
     // no check-in left: back to the never-checked-in state
     await checkinApi(t.admin).remove(c1.uuid);
     const empty = await goalNow(t.admin, g);
-    expect(followed(empty)).toEqual({ current_value: null, current_progress: null, current_status: 'not_started', score: null, last_checkin_date: null });
-    expect([empty.value_updated_at, empty.value_updated_by_uuid, empty.status_updated_at, empty.status_updated_by_uuid]).toEqual([null, null, null, null]);
+    expect(followed(empty)).toEqual({
+      current_value: null,
+      current_progress: null,
+      current_status: 'not_started',
+      score: null,
+      last_checkin_date: null,
+    });
+    expect([empty.value_updated_at, empty.value_updated_by_uuid, empty.status_updated_at, empty.status_updated_by_uuid]).toEqual([
+      null,
+      null,
+      null,
+      null,
+    ]);
   });
 
   it('brings rollup ancestors up to date before returning, three levels deep, weighted by contribution', async () => {
@@ -150,27 +198,54 @@ describe('check-ins move their goal', () => {
   it('20 concurrent check-ins on one goal: no lost update, the goal equals its latest check-in', async () => {
     const g = await withMetric('concurrent', { start_value: 0, target_value: 200, metric_type: 'reach' });
     const days = Array.from({ length: 20 }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
-    const results = await Promise.all(days.map((d) => checkinApi(t.admin).create({ goal_uuid: g.uuid, value: d * 10, checkin_date: `2025-02-${String(d).padStart(2, '0')}`, status: d % 2 ? 'on_track' : 'behind' })));
+    const results = await Promise.all(
+      days.map((d) =>
+        checkinApi(t.admin).create({
+          goal_uuid: g.uuid,
+          value: d * 10,
+          checkin_date: `2025-02-${String(d).padStart(2, '0')}`,
+          status: d % 2 ? 'on_track' : 'behind',
+        }),
+      ),
+    );
     expect(results.map((r) => r.status)).toEqual(days.map(() => 201));
     const stored = await listAll(t.admin, `${CHECKINS}?q[checkinable_uuid_eq]=${g.uuid}`);
     expect(stored).toHaveLength(20);
     const after = await goalNow(t.admin, g);
-    expect(followed(after)).toEqual({ current_value: 200, current_progress: 100, current_status: 'behind', score: null, last_checkin_date: '2025-02-20' });
+    expect(followed(after)).toEqual({
+      current_value: 200,
+      current_progress: 100,
+      current_status: 'behind',
+      score: null,
+      last_checkin_date: '2025-02-20',
+    });
 
     // all on the same date: the latest created wins (ties of one millisecond broken by uuid)
     const same = await withMetric('concurrent same day', { start_value: 0, target_value: 100, metric_type: 'reach' });
-    const sameDay = await Promise.all(Array.from({ length: 20 }, (_, i) => checkinApi(t.admin).create({ goal_uuid: same.uuid, value: i + 1, checkin_date: '2025-02-10' })));
+    const sameDay = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => checkinApi(t.admin).create({ goal_uuid: same.uuid, value: i + 1, checkin_date: '2025-02-10' })),
+    );
     expect(sameDay.map((r) => r.status)).toEqual(sameDay.map(() => 201));
     const records = sameDay.map((r) => r.body.data.record);
     const latest = records.reduce((a, b) => (`${b.created_at}#${b.uuid}` > `${a.created_at}#${a.uuid}` ? b : a));
-    expect(followed(await goalNow(t.admin, same))).toMatchObject({ current_value: latest.value, current_progress: latest.value, last_checkin_date: '2025-02-10' });
+    expect(followed(await goalNow(t.admin, same))).toMatchObject({
+      current_value: latest.value,
+      current_progress: latest.value,
+      last_checkin_date: '2025-02-10',
+    });
   });
 
   it('concurrent check-ins on sibling goals leave their rollup parent equal to the average', async () => {
     const parent = await goal(t.admin, 'objectives', { title: 'Parent', time_period_uuid: period.uuid });
     expect((await goalApi(t.admin).update('objectives', parent.uuid, { progress_mode: 'rollup' })).status).toBe(200);
-    const kids = await Promise.all([1, 2, 3, 4, 5, 6, 7, 8].map((i) => goal(t.admin, 'key_results', { title: `Kid ${i}`, time_period_uuid: period.uuid, parents: [parent.uuid] })));
-    const writes = kids.flatMap((k, i) => Array.from({ length: 5 }, (_, j) => ({ goal_uuid: k.uuid, value: 10 * i + j * 7, checkin_date: `2025-03-0${j + 1}` })));
+    const kids = await Promise.all(
+      [1, 2, 3, 4, 5, 6, 7, 8].map((i) =>
+        goal(t.admin, 'key_results', { title: `Kid ${i}`, time_period_uuid: period.uuid, parents: [parent.uuid] }),
+      ),
+    );
+    const writes = kids.flatMap((k, i) =>
+      Array.from({ length: 5 }, (_, j) => ({ goal_uuid: k.uuid, value: 10 * i + j * 7, checkin_date: `2025-03-0${j + 1}` })),
+    );
     const results = await Promise.all(writes.sort(() => Math.random() - 0.5).map((b) => checkinApi(t.admin).create(b)));
     expect(results.every((r) => r.status === 201)).toBe(true);
     const kidProgress = await Promise.all(kids.map(async (k) => (await goalNow(t.admin, k)).current_progress));
@@ -181,8 +256,16 @@ describe('check-ins move their goal', () => {
 
   it('20 rounds of 8 concurrent check-ins on the leaves of a three-level rollup: every level is exact once all writers returned', async () => {
     const O = await goal(t.admin, 'objectives', { title: 'race O', time_period_uuid: period.uuid });
-    const Ks = await Promise.all([1, 2].map((i) => goal(t.admin, 'key_results', { title: `race K${i}`, time_period_uuid: period.uuid, parents: [O.uuid] })));
-    const leaves = await Promise.all(Ks.flatMap((K, k) => [1, 2, 3, 4].map((i) => goal(t.admin, 'initiatives', { title: `race I${k}.${i}`, time_period_uuid: period.uuid, parents: [K.uuid] }))));
+    const Ks = await Promise.all(
+      [1, 2].map((i) => goal(t.admin, 'key_results', { title: `race K${i}`, time_period_uuid: period.uuid, parents: [O.uuid] })),
+    );
+    const leaves = await Promise.all(
+      Ks.flatMap((K, k) =>
+        [1, 2, 3, 4].map((i) =>
+          goal(t.admin, 'initiatives', { title: `race I${k}.${i}`, time_period_uuid: period.uuid, parents: [K.uuid] }),
+        ),
+      ),
+    );
     for (const K of Ks) expect((await goalApi(t.admin).update('key_results', K.uuid, { progress_mode: 'rollup' })).status).toBe(200);
     expect((await goalApi(t.admin).update('objectives', O.uuid, { progress_mode: 'rollup' })).status).toBe(200);
     // equal weights: a parent is the mean of its children, to 2 decimals (halves up), computed here in hundredths
@@ -197,8 +280,13 @@ describe('check-ins move their goal', () => {
       const results = await Promise.all(writes.map((body) => checkinApi(t.admin).create(body)));
       expect(results.map((r) => r.status)).toEqual(writes.map(() => 201));
       // right after every writer returned: each level equals the mean of what its children show now
-      const [o, k1, k2, ...leafProgress] = await Promise.all([O, ...Ks, ...leaves].map(async (g) => (await goalNow(t.admin, g)).current_progress));
-      const K = [mean(leafProgress.slice(0, 4).map((p) => Math.round((p ?? 0) * 100))), mean(leafProgress.slice(4).map((p) => Math.round((p ?? 0) * 100)))];
+      const [o, k1, k2, ...leafProgress] = await Promise.all(
+        [O, ...Ks, ...leaves].map(async (g) => (await goalNow(t.admin, g)).current_progress),
+      );
+      const K = [
+        mean(leafProgress.slice(0, 4).map((p) => Math.round((p ?? 0) * 100))),
+        mean(leafProgress.slice(4).map((p) => Math.round((p ?? 0) * 100))),
+      ];
       expect([o, k1, k2], `round ${round}`).toEqual([mean(K), ...K].map((h) => h / 100));
     }
   }, 300_000);
@@ -206,7 +294,11 @@ describe('check-ins move their goal', () => {
   it('weights the rollup by contribution_percent set through the API (parents as {parent_uuid, contribution_percent})', async () => {
     const parent = await goal(t.admin, 'objectives', { title: 'weighted parent', time_period_uuid: period.uuid });
     expect((await goalApi(t.admin).update('objectives', parent.uuid, { progress_mode: 'rollup' })).status).toBe(200);
-    const a = await goal(t.admin, 'key_results', { title: 'a', time_period_uuid: period.uuid, parents: [{ parent_uuid: parent.uuid, contribution_percent: 25 }] });
+    const a = await goal(t.admin, 'key_results', {
+      title: 'a',
+      time_period_uuid: period.uuid,
+      parents: [{ parent_uuid: parent.uuid, contribution_percent: 25 }],
+    });
     const b = await goal(t.admin, 'key_results', { title: 'b', time_period_uuid: period.uuid, parents: [parent.uuid] });
     expect(a.parent_links).toEqual([{ parent_uuid: parent.uuid, contribution_percent: 25 }]);
     expect(b.parent_links).toEqual([{ parent_uuid: parent.uuid, contribution_percent: 100 }]);
@@ -219,7 +311,12 @@ describe('check-ins move their goal', () => {
     expect(upd.body.data.record.parent_links).toEqual([{ parent_uuid: parent.uuid, contribution_percent: 75 }]);
     expect((await goalNow(t.admin, parent)).current_progress).toBe(25); // (100*25 + 0*75) / 100
     // a plain uuid keeps the link's weight; a weight outside 0..100 is refused
-    expect((await goalApi(t.admin).update('key_results', b.uuid, { parents: [parent.uuid] })).body.data.record.parent_links[0].contribution_percent).toBe(75);
-    expect((await goalApi(t.admin).update('key_results', b.uuid, { parents: [{ parent_uuid: parent.uuid, contribution_percent: 150 }] })).status).toBe(422);
+    expect(
+      (await goalApi(t.admin).update('key_results', b.uuid, { parents: [parent.uuid] })).body.data.record.parent_links[0]
+        .contribution_percent,
+    ).toBe(75);
+    expect(
+      (await goalApi(t.admin).update('key_results', b.uuid, { parents: [{ parent_uuid: parent.uuid, contribution_percent: 150 }] })).status,
+    ).toBe(422);
   });
 });

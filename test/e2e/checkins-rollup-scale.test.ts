@@ -19,7 +19,8 @@ describe('check-in cost does not grow with the number of siblings', () => {
     const queue = Array.from({ length: n }, (_, i) => i);
     await Promise.all(
       Array.from({ length: 16 }, async () => {
-        for (let i = queue.shift(); i !== undefined; i = queue.shift()) leaves.push((await goal(t.admin, 'initiatives', { ...base, title: `I${n}.${i}`, parents: [K.uuid] })).uuid);
+        for (let i = queue.shift(); i !== undefined; i = queue.shift())
+          leaves.push((await goal(t.admin, 'initiatives', { ...base, title: `I${n}.${i}`, parents: [K.uuid] })).uuid);
       }),
     );
     expect((await t.admin.put(P('key_results', K.uuid), { progress_mode: 'rollup' })).status).toBe(200);
@@ -27,7 +28,10 @@ describe('check-in cost does not grow with the number of siblings', () => {
     return { O, K, leaves };
   }
 
-  const cost = (res: Res) => ({ roundTrips: Number(res.headers.get('x-db-round-trips')), itemsRead: Number(res.headers.get('x-db-items-read')) });
+  const cost = (res: Res) => ({
+    roundTrips: Number(res.headers.get('x-db-round-trips')),
+    itemsRead: Number(res.headers.get('x-db-items-read')),
+  });
 
   /** Three check-ins on different leaves, each checked for its effect right after it returned; their costs. */
   async function checkIns(g: GoalTenant, { O, K, leaves }: Awaited<ReturnType<typeof tree>>) {
@@ -50,7 +54,12 @@ describe('check-in cost does not grow with the number of siblings', () => {
     const g = await goalTenant();
     const small = await checkIns(g, await tree(g, 10));
     const large = await checkIns(g, await tree(g, 400));
-    console.log('check-in under a three-level rollup, [round trips, items read]: 10 children', small.map((c) => [c.roundTrips, c.itemsRead]), '400 children', large.map((c) => [c.roundTrips, c.itemsRead]));
+    console.log(
+      'check-in under a three-level rollup, [round trips, items read]: 10 children',
+      small.map((c) => [c.roundTrips, c.itemsRead]),
+      '400 children',
+      large.map((c) => [c.roundTrips, c.itemsRead]),
+    );
     // The change stream's recompute after the mode switches can race a check-in (one lost race re-reads the
     // goal and its ancestors: a few items, never the siblings): the cheapest of three is the cost itself.
     const least = (cs: typeof small, k: 'roundTrips' | 'itemsRead') => Math.min(...cs.map((c) => c[k]));

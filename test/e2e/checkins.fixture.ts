@@ -13,8 +13,21 @@ export const C = (id: string) => `${CHECKINS}/${id}`;
 
 /** Every field of a check-in record. */
 export const CHECKIN_FIELDS = [
-  'uuid', 'goal_uuid', 'metric_uuid', 'value', 'progress', 'score', 'checkin_date', 'status', 'note', 'creator_uuid', 'source_info',
-  'mentioned_entities', 'labels', 'created_at', 'updated_at',
+  'uuid',
+  'goal_uuid',
+  'metric_uuid',
+  'value',
+  'progress',
+  'score',
+  'checkin_date',
+  'status',
+  'note',
+  'creator_uuid',
+  'source_info',
+  'mentioned_entities',
+  'labels',
+  'created_at',
+  'updated_at',
 ].sort();
 
 /** The check-in endpoints through the typed client: paths, bodies and answers checked against docs/openapi.json. */
@@ -39,7 +52,9 @@ export async function checkin(api: Api, body: CheckinCreateBody): Promise<Checki
 
 /** GET of a goal of any kind, by its record's `type`, with the typed client. */
 export async function goalNow(api: Api, g: { uuid: string; type: string }): Promise<Goal> {
-  const { data, error, response } = await typed(api).GET(`/rest/v2/${g.type as 'objective' | 'key_result' | 'initiative'}s/{id}`, { params: { path: { id: g.uuid } } });
+  const { data, error, response } = await typed(api).GET(`/rest/v2/${g.type as 'objective' | 'key_result' | 'initiative'}s/{id}`, {
+    params: { path: { id: g.uuid } },
+  });
   if (!data) throw new Error(`goal get failed: ${response.status} ${JSON.stringify(error)}`);
   return data.data.record;
 }
@@ -64,7 +79,11 @@ export async function setContribution(tenantId: string, childUuid: string, paren
     ctx,
     goalEntity,
     childUuid,
-    (s) => ({ ...s.record, parent_links: s.record.parent_links.map((l) => (l.parent_uuid === parentUuid ? { ...l, contribution_percent: percent } : l)) }) as GoalRecord,
+    (s) =>
+      ({
+        ...s.record,
+        parent_links: s.record.parent_links.map((l) => (l.parent_uuid === parentUuid ? { ...l, contribution_percent: percent } : l)),
+      }) as GoalRecord,
     () => new Error('no such goal') as never,
   );
 }

@@ -14,7 +14,11 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
     let g: GoalTenant;
     [g, other] = await Promise.all([goalTenant(), goalTenant()]);
     ({ t, period } = g);
-    kr = await goal(t.admin, 'key_results', { title: 'Revenue', time_period_uuid: period.uuid, metric: { name: 'ARR', start_value: 0, target_value: 200, metric_type: 'reach', unit: 'k$' } });
+    kr = await goal(t.admin, 'key_results', {
+      title: 'Revenue',
+      time_period_uuid: period.uuid,
+      metric: { name: 'ARR', start_value: 0, target_value: 200, metric_type: 'reach', unit: 'k$' },
+    });
   });
 
   it('creates a check-in with every record field and its defaults, and gets it back', async () => {
@@ -46,20 +50,46 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
   });
 
   it('takes value, status, note, score (closed), checkin_date and labels, and moves the goal', async () => {
-    const g = await goal(t.admin, 'objectives', { title: 'Everything', time_period_uuid: period.uuid, metric: { start_value: 0, target_value: 50, metric_type: 'reach' } });
-    const rec = await checkin(t.admin, { goal_uuid: g.uuid, value: 40, status: 'closed', score: 0.8, note: 'done-ish', checkin_date: '2025-02-01', labels: ['Checkin Label', 'other one', 'checkin label'] });
+    const g = await goal(t.admin, 'objectives', {
+      title: 'Everything',
+      time_period_uuid: period.uuid,
+      metric: { start_value: 0, target_value: 50, metric_type: 'reach' },
+    });
+    const rec = await checkin(t.admin, {
+      goal_uuid: g.uuid,
+      value: 40,
+      status: 'closed',
+      score: 0.8,
+      note: 'done-ish',
+      checkin_date: '2025-02-01',
+      labels: ['Checkin Label', 'other one', 'checkin label'],
+    });
     expect(rec).toMatchObject({ value: 40, progress: 80, status: 'closed', score: 0.8, note: 'done-ish', checkin_date: '2025-02-01' });
     expect(rec.labels.map((l: any) => l.name)).toEqual(['Checkin Label', 'other one']);
     // unknown label names became labels of the tenant
     const labels = await listAll(t.admin, '/rest/v2/labels?q[name_eq]=other one');
     expect(labels.map((l) => l.uuid)).toEqual([rec.labels[1].uuid]);
     const after = await goalNow(t.admin, g);
-    expect(after).toMatchObject({ current_value: 40, current_progress: 80, current_status: 'closed', score: 0.8, last_checkin_date: '2025-02-01', value_updated_by_uuid: t.adminUuid, status_updated_by_uuid: t.adminUuid, value_updated_at: rec.updated_at, status_updated_at: rec.updated_at });
+    expect(after).toMatchObject({
+      current_value: 40,
+      current_progress: 80,
+      current_status: 'closed',
+      score: 0.8,
+      last_checkin_date: '2025-02-01',
+      value_updated_by_uuid: t.adminUuid,
+      status_updated_by_uuid: t.adminUuid,
+      value_updated_at: rec.updated_at,
+      status_updated_at: rec.updated_at,
+    });
   });
 
   it('refuses malformed bodies (400 naming unknown fields, wrong types) and broken rules (422)', async () => {
     // Bodies the document forbids go through the untyped Api: the typed client does not compile them.
-    const unknown = expectError(await t.admin.post(CHECKINS, { goal_uuid: kr.uuid, uuid: NIL, creator_uuid: NIL, tenant_uuid: 'x', progress: 3 }), 400, 'bad_request');
+    const unknown = expectError(
+      await t.admin.post(CHECKINS, { goal_uuid: kr.uuid, uuid: NIL, creator_uuid: NIL, tenant_uuid: 'x', progress: 3 }),
+      400,
+      'bad_request',
+    );
     expect(unknown.details.map((d) => d.field).sort()).toEqual(['creator_uuid', 'progress', 'tenant_uuid', 'uuid']);
     expectError(await t.admin.post(CHECKINS, {}), 400, 'bad_request'); // goal_uuid is required
     expectError(await t.admin.post(CHECKINS, { goal_uuid: kr.uuid, value: '12' }), 400, 'bad_request');
@@ -71,7 +101,11 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
     expectError(await checkinApi(t.admin).create({ goal_uuid: kr.uuid, checkin_date: '01/02/2025' }), 422, 'validation_failed');
     expectError(await checkinApi(t.admin).create({ goal_uuid: kr.uuid, labels: ['  '] }), 422, 'validation_failed');
     // score only with status closed
-    const score = expectError(await checkinApi(t.admin).create({ goal_uuid: kr.uuid, status: 'on_track', score: 0.5 }), 422, 'validation_failed');
+    const score = expectError(
+      await checkinApi(t.admin).create({ goal_uuid: kr.uuid, status: 'on_track', score: 0.5 }),
+      422,
+      'validation_failed',
+    );
     expect(score.details[0]!.field).toBe('score');
     expectError(await checkinApi(t.admin).create({ goal_uuid: kr.uuid, score: 0.5 }), 422, 'validation_failed'); // default status not_started
     // goal_uuid is a reference in the body: a goal that is not in the tenant (unknown, or another tenant's) is 422 (contract 1)
@@ -86,26 +120,56 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
   });
 
   it('updates value, status, note, score and labels; answers the flat record', async () => {
-    const g = await goal(t.admin, 'initiatives', { title: 'Update me', time_period_uuid: period.uuid, metric: { start_value: 0, target_value: 10, metric_type: 'reach' } });
+    const g = await goal(t.admin, 'initiatives', {
+      title: 'Update me',
+      time_period_uuid: period.uuid,
+      metric: { start_value: 0, target_value: 10, metric_type: 'reach' },
+    });
     const rec = await checkin(t.admin, { goal_uuid: g.uuid, value: 2, labels: ['first'] });
     expect(rec.progress).toBe(20);
-    const res = await checkinApi(t.admin).update(rec.uuid, { value: 7, status: 'closed', score: 1, note: 'closing', labels: ['second', 'third'] });
+    const res = await checkinApi(t.admin).update(rec.uuid, {
+      value: 7,
+      status: 'closed',
+      score: 1,
+      note: 'closing',
+      labels: ['second', 'third'],
+    });
     expect(res.status).toBe(200);
     expect('data' in res.body).toBe(false); // flat, not wrapped
     expect(Object.keys(res.body).sort()).toEqual(CHECKIN_FIELDS);
-    expect(res.body).toMatchObject({ uuid: rec.uuid, value: 7, progress: 70, status: 'closed', score: 1, note: 'closing', checkin_date: rec.checkin_date, created_at: rec.created_at, creator_uuid: t.adminUuid });
+    expect(res.body).toMatchObject({
+      uuid: rec.uuid,
+      value: 7,
+      progress: 70,
+      status: 'closed',
+      score: 1,
+      note: 'closing',
+      checkin_date: rec.checkin_date,
+      created_at: rec.created_at,
+      creator_uuid: t.adminUuid,
+    });
     expect(res.body.labels.map((l: any) => l.name)).toEqual(['second', 'third']);
     expect(res.body.updated_at > rec.updated_at).toBe(true);
     expect((await checkinApi(t.admin).get(rec.uuid)).body.data.record).toEqual(res.body);
     expect(await goalNow(t.admin, g)).toMatchObject({ current_value: 7, current_progress: 70, current_status: 'closed', score: 1 });
 
     // score stays with closed; a status other than closed clears it; score with a non-closed status is refused
-    expect((await checkinApi(t.admin).update(rec.uuid, { note: null })).body).toMatchObject({ score: 1, status: 'closed', note: null, value: 7 });
+    expect((await checkinApi(t.admin).update(rec.uuid, { note: null })).body).toMatchObject({
+      score: 1,
+      status: 'closed',
+      note: null,
+      value: 7,
+    });
     expectError(await checkinApi(t.admin).update(rec.uuid, { status: 'at_risk', score: 0.3 }), 422, 'validation_failed');
     expect((await checkinApi(t.admin).update(rec.uuid, { status: 'at_risk' })).body).toMatchObject({ score: null, status: 'at_risk' });
     expectError(await checkinApi(t.admin).update(rec.uuid, { score: 0.3 }), 422, 'validation_failed');
     expect((await checkinApi(t.admin).update(rec.uuid, { value: null })).body).toMatchObject({ value: null, progress: null });
-    expect(await goalNow(t.admin, g)).toMatchObject({ current_value: null, current_progress: null, current_status: 'at_risk', score: null });
+    expect(await goalNow(t.admin, g)).toMatchObject({
+      current_value: null,
+      current_progress: null,
+      current_status: 'at_risk',
+      score: null,
+    });
 
     // body rules
     const unknown = expectError(await t.admin.put(C(rec.uuid), { checkin_date: '2025-01-01', goal_uuid: g.uuid }), 400, 'bad_request');
@@ -141,14 +205,29 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
   });
 
   it('needs edit rights on the goal to write, and the goal visible to read', async () => {
-    const [owner, stranger, viewer, delegate, editor, seer] = await Promise.all([t.user(), t.user(), t.user({ role: 'viewer' }), t.user(), t.user(), t.user()]);
-    const pub = await goal(t.admin, 'key_results', { title: 'Public', time_period_uuid: period.uuid, owner_uuids: [owner.uuid, viewer.uuid], delegate_uuids: [delegate.uuid] });
+    const [owner, stranger, viewer, delegate, editor, seer] = await Promise.all([
+      t.user(),
+      t.user(),
+      t.user({ role: 'viewer' }),
+      t.user(),
+      t.user(),
+      t.user(),
+    ]);
+    const pub = await goal(t.admin, 'key_results', {
+      title: 'Public',
+      time_period_uuid: period.uuid,
+      owner_uuids: [owner.uuid, viewer.uuid],
+      delegate_uuids: [delegate.uuid],
+    });
     const limited = await goal(t.admin, 'key_results', {
       title: 'Limited',
       time_period_uuid: period.uuid,
       visibility: 'limited',
       owner_uuids: [owner.uuid],
-      visible_entities: [{ entity_type: 'user', entity_uuid: editor.uuid, mode: 'edit' }, { entity_type: 'user', entity_uuid: seer.uuid, mode: 'view' }],
+      visible_entities: [
+        { entity_type: 'user', entity_uuid: editor.uuid, mode: 'edit' },
+        { entity_type: 'user', entity_uuid: seer.uuid, mode: 'view' },
+      ],
     });
 
     // owners, delegates and edit-mode visible entities check in; the response says why they see it
@@ -200,7 +279,11 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
     const upd = await checkinApi(owner.api).update(onLimited.uuid, { value: 4 });
     expect(upd.status).toBe(200);
     expect(upd.body.creator_uuid).toBe(editor.uuid);
-    expect(await goalNow(t.admin, limited)).toMatchObject({ current_value: 4, value_updated_by_uuid: owner.uuid, status_updated_by_uuid: owner.uuid });
+    expect(await goalNow(t.admin, limited)).toMatchObject({
+      current_value: 4,
+      value_updated_by_uuid: owner.uuid,
+      status_updated_by_uuid: owner.uuid,
+    });
     expect((await checkinApi(owner.api).remove(onLimited.uuid)).status).toBe(200);
   });
 
@@ -208,7 +291,10 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
     const [stranger, viewer] = await Promise.all([t.user(), t.user({ role: 'viewer' })]);
     const hidden = await goal(t.admin, 'objectives', { title: 'Hidden', time_period_uuid: period.uuid, visibility: 'limited' });
     const shown = await goal(t.admin, 'objectives', { title: 'Shown', time_period_uuid: period.uuid });
-    const sameAnswer = (e: ReturnType<typeof expectError>, uuid: string) => ({ message: e.message.replace(uuid, '<uuid>'), details: e.details.map((d) => ({ ...d, message: d.message.replace(uuid, '<uuid>') })) });
+    const sameAnswer = (e: ReturnType<typeof expectError>, uuid: string) => ({
+      message: e.message.replace(uuid, '<uuid>'),
+      details: e.details.map((d) => ({ ...d, message: d.message.replace(uuid, '<uuid>') })),
+    });
     for (const who of [stranger, viewer]) {
       const unknown = expectError(await checkinApi(who.api).create({ goal_uuid: NIL, value: 1 }), 422, 'validation_failed');
       const invisible = expectError(await checkinApi(who.api).create({ goal_uuid: hidden.uuid, value: 1 }), 422, 'validation_failed');
@@ -252,8 +338,17 @@ describe('check-ins: filters and pagination', () => {
     ]);
     all = [];
     // sequential, so creation order is known: 25 on the key result, 3 on the objective, 2 on the initiative
-    for (let i = 0; i < 25; i++) all.push(await checkin(t.admin, { goal_uuid: kr.uuid, value: i, checkin_date: `2025-01-${String(i + 1).padStart(2, '0')}`, status: i % 2 ? 'on_track' : 'behind' }));
-    for (let i = 0; i < 3; i++) all.push(await checkin(t.admin, { goal_uuid: obj.uuid, value: 100 + i, checkin_date: '2025-02-15', status: 'at_risk' }));
+    for (let i = 0; i < 25; i++)
+      all.push(
+        await checkin(t.admin, {
+          goal_uuid: kr.uuid,
+          value: i,
+          checkin_date: `2025-01-${String(i + 1).padStart(2, '0')}`,
+          status: i % 2 ? 'on_track' : 'behind',
+        }),
+      );
+    for (let i = 0; i < 3; i++)
+      all.push(await checkin(t.admin, { goal_uuid: obj.uuid, value: 100 + i, checkin_date: '2025-02-15', status: 'at_risk' }));
     for (let i = 0; i < 2; i++) all.push(await checkin(t.admin, { goal_uuid: init.uuid, checkin_date: '2025-03-01' }));
   });
 
@@ -263,7 +358,12 @@ describe('check-ins: filters and pagination', () => {
   it('pages in creation order, every record exactly once, with next/prev and count', async () => {
     const first = await t.admin.get(`${CHECKINS}?per_page=10&count=true`);
     expect(first.status).toBe(200);
-    expect(first.body.data).toMatchObject({ type: 'checkin', pagy: { page: 1, per_page: 10, next: 2, prev: null, count: 30 }, checks: { can_create: true }, filters: {} });
+    expect(first.body.data).toMatchObject({
+      type: 'checkin',
+      pagy: { page: 1, per_page: 10, next: 2, prev: null, count: 30 },
+      checks: { can_create: true },
+      filters: {},
+    });
     expect(ids(first.body.data.records)).toEqual(ids(all.slice(0, 10)));
     const last = await t.admin.get(`${CHECKINS}?page=3&per_page=10`);
     expect(last.body.data.pagy).toMatchObject({ page: 3, next: null, prev: 2 });

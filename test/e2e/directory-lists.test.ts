@@ -16,7 +16,15 @@ describe('directory lists', () => {
     for (let i = 0; i < 3; i++) {
       expect((await t.admin.post('/rest/v2/teams', { name: `team ${i}` })).status).toBe(201);
       expect((await t.admin.post('/rest/v2/labels', { name: `label ${i}` })).status).toBe(201);
-      expect((await t.admin.post('/rest/v2/time_periods', { name: `Q${i + 1}`, start_date: `2026-0${3 * i + 1}-01`, end_date: `2026-0${3 * i + 3}-28` })).status).toBe(201);
+      expect(
+        (
+          await t.admin.post('/rest/v2/time_periods', {
+            name: `Q${i + 1}`,
+            start_date: `2026-0${3 * i + 1}-01`,
+            end_date: `2026-0${3 * i + 3}-28`,
+          })
+        ).status,
+      ).toBe(201);
     }
     for (const path of LISTS) {
       const byAdmin = await t.admin.get(path);
@@ -24,7 +32,10 @@ describe('directory lists', () => {
       expect(byAdmin.body.data.records.length, path).toBeGreaterThanOrEqual(2);
       expect(rt(byAdmin), path).toBe(2);
       const byMember = await member.api.get(path);
-      expect(byMember.body.data.records.map((r: { uuid: string }) => r.uuid), path).toEqual(byAdmin.body.data.records.map((r: { uuid: string }) => r.uuid));
+      expect(
+        byMember.body.data.records.map((r: { uuid: string }) => r.uuid),
+        path,
+      ).toEqual(byAdmin.body.data.records.map((r: { uuid: string }) => r.uuid));
       expect(rt(byMember), path).toBe(2);
     }
   });

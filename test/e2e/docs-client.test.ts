@@ -9,13 +9,15 @@ const run = promisify(execFile);
 
 describe('the typed client (clients/typescript)', () => {
   it('is committed up to date with docs/openapi.json (run `npm run client`)', async () => {
-    const { stdout } = await run('node_modules/.bin/tsx', ['scripts/client.ts', '--check']).catch((err: { stdout: string; stderr: string }) => {
-      throw new Error(`${err.stderr}${err.stdout}`);
-    });
+    const { stdout } = await run('node_modules/.bin/tsx', ['scripts/client.ts', '--check']).catch(
+      (err: { stdout: string; stderr: string }) => {
+        throw new Error(`${err.stderr}${err.stdout}`);
+      },
+    );
     expect(stdout).toContain('is up to date');
   }, 120_000);
 
-  it("fails a call whose answer the document does not describe: an undocumented status or a body off its schema", async () => {
+  it('fails a call whose answer the document does not describe: an undocumented status or a body off its schema', async () => {
     const call = (status: number, body: unknown) =>
       matchesDocument.onResponse!({
         request: new Request('http://api.test/rest/v2/objectives/x'),
@@ -26,8 +28,12 @@ describe('the typed client (clients/typescript)', () => {
         options: {} as never,
       });
     await expect(call(418, {})).rejects.toThrow('GET /rest/v2/objectives/{id} -> 418: status not documented');
-    await expect(call(200, { data: { type: 'objective', checks: {}, access_source: 'admin' } })).rejects.toThrow("must have required property 'record'");
-    await expect(call(404, { error: { status: 404, code: 'not_found', message: 'gone', details: [], request_id: 'r' } })).resolves.toBeUndefined();
+    await expect(call(200, { data: { type: 'objective', checks: {}, access_source: 'admin' } })).rejects.toThrow(
+      "must have required property 'record'",
+    );
+    await expect(
+      call(404, { error: { status: 404, code: 'not_found', message: 'gone', details: [], request_id: 'r' } }),
+    ).resolves.toBeUndefined();
     await expect(call(404, { error: { status: '404', code: 'not_found' } })).rejects.toThrow('does not match docs/openapi.json');
   });
 

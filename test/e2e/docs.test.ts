@@ -73,7 +73,8 @@ describe('GET /docs: the API reference page', () => {
 
       await page.goto(`${url()}/docs`);
       await page.getByText('Goal-tracking API').first().waitFor({ timeout: 90_000 });
-      for (const tag of ['objectives', 'key_results', 'initiatives', 'checkins']) await expect(page.getByRole('button', { name: tag }).first().isVisible()).resolves.toBe(true);
+      for (const tag of ['objectives', 'key_results', 'initiatives', 'checkins'])
+        await expect(page.getByRole('button', { name: tag }).first().isVisible()).resolves.toBe(true);
       await page.getByRole('button', { name: 'objectives' }).first().click();
       for (const summary of ['Create an objective (admins and members)', 'List objectives the caller can see', 'Archive an objective']) {
         await page.getByText(summary).first().waitFor({ timeout: 30_000 });

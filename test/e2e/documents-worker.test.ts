@@ -8,7 +8,12 @@ import type { DataCtx } from '#shared/db/model.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
-import { REFRESH_MAX_RECEIVES, RUN_RECORD_TTL_DAYS, refreshThreadEntity, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
+import {
+  REFRESH_MAX_RECEIVES,
+  RUN_RECORD_TTL_DAYS,
+  refreshThreadEntity,
+  type RefreshThreadRecord,
+} from '#shared/domain/documents/entity.ts';
 import { finishRun, getThread, runningThreadOf } from '#shared/domain/documents/runs.ts';
 import { documentRefreshHandler } from '#functions/workers/document-refresh.ts';
 import { storeRefreshPort } from '#shared/domain/documents/worker.ts';
@@ -25,7 +30,14 @@ import { newTenant, type Api, type TenantFixture } from '../support/api.ts';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const event = (tenant: string, thread: string, receiveCount: number): SQSEvent => ({
-  Records: [sqsRecord({ queue: 'document-refresh', messageId: `m-${thread}`, body: { version: 1, tenant_uuid: tenant, thread_uuid: thread }, receiveCount })],
+  Records: [
+    sqsRecord({
+      queue: 'document-refresh',
+      messageId: `m-${thread}`,
+      body: { version: 1, tenant_uuid: tenant, thread_uuid: thread },
+      receiveCount,
+    }),
+  ],
 });
 
 function countingWriter(answer: () => Promise<{ content: string | null; output: string }>): DocumentWriter & { calls: number } {
@@ -44,10 +56,26 @@ describe('document refresh worker on the real table', () => {
   });
 
   const createDoc = async (content: string) => (await owner.api.post('/documents', { title: 'Doc', content })).body.data.record;
-  const handlerWith = (writer: DocumentWriter) => documentRefreshHandler({ store: async (tenant) => storeRefreshPort({ tenantId: tenant, db: baseDb() }), writer: () => writer, maxReceiveCount: REFRESH_MAX_RECEIVES });
+  const handlerWith = (writer: DocumentWriter) =>
+    documentRefreshHandler({
+      store: async (tenant) => storeRefreshPort({ tenantId: tenant, db: baseDb() }),
+      writer: () => writer,
+      maxReceiveCount: REFRESH_MAX_RECEIVES,
+    });
   async function running(documentUuid: string): Promise<RefreshThreadRecord> {
     const now = new Date().toISOString();
-    const thread: RefreshThreadRecord = { uuid: crypto.randomUUID(), document_uuid: documentUuid, state: 'running', skill_status: null, summary: null, started_at: now, completed_at: null, requested_by_uuid: owner.uuid, created_at: now, updated_at: now };
+    const thread: RefreshThreadRecord = {
+      uuid: crypto.randomUUID(),
+      document_uuid: documentUuid,
+      state: 'running',
+      skill_status: null,
+      summary: null,
+      started_at: now,
+      completed_at: null,
+      requested_by_uuid: owner.uuid,
+      created_at: now,
+      updated_at: now,
+    };
     await createEntity(ctx, refreshThreadEntity, thread);
     return thread;
   }
@@ -62,7 +90,15 @@ describe('document refresh worker on the real table', () => {
     }
     const ended = await getThread(ctx, thread);
     // A finished run is kept 30 days for polling, then the table's TTL removes it.
-    const item = (await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: keys.entity(t.tenantUuid, 'refresh_thread', thread), ConsistentRead: true }))).Item!;
+    const item = (
+      await baseDb().send(
+        new GetCommand({
+          TableName: process.env.TABLE_NAME!,
+          Key: keys.entity(t.tenantUuid, 'refresh_thread', thread),
+          ConsistentRead: true,
+        }),
+      )
+    ).Item!;
     expect(item.expires_at).toBe(Math.floor(Date.parse(ended!.completed_at!) / 1000) + RUN_RECORD_TTL_DAYS * 86_400);
     const content = (await owner.api.get(`/documents/${doc.uuid}`)).body.data.record.content;
     const writer = countingWriter(async () => ({ content: 'overwritten', output: 'x\nSTATUS: completed' }));
@@ -82,7 +118,10 @@ describe('document refresh worker on the real table', () => {
     const ended = (await getThread(ctx, thread.uuid))!;
     expect(ended).toMatchObject({ state: 'completed', skill_status: 'completed' });
     expect(['Version 1', 'Version 2']).toContain((await owner.api.get(`/documents/${doc.uuid}`)).body.data.record.content);
-    expect(await finishRun(ctx, thread.uuid, { state: 'failed', skill_status: null, summary: 'late' })).toEqual({ applied: false, thread: ended });
+    expect(await finishRun(ctx, thread.uuid, { state: 'failed', skill_status: null, summary: 'late' })).toEqual({
+      applied: false,
+      thread: ended,
+    });
     // The running claim was released with the ending: the document is free for a new run.
     expect(await runningThreadOf(ctx, doc.uuid)).toBeUndefined();
   });
@@ -98,7 +137,10 @@ describe('document refresh worker on the real table', () => {
     expect(await getThread(ctx, thread.uuid)).toMatchObject({ state: 'failed', skill_status: null, completed_at: expect.any(String) });
     expect(await runningThreadOf(ctx, doc.uuid)).toBeUndefined();
     const status = await owner.api.get(`/chat/refresh_threads/${thread.uuid}/status`);
-    expect(status.body).toMatchObject({ state: 'failed', summary: `The refresh agent failed ${REFRESH_MAX_RECEIVES} times; try again later` });
+    expect(status.body).toMatchObject({
+      state: 'failed',
+      summary: `The refresh agent failed ${REFRESH_MAX_RECEIVES} times; try again later`,
+    });
   });
 
   it('does not overwrite content that changed while the writer worked: the run ends failed', async () => {
@@ -107,9 +149,18 @@ describe('document refresh worker on the real table', () => {
     const port = storeRefreshPort(ctx);
     const read = (await port.document(doc.uuid))!; // what the writer was given
     await new WriteTx(ctx).replace(shareableEntity, read, { ...read.record, content: 'Edited meanwhile.' }).commit();
-    const out = await finishRun(ctx, thread.uuid, { state: 'completed', skill_status: 'completed', summary: 'ok' }, { document: read, to: 'After.' });
+    const out = await finishRun(
+      ctx,
+      thread.uuid,
+      { state: 'completed', skill_status: 'completed', summary: 'ok' },
+      { document: read, to: 'After.' },
+    );
     expect(out.applied).toBe(true);
-    expect(out.thread).toMatchObject({ state: 'failed', skill_status: 'completed', summary: expect.stringMatching(/changed while it was being refreshed/) });
+    expect(out.thread).toMatchObject({
+      state: 'failed',
+      skill_status: 'completed',
+      summary: expect.stringMatching(/changed while it was being refreshed/),
+    });
     expect((await owner.api.get(`/documents/${doc.uuid}`)).body.data.record.content).toBe('Edited meanwhile.');
   });
 
@@ -127,7 +178,12 @@ describe('document refresh worker on the real table', () => {
     const thread2 = await running(doc.uuid);
     const read = (await storeRefreshPort(ctx).document(doc.uuid))!;
     expect((await owner.api.put(`/documents/${doc.uuid}/grants`, { user_uuid: other.uuid, level: 'view' })).status).toBe(200);
-    const out = await finishRun(ctx, thread2.uuid, { state: 'completed', skill_status: 'completed', summary: 'ok' }, { document: read, to: 'Again.' });
+    const out = await finishRun(
+      ctx,
+      thread2.uuid,
+      { state: 'completed', skill_status: 'completed', summary: 'ok' },
+      { document: read, to: 'Again.' },
+    );
     expect(out.thread).toMatchObject({ state: 'completed' });
     const after = (await owner.api.get(`/documents/${doc.uuid}`)).body.data.record;
     expect(after.content).toBe('Again.');

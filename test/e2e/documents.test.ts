@@ -32,8 +32,23 @@ async function waitForEnd(api: Api, thread: string, timeoutMs = 15_000): Promise
 }
 
 /** A run written straight to the table (no message queued): a refresh "in progress", or one whose message was lost. */
-async function insertRunningThread(tenantId: string, documentUuid: string, startedAt = new Date().toISOString()): Promise<RefreshThreadRecord> {
-  const thread: RefreshThreadRecord = { uuid: crypto.randomUUID(), document_uuid: documentUuid, state: 'running', skill_status: null, summary: null, started_at: startedAt, completed_at: null, requested_by_uuid: documentUuid, created_at: startedAt, updated_at: startedAt };
+async function insertRunningThread(
+  tenantId: string,
+  documentUuid: string,
+  startedAt = new Date().toISOString(),
+): Promise<RefreshThreadRecord> {
+  const thread: RefreshThreadRecord = {
+    uuid: crypto.randomUUID(),
+    document_uuid: documentUuid,
+    state: 'running',
+    skill_status: null,
+    summary: null,
+    started_at: startedAt,
+    completed_at: null,
+    requested_by_uuid: documentUuid,
+    created_at: startedAt,
+    updated_at: startedAt,
+  };
   await createEntity({ tenantId, db: baseDb() }, refreshThreadEntity, thread);
   return thread;
 }
@@ -52,10 +67,25 @@ describe('GET /documents', () => {
 
     const res = await owner.api.get('/documents');
     expect(res.status).toBe(200);
-    expect(res.body.data).toMatchObject({ type: 'document', checks: { can_create: true }, filters: {}, pagy: { page: 1, per_page: 20, next: null, prev: null } });
+    expect(res.body.data).toMatchObject({
+      type: 'document',
+      checks: { can_create: true },
+      filters: {},
+      pagy: { page: 1, per_page: 20, next: null, prev: null },
+    });
     expect(uuidsOf(res.body.data.records)).toEqual([d1.uuid, d2.uuid]);
     // Summaries: no content or grants (a page of 100 full documents could exceed Lambda's response limit).
-    expect(res.body.data.records[0]).toEqual({ uuid: d1.uuid, type: 'document', shareable_type: 'documents', title: 'Roadmap', owner_uuid: owner.uuid, access_level: 'manage', grants_count: 1, created_at: d1.created_at, updated_at: expect.any(String) });
+    expect(res.body.data.records[0]).toEqual({
+      uuid: d1.uuid,
+      type: 'document',
+      shareable_type: 'documents',
+      title: 'Roadmap',
+      owner_uuid: owner.uuid,
+      access_level: 'manage',
+      grants_count: 1,
+      created_at: d1.created_at,
+      updated_at: expect.any(String),
+    });
 
     const granteeList = await listAll(grantee.api, '/documents');
     expect(uuidsOf(granteeList)).toEqual([d1.uuid]);
@@ -120,7 +150,10 @@ describe('GET /documents', () => {
       expect(uuidsOf(await list(grantee.api, `q[uuid_in]=${docs[1].uuid},${docs[2].uuid}`))).toEqual([docs[2].uuid]);
       expect(uuidsOf(await list(t.admin, `q[owner_uuid_eq]=${owner.uuid}`))).toEqual(uuidsOf(docs));
       expect(await list(t.admin, `q[owner_uuid_eq]=${grantee.uuid}`)).toEqual([]);
-      expect(uuidsOf(await list(owner.api, `q[created_at_gteq]=${encodeURIComponent(docs[3].created_at)}`))).toEqual([docs[3].uuid, docs[4].uuid]);
+      expect(uuidsOf(await list(owner.api, `q[created_at_gteq]=${encodeURIComponent(docs[3].created_at)}`))).toEqual([
+        docs[3].uuid,
+        docs[4].uuid,
+      ]);
       const echoed = await owner.api.get('/documents?q[title_start]=Doc%201');
       expect(echoed.body.data.filters).toEqual({ title_start: 'Doc 1' });
       const playbook = (await owner.api.post('/playbooks', { title: 'P' })).body.data.record;
@@ -141,23 +174,49 @@ describe('document refresh', () => {
   });
 
   it('needs edit on the document: owner, admins, edit or manage grants; not view, comment, viewers or strangers', async () => {
-    const [viewG, commentG, editG, manageG, viewerRole] = await Promise.all([t.user(), t.user(), t.user(), t.user(), t.user({ role: 'viewer' })]);
-    const allowed: Array<[string, Api]> = [['owner', owner.api], ['admin', t.admin], ['edit grant', editG.api], ['manage grant', manageG.api]];
-    const refused: Array<[string, Api]> = [['view grant', viewG.api], ['comment grant', commentG.api], ['viewer role with edit grant', viewerRole.api], ['stranger', stranger.api]];
+    const [viewG, commentG, editG, manageG, viewerRole] = await Promise.all([
+      t.user(),
+      t.user(),
+      t.user(),
+      t.user(),
+      t.user({ role: 'viewer' }),
+    ]);
+    const allowed: Array<[string, Api]> = [
+      ['owner', owner.api],
+      ['admin', t.admin],
+      ['edit grant', editG.api],
+      ['manage grant', manageG.api],
+    ];
+    const refused: Array<[string, Api]> = [
+      ['view grant', viewG.api],
+      ['comment grant', commentG.api],
+      ['viewer role with edit grant', viewerRole.api],
+      ['stranger', stranger.api],
+    ];
     for (const [who, api] of allowed) {
       const doc = await createDoc(owner.api, `Doc for ${who}`, 'Text.');
-      for (const [user, level] of [[editG, 'edit'], [manageG, 'manage']] as const) await grant(owner.api, doc.uuid, user.uuid, level);
+      for (const [user, level] of [
+        [editG, 'edit'],
+        [manageG, 'manage'],
+      ] as const)
+        await grant(owner.api, doc.uuid, user.uuid, level);
       const res = await api.post(`/documents/${doc.uuid}/refresh`);
       expect(res.status, who).toBe(202);
       expect(res.body).toEqual({ thread_uuid: expect.any(String), state: 'running', already_running: false });
       await waitForEnd(api, res.body.thread_uuid);
     }
     const doc = await createDoc(owner.api, 'Guarded', 'Text.');
-    for (const [user, level] of [[viewG, 'view'], [commentG, 'comment'], [viewerRole, 'edit']] as const) await grant(owner.api, doc.uuid, user.uuid, level);
-    for (const [who, api] of refused) expect(expectError(await api.post(`/documents/${doc.uuid}/refresh`), 403, 'forbidden').message, who).toMatch(/edit access/);
+    for (const [user, level] of [
+      [viewG, 'view'],
+      [commentG, 'comment'],
+      [viewerRole, 'edit'],
+    ] as const)
+      await grant(owner.api, doc.uuid, user.uuid, level);
+    for (const [who, api] of refused)
+      expect(expectError(await api.post(`/documents/${doc.uuid}/refresh`), 403, 'forbidden').message, who).toMatch(/edit access/);
   });
 
-  it('answers 404 for another tenant\'s document (either uuid form), an unknown or malformed uuid, and another shareable type', async () => {
+  it("answers 404 for another tenant's document (either uuid form), an unknown or malformed uuid, and another shareable type", async () => {
     const doc = await createDoc(owner.api, 'Mine', 'Text.');
     expectError(await other.admin.post(`/documents/${doc.uuid}/refresh`), 404, 'not_found');
     expectError(await other.admin.post(`/documents/${t.tenantUuid}_${doc.uuid}/refresh`), 404, 'not_found');
@@ -176,7 +235,14 @@ describe('document refresh', () => {
     const start = await owner.api.post(`/documents/${t.tenantUuid}_${doc.uuid}/refresh`);
     expect(start.status).toBe(202);
     const ended = await waitForEnd(owner.api, start.body.thread_uuid);
-    expect(ended).toEqual({ thread_uuid: start.body.thread_uuid, state: 'completed', skill_status: 'completed', summary: expect.any(String), started_at: expect.any(String), completed_at: expect.any(String) });
+    expect(ended).toEqual({
+      thread_uuid: start.body.thread_uuid,
+      state: 'completed',
+      skill_status: 'completed',
+      summary: expect.any(String),
+      started_at: expect.any(String),
+      completed_at: expect.any(String),
+    });
     expect(ended.summary).not.toMatch(/\n/);
     expect(Date.parse(ended.completed_at)).toBeGreaterThanOrEqual(Date.parse(ended.started_at));
     const after = (await owner.api.get(`/documents/${doc.uuid}`)).body.data.record;
@@ -194,7 +260,11 @@ describe('document refresh', () => {
   it('an empty document completes with completed_no_changes and stays as it was', async () => {
     const doc = await createDoc(owner.api, 'Empty');
     const start = await owner.api.post(`/documents/${doc.uuid}/refresh`);
-    expect(await waitForEnd(owner.api, start.body.thread_uuid)).toMatchObject({ state: 'completed', skill_status: 'completed_no_changes', summary: '"Empty" has no content to refresh.' });
+    expect(await waitForEnd(owner.api, start.body.thread_uuid)).toMatchObject({
+      state: 'completed',
+      skill_status: 'completed_no_changes',
+      summary: '"Empty" has no content to refresh.',
+    });
     expect((await owner.api.get(`/documents/${doc.uuid}`)).body.data.record).toEqual(doc);
   });
 
@@ -204,14 +274,22 @@ describe('document refresh', () => {
     const res = await owner.api.post(`/documents/${doc.uuid}/refresh`);
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ thread_uuid: running.uuid, state: 'running', already_running: true });
-    expect((await owner.api.get(statusPath(running.uuid))).body).toEqual({ thread_uuid: running.uuid, state: 'running', skill_status: null, summary: null, started_at: running.started_at, completed_at: null });
+    expect((await owner.api.get(statusPath(running.uuid))).body).toEqual({
+      thread_uuid: running.uuid,
+      state: 'running',
+      skill_status: null,
+      summary: null,
+      started_at: running.started_at,
+      completed_at: null,
+    });
     // Concurrent starts on a free document make exactly one run.
     const free = await createDoc(owner.api, 'Free', 'Text.');
     const starts = await Promise.all([1, 2, 3].map(() => owner.api.post(`/documents/${free.uuid}/refresh`)));
     expect(starts.map((s) => s.status)).toEqual([202, 202, 202]);
     const fresh = starts.filter((s) => !s.body.already_running);
     expect(fresh.length).toBeGreaterThanOrEqual(1);
-    for (const s of starts.filter((x) => x.body.already_running)) expect(fresh.map((f) => f.body.thread_uuid)).toContain(s.body.thread_uuid);
+    for (const s of starts.filter((x) => x.body.already_running))
+      expect(fresh.map((f) => f.body.thread_uuid)).toContain(s.body.thread_uuid);
   });
 
   it('a run whose message was lost ends failed when polled or when a new refresh starts, so nobody waits forever', async () => {

@@ -28,11 +28,19 @@ describe('goal paths and the change stream', () => {
   beforeAll(async () => {
     g = await goalTenant();
   });
-  const mk = (kind: KindPath, title: string, parents: string[] = []) => goal(g.t.admin, kind, { title, time_period_uuid: g.period.uuid, parents });
+  const mk = (kind: KindPath, title: string, parents: string[] = []) =>
+    goal(g.t.admin, kind, { title, time_period_uuid: g.period.uuid, parents });
   const stored = async (uuid: string) => (await getEntity(data(g.t.tenantUuid), goalEntity, uuid, true))!;
   const paths = async (ids: string[]) => Promise.all(ids.map(async (id) => (await stored(id)).record.path));
   /** A goal's write as the request path's transaction makes it, with nothing after the commit. */
-  const write = (uuid: string, change: (r: GoalRecord) => GoalRecord) => mutateEntity(data(g.t.tenantUuid), goalEntity, uuid, (s) => change(s.record), () => new Error('gone') as never);
+  const write = (uuid: string, change: (r: GoalRecord) => GoalRecord) =>
+    mutateEntity(
+      data(g.t.tenantUuid),
+      goalEntity,
+      uuid,
+      (s) => change(s.record),
+      () => new Error('gone') as never,
+    );
 
   /** root1 → top → { a → b → c, a2 }; side's first parent is root2, its second b (not on top's line). */
   async function subtree(tag: string) {
@@ -52,12 +60,18 @@ describe('goal paths and the change stream', () => {
     const { root2, top, a, a2, b, c, side } = await subtree('moved');
     const root2Record = (await stored(root2.uuid)).record;
     // what updateGoal commits for { parents: [root2] }: the new first parent and the goal's own path, nothing below
-    await write(top.uuid, (r) => ({ ...r, parent_links: [{ parent_uuid: root2.uuid, contribution_percent: 100 }], path: pathFor(r.uuid, root2Record) }));
+    await write(top.uuid, (r) => ({
+      ...r,
+      parent_links: [{ parent_uuid: root2.uuid, contribution_percent: 100 }],
+      path: pathFor(r.uuid, root2Record),
+    }));
     const line = `${root2.uuid}/${top.uuid}`;
     const expected = [`${line}/${a.uuid}`, `${line}/${a2.uuid}`, `${line}/${a.uuid}/${b.uuid}`, `${line}/${a.uuid}/${b.uuid}/${c.uuid}`];
     await eventually(async () => expect(await paths([a.uuid, a2.uuid, b.uuid, c.uuid])).toEqual(expected));
     expect(await paths([top.uuid, side.uuid])).toEqual([line, `${root2.uuid}/${side.uuid}`]);
-    await eventually(async () => expect(sorted(uuids(await listAll(g.t.admin, `${P('initiatives')}?q[path_start]=${line}`)))).toEqual(sorted([b.uuid, c.uuid])));
+    await eventually(async () =>
+      expect(sorted(uuids(await listAll(g.t.admin, `${P('initiatives')}?q[path_start]=${line}`)))).toEqual(sorted([b.uuid, c.uuid])),
+    );
   });
 
   it('a wrong path written into the middle of a line (an operator, a bug): the goal itself and everything below it are set right', async () => {
@@ -71,16 +85,24 @@ describe('goal paths and the change stream', () => {
   it('a replayed or older change writes nothing once the paths are right', async () => {
     const { root2, top, a, b, c } = await subtree('replay');
     const key = keys.entity(g.t.tenantUuid, 'goal', top.uuid);
-    const raw = async () => (await data('x').db.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }))).Item!;
+    const raw = async () =>
+      (await data('x').db.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }))).Item!;
     const v1 = await raw();
     const root2Record = (await stored(root2.uuid)).record;
-    await write(top.uuid, (r) => ({ ...r, parent_links: [{ parent_uuid: root2.uuid, contribution_percent: 100 }], path: pathFor(r.uuid, root2Record) }));
+    await write(top.uuid, (r) => ({
+      ...r,
+      parent_links: [{ parent_uuid: root2.uuid, contribution_percent: 100 }],
+      path: pathFor(r.uuid, root2Record),
+    }));
     const v2 = await raw();
-    await eventually(async () => expect((await stored(c.uuid)).record.path).toBe(`${root2.uuid}/${top.uuid}/${a.uuid}/${b.uuid}/${c.uuid}`));
+    await eventually(async () =>
+      expect((await stored(c.uuid)).record.path).toBe(`${root2.uuid}/${top.uuid}/${a.uuid}/${b.uuid}/${c.uuid}`),
+    );
     const before = await Promise.all([top, a, b, c].map((x) => stored(x.uuid)));
     const handler = streamProcessor({ projections: [goalPathsProjection], data: async (tenantId) => data(tenantId), log: logger });
     const batch = [streamRecord('MODIFY', key, v1, v2), streamRecord('MODIFY', key, v2, v1)];
-    for (let round = 0; round < 2; round++) expect((await handler({ Records: round ? [...batch].reverse() : batch })).batchItemFailures).toEqual([]);
+    for (let round = 0; round < 2; round++)
+      expect((await handler({ Records: round ? [...batch].reverse() : batch })).batchItemFailures).toEqual([]);
     const after = await Promise.all([top, a, b, c].map((x) => stored(x.uuid)));
     expect(after.map((s) => [s.version, s.record.path])).toEqual(before.map((s) => [s.version, s.record.path]));
   });

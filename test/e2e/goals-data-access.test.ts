@@ -8,7 +8,7 @@ import { presentGoals, presentOne } from '#shared/presenters/goals.ts';
 import { createGoal } from '#shared/domain/goals/create.ts';
 import { getGoal } from '#shared/domain/goals/service.ts';
 import { updateGoal } from '#shared/domain/goals/update.ts';
-import { type TenantFixture } from '../support/api.ts';
+import type { TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
 import { dim } from '#shared/read-models/goal-entries.ts';
 import { readGoalStats } from '#shared/read-models/goal-sync.ts';
@@ -102,8 +102,15 @@ describe('goals: data access with 10,000 goals', () => {
 
   it('an unfiltered page reads only its items, on page 1 and on page 50, for admins and members', async () => {
     // a deep page passes settled page anchors (counted by the change stream); once it has counted every goal:
-    await eventually(async () => expect((await readGoalStats({ tenantId: t.tenantUuid, db: baseDb() }, 'objective', [dim.all])).count(dim.all).n).toBe(N + 1));
-    for (const [who, n] of [['admin', 1], ['admin', 50], ['member', 1], ['member', 50]] as const) {
+    await eventually(async () =>
+      expect((await readGoalStats({ tenantId: t.tenantUuid, db: baseDb() }, 'objective', [dim.all])).count(dim.all).n).toBe(N + 1),
+    );
+    for (const [who, n] of [
+      ['admin', 1],
+      ['admin', 50],
+      ['member', 1],
+      ['member', 50],
+    ] as const) {
       const { result, counts } = await page(who, `page=${n}&per_page=20`);
       expect(result.records).toHaveLength(20);
       expect(counts.items).toBeLessThanOrEqual(21); // the page (+ a label, or the read models' readiness on page 50)
@@ -129,7 +136,9 @@ describe('goals: data access with 10,000 goals', () => {
         const { result, counts } = await page('admin', `${query}&page=${n}&per_page=20`);
         if (n === 1) expect(result.records.length, query).toBeGreaterThan(0);
         expect(result.records.every(matches), query).toBe(true);
-        expect(counts.items, `${query} page ${n}: read ${counts.items} items for ${result.records.length}`).toBeLessThanOrEqual(2 * Math.max(result.records.length, 1) + 2);
+        expect(counts.items, `${query} page ${n}: read ${counts.items} items for ${result.records.length}`).toBeLessThanOrEqual(
+          2 * Math.max(result.records.length, 1) + 2,
+        );
       }
     }
     // An indexed filter plus a filter checked on items: the engine reads candidates of the index in batches
@@ -159,7 +168,11 @@ describe('goals: what writes and claim lookups read', () => {
 
   it('create and update name the labels they created without reading them back', async () => {
     const created = await countingCtx(t, t.adminUuid);
-    const view = await createGoal(created.ctx, 'objective', { title: 'Fresh labels', time_period_uuid: g.period.uuid, labels: ['Fresh one', 'Fresh two'] });
+    const view = await createGoal(created.ctx, 'objective', {
+      title: 'Fresh labels',
+      time_period_uuid: g.period.uuid,
+      labels: ['Fresh one', 'Fresh two'],
+    });
     const record = await presentOne(created.ctx, view.goal);
     expect(record.labels.map((l) => l.name)).toEqual(['Fresh one', 'Fresh two']);
     // a label batch read right after the write may miss it (BatchGetItem is eventually consistent), and is not needed
@@ -174,7 +187,9 @@ describe('goals: what writes and claim lookups read', () => {
     const old = { ...after.goal };
     delete old.labels;
     const presenting = await countingCtx(t, t.adminUuid);
-    expect((await presentOne(presenting.ctx, { ...old, label_uuids: [...old.label_uuids, 'no-such-label'] })).labels).toEqual(after.goal.labels);
+    expect((await presentOne(presenting.ctx, { ...old, label_uuids: [...old.label_uuids, 'no-such-label'] })).labels).toEqual(
+      after.goal.labels,
+    );
     expect(presenting.kinds.label).toBe(2);
   });
 
@@ -191,12 +206,22 @@ describe('goals: what writes and claim lookups read', () => {
   });
 
   it('short_id and label name filters look their claims up in one batch, whatever the number of values', async () => {
-    const labelled = await goal(t.admin, 'objectives', { title: 'claims', time_period_uuid: g.period.uuid, labels: ['claim a', 'claim b'] });
+    const labelled = await goal(t.admin, 'objectives', {
+      title: 'claims',
+      time_period_uuid: g.period.uuid,
+      labels: ['claim a', 'claim b'],
+    });
     expect((await goalApi(t.admin).update('objectives', labelled.uuid, { short_id: 'CLAIM-1' })).status).toBe(200);
-    for (const [filter, values] of [['q[labels_name_in]', 'claim a,CLAIM B,claim c,claim d'], ['q[short_id_in]', 'claim-1,claim-2,claim-3']] as const) {
+    for (const [filter, values] of [
+      ['q[labels_name_in]', 'claim a,CLAIM B,claim c,claim d'],
+      ['q[short_id_in]', 'claim-1,claim-2,claim-3'],
+    ] as const) {
       const { ctx, calls } = await countingCtx(t, t.adminUuid);
       const result = await listGoals(ctx, 'objective', [[filter, values]]);
-      expect(result.records.map((r) => r.uuid), filter).toEqual([labelled.uuid]);
+      expect(
+        result.records.map((r) => r.uuid),
+        filter,
+      ).toEqual([labelled.uuid]);
       expect(calls.GetCommand ?? 0, filter).toBe(0);
       expect(calls.BatchGetCommand, filter).toBe(2); // the claims, then the page's goals
     }
@@ -207,7 +232,11 @@ describe('goals: what writes and claim lookups read', () => {
     const b = await mk('b', [a.uuid]);
     const c = await mk('c', [b.uuid]);
     const lagging = () => countingCtx(t, t.adminUuid, { hideIndex: (pk) => pk.includes('@child_of#') });
-    for (const [below, parent] of [[a, c], [b, c], [a, b]] as const) {
+    for (const [below, parent] of [
+      [a, c],
+      [b, c],
+      [a, b],
+    ] as const) {
       const { ctx } = await lagging();
       await expect(updateGoal(ctx, 'objective', below.uuid, { parents: [parent.uuid] })).rejects.toMatchObject({
         status: 422,

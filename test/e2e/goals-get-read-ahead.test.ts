@@ -10,7 +10,8 @@ import { goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
 import { eventually } from '../support/eventually.ts';
 
 const rawGoal = async (tenant: string, uuid: string) =>
-  (await baseDb().send(new GetCommand({ TableName: config.tableName, Key: keys.entity(tenant, 'goal', uuid), ConsistentRead: true }))).Item!;
+  (await baseDb().send(new GetCommand({ TableName: config.tableName, Key: keys.entity(tenant, 'goal', uuid), ConsistentRead: true })))
+    .Item!;
 
 /**
  * Issue 9: GET of a goal reads the goal in the same BatchGetItem as the caller's user (and queries the
@@ -28,7 +29,12 @@ describe('GET goal: the goal is read ahead with the caller', () => {
 
   it('one round trip for a goal without labels, as admin and as an owner', async () => {
     const owner = await g.t.user();
-    const o = await goal(g.t.admin, 'objectives', { title: 'Plain', time_period_uuid: g.period.uuid, owner_uuids: [owner.uuid], visibility: 'limited' });
+    const o = await goal(g.t.admin, 'objectives', {
+      title: 'Plain',
+      time_period_uuid: g.period.uuid,
+      owner_uuids: [owner.uuid],
+      visibility: 'limited',
+    });
     for (const api of [g.t.admin, owner.api]) {
       const res = await api.get(`${P('objectives')}/${o.uuid}`);
       expect(res.status).toBe(200);
@@ -41,7 +47,12 @@ describe('GET goal: the goal is read ahead with the caller', () => {
     const x = await g.t.user();
     const calls = (res: { headers: Headers }) => Number(res.headers.get('x-db-calls'));
     const team = (await g.t.admin.post('/rest/v2/teams', { name: `Team of ${x.uuid}`, member_uuids: [x.uuid] })).body.data.record;
-    const onTeam = await goal(g.t.admin, 'objectives', { title: 'Team only', time_period_uuid: g.period.uuid, team_uuids: [team.uuid], visibility: 'limited' });
+    const onTeam = await goal(g.t.admin, 'objectives', {
+      title: 'Team only',
+      time_period_uuid: g.period.uuid,
+      team_uuids: [team.uuid],
+      visibility: 'limited',
+    });
     expect((await g.t.admin.put(`/rest/v2/users/${x.uuid}`, { user: { role: 'admin' } })).status).toBe(200);
     await x.api.get(`${P('objectives')}/${onTeam.uuid}`); // the container learns the role
     const asAdmin = await x.api.get(`${P('objectives')}/${onTeam.uuid}`);

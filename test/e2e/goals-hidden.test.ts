@@ -25,7 +25,11 @@ describe('goals: association filters see only what exists and what the caller ma
   });
 
   it('a deleted label matches no labels_* filter; labels_uuid_null and labels_name_null agree', async () => {
-    const both = await goal(t.admin, 'objectives', { title: 'doomed and kept', time_period_uuid: g.period.uuid, labels: ['Doomed', 'Kept'] });
+    const both = await goal(t.admin, 'objectives', {
+      title: 'doomed and kept',
+      time_period_uuid: g.period.uuid,
+      labels: ['Doomed', 'Kept'],
+    });
     const only = await goal(t.admin, 'objectives', { title: 'doomed only', time_period_uuid: g.period.uuid, labels: ['Doomed'] });
     const doomed = both.labels.find((l: { name: string }) => l.name === 'Doomed')!.uuid;
     const kept = both.labels.find((l: { name: string }) => l.name === 'Kept')!.uuid;
@@ -51,9 +55,18 @@ describe('goals: association filters see only what exists and what the caller ma
 
   it('ancestors_* and links_as_child_* never evaluate a goal the caller cannot see', async () => {
     // hidden (limited, Q2; seen by admins and the insider) → child (public, Q1) → grandchild (public, Q1)
-    const hidden = await goal(t.admin, 'objectives', { title: 'hidden parent', time_period_uuid: q2.uuid, visibility: 'limited', owner_uuids: [insider.uuid] });
+    const hidden = await goal(t.admin, 'objectives', {
+      title: 'hidden parent',
+      time_period_uuid: q2.uuid,
+      visibility: 'limited',
+      owner_uuids: [insider.uuid],
+    });
     const child = await goal(t.admin, 'key_results', { title: 'public child', time_period_uuid: g.period.uuid, parents: [hidden.uuid] });
-    const grandchild = await goal(t.admin, 'initiatives', { title: 'public grandchild', time_period_uuid: g.period.uuid, parents: [child.uuid] });
+    const grandchild = await goal(t.admin, 'initiatives', {
+      title: 'public grandchild',
+      time_period_uuid: g.period.uuid,
+      parents: [child.uuid],
+    });
     const KR = P('key_results');
     const IN = P('initiatives');
     const onlyChild = `q[uuid_eq]=${child.uuid}`;
@@ -103,7 +116,12 @@ describe('goals: association filters see only what exists and what the caller ma
   it('a team deleted after being named in visible_entities grants nothing; the list still round-trips', async () => {
     const seer = await t.user();
     const team = (await t.admin.post('/rest/v2/teams', { name: 'short-lived', member_uuids: [seer.uuid] })).body.data.record;
-    const shared = await goal(t.admin, 'objectives', { title: 'shared with a team', time_period_uuid: g.period.uuid, visibility: 'limited', visible_entities: [{ entity_type: 'team', entity_uuid: team.uuid, mode: 'edit' }] });
+    const shared = await goal(t.admin, 'objectives', {
+      title: 'shared with a team',
+      time_period_uuid: g.period.uuid,
+      visibility: 'limited',
+      visible_entities: [{ entity_type: 'team', entity_uuid: team.uuid, mode: 'edit' }],
+    });
     expect((await goalApi(seer.api).get('objectives', shared.uuid)).body.data.access_source).toBe('visible_entity');
 
     // decision (README): no index entry for team-type visible entities, so the team delete is not refused
@@ -113,14 +131,29 @@ describe('goals: association filters see only what exists and what the caller ma
     const now = (await goalApi(t.admin).get('objectives', shared.uuid)).body.data.record;
     expect(now.visible_entities).toEqual([{ entity_type: 'team', entity_uuid: team.uuid, mode: 'edit' }]);
     // sending the goal's own list back is not refused; naming the deleted team anew is
-    expect((await goalApi(t.admin).update('objectives', shared.uuid, { title: 'renamed', visible_entities: now.visible_entities })).status).toBe(200);
-    const fresh = expectError(await goalApi(t.admin).create('objectives', { title: 'x', time_period_uuid: g.period.uuid, visible_entities: [{ entity_type: 'team', entity_uuid: team.uuid }] }), 422, 'validation_failed');
+    expect(
+      (await goalApi(t.admin).update('objectives', shared.uuid, { title: 'renamed', visible_entities: now.visible_entities })).status,
+    ).toBe(200);
+    const fresh = expectError(
+      await goalApi(t.admin).create('objectives', {
+        title: 'x',
+        time_period_uuid: g.period.uuid,
+        visible_entities: [{ entity_type: 'team', entity_uuid: team.uuid }],
+      }),
+      422,
+      'validation_failed',
+    );
     expect(fresh.details[0]).toMatchObject({ field: 'visible_entities', code: 'not_found' });
   });
 
   it('a refused hierarchy delete names only goals the caller can see', async () => {
     const root = await goal(member.api, 'objectives', { title: 'member root', time_period_uuid: g.period.uuid });
-    const secret = await goal(t.admin, 'initiatives', { title: 'secret below', time_period_uuid: g.period.uuid, visibility: 'limited', parents: [root.uuid] });
+    const secret = await goal(t.admin, 'initiatives', {
+      title: 'secret below',
+      time_period_uuid: g.period.uuid,
+      visibility: 'limited',
+      parents: [root.uuid],
+    });
     const refused = expectError(await goalApi(member.api).remove('objectives', root.uuid, { delete_hierarchy: true }), 403, 'forbidden');
     expect(refused.message).not.toContain(secret.uuid);
     expect(JSON.stringify(refused)).not.toContain(secret.uuid);

@@ -17,7 +17,8 @@ describe('rollup refresh at scale', () => {
       above = pair.map((g) => g.uuid);
     }
     // every goal but the bottom pair rolls up its children
-    for (const id of levels.slice(0, -1).flat()) expect((await t.admin.put(P('objectives', id), { progress_mode: 'rollup' })).status).toBe(200);
+    for (const id of levels.slice(0, -1).flat())
+      expect((await t.admin.put(P('objectives', id), { progress_mode: 'rollup' })).status).toBe(200);
     const leaf = levels.at(-1)![0]!;
     const res = await t.admin.post('/rest/v2/checkins', { goal_uuid: leaf, value: 40 });
     expect(res.status).toBe(201);
@@ -33,7 +34,8 @@ describe('rollup refresh at scale', () => {
     const { t, period } = await goalTenant();
     const base = { time_period_uuid: period.uuid };
     const chain: string[] = [];
-    for (let level = 0; level < 60; level++) chain.push((await goal(t.admin, 'objectives', { ...base, title: `C${level}`, parents: chain.slice(-1) })).uuid);
+    for (let level = 0; level < 60; level++)
+      chain.push((await goal(t.admin, 'objectives', { ...base, title: `C${level}`, parents: chain.slice(-1) })).uuid);
     for (const id of chain.slice(0, -1)) expect((await t.admin.put(P('objectives', id), { progress_mode: 'rollup' })).status).toBe(200);
     const res = await t.admin.post('/rest/v2/checkins', { goal_uuid: chain.at(-1), value: 70 });
     expect(res.status).toBe(201);

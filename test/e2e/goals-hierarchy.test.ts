@@ -6,7 +6,8 @@ import { countingCtx, goal, goalTenant, P, sorted, uuids, type GoalTenant, type 
 describe('goals: parents, cycles, path, soft delete with hierarchy, archive', () => {
   let g: GoalTenant;
   let t: TenantFixture;
-  const mk = (kind: KindPath, title: string, parents: string[] = [], extra: Record<string, unknown> = {}) => goal(t.admin, kind, { title, time_period_uuid: g.period.uuid, parents, ...extra });
+  const mk = (kind: KindPath, title: string, parents: string[] = [], extra: Record<string, unknown> = {}) =>
+    goal(t.admin, kind, { title, time_period_uuid: g.period.uuid, parents, ...extra });
   const get = async (kind: KindPath, id: string) => (await goalApi(t.admin).get(kind, id)).body.data.record;
   beforeAll(async () => {
     g = await goalTenant();
@@ -26,7 +27,11 @@ describe('goals: parents, cycles, path, soft delete with hierarchy, archive', ()
       expect(e.details[0]).toMatchObject({ field: 'parents', code: 'cycle', message: expect.stringContaining(below) });
     }
     expect((await get('objectives', a.uuid)).parent_links).toEqual([]);
-    const unknown = expectError(await goalApi(t.admin).update('objectives', a.uuid, { parents: ['00000000-0000-4000-8000-000000000000'] }), 422, 'validation_failed');
+    const unknown = expectError(
+      await goalApi(t.admin).update('objectives', a.uuid, { parents: ['00000000-0000-4000-8000-000000000000'] }),
+      422,
+      'validation_failed',
+    );
     expect(unknown.details[0]).toMatchObject({ field: 'parents', code: 'not_found' });
 
     // two parents; keeping one and adding another keeps the first link
@@ -41,7 +46,11 @@ describe('goals: parents, cycles, path, soft delete with hierarchy, archive', ()
 
     const gone = await mk('objectives', 'Gone');
     await goalApi(t.admin).remove('objectives', gone.uuid);
-    const deleted = expectError(await goalApi(t.admin).create('key_results', { title: 'x', time_period_uuid: g.period.uuid, parents: [gone.uuid] }), 422, 'validation_failed');
+    const deleted = expectError(
+      await goalApi(t.admin).create('key_results', { title: 'x', time_period_uuid: g.period.uuid, parents: [gone.uuid] }),
+      422,
+      'validation_failed',
+    );
     expect(deleted.details[0]).toMatchObject({ field: 'parents', code: 'discarded' });
   });
 
@@ -49,7 +58,10 @@ describe('goals: parents, cycles, path, soft delete with hierarchy, archive', ()
     for (let round = 0; round < 3; round++) {
       const x = await mk('objectives', `X${round}`);
       const y = await mk('objectives', `Y${round}`);
-      const [rx, ry] = await Promise.all([goalApi(t.admin).update('objectives', x.uuid, { parents: [y.uuid] }), goalApi(t.admin).update('objectives', y.uuid, { parents: [x.uuid] })]);
+      const [rx, ry] = await Promise.all([
+        goalApi(t.admin).update('objectives', x.uuid, { parents: [y.uuid] }),
+        goalApi(t.admin).update('objectives', y.uuid, { parents: [x.uuid] }),
+      ]);
       expect([rx.status, ry.status].sort()).toEqual([200, 422]);
     }
   });
@@ -61,11 +73,15 @@ describe('goals: parents, cycles, path, soft delete with hierarchy, archive', ()
         if (n === 0) expect((await goalApi(t.admin).remove('objectives', parent.uuid)).status).toBe(200);
       },
     });
-    await expect(createGoal(ctx, 'key_result', { title: 'orphan', time_period_uuid: g.period.uuid, parents: [parent.uuid] })).rejects.toMatchObject({
+    await expect(
+      createGoal(ctx, 'key_result', { title: 'orphan', time_period_uuid: g.period.uuid, parents: [parent.uuid] }),
+    ).rejects.toMatchObject({
       status: 422,
       details: [expect.objectContaining({ field: 'parents', code: 'discarded' })],
     });
-    expect(await listAll(t.admin, `${P('key_results')}?q[links_as_child_ancestor_uuid_eq]=${parent.uuid}&q[discarded_at_null]=1`)).toEqual([]);
+    expect(await listAll(t.admin, `${P('key_results')}?q[links_as_child_ancestor_uuid_eq]=${parent.uuid}&q[discarded_at_null]=1`)).toEqual(
+      [],
+    );
   });
 
   it('keeps path (first-parent uuid chain) true for the whole subtree when a goal moves', async () => {
@@ -120,15 +136,33 @@ describe('goals: parents, cycles, path, soft delete with hierarchy, archive', ()
   it('including_immediate_<kind> discards the direct children of that kind only', async () => {
     const krs = await tree('krs');
     expect((await goalApi(t.admin).remove('objectives', krs.o.uuid, { including_immediate_key_results: true })).status).toBe(200);
-    expect([await discarded('objectives', krs.o.uuid), await discarded('key_results', krs.k.uuid), await discarded('objectives', krs.o2.uuid), await discarded('initiatives', krs.i.uuid), await discarded('key_results', krs.k2.uuid)]).toEqual([true, true, false, false, false]);
+    expect([
+      await discarded('objectives', krs.o.uuid),
+      await discarded('key_results', krs.k.uuid),
+      await discarded('objectives', krs.o2.uuid),
+      await discarded('initiatives', krs.i.uuid),
+      await discarded('key_results', krs.k2.uuid),
+    ]).toEqual([true, true, false, false, false]);
 
     const objs = await tree('objs');
-    await goalApi(t.admin).remove('objectives', objs.o.uuid, { including_immediate_objectives: true, including_immediate_initiatives: true });
-    expect([await discarded('objectives', objs.o2.uuid), await discarded('initiatives', objs.i.uuid), await discarded('key_results', objs.k.uuid), await discarded('key_results', objs.k2.uuid)]).toEqual([true, true, false, false]);
+    await goalApi(t.admin).remove('objectives', objs.o.uuid, {
+      including_immediate_objectives: true,
+      including_immediate_initiatives: true,
+    });
+    expect([
+      await discarded('objectives', objs.o2.uuid),
+      await discarded('initiatives', objs.i.uuid),
+      await discarded('key_results', objs.k.uuid),
+      await discarded('key_results', objs.k2.uuid),
+    ]).toEqual([true, true, false, false]);
 
     const none = await tree('none');
     await goalApi(t.admin).remove('objectives', none.o.uuid, {});
-    expect([await discarded('objectives', none.o.uuid), await discarded('objectives', none.o2.uuid), await discarded('key_results', none.k.uuid)]).toEqual([true, false, false]);
+    expect([
+      await discarded('objectives', none.o.uuid),
+      await discarded('objectives', none.o2.uuid),
+      await discarded('key_results', none.k.uuid),
+    ]).toEqual([true, false, false]);
     // the children stay listed, still linked to their deleted parent
     expect(uuids(await listAll(t.admin, `${P('key_results')}?q[links_as_child_ancestor_uuid_eq]=${none.o.uuid}`))).toEqual([none.k.uuid]);
   });
@@ -136,11 +170,18 @@ describe('goals: parents, cycles, path, soft delete with hierarchy, archive', ()
   it('delete_hierarchy discards every descendant, all kinds, any depth; on a key result too', async () => {
     const all = await tree('all');
     await goalApi(t.admin).remove('objectives', all.o.uuid, { delete_hierarchy: true });
-    for (const [kind, x] of [['objectives', all.o2], ['key_results', all.k], ['initiatives', all.i], ['key_results', all.k2]] as const) {
+    for (const [kind, x] of [
+      ['objectives', all.o2],
+      ['key_results', all.k],
+      ['initiatives', all.i],
+      ['key_results', all.k2],
+    ] as const) {
       expect(await discarded(kind, x.uuid)).toBe(true);
     }
     expect(uuids(await listAll(t.admin, `${P('key_results')}?q[ancestors_uuid_eq]=${all.o.uuid}`))).toEqual([]);
-    expect(sorted(uuids(await listAll(t.admin, `${P('key_results')}?q[ancestors_uuid_eq]=${all.o.uuid}&q[discarded_at_not_null]=1`)))).toEqual(sorted([all.k.uuid, all.k2.uuid]));
+    expect(
+      sorted(uuids(await listAll(t.admin, `${P('key_results')}?q[ancestors_uuid_eq]=${all.o.uuid}&q[discarded_at_not_null]=1`))),
+    ).toEqual(sorted([all.k.uuid, all.k2.uuid]));
 
     const kr = await mk('key_results', 'KR parent');
     const ini = await mk('initiatives', 'KR child', [kr.uuid]);
@@ -152,7 +193,11 @@ describe('goals: parents, cycles, path, soft delete with hierarchy, archive', ()
     const big = await mk('objectives', 'Big');
     const kids = [];
     for (let i = 0; i < 30; i++) kids.push(await mk('key_results', `kid ${i}`, [big.uuid]));
-    const e = expectError(await goalApi(t.admin).remove('objectives', big.uuid, { including_immediate_key_results: true }), 422, 'validation_failed');
+    const e = expectError(
+      await goalApi(t.admin).remove('objectives', big.uuid, { including_immediate_key_results: true }),
+      422,
+      'validation_failed',
+    );
     expect(e.details[0]).toMatchObject({ field: 'including_immediate_key_results', code: 'too_many' });
     expect(await discarded('objectives', big.uuid)).toBe(false);
     expect(await discarded('key_results', kids[0].uuid)).toBe(false);

@@ -70,10 +70,17 @@ describe('goals: per-field limits always fit one transaction', () => {
       return res.body.data.record.uuid as string;
     };
     users = [];
-    for (let i = 0; i < V; i += 25) users.push(...(await Promise.all(Array.from({ length: Math.min(25, V - i) }, (_, j) => mkUser(i + j)))));
-    teams = await Promise.all(Array.from({ length: 2 * T }, async (_, i) => (await t.admin.post('/rest/v2/teams', { name: `limit team ${i}` })).body.data.record.uuid as string));
+    for (let i = 0; i < V; i += 25)
+      users.push(...(await Promise.all(Array.from({ length: Math.min(25, V - i) }, (_, j) => mkUser(i + j)))));
+    teams = await Promise.all(
+      Array.from(
+        { length: 2 * T },
+        async (_, i) => (await t.admin.post('/rest/v2/teams', { name: `limit team ${i}` })).body.data.record.uuid as string,
+      ),
+    );
     parents = [];
-    for (let i = 0; i < 2 * PA; i++) parents.push((await goal(t.admin, 'objectives', { title: `limit parent ${i}`, time_period_uuid: g.period.uuid })).uuid);
+    for (let i = 0; i < 2 * PA; i++)
+      parents.push((await goal(t.admin, 'objectives', { title: `limit parent ${i}`, time_period_uuid: g.period.uuid })).uuid);
   });
 
   it('the worst cases computed next to GOAL_LIMITS stay within 100 items', () => {
@@ -95,7 +102,13 @@ describe('goals: per-field limits always fit one transaction', () => {
 
     const upd = await goalApi(t.admin).update('key_results', created.uuid, updateBody('LIMIT-HTTP-1'));
     expect(upd.status, JSON.stringify(upd.body)).toBe(200);
-    expect(upd.body.data.record).toMatchObject({ owner_uuids: set(users, 1, O), team_uuids: set(teams, 1, T), time_period_uuid: q2.uuid, short_id: 'LIMIT-HTTP-1', visibility: 'limited' });
+    expect(upd.body.data.record).toMatchObject({
+      owner_uuids: set(users, 1, O),
+      team_uuids: set(teams, 1, T),
+      time_period_uuid: q2.uuid,
+      short_id: 'LIMIT-HTTP-1',
+      visibility: 'limited',
+    });
     expect(upd.body.data.record.parent_links.map((l: any) => l.parent_uuid)).toEqual(set(parents, 1, PA));
   });
 
@@ -110,9 +123,25 @@ describe('goals: per-field limits always fit one transaction', () => {
   });
 
   it('one more than a cap is 422 on that field', async () => {
-    const over = expectError(await goalApi(t.admin).create('objectives', { title: 'too many owners', time_period_uuid: g.period.uuid, owner_uuids: users.slice(0, O + 1) }), 422, 'validation_failed');
+    const over = expectError(
+      await goalApi(t.admin).create('objectives', {
+        title: 'too many owners',
+        time_period_uuid: g.period.uuid,
+        owner_uuids: users.slice(0, O + 1),
+      }),
+      422,
+      'validation_failed',
+    );
     expect(over.details[0]!.field).toBe('owner_uuids');
-    const labels = expectError(await goalApi(t.admin).create('objectives', { title: 'too many labels', time_period_uuid: g.period.uuid, labels: Array.from({ length: GOAL_LIMITS.labels + 1 }, (_, i) => `l${i}`) }), 422, 'validation_failed');
+    const labels = expectError(
+      await goalApi(t.admin).create('objectives', {
+        title: 'too many labels',
+        time_period_uuid: g.period.uuid,
+        labels: Array.from({ length: GOAL_LIMITS.labels + 1 }, (_, i) => `l${i}`),
+      }),
+      422,
+      'validation_failed',
+    );
     expect(labels.details[0]!.field).toBe('labels');
   });
 
@@ -121,13 +150,27 @@ describe('goals: per-field limits always fit one transaction', () => {
     const base = await goal(t.admin, 'objectives', { title: 'legacy', time_period_uuid: g.period.uuid });
     const data = { tenantId: t.tenantUuid, db: baseDb() };
     const stored = (await getEntity(data, goalEntity, base.uuid))!;
-    const legacy = { ...stored.record, uuid: randomUUID(), title: 'legacy wide', owner_uuids: Array.from({ length: 50 }, () => randomUUID()), delegate_uuids: Array.from({ length: 46 }, () => randomUUID()) };
+    const legacy = {
+      ...stored.record,
+      uuid: randomUUID(),
+      title: 'legacy wide',
+      owner_uuids: Array.from({ length: 50 }, () => randomUUID()),
+      delegate_uuids: Array.from({ length: 46 }, () => randomUUID()),
+    };
     await new WriteTx(data).create(goalEntity, legacy).commit();
 
     // re-enveloping every entry, moving the period and taking a short_id: 101 items
-    const e = expectError(await goalApi(t.admin).update('objectives', legacy.uuid, { visibility: 'limited', time_period_uuid: q2.uuid, short_id: 'LEGACY-1' }), 422, 'validation_failed');
+    const e = expectError(
+      await goalApi(t.admin).update('objectives', legacy.uuid, { visibility: 'limited', time_period_uuid: q2.uuid, short_id: 'LEGACY-1' }),
+      422,
+      'validation_failed',
+    );
     expect(e.details[0]).toMatchObject({ field: 'visibility', code: 'too_many' });
-    expect((await goalApi(t.admin).get('objectives', legacy.uuid)).body.data.record).toMatchObject({ visibility: 'public', short_id: null, time_period_uuid: g.period.uuid });
+    expect((await goalApi(t.admin).get('objectives', legacy.uuid)).body.data.record).toMatchObject({
+      visibility: 'public',
+      short_id: null,
+      time_period_uuid: g.period.uuid,
+    });
     // a smaller change of the same goal goes through
     expect((await goalApi(t.admin).update('objectives', legacy.uuid, { visibility: 'limited' })).status).toBe(200);
   });

@@ -6,7 +6,8 @@ describe('goals: pagination', () => {
   it('pages through every record once, in creation order, with pagy and count', async () => {
     const { t, period } = await goalTenant();
     const made: string[] = [];
-    for (let i = 0; i < 45; i++) made.push((await goal(t.admin, 'objectives', { title: `Page goal ${i}`, time_period_uuid: period.uuid })).uuid);
+    for (let i = 0; i < 45; i++)
+      made.push((await goal(t.admin, 'objectives', { title: `Page goal ${i}`, time_period_uuid: period.uuid })).uuid);
     // other kinds live in their own lists
     await goal(t.admin, 'key_results', { title: 'not an objective', time_period_uuid: period.uuid });
 
@@ -17,7 +18,14 @@ describe('goals: pagination', () => {
       const { pagy, records, type, filters } = res.body.data;
       expect(type).toBe('objective');
       expect(filters).toEqual({});
-      expect(pagy).toEqual({ page, per_page: 20, offset: 0, next: page < 3 ? page + 1 : null, prev: page > 1 ? page - 1 : null, count: 45 });
+      expect(pagy).toEqual({
+        page,
+        per_page: 20,
+        offset: 0,
+        next: page < 3 ? page + 1 : null,
+        prev: page > 1 ? page - 1 : null,
+        count: 45,
+      });
       seen.push(...uuids(records));
     }
     expect(seen).toEqual(made);
@@ -29,12 +37,16 @@ describe('goals: pagination', () => {
     expect(uuids((await t.admin.get(`${P('objectives')}?limit=5&offset=3&page=2`)).body.data.records)).toEqual(made.slice(8, 13));
     expect((await t.admin.get(`${P('objectives')}?per_page=500`)).body.data.pagy.per_page).toBe(100);
     expect((await t.admin.get(`${P('objectives')}?limit_max=7`)).body.data.records).toHaveLength(7);
-    expect(uuids((await t.admin.get(`${P('objectives')}?q[s]=created_at%20desc&per_page=3`)).body.data.records)).toEqual(made.slice(-3).reverse());
+    expect(uuids((await t.admin.get(`${P('objectives')}?q[s]=created_at%20desc&per_page=3`)).body.data.records)).toEqual(
+      made.slice(-3).reverse(),
+    );
     expect(uuids(await listAll(t.admin, P('objectives'), 7))).toEqual(made);
     // a filtered list pages the same way
     const filtered: string[] = [];
     for (let page = 1; ; page++) {
-      const res = await t.admin.get(`${P('objectives')}?q[time_period_uuid_eq]=${period.uuid}&q[title_cont]=goal%201&page=${page}&per_page=4`);
+      const res = await t.admin.get(
+        `${P('objectives')}?q[time_period_uuid_eq]=${period.uuid}&q[title_cont]=goal%201&page=${page}&per_page=4`,
+      );
       filtered.push(...uuids(res.body.data.records));
       if (!res.body.data.pagy.next) break;
     }
@@ -70,10 +82,37 @@ describe('goals: filters', () => {
     group = (await t.admin.post('/rest/v2/labels', { name: 'Themes', is_group: true })).body.data.record;
     await t.admin.post('/rest/v2/labels', { name: 'Growth', parent_uuid: group.uuid });
     const tp = g.period.uuid;
-    o1 = await goal(t.admin, 'objectives', { title: 'Grow the business', description: 'Expand', time_period_uuid: tp, owner_uuids: [alice.uuid], team_uuids: [teamA.uuid], labels: ['Growth', 'Urgent'], goal_type: 'committed' });
-    o2 = await goal(t.admin, 'objectives', { title: 'Cut costs', time_period_uuid: q2.uuid, owner_uuids: [bob.uuid], visibility: 'limited', start_date: '2025-05-01' });
-    k1 = await goal(t.admin, 'key_results', { title: 'Revenue up', time_period_uuid: tp, delegate_uuids: [bob.uuid], labels: ['growth'], parents: [o1.uuid], metric: { target_value: 10, unit: 'M' } });
-    k2 = await goal(alice.api, 'key_results', { title: 'New markets', time_period_uuid: tp, owner_uuids: [alice.uuid], team_uuids: [teamB.uuid], parents: [o1.uuid] });
+    o1 = await goal(t.admin, 'objectives', {
+      title: 'Grow the business',
+      description: 'Expand',
+      time_period_uuid: tp,
+      owner_uuids: [alice.uuid],
+      team_uuids: [teamA.uuid],
+      labels: ['Growth', 'Urgent'],
+      goal_type: 'committed',
+    });
+    o2 = await goal(t.admin, 'objectives', {
+      title: 'Cut costs',
+      time_period_uuid: q2.uuid,
+      owner_uuids: [bob.uuid],
+      visibility: 'limited',
+      start_date: '2025-05-01',
+    });
+    k1 = await goal(t.admin, 'key_results', {
+      title: 'Revenue up',
+      time_period_uuid: tp,
+      delegate_uuids: [bob.uuid],
+      labels: ['growth'],
+      parents: [o1.uuid],
+      metric: { target_value: 10, unit: 'M' },
+    });
+    k2 = await goal(alice.api, 'key_results', {
+      title: 'New markets',
+      time_period_uuid: tp,
+      owner_uuids: [alice.uuid],
+      team_uuids: [teamB.uuid],
+      parents: [o1.uuid],
+    });
     k3 = await goal(t.admin, 'key_results', { title: 'Lower spend', time_period_uuid: q2.uuid, parents: [o2.uuid] });
     i1 = await goal(t.admin, 'initiatives', { title: 'Launch campaign', time_period_uuid: tp, parents: [k1.uuid] });
     await goalApi(t.admin).update('key_results', k3.uuid, { short_id: 'kr-3', current_status: 'closed' });
@@ -93,7 +132,9 @@ describe('goals: filters', () => {
     expect(await ids(KR, 'q[status_not_eq]=closed')).toEqual(sorted([k1.uuid, k2.uuid]));
     expect(await ids(KR, 'q[current_status_in]=on_track,closed')).toEqual([k3.uuid]);
     expect(await ids(KR, `q[time_period_uuid_eq]=${q2.uuid}`)).toEqual([k3.uuid]);
-    expect(await ids(KR, `q[time_period_uuid_in][]=${q2.uuid}&q[time_period_uuid_in][]=${g.period.uuid}`)).toEqual(sorted([k1.uuid, k2.uuid, k3.uuid]));
+    expect(await ids(KR, `q[time_period_uuid_in][]=${q2.uuid}&q[time_period_uuid_in][]=${g.period.uuid}`)).toEqual(
+      sorted([k1.uuid, k2.uuid, k3.uuid]),
+    );
     expect(await ids(KR, `q[time_period_uuid_not_eq]=${q2.uuid}`)).toEqual(sorted([k1.uuid, k2.uuid]));
     expect(await ids(OB, 'q[title_cont]=GROW')).toEqual([o1.uuid]);
     expect(await ids(OB, 'q[title_start]=cut')).toEqual([o2.uuid]);
@@ -165,8 +206,12 @@ describe('goals: filters', () => {
     expect(await ids(IN, 'q[ancestors_type_eq]=objective')).toEqual([i1.uuid]);
     expect(await ids(KR, 'q[ancestors_visibility_eq]=limited').catch((e) => e.message)).toContain('400');
     expect(await ids(KR, `q[ancestors_creator_uuid_eq]=${t.adminUuid}&q[ancestors_time_period_uuid_eq]=${q2.uuid}`)).toEqual([k3.uuid]);
-    expect(await ids(KR, 'q[ancestors_current_status_eq]=not_started&q[ancestors_status_eq]=not_started')).toEqual(sorted([k1.uuid, k2.uuid, k3.uuid]));
-    expect(await ids(IN, 'q[ancestors_last_checkin_date_null]=1&q[ancestors_archived_at_null]=1&q[ancestors_discarded_at_null]=1')).toEqual([i1.uuid]);
+    expect(await ids(KR, 'q[ancestors_current_status_eq]=not_started&q[ancestors_status_eq]=not_started')).toEqual(
+      sorted([k1.uuid, k2.uuid, k3.uuid]),
+    );
+    expect(await ids(IN, 'q[ancestors_last_checkin_date_null]=1&q[ancestors_archived_at_null]=1&q[ancestors_discarded_at_null]=1')).toEqual(
+      [i1.uuid],
+    );
 
     expect(await ids(KR, `q[links_as_child_ancestor_uuid_eq]=${o1.uuid}`)).toEqual(sorted([k1.uuid, k2.uuid]));
     expect(await ids(IN, `q[links_as_child_ancestor_uuid_eq]=${o1.uuid}`)).toEqual([]); // not a direct child
@@ -181,7 +226,9 @@ describe('goals: filters', () => {
     // k3 itself is public, but its parent o2 is limited: naming a goal alice cannot see matches nothing (contract 5)
     expect(uuids(await listAll(alice.api, `${P('key_results')}?q[ancestors_uuid_eq]=${o2.uuid}`))).toEqual([]);
     expect(uuids(await listAll(bob.api, `${P('key_results')}?q[ancestors_uuid_eq]=${o2.uuid}`))).toEqual([k3.uuid]);
-    const res = await t.admin.get(`${P('key_results')}?q[current_status_in][]=closed&q[current_status_in][]=on_track&q[title_cont]=x&q[archived_at_null]=1`);
+    const res = await t.admin.get(
+      `${P('key_results')}?q[current_status_in][]=closed&q[current_status_in][]=on_track&q[title_cont]=x&q[archived_at_null]=1`,
+    );
     expect(res.body.data.filters).toEqual({ current_status_in: ['closed', 'on_track'], title_cont: 'x', archived_at_null: true });
   });
 
@@ -207,7 +254,9 @@ describe('goals: what a list costs, and the rules it keeps', () => {
     const krs = [];
     for (let i = 0; i < 3; i++) krs.push(await goal(t.admin, 'key_results', { title: `kr ${i}`, time_period_uuid: tp, parents: [o.uuid] }));
     const inis = [];
-    for (const kr of krs) for (let i = 0; i < 2; i++) inis.push(await goal(t.admin, 'initiatives', { title: `ini ${i}`, time_period_uuid: tp, parents: [kr.uuid] }));
+    for (const kr of krs)
+      for (let i = 0; i < 2; i++)
+        inis.push(await goal(t.admin, 'initiatives', { title: `ini ${i}`, time_period_uuid: tp, parents: [kr.uuid] }));
     for (let i = 0; i < 25; i++) await goal(t.admin, 'objectives', { title: `more ${i}`, time_period_uuid: tp });
 
     // caller (with its teams) beside the first keys, then the page's goals (none shows a label)

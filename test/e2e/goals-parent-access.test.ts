@@ -34,7 +34,9 @@ describe('parent links and roles', () => {
     expect(placed.status).toBe(200);
     expect(placed.body.data.record.parent_links).toEqual([{ parent_uuid: ownParent.uuid, contribution_percent: 100 }]);
     // granted edit on the admin's goal, the member may place under it
-    await g.t.admin.put(P('objectives', adminsPublic.uuid), { visible_entities: [{ entity_type: 'user', entity_uuid: member.uuid, mode: 'edit' }] });
+    await g.t.admin.put(P('objectives', adminsPublic.uuid), {
+      visible_entities: [{ entity_type: 'user', entity_uuid: member.uuid, mode: 'edit' }],
+    });
     expect((await member.api.put(P('key_results', mine.uuid), { parents: [ownParent.uuid, adminsPublic.uuid] })).status).toBe(200);
   });
 
@@ -52,7 +54,11 @@ describe('parent links and roles', () => {
   });
 
   it('viewer: writes no links at all (403)', async () => {
-    expectError(await viewer.api.post(P('key_results'), { time_period_uuid: g.period.uuid, title: 'v', parents: [adminsPublic.uuid] }), 403, 'forbidden');
+    expectError(
+      await viewer.api.post(P('key_results'), { time_period_uuid: g.period.uuid, title: 'v', parents: [adminsPublic.uuid] }),
+      403,
+      'forbidden',
+    );
   });
 
   it('admin: places any goal under any parent; parent_links and path hide parents the caller cannot see', async () => {

@@ -17,28 +17,39 @@ async function hasCycle(get: (id: string) => Promise<string[]>, ids: string[]): 
 describe('hierarchy races', () => {
   it('three concurrent re-parentings A under B, B under C, C under A never all commit', async () => {
     const { t, period } = await goalTenant();
-    const parentsOf = async (id: string) => ((await t.admin.get(P('objectives', id))).body.data.record.parent_links as Array<{ parent_uuid: string }>).map((l) => l.parent_uuid);
+    const parentsOf = async (id: string) =>
+      ((await t.admin.get(P('objectives', id))).body.data.record.parent_links as Array<{ parent_uuid: string }>).map((l) => l.parent_uuid);
     for (let round = 0; round < ROUNDS; round++) {
-      const [a, b, c] = await Promise.all(['A', 'B', 'C'].map((title) => goal(t.admin, 'objectives', { title, time_period_uuid: period.uuid })));
+      const [a, b, c] = await Promise.all(
+        ['A', 'B', 'C'].map((title) => goal(t.admin, 'objectives', { title, time_period_uuid: period.uuid })),
+      );
       const res = await Promise.all([
         t.admin.put(P('objectives', a.uuid), { parents: [b.uuid] }),
         t.admin.put(P('objectives', b.uuid), { parents: [c.uuid] }),
         t.admin.put(P('objectives', c.uuid), { parents: [a.uuid] }),
       ]);
-      expect(res.map((r) => r.status).every((s) => s === 200 || s === 422), JSON.stringify(res.map((r) => r.body))).toBe(true);
+      expect(
+        res.map((r) => r.status).every((s) => s === 200 || s === 422),
+        JSON.stringify(res.map((r) => r.body)),
+      ).toBe(true);
       expect(res.filter((r) => r.status === 200).length).toBeLessThan(3);
-      for (const r of res.filter((r) => r.status === 422)) expect(r.body.error.details[0]).toMatchObject({ field: 'parents', code: 'cycle' });
+      for (const r of res.filter((r) => r.status === 422))
+        expect(r.body.error.details[0]).toMatchObject({ field: 'parents', code: 'cycle' });
       expect(await hasCycle(parentsOf, [a.uuid, b.uuid, c.uuid])).toBe(false);
     }
   });
 
   it('a link higher up the line, added concurrently, is seen: B under C exists; A under B and C under A race', async () => {
     const { t, period } = await goalTenant();
-    const parentsOf = async (id: string) => ((await t.admin.get(P('objectives', id))).body.data.record.parent_links as Array<{ parent_uuid: string }>).map((l) => l.parent_uuid);
+    const parentsOf = async (id: string) =>
+      ((await t.admin.get(P('objectives', id))).body.data.record.parent_links as Array<{ parent_uuid: string }>).map((l) => l.parent_uuid);
     for (let round = 0; round < ROUNDS; round++) {
       const [a, c] = await Promise.all(['A', 'C'].map((title) => goal(t.admin, 'objectives', { title, time_period_uuid: period.uuid })));
       const b = await goal(t.admin, 'objectives', { title: 'B', time_period_uuid: period.uuid, parents: [c.uuid] });
-      const res = await Promise.all([t.admin.put(P('objectives', a.uuid), { parents: [b.uuid] }), t.admin.put(P('objectives', c.uuid), { parents: [a.uuid] })]);
+      const res = await Promise.all([
+        t.admin.put(P('objectives', a.uuid), { parents: [b.uuid] }),
+        t.admin.put(P('objectives', c.uuid), { parents: [a.uuid] }),
+      ]);
       expect(res.filter((r) => r.status === 200).length).toBe(1);
       expect(await hasCycle(parentsOf, [a.uuid, b.uuid, c.uuid])).toBe(false);
     }

@@ -51,7 +51,8 @@ export const goalApi = (api: Api) => {
     create: (kind: KindPath, body: GoalCreateBody) => answer(client.POST(P(kind), { body })),
     get: (kind: KindPath, uuid: string) => answer(client.GET(item(kind), id(uuid))),
     update: (kind: KindPath, uuid: string, body: GoalUpdateBody) => answer(client.PUT(item(kind), { ...id(uuid), body })),
-    remove: (kind: KindPath, uuid: string, body?: Schemas['GoalDeleteBody']) => answer(client.DELETE(item(kind), { ...id(uuid), ...(body ? { body } : {}) })),
+    remove: (kind: KindPath, uuid: string, body?: Schemas['GoalDeleteBody']) =>
+      answer(client.DELETE(item(kind), { ...id(uuid), ...(body ? { body } : {}) })),
     archive: (kind: KindPath, uuid: string) => answer(client.POST(`${item(kind)}/archive`, id(uuid))),
     unarchive: (kind: KindPath, uuid: string) => answer(client.POST(`${item(kind)}/unarchive`, id(uuid))),
   };
@@ -70,13 +71,56 @@ export const sorted = (ids: string[]) => [...ids].sort();
 
 /** Every field of the spec's goal record, plus team_uuids, labels, delegate_uuids, created_at, updated_at. */
 export const GOAL_FIELDS = [
-  'uuid', 'type', 'title', 'description', 'start_date', 'end_date', 'goal_type', 'time_period_uuid', 'current_metric_uuid', 'creator_uuid',
-  'last_checkin_date', 'score', 'current_progress', 'current_value', 'current_status', 'status', 'source_uuid', 'source_type', 'path',
-  'searchable_content', 'progress_mode', 'value_updated_at', 'status_updated_at', 'value_updated_by_uuid', 'status_updated_by_uuid',
-  'visibility', 'ai_rollup_enabled', 'data_sources_count', 'discarded_at', 'discarded_by_uuid', 'short_id_uuid', 'archived_at',
-  'archived_by_uuid', 'short_id', 'owner_uuids', 'target', 'unit', 'metric_type', 'parent_links', 'visible_entities', 'checkin_due_days',
-  'delegate_uuid', 'delegate_uuids', 'partner_goals_external_id', 'team_uuids', 'labels', 'created_at', 'updated_at',
-  'expected_progress', 'pace', // contract 13
+  'uuid',
+  'type',
+  'title',
+  'description',
+  'start_date',
+  'end_date',
+  'goal_type',
+  'time_period_uuid',
+  'current_metric_uuid',
+  'creator_uuid',
+  'last_checkin_date',
+  'score',
+  'current_progress',
+  'current_value',
+  'current_status',
+  'status',
+  'source_uuid',
+  'source_type',
+  'path',
+  'searchable_content',
+  'progress_mode',
+  'value_updated_at',
+  'status_updated_at',
+  'value_updated_by_uuid',
+  'status_updated_by_uuid',
+  'visibility',
+  'ai_rollup_enabled',
+  'data_sources_count',
+  'discarded_at',
+  'discarded_by_uuid',
+  'short_id_uuid',
+  'archived_at',
+  'archived_by_uuid',
+  'short_id',
+  'owner_uuids',
+  'target',
+  'unit',
+  'metric_type',
+  'parent_links',
+  'visible_entities',
+  'checkin_due_days',
+  'delegate_uuid',
+  'delegate_uuids',
+  'partner_goals_external_id',
+  'team_uuids',
+  'labels',
+  'created_at',
+  'updated_at',
+  'expected_progress',
+  'pace', // contract 13
 ].sort();
 
 /** What a domain call read, counted at the DynamoDB client. */
@@ -96,7 +140,11 @@ export interface Counts {
  * partitions it matches from Query answers, as an index that has not caught up with a write yet would.
  * `beforeTransact(n)` runs before the n-th transaction (0 first) is sent: a concurrent write landing there.
  */
-export async function countingCtx(fixture: TenantFixture, userUuid: string, opts: { hideIndex?: (partition: string) => boolean; beforeTransact?: (n: number) => Promise<void> } = {}) {
+export async function countingCtx(
+  fixture: TenantFixture,
+  userUuid: string,
+  opts: { hideIndex?: (partition: string) => boolean; beforeTransact?: (n: number) => Promise<void> } = {},
+) {
   const counts: Counts = { items: 0, queries: 0, keys: 0, scans: 0 };
   const kinds: Record<string, number> = {};
   const calls: Record<string, number> = {};
@@ -127,7 +175,8 @@ export async function countingCtx(fixture: TenantFixture, userUuid: string, opts
           counts.queries += 1;
           counts.keys += out.ScannedCount ?? 0;
           const pk = command.input.ExpressionAttributeValues?.[':pk'];
-          if (command.input.IndexName === 'GSI1' && opts.hideIndex?.(pk)) return { ...out, Items: [], Count: 0, ScannedCount: 0, LastEvaluatedKey: undefined };
+          if (command.input.IndexName === 'GSI1' && opts.hideIndex?.(pk))
+            return { ...out, Items: [], Count: 0, ScannedCount: 0, LastEvaluatedKey: undefined };
         } else if (name === 'ScanCommand') counts.scans += 1;
         return out;
       };

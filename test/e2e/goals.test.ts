@@ -123,23 +123,52 @@ describe('goals: create, get, update, archive; rules', () => {
 
   it('accepts the earlier variants: delegate_uuid (string) and checkin_due_days; answers with both delegate fields', async () => {
     const d = await t.user();
-    const rec = await goal(t.admin, 'key_results', { title: 'Earlier', time_period_uuid: period.uuid, delegate_uuid: d.uuid, checkin_due_days: 14 });
+    const rec = await goal(t.admin, 'key_results', {
+      title: 'Earlier',
+      time_period_uuid: period.uuid,
+      delegate_uuid: d.uuid,
+      checkin_due_days: 14,
+    });
     expect(rec).toMatchObject({ delegate_uuid: d.uuid, delegate_uuids: [d.uuid], checkin_due_days: 14 });
     const cleared = await goalApi(t.admin).update('key_results', rec.uuid, { delegate_uuid: null, checkin_due_days: null });
     expect(cleared.body.data.record).toMatchObject({ delegate_uuid: null, delegate_uuids: [], checkin_due_days: null });
-    const both = expectError(await goalApi(t.admin).create('key_results', { title: 'x', time_period_uuid: period.uuid, delegate_uuid: d.uuid, delegate_uuids: [d.uuid] }), 422, 'validation_failed');
+    const both = expectError(
+      await goalApi(t.admin).create('key_results', {
+        title: 'x',
+        time_period_uuid: period.uuid,
+        delegate_uuid: d.uuid,
+        delegate_uuids: [d.uuid],
+      }),
+      422,
+      'validation_failed',
+    );
     expect(both.details[0]!.field).toBe('delegate_uuid');
   });
 
   it('refuses unknown fields, uuid/creator_uuid/tenant_uuid, wrong types and bad JSON with 400 naming them', async () => {
     // Bodies the document forbids go through the untyped Api: the typed client does not compile them.
-    const e = expectError(await t.admin.post(P('objectives'), { title: 'x', time_period_uuid: period.uuid, uuid: period.uuid, creator_uuid: t.adminUuid, tenant_uuid: t.tenantUuid, colour: 'red' }), 400, 'bad_request');
+    const e = expectError(
+      await t.admin.post(P('objectives'), {
+        title: 'x',
+        time_period_uuid: period.uuid,
+        uuid: period.uuid,
+        creator_uuid: t.adminUuid,
+        tenant_uuid: t.tenantUuid,
+        colour: 'red',
+      }),
+      400,
+      'bad_request',
+    );
     expect(e.details.map((d) => d.field).sort()).toEqual(['colour', 'creator_uuid', 'tenant_uuid', 'uuid']);
     expectError(await t.admin.post(P('objectives'), { title: 'x', time_period_uuid: period.uuid, short_id: 'AB' }), 400, 'bad_request'); // not a create field
     expectError(await t.admin.post(P('objectives'), { title: 42, time_period_uuid: period.uuid }), 400, 'bad_request');
     expectError(await t.admin.post(P('objectives'), { time_period_uuid: period.uuid }), 400, 'bad_request');
     expectError(await t.admin.post(P('objectives'), { title: 'x' }), 400, 'bad_request');
-    expectError(await t.admin.post(P('objectives'), { title: 'x', time_period_uuid: period.uuid, metric: { target_value: 1, extra: 1 } }), 400, 'bad_request');
+    expectError(
+      await t.admin.post(P('objectives'), { title: 'x', time_period_uuid: period.uuid, metric: { target_value: 1, extra: 1 } }),
+      400,
+      'bad_request',
+    );
     expectError(await t.admin.request('POST', P('objectives'), '{"title":', { 'content-type': 'application/json' }), 400, 'bad_request');
     const rec = await goal(t.admin, 'objectives', { title: 'strict', time_period_uuid: period.uuid });
     const u = expectError(await t.admin.put(P('objectives', rec.uuid), { creator_uuid: t.adminUuid }), 400, 'bad_request');
@@ -150,17 +179,32 @@ describe('goals: create, get, update, archive; rules', () => {
 
   it('rules 1-2: dates inside the time period and in order (422 naming the field)', async () => {
     const base = { title: 'Dates', time_period_uuid: period.uuid };
-    const before = expectError(await goalApi(t.admin).create('objectives', { ...base, start_date: '2024-12-31' }), 422, 'validation_failed');
+    const before = expectError(
+      await goalApi(t.admin).create('objectives', { ...base, start_date: '2024-12-31' }),
+      422,
+      'validation_failed',
+    );
     expect(before.details).toEqual([expect.objectContaining({ field: 'start_date', code: 'out_of_range' })]);
     const after = expectError(await goalApi(t.admin).create('objectives', { ...base, end_date: '2025-04-01' }), 422, 'validation_failed');
     expect(after.details).toEqual([expect.objectContaining({ field: 'end_date', code: 'out_of_range' })]);
-    const order = expectError(await goalApi(t.admin).create('objectives', { ...base, start_date: '2025-03-01', end_date: '2025-02-01' }), 422, 'validation_failed');
-    expect(order.details.map((d) => [d.field, d.code])).toEqual([['start_date', 'order'], ['end_date', 'order']]);
+    const order = expectError(
+      await goalApi(t.admin).create('objectives', { ...base, start_date: '2025-03-01', end_date: '2025-02-01' }),
+      422,
+      'validation_failed',
+    );
+    expect(order.details.map((d) => [d.field, d.code])).toEqual([
+      ['start_date', 'order'],
+      ['end_date', 'order'],
+    ]);
     // bounds are inclusive
     const edge = await goal(t.admin, 'objectives', { ...base, start_date: '2025-03-31', end_date: '2025-03-31' });
     expect(edge).toMatchObject({ start_date: '2025-03-31', end_date: '2025-03-31' });
     // an update of one date is checked against the stored other one
-    const endFirst = expectError(await goalApi(t.admin).update('objectives', edge.uuid, { end_date: '2025-03-01' }), 422, 'validation_failed');
+    const endFirst = expectError(
+      await goalApi(t.admin).update('objectives', edge.uuid, { end_date: '2025-03-01' }),
+      422,
+      'validation_failed',
+    );
     expect(endFirst.details).toEqual([expect.objectContaining({ field: 'end_date', code: 'order' })]);
     expectError(await goalApi(t.admin).update('objectives', edge.uuid, { start_date: '2025-04-01' }), 422, 'validation_failed');
     expectError(await goalApi(t.admin).create('objectives', { ...base, start_date: '2025-02-30' }), 422, 'validation_failed'); // not a calendar date
@@ -168,7 +212,12 @@ describe('goals: create, get, update, archive; rules', () => {
 
   it('rule 3: a new time period resets the dates not sent; unknown or foreign periods are 422', async () => {
     const q2 = await createPeriod(t.admin, 'Q2 2025', '2025-04-01', '2025-06-30');
-    const rec = await goal(t.admin, 'objectives', { title: 'Moves', time_period_uuid: period.uuid, start_date: '2025-02-01', end_date: '2025-02-28' });
+    const rec = await goal(t.admin, 'objectives', {
+      title: 'Moves',
+      time_period_uuid: period.uuid,
+      start_date: '2025-02-01',
+      end_date: '2025-02-28',
+    });
     const moved = await goalApi(t.admin).update('objectives', rec.uuid, { time_period_uuid: q2.uuid });
     expect(moved.status).toBe(200);
     expect(moved.body.data.record).toMatchObject({ time_period_uuid: q2.uuid, start_date: '2025-04-01', end_date: '2025-06-30' });
@@ -177,7 +226,11 @@ describe('goals: create, get, update, archive; rules', () => {
     // the same period sent again is not a change: dates stay
     const same = await goalApi(t.admin).update('objectives', rec.uuid, { time_period_uuid: period.uuid });
     expect(same.body.data.record).toMatchObject({ start_date: '2025-01-01', end_date: '2025-03-15' });
-    const outside = expectError(await goalApi(t.admin).update('objectives', rec.uuid, { time_period_uuid: q2.uuid, start_date: '2025-01-10' }), 422, 'validation_failed');
+    const outside = expectError(
+      await goalApi(t.admin).update('objectives', rec.uuid, { time_period_uuid: q2.uuid, start_date: '2025-01-10' }),
+      422,
+      'validation_failed',
+    );
     expect(outside.details[0]).toMatchObject({ field: 'start_date', code: 'out_of_range' });
     for (const bad of ['00000000-0000-4000-8000-000000000000', other.period.uuid]) {
       const e = expectError(await goalApi(t.admin).create('objectives', { title: 'x', time_period_uuid: bad }), 422, 'validation_failed');
@@ -213,9 +266,13 @@ describe('goals: create, get, update, archive; rules', () => {
 
   it('rule 4 under concurrency: exactly one of two simultaneous claims of a short_id wins', async () => {
     for (let round = 0; round < 3; round++) {
-      const goals = await Promise.all([1, 2, 3].map((i) => goal(t.admin, 'initiatives', { title: `race ${round} ${i}`, time_period_uuid: period.uuid })));
+      const goals = await Promise.all(
+        [1, 2, 3].map((i) => goal(t.admin, 'initiatives', { title: `race ${round} ${i}`, time_period_uuid: period.uuid })),
+      );
       const value = `RACE-${round}`;
-      const results = await Promise.all(goals.map((x, i) => goalApi(t.admin).update('initiatives', x.uuid, { short_id: i % 2 ? value.toLowerCase() : value })));
+      const results = await Promise.all(
+        goals.map((x, i) => goalApi(t.admin).update('initiatives', x.uuid, { short_id: i % 2 ? value.toLowerCase() : value })),
+      );
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       for (const r of results.filter((r) => r.status !== 200)) expectError(r, 422, 'taken');
       const holders = await listAll(t.admin, `${P('initiatives')}?q[short_id_eq]=${value.toLowerCase()}`);
@@ -228,8 +285,14 @@ describe('goals: create, get, update, archive; rules', () => {
     const team = (await t.admin.post('/rest/v2/teams', { name: `Budget team ${Date.now()}` })).body.data.record;
     for (const who of [t.admin, member.api]) {
       const body = {
-        title: 'Budget', time_period_uuid: period.uuid, owner_uuids: [member.uuid], team_uuids: [team.uuid], delegate_uuids: [t.adminUuid],
-        visible_entities: [{ entity_type: 'team' as const, entity_uuid: team.uuid }], labels: [`budget ${Math.random()}`], metric: { target_value: 10 },
+        title: 'Budget',
+        time_period_uuid: period.uuid,
+        owner_uuids: [member.uuid],
+        team_uuids: [team.uuid],
+        delegate_uuids: [t.adminUuid],
+        visible_entities: [{ entity_type: 'team' as const, entity_uuid: team.uuid }],
+        labels: [`budget ${Math.random()}`],
+        metric: { target_value: 10 },
       };
       const res = await who.post(P('objectives'), body);
       expect(res.status).toBe(201);
@@ -253,7 +316,11 @@ describe('goals: create, get, update, archive; rules', () => {
       expect(renamed.headers.get('x-db-round-trips')).toBe('3');
     }
     const plain = await goal(t.admin, 'objectives', { title: 'Budget', time_period_uuid: period.uuid });
-    const reassigned = await t.admin.put(P('objectives', plain.uuid), { owner_uuids: [member.uuid], team_uuids: [team.uuid], end_date: '2025-03-01' });
+    const reassigned = await t.admin.put(P('objectives', plain.uuid), {
+      owner_uuids: [member.uuid],
+      team_uuids: [team.uuid],
+      end_date: '2025-03-01',
+    });
     expect(reassigned.body.data.record).toMatchObject({ owner_uuids: [member.uuid], team_uuids: [team.uuid], end_date: '2025-03-01' });
     expect(reassigned.headers.get('x-db-round-trips')).toBe('4');
   });
@@ -273,42 +340,83 @@ describe('goals: create, get, update, archive; rules', () => {
       422,
       'validation_failed',
     );
-    expect(e.details.map((d) => [d.field, d.code])).toEqual([['owner_uuids', 'not_found'], ['delegate_uuids', 'not_found'], ['team_uuids', 'not_found'], ['visible_entities', 'not_found']]);
+    expect(e.details.map((d) => [d.field, d.code])).toEqual([
+      ['owner_uuids', 'not_found'],
+      ['delegate_uuids', 'not_found'],
+      ['team_uuids', 'not_found'],
+      ['visible_entities', 'not_found'],
+    ]);
     expect(e.details[0]!.message).toContain(other.t.adminUuid);
     expect(e.details[2]!.message).toContain(foreignTeam.uuid);
     const rec = await goal(t.admin, 'objectives', { title: 'refs ok', time_period_uuid: period.uuid });
-    const u = expectError(await goalApi(t.admin).update('objectives', rec.uuid, { owner_uuids: [t.adminUuid, missing] }), 422, 'validation_failed');
+    const u = expectError(
+      await goalApi(t.admin).update('objectives', rec.uuid, { owner_uuids: [t.adminUuid, missing] }),
+      422,
+      'validation_failed',
+    );
     expect(u.details).toEqual([expect.objectContaining({ field: 'owner_uuids', message: expect.stringContaining(missing) })]);
-    expectError(await goalApi(t.admin).create('objectives', { title: 'x', time_period_uuid: period.uuid, owner_uuids: ['not-a-uuid'] }), 422, 'validation_failed');
+    expectError(
+      await goalApi(t.admin).create('objectives', { title: 'x', time_period_uuid: period.uuid, owner_uuids: ['not-a-uuid'] }),
+      422,
+      'validation_failed',
+    );
   });
 
   it('metric: validated, mirrored as target/unit/metric_type, merged on update, removable', async () => {
     const base = { title: 'Metric', time_period_uuid: period.uuid };
-    expectError(await goalApi(t.admin).create('key_results', { ...base, metric: { start_value: 5, target_value: 5 } }), 422, 'validation_failed');
-    const band = expectError(await goalApi(t.admin).create('key_results', { ...base, metric: { start_value: 10, target_value: 5, metric_type: 'stay_between' } }), 422, 'validation_failed');
+    expectError(
+      await goalApi(t.admin).create('key_results', { ...base, metric: { start_value: 5, target_value: 5 } }),
+      422,
+      'validation_failed',
+    );
+    const band = expectError(
+      await goalApi(t.admin).create('key_results', { ...base, metric: { start_value: 10, target_value: 5, metric_type: 'stay_between' } }),
+      422,
+      'validation_failed',
+    );
     expect(band.details[0]!.field).toBe('metric.target_value');
-    expect((await goalApi(t.admin).create('key_results', { ...base, metric: { start_value: 5, target_value: 5, metric_type: 'stay_above' } })).status).toBe(201);
+    expect(
+      (await goalApi(t.admin).create('key_results', { ...base, metric: { start_value: 5, target_value: 5, metric_type: 'stay_above' } }))
+        .status,
+    ).toBe(201);
     const rec = await goal(t.admin, 'key_results', { ...base, metric: { target_value: 100, unit: '%' } });
     expect(rec).toMatchObject({ target: 100, unit: '%', metric_type: 'reach', current_progress: null });
-    const changed = (await goalApi(t.admin).update('key_results', rec.uuid, { metric: { target_value: 50, metric_type: 'stay_below' } })).body.data.record;
+    const changed = (await goalApi(t.admin).update('key_results', rec.uuid, { metric: { target_value: 50, metric_type: 'stay_below' } }))
+      .body.data.record;
     expect(changed).toMatchObject({ target: 50, unit: '%', metric_type: 'stay_below', current_metric_uuid: rec.current_metric_uuid });
-    expectError(await goalApi(t.admin).update('key_results', rec.uuid, { metric: { metric_type: 'reach', start_value: 50 } }), 422, 'validation_failed');
+    expectError(
+      await goalApi(t.admin).update('key_results', rec.uuid, { metric: { metric_type: 'reach', start_value: 50 } }),
+      422,
+      'validation_failed',
+    );
     const removed = (await goalApi(t.admin).update('key_results', rec.uuid, { metric: null })).body.data.record;
     expect(removed).toMatchObject({ target: null, unit: null, metric_type: null, current_metric_uuid: null });
-    const needsTarget = expectError(await goalApi(t.admin).update('key_results', rec.uuid, { metric: { unit: 'x' } }), 422, 'validation_failed');
+    const needsTarget = expectError(
+      await goalApi(t.admin).update('key_results', rec.uuid, { metric: { unit: 'x' } }),
+      422,
+      'validation_failed',
+    );
     expect(needsTarget.details[0]).toMatchObject({ field: 'metric.target_value', code: 'required' });
     const fresh = (await goalApi(t.admin).update('key_results', rec.uuid, { metric: { target_value: 3 } })).body.data.record;
     expect(fresh.current_metric_uuid).not.toBe(rec.current_metric_uuid);
   });
 
   it('a metric change recomputes current_progress from the current value', async () => {
-    const kr = await goal(t.admin, 'key_results', { title: 'Progress', time_period_uuid: period.uuid, metric: { start_value: 0, target_value: 100 } });
+    const kr = await goal(t.admin, 'key_results', {
+      title: 'Progress',
+      time_period_uuid: period.uuid,
+      metric: { start_value: 0, target_value: 100 },
+    });
     const ci = await t.admin.post('/rest/v2/checkins', { goal_uuid: kr.uuid, value: 50, status: 'on_track', checkin_date: '2025-02-01' });
     expect(ci.status).toBe(201);
-    expect((await goalApi(t.admin).get('key_results', kr.uuid)).body.data.record).toMatchObject({ current_value: 50, current_progress: 50 });
+    expect((await goalApi(t.admin).get('key_results', kr.uuid)).body.data.record).toMatchObject({
+      current_value: 50,
+      current_progress: 50,
+    });
     const wider = (await goalApi(t.admin).update('key_results', kr.uuid, { metric: { target_value: 200 } })).body.data.record;
     expect(wider).toMatchObject({ current_value: 50, current_progress: 25, target: 200 });
-    const above = (await goalApi(t.admin).update('key_results', kr.uuid, { metric: { metric_type: 'stay_above', target_value: 40 } })).body.data.record;
+    const above = (await goalApi(t.admin).update('key_results', kr.uuid, { metric: { metric_type: 'stay_above', target_value: 40 } })).body
+      .data.record;
     expect(above.current_progress).toBe(100);
   });
 
@@ -346,11 +454,26 @@ describe('goals: create, get, update, archive; rules', () => {
 
   it('a goal with many associations stays editable: a write counts only the index items it changes', async () => {
     // at the caps (GOAL_LIMITS; their worst cases are in goals-limits.test.ts)
-    const teams = await Promise.all(Array.from({ length: GOAL_LIMITS.teams }, async (_, i) => (await t.admin.post('/rest/v2/teams', { name: `Wide team ${i}` })).body.data.record.uuid as string));
+    const teams = await Promise.all(
+      Array.from(
+        { length: GOAL_LIMITS.teams },
+        async (_, i) => (await t.admin.post('/rest/v2/teams', { name: `Wide team ${i}` })).body.data.record.uuid as string,
+      ),
+    );
     const labels = Array.from({ length: GOAL_LIMITS.labels }, (_, i) => `wide label ${i}`);
     await goal(t.admin, 'objectives', { title: 'creates the labels', time_period_uuid: period.uuid, labels });
-    const parents = await Promise.all(Array.from({ length: GOAL_LIMITS.parents }, (_, i) => goal(t.admin, 'objectives', { title: `wide parent ${i}`, time_period_uuid: period.uuid })));
-    const wide = await goal(t.admin, 'key_results', { title: 'Wide', time_period_uuid: period.uuid, team_uuids: teams, labels, parents: parents.map((p) => p.uuid) });
+    const parents = await Promise.all(
+      Array.from({ length: GOAL_LIMITS.parents }, (_, i) =>
+        goal(t.admin, 'objectives', { title: `wide parent ${i}`, time_period_uuid: period.uuid }),
+      ),
+    );
+    const wide = await goal(t.admin, 'key_results', {
+      title: 'Wide',
+      time_period_uuid: period.uuid,
+      team_uuids: teams,
+      labels,
+      parents: parents.map((p) => p.uuid),
+    });
     const renamed = await goalApi(t.admin).update('key_results', wide.uuid, { title: 'Wide, renamed' });
     expect(renamed.status).toBe(200);
     expect(renamed.body.data.record).toMatchObject({ title: 'Wide, renamed', team_uuids: teams });
@@ -383,7 +506,11 @@ describe('goals: create, get, update, archive; rules', () => {
     expectError(await goalApi(t.admin).remove('objectives', foreign.uuid), 404, 'not_found');
     expectError(await goalApi(t.admin).archive('objectives', foreign.uuid), 404, 'not_found');
     expectError(await goalApi(t.admin).unarchive('objectives', foreign.uuid), 404, 'not_found');
-    const e = expectError(await goalApi(t.admin).create('key_results', { title: 'x', time_period_uuid: period.uuid, parents: [foreign.uuid] }), 422, 'validation_failed');
+    const e = expectError(
+      await goalApi(t.admin).create('key_results', { title: 'x', time_period_uuid: period.uuid, parents: [foreign.uuid] }),
+      422,
+      'validation_failed',
+    );
     expect(e.details[0]).toMatchObject({ field: 'parents', code: 'not_found' });
     const all = await listAll(t.admin, `${P('objectives')}?q[uuid_eq]=${foreign.uuid}`);
     expect(all).toEqual([]);
@@ -404,8 +531,16 @@ describe('goals: permissions and limited visibility', () => {
   beforeAll(async () => {
     g = await goalTenant();
     t = g.t;
-    [member, teammate, stranger, named, viewer, teamOwner] = await Promise.all([t.user(), t.user(), t.user(), t.user(), t.user({ role: 'viewer' }), t.user()]);
-    team = (await t.admin.post('/rest/v2/teams', { name: 'Secret team', member_uuids: [teammate.uuid], owner_uuids: [teamOwner.uuid] })).body.data.record;
+    [member, teammate, stranger, named, viewer, teamOwner] = await Promise.all([
+      t.user(),
+      t.user(),
+      t.user(),
+      t.user(),
+      t.user({ role: 'viewer' }),
+      t.user(),
+    ]);
+    team = (await t.admin.post('/rest/v2/teams', { name: 'Secret team', member_uuids: [teammate.uuid], owner_uuids: [teamOwner.uuid] }))
+      .body.data.record;
   });
 
   it('members create goals and may change their own; viewers create nothing', async () => {
@@ -429,7 +564,12 @@ describe('goals: permissions and limited visibility', () => {
     expect((await goalApi(member.api).update('objectives', id, { title: 'Mine, renamed' })).status).toBe(200);
 
     // an owner (made by the creator) may change it; the team owner of a goal's team too; a viewer owner may not
-    const owned = await goal(member.api, 'key_results', { title: 'Owned', time_period_uuid: g.period.uuid, owner_uuids: [stranger.uuid, viewer.uuid], team_uuids: [team.uuid] });
+    const owned = await goal(member.api, 'key_results', {
+      title: 'Owned',
+      time_period_uuid: g.period.uuid,
+      owner_uuids: [stranger.uuid, viewer.uuid],
+      team_uuids: [team.uuid],
+    });
     const asOwner = await goalApi(stranger.api).update('key_results', owned.uuid, { description: 'owner edit' });
     expect(asOwner.status).toBe(200);
     expect(asOwner.body.data.access_source).toBe('owner');
@@ -457,7 +597,11 @@ describe('goals: permissions and limited visibility', () => {
     expect(await listAll(stranger.api, `${P('objectives')}?q[uuid_eq]=${limited.uuid}`)).toEqual([]);
     expect(await listAll(stranger.api, `${P('objectives')}?q[teams_uuid_eq]=${team.uuid}`)).toEqual([]);
 
-    for (const [who, source] of [[teammate, 'team'], [teamOwner, 'team'], [named, 'visible_entity']] as const) {
+    for (const [who, source] of [
+      [teammate, 'team'],
+      [teamOwner, 'team'],
+      [named, 'visible_entity'],
+    ] as const) {
       expect((await listAll(who.api, P('objectives'))).map((x) => x.uuid)).toContain(limited.uuid);
       const got = await goalApi(who.api).get('objectives', limited.uuid);
       expect(got.status).toBe(200);
@@ -465,7 +609,12 @@ describe('goals: permissions and limited visibility', () => {
     }
     // view mode does not allow changes; edit mode does
     expectError(await goalApi(named.api).update('objectives', limited.uuid, { title: 'x' }), 403, 'forbidden');
-    await goalApi(t.admin).update('objectives', limited.uuid, { visible_entities: [{ entity_type: 'user', entity_uuid: named.uuid, mode: 'edit' }, { entity_type: 'user', entity_uuid: stranger.uuid }] });
+    await goalApi(t.admin).update('objectives', limited.uuid, {
+      visible_entities: [
+        { entity_type: 'user', entity_uuid: named.uuid, mode: 'edit' },
+        { entity_type: 'user', entity_uuid: stranger.uuid },
+      ],
+    });
     expect((await goalApi(named.api).update('objectives', limited.uuid, { description: 'edited by a named editor' })).status).toBe(200);
     // the stranger now sees it (view), and lists show it
     expect((await goalApi(stranger.api).get('objectives', limited.uuid)).status).toBe(200);
@@ -477,7 +626,12 @@ describe('goals: permissions and limited visibility', () => {
 
   it('a team named in visible_entities lets its members see the goal', async () => {
     const other = (await t.admin.post('/rest/v2/teams', { name: 'Viewers team', member_uuids: [member.uuid] })).body.data.record;
-    const limited = await goal(t.admin, 'initiatives', { title: 'Team-visible', time_period_uuid: g.period.uuid, visibility: 'limited', visible_entities: [{ entity_type: 'team', entity_uuid: other.uuid }] });
+    const limited = await goal(t.admin, 'initiatives', {
+      title: 'Team-visible',
+      time_period_uuid: g.period.uuid,
+      visibility: 'limited',
+      visible_entities: [{ entity_type: 'team', entity_uuid: other.uuid }],
+    });
     expect((await goalApi(member.api).get('initiatives', limited.uuid)).body.data.access_source).toBe('visible_entity');
     expect((await listAll(member.api, P('initiatives'))).map((x) => x.uuid)).toContain(limited.uuid);
     expectError(await goalApi(stranger.api).get('initiatives', limited.uuid), 403, 'forbidden');
@@ -485,13 +639,21 @@ describe('goals: permissions and limited visibility', () => {
 
   it('a limited goal the caller cannot see cannot be used as a parent (422, existence not revealed)', async () => {
     const hidden = await goal(t.admin, 'objectives', { title: 'Hidden parent', time_period_uuid: g.period.uuid, visibility: 'limited' });
-    const e = expectError(await goalApi(stranger.api).create('key_results', { title: 'child', time_period_uuid: g.period.uuid, parents: [hidden.uuid] }), 422, 'validation_failed');
+    const e = expectError(
+      await goalApi(stranger.api).create('key_results', { title: 'child', time_period_uuid: g.period.uuid, parents: [hidden.uuid] }),
+      422,
+      'validation_failed',
+    );
     expect(e.details[0]).toMatchObject({ field: 'parents', code: 'not_found' });
   });
 
   it('cross-tenant users and teams are 422 as owners; an unrelated tenant never sees the goals', async () => {
     const foreign = await newTenant();
-    expectError(await goalApi(t.admin).create('objectives', { title: 'x', time_period_uuid: g.period.uuid, owner_uuids: [foreign.adminUuid] }), 422, 'validation_failed');
+    expectError(
+      await goalApi(t.admin).create('objectives', { title: 'x', time_period_uuid: g.period.uuid, owner_uuids: [foreign.adminUuid] }),
+      422,
+      'validation_failed',
+    );
     expect(await listAll(foreign.admin, P('objectives'))).toEqual([]);
   });
 });

@@ -17,13 +17,23 @@ describe('hostile input', () => {
     t = await newTenant();
     const period = await t.admin.post('/rest/v2/time_periods', { name: 'Q1', start_date: '2025-01-01', end_date: '2025-03-31' });
     periodUuid = period.body.data.record.uuid;
-    const goal = await t.admin.post('/rest/v2/key_results', { title: 'Revenue', time_period_uuid: periodUuid, metric: { start_value: 0, target_value: 1000 } });
+    const goal = await t.admin.post('/rest/v2/key_results', {
+      title: 'Revenue',
+      time_period_uuid: periodUuid,
+      metric: { start_value: 0, target_value: 1000 },
+    });
     expect(goal.status).toBe(201);
     goalUuid = goal.body.data.record.uuid;
   });
 
   describe('client-named attributes never reach Object.prototype', () => {
-    const hostile = ['q[__proto___eq]=1', 'q[constructor_in][]=x', 'q[toString_eq]=x', 'q[hasOwnProperty_null]=1', 'q[__proto___eq]=1&q[__proto___eq]=2'];
+    const hostile = [
+      'q[__proto___eq]=1',
+      'q[constructor_in][]=x',
+      'q[toString_eq]=x',
+      'q[hasOwnProperty_null]=1',
+      'q[__proto___eq]=1&q[__proto___eq]=2',
+    ];
     const sorts = ['toString asc', '__proto__ desc', 'constructor', 'valueOf DESC'];
     it.each(LIST_PATHS)('%s answers 400 naming the filter or sort', async (path) => {
       for (const q of hostile) {
@@ -48,7 +58,16 @@ describe('hostile input', () => {
   });
 
   describe('numbers are kept exactly or refused with 422 naming the field', () => {
-    const refused = ['1152921504606846976', '9007199254740993', '1e400', '-1e400', '1e-400', '1.00000000000000000001', '0.1000000000000000000000001', '1e-131'];
+    const refused = [
+      '1152921504606846976',
+      '9007199254740993',
+      '1e400',
+      '-1e400',
+      '1e-400',
+      '1.00000000000000000001',
+      '0.1000000000000000000000001',
+      '1e-131',
+    ];
     it.each(refused)('check-in value %s is 422 invalid_number and writes nothing', async (n) => {
       const before = await listAll(t.admin, `${CHECKINS}?q[goal_uuid_eq]=${goalUuid}`);
       const e = expectError(await t.admin.request('POST', CHECKINS, `{"goal_uuid":"${goalUuid}","value":${n}}`), 422, 'validation_failed');
@@ -58,16 +77,41 @@ describe('hostile input', () => {
 
     it('refuses them in every numeric field: metric values, score, contribution_percent', async () => {
       const big = '1152921504606846976';
-      const metric = expectError(await t.admin.request('POST', '/rest/v2/key_results', `{"title":"x","time_period_uuid":"${periodUuid}","metric":{"start_value":0,"target_value":${big}}}`), 422);
+      const metric = expectError(
+        await t.admin.request(
+          'POST',
+          '/rest/v2/key_results',
+          `{"title":"x","time_period_uuid":"${periodUuid}","metric":{"start_value":0,"target_value":${big}}}`,
+        ),
+        422,
+      );
       expect(metric.details).toContainEqual(expect.objectContaining({ field: 'metric.target_value', code: 'invalid_number' }));
-      const score = expectError(await t.admin.request('POST', CHECKINS, `{"goal_uuid":"${goalUuid}","status":"closed","score":1e400}`), 422);
+      const score = expectError(
+        await t.admin.request('POST', CHECKINS, `{"goal_uuid":"${goalUuid}","status":"closed","score":1e400}`),
+        422,
+      );
       expect(score.details).toContainEqual(expect.objectContaining({ field: 'score', code: 'invalid_number' }));
-      const weight = expectError(await t.admin.request('POST', '/rest/v2/key_results', `{"title":"x","time_period_uuid":"${periodUuid}","parents":[{"parent_uuid":"${goalUuid}","contribution_percent":50.0000000000000000001}]}`), 422);
+      const weight = expectError(
+        await t.admin.request(
+          'POST',
+          '/rest/v2/key_results',
+          `{"title":"x","time_period_uuid":"${periodUuid}","parents":[{"parent_uuid":"${goalUuid}","contribution_percent":50.0000000000000000001}]}`,
+        ),
+        422,
+      );
       expect(weight.details).toContainEqual(expect.objectContaining({ field: 'parents.0.contribution_percent', code: 'invalid_number' }));
     });
 
     it('keeps what a double holds exactly, at the edges too', async () => {
-      for (const [text, value] of [['9007199254740991', 9007199254740991], ['-9007199254740991', -9007199254740991], ['0.1', 0.1], ['123.456e2', 12345.6], ['1e-130', 1e-130], ['-0', 0], ['0.30000000000000004', 0.30000000000000004]] as const) {
+      for (const [text, value] of [
+        ['9007199254740991', 9007199254740991],
+        ['-9007199254740991', -9007199254740991],
+        ['0.1', 0.1],
+        ['123.456e2', 12345.6],
+        ['1e-130', 1e-130],
+        ['-0', 0],
+        ['0.30000000000000004', 0.30000000000000004],
+      ] as const) {
         const res = await t.admin.request('POST', CHECKINS, `{"goal_uuid":"${goalUuid}","value":${text},"checkin_date":"2025-01-02"}`);
         expect(res.status, text).toBe(201);
         expect(res.body.data.record.value).toBe(value);
@@ -102,7 +146,13 @@ describe('hostile input', () => {
       refused.forEach(({ res, ms }, i) => {
         const [what, n] = slow[i]!;
         const e = expectError(res, 422, 'validation_failed');
-        expect(e.details, what).toEqual([{ field: 'value', code: 'invalid_number', message: `is written in ${n.length} characters: a number may take at most ${NUMBER_TEXT_MAX}` }]);
+        expect(e.details, what).toEqual([
+          {
+            field: 'value',
+            code: 'invalid_number',
+            message: `is written in ${n.length} characters: a number may take at most ${NUMBER_TEXT_MAX}`,
+          },
+        ]);
         expect(ms, what).toBeLessThan(500);
       });
       expect(beside.res.status).toBe(200);
@@ -132,13 +182,17 @@ describe('hostile input', () => {
     });
 
     it('checks object keys too', async () => {
-      const e = expectError(await t.admin.request('POST', '/data_sources', `{"goal_uuid":"${goalUuid}","name":"s","kind":"k","config":{"a\\ud800":1}}`), 422);
+      const e = expectError(
+        await t.admin.request('POST', '/data_sources', `{"goal_uuid":"${goalUuid}","name":"s","kind":"k","config":{"a\\ud800":1}}`),
+        422,
+      );
       expect(e.details[0]).toMatchObject({ code: 'invalid_string' });
     });
   });
 
   describe('data source config', () => {
-    const create = (config: string) => t.admin.request('POST', '/data_sources', `{"goal_uuid":"${goalUuid}","name":"s","kind":"k","config":${config}}`);
+    const create = (config: string) =>
+      t.admin.request('POST', '/data_sources', `{"goal_uuid":"${goalUuid}","name":"s","kind":"k","config":${config}}`);
     const count = async () => (await t.admin.get(`/rest/v2/key_results/${goalUuid}`)).body.data.record.data_sources_count;
 
     it.each([
@@ -157,7 +211,13 @@ describe('hostile input', () => {
     });
 
     it('round-trips a config exactly: keys, nesting, numbers, unicode', async () => {
-      const config = { endpoint: 'https://example.test/a?b=c', 'weird key.with dots': [1, 2.5, -0.125, null, true, 'é🎯'], nested: { deeper: { list: [[{}], []], empty: '', big: 9007199254740991 } }, hasOwnProperty: 'fine', toString: 'fine too' };
+      const config = {
+        endpoint: 'https://example.test/a?b=c',
+        'weird key.with dots': [1, 2.5, -0.125, null, true, 'é🎯'],
+        nested: { deeper: { list: [[{}], []], empty: '', big: 9007199254740991 } },
+        hasOwnProperty: 'fine',
+        toString: 'fine too',
+      };
       const res = await t.admin.post('/data_sources', { goal_uuid: goalUuid, name: 'Exact', kind: 'k', config });
       expect(res.status).toBe(201);
       expect(res.body.data.record.config).toEqual(config);
@@ -181,13 +241,14 @@ describe('hostile input', () => {
       const tag = Math.random().toString(36).slice(2, 8);
       const [ab, a, b] = [`${tag}a,${tag}b`, `${tag}a`, `${tag}b`];
       for (const name of [ab, a, b]) expect((await t.admin.post(LABELS, { name })).status).toBe(201);
-      const names = async (q: string) => ((await t.admin.get(`${LABELS}?${q}&per_page=100`)).body.data.records as Array<{ name: string }>).map((r) => r.name).sort();
+      const names = async (q: string) =>
+        ((await t.admin.get(`${LABELS}?${q}&per_page=100`)).body.data.records as Array<{ name: string }>).map((r) => r.name).sort();
       const e = encodeURIComponent;
       expect(await names(`q[name_in][]=${e(ab)}`)).toEqual([ab]);
       expect(await names(`q[name_in][]=${e(ab)}&q[name_in][]=${e(a)}`)).toEqual([a, ab].sort());
       expect(await names(`q[name_in]=${e(ab)}&q[name_in]=${e(b)}`)).toEqual([ab, b].sort());
       expect(await names(`q[name_in]=${e(ab)}`)).toEqual([a, b].sort()); // the single-value form splits
-      expect((await names(`q[name_not_in][]=${e(ab)}&q[name_start]=${tag}`))).toEqual([a, b].sort());
+      expect(await names(`q[name_not_in][]=${e(ab)}&q[name_start]=${tag}`)).toEqual([a, b].sort());
     });
 
     it('reads the sort direction in any letter case', async () => {
@@ -197,12 +258,18 @@ describe('hostile input', () => {
         expect(res.status).toBe(200);
         expect(res.body.data.records.map((r: { name: string }) => r.name)).toEqual([...asc].reverse());
       }
-      expect((await t.admin.get(`${LABELS}?q[s]=name%20ASC&per_page=100`)).body.data.records.map((r: { name: string }) => r.name)).toEqual(asc);
+      expect((await t.admin.get(`${LABELS}?q[s]=name%20ASC&per_page=100`)).body.data.records.map((r: { name: string }) => r.name)).toEqual(
+        asc,
+      );
       expectError(await t.admin.get(`${LABELS}?q[s]=name%20sideways`), 400);
     });
 
     it('a metric without target_value is 422 required; metric null means no metric', async () => {
-      const e = expectError(await t.admin.post('/rest/v2/key_results', { title: 'x', time_period_uuid: periodUuid, metric: { start_value: 5 } }), 422, 'validation_failed');
+      const e = expectError(
+        await t.admin.post('/rest/v2/key_results', { title: 'x', time_period_uuid: periodUuid, metric: { start_value: 5 } }),
+        422,
+        'validation_failed',
+      );
       expect(e.details).toContainEqual(expect.objectContaining({ field: 'metric.target_value', code: 'required' }));
       const res = await t.admin.post('/rest/v2/key_results', { title: 'No metric', time_period_uuid: periodUuid, metric: null });
       expect(res.status).toBe(201);
@@ -217,7 +284,10 @@ describe('hostile input', () => {
       for (const q of [`q[uuid_eq]=${upper}`, `q[uuid_in][]=${upper}`, `q[time_period_uuid_eq]=${periodUuid.toUpperCase()}`]) {
         const res = await t.admin.get(`/rest/v2/key_results?${q}`);
         expect(res.status, q).toBe(200);
-        expect(res.body.data.records.map((r: { uuid: string }) => r.uuid), q).toContain(goalUuid);
+        expect(
+          res.body.data.records.map((r: { uuid: string }) => r.uuid),
+          q,
+        ).toContain(goalUuid);
       }
       const checkins = await t.admin.get(`${CHECKINS}?q[goal_uuid_eq]=${upper}`);
       expect(checkins.body.data.records.length).toBeGreaterThan(0);

@@ -7,7 +7,8 @@ import { keys } from '#shared/db/keys.ts';
 import { expectError, listAll, newTenant, type Api } from '../support/api.ts';
 import { createPeriod } from './goals.fixture.ts';
 
-const post = (api: Api, path: string, body: unknown, key?: string) => api.request('POST', path, body, key === undefined ? {} : { 'idempotency-key': key });
+const post = (api: Api, path: string, body: unknown, key?: string) =>
+  api.request('POST', path, body, key === undefined ? {} : { 'idempotency-key': key });
 const labelNames = async (api: Api) => (await listAll(api, '/rest/v2/labels')).map((l) => l.name as string);
 
 describe('Idempotency-Key on POST (contract section 11)', () => {
@@ -90,7 +91,9 @@ describe('Idempotency-Key on POST (contract section 11)', () => {
     expect(res.status).toBe(201);
     const PK = idempotencyRecordKey({ tenantId: t.tenantUuid, userId: t.adminUuid, route: 'POST /rest/v2/labels', key });
     expect(PK.startsWith(`T#${t.tenantUuid}#idem#`)).toBe(true);
-    const item = (await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: { PK, SK: 'IDEM' }, ConsistentRead: true }))).Item!;
+    const item = (
+      await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: { PK, SK: 'IDEM' }, ConsistentRead: true }))
+    ).Item!;
     expect(item.idem_status).toBe('COMPLETED');
     expect(item.expires_at).toBeGreaterThan(Date.now() / 1000 + 24 * 3600 - 120);
     expect(item.expires_at).toBeLessThanOrEqual(Date.now() / 1000 + 24 * 3600 + 1);
@@ -162,12 +165,27 @@ describe('Idempotency-Key on POST (contract section 11)', () => {
   it('a retry after a crash between commit and recorded answer applies once: same records, nothing doubled (many rounds)', async () => {
     const t = await newTenant();
     const period = await createPeriod(t.admin, 'Q1', '2026-01-01', '2026-03-31');
-    const objective = (await t.admin.post('/rest/v2/objectives', { title: 'Parent', time_period_uuid: period.uuid, metric: { target_value: 100 } })).body.data.record;
+    const objective = (
+      await t.admin.post('/rest/v2/objectives', { title: 'Parent', time_period_uuid: period.uuid, metric: { target_value: 100 } })
+    ).body.data.record;
     const cases: Array<{ path: string; body: (n: number) => unknown; list: string }> = [
       { path: '/rest/v2/labels', body: (n) => ({ name: `Crash ${n}` }), list: '/rest/v2/labels' },
       { path: '/rest/v2/teams', body: (n) => ({ name: `Crash team ${n}` }), list: '/rest/v2/teams' },
-      { path: '/rest/v2/key_results', body: (n) => ({ title: `KR ${n}`, time_period_uuid: period.uuid, parents: [{ parent_uuid: objective.uuid }], metric: { target_value: 10 } }), list: '/rest/v2/key_results' },
-      { path: '/rest/v2/checkins', body: (n) => ({ goal_uuid: objective.uuid, value: n, checkin_date: `2026-02-${String(n + 1).padStart(2, '0')}` }), list: `/rest/v2/checkins?q[goal_uuid_eq]=${objective.uuid}` },
+      {
+        path: '/rest/v2/key_results',
+        body: (n) => ({
+          title: `KR ${n}`,
+          time_period_uuid: period.uuid,
+          parents: [{ parent_uuid: objective.uuid }],
+          metric: { target_value: 10 },
+        }),
+        list: '/rest/v2/key_results',
+      },
+      {
+        path: '/rest/v2/checkins',
+        body: (n) => ({ goal_uuid: objective.uuid, value: n, checkin_date: `2026-02-${String(n + 1).padStart(2, '0')}` }),
+        list: `/rest/v2/checkins?q[goal_uuid_eq]=${objective.uuid}`,
+      },
     ];
     for (const c of cases) {
       const rounds = 4;
@@ -185,7 +203,9 @@ describe('Idempotency-Key on POST (contract section 11)', () => {
         expect(replay.body.data.record.uuid).toBe(first.body.data.record.uuid);
       }
       const stored = await listAll(t.admin, c.list);
-      expect(stored.filter((r) => r.title?.startsWith('KR') || r.name?.startsWith('Crash') || r.goal_uuid === objective.uuid)).toHaveLength(rounds);
+      expect(stored.filter((r) => r.title?.startsWith('KR') || r.name?.startsWith('Crash') || r.goal_uuid === objective.uuid)).toHaveLength(
+        rounds,
+      );
     }
   });
 
@@ -198,7 +218,9 @@ describe('Idempotency-Key on POST (contract section 11)', () => {
     const secret = first.body.data.record.secret as string;
     expect(secret).toMatch(/^whsec_/);
     const PK = idempotencyRecordKey({ tenantId: t.tenantUuid, userId: t.adminUuid, route: 'POST /webhooks', key });
-    const item = (await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: { PK, SK: 'IDEM' }, ConsistentRead: true }))).Item!;
+    const item = (
+      await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: { PK, SK: 'IDEM' }, ConsistentRead: true }))
+    ).Item!;
     expect(item.idem_status).toBe('COMPLETED');
     expect(JSON.stringify(item)).not.toContain(secret.slice(6));
     const replay = await post(t.admin, '/webhooks', body, key);
@@ -216,7 +238,11 @@ describe('Idempotency-Key on POST (contract section 11)', () => {
   it('scopes the request by its path as well as its body: the same key and empty body on another goal is 422, and that goal is not archived', async () => {
     const t = await newTenant();
     const period = await createPeriod(t.admin, 'Q1', '2026-01-01', '2026-03-31');
-    const [a, b] = await Promise.all(['A', 'B'].map(async (title) => (await t.admin.post('/rest/v2/objectives', { title, time_period_uuid: period.uuid })).body.data.record));
+    const [a, b] = await Promise.all(
+      ['A', 'B'].map(
+        async (title) => (await t.admin.post('/rest/v2/objectives', { title, time_period_uuid: period.uuid })).body.data.record,
+      ),
+    );
     const key = randomUUID();
     const first = await post(t.admin, `/rest/v2/objectives/${a.uuid}/archive`, undefined, key);
     expect(first.status, JSON.stringify(first.body)).toBe(200);
@@ -249,7 +275,7 @@ describe('Idempotency-Key on POST (contract section 11)', () => {
     expect(JSON.stringify(replay.body)).not.toContain(first.body.data.record.uuid);
   });
 
-  it('refuses a deactivated user\'s replay (401)', async () => {
+  it("refuses a deactivated user's replay (401)", async () => {
     const t = await newTenant();
     const member = await t.user({ role: 'member' });
     const key = randomUUID();
@@ -262,11 +288,12 @@ describe('Idempotency-Key on POST (contract section 11)', () => {
     expect(JSON.stringify(replay.body)).not.toContain(first.body.data.record.uuid);
   });
 
-  it('refuses a member\'s replay of a write on a goal it can no longer change (403)', async () => {
+  it("refuses a member's replay of a write on a goal it can no longer change (403)", async () => {
     const t = await newTenant();
     const member = await t.user({ role: 'member' });
     const period = await createPeriod(t.admin, 'Q1', '2026-01-01', '2026-03-31');
-    const goal = (await t.admin.post('/rest/v2/objectives', { title: 'Theirs', time_period_uuid: period.uuid, owner_uuids: [member.uuid] })).body.data.record;
+    const goal = (await t.admin.post('/rest/v2/objectives', { title: 'Theirs', time_period_uuid: period.uuid, owner_uuids: [member.uuid] }))
+      .body.data.record;
     const key = randomUUID();
     const checkin = { goal_uuid: goal.uuid, value: 5, checkin_date: '2026-02-01' };
     const checked = await post(member.api, '/rest/v2/checkins', checkin, key);
@@ -276,7 +303,10 @@ describe('Idempotency-Key on POST (contract section 11)', () => {
     expect((await post(member.api, '/rest/v2/checkins', checkin, key)).headers.get('idempotent-replayed')).toBe('true'); // still an owner: replayed
     // no longer an owner: the goal stays visible (public), not editable
     expect((await t.admin.put(`/rest/v2/objectives/${goal.uuid}`, { owner_uuids: [t.adminUuid] })).status).toBe(200);
-    for (const [path, body] of [[`/rest/v2/objectives/${goal.uuid}/archive`, undefined], ['/rest/v2/checkins', checkin]] as const) {
+    for (const [path, body] of [
+      [`/rest/v2/objectives/${goal.uuid}/archive`, undefined],
+      ['/rest/v2/checkins', checkin],
+    ] as const) {
       const replay = await post(member.api, path, body, key);
       expectError(replay, 403, 'forbidden');
       expect(replay.headers.get('idempotent-replayed')).toBeNull();

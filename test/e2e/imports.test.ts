@@ -45,27 +45,58 @@ async function storedImport(tenantId: string, uuid: string): Promise<ImportRecor
 async function importWhen(tenantId: string, uuid: string, until: (r: ImportRecord) => boolean, timeoutMs = 90_000): Promise<ImportRecord> {
   let r = await storedImport(tenantId, uuid);
   for (const end = Date.now() + timeoutMs; !until(r); r = await storedImport(tenantId, uuid)) {
-    if (Date.now() > end) throw new Error(`import ${uuid} never got there: ${JSON.stringify({ state: r.state, done: r.done, resume_at: r.resume_at })}`);
+    if (Date.now() > end)
+      throw new Error(`import ${uuid} never got there: ${JSON.stringify({ state: r.state, done: r.done, resume_at: r.resume_at })}`);
     await new Promise((ok) => setTimeout(ok, 100));
   }
   return r;
 }
 
 const ended = (r: ImportRecord) => r.state === 'succeeded' || r.state === 'failed';
-const objectiveRows = (period: { uuid: string }, n: number, prefix = 'r') => Array.from({ length: n }, (_, i) => ({ ref: `${prefix}${i}`, kind: 'objective', title: `${prefix} goal ${i}`, time_period_uuid: period.uuid }));
+const objectiveRows = (period: { uuid: string }, n: number, prefix = 'r') =>
+  Array.from({ length: n }, (_, i) => ({
+    ref: `${prefix}${i}`,
+    kind: 'objective',
+    title: `${prefix} goal ${i}`,
+    time_period_uuid: period.uuid,
+  }));
 
 const post = (api: Api, body: unknown, contentType = 'application/json', headers: Record<string, string> = {}) =>
-  api.request('POST', '/rest/v2/imports', typeof body === 'string' ? body : JSON.stringify(body), { 'content-type': contentType, ...headers });
+  api.request('POST', '/rest/v2/imports', typeof body === 'string' ? body : JSON.stringify(body), {
+    'content-type': contentType,
+    ...headers,
+  });
 
 describe('goal import', () => {
   it('creates every row (JSON), parents by ref in order, and answers created ref → uuid', async () => {
     const { t, period } = await goalTenant();
     const member = await t.user({ role: 'member' });
     const rows = [
-      { ref: 'o1', kind: 'objective', title: 'Delight customers', time_period_uuid: period.uuid, owner_uuids: [member.uuid], labels: ['import-test'] },
+      {
+        ref: 'o1',
+        kind: 'objective',
+        title: 'Delight customers',
+        time_period_uuid: period.uuid,
+        owner_uuids: [member.uuid],
+        labels: ['import-test'],
+      },
       { ref: 'k1', kind: 'key_result', title: 'NPS 50', time_period_uuid: period.uuid, parent_refs: ['o1'], metric: { target_value: 50 } },
-      { ref: 'k2', kind: 'key_result', title: 'Churn under 2%', time_period_uuid: period.uuid, parent_refs: ['o1'], metric: { start_value: 5, target_value: 2 } },
-      { ref: 'i1', kind: 'initiative', title: 'Onboarding calls', time_period_uuid: period.uuid, parent_refs: ['k1', 'k2'], description: 'weekly' },
+      {
+        ref: 'k2',
+        kind: 'key_result',
+        title: 'Churn under 2%',
+        time_period_uuid: period.uuid,
+        parent_refs: ['o1'],
+        metric: { start_value: 5, target_value: 2 },
+      },
+      {
+        ref: 'i1',
+        kind: 'initiative',
+        title: 'Onboarding calls',
+        time_period_uuid: period.uuid,
+        parent_refs: ['k1', 'k2'],
+        description: 'weekly',
+      },
     ];
     const res = await post(member.api, { goals: rows });
     expect(res.status).toBe(202);
@@ -75,11 +106,21 @@ describe('goal import', () => {
     expect(record).toMatchObject({ state: 'succeeded', total: 4, done: 4, errors: [] });
     expect(Object.keys(record.created)).toEqual(['o1', 'k1', 'k2', 'i1']);
     const kr = (await member.api.get(`/rest/v2/key_results/${record.created.k1}`)).body.data.record;
-    expect(kr).toMatchObject({ title: 'NPS 50', creator_uuid: member.uuid, target: 50, parent_links: [{ parent_uuid: record.created.o1, contribution_percent: 100 }] });
+    expect(kr).toMatchObject({
+      title: 'NPS 50',
+      creator_uuid: member.uuid,
+      target: 50,
+      parent_links: [{ parent_uuid: record.created.o1, contribution_percent: 100 }],
+    });
     const init = (await member.api.get(`/rest/v2/initiatives/${record.created.i1}`)).body.data.record;
     expect(init.parent_links.map((l: any) => l.parent_uuid)).toEqual([record.created.k1, record.created.k2]);
     const obj = (await member.api.get(`/rest/v2/objectives/${record.created.o1}`)).body.data.record;
-    expect(obj).toMatchObject({ owner_uuids: [member.uuid], labels: [{ name: 'import-test' }], start_date: period.start_date, end_date: period.end_date });
+    expect(obj).toMatchObject({
+      owner_uuids: [member.uuid],
+      labels: [{ name: 'import-test' }],
+      start_date: period.start_date,
+      end_date: period.end_date,
+    });
     // listed for its creator and for admins; not for another member
     expect((await listAll(member.api, '/rest/v2/imports')).map((r) => r.uuid)).toEqual([record.uuid]);
     expect((await listAll(t.admin, '/rest/v2/imports')).map((r) => r.uuid)).toContain(record.uuid);
@@ -116,8 +157,22 @@ describe('goal import', () => {
       { ref: 'ok', kind: 'objective', title: 'Fine', time_period_uuid: period.uuid },
       { ref: 'ok', kind: 'objective', title: 'Duplicate ref', time_period_uuid: period.uuid },
       { ref: 'x', kind: 'epic', title: '', time_period_uuid: 'nope', colour: 'red' },
-      { ref: 'y', kind: 'key_result', title: 'Bad refs', time_period_uuid: '00000000-0000-4000-8000-000000000000', parent_refs: ['later'], parents: [viewerOnlyParent.uuid], metric: { target_value: 0 } },
-      { ref: 'later', kind: 'objective', title: 'Later', time_period_uuid: period.uuid, owner_uuids: ['11111111-1111-4111-8111-111111111111'] },
+      {
+        ref: 'y',
+        kind: 'key_result',
+        title: 'Bad refs',
+        time_period_uuid: '00000000-0000-4000-8000-000000000000',
+        parent_refs: ['later'],
+        parents: [viewerOnlyParent.uuid],
+        metric: { target_value: 0 },
+      },
+      {
+        ref: 'later',
+        kind: 'objective',
+        title: 'Later',
+        time_period_uuid: period.uuid,
+        owner_uuids: ['11111111-1111-4111-8111-111111111111'],
+      },
     ];
     const res = await post(member.api, { goals: rows });
     expect(res.status).toBe(202);
@@ -125,7 +180,11 @@ describe('goal import', () => {
     expect(record.state).toBe('failed');
     expect(record.done).toBe(0);
     expect(record.created).toBeNull();
-    const byRow = (n: number) => record.errors.filter((e: any) => e.row === n).map((e: any) => e.field).sort();
+    const byRow = (n: number) =>
+      record.errors
+        .filter((e: any) => e.row === n)
+        .map((e: any) => e.field)
+        .sort();
     expect(byRow(1)).toEqual([]);
     expect(byRow(2)).toEqual(['ref']);
     expect(byRow(3)).toEqual(['colour', 'kind', 'time_period_uuid', 'title']);
@@ -148,7 +207,11 @@ describe('goal import', () => {
     expectError(await post(t.admin, 'ref,kind\n"unclosed', 'text/csv'), 400, 'bad_request');
     expectError(await post(t.admin, { goals: [] }), 422, 'validation_failed');
     const viewer = await t.user({ role: 'viewer' });
-    expectError(await post(viewer.api, { goals: [{ ref: 'a', kind: 'objective', title: 'T', time_period_uuid: period.uuid }] }), 403, 'forbidden');
+    expectError(
+      await post(viewer.api, { goals: [{ ref: 'a', kind: 'objective', title: 'T', time_period_uuid: period.uuid }] }),
+      403,
+      'forbidden',
+    );
     expect((await listAll(t.admin, '/rest/v2/imports')).length).toBe(0);
   });
 
@@ -164,7 +227,13 @@ describe('goal import', () => {
   it('all or nothing: a row refused while creating removes what was created and ends failed', async () => {
     const { t, period } = await goalTenant();
     const late = await createPeriod(t.admin, 'Later', '2025-04-01', '2025-06-30');
-    const rows = Array.from({ length: 130 }, (_, i) => ({ ref: `r${i}`, kind: 'objective', title: `Goal ${i}`, time_period_uuid: i === 120 ? late.uuid : period.uuid, ...(i % 10 ? { parent_refs: [`r${i - 1}`] } : {}) }));
+    const rows = Array.from({ length: 130 }, (_, i) => ({
+      ref: `r${i}`,
+      kind: 'objective',
+      title: `Goal ${i}`,
+      time_period_uuid: i === 120 ? late.uuid : period.uuid,
+      ...(i % 10 ? { parent_refs: [`r${i - 1}`] } : {}),
+    }));
     const res = await post(t.admin, { goals: rows });
     const uuid = res.body.data.record.uuid;
     // the period row 121 names is deleted after validation, while the first batches are created
@@ -187,18 +256,37 @@ describe('goal import', () => {
     const { t, period } = await goalTenant();
     const { ctx } = await countingCtx(t, t.adminUuid);
     const data = { tenantId: t.tenantUuid, db: baseDb() };
-    const rows = Array.from({ length: 150 }, (_, i) => ({ ref: `r${i}`, kind: 'key_result', title: `KR ${i}`, time_period_uuid: period.uuid }));
+    const rows = Array.from({ length: 150 }, (_, i) => ({
+      ref: `r${i}`,
+      kind: 'key_result',
+      title: `KR ${i}`,
+      time_period_uuid: period.uuid,
+    }));
     const sent: unknown[] = [];
     const started = await startImport(ctx, rows, { send: async (_q, body) => (sent.push(body), 'm1') }); // queued, not delivered
     expect(sent).toEqual([{ tenant_uuid: t.tenantUuid, import_uuid: started.uuid }]);
     // first delivery dies after its first batch of 100
     const died = new Error('Lambda timed out');
-    await expect(runImport(data, started.uuid, { log: logger, parseRow: parseImportRow, onProgress: (r) => { if (r.done === 100) throw died; } })).rejects.toBe(died);
+    await expect(
+      runImport(data, started.uuid, {
+        log: logger,
+        parseRow: parseImportRow,
+        onProgress: (r) => {
+          if (r.done === 100) throw died;
+        },
+      }),
+    ).rejects.toBe(died);
     // ... having created row 101's goal too, before it could write done
     await createGoal(ctx, 'key_result', { title: 'KR 100', time_period_uuid: period.uuid }, { uuid: importGoalUuid(started.uuid, 100) });
     // a second delivery while the first one's lease runs waits (retried later)
     await expect(runImport(data, started.uuid, { log: logger, parseRow: parseImportRow })).rejects.toBeInstanceOf(ImportBusy);
-    await mutateEntity(data, importEntity, started.uuid, (cur) => ({ ...cur.record, lease: { owner: 'dead', until: 0 } }), () => new NotFoundError('Import', started.uuid));
+    await mutateEntity(
+      data,
+      importEntity,
+      started.uuid,
+      (cur) => ({ ...cur.record, lease: { owner: 'dead', until: 0 } }),
+      () => new NotFoundError('Import', started.uuid),
+    );
     const resumed = await runImport(data, started.uuid, { log: logger, parseRow: parseImportRow });
     expect(resumed).toMatchObject({ state: 'succeeded', done: 150, total: 150 });
     const krs = await listAll(t.admin, '/rest/v2/key_results');
@@ -242,7 +330,9 @@ describe('goal import', () => {
     const record = await importWhen(t.tenantUuid, res.body.data.record.uuid, ended);
     expect(record).toMatchObject({ state: 'succeeded', done: 20 });
     const ctx = { tenantId: t.tenantUuid, db: baseDb() };
-    const created = await Promise.all(rows.map(async (_, i) => Date.parse((await getEntity(ctx, goalEntity, importGoalUuid(record.uuid, i), true))!.record.created_at)));
+    const created = await Promise.all(
+      rows.map(async (_, i) => Date.parse((await getEntity(ctx, goalEntity, importGoalUuid(record.uuid, i), true))!.record.created_at)),
+    );
     const t0 = Date.parse(record.created_at);
     // the k-th goal (1-based) needs k tokens: the burst of 4, then one every 0.5 s (a second of slack for the clock)
     created.sort((a, b) => a - b).forEach((at, i) => expect(at - t0, `goal ${i + 1}`).toBeGreaterThanOrEqual(((i + 1 - 4) / 2 - 1) * 1000));
@@ -260,7 +350,8 @@ describe('goal import', () => {
     expect(paused.done).toBeLessThanOrEqual(5);
     expect(Date.parse(paused.resume_at!) - Date.now()).toBeGreaterThan(30_000);
     const ctx2 = { tenantId: slow.t.tenantUuid, db: baseDb() };
-    for (let i = 0; i < 12; i++) expect(!!(await getEntity(ctx2, goalEntity, importGoalUuid(paused.uuid, i), true)), `row ${i + 1}`).toBe(i < paused.done);
+    for (let i = 0; i < 12; i++)
+      expect(!!(await getEntity(ctx2, goalEntity, importGoalUuid(paused.uuid, i), true)), `row ${i + 1}`).toBe(i < paused.done);
   }, 120_000);
 
   it(`holds a tenant to ${IMPORT_MAX_IN_FLIGHT} imports queued or running: a third is 429 with Retry-After until one ends`, async () => {
@@ -269,7 +360,8 @@ describe('goal import', () => {
     // each member's budget refills a row per 10 s, so the imports stay in flight for a while (paused between rows)
     await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '100', '--burst', '1000', '--user-rps', '0.1', '--user-burst', '2']);
     // three at once: the slots are taken by conditional writes, so exactly two get through
-    const send = (i: number) => post(members[i]!.api, { goals: objectiveRows(period, 4, `m${i}-`) }, 'application/json', { 'idempotency-key': `import-${i}` });
+    const send = (i: number) =>
+      post(members[i]!.api, { goals: objectiveRows(period, 4, `m${i}-`) }, 'application/json', { 'idempotency-key': `import-${i}` });
     const answers = await Promise.all(members.map((_, i) => send(i)));
     const answeredAt = Date.now();
     expect(answers.map((a) => a.status).sort()).toEqual([202, 202, 429]);
@@ -280,7 +372,20 @@ describe('goal import', () => {
     const running = answers.filter((a) => a.status === 202).map((a) => a.body.data.record.uuid as string);
     const ctx = { tenantId: t.tenantUuid, db: baseDb() };
     // the refused import left nothing behind
-    expect((await ctx.db.send(new QueryCommand({ TableName: process.env.TABLE_NAME, IndexName: 'GSI1', KeyConditionExpression: 'GSI1PK = :l', ExpressionAttributeValues: { ':l': `T#${t.tenantUuid}#import` } }))).Items!.map((i) => i.id).sort()).toEqual([...running].sort());
+    expect(
+      (
+        await ctx.db.send(
+          new QueryCommand({
+            TableName: process.env.TABLE_NAME,
+            IndexName: 'GSI1',
+            KeyConditionExpression: 'GSI1PK = :l',
+            ExpressionAttributeValues: { ':l': `T#${t.tenantUuid}#import` },
+          }),
+        )
+      )
+        .Items!.map((i) => i.id)
+        .sort(),
+    ).toEqual([...running].sort());
     // both accepted imports were still in flight when the third was refused (neither had ended by then)
     for (const uuid of running) {
       const r = await storedImport(t.tenantUuid, uuid);
@@ -307,7 +412,13 @@ describe('goal import', () => {
     const b = await startImport(ctx, rows, queued);
     await expect(startImport(ctx, rows, queued)).rejects.toBeInstanceOf(ImportsInFlightError);
     // a's worker died for good hours ago (its messages dead-lettered): its slot goes to the next import
-    await mutateEntity(data, importEntity, a.uuid, (cur) => ({ ...cur.record, updated_at: new Date(Date.now() - 4 * 3600_000).toISOString() }), () => new NotFoundError('Import', a.uuid));
+    await mutateEntity(
+      data,
+      importEntity,
+      a.uuid,
+      (cur) => ({ ...cur.record, updated_at: new Date(Date.now() - 4 * 3600_000).toISOString() }),
+      () => new NotFoundError('Import', a.uuid),
+    );
     const c = await startImport(ctx, rows, queued);
     expect(c.slot).toBe(a.slot);
     await expect(startImport(ctx, rows, queued)).rejects.toBeInstanceOf(ImportsInFlightError);
@@ -316,7 +427,13 @@ describe('goal import', () => {
     expect(await getSide(data, importSlotKey(t.tenantUuid, c.slot!))).toMatchObject({ import_uuid: c.uuid });
     await expect(startImport(ctx, rows, queued)).rejects.toBeInstanceOf(ImportsInFlightError);
     // b ended but its worker died before freeing the slot: an ended holder frees it
-    await mutateEntity(data, importEntity, b.uuid, (cur) => ({ ...cur.record, state: 'failed' as const }), () => new NotFoundError('Import', b.uuid));
+    await mutateEntity(
+      data,
+      importEntity,
+      b.uuid,
+      (cur) => ({ ...cur.record, state: 'failed' as const }),
+      () => new NotFoundError('Import', b.uuid),
+    );
     expect(await getSide(data, importSlotKey(t.tenantUuid, b.slot!))).toMatchObject({ import_uuid: b.uuid });
     const d = await startImport(ctx, rows, queued);
     expect(d.slot).toBe(b.slot);

@@ -16,7 +16,8 @@ async function goal(api: Api, kind: 'objectives' | 'initiatives', body: Record<s
   return res.body.data.record;
 }
 
-const goalCount = async (api: Api, uuid: string, kind = 'objectives') => (await api.get(`/rest/v2/${kind}/${uuid}`)).body.data.record.data_sources_count;
+const goalCount = async (api: Api, uuid: string, kind = 'objectives') =>
+  (await api.get(`/rest/v2/${kind}/${uuid}`)).body.data.record.data_sources_count;
 
 describe('data sources', () => {
   let t: TenantFixture;
@@ -41,7 +42,12 @@ describe('data sources', () => {
 
   it('creates a data source on a goal the caller can update, counting it on the goal', async () => {
     expect(publicGoal.data_sources_count).toBe(0);
-    const res = await owner.api.post(SOURCES, { goal_uuid: publicGoal.uuid, name: 'Pipeline', kind: 'salesforce', config: { report_id: 'R-1', filters: { region: 'EU' } } });
+    const res = await owner.api.post(SOURCES, {
+      goal_uuid: publicGoal.uuid,
+      name: 'Pipeline',
+      kind: 'salesforce',
+      config: { report_id: 'R-1', filters: { region: 'EU' } },
+    });
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ type: 'data_source', checks: { can_update: true }, access_source: 'owner' });
     expect(res.body.data.record).toEqual({
@@ -75,20 +81,25 @@ describe('data sources', () => {
 
   it('counts every one of concurrent creates on one goal', async () => {
     const g = await goal(owner.api, 'objectives', { title: 'Busy goal', time_period_uuid: publicGoal.time_period_uuid });
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => owner.api.post(SOURCES, { goal_uuid: g.uuid, name: `S${i}`, kind: 'sheet' })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => owner.api.post(SOURCES, { goal_uuid: g.uuid, name: `S${i}`, kind: 'sheet' })),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(6).fill(201));
     expect(await goalCount(owner.api, g.uuid)).toBe(6);
   });
 
   it('gets a data source by its uuid or by <tenant_uuid>_<uuid>; anything else is 404', async () => {
-    const created = (await owner.api.post(SOURCES, { goal_uuid: publicGoal.uuid, name: 'Get me', kind: 'sheet', config: { a: 1 } })).body.data.record;
+    const created = (await owner.api.post(SOURCES, { goal_uuid: publicGoal.uuid, name: 'Get me', kind: 'sheet', config: { a: 1 } })).body
+      .data.record;
     const bare = await bystander.api.get(`${SOURCES}/${created.uuid}`);
     expect(bare.status).toBe(200);
     expect(bare.body.data).toEqual({ type: 'data_source', record: created, checks: { can_update: false }, access_source: 'public' });
     const prefixed = await viewer.api.get(`${SOURCES}/${t.tenantUuid}_${created.uuid}`);
     expect(prefixed.status).toBe(200);
     expect(prefixed.body.data.record).toEqual(created);
-    expect((await owner.api.get(`${SOURCES}/${t.tenantUuid.toUpperCase()}_${created.uuid.toUpperCase()}`)).body.data.record).toEqual(created);
+    expect((await owner.api.get(`${SOURCES}/${t.tenantUuid.toUpperCase()}_${created.uuid.toUpperCase()}`)).body.data.record).toEqual(
+      created,
+    );
 
     expectError(await owner.api.get(`${SOURCES}/${other.tenantUuid}_${created.uuid}`), 404, 'not_found');
     expectError(await other.admin.get(`${SOURCES}/${created.uuid}`), 404, 'not_found');
@@ -135,7 +146,11 @@ describe('data sources', () => {
 
   it('validates the body: unknown fields and wrong types 400, rule breaks 422', async () => {
     const ok = { goal_uuid: publicGoal.uuid, name: 'N', kind: 'sheet' };
-    const unknown = expectError(await owner.api.post(SOURCES, { ...ok, creator_uuid: owner.uuid, tenant_uuid: t.tenantUuid }), 400, 'bad_request');
+    const unknown = expectError(
+      await owner.api.post(SOURCES, { ...ok, creator_uuid: owner.uuid, tenant_uuid: t.tenantUuid }),
+      400,
+      'bad_request',
+    );
     expect(unknown.details.map((d) => d.field).sort()).toEqual(['creator_uuid', 'tenant_uuid']);
     expectError(await owner.api.post(SOURCES, { ...ok, config: ['a'] }), 400, 'bad_request');
     expectError(await owner.api.post(SOURCES, { ...ok, config: 'x' }), 400, 'bad_request');
@@ -144,7 +159,11 @@ describe('data sources', () => {
     expectError(await owner.api.post(SOURCES, { ...ok, goal_uuid: 'nope' }), 422, 'validation_failed');
     expectError(await owner.api.post(SOURCES, { ...ok, name: '  ' }), 422, 'validation_failed');
     expectError(await owner.api.post(SOURCES, { ...ok, config: { blob: 'x'.repeat(17_000) } }), 422, 'validation_failed');
-    const secret = expectError(await owner.api.post(SOURCES, { ...ok, config: { auth: { api_key: 'k' }, password: 'p' } }), 422, 'validation_failed');
+    const secret = expectError(
+      await owner.api.post(SOURCES, { ...ok, config: { auth: { api_key: 'k' }, password: 'p' } }),
+      422,
+      'validation_failed',
+    );
     expect(secret.details.map((d) => d.field).sort()).toEqual(['config.auth.api_key', 'config.password']);
   });
 });

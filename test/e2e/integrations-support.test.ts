@@ -50,7 +50,14 @@ describe('connector requests → support-issue queue', () => {
   async function ctxOf(userUuid: string): Promise<DomainCtx> {
     const data = { tenantId: t.tenantUuid, db: await tenantDb(t.tenantUuid) };
     const user = (await getEntity(data, userEntity, userUuid))!.record;
-    return { ...data, caller: { tenantId: t.tenantUuid, userId: user.uuid, role: user.role, user }, loader: new Loader(data), log: logger, requestId: 'test', teams: async () => new Set() };
+    return {
+      ...data,
+      caller: { tenantId: t.tenantUuid, userId: user.uuid, role: user.role, user },
+      loader: new Loader(data),
+      log: logger,
+      requestId: 'test',
+      teams: async () => new Set(),
+    };
   }
 
   it('queues one issue per new requester, attributed to them, and none for a repeat', async () => {
@@ -65,7 +72,14 @@ describe('connector requests → support-issue queue', () => {
       idempotency_key: `connector-request:${t.tenantUuid}:${first.record.uuid}:${t.adminUuid}`,
       tenant: { uuid: t.tenantUuid, name: 'Acme Support Test' },
       requester: { uuid: t.adminUuid },
-      connector_request: { uuid: first.record.uuid, connection_type: 'Net Suite', normalized_key: 'net suite', connector_display_name: 'Net Suite', request_source: 'catalog', request_count: 1 },
+      connector_request: {
+        uuid: first.record.uuid,
+        connection_type: 'Net Suite',
+        normalized_key: 'net suite',
+        connector_display_name: 'Net Suite',
+        request_source: 'catalog',
+        request_count: 1,
+      },
     });
 
     await recordConnectorRequest(admin, { connection_type: 'NET SUITE' });
@@ -74,7 +88,10 @@ describe('connector requests → support-issue queue', () => {
     const second = await recordConnectorRequest(await ctxOf(viewer.uuid), { connection_type: 'net suite', request_source: 'by_name' });
     expect(second).toMatchObject({ created: false, record: { request_count: 2 } });
     expect(sent).toHaveLength(2);
-    expect(SupportIssueMessageSchema.parse(sent[1]!.body)).toMatchObject({ requester: { uuid: viewer.uuid, display_name: 'Vera', email: 'vera@example.test' }, connector_request: { request_count: 2 } });
+    expect(SupportIssueMessageSchema.parse(sent[1]!.body)).toMatchObject({
+      requester: { uuid: viewer.uuid, display_name: 'Vera', email: 'vera@example.test' },
+      connector_request: { request_count: 2 },
+    });
   });
 
   it('persists the request when the queue fails, and queues the issue on the client retry (once)', async () => {

@@ -30,14 +30,25 @@ describe('connector requests', () => {
       updated_at: rec.created_at,
     });
 
-    const repeat = await member.api.post(REQUESTS, { connection_type: 'SALES FORCE', connector_display_name: 'Other name', request_source: 'by_name' });
+    const repeat = await member.api.post(REQUESTS, {
+      connection_type: 'SALES FORCE',
+      connector_display_name: 'Other name',
+      request_source: 'by_name',
+    });
     expect(repeat.status).toBe(200);
     expect(repeat.body.data.record).toEqual(rec);
 
     // a viewer is a tenant member too (contract section 5: viewers write connector requests)
     const byViewer = await viewer.api.post(REQUESTS, { connection_type: 'sales\nforce' });
     expect(byViewer.status).toBe(200);
-    expect(byViewer.body.data.record).toMatchObject({ uuid: rec.uuid, connection_type: 'Sales Force', request_source: 'catalog', requested_by_uuids: [member.uuid, viewer.uuid], request_count: 2, created_at: rec.created_at });
+    expect(byViewer.body.data.record).toMatchObject({
+      uuid: rec.uuid,
+      connection_type: 'Sales Force',
+      request_source: 'catalog',
+      requested_by_uuids: [member.uuid, viewer.uuid],
+      request_count: 2,
+      created_at: rec.created_at,
+    });
     expect(byViewer.body.data.record.updated_at >= rec.updated_at).toBe(true);
 
     const listed = await listAll(t.admin, `${REQUESTS}?q[normalized_key_eq]=${encodeURIComponent('sales force')}`);
@@ -80,13 +91,25 @@ describe('connector requests', () => {
   });
 
   it('validates the body: unknown fields 400 naming them, wrong types 400, rule breaks 422', async () => {
-    const unknown = expectError(await member.api.post(REQUESTS, { connection_type: 'X', tenant_uuid: other.tenantUuid, workspace: 'w' }), 400, 'bad_request');
+    const unknown = expectError(
+      await member.api.post(REQUESTS, { connection_type: 'X', tenant_uuid: other.tenantUuid, workspace: 'w' }),
+      400,
+      'bad_request',
+    );
     expect(unknown.details.map((d) => d.field).sort()).toEqual(['tenant_uuid', 'workspace']);
     expectError(await member.api.post(REQUESTS, {}), 400, 'bad_request');
     expectError(await member.api.post(REQUESTS, { connection_type: 42 }), 400, 'bad_request');
     expectError(await member.api.post(REQUESTS, { connection_type: 'X', request_source: 7 }), 400, 'bad_request');
-    expectError(await member.api.request('POST', REQUESTS, '{"connection_type":', { 'content-type': 'application/json' }), 400, 'bad_request');
-    const source = expectError(await member.api.post(REQUESTS, { connection_type: 'X', request_source: 'email' }), 422, 'validation_failed');
+    expectError(
+      await member.api.request('POST', REQUESTS, '{"connection_type":', { 'content-type': 'application/json' }),
+      400,
+      'bad_request',
+    );
+    const source = expectError(
+      await member.api.post(REQUESTS, { connection_type: 'X', request_source: 'email' }),
+      422,
+      'validation_failed',
+    );
     expect(source.details[0]!.field).toBe('request_source');
     expectError(await member.api.post(REQUESTS, { connection_type: '   ' }), 422, 'validation_failed');
     expectError(await member.api.post(REQUESTS, { connection_type: 'x'.repeat(201) }), 422, 'validation_failed');
@@ -101,7 +124,12 @@ describe('connector requests', () => {
     expectError(await viewer.api.get(REQUESTS), 403, 'forbidden');
     const list = await t.admin.get(`${REQUESTS}?q[request_source_eq]=catalog&count=true`);
     expect(list.status).toBe(200);
-    expect(list.body.data).toMatchObject({ type: 'connector_request', checks: { can_create: true }, filters: { request_source_eq: 'catalog' }, pagy: { page: 1, count: 1 } });
+    expect(list.body.data).toMatchObject({
+      type: 'connector_request',
+      checks: { can_create: true },
+      filters: { request_source_eq: 'catalog' },
+      pagy: { page: 1, count: 1 },
+    });
     expect(list.body.data.records.map((r: any) => r.normalized_key)).toEqual(['sales force']);
     expectError(await t.admin.get(`${REQUESTS}?q[tenant_uuid_eq]=x`), 400, 'bad_request');
   });

@@ -25,9 +25,9 @@ import { goal, goalApi, goalTenant, KINDS, P, type GoalTenant } from './goals.fi
  */
 const L = '/rest/v2/labels';
 const data = (tenantId: string): DataCtx => ({ tenantId, db: instrument(createDynamoClient()) });
-const raw = async (key: { PK: string; SK: string }) => (await data('x').db.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }))).Item!;
+const raw = async (key: { PK: string; SK: string }) =>
+  (await data('x').db.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }))).Item!;
 const names = (r: { labels: Array<{ name: string }> }) => r.labels.map((l) => l.name);
-
 
 describe('label names on goals and check-ins', () => {
   let g: GoalTenant;
@@ -38,17 +38,22 @@ describe('label names on goals and check-ins', () => {
   });
 
   async function labelled(theme: string) {
-    const goals = await Promise.all(KINDS.map((k) => goal(t.admin, k, { title: `${k} ${theme}`, time_period_uuid: g.period.uuid, labels: ['Other', theme] })));
+    const goals = await Promise.all(
+      KINDS.map((k) => goal(t.admin, k, { title: `${k} ${theme}`, time_period_uuid: g.period.uuid, labels: ['Other', theme] })),
+    );
     const c = await checkin(t.admin, { goal_uuid: goals[1]!.uuid, value: 1, labels: [theme] });
     const label = goals[0]!.labels.find((l) => l.name === theme)!;
     return { goals, c, label };
   }
-  const goalNames = async (gl: { uuid: string; type: string }) => names((await goalApi(t.admin).get(`${gl.type}s` as (typeof KINDS)[number], gl.uuid)).body!.data.record);
+  const goalNames = async (gl: { uuid: string; type: string }) =>
+    names((await goalApi(t.admin).get(`${gl.type}s` as (typeof KINDS)[number], gl.uuid)).body!.data.record);
   const checkinNames = async (uuid: string) => names((await checkinApi(t.admin).get(uuid)).body!.data.record);
 
   it('a rename shows on every goal and check-in naming the label (eventually), a delete drops it; other labels and updated_at untouched', async () => {
     const { goals, c, label } = await labelled('Theme');
-    const updatedAt = await Promise.all(goals.map(async (gl) => (await goalApi(t.admin).get(`${gl.type}s` as (typeof KINDS)[number], gl.uuid)).body!.data.record.updated_at));
+    const updatedAt = await Promise.all(
+      goals.map(async (gl) => (await goalApi(t.admin).get(`${gl.type}s` as (typeof KINDS)[number], gl.uuid)).body!.data.record.updated_at),
+    );
     expect((await t.admin.put(`${L}/${label.uuid}`, { name: 'Theme renamed' })).status).toBe(200);
     await eventually(async () => {
       for (const gl of goals) expect(await goalNames(gl)).toEqual(['Other', 'Theme renamed']);
@@ -57,7 +62,9 @@ describe('label names on goals and check-ins', () => {
       const page = await listAll(t.admin, `${P('objectives')}?q[uuid_eq]=${goals[0]!.uuid}`);
       expect(names(page[0])).toEqual(['Other', 'Theme renamed']);
     });
-    const after = await Promise.all(goals.map(async (gl) => (await goalApi(t.admin).get(`${gl.type}s` as (typeof KINDS)[number], gl.uuid)).body!.data.record.updated_at));
+    const after = await Promise.all(
+      goals.map(async (gl) => (await goalApi(t.admin).get(`${gl.type}s` as (typeof KINDS)[number], gl.uuid)).body!.data.record.updated_at),
+    );
     expect(after).toEqual(updatedAt); // a label's rename is no change of the goal
 
     expect((await t.admin.delete(`${L}/${label.uuid}`)).status).toBe(200);
@@ -81,7 +88,14 @@ describe('label names on goals and check-ins', () => {
     const { goals, label } = await labelled('Racy');
     const ctx = data(t.tenantUuid);
     // what a create that read the label's name before a rename, and committed after the rename's fan-out, leaves
-    await mutateEntity(ctx, goalEntity, goals[2]!.uuid, (s) => ({ ...s.record, labels: s.record.labels!.map((l) => (l.uuid === label.uuid ? { ...l, name: 'Racy (stale)' } : l)) }) as GoalRecord, () => new Error('gone') as never);
+    await mutateEntity(
+      ctx,
+      goalEntity,
+      goals[2]!.uuid,
+      (s) =>
+        ({ ...s.record, labels: s.record.labels!.map((l) => (l.uuid === label.uuid ? { ...l, name: 'Racy (stale)' } : l)) }) as GoalRecord,
+      () => new Error('gone') as never,
+    );
     await eventually(async () => expect(await goalNames(goals[2]!)).toEqual(['Other', 'Racy']));
   });
 
@@ -93,7 +107,8 @@ describe('label names on goals and check-ins', () => {
       for (const gl of goals) expect(await goalNames(gl)).toEqual(['Other', 'Replayed 2']);
     });
     const ctx = data(t.tenantUuid);
-    const versions = async () => Promise.all([...goals.map((gl) => getEntity(ctx, goalEntity, gl.uuid, true)), getEntity(ctx, checkinEntity, c.uuid, true)]);
+    const versions = async () =>
+      Promise.all([...goals.map((gl) => getEntity(ctx, goalEntity, gl.uuid, true)), getEntity(ctx, checkinEntity, c.uuid, true)]);
     const before = await versions();
     const labelKey = keys.entity(t.tenantUuid, 'label', label.uuid);
     const labelItem = await raw(labelKey);
@@ -102,7 +117,13 @@ describe('label names on goals and check-ins', () => {
     const goalItem = await raw(goalKey);
     const staleGoal = { ...goalItem, rec: { ...goalItem.rec, labels: [{ uuid: label.uuid, name: 'Replayed' }] } };
     const handler = streamProcessor({ projections, data: async (tenantId) => data(tenantId), log: logger });
-    const batch = { Records: [streamRecord('MODIFY', labelKey, oldLabel, labelItem), streamRecord('MODIFY', goalKey, staleGoal, goalItem), streamRecord('INSERT', goalKey, undefined, goalItem)] };
+    const batch = {
+      Records: [
+        streamRecord('MODIFY', labelKey, oldLabel, labelItem),
+        streamRecord('MODIFY', goalKey, staleGoal, goalItem),
+        streamRecord('INSERT', goalKey, undefined, goalItem),
+      ],
+    };
     for (let round = 0; round < 3; round++) expect((await handler(batch)).batchItemFailures).toEqual([]);
     const after = await versions();
     expect(after.map((s) => [s!.version, s!.record.labels])).toEqual(before.map((s) => [s!.version, s!.record.labels]));
@@ -133,7 +154,9 @@ describe('label names on goals and check-ins', () => {
     const put = (Item: Record<string, unknown>) => ctx.db.send(new PutCommand({ TableName: config.tableName, Item }));
     await put(claim);
     // (nor label entries of check-ins: they had none)
-    await ctx.db.send(new DeleteCommand({ TableName: config.tableName, Key: keys.entry(f.t.tenantUuid, 'checkin', c.uuid, 'label', label.uuid) }));
+    await ctx.db.send(
+      new DeleteCommand({ TableName: config.tableName, Key: keys.entry(f.t.tenantUuid, 'checkin', c.uuid, 'label', label.uuid) }),
+    );
     for (const key of [keys.entity(f.t.tenantUuid, 'goal', o.uuid), keys.entity(f.t.tenantUuid, 'checkin', c.uuid)]) {
       const item = await raw(key);
       const { labels: _labels, ...rec } = item.rec as Record<string, unknown>;

@@ -7,7 +7,7 @@ import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/servic
 import { Loader } from '#shared/list/entity-cache.ts';
 import { logger } from '#shared/logger.ts';
 import { ConcurrentUpdateError } from '#shared/errors.ts';
-import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
+import { type Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { RACE_TIMEOUT_MS, raceThreeWayCycle } from './trees.fixture.ts';
 
 const L = '/rest/v2/labels';
@@ -36,7 +36,16 @@ describe('labels', () => {
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ type: 'label', access_source: 'admin', checks: { can_update: true, can_delete: true } });
     const rec = res.body.data.record;
-    expect(rec).toEqual({ uuid: expect.any(String), name: 'Urgent', is_group: false, parent_uuid: null, color: '#ff0000', creator_uuid: t.adminUuid, created_at: expect.any(String), updated_at: rec.created_at });
+    expect(rec).toEqual({
+      uuid: expect.any(String),
+      name: 'Urgent',
+      is_group: false,
+      parent_uuid: null,
+      color: '#ff0000',
+      creator_uuid: t.adminUuid,
+      created_at: expect.any(String),
+      updated_at: rec.created_at,
+    });
 
     const got = await t.admin.get(`${L}/${rec.uuid}`);
     expect(got.status).toBe(200);
@@ -49,7 +58,13 @@ describe('labels', () => {
 
     const upd = await t.admin.put(`${L}/${rec.uuid}`, { name: 'Very urgent', color: null });
     expect(upd.status).toBe(200);
-    expect(upd.body.data.record).toMatchObject({ uuid: rec.uuid, name: 'Very urgent', color: null, is_group: false, created_at: rec.created_at });
+    expect(upd.body.data.record).toMatchObject({
+      uuid: rec.uuid,
+      name: 'Very urgent',
+      color: null,
+      is_group: false,
+      created_at: rec.created_at,
+    });
     expect(upd.body.data.record.updated_at >= rec.updated_at).toBe(true);
 
     const del = await t.admin.delete(`${L}/${rec.uuid}`);
@@ -90,7 +105,9 @@ describe('labels', () => {
 
     const notGroup = expectError(await t.admin.post(L, { name: 'x1', parent_uuid: regular.uuid }), 422, 'validation_failed');
     expect(notGroup.details[0]).toMatchObject({ field: 'parent_uuid', code: 'not_a_group' });
-    expect(expectError(await t.admin.post(L, { name: 'x2', parent_uuid: crypto.randomUUID() }), 422, 'validation_failed').details[0]!.field).toBe('parent_uuid');
+    expect(
+      expectError(await t.admin.post(L, { name: 'x2', parent_uuid: crypto.randomUUID() }), 422, 'validation_failed').details[0]!.field,
+    ).toBe('parent_uuid');
     const otherGroup = await create(other.admin, { name: 'Foreign group', is_group: true });
     expectError(await t.admin.post(L, { name: 'x3', parent_uuid: otherGroup.uuid }), 422, 'validation_failed');
     expectError(await t.admin.post(L, { name: 'x4', parent_uuid: 'not-a-uuid' }), 422, 'validation_failed');
@@ -130,30 +147,45 @@ describe('labels', () => {
     expect(names(await listAll(t.admin, `${L}?q[parent_is_group_true]=1&q[name_start]=Nest`))).toEqual(['Nest mid', 'Nest leaf']);
 
     // no label under itself or anything below it; nothing changed by the refusals
-    for (const [id, parent] of [[top.uuid, mid.uuid], [top.uuid, top.uuid], [mid.uuid, mid.uuid]] as const) {
-      expect(expectError(await t.admin.put(`${L}/${id}`, { parent_uuid: parent }), 422, 'validation_failed').details[0]).toMatchObject({ field: 'parent_uuid', code: 'cycle' });
+    for (const [id, parent] of [
+      [top.uuid, mid.uuid],
+      [top.uuid, top.uuid],
+      [mid.uuid, mid.uuid],
+    ] as const) {
+      expect(expectError(await t.admin.put(`${L}/${id}`, { parent_uuid: parent }), 422, 'validation_failed').details[0]).toMatchObject({
+        field: 'parent_uuid',
+        code: 'cycle',
+      });
     }
     expect((await t.admin.get(`${L}/${top.uuid}`)).body.data.record.parent_uuid).toBeNull();
     // a regular label still takes no children, and a group becomes a regular one only when empty
-    expect(expectError(await t.admin.post(L, { name: 'Nest x', parent_uuid: leaf.uuid }), 422, 'validation_failed').details[0]).toMatchObject({ code: 'not_a_group' });
-    expect(expectError(await t.admin.put(`${L}/${mid.uuid}`, { is_group: false }), 422, 'validation_failed').details[0]).toMatchObject({ code: 'has_children' });
+    expect(
+      expectError(await t.admin.post(L, { name: 'Nest x', parent_uuid: leaf.uuid }), 422, 'validation_failed').details[0],
+    ).toMatchObject({ code: 'not_a_group' });
+    expect(expectError(await t.admin.put(`${L}/${mid.uuid}`, { is_group: false }), 422, 'validation_failed').details[0]).toMatchObject({
+      code: 'has_children',
+    });
 
     const del = await t.admin.delete(`${L}/${top.uuid}`);
     expect(del.status).toBe(200);
     for (const l of [mid, leaf]) expectError(await t.admin.get(`${L}/${l.uuid}`), 404, 'not_found');
   });
 
-  it('never stores a group cycle under concurrent moves (many rounds)', async () => {
-    for (let round = 0; round < 20; round++) {
-      const groups = await Promise.all(['a', 'b', 'c'].map((n) => create(t.admin, { name: `cyc-${round}-${n}`, is_group: true })));
-      await raceThreeWayCycle(
-        groups.map((g) => g.uuid) as [string, string, string],
-        (child, parent) => t.admin.put(`${L}/${child}`, { parent_uuid: parent }),
-        async (id) => (await t.admin.get(`${L}/${id}`)).body.data.record.parent_uuid,
-        round,
-      );
-    }
-  }, RACE_TIMEOUT_MS);
+  it(
+    'never stores a group cycle under concurrent moves (many rounds)',
+    async () => {
+      for (let round = 0; round < 20; round++) {
+        const groups = await Promise.all(['a', 'b', 'c'].map((n) => create(t.admin, { name: `cyc-${round}-${n}`, is_group: true })));
+        await raceThreeWayCycle(
+          groups.map((g) => g.uuid) as [string, string, string],
+          (child, parent) => t.admin.put(`${L}/${child}`, { parent_uuid: parent }),
+          async (id) => (await t.admin.get(`${L}/${id}`)).body.data.record.parent_uuid,
+          round,
+        );
+      }
+    },
+    RACE_TIMEOUT_MS,
+  );
 
   it('refuses body fields on a delete (400) and deletes nothing', async () => {
     const lbl = await create(t.admin, { name: 'Keep me' });
@@ -186,7 +218,9 @@ describe('labels', () => {
     const group = await create(t.admin, { name: 'Big group', is_group: true });
     // batches of 10 concurrent creates: each touches the group (see claimParent), so they contend and retry
     for (let batch = 0; batch < 4; batch++) {
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => t.admin.post(L, { name: `big-${batch * 10 + i}`, parent_uuid: group.uuid })));
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => t.admin.post(L, { name: `big-${batch * 10 + i}`, parent_uuid: group.uuid })),
+      );
       expect(results.map((r) => r.status)).toEqual(Array(10).fill(201));
     }
     expect(await listAll(t.admin, `${L}?q[parent_uuid_eq]=${group.uuid}`)).toHaveLength(40);
@@ -365,7 +399,9 @@ describe('labels', () => {
       const off1 = await p.admin.get(`${L}?offset=3&per_page=10`);
       const off2 = await p.admin.get(`${L}?offset=3&per_page=10&page=${off1.body.data.pagy.next}`);
       const off3 = await p.admin.get(`${L}?offset=3&per_page=10&page=3`);
-      expect([...off1.body.data.records, ...off2.body.data.records, ...off3.body.data.records].map((r: any) => r.uuid)).toEqual(created.slice(3));
+      expect([...off1.body.data.records, ...off2.body.data.records, ...off3.body.data.records].map((r: any) => r.uuid)).toEqual(
+        created.slice(3),
+      );
       expect(off2.body.data.pagy.next).toBeNull();
       expect(off3.body.data.records).toEqual([]);
 
@@ -396,7 +432,14 @@ describe('labels', () => {
     const ctxFor = async (fixture: TenantFixture): Promise<DomainCtx> => {
       const user = (await fixture.admin.get(`/rest/v2/users/${fixture.adminUuid}`)).body.data.record;
       const data = { tenantId: fixture.tenantUuid, db: baseDb() };
-      return { ...data, caller: { tenantId: fixture.tenantUuid, userId: fixture.adminUuid, role: 'admin', user }, loader: new Loader(data), log: logger, requestId: 'test', teams: async () => new Set() };
+      return {
+        ...data,
+        caller: { tenantId: fixture.tenantUuid, userId: fixture.adminUuid, role: 'admin', user },
+        loader: new Loader(data),
+        log: logger,
+        requestId: 'test',
+        teams: async () => new Set(),
+      };
     };
 
     it('returns existing labels case-insensitively, de-duplicated, in input order, and creates the missing ones in the caller’s transaction', async () => {
@@ -411,7 +454,13 @@ describe('labels', () => {
       // nothing is written before the caller commits
       expectError(await f.admin.get(`${L}/${out[0]!.uuid}`), 404, 'not_found');
       await tx.commit();
-      expect((await f.admin.get(`${L}/${out[0]!.uuid}`)).body.data.record).toMatchObject({ name: 'new one', is_group: false, parent_uuid: null, color: null, creator_uuid: f.adminUuid });
+      expect((await f.admin.get(`${L}/${out[0]!.uuid}`)).body.data.record).toMatchObject({
+        name: 'new one',
+        is_group: false,
+        parent_uuid: null,
+        color: null,
+        creator_uuid: f.adminUuid,
+      });
       // labels created in one write share created_at, so their mutual list order is by uuid
       expect(names(await listAll(f.admin, L)).sort()).toEqual(['Another', 'Growth', 'new one']);
 
@@ -449,7 +498,10 @@ describe('labels', () => {
       const f = await newTenant();
       const ctx = await ctxFor(f);
       await expect(labelsForNames(ctx, ['ok', '  '], new WriteTx(ctx))).rejects.toMatchObject({ status: 422, code: 'validation_failed' });
-      await expect(labelsForNames(ctx, ['x'.repeat(101)], new WriteTx(ctx))).rejects.toMatchObject({ status: 422, details: [{ field: 'labels' }] });
+      await expect(labelsForNames(ctx, ['x'.repeat(101)], new WriteTx(ctx))).rejects.toMatchObject({
+        status: 422,
+        details: [{ field: 'labels' }],
+      });
     });
   });
 });

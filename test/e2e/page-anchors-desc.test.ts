@@ -21,11 +21,14 @@ describe('page anchors, newest first', () => {
     const made = await goal(t.admin, 'objectives', { title: 'template', time_period_uuid: period.uuid });
     const template = (await getEntity(data, goalEntity, made.uuid))!.record;
     // 340 goals created long ago (settled buckets), ten per tenth of a second; one limited, among the oldest
-    const old = goalsAt(template, 'objective', Date.parse('2025-01-01T00:00:00.000Z'), 340, (i) => (i === 7 ? { visibility: 'limited' } : {}));
+    const old = goalsAt(template, 'objective', Date.parse('2025-01-01T00:00:00.000Z'), 340, (i) =>
+      i === 7 ? { visibility: 'limited' } : {},
+    );
     await writeGoals(data, old);
     const newestFirst = [made.uuid, ...old.map((g) => g.uuid).reverse()]; // the template was created now: first
     await settledCount(data, 'objective', newestFirst.length);
-    const page = (api: typeof t.admin, n: number, kind: 'objectives' | 'key_results' = 'objectives') => api.get(`${P(kind)}?page=${n}&per_page=20&q[s]=created_at%20desc`);
+    const page = (api: typeof t.admin, n: number, kind: 'objectives' | 'key_results' = 'objectives') =>
+      api.get(`${P(kind)}?page=${n}&per_page=20&q[s]=created_at%20desc`);
     for (const n of [11, 13, 17, 18]) {
       const res = await page(t.admin, n);
       expect(uuids(res.body.data.records), `page ${n}`).toEqual(newestFirst.slice((n - 1) * 20, n * 20));
@@ -57,14 +60,23 @@ describe('page anchors, newest first', () => {
     // another order is sorted in memory over every goal: never placed by the anchors
     const titles = new Map([...old.map((g) => [g.uuid, g.title] as const), [made.uuid, 'template']]);
     const byTitle = [...left].sort((a, b) => titles.get(b)!.localeCompare(titles.get(a)!));
-    expect(uuids((await t.admin.get(`${P('objectives')}?page=13&per_page=20&q[s]=title%20desc`)).body.data.records)).toEqual(byTitle.slice(240, 260));
+    expect(uuids((await t.admin.get(`${P('objectives')}?page=13&per_page=20&q[s]=title%20desc`)).body.data.records)).toEqual(
+      byTitle.slice(240, 260),
+    );
 
     // goals created a moment ago are in unsettled buckets: counted on their keys, so a deep page is right at once,
     // whatever the stream has counted of them; a deleted one is not counted, a limited one makes a member walk
     const oldKrs = goalsAt(template, 'key_result', Date.parse('2025-02-01T00:00:00.000Z'), 300);
     await writeGoals(data, oldKrs);
     await settledCount(data, 'key_result', oldKrs.length);
-    const fresh = goalsAt(template, 'key_result', Date.now() - 1_000, 40, (i) => (i === 10 ? { discarded_at: new Date().toISOString() } : i === 5 ? { visibility: 'limited' } : {}), 1);
+    const fresh = goalsAt(
+      template,
+      'key_result',
+      Date.now() - 1_000,
+      40,
+      (i) => (i === 10 ? { discarded_at: new Date().toISOString() } : i === 5 ? { visibility: 'limited' } : {}),
+      1,
+    );
     await writeGoals(data, fresh);
     const expected = [...oldKrs, ...fresh.filter((_, i) => i !== 10)].map((g) => g.uuid).reverse();
     const admin13 = await page(t.admin, 13, 'key_results');
@@ -77,11 +89,28 @@ describe('page anchors, newest first', () => {
 });
 
 /** `count` goals of `kind` like `template`, created `step` ms apart from `start` (ten to a tenth of a second at 10 ms). */
-function goalsAt(template: GoalRecord, kind: GoalKind, start: number, count: number, over: (i: number) => Partial<GoalRecord> = () => ({}), step = 10): GoalRecord[] {
+function goalsAt(
+  template: GoalRecord,
+  kind: GoalKind,
+  start: number,
+  count: number,
+  over: (i: number) => Partial<GoalRecord> = () => ({}),
+  step = 10,
+): GoalRecord[] {
   return Array.from({ length: count }, (_, i) => {
     const at = new Date(start + i * step).toISOString();
     const uuid = randomUUID();
-    return { ...template, uuid, path: uuid, type: kind, title: `${kind} ${i}`, created_at: at, updated_at: at, visibility: 'public', ...over(i) };
+    return {
+      ...template,
+      uuid,
+      path: uuid,
+      type: kind,
+      title: `${kind} ${i}`,
+      created_at: at,
+      updated_at: at,
+      visibility: 'public',
+      ...over(i),
+    };
   });
 }
 

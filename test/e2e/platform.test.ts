@@ -51,8 +51,12 @@ describe('local stack as API Gateway', () => {
 
 describe('operator commands', () => {
   it('refuses a bad --ttl before creating a tenant or signing a token', async () => {
-    await expect(runAdmin(['create-tenant', '--name', 'Bad ttl', '--admin-email', 'a@example.test', '--ttl', 'soon'])).rejects.toThrow(/--ttl/);
-    await expect(runAdmin(['create-tenant', '--name', 'Bad ttl', '--admin-email', 'a@example.test', '--ttl', '-5'])).rejects.toThrow(/--ttl/);
+    await expect(runAdmin(['create-tenant', '--name', 'Bad ttl', '--admin-email', 'a@example.test', '--ttl', 'soon'])).rejects.toThrow(
+      /--ttl/,
+    );
+    await expect(runAdmin(['create-tenant', '--name', 'Bad ttl', '--admin-email', 'a@example.test', '--ttl', '-5'])).rejects.toThrow(
+      /--ttl/,
+    );
     await expect(runAdmin(['issue-token', '--tenant', randomUUID(), '--user', randomUUID(), '--ttl', '0'])).rejects.toThrow(/--ttl/);
   });
 });
@@ -68,7 +72,13 @@ describe('JWT authorizer behaviour', () => {
     kid = jwk.kid!;
   });
 
-  const sign = (claims: Record<string, unknown>, opts: { iss?: string; aud?: string; exp?: number; nbf?: number } = {}, signingKey = key, alg = 'RS256', k = kid) => {
+  const sign = (
+    claims: Record<string, unknown>,
+    opts: { iss?: string; aud?: string; exp?: number; nbf?: number } = {},
+    signingKey = key,
+    alg = 'RS256',
+    k = kid,
+  ) => {
     const jwt = new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid, ...claims })
       .setProtectedHeader({ alg, kid: k })
       .setIssuer(opts.iss ?? inject('issuerUrl'))
@@ -91,7 +101,9 @@ describe('JWT authorizer behaviour', () => {
     expect((await new Api(token).get('/rest/v2/users')).status).toBe(200);
     expect((await fetch(`${url()}/rest/v2/users`, { headers: { authorization: token } })).status).toBe(200);
     // an external issuer may spell the uuids in upper case: the same tenant and user
-    const upper = await new Api(await sign({ tenant_uuid: t.tenantUuid.toUpperCase(), user_uuid: t.adminUuid.toUpperCase() })).get('/rest/v2/users');
+    const upper = await new Api(await sign({ tenant_uuid: t.tenantUuid.toUpperCase(), user_uuid: t.adminUuid.toUpperCase() })).get(
+      '/rest/v2/users',
+    );
     expect(upper.status).toBe(200);
     expect(upper.body.data.records.map((u: { uuid: string }) => u.uuid)).toContain(t.adminUuid);
   });
@@ -102,7 +114,15 @@ describe('JWT authorizer behaviour', () => {
     await expectGatewayRefusal(await sign({}, { exp: Math.floor(Date.now() / 1000) - 120 }));
     await expectGatewayRefusal(await sign({}, { nbf: Math.floor(Date.now() / 1000) + 3600 }));
     const header = Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url');
-    const payload = Buffer.from(JSON.stringify({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid, iss: inject('issuerUrl'), aud: 'goal-tracking-api', exp: Math.floor(Date.now() / 1000) + 600 })).toString('base64url');
+    const payload = Buffer.from(
+      JSON.stringify({
+        tenant_uuid: t.tenantUuid,
+        user_uuid: t.adminUuid,
+        iss: inject('issuerUrl'),
+        aud: 'goal-tracking-api',
+        exp: Math.floor(Date.now() / 1000) + 600,
+      }),
+    ).toString('base64url');
     await expectGatewayRefusal(`${header}.${payload}.`);
     const foreignRs = await generateKeyPair('RS256');
     await expectGatewayRefusal(await sign({}, {}, foreignRs.privateKey));
@@ -111,12 +131,29 @@ describe('JWT authorizer behaviour', () => {
     await expectGatewayRefusal(await sign({}, {}, hs, 'HS256'));
     await expectGatewayRefusal('not-a-jwt');
     // issued in the future, or without a kid: API Gateway refuses both
-    const future = await new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid }).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(inject('issuerUrl')).setAudience('goal-tracking-api').setIssuedAt(Math.floor(Date.now() / 1000) + 600).setExpirationTime('2h').sign(key);
+    const future = await new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid })
+      .setProtectedHeader({ alg: 'RS256', kid })
+      .setIssuer(inject('issuerUrl'))
+      .setAudience('goal-tracking-api')
+      .setIssuedAt(Math.floor(Date.now() / 1000) + 600)
+      .setExpirationTime('2h')
+      .sign(key);
     await expectGatewayRefusal(future);
-    const noKid = await new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid }).setProtectedHeader({ alg: 'RS256' }).setIssuer(inject('issuerUrl')).setAudience('goal-tracking-api').setIssuedAt().setExpirationTime('1h').sign(key);
+    const noKid = await new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid })
+      .setProtectedHeader({ alg: 'RS256' })
+      .setIssuer(inject('issuerUrl'))
+      .setAudience('goal-tracking-api')
+      .setIssuedAt()
+      .setExpirationTime('1h')
+      .sign(key);
     await expectGatewayRefusal(noKid);
     // no exp: API Gateway requires one (a token without it would never expire)
-    const noExp = await new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid }).setProtectedHeader({ alg: 'RS256', kid }).setIssuer(inject('issuerUrl')).setAudience('goal-tracking-api').setIssuedAt().sign(key);
+    const noExp = await new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid })
+      .setProtectedHeader({ alg: 'RS256', kid })
+      .setIssuer(inject('issuerUrl'))
+      .setAudience('goal-tracking-api')
+      .setIssuedAt()
+      .sign(key);
     await expectGatewayRefusal(noExp);
     const es = await generateKeyPair('ES256');
     await expectGatewayRefusal(await sign({}, {}, es.privateKey, 'ES256'));

@@ -20,13 +20,25 @@ class SimClock {
 
 /** A container's limiter, as every Lambda container builds one, against DynamoDB Local. */
 const container = (clock: SimClock, limit: Limit, userLimit?: Limit) =>
-  new RateLimiter({ db: async () => baseDb(), tableName: table, now: clock.now, defaults: () => ({ rps: limit.rps, burst: limit.burst, userRps: userLimit?.rps ?? 0, userBurst: userLimit?.burst }) });
+  new RateLimiter({
+    db: async () => baseDb(),
+    tableName: table,
+    now: clock.now,
+    defaults: () => ({ rps: limit.rps, burst: limit.burst, userRps: userLimit?.rps ?? 0, userBurst: userLimit?.burst }),
+  });
 
 /**
  * Every container receives `perContainerRps` requests per simulated second for `seconds`; returns the simulated
  * times (ms since start) of the admitted ones and the number refused.
  */
-async function flood(clock: SimClock, limiters: RateLimiter[], tenantId: string, userOf: (i: number) => string, perContainerRps: number, seconds: number) {
+async function flood(
+  clock: SimClock,
+  limiters: RateLimiter[],
+  tenantId: string,
+  userOf: (i: number) => string,
+  perContainerRps: number,
+  seconds: number,
+) {
   const tickMs = 20;
   const start = clock.t;
   const admitted: number[] = [];
@@ -52,7 +64,8 @@ async function flood(clock: SimClock, limiters: RateLimiter[], tenantId: string,
   return { admitted, refused };
 }
 
-const rateBetween = (times: number[], fromMs: number, toMs: number) => times.filter((t) => t >= fromMs && t < toMs).length / ((toMs - fromMs) / 1000);
+const rateBetween = (times: number[], fromMs: number, toMs: number) =>
+  times.filter((t) => t >= fromMs && t < toMs).length / ((toMs - fromMs) / 1000);
 
 describe('distributed rate limiter (budget in DynamoDB, leased in blocks)', () => {
   it('holds a tenant to its rate across many containers: admitted rate within 10% of the limit, never above rate × time + burst', async () => {
@@ -76,7 +89,10 @@ describe('distributed rate limiter (budget in DynamoDB, leased in blocks)', () =
     const limit = { rps: 40, burst: 20 };
     const clock = new SimClock();
     const tenantId = randomUUID();
-    const limiters = Array.from({ length: 4 }, () => new RateLimiter({ db: async () => baseDb(), tableName: table, now: clock.now, defaults: () => limit }));
+    const limiters = Array.from(
+      { length: 4 },
+      () => new RateLimiter({ db: async () => baseDb(), tableName: table, now: clock.now, defaults: () => limit }),
+    );
     const seconds = 4;
     // Three containers serve one noisy user (90 rps offered), the fourth a quiet user (10 rps).
     const { admitted } = await flood(clock, limiters.slice(0, 3), tenantId, () => 'noisy', 30, seconds);
@@ -95,7 +111,10 @@ describe('distributed rate limiter (budget in DynamoDB, leased in blocks)', () =
     expect(headers?.['RateLimit-Policy']).toBe('"user";q=2;w=2, "tenant";q=4;w=2');
     expect(headers?.RateLimit).toMatch(/^"user";r=\d+;t=\d+, "tenant";r=\d+;t=\d+$/);
     await limiter.take(tenantId, 'u1');
-    const err = await limiter.take(tenantId, 'u1').then(() => undefined, (e) => e as RateLimitedError);
+    const err = await limiter.take(tenantId, 'u1').then(
+      () => undefined,
+      (e) => e as RateLimitedError,
+    );
     expect(err).toBeInstanceOf(RateLimitedError);
     expect(Number(err!.headers['Retry-After'])).toBeGreaterThanOrEqual(1);
     expect(err!.headers.RateLimit).toMatch(/"user";r=0;t=\d+/);

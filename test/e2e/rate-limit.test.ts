@@ -14,9 +14,19 @@ describe('per-tenant and per-user rate limits over HTTP (contract section 11)', 
     await expect(runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '-1'])).rejects.toThrow(/--rps/);
     await expect(runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '5', '--burst', '0'])).rejects.toThrow(/burst/);
     await expect(runAdmin(['set-limits', '--tenant', '00000000-0000-4000-8000-000000000000', '--rps', '5'])).rejects.toThrow(/No tenant/);
-    expect(await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '10', '--burst', '30'])).toEqual({ tenant_uuid: t.tenantUuid, tenant: { rps: 10, burst: 30 }, user: { rps: 5, burst: 15 } });
-    expect(await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '10', '--burst', '30', '--user-rps', '8', '--user-burst', '9'])).toMatchObject({ user: { rps: 8, burst: 9 } });
-    expect(await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--reset'])).toEqual({ tenant_uuid: t.tenantUuid, tenant: null, user: null }); // the suite runs with TENANT_RATE_LIMIT_RPS=0
+    expect(await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '10', '--burst', '30'])).toEqual({
+      tenant_uuid: t.tenantUuid,
+      tenant: { rps: 10, burst: 30 },
+      user: { rps: 5, burst: 15 },
+    });
+    expect(
+      await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '10', '--burst', '30', '--user-rps', '8', '--user-burst', '9']),
+    ).toMatchObject({ user: { rps: 8, burst: 9 } });
+    expect(await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--reset'])).toEqual({
+      tenant_uuid: t.tenantUuid,
+      tenant: null,
+      user: null,
+    }); // the suite runs with TENANT_RATE_LIMIT_RPS=0
   });
 
   it('checks the caller before taking budget, limits each user to half the tenant, answers 429 with Retry-After and RateLimit headers', async () => {

@@ -25,12 +25,23 @@ describe('goal read models (change stream)', () => {
     const [alice, bob] = await Promise.all([t.user(), t.user()]);
     const tp = period.uuid;
     const g1 = await goal(t.admin, 'objectives', { title: 'one', time_period_uuid: tp, owner_uuids: [alice.uuid] });
-    const g2 = await goal(t.admin, 'objectives', { title: 'two', time_period_uuid: tp, owner_uuids: [alice.uuid, bob.uuid], visibility: 'limited' });
+    const g2 = await goal(t.admin, 'objectives', {
+      title: 'two',
+      time_period_uuid: tp,
+      owner_uuids: [alice.uuid, bob.uuid],
+      visibility: 'limited',
+    });
     const stats = (dims: string[]) => readGoalStats(ctx, 'objective', dims);
     const n = async (d: string) => (await stats([d])).count(d);
 
     await eventually(async () => {
-      const s = await stats([dim.all, dim.status('not_started'), dim.period(tp), dim.owner(alice.uuid), dim.ownerStatus(bob.uuid, 'not_started')]);
+      const s = await stats([
+        dim.all,
+        dim.status('not_started'),
+        dim.period(tp),
+        dim.owner(alice.uuid),
+        dim.ownerStatus(bob.uuid, 'not_started'),
+      ]);
       expect(s.ready).toBe(true);
       expect(s.count(dim.all)).toEqual({ n: 2, nl: 1 });
       expect(s.count(dim.status('not_started'))).toEqual({ n: 2, nl: 1 });
@@ -90,7 +101,9 @@ describe('goal read models (change stream)', () => {
     }
     expect(await syncGoalReadModels(ctx, g.uuid)).toBe(0); // nothing left to do
     // the backfill over a tenant the stream already keeps: idempotent, nothing to write
-    await eventually(async () => expect(await runAdmin(['rebuild-read-models', '--tenant', t.tenantUuid])).toMatchObject({ goals: 1, written: 0 }));
+    await eventually(async () =>
+      expect(await runAdmin(['rebuild-read-models', '--tenant', t.tenantUuid])).toMatchObject({ goals: 1, written: 0 }),
+    );
   });
 
   it('a status filter and count answer the same from the read models as from the list (read-your-writes on a small list)', async () => {
@@ -116,11 +129,13 @@ describe('lists served by the read models', () => {
       // the create wrote the goal's place in the order itself: there before the stream gets to the goal
       expect(await ids(ctx, order)).toContain(g[i]!.uuid);
     }
-    const checkIn = async (i: number, checkin_date: string) => expect((await t.admin.post('/rest/v2/checkins', { goal_uuid: g[i]!.uuid, value: 1, checkin_date })).status).toBe(201);
+    const checkIn = async (i: number, checkin_date: string) =>
+      expect((await t.admin.post('/rest/v2/checkins', { goal_uuid: g[i]!.uuid, value: 1, checkin_date })).status).toBe(201);
     await checkIn(1, '2025-01-10');
     await checkIn(3, '2025-01-05');
     await checkIn(4, '2025-01-10');
-    const list = (order: string, api = t.admin) => listAll(api, `${P('objectives')}?q[s]=last_checkin_date%20${order}`, 4).then((rs) => rs.map((r: { uuid: string }) => r.uuid));
+    const list = (order: string, api = t.admin) =>
+      listAll(api, `${P('objectives')}?q[s]=last_checkin_date%20${order}`, 4).then((rs) => rs.map((r: { uuid: string }) => r.uuid));
     const all = uuids(g).sort();
     // Every goal is listed at every moment, whether the tenant's readiness is seen yet (the goals sorted in memory)
     // or not (the order's read model, each goal placed by its create); where a check-in puts it follows the stream.
@@ -128,10 +143,12 @@ describe('lists served by the read models', () => {
     // tenant ready before it had synced its goals, which were in the order only once synced.
     const asc = [3, 1, 4, 0, 2, 5].map((i) => g[i]!.uuid); // dated first, earliest first; then never checked in, in creation order
     // (one page each: pages read one after the other may see a goal move between them, as any offset paging)
-    const onePage = async (dir: string) => uuids((await t.admin.get(`${P('objectives')}?q[s]=last_checkin_date%20${dir}`)).body.data.records);
+    const onePage = async (dir: string) =>
+      uuids((await t.admin.get(`${P('objectives')}?q[s]=last_checkin_date%20${dir}`)).body.data.records);
     const short: string[][] = []; // never retried: an answer short of a goal fails the test
     await eventually(async () => {
-      for (const answer of [await onePage('asc'), await onePage('desc')]) if (JSON.stringify([...answer].sort()) !== JSON.stringify(all)) short.push(answer);
+      for (const answer of [await onePage('asc'), await onePage('desc')])
+        if (JSON.stringify([...answer].sort()) !== JSON.stringify(all)) short.push(answer);
       expect([await list('asc'), await list('desc')]).toEqual([asc, [...asc].reverse()]);
     });
     expect(short).toEqual([]);
@@ -163,7 +180,8 @@ describe('lists served by the read models', () => {
           for (const dir of ['asc', 'desc']) {
             const res = await t.admin.get(`${P('objectives')}?q[s]=last_checkin_date%20${dir}`);
             const listed = new Set(uuids(res.body.data.records));
-            if (made.some((id) => !listed.has(id))) short.push(`tenant ${round}, after create ${i}, ${dir}: ${listed.size} of ${made.length}`);
+            if (made.some((id) => !listed.has(id)))
+              short.push(`tenant ${round}, after create ${i}, ${dir}: ${listed.size} of ${made.length}`);
           }
         }
       }),
@@ -180,7 +198,15 @@ describe('lists served by the read models', () => {
     const start = Date.parse('2025-01-01T00:00:00.000Z');
     const old: GoalRecord[] = Array.from({ length: 340 }, (_, i) => {
       const at = new Date(start + i * 10).toISOString();
-      return { ...template, uuid: randomUUID(), title: `old ${i}`, created_at: at, updated_at: at, path: null, visibility: i === 7 ? 'limited' : 'public' };
+      return {
+        ...template,
+        uuid: randomUUID(),
+        title: `old ${i}`,
+        created_at: at,
+        updated_at: at,
+        path: null,
+        visibility: i === 7 ? 'limited' : 'public',
+      };
     });
     for (const g of old) g.path = g.uuid;
     await writeGoals(data, old);
@@ -196,7 +222,9 @@ describe('lists served by the read models', () => {
     // another order is sorted in memory over every goal: never placed by the anchors
     const titles = new Map([...old.map((g) => [g.uuid, g.title] as const), [made.uuid, 'template']]);
     const byTitle = [...all].sort((a, b) => titles.get(a)!.localeCompare(titles.get(b)!));
-    expect(uuids((await t.admin.get(`${P('objectives')}?page=13&per_page=20&q[s]=title%20asc`)).body.data.records)).toEqual(byTitle.slice(240, 260));
+    expect(uuids((await t.admin.get(`${P('objectives')}?page=13&per_page=20&q[s]=title%20asc`)).body.data.records)).toEqual(
+      byTitle.slice(240, 260),
+    );
     const member = await t.user();
     const seen = all.filter((id) => id !== old[7]!.uuid);
     expect(uuids((await page(member.api, 13)).body.data.records)).toEqual(seen.slice(240, 260)); // a limited goal before it: keys walked
@@ -212,6 +240,8 @@ describe('lists served by the read models', () => {
       return { ...template, uuid, path: uuid, type: 'key_result', title: `fresh ${i}`, created_at: at, updated_at: at };
     });
     await writeGoals(data, fresh);
-    expect(uuids((await t.admin.get(`${P('key_results')}?page=11&per_page=20`)).body.data.records)).toEqual(fresh.slice(200, 220).map((g) => g.uuid));
+    expect(uuids((await t.admin.get(`${P('key_results')}?page=11&per_page=20`)).body.data.records)).toEqual(
+      fresh.slice(200, 220).map((g) => g.uuid),
+    );
   });
 });

@@ -15,34 +15,45 @@ describe('deletes racing goal creates', () => {
     t = await newTenant();
   });
 
-  it('a time period delete and a goal create in that period never both succeed', async () => {
-    for (let round = 0; round < ROUNDS; round++) {
-      const period = (await t.admin.post('/rest/v2/time_periods', { name: `race ${round}`, start_date: '2025-01-01', end_date: '2025-03-31' })).body.data.record;
-      const [created, deleted] = await Promise.all([
-        t.admin.post('/rest/v2/objectives', { title: `race ${round}`, time_period_uuid: period.uuid }),
-        t.admin.delete(`/rest/v2/time_periods/${period.uuid}`),
-      ]);
-      expect([201, 422], JSON.stringify(created.body)).toContain(created.status);
-      expect([200, 422], JSON.stringify(deleted.body)).toContain(deleted.status);
-      expect(created.status === 201 && deleted.status === 200, `round ${round}: a goal in a deleted period`).toBe(false);
-      if (deleted.status === 422) expect(deleted.body.error.code).toBe('has_dependents');
-      const periodNow = await t.admin.get(`/rest/v2/time_periods/${period.uuid}`);
-      expect(periodNow.status).toBe(created.status === 201 ? 200 : 404);
-    }
-  }, RACE_TIMEOUT_MS);
+  it(
+    'a time period delete and a goal create in that period never both succeed',
+    async () => {
+      for (let round = 0; round < ROUNDS; round++) {
+        const period = (
+          await t.admin.post('/rest/v2/time_periods', { name: `race ${round}`, start_date: '2025-01-01', end_date: '2025-03-31' })
+        ).body.data.record;
+        const [created, deleted] = await Promise.all([
+          t.admin.post('/rest/v2/objectives', { title: `race ${round}`, time_period_uuid: period.uuid }),
+          t.admin.delete(`/rest/v2/time_periods/${period.uuid}`),
+        ]);
+        expect([201, 422], JSON.stringify(created.body)).toContain(created.status);
+        expect([200, 422], JSON.stringify(deleted.body)).toContain(deleted.status);
+        expect(created.status === 201 && deleted.status === 200, `round ${round}: a goal in a deleted period`).toBe(false);
+        if (deleted.status === 422) expect(deleted.body.error.code).toBe('has_dependents');
+        const periodNow = await t.admin.get(`/rest/v2/time_periods/${period.uuid}`);
+        expect(periodNow.status).toBe(created.status === 201 ? 200 : 404);
+      }
+    },
+    RACE_TIMEOUT_MS,
+  );
 
-  it('a team delete and a goal create on that team never both succeed', async () => {
-    const period = (await t.admin.post('/rest/v2/time_periods', { name: 'team races', start_date: '2025-01-01', end_date: '2025-03-31' })).body.data.record;
-    for (let round = 0; round < ROUNDS; round++) {
-      const team = (await t.admin.post('/rest/v2/teams', { name: `race ${round}` })).body.data.record;
-      const [created, deleted] = await Promise.all([
-        t.admin.post('/rest/v2/objectives', { title: `race ${round}`, time_period_uuid: period.uuid, team_uuids: [team.uuid] }),
-        t.admin.delete(`/rest/v2/teams/${team.uuid}`),
-      ]);
-      expect([201, 422], JSON.stringify(created.body)).toContain(created.status);
-      expect([200, 422], JSON.stringify(deleted.body)).toContain(deleted.status);
-      expect(created.status === 201 && deleted.status === 200, `round ${round}: a goal on a deleted team`).toBe(false);
-      if (deleted.status === 422) expect(deleted.body.error.code).toBe('has_dependents');
-    }
-  }, RACE_TIMEOUT_MS);
+  it(
+    'a team delete and a goal create on that team never both succeed',
+    async () => {
+      const period = (await t.admin.post('/rest/v2/time_periods', { name: 'team races', start_date: '2025-01-01', end_date: '2025-03-31' }))
+        .body.data.record;
+      for (let round = 0; round < ROUNDS; round++) {
+        const team = (await t.admin.post('/rest/v2/teams', { name: `race ${round}` })).body.data.record;
+        const [created, deleted] = await Promise.all([
+          t.admin.post('/rest/v2/objectives', { title: `race ${round}`, time_period_uuid: period.uuid, team_uuids: [team.uuid] }),
+          t.admin.delete(`/rest/v2/teams/${team.uuid}`),
+        ]);
+        expect([201, 422], JSON.stringify(created.body)).toContain(created.status);
+        expect([200, 422], JSON.stringify(deleted.body)).toContain(deleted.status);
+        expect(created.status === 201 && deleted.status === 200, `round ${round}: a goal on a deleted team`).toBe(false);
+        if (deleted.status === 422) expect(deleted.body.error.code).toBe('has_dependents');
+      }
+    },
+    RACE_TIMEOUT_MS,
+  );
 });

@@ -16,7 +16,6 @@ import { goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
 import { checkin, goalNow } from './checkins.fixture.ts';
 import { streamRecord } from '../support/stream-records.ts';
 
-
 /**
  * The rollup aggregates and the change stream: a drifted aggregate is repaired, a parent written before
  * aggregates existed gets one, and replayed or reordered changes converge without a write too many.
@@ -26,7 +25,6 @@ const data = (tenantId: string): DataCtx => ({ tenantId, db: instrument(createDy
 async function rawItem(key: { PK: string; SK: string }) {
   return (await data('x').db.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }))).Item!;
 }
-
 
 describe('rollup aggregates and the change stream', () => {
   let g: GoalTenant;
@@ -54,7 +52,13 @@ describe('rollup aggregates and the change stream', () => {
     expect((await stored(K.uuid)).record).toMatchObject({ rollup: { sum: 90_000_000, weight: 30_000 }, current_progress: 30 });
     expect((await stored(O.uuid)).record).toMatchObject({ rollup: { sum: 30_000_000, weight: 10_000 }, current_progress: 30 });
     // an operator's write (or a bug) leaves K's aggregate wrong: the stream recomputes K from its children
-    await mutateEntity(data(g.t.tenantUuid), goalEntity, K.uuid, (s) => ({ ...s.record, rollup: { sum: 1, weight: 7 } }) as GoalRecord, () => new Error('gone') as never);
+    await mutateEntity(
+      data(g.t.tenantUuid),
+      goalEntity,
+      K.uuid,
+      (s) => ({ ...s.record, rollup: { sum: 1, weight: 7 } }) as GoalRecord,
+      () => new Error('gone') as never,
+    );
     await eventually(async () => expect((await stored(K.uuid)).record.rollup).toEqual({ sum: 90_000_000, weight: 30_000 }));
     await checkin(g.t.admin, { goal_uuid: I[2]!.uuid, value: 90 });
     expect((await goalNow(g.t.admin, K)).current_progress).toBe(60);
@@ -64,7 +68,14 @@ describe('rollup aggregates and the change stream', () => {
   it('a parent without an aggregate (written before aggregates existed) is recomputed on the next check-in and keeps one from then on', async () => {
     const { O, K, I } = await hierarchy();
     await checkin(g.t.admin, { goal_uuid: I[0]!.uuid, value: 30 });
-    const strip = (uuid: string) => mutateEntity(data(g.t.tenantUuid), goalEntity, uuid, (s) => ({ ...s.record, rollup: undefined, rollup_synced_v: undefined }) as GoalRecord, () => new Error('gone') as never);
+    const strip = (uuid: string) =>
+      mutateEntity(
+        data(g.t.tenantUuid),
+        goalEntity,
+        uuid,
+        (s) => ({ ...s.record, rollup: undefined, rollup_synced_v: undefined }) as GoalRecord,
+        () => new Error('gone') as never,
+      );
     await strip(K.uuid);
     await strip(O.uuid);
     // whichever comes first, the check-in's own recompute or the stream's, the answer is right at once
@@ -86,16 +97,27 @@ describe('rollup aggregates and the change stream', () => {
     // the check-in marked the leaf's item: the projection has nothing to do with it
     expect(v2.rec.rollup_synced_v).toBe(v2.v);
     const handler = streamProcessor({ projections: [rollupProjection], data: async (tenantId) => data(tenantId), log: logger });
-    const toChange = (r: DynamoDBRecord) => ({ eventId: r.eventID!, eventName: 'MODIFY' as const, at: '', tenantId: g.t.tenantUuid, keys: key, oldImage: v1, newImage: v2 });
+    const toChange = (r: DynamoDBRecord) => ({
+      eventId: r.eventID!,
+      eventName: 'MODIFY' as const,
+      at: '',
+      tenantId: g.t.tenantUuid,
+      keys: key,
+      oldImage: v1,
+      newImage: v2,
+    });
     expect(rollupProjection.accepts(toChange(streamRecord('MODIFY', key, v1, v2)))).toBe(false);
     // The same changes unmarked (as an import or an operator would write them), delivered twice, newest first.
     const unmarked = (item: Record<string, any>) => ({ ...item, rec: { ...item.rec, rollup_synced_v: null } });
     const stale = { ...unmarked(v1), rec: { ...unmarked(v1).rec, current_progress: 0 } };
     const batch = [streamRecord('MODIFY', key, unmarked(v1), unmarked(v2)), streamRecord('MODIFY', key, stale, unmarked(v1))];
     const before = await Promise.all([O, K].map((x) => stored(x.uuid)));
-    for (let round = 0; round < 3; round++) expect((await handler({ Records: round % 2 ? [...batch].reverse() : batch })).batchItemFailures).toEqual([]);
+    for (let round = 0; round < 3; round++)
+      expect((await handler({ Records: round % 2 ? [...batch].reverse() : batch })).batchItemFailures).toEqual([]);
     const after = await Promise.all([O, K].map((x) => stored(x.uuid)));
-    expect(after.map((s) => [s.version, s.record.current_progress, s.record.rollup])).toEqual(before.map((s) => [s.version, s.record.current_progress, s.record.rollup]));
+    expect(after.map((s) => [s.version, s.record.current_progress, s.record.rollup])).toEqual(
+      before.map((s) => [s.version, s.record.current_progress, s.record.rollup]),
+    );
     expect(after.map((s) => s.record.current_progress)).toEqual([16.67, 16.67]); // (50 + 0 + 0) / 3
   });
 });

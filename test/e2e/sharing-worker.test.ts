@@ -64,14 +64,22 @@ describe('access request e-mail delivery on the real table', () => {
     const deps = { inbox: async () => storeInbox(ctx), send: async (e: Email) => (sent.push(e), 'id') };
 
     const first = newDbMetrics();
-    expect(await withDbMetrics(first, () => deliverAccessRequestEmails(msg, deps))).toEqual({ access_request_uuid: 'req', sent: 3, skipped: 0 });
+    expect(await withDbMetrics(first, () => deliverAccessRequestEmails(msg, deps))).toEqual({
+      access_request_uuid: 'req',
+      sent: 3,
+      skipped: 0,
+    });
     expect(sent.map((e) => e.to[0]).sort()).toEqual(recipients.map((r) => r.record.email).sort());
     expect(first.calls).toBe(3 + 1 + 3); // notifications, one BatchGet of the users, one write per e-mail (calls: concurrent ones count in `roundTrips` once)
     for (const n of notes) expect((await getEntity(ctx, notificationEntity, n.uuid))!.record.email_sent_at).not.toBeNull();
 
     // A redelivery reads the notifications, finds them marked, and does nothing else.
     const again = newDbMetrics();
-    expect(await withDbMetrics(again, () => deliverAccessRequestEmails(msg, deps))).toEqual({ access_request_uuid: 'req', sent: 0, skipped: 3 });
+    expect(await withDbMetrics(again, () => deliverAccessRequestEmails(msg, deps))).toEqual({
+      access_request_uuid: 'req',
+      sent: 0,
+      skipped: 3,
+    });
     expect(again.calls).toBe(3);
     expect(sent).toHaveLength(3);
   });

@@ -6,7 +6,7 @@ import { config } from '#shared/config.ts';
 import { baseDb } from '#shared/db/client.ts';
 import { accessRequestKey } from '#shared/domain/sharing/entity.ts';
 import type { ShareableType } from '#shared/domain/sharing/types.ts';
-import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
+import { type Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
 
 // ---------- helpers: the outbox the local stack's worker writes, the resend clock, a shared document ----------
@@ -47,12 +47,17 @@ async function waitForEmails(to: string, count: number, timeoutMs = 140_000): Pr
   }
 }
 
-
 /**
  * Moves a request's last e-mail an hour (and a second) into the past, as if the resend window had elapsed:
  * the local stack's clock cannot be advanced from a test worker, and the window is the one thing under test.
  */
-async function backdateLastEmail(tenantId: string, type: ShareableType, resourceUuid: string, requesterUuid: string, byMs = 3_601_000): Promise<void> {
+async function backdateLastEmail(
+  tenantId: string,
+  type: ShareableType,
+  resourceUuid: string,
+  requesterUuid: string,
+  byMs = 3_601_000,
+): Promise<void> {
   await baseDb().send(
     new UpdateCommand({
       TableName: config.tableName,
@@ -80,7 +85,12 @@ async function sharedDoc(t: TenantFixture, path = 'documents'): Promise<SharedDo
   const uuid = created.body.data.record.uuid as string;
   const granted = await owner.api.put(`/${path}/${uuid}/grants`, { user_uuid: manager.uuid, level: 'manage' });
   if (granted.status !== 200) throw new Error(`grant failed: ${granted.status} ${JSON.stringify(granted.body)}`);
-  return { uuid, title, owner: { uuid: owner.uuid, api: owner.api, email: owner.record.email }, manager: { uuid: manager.uuid, api: manager.api, email: manager.record.email } };
+  return {
+    uuid,
+    title,
+    owner: { uuid: owner.uuid, api: owner.api, email: owner.record.email },
+    manager: { uuid: manager.uuid, api: manager.api, email: manager.record.email },
+  };
 }
 
 const notificationsOf = (api: Api) => listAll(api, '/notifications');
@@ -99,10 +109,19 @@ describe('shareable resources (extension)', () => {
 
   it('creates each shareable type with the caller as owner and reads it by both uuid forms', async () => {
     const owner = await t.user();
-    for (const [path, type] of [['okrs-dashboards', 'okrs_dashboard'], ['documents', 'document'], ['explorer-views', 'explorer_view'], ['playbooks', 'playbook']] as const) {
+    for (const [path, type] of [
+      ['okrs-dashboards', 'okrs_dashboard'],
+      ['documents', 'document'],
+      ['explorer-views', 'explorer_view'],
+      ['playbooks', 'playbook'],
+    ] as const) {
       const res = await owner.api.post(`/${path}`, { title: `A ${type}` });
       expect(res.status).toBe(201);
-      expect(res.body.data).toMatchObject({ type, access_source: 'owner', checks: { can_comment: true, can_edit: true, can_manage_grants: true, can_request_access: false } });
+      expect(res.body.data).toMatchObject({
+        type,
+        access_source: 'owner',
+        checks: { can_comment: true, can_edit: true, can_manage_grants: true, can_request_access: false },
+      });
       const rec = res.body.data.record;
       expect(rec).toMatchObject({ type, shareable_type: path, title: `A ${type}`, content: null, owner_uuid: owner.uuid, grants: [] });
       expect(rec.created_at).toBe(rec.updated_at);
@@ -134,7 +153,10 @@ describe('shareable resources (extension)', () => {
     await doc.owner.api.put(`/documents/${doc.uuid}/grants`, { user_uuid: stranger.uuid, level: 'comment' });
     const asGrantee = await stranger.api.get(`/documents/${doc.uuid}`);
     expect(asGrantee.status).toBe(200);
-    expect(asGrantee.body.data).toMatchObject({ access_source: 'visible_entity', checks: { can_comment: true, can_edit: false, can_manage_grants: false, can_request_access: true } });
+    expect(asGrantee.body.data).toMatchObject({
+      access_source: 'visible_entity',
+      checks: { can_comment: true, can_edit: false, can_manage_grants: false, can_request_access: true },
+    });
     expect(asGrantee.body.data.record.grants.map((g: any) => [g.user_uuid, g.level])).toEqual([
       [doc.manager.uuid, 'manage'],
       [stranger.uuid, 'comment'],
@@ -159,9 +181,17 @@ describe('shareable resources (extension)', () => {
     expectError(await doc.owner.api.put(base, { user_uuid: doc.owner.uuid, level: 'view' }), 422, 'validation_failed');
     expectError(await doc.owner.api.put(base, { user_uuid: editor.uuid, level: 'owner' }), 422, 'validation_failed');
     expectError(await doc.owner.api.put(base, { user_uuid: editor.uuid, level: 2 }), 400, 'bad_request');
-    const unknown = expectError(await doc.owner.api.put(base, { user_uuid: editor.uuid, level: 'view', tenant_uuid: t.tenantUuid }), 400, 'bad_request');
+    const unknown = expectError(
+      await doc.owner.api.put(base, { user_uuid: editor.uuid, level: 'view', tenant_uuid: t.tenantUuid }),
+      400,
+      'bad_request',
+    );
     expect(unknown.details.map((d) => d.field)).toContain('tenant_uuid');
-    expectError(await doc.owner.api.put(`/documents/${crypto.randomUUID()}/grants`, { user_uuid: editor.uuid, level: 'view' }), 404, 'not_found');
+    expectError(
+      await doc.owner.api.put(`/documents/${crypto.randomUUID()}/grants`, { user_uuid: editor.uuid, level: 'view' }),
+      404,
+      'not_found',
+    );
 
     const after = await doc.owner.api.get(`/documents/${doc.uuid}`);
     expect(after.body.data.record.grants.map((g: any) => [g.user_uuid, g.level])).toEqual([
@@ -193,7 +223,11 @@ describe('shareable resources (extension)', () => {
     expect((await grantee.api.get(`/documents/${doc.uuid}`)).body.data.access_source).toBe('visible_entity');
     // The type and permission checks moved onto that one read: another type's path is still 404, a non-manager still 403.
     expectError(await doc.owner.api.put(`/playbooks/${doc.uuid}/grants`, { user_uuid: grantee.uuid, level: 'view' }), 404, 'not_found');
-    expectError(await grantee.api.put(`/documents/${doc.uuid}/grants`, { user_uuid: crypto.randomUUID(), level: 'view' }), 403, 'forbidden');
+    expectError(
+      await grantee.api.put(`/documents/${doc.uuid}/grants`, { user_uuid: crypto.randomUUID(), level: 'view' }),
+      403,
+      'forbidden',
+    );
   });
 
   it('refuses creation by viewers and bad bodies', async () => {
@@ -224,14 +258,35 @@ describe('access requests', () => {
     expect(res.body.data.type).toBe('access_request');
     expect(res.body.data.outcome).toBe('created');
     const rec = res.body.data.record;
-    expect(rec).toMatchObject({ shareable_type: 'documents', shareable_uuid: doc.uuid, requester_uuid: requester.uuid, requested_level: 'comment', message: 'Please let me comment', status: 'pending', resolved_at: null, resolved_by_uuid: null });
+    expect(rec).toMatchObject({
+      shareable_type: 'documents',
+      shareable_uuid: doc.uuid,
+      requester_uuid: requester.uuid,
+      requested_level: 'comment',
+      message: 'Please let me comment',
+      status: 'pending',
+      resolved_at: null,
+      resolved_by_uuid: null,
+    });
     expect(rec.last_email_sent_at).toBe(rec.created_at);
     expect(await mine(requester.api, `/documents/${doc.uuid}`)).toEqual(rec);
 
     for (const who of [doc.owner, doc.manager]) {
       const notes = await notificationsOf(who.api);
       expect(notes).toHaveLength(1);
-      expect(notes[0]).toMatchObject({ kind: 'access_request.created', recipient_uuid: who.uuid, actor_uuid: requester.uuid, actor_display_name: 'Rita Requester', subject_type: 'access_request', subject_uuid: rec.uuid, shareable_type: 'documents', shareable_uuid: doc.uuid, shareable_title: doc.title, requested_level: 'comment', message: 'Please let me comment' });
+      expect(notes[0]).toMatchObject({
+        kind: 'access_request.created',
+        recipient_uuid: who.uuid,
+        actor_uuid: requester.uuid,
+        actor_display_name: 'Rita Requester',
+        subject_type: 'access_request',
+        subject_uuid: rec.uuid,
+        shareable_type: 'documents',
+        shareable_uuid: doc.uuid,
+        shareable_title: doc.title,
+        requested_level: 'comment',
+        message: 'Please let me comment',
+      });
       const [mail] = await waitForEmails(who.email, 1);
       expect(mail!.to).toEqual([who.email]);
       expect(mail!.subject).toContain('Rita Requester');
@@ -257,7 +312,13 @@ describe('access requests', () => {
     const upgraded = await requester.api.post(`${path}/access_requests`, { requested_level: 'edit' });
     expect(upgraded.status).toBe(200);
     expect(upgraded.body.data.outcome).toBe('upgraded');
-    expect(upgraded.body.data.record).toMatchObject({ uuid: created.record.uuid, requested_level: 'edit', message: 'first', created_at: created.record.created_at, status: 'pending' });
+    expect(upgraded.body.data.record).toMatchObject({
+      uuid: created.record.uuid,
+      requested_level: 'edit',
+      message: 'first',
+      created_at: created.record.created_at,
+      status: 'pending',
+    });
 
     const lower = (await requester.api.post(`${path}/access_requests`, { requested_level: 'comment' })).body.data;
     expect(lower.outcome).toBe('unchanged');
@@ -284,14 +345,23 @@ describe('access requests', () => {
     const editor = await t.user();
     await doc.owner.api.put(`/documents/${doc.uuid}/grants`, { user_uuid: editor.uuid, level: 'edit' });
     const path = `/documents/${doc.uuid}`;
-    for (const [api, level] of [[doc.owner.api, 'manage'], [t.admin, 'manage'], [doc.manager.api, 'manage'], [editor.api, 'comment'], [editor.api, 'edit']] as const) {
+    for (const [api, level] of [
+      [doc.owner.api, 'manage'],
+      [t.admin, 'manage'],
+      [doc.manager.api, 'manage'],
+      [editor.api, 'comment'],
+      [editor.api, 'edit'],
+    ] as const) {
       const res = await api.post(`${path}/access_requests`, { requested_level: level });
       expect(res.status).toBe(200);
       expect(res.body.data).toEqual({ type: 'access_request', record: null, outcome: 'already_satisfied' });
     }
     // Asking for more than the grant is a real request.
     expect((await editor.api.post(`${path}/access_requests`, { requested_level: 'manage' })).body.data.outcome).toBe('created');
-    expect((await editor.api.post(`${path}/access_requests`, { requested_level: 'view' })).body.data).toMatchObject({ outcome: 'already_satisfied', record: { requested_level: 'manage', status: 'pending' } });
+    expect((await editor.api.post(`${path}/access_requests`, { requested_level: 'view' })).body.data).toMatchObject({
+      outcome: 'already_satisfied',
+      record: { requested_level: 'manage', status: 'pending' },
+    });
     expect(await notificationsOf(doc.owner.api)).toHaveLength(1);
   });
 
@@ -317,7 +387,9 @@ describe('access requests', () => {
     expect(granted.status).toBe(200);
     expect(await mine(requester.api, path)).toBeNull();
     expect((await requester.api.post(`${path}/access_requests/resend`)).body.status).toBe('no_pending_request');
-    expect((await requester.api.post(`${path}/access_requests`, { requested_level: 'comment' })).body.data.outcome).toBe('already_satisfied');
+    expect((await requester.api.post(`${path}/access_requests`, { requested_level: 'comment' })).body.data.outcome).toBe(
+      'already_satisfied',
+    );
 
     // A later request is a new one, with new notices.
     const next = (await requester.api.post(`${path}/access_requests`, { requested_level: 'manage' })).body.data;
@@ -335,7 +407,10 @@ describe('access requests', () => {
     const doc = await sharedDoc(t);
     const requester = await t.user();
     const path = `/documents/${doc.uuid}`;
-    expect((await requester.api.post(`${path}/access_requests/resend`)).body).toEqual({ status: 'no_pending_request', next_resend_at: null });
+    expect((await requester.api.post(`${path}/access_requests/resend`)).body).toEqual({
+      status: 'no_pending_request',
+      next_resend_at: null,
+    });
 
     const created = (await requester.api.post(`${path}/access_requests`, { requested_level: 'comment' })).body.data.record;
     const throttled = await requester.api.post(`${path}/access_requests/resend`);
@@ -364,7 +439,9 @@ describe('access requests', () => {
     const doc = await sharedDoc(t);
     const requester = await t.user();
     const path = `/documents/${doc.uuid}`;
-    const results = await Promise.all(Array.from({ length: 6 }, () => requester.api.post(`${path}/access_requests`, { requested_level: 'edit' })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => requester.api.post(`${path}/access_requests`, { requested_level: 'edit' })),
+    );
     expect(results.map((r) => r.status)).toEqual(Array(6).fill(200));
     const outcomes = results.map((r) => r.body.data.outcome);
     expect(outcomes.filter((o) => o === 'created')).toHaveLength(1);
@@ -406,20 +483,36 @@ describe('access requests', () => {
     }
     // The owner's own tenant, named with another tenant's prefix, is 404 too.
     expectError(await doc.owner.api.get(`/documents/${other.tenantUuid}_${doc.uuid}`), 404, 'not_found');
-    expectError(await doc.owner.api.post(`/documents/${other.tenantUuid}_${doc.uuid}/access_requests`, { requested_level: 'view' }), 404, 'not_found');
-    expectError(await doc.owner.api.post(`/documents/${crypto.randomUUID()}/access_requests`, { requested_level: 'view' }), 404, 'not_found');
+    expectError(
+      await doc.owner.api.post(`/documents/${other.tenantUuid}_${doc.uuid}/access_requests`, { requested_level: 'view' }),
+      404,
+      'not_found',
+    );
+    expectError(
+      await doc.owner.api.post(`/documents/${crypto.randomUUID()}/access_requests`, { requested_level: 'view' }),
+      404,
+      'not_found',
+    );
   });
 
   it('refuses bad bodies: 400 for unknown fields, wrong types and bad JSON, 422 for a bad level', async () => {
     const doc = await sharedDoc(t);
     const requester = await t.user();
     const url = `/documents/${doc.uuid}/access_requests`;
-    const unknown = expectError(await requester.api.post(url, { requested_level: 'view', requester_uuid: doc.owner.uuid }), 400, 'bad_request');
+    const unknown = expectError(
+      await requester.api.post(url, { requested_level: 'view', requester_uuid: doc.owner.uuid }),
+      400,
+      'bad_request',
+    );
     expect(unknown.details.map((d) => d.field)).toEqual(['requester_uuid']);
     expectError(await requester.api.post(url, { requested_level: 3 }), 400, 'bad_request');
     expectError(await requester.api.post(url, {}), 400, 'bad_request');
     expectError(await requester.api.post(url, { requested_level: 'view', message: 42 }), 400, 'bad_request');
-    expectError(await requester.api.request('POST', url, '{"requested_level":', { 'content-type': 'application/json' }), 400, 'bad_request');
+    expectError(
+      await requester.api.request('POST', url, '{"requested_level":', { 'content-type': 'application/json' }),
+      400,
+      'bad_request',
+    );
     expectError(await requester.api.post(url, { requested_level: 'admin' }), 422, 'validation_failed');
     expectError(await requester.api.post(url, { requested_level: 'view', message: 'x'.repeat(2001) }), 422, 'validation_failed');
     expectError(await requester.api.post(`${url}/resend`, { force: true }), 400, 'bad_request');
@@ -428,16 +521,22 @@ describe('access requests', () => {
 });
 
 describe('GET /notifications', () => {
-  it('lists only the caller\'s notifications, newest first, paginated', async () => {
+  it("lists only the caller's notifications, newest first, paginated", async () => {
     const t = await newTenant();
     const doc = await sharedDoc(t, 'playbooks');
     const requesters = [await t.user(), await t.user(), await t.user()];
     const uuids: string[] = [];
-    for (const r of requesters) uuids.push((await r.api.post(`/playbooks/${doc.uuid}/access_requests`, { requested_level: 'view' })).body.data.record.uuid);
+    for (const r of requesters)
+      uuids.push((await r.api.post(`/playbooks/${doc.uuid}/access_requests`, { requested_level: 'view' })).body.data.record.uuid);
 
     const page1 = await doc.owner.api.get('/notifications?per_page=2&count=true');
     expect(page1.status).toBe(200);
-    expect(page1.body.data).toMatchObject({ type: 'notification', checks: {}, filters: {}, pagy: { page: 1, per_page: 2, next: 2, prev: null, count: 3 } });
+    expect(page1.body.data).toMatchObject({
+      type: 'notification',
+      checks: {},
+      filters: {},
+      pagy: { page: 1, per_page: 2, next: 2, prev: null, count: 3 },
+    });
     const page2 = await doc.owner.api.get('/notifications?per_page=2&page=2');
     expect(page2.body.data.pagy.next).toBeNull();
     const all = [...page1.body.data.records, ...page2.body.data.records];

@@ -28,18 +28,18 @@ import { streamRecord } from '../support/stream-records.ts';
  * run the processor in this process on stream records built from the items as stored.
  */
 
-
 const data = (tenantId: string): DataCtx => ({ tenantId, db: instrument(createDynamoClient()) });
 
 async function rawItem(key: { PK: string; SK: string }) {
   return (await data('x').db.send(new GetCommand({ TableName: config.tableName, Key: key, ConsistentRead: true }))).Item!;
 }
 
-
 /** The processor with a recording queue in this process (the local stack's own queues are out of reach). */
 function processorWithQueue() {
   const sent: Array<{ queue: string; body: any }> = [];
-  installLocalQueues({ send: async (queue: string, body: unknown) => (sent.push({ queue, body }), randomUUID()) } as unknown as LocalQueues);
+  installLocalQueues({
+    send: async (queue: string, body: unknown) => (sent.push({ queue, body }), randomUUID()),
+  } as unknown as LocalQueues);
   const handler = streamProcessor({ projections, data: async (tenantId) => data(tenantId), log: logger });
   return { handler, sent };
 }
@@ -67,7 +67,13 @@ describe('derived state from the change stream', () => {
     await checkin(t.admin, { goal_uuid: I2.uuid, value: 20 });
     expect((await goalNow(t.admin, O)).current_progress).toBe(10);
     // The child's new progress is committed; the request "died" before refreshing its ancestors.
-    await mutateEntity(data(t.tenantUuid), goalEntity, I1.uuid, (s) => ({ ...s.record, current_progress: 80 }) as GoalRecord, () => new Error('gone') as never);
+    await mutateEntity(
+      data(t.tenantUuid),
+      goalEntity,
+      I1.uuid,
+      (s) => ({ ...s.record, current_progress: 80 }) as GoalRecord,
+      () => new Error('gone') as never,
+    );
     await eventually(async () => {
       expect((await goalNow(t.admin, K)).current_progress).toBe(50);
       expect((await goalNow(t.admin, O)).current_progress).toBe(50);
@@ -80,7 +86,13 @@ describe('derived state from the change stream', () => {
     expect((await goalNow(t.admin, K)).current_progress).toBe(50);
     // I2 moves to another parent without any refresh: K must now average I1 alone.
     const other = await goal(t.admin, 'key_results', { title: 'K2', time_period_uuid: period.uuid });
-    await mutateEntity(data(t.tenantUuid), goalEntity, I2.uuid, (s) => ({ ...s.record, parent_links: [{ parent_uuid: other.uuid, contribution_percent: 100 }] }) as GoalRecord, () => new Error('gone') as never);
+    await mutateEntity(
+      data(t.tenantUuid),
+      goalEntity,
+      I2.uuid,
+      (s) => ({ ...s.record, parent_links: [{ parent_uuid: other.uuid, contribution_percent: 100 }] }) as GoalRecord,
+      () => new Error('gone') as never,
+    );
     await eventually(async () => {
       expect((await goalNow(t.admin, K)).current_progress).toBe(100);
       expect((await goalNow(t.admin, O)).current_progress).toBe(100);
@@ -92,14 +104,37 @@ describe('derived state from the change stream', () => {
     await checkin(t.admin, { goal_uuid: g.uuid, value: 10, checkin_date: '2025-01-01' });
     const now = new Date().toISOString();
     const c: CheckinRecord = {
-      uuid: randomUUID(), goal_uuid: g.uuid, goal_type: 'key_result', metric_uuid: null, value: 42, progress: 42, score: null, checkin_date: '2025-02-01', status: 'on_track',
-      note: null, creator_uuid: t.adminUuid, updated_by_uuid: t.adminUuid, source_type: null, source_info: {}, mentioned_entities: {}, label_uuids: [], created_at: now, updated_at: now,
+      uuid: randomUUID(),
+      goal_uuid: g.uuid,
+      goal_type: 'key_result',
+      metric_uuid: null,
+      value: 42,
+      progress: 42,
+      score: null,
+      checkin_date: '2025-02-01',
+      status: 'on_track',
+      note: null,
+      creator_uuid: t.adminUuid,
+      updated_by_uuid: t.adminUuid,
+      source_type: null,
+      source_info: {},
+      mentioned_entities: {},
+      label_uuids: [],
+      created_at: now,
+      updated_at: now,
     };
     const ctx = data(t.tenantUuid);
     const tx = new WriteTx(ctx).create(checkinEntity, c);
     tx.putSide(checkinOrderItemKey(ctx.tenantId, g.uuid, checkinOrderKey(c)), { id: c.uuid, kind: 'checkin_order' });
     await tx.commit();
-    await eventually(async () => expect(await goalNow(t.admin, g)).toMatchObject({ current_value: 42, current_progress: 42, current_status: 'on_track', last_checkin_date: '2025-02-01' }));
+    await eventually(async () =>
+      expect(await goalNow(t.admin, g)).toMatchObject({
+        current_value: 42,
+        current_progress: 42,
+        current_status: 'on_track',
+        last_checkin_date: '2025-02-01',
+      }),
+    );
   });
 
   it('applies the same batch twice to the same state: rollups and current values are replay-safe', async () => {
@@ -110,7 +145,17 @@ describe('derived state from the change stream', () => {
     const item = await rawItem(keys.entity(t.tenantUuid, 'goal', I1.uuid));
     const stale = { ...item, rec: { ...item.rec, current_progress: 0 } };
     const { handler } = processorWithQueue();
-    const batch = { Records: [streamRecord('MODIFY', keys.entity(t.tenantUuid, 'goal', I1.uuid), stale, item), streamRecord('MODIFY', keys.entity(t.tenantUuid, 'goal', K.uuid), undefined, await rawItem(keys.entity(t.tenantUuid, 'goal', K.uuid)))] };
+    const batch = {
+      Records: [
+        streamRecord('MODIFY', keys.entity(t.tenantUuid, 'goal', I1.uuid), stale, item),
+        streamRecord(
+          'MODIFY',
+          keys.entity(t.tenantUuid, 'goal', K.uuid),
+          undefined,
+          await rawItem(keys.entity(t.tenantUuid, 'goal', K.uuid)),
+        ),
+      ],
+    };
     for (let round = 0; round < 3; round++) expect((await handler(batch)).batchItemFailures).toEqual([]);
     const after = await Promise.all([O, K, I1].map((g) => getEntity(ctx, goalEntity, g.uuid, true)));
     // Nothing moved: same records, same versions (no write at all on a replay of what is already applied).
@@ -126,7 +171,10 @@ describe('derived state from the change stream', () => {
     // The same goal item under the other tenant's key prefix names a goal that tenant does not have.
     const foreign = { ...item, PK: keys.entity(other.t.tenantUuid, 'goal', I1.uuid).PK };
     const { handler } = processorWithQueue();
-    expect((await handler({ Records: [streamRecord('MODIFY', keys.entity(other.t.tenantUuid, 'goal', I1.uuid), undefined, foreign)] })).batchItemFailures).toEqual([]);
+    expect(
+      (await handler({ Records: [streamRecord('MODIFY', keys.entity(other.t.tenantUuid, 'goal', I1.uuid), undefined, foreign)] }))
+        .batchItemFailures,
+    ).toEqual([]);
     expect((await goalNow(t.admin, K)).current_progress).toBe(20);
     expect(await getEntity(data(other.t.tenantUuid), goalEntity, K.uuid, true)).toBeUndefined();
   });
@@ -163,9 +211,13 @@ describe('access-request notices from the change stream', () => {
     }
     // Every replay hands the worker the same deliveries (the worker skips notices already e-mailed).
     expect(sent).toHaveLength(3);
-    const deliveries = sent.map((s) => JSON.stringify([...s.body.deliveries].sort((a: any, b: any) => a.recipient_uuid.localeCompare(b.recipient_uuid))));
+    const deliveries = sent.map((s) =>
+      JSON.stringify([...s.body.deliveries].sort((a: any, b: any) => a.recipient_uuid.localeCompare(b.recipient_uuid))),
+    );
     expect(new Set(deliveries).size).toBe(1);
-    const notesByRecipient = new Map((await Promise.all([owner, manager].map((w) => listAll(w.api, '/notifications')))).flat().map((n) => [n.recipient_uuid, n.uuid]));
+    const notesByRecipient = new Map(
+      (await Promise.all([owner, manager].map((w) => listAll(w.api, '/notifications')))).flat().map((n) => [n.recipient_uuid, n.uuid]),
+    );
     for (const d of sent[0]!.body.deliveries) expect(d.notification_uuid).toBe(notesByRecipient.get(d.recipient_uuid));
   });
 
@@ -176,7 +228,10 @@ describe('access-request notices from the change stream', () => {
     const later = { ...item, notice: { ...item.notice, at: new Date(Date.now() + 1000).toISOString() } };
     const upgrade = { ...item, requested_level: 'manage', notice: undefined };
     const { handler, sent } = processorWithQueue();
-    expect((await handler({ Records: [streamRecord('MODIFY', key, item, later), streamRecord('MODIFY', key, later, upgrade)] })).batchItemFailures).toEqual([]);
+    expect(
+      (await handler({ Records: [streamRecord('MODIFY', key, item, later), streamRecord('MODIFY', key, later, upgrade)] }))
+        .batchItemFailures,
+    ).toEqual([]);
     expect((await listAll(owner.api, '/notifications')).filter((n) => n.subject_uuid === request.uuid)).toHaveLength(2);
     expect(sent).toHaveLength(1);
   });
@@ -188,7 +243,9 @@ describe('access-request notices from the change stream', () => {
     const record = streamRecord('INSERT', key, undefined, await rawItem(key));
     const unrelated = streamRecord('INSERT', { PK: keys.misc(t.tenantUuid, 'other', 'x').PK, SK: '#' }, undefined, { kind: 'other' });
     // Partial failure: only the failed record is reported (by sequence number), the event source retries from it.
-    expect((await handler({ Records: [unrelated, record] })).batchItemFailures).toEqual([{ itemIdentifier: record.dynamodb!.SequenceNumber }]);
+    expect((await handler({ Records: [unrelated, record] })).batchItemFailures).toEqual([
+      { itemIdentifier: record.dynamodb!.SequenceNumber },
+    ]);
     // A batch that fails whole throws, so the event source bisects it (BisectBatchOnFunctionError).
     await expect(handler({ Records: [record] })).rejects.toThrow(/All records failed/);
   });

@@ -27,14 +27,42 @@ describe('teams', () => {
   });
 
   it('creates, gets, lists and updates a team with every record field', async () => {
-    const res = await t.admin.post('/rest/v2/teams', { name: 'Platform', owner_uuids: [owner.uuid], member_uuids: [member.uuid, owner.uuid, member.uuid] });
+    const res = await t.admin.post('/rest/v2/teams', {
+      name: 'Platform',
+      owner_uuids: [owner.uuid],
+      member_uuids: [member.uuid, owner.uuid, member.uuid],
+    });
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ type: 'team', access_source: 'admin', checks: { can_update: true, can_delete: true } });
     const rec = res.body.data.record;
     expect(Object.keys(rec).sort()).toEqual(
-      ['uuid', 'name', 'display_name', 'parent_uuid', 'owner_uuids', 'member_uuids', 'status', 'is_org', 'depth', 'creator_uuid', 'team_memberships', 'created_at', 'updated_at'].sort(),
+      [
+        'uuid',
+        'name',
+        'display_name',
+        'parent_uuid',
+        'owner_uuids',
+        'member_uuids',
+        'status',
+        'is_org',
+        'depth',
+        'creator_uuid',
+        'team_memberships',
+        'created_at',
+        'updated_at',
+      ].sort(),
     );
-    expect(rec).toMatchObject({ name: 'Platform', display_name: 'Platform', parent_uuid: null, owner_uuids: [owner.uuid], member_uuids: [member.uuid, owner.uuid], status: 'active', is_org: false, depth: 0, creator_uuid: t.adminUuid });
+    expect(rec).toMatchObject({
+      name: 'Platform',
+      display_name: 'Platform',
+      parent_uuid: null,
+      owner_uuids: [owner.uuid],
+      member_uuids: [member.uuid, owner.uuid],
+      status: 'active',
+      is_org: false,
+      depth: 0,
+      creator_uuid: t.adminUuid,
+    });
     // one membership per user; an owner listed as member too is one membership with role owner
     expect(rec.team_memberships).toHaveLength(2);
     expect(rec.team_memberships).toEqual(
@@ -52,7 +80,13 @@ describe('teams', () => {
 
     const upd = await t.admin.put(`/rest/v2/teams/${rec.uuid}`, { display_name: 'Platform Eng', is_org: true, member_uuids: [] });
     expect(upd.status).toBe(200);
-    expect(upd.body.data.record).toMatchObject({ name: 'Platform', display_name: 'Platform Eng', is_org: true, member_uuids: [], owner_uuids: [owner.uuid] });
+    expect(upd.body.data.record).toMatchObject({
+      name: 'Platform',
+      display_name: 'Platform Eng',
+      is_org: true,
+      member_uuids: [],
+      owner_uuids: [owner.uuid],
+    });
     expect(upd.body.data.record.team_memberships).toEqual([expect.objectContaining({ user_uuid: owner.uuid, role: 'owner' })]);
     expect(upd.body.data.record.updated_at >= rec.updated_at).toBe(true);
     expect(upd.body.data.record.created_at).toBe(rec.created_at);
@@ -77,12 +111,16 @@ describe('teams', () => {
     expectError(await t.admin.post('/rest/v2/teams', { name: 'x', status: 'deleted' }), 422, 'validation_failed');
     expectError(await t.admin.post('/rest/v2/teams', { name: 'x', parent_uuid: 'not-a-uuid' }), 422, 'validation_failed');
     // nothing of the refused writes was stored
-    expect((await listAll(t.admin, '/rest/v2/teams?q[name_eq]=x'))).toEqual([]);
+    expect(await listAll(t.admin, '/rest/v2/teams?q[name_eq]=x')).toEqual([]);
   });
 
   it('owners and members must be users of the tenant; the parent a team of the tenant (422 naming the uuid)', async () => {
     const ghost = randomUUID();
-    const e1 = expectError(await t.admin.post('/rest/v2/teams', { name: 'bad users', owner_uuids: [owner.uuid, ghost], member_uuids: [other.adminUuid] }), 422, 'validation_failed');
+    const e1 = expectError(
+      await t.admin.post('/rest/v2/teams', { name: 'bad users', owner_uuids: [owner.uuid, ghost], member_uuids: [other.adminUuid] }),
+      422,
+      'validation_failed',
+    );
     expect(e1.details).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ field: 'owner_uuids', code: 'not_found', message: expect.stringContaining(ghost) }),
@@ -91,12 +129,16 @@ describe('teams', () => {
     );
     expect(e1.details.some((d) => d.message.includes(owner.uuid))).toBe(false);
     const foreign = await mkTeam(other.admin, {});
-    const e2 = expectError(await t.admin.post('/rest/v2/teams', { name: 'bad parent', parent_uuid: foreign.uuid }), 422, 'validation_failed');
+    const e2 = expectError(
+      await t.admin.post('/rest/v2/teams', { name: 'bad parent', parent_uuid: foreign.uuid }),
+      422,
+      'validation_failed',
+    );
     expect(e2.details[0]).toMatchObject({ field: 'parent_uuid', code: 'not_found' });
     const team = await mkTeam(t.admin, {});
     expectError(await t.admin.put(`/rest/v2/teams/${team.uuid}`, { parent_uuid: randomUUID() }), 422, 'validation_failed');
     expectError(await t.admin.put(`/rest/v2/teams/${team.uuid}`, { member_uuids: [ghost] }), 422, 'validation_failed');
-    expect((await listAll(t.admin, '/rest/v2/teams?q[name_in]=bad users,bad parent'))).toEqual([]);
+    expect(await listAll(t.admin, '/rest/v2/teams?q[name_in]=bad users,bad parent')).toEqual([]);
   });
 
   it('isolates tenants: another tenant’s team, or no team at all, is 404', async () => {
@@ -126,7 +168,13 @@ describe('teams', () => {
     // an owner (member role): attributes, owners and members; the same parent sent back is not a move
     const asOwner = await owner.api.get(`/rest/v2/teams/${team.uuid}`);
     expect(asOwner.body.data).toMatchObject({ access_source: 'owner', checks: { can_update: true, can_delete: false } });
-    const upd = await owner.api.put(`/rest/v2/teams/${team.uuid}`, { display_name: 'Owned', member_uuids: [member.uuid], owner_uuids: [owner.uuid, viewer.uuid], status: 'active', parent_uuid: parent.uuid });
+    const upd = await owner.api.put(`/rest/v2/teams/${team.uuid}`, {
+      display_name: 'Owned',
+      member_uuids: [member.uuid],
+      owner_uuids: [owner.uuid, viewer.uuid],
+      status: 'active',
+      parent_uuid: parent.uuid,
+    });
     expect(upd.status).toBe(200);
     expect(upd.body.data.record).toMatchObject({ display_name: 'Owned', member_uuids: [member.uuid], parent_uuid: parent.uuid, depth: 1 });
     expectError(await owner.api.put(`/rest/v2/teams/${team.uuid}`, { parent_uuid: elsewhere.uuid }), 403, 'forbidden');
@@ -151,7 +199,9 @@ describe('teams', () => {
     expect((await owner.api.put(`/rest/v2/teams/${team.uuid}`, { owner_uuids: [viewer.uuid] })).status).toBe(200);
     expectError(await owner.api.put(`/rest/v2/teams/${team.uuid}`, { display_name: 'again' }), 403, 'forbidden');
     // admins move and delete
-    expect((await t.admin.put(`/rest/v2/teams/${team.uuid}`, { parent_uuid: elsewhere.uuid })).body.data.record.parent_uuid).toBe(elsewhere.uuid);
+    expect((await t.admin.put(`/rest/v2/teams/${team.uuid}`, { parent_uuid: elsewhere.uuid })).body.data.record.parent_uuid).toBe(
+      elsewhere.uuid,
+    );
     expect((await t.admin.delete(`/rest/v2/teams/${team.uuid}`)).status).toBe(200);
   });
 
@@ -170,7 +220,10 @@ describe('teams', () => {
     expect(await Promise.all([x, a, b, c, c2].map((s) => depthOf(t.admin, s.uuid)))).toEqual([0, 1, 2, 3, 3]);
 
     // b to the root: b's subtree goes up two levels, a stays
-    expect((await t.admin.put(`/rest/v2/teams/${b.uuid}`, { parent_uuid: null })).body.data.record).toMatchObject({ parent_uuid: null, depth: 0 });
+    expect((await t.admin.put(`/rest/v2/teams/${b.uuid}`, { parent_uuid: null })).body.data.record).toMatchObject({
+      parent_uuid: null,
+      depth: 0,
+    });
     expect(await Promise.all([a, b, c, c2].map((s) => depthOf(t.admin, s.uuid)))).toEqual([1, 0, 1, 1]);
 
     // b back under a: down two levels
@@ -186,28 +239,38 @@ describe('teams', () => {
     expect(ids(await listAll(t.admin, `/rest/v2/teams?q[parent_uuid_eq]=${b.uuid}`))).toEqual([c.uuid, c2.uuid]);
   });
 
-  it('never stores a cycle under concurrent moves (many rounds), and depths stay true', async () => {
-    for (let round = 0; round < 20; round++) {
-      const [a, b, c] = await Promise.all([mkTeam(t.admin, {}), mkTeam(t.admin, {}), mkTeam(t.admin, {})]);
-      // a under b, b under c, c under a: at most two can commit
-      const moves = [[a, b], [b, c], [c, a]] as const;
-      const results = await Promise.all(moves.map(([child, parent]) => t.admin.put(`/rest/v2/teams/${child.uuid}`, { parent_uuid: parent.uuid })));
-      for (const r of results) expect([200, 422], JSON.stringify(r.body)).toContain(r.status);
-      expect(results.filter((r) => r.status === 200).length).toBeLessThanOrEqual(2);
-      const stored = new Map<string, any>();
-      for (const team of [a, b, c]) stored.set(team.uuid, (await t.admin.get(`/rest/v2/teams/${team.uuid}`)).body.data.record);
-      for (const team of stored.values()) {
-        const seen = new Set<string>();
-        let depth = -1;
-        for (let at: any = team; at; at = at.parent_uuid ? stored.get(at.parent_uuid) : undefined) {
-          expect(seen.has(at.uuid), `cycle in round ${round}`).toBe(false);
-          seen.add(at.uuid);
-          depth++;
+  it(
+    'never stores a cycle under concurrent moves (many rounds), and depths stay true',
+    async () => {
+      for (let round = 0; round < 20; round++) {
+        const [a, b, c] = await Promise.all([mkTeam(t.admin, {}), mkTeam(t.admin, {}), mkTeam(t.admin, {})]);
+        // a under b, b under c, c under a: at most two can commit
+        const moves = [
+          [a, b],
+          [b, c],
+          [c, a],
+        ] as const;
+        const results = await Promise.all(
+          moves.map(([child, parent]) => t.admin.put(`/rest/v2/teams/${child.uuid}`, { parent_uuid: parent.uuid })),
+        );
+        for (const r of results) expect([200, 422], JSON.stringify(r.body)).toContain(r.status);
+        expect(results.filter((r) => r.status === 200).length).toBeLessThanOrEqual(2);
+        const stored = new Map<string, any>();
+        for (const team of [a, b, c]) stored.set(team.uuid, (await t.admin.get(`/rest/v2/teams/${team.uuid}`)).body.data.record);
+        for (const team of stored.values()) {
+          const seen = new Set<string>();
+          let depth = -1;
+          for (let at: any = team; at; at = at.parent_uuid ? stored.get(at.parent_uuid) : undefined) {
+            expect(seen.has(at.uuid), `cycle in round ${round}`).toBe(false);
+            seen.add(at.uuid);
+            depth++;
+          }
+          expect(team.depth, `depth in round ${round}`).toBe(depth);
         }
-        expect(team.depth, `depth in round ${round}`).toBe(depth);
       }
-    }
-  }, RACE_TIMEOUT_MS);
+    },
+    RACE_TIMEOUT_MS,
+  );
 
   it('creates sub-teams under one parent concurrently, each with the right depth', async () => {
     const root = await mkTeam(t.admin, {});
@@ -231,12 +294,20 @@ describe('teams', () => {
     expect((await t.admin.put(`/rest/v2/teams/${sub.uuid}`, { status: 'archived' })).status).toBe(200);
     const del = await t.admin.delete(`/rest/v2/teams/${doomed.uuid}`);
     expect(del.status).toBe(200);
-    expect(del.body.data).toMatchObject({ type: 'team', access_source: 'admin', record: { uuid: doomed.uuid, parent_uuid: top.uuid, depth: 1, owner_uuids: [owner.uuid] } });
+    expect(del.body.data).toMatchObject({
+      type: 'team',
+      access_source: 'admin',
+      record: { uuid: doomed.uuid, parent_uuid: top.uuid, depth: 1, owner_uuids: [owner.uuid] },
+    });
     expectError(await t.admin.get(`/rest/v2/teams/${doomed.uuid}`), 404, 'not_found');
     expectError(await t.admin.delete(`/rest/v2/teams/${doomed.uuid}`), 404, 'not_found');
 
     // the archived sub-team is detached with its own subtree; nothing points at the deleted team
-    expect((await t.admin.get(`/rest/v2/teams/${sub.uuid}`)).body.data.record).toMatchObject({ parent_uuid: null, depth: 0, status: 'archived' });
+    expect((await t.admin.get(`/rest/v2/teams/${sub.uuid}`)).body.data.record).toMatchObject({
+      parent_uuid: null,
+      depth: 0,
+      status: 'archived',
+    });
     expect(await depthOf(t.admin, subsub.uuid)).toBe(1);
     expect(await listAll(t.admin, `/rest/v2/teams?q[parent_uuid_eq]=${doomed.uuid}`)).toEqual([]);
     expect(ids(await listAll(t.admin, `/rest/v2/teams?q[team_memberships_user_uuid_eq]=${member.uuid}`))).not.toContain(doomed.uuid);
@@ -262,11 +333,17 @@ describe('teams', () => {
     const s = await newTenant();
     const many: string[] = [];
     for (let i = 0; i < 5; i++) {
-      const batch = await Promise.all(Array.from({ length: 10 }, () => s.admin.post('/rest/v2/users', { user: { email: `u-${randomUUID().slice(0, 8)}@example.test` } })));
+      const batch = await Promise.all(
+        Array.from({ length: 10 }, () => s.admin.post('/rest/v2/users', { user: { email: `u-${randomUUID().slice(0, 8)}@example.test` } })),
+      );
       many.push(...batch.map((r) => r.body.data.record.uuid));
     }
     // 50 owners who are also members: entity + 50 member entries + 50 owner entries = 101 items
-    const e = expectError(await s.admin.post('/rest/v2/teams', { name: 'huge', owner_uuids: many, member_uuids: many }), 422, 'validation_failed');
+    const e = expectError(
+      await s.admin.post('/rest/v2/teams', { name: 'huge', owner_uuids: many, member_uuids: many }),
+      422,
+      'validation_failed',
+    );
     expect(e.details[0]).toMatchObject({ code: 'too_many' });
     expect((await s.admin.post('/rest/v2/teams', { name: 'fits', owner_uuids: many.slice(0, 49) })).status).toBe(201);
 
@@ -291,7 +368,13 @@ describe('teams', () => {
       s = await newTenant();
       [alice, bob] = await Promise.all([s.user({ display_name: 'Alice' }), s.user({ display_name: 'Bob' })]);
       org = await mkTeam(s.admin, { name: 'acme', display_name: 'ACME Corp', is_org: true, owner_uuids: [alice.uuid] });
-      eng = await mkTeam(s.admin, { name: 'eng', display_name: 'Engineering', parent_uuid: org.uuid, owner_uuids: [bob.uuid], member_uuids: [alice.uuid] });
+      eng = await mkTeam(s.admin, {
+        name: 'eng',
+        display_name: 'Engineering',
+        parent_uuid: org.uuid,
+        owner_uuids: [bob.uuid],
+        member_uuids: [alice.uuid],
+      });
       web = await mkTeam(s.admin, { name: 'web', display_name: 'Web Platform', parent_uuid: eng.uuid, member_uuids: [bob.uuid] });
       sales = await mkTeam(s.admin, { name: 'sales', display_name: 'Sales', parent_uuid: org.uuid, status: 'archived' });
     });
@@ -338,7 +421,12 @@ describe('teams', () => {
       expect(res.status).toBe(200);
       expect(res.body.data.filters).toEqual({ depth_gteq: 1, is_org_false: true });
       expect(ids(res.body.data.records)[0]).toBe(web.uuid);
-      expect(ids((await s.admin.get('/rest/v2/teams?q[s]=name asc')).body.data.records)).toEqual([org.uuid, eng.uuid, sales.uuid, web.uuid]);
+      expect(ids((await s.admin.get('/rest/v2/teams?q[s]=name asc')).body.data.records)).toEqual([
+        org.uuid,
+        eng.uuid,
+        sales.uuid,
+        web.uuid,
+      ]);
       const attr = expectError(await s.admin.get('/rest/v2/teams?q[color_eq]=red'), 400, 'bad_request');
       expect(attr.details[0]).toMatchObject({ field: 'q[color_eq]', code: 'unknown_attribute' });
       const pred = expectError(await s.admin.get('/rest/v2/teams?q[name_like]=x'), 400, 'bad_request');
@@ -385,6 +473,9 @@ describe('teams', () => {
     expect(clamped.body.data.pagy.per_page).toBe(100);
     expect(clamped.body.data.records).toHaveLength(23);
     expect((await p.admin.get('/rest/v2/teams?limit=3&offset=21')).body.data.records.map((r: any) => r.uuid)).toEqual(made.slice(21));
-    expect((await p.admin.get('/rest/v2/teams?q[s]=created_at desc&per_page=2')).body.data.records.map((r: any) => r.uuid)).toEqual([made[22], made[21]]);
+    expect((await p.admin.get('/rest/v2/teams?q[s]=created_at desc&per_page=2')).body.data.records.map((r: any) => r.uuid)).toEqual([
+      made[22],
+      made[21],
+    ]);
   });
 });

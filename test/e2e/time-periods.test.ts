@@ -4,14 +4,21 @@ import { createEntity, mutateEntity } from '#shared/db/commands.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { NotFoundError } from '#shared/errors.ts';
-import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
+import { type Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 
 const P = '/rest/v2/time_periods';
 
 async function create(api: Api, body: Record<string, unknown>) {
   const res = await api.post(P, body);
   if (res.status !== 201) throw new Error(`time period create failed: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data.record as { uuid: string; name: string; start_date: string; end_date: string; created_at: string; [k: string]: unknown };
+  return res.body.data.record as {
+    uuid: string;
+    name: string;
+    start_date: string;
+    end_date: string;
+    created_at: string;
+    [k: string]: unknown;
+  };
 }
 
 /**
@@ -20,17 +27,60 @@ async function create(api: Api, body: Record<string, unknown>) {
  * `<kind>@time_period#<period>` entries, state `discarded` when discarded). Switch to POST /rest/v2/<kind>
  * once goals land.
  */
-async function seedGoal(t: TenantFixture, kind: GoalKind, period: { uuid: string; start_date: string; end_date: string }, over: Partial<GoalRecord> = {}): Promise<GoalRecord> {
+async function seedGoal(
+  t: TenantFixture,
+  kind: GoalKind,
+  period: { uuid: string; start_date: string; end_date: string },
+  over: Partial<GoalRecord> = {},
+): Promise<GoalRecord> {
   const now = new Date().toISOString();
   const goal: GoalRecord = {
-    uuid: crypto.randomUUID(), type: kind, title: `${kind} goal`, description: null, start_date: period.start_date, end_date: period.end_date,
-    goal_type: 'aspirational', time_period_uuid: period.uuid, current_metric_uuid: null, metric: null, creator_uuid: t.adminUuid,
-    last_checkin_date: null, score: null, current_progress: null, current_value: null, current_status: 'not_started', status: null,
-    source_uuid: null, source_type: null, path: null, searchable_content: null, progress_mode: 'manual', value_updated_at: null,
-    status_updated_at: null, value_updated_by_uuid: null, status_updated_by_uuid: null, visibility: 'public', ai_rollup_enabled: false,
-    data_sources_count: 0, discarded_at: null, discarded_by_uuid: null, short_id: null, short_id_uuid: null, archived_at: null,
-    archived_by_uuid: null, owner_uuids: [], team_uuids: [], label_uuids: [], delegate_uuids: [], parent_links: [], visible_entities: [],
-    checkin_due_days: null, partner_goals_external_id: null, created_at: now, updated_at: now, ...over,
+    uuid: crypto.randomUUID(),
+    type: kind,
+    title: `${kind} goal`,
+    description: null,
+    start_date: period.start_date,
+    end_date: period.end_date,
+    goal_type: 'aspirational',
+    time_period_uuid: period.uuid,
+    current_metric_uuid: null,
+    metric: null,
+    creator_uuid: t.adminUuid,
+    last_checkin_date: null,
+    score: null,
+    current_progress: null,
+    current_value: null,
+    current_status: 'not_started',
+    status: null,
+    source_uuid: null,
+    source_type: null,
+    path: null,
+    searchable_content: null,
+    progress_mode: 'manual',
+    value_updated_at: null,
+    status_updated_at: null,
+    value_updated_by_uuid: null,
+    status_updated_by_uuid: null,
+    visibility: 'public',
+    ai_rollup_enabled: false,
+    data_sources_count: 0,
+    discarded_at: null,
+    discarded_by_uuid: null,
+    short_id: null,
+    short_id_uuid: null,
+    archived_at: null,
+    archived_by_uuid: null,
+    owner_uuids: [],
+    team_uuids: [],
+    label_uuids: [],
+    delegate_uuids: [],
+    parent_links: [],
+    visible_entities: [],
+    checkin_due_days: null,
+    partner_goals_external_id: null,
+    created_at: now,
+    updated_at: now,
+    ...over,
   };
   return createEntity({ tenantId: t.tenantUuid, db: baseDb() }, goalEntity, goal);
 }
@@ -38,7 +88,13 @@ async function seedGoal(t: TenantFixture, kind: GoalKind, period: { uuid: string
 async function discardGoal(t: TenantFixture, uuid: string) {
   const ctx = { tenantId: t.tenantUuid, db: baseDb() };
   const now = new Date().toISOString();
-  await mutateEntity(ctx, goalEntity, uuid, (cur) => ({ ...cur.record, discarded_at: now, discarded_by_uuid: t.adminUuid }), () => new NotFoundError('Goal', uuid));
+  await mutateEntity(
+    ctx,
+    goalEntity,
+    uuid,
+    (cur) => ({ ...cur.record, discarded_at: now, discarded_by_uuid: t.adminUuid }),
+    () => new NotFoundError('Goal', uuid),
+  );
   expect((await getEntity(ctx, goalEntity, uuid))?.record.discarded_at).toBe(now);
 }
 
@@ -59,7 +115,15 @@ describe('time periods', () => {
     expect(res.status).toBe(201);
     expect(res.body.data).toMatchObject({ type: 'time_period', access_source: 'admin', checks: { can_update: true, can_delete: true } });
     const rec = res.body.data.record;
-    expect(rec).toEqual({ uuid: expect.any(String), name: 'Q1 2025', start_date: '2025-01-01', end_date: '2025-03-31', creator_uuid: t.adminUuid, created_at: expect.any(String), updated_at: rec.created_at });
+    expect(rec).toEqual({
+      uuid: expect.any(String),
+      name: 'Q1 2025',
+      start_date: '2025-01-01',
+      end_date: '2025-03-31',
+      creator_uuid: t.adminUuid,
+      created_at: expect.any(String),
+      updated_at: rec.created_at,
+    });
 
     expect((await t.admin.get(`${P}/${rec.uuid}`)).body.data.record).toEqual(rec);
     const list = await t.admin.get(P);
@@ -68,7 +132,13 @@ describe('time periods', () => {
 
     const upd = await t.admin.put(`${P}/${rec.uuid}`, { name: 'First quarter', end_date: '2025-04-30' });
     expect(upd.status).toBe(200);
-    expect(upd.body.data.record).toMatchObject({ uuid: rec.uuid, name: 'First quarter', start_date: '2025-01-01', end_date: '2025-04-30', created_at: rec.created_at });
+    expect(upd.body.data.record).toMatchObject({
+      uuid: rec.uuid,
+      name: 'First quarter',
+      start_date: '2025-01-01',
+      end_date: '2025-04-30',
+      created_at: rec.created_at,
+    });
 
     const del = await t.admin.delete(`${P}/${rec.uuid}`);
     expect(del.status).toBe(200);
@@ -79,7 +149,11 @@ describe('time periods', () => {
   });
 
   it('requires start_date on or before end_date (422 naming the fields); a one-day period is fine', async () => {
-    const both = expectError(await t.admin.post(P, { name: 'Backwards', start_date: '2025-06-30', end_date: '2025-06-01' }), 422, 'validation_failed');
+    const both = expectError(
+      await t.admin.post(P, { name: 'Backwards', start_date: '2025-06-30', end_date: '2025-06-01' }),
+      422,
+      'validation_failed',
+    );
     expect(both.details.map((d) => d.field).sort()).toEqual(['end_date', 'start_date']);
     expect(both.details[0]!.code).toBe('out_of_order');
     const day = await create(t.admin, { name: 'One day', start_date: '2025-07-01', end_date: '2025-07-01' });
@@ -87,7 +161,10 @@ describe('time periods', () => {
     expect(end.details.map((d) => d.field)).toEqual(['end_date']);
     const start = expectError(await t.admin.put(`${P}/${day.uuid}`, { start_date: '2025-07-02' }), 422, 'validation_failed');
     expect(start.details.map((d) => d.field)).toEqual(['start_date']);
-    expect((await t.admin.put(`${P}/${day.uuid}`, { start_date: '2025-07-02', end_date: '2025-07-31' })).body.data.record).toMatchObject({ start_date: '2025-07-02', end_date: '2025-07-31' });
+    expect((await t.admin.put(`${P}/${day.uuid}`, { start_date: '2025-07-02', end_date: '2025-07-31' })).body.data.record).toMatchObject({
+      start_date: '2025-07-02',
+      end_date: '2025-07-31',
+    });
   });
 
   it('answers 400 for unknown fields, wrong types, missing fields and bad JSON; 422 for malformed dates', async () => {
@@ -100,7 +177,9 @@ describe('time periods', () => {
     expectError(await t.admin.post(P, { name: 'No dates' }), 400, 'bad_request');
     expectError(await t.admin.post(P, { time_period: q1 }), 400, 'bad_request');
     expectError(await t.admin.request('POST', P, 'nope', { 'content-type': 'application/json' }), 400, 'bad_request');
-    expect(expectError(await t.admin.post(P, { ...q1, end_date: '2025-02-30' }), 422, 'validation_failed').details[0]!.field).toBe('end_date');
+    expect(expectError(await t.admin.post(P, { ...q1, end_date: '2025-02-30' }), 422, 'validation_failed').details[0]!.field).toBe(
+      'end_date',
+    );
     expectError(await t.admin.post(P, { ...q1, start_date: '01/01/2025' }), 422, 'validation_failed');
     expectError(await t.admin.post(P, { ...q1, start_date: '2025-01-01T00:00:00Z' }), 422, 'validation_failed');
     expectError(await t.admin.post(P, { ...q1, name: '  ' }), 422, 'validation_failed');
@@ -178,7 +257,12 @@ describe('time periods', () => {
   it('moves dates only while every non-discarded goal of the period stays inside them', async () => {
     const p = await create(t.admin, { name: 'H1', start_date: '2025-01-01', end_date: '2025-06-30' });
     const goal = await seedGoal(t, 'key_result', p, { start_date: '2025-02-01', end_date: '2025-05-31' });
-    await seedGoal(t, 'objective', p, { start_date: '2025-01-01', end_date: '2025-01-31', discarded_at: new Date().toISOString(), discarded_by_uuid: t.adminUuid });
+    await seedGoal(t, 'objective', p, {
+      start_date: '2025-01-01',
+      end_date: '2025-01-31',
+      discarded_at: new Date().toISOString(),
+      discarded_by_uuid: t.adminUuid,
+    });
 
     // widening never conflicts; narrowing up to the goal's own dates is fine (the discarded goal is ignored)
     expect((await t.admin.put(`${P}/${p.uuid}`, { start_date: '2024-12-01', end_date: '2025-12-31' })).status).toBe(200);
@@ -187,7 +271,11 @@ describe('time periods', () => {
     const late = expectError(await t.admin.put(`${P}/${p.uuid}`, { end_date: '2025-05-30' }), 422, 'validation_failed');
     expect(late.details).toEqual([expect.objectContaining({ field: 'end_date', code: 'goals_out_of_range' })]);
     expect(late.message).toContain(goal.uuid);
-    const both = expectError(await t.admin.put(`${P}/${p.uuid}`, { start_date: '2025-03-01', end_date: '2025-04-01' }), 422, 'validation_failed');
+    const both = expectError(
+      await t.admin.put(`${P}/${p.uuid}`, { start_date: '2025-03-01', end_date: '2025-04-01' }),
+      422,
+      'validation_failed',
+    );
     expect(both.details.map((d) => d.field)).toEqual(['start_date', 'end_date']);
     expect((await t.admin.get(`${P}/${p.uuid}`)).body.data.record).toMatchObject({ start_date: '2025-02-01', end_date: '2025-05-31' });
 
@@ -228,7 +316,8 @@ describe('time periods', () => {
 
     it('pages through every record exactly once with page, offset and count', async () => {
       const created = [h1.uuid, h2.uuid, q3.uuid, fy.uuid];
-      for (let i = 1; i <= 9; i++) created.push((await create(f.admin, { name: `M${i}`, start_date: `2027-0${i}-01`, end_date: `2027-0${i}-28` })).uuid);
+      for (let i = 1; i <= 9; i++)
+        created.push((await create(f.admin, { name: `M${i}`, start_date: `2027-0${i}-01`, end_date: `2027-0${i}-28` })).uuid);
       const seen: string[] = [];
       for (let page = 1; ; page++) {
         const res = await f.admin.get(`${P}?page=${page}&per_page=4&count=true`);

@@ -8,7 +8,12 @@ import { expectError, listAll, newTenant } from '../support/api.ts';
 const labelCount = async (api: Parameters<typeof listAll>[0]) => (await listAll(api, '/rest/v2/labels')).length;
 
 /** A raw HTTP request (fetch would refuse some of these headers itself). */
-function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: any; headers: Headers }> {
+function raw(
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: any; headers: Headers }> {
   const url = new URL(path, inject('apiUrl'));
   return new Promise((resolve, reject) => {
     const req = httpRequest({ hostname: url.hostname, port: url.port, path: url.pathname, method, headers }, (res) => {
@@ -16,7 +21,11 @@ function raw(method: string, path: string, headers: Record<string, string>, body
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
         const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : undefined, headers: new Headers(Object.entries(res.headers).map(([k, v]) => [k, String(v)])) });
+        resolve({
+          status: res.statusCode!,
+          body: text ? JSON.parse(text) : undefined,
+          headers: new Headers(Object.entries(res.headers).map(([k, v]) => [k, String(v)])),
+        });
       });
     });
     req.on('error', reject);
@@ -28,15 +37,27 @@ describe('HTTP transport (contract section 11)', () => {
   it('refuses a body that is not application/json with 415 unsupported_media_type, and writes nothing', async () => {
     const t = await newTenant();
     for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'text/csv']) {
-      const e = expectError(await t.admin.request('POST', '/rest/v2/labels', { name: 'Plain' }, { 'content-type': type }), 415, 'unsupported_media_type');
+      const e = expectError(
+        await t.admin.request('POST', '/rest/v2/labels', { name: 'Plain' }, { 'content-type': type }),
+        415,
+        'unsupported_media_type',
+      );
       expect(e.details[0]?.field).toBe('Content-Type');
     }
     // No content type at all with a body.
-    expectError(await raw('POST', '/rest/v2/labels', { authorization: `Bearer ${t.admin.token}` }, '{"name":"None"}'), 415, 'unsupported_media_type');
+    expectError(
+      await raw('POST', '/rest/v2/labels', { authorization: `Bearer ${t.admin.token}` }, '{"name":"None"}'),
+      415,
+      'unsupported_media_type',
+    );
     expect(await labelCount(t.admin)).toBe(0);
     // JSON with parameters and +json types are JSON; a bodiless request needs no content type.
-    expect((await t.admin.request('POST', '/rest/v2/labels', { name: 'Charset' }, { 'content-type': 'application/json; charset=utf-8' })).status).toBe(201);
-    expect((await t.admin.request('POST', '/rest/v2/labels', { name: 'Merge' }, { 'content-type': 'application/merge-patch+json' })).status).toBe(201);
+    expect(
+      (await t.admin.request('POST', '/rest/v2/labels', { name: 'Charset' }, { 'content-type': 'application/json; charset=utf-8' })).status,
+    ).toBe(201);
+    expect(
+      (await t.admin.request('POST', '/rest/v2/labels', { name: 'Merge' }, { 'content-type': 'application/merge-patch+json' })).status,
+    ).toBe(201);
     expect((await raw('GET', '/rest/v2/labels', { authorization: `Bearer ${t.admin.token}` })).status).toBe(200);
   });
 
@@ -61,7 +82,12 @@ describe('HTTP transport (contract section 11)', () => {
 
   it('refuses headers over the limit with 431 headers_too_large: in the service above 8 KiB, at the local gateway above 16 KiB', async () => {
     const t = await newTenant();
-    const service = await t.admin.request('POST', '/rest/v2/labels', { name: 'Headers' }, { 'x-padding': 'p'.repeat(MAX_HEADER_BYTES + 10) });
+    const service = await t.admin.request(
+      'POST',
+      '/rest/v2/labels',
+      { name: 'Headers' },
+      { 'x-padding': 'p'.repeat(MAX_HEADER_BYTES + 10) },
+    );
     expectError(service, 431, 'headers_too_large');
     const gateway = await raw('GET', '/rest/v2/labels', { authorization: `Bearer ${t.admin.token}`, 'x-padding': 'p'.repeat(20_000) });
     expect(gateway.status).toBe(431);
@@ -73,11 +99,26 @@ describe('HTTP transport (contract section 11)', () => {
     const { handler } = await import('../../functions/labels/create.ts');
     const context = { awsRequestId: 'local-test', getRemainingTimeInMillis: () => 10_000 } as unknown as Context;
     const event = (headers: Record<string, string>, body: string) =>
-      ({ version: '2.0', routeKey: 'POST /rest/v2/labels', rawPath: '/rest/v2/labels', rawQueryString: '', headers, body, isBase64Encoded: false, requestContext: { requestId: 'req-1', http: { method: 'POST', path: '/rest/v2/labels' } } }) as never;
+      ({
+        version: '2.0',
+        routeKey: 'POST /rest/v2/labels',
+        rawPath: '/rest/v2/labels',
+        rawQueryString: '',
+        headers,
+        body,
+        isBase64Encoded: false,
+        requestContext: { requestId: 'req-1', http: { method: 'POST', path: '/rest/v2/labels' } },
+      }) as never;
     const big = await handler(event({ 'content-type': 'application/json' }, 'x'.repeat(MAX_BODY_BYTES + 1)), context);
     expect(big.statusCode).toBe(413);
     expect(JSON.parse(big.body!).error).toMatchObject({ status: 413, code: 'payload_too_large', request_id: 'req-1' });
-    const base64 = await handler({ ...(event({ 'content-type': 'application/json' }, Buffer.alloc(MAX_BODY_BYTES + 1).toString('base64')) as object), isBase64Encoded: true } as never, context);
+    const base64 = await handler(
+      {
+        ...(event({ 'content-type': 'application/json' }, Buffer.alloc(MAX_BODY_BYTES + 1).toString('base64')) as object),
+        isBase64Encoded: true,
+      } as never,
+      context,
+    );
     expect(base64.statusCode).toBe(413);
     const headers = await handler(event({ 'X-Padding': 'p'.repeat(MAX_HEADER_BYTES) }, ''), context);
     expect(headers.statusCode).toBe(431);

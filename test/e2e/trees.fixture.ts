@@ -9,7 +9,12 @@ export const RACE_TIMEOUT_MS = 300_000;
  * c and c under a are sent at once. Each answers 200 or 422, at most two commit, and following the stored
  * links from any of the three never comes back to where it started.
  */
-export async function raceThreeWayCycle(ids: [string, string, string], place: (child: string, parent: string) => Promise<Res>, parentOf: (id: string) => Promise<string | null>, round: number): Promise<void> {
+export async function raceThreeWayCycle(
+  ids: [string, string, string],
+  place: (child: string, parent: string) => Promise<Res>,
+  parentOf: (id: string) => Promise<string | null>,
+  round: number,
+): Promise<void> {
   const [a, b, c] = ids;
   const results = await Promise.all([place(a, b), place(b, c), place(c, a)]);
   for (const r of results) expect([200, 422], JSON.stringify(r.body)).toContain(r.status);

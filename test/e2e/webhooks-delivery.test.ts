@@ -48,14 +48,24 @@ describe('webhook deliveries', () => {
   beforeAll(async () => {
     t = await newTenant();
     ctx = { tenantId: t.tenantUuid, db: baseDb() };
-    queues.register({ queue: WEBHOOK_DELIVERY_QUEUE, maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 30, handler: async () => webhookDeliverHandler(() => ({ queue: queues })) });
+    queues.register({
+      queue: WEBHOOK_DELIVERY_QUEUE,
+      maxReceiveCount: 5,
+      batchSize: 10,
+      timeoutSeconds: 30,
+      handler: async () => webhookDeliverHandler(() => ({ queue: queues })),
+    });
     queues.start();
   });
   afterAll(() => queues.stop());
 
   const event = (type = 'goal.created'): IdentifiedEvent => ({
     id: `evt_${crypto.randomUUID().replace(/-/g, '')}`,
-    event: { type: type as 'goal.created', timestamp: new Date().toISOString(), data: { tenant_uuid: t.tenantUuid, record: { uuid: crypto.randomUUID(), title: 'Ship it' } } },
+    event: {
+      type: type as 'goal.created',
+      timestamp: new Date().toISOString(),
+      data: { tenant_uuid: t.tenantUuid, record: { uuid: crypto.randomUUID(), title: 'Ship it' } },
+    },
   });
   const register = async (url: string, events = ['*']) => {
     const res = await t.admin.post('/webhooks', { url, events });
@@ -78,15 +88,44 @@ describe('webhook deliveries', () => {
       expect(verify(w.secret, got.headers, got.body)).toBe(true);
       expect(verify(w.secret, got.headers, got.body.replace('Ship it', 'Ship it!'))).toBe(false);
       expect(verify(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, got.headers, got.body)).toBe(false);
-      expect(verify(w.secret, { ...got.headers, 'webhook-timestamp': String(Number(got.headers['webhook-timestamp']) - 3600) }, got.body)).toBe(false);
+      expect(
+        verify(w.secret, { ...got.headers, 'webhook-timestamp': String(Number(got.headers['webhook-timestamp']) - 3600) }, got.body),
+      ).toBe(false);
       const [d] = await eventually(async () => {
         const list = await deliveries(w);
         return list[0]?.status === 'succeeded' ? list : undefined;
       });
-      expect(Object.keys(d).sort()).toEqual(['attempts', 'created_at', 'delivered_at', 'event_id', 'event_type', 'last_error', 'last_status_code', 'next_attempt_at', 'status', 'uuid']);
-      expect(d).toMatchObject({ event_id: e.id, event_type: 'goal.created', status: 'succeeded', attempts: 1, last_status_code: 200, last_error: null, next_attempt_at: null });
+      expect(Object.keys(d).sort()).toEqual([
+        'attempts',
+        'created_at',
+        'delivered_at',
+        'event_id',
+        'event_type',
+        'last_error',
+        'last_status_code',
+        'next_attempt_at',
+        'status',
+        'uuid',
+      ]);
+      expect(d).toMatchObject({
+        event_id: e.id,
+        event_type: 'goal.created',
+        status: 'succeeded',
+        attempts: 1,
+        last_status_code: 200,
+        last_error: null,
+        next_attempt_at: null,
+      });
       // The delivery log keeps 30 days; the table's TTL removes older deliveries.
-      const item = (await baseDb().send(new GetCommand({ TableName: process.env.TABLE_NAME!, Key: keys.entity(t.tenantUuid, 'webhook_delivery', d.uuid), ConsistentRead: true }))).Item!;
+      const item = (
+        await baseDb().send(
+          new GetCommand({
+            TableName: process.env.TABLE_NAME!,
+            Key: keys.entity(t.tenantUuid, 'webhook_delivery', d.uuid),
+            ConsistentRead: true,
+          }),
+        )
+      ).Item!;
       expect(item.expires_at).toBe(Math.floor(Date.parse(d.created_at) / 1000) + DELIVERY_LOG_DAYS * 86_400);
       // The same event fanned out again (a replayed stream record) finds its delivery: no second POST.
       expect(await fanOut(ctx, [e], queues)).toBe(0);
@@ -171,10 +210,14 @@ describe('webhook deliveries', () => {
       const [admin2, member] = await Promise.all([t.user({ role: 'admin' }), t.user({ role: 'member' })]);
       const w = await register(receiver.url);
       await fanOut(ctx, [event('goal.deleted')], queues);
-      const disabled = await eventually(async () => {
-        const r = (await t.admin.get(`/webhooks/${w.uuid}`)).body.data.record;
-        return r.status === 'disabled' ? r : undefined;
-      }, 30_000, 'disabled');
+      const disabled = await eventually(
+        async () => {
+          const r = (await t.admin.get(`/webhooks/${w.uuid}`)).body.data.record;
+          return r.status === 'disabled' ? r : undefined;
+        },
+        30_000,
+        'disabled',
+      );
       expect(disabled.status).toBe('disabled');
       for (const api of [t.admin, admin2.api]) {
         const notes = (await listAll(api, '/notifications')).filter((n) => n.kind === 'webhook.disabled' && n.subject_uuid === w.uuid);

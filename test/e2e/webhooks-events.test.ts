@@ -5,7 +5,10 @@ import { createPeriod, goal, P } from './goals.fixture.ts';
 import { newTenant, type TenantFixture } from '../support/api.ts';
 import { eventually, startReceiver } from './webhooks.fixture.ts';
 
-type Got = { id: string; event: { type: string; timestamp: string; data: { tenant_uuid: string; record: any; previous?: Record<string, unknown> } } };
+type Got = {
+  id: string;
+  event: { type: string; timestamp: string; data: { tenant_uuid: string; record: any; previous?: Record<string, unknown> } };
+};
 
 /**
  * End to end through the change stream: API writes → DynamoDB Local's stream → the local poller → the
@@ -28,19 +31,29 @@ describe('events from the change stream to a registered webhook', () => {
     await receiverB.stop();
   });
 
-  const find = (type: string, uuid: string, where: (e: Got) => boolean = () => true) => receiverA.events().filter((e: Got) => e.event.type === type && e.event.data.record.uuid === uuid && where(e)) as Got[];
+  const find = (type: string, uuid: string, where: (e: Got) => boolean = () => true) =>
+    receiverA.events().filter((e: Got) => e.event.type === type && e.event.data.record.uuid === uuid && where(e)) as Got[];
   const arrives = (type: string, uuid: string, where?: (e: Got) => boolean) =>
-    eventually(() => {
-      const found = find(type, uuid, where);
-      return found.length ? found : undefined;
-    }, 90_000, `${type} of ${uuid}`);
+    eventually(
+      () => {
+        const found = find(type, uuid, where);
+        return found.length ? found : undefined;
+      },
+      90_000,
+      `${type} of ${uuid}`,
+    );
 
   it('sends every change once, signed, with the record as the API returns it, rollups included; nothing of another tenant', async () => {
     const period = await createPeriod(a.admin, 'H1', '2026-01-01', '2026-06-30');
     const O = await goal(a.admin, 'objectives', { title: 'Win the market', time_period_uuid: period.uuid });
     const oRollup = await a.admin.put(P('objectives', O.uuid), { progress_mode: 'rollup' });
     expect(oRollup.status).toBe(200);
-    const K = await goal(a.admin, 'key_results', { title: 'Grow ARR', time_period_uuid: period.uuid, parents: [O.uuid], metric: { start_value: 0, target_value: 10, metric_type: 'reach' } });
+    const K = await goal(a.admin, 'key_results', {
+      title: 'Grow ARR',
+      time_period_uuid: period.uuid,
+      parents: [O.uuid],
+      metric: { start_value: 0, target_value: 10, metric_type: 'reach' },
+    });
     const I = await goal(a.admin, 'initiatives', { title: 'Side quest', time_period_uuid: period.uuid });
     const ci = await checkin(a.admin, { goal_uuid: K.uuid, value: 4, checkin_date: '2026-02-01' });
     const oAfterCheckin = await goalNow(a.admin, O);
@@ -57,7 +70,10 @@ describe('events from the change stream to a registered webhook', () => {
     const requester = await a.user({ role: 'member' });
     const request = await requester.api.post(`/documents/${doc.uuid}/access_requests`, { requested_level: 'edit', message: 'For the QBR' });
     expect(request.body.data.outcome).toBe('created');
-    const bGoal = await goal(b.admin, 'objectives', { title: 'Tenant B secret plan', time_period_uuid: (await createPeriod(b.admin, 'B', '2026-01-01', '2026-06-30')).uuid });
+    const bGoal = await goal(b.admin, 'objectives', {
+      title: 'Tenant B secret plan',
+      time_period_uuid: (await createPeriod(b.admin, 'B', '2026-01-01', '2026-06-30')).uuid,
+    });
 
     // created: the record as the create answered it
     expect((await arrives('goal.created', O.uuid))[0]!.event.data.record).toEqual(O);
@@ -84,15 +100,23 @@ describe('events from the change stream to a registered webhook', () => {
     expect((await arrives('checkin.deleted', ci.uuid))[0]!.event.data.record.uuid).toBe(ci.uuid);
     await arrives('goal.progress_changed', O.uuid, (e) => e.event.data.record.current_progress === 0); // the rollup follows the delete
     // access request
-    expect((await arrives('access_request.created', request.body.data.record.uuid))[0]!.event.data.record).toEqual(request.body.data.record);
+    expect((await arrives('access_request.created', request.body.data.record.uuid))[0]!.event.data.record).toEqual(
+      request.body.data.record,
+    );
 
     // Every event once (by id), signed with this endpoint's secret, this tenant's only.
-    await eventually(() => (receiverB.events().some((e: Got) => e.event.data.record.uuid === bGoal.uuid) ? true : undefined), 30_000, "tenant B's own event");
+    await eventually(
+      () => (receiverB.events().some((e: Got) => e.event.data.record.uuid === bGoal.uuid) ? true : undefined),
+      30_000,
+      "tenant B's own event",
+    );
     await new Promise((r) => setTimeout(r, 2000));
     const ids = receiverA.received.map((r) => r.headers['webhook-id']);
     expect(new Set(ids).size).toBe(ids.length);
     for (const r of receiverA.received) {
-      expect(r.headers['webhook-signature']).toBe(signPayload(secretA, r.headers['webhook-id'] as string, Number(r.headers['webhook-timestamp']), r.body));
+      expect(r.headers['webhook-signature']).toBe(
+        signPayload(secretA, r.headers['webhook-id'] as string, Number(r.headers['webhook-timestamp']), r.body),
+      );
       expect(JSON.parse(r.body).data.tenant_uuid).toBe(a.tenantUuid);
       expect(Object.keys(JSON.parse(r.body)).sort()).toEqual(['data', 'timestamp', 'type']);
     }

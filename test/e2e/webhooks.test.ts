@@ -13,12 +13,21 @@ describe('webhook endpoints (contract section 12)', () => {
   afterAll(() => receiver.stop());
 
   it('creates with the secret shown once; get, list, update and delete never show it again', async () => {
-    const res = await t.admin.post('/webhooks', { url: receiver.url, events: ['goal.created', 'checkin.created'], description: 'CRM sync' });
+    const res = await t.admin.post('/webhooks', {
+      url: receiver.url,
+      events: ['goal.created', 'checkin.created'],
+      description: 'CRM sync',
+    });
     expect(res.status).toBe(201);
     const rec = res.body.data.record;
     expect(res.body.data.type).toBe('webhook');
     expect(Object.keys(rec).sort()).toEqual(['created_at', 'description', 'events', 'secret', 'status', 'updated_at', 'url', 'uuid']);
-    expect(rec).toMatchObject({ url: receiver.url, events: ['goal.created', 'checkin.created'], description: 'CRM sync', status: 'active' });
+    expect(rec).toMatchObject({
+      url: receiver.url,
+      events: ['goal.created', 'checkin.created'],
+      description: 'CRM sync',
+      status: 'active',
+    });
     expect(rec.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(rec.secret.slice(6), 'base64')).toHaveLength(32);
 
@@ -46,14 +55,32 @@ describe('webhook endpoints (contract section 12)', () => {
 
   it('refuses unsafe or malformed endpoints with 422/400 and writes nothing', async () => {
     const before = (await listAll(t.admin, '/webhooks')).length;
-    for (const url of ['http://example.com/hook', 'https://10.0.0.8/hook', 'https://169.254.169.254/latest/meta-data', 'https://[::1]/x', 'ftp://127.0.0.1/x', 'not a url', 'https://user:pw@example.com/']) {
+    for (const url of [
+      'http://example.com/hook',
+      'https://10.0.0.8/hook',
+      'https://169.254.169.254/latest/meta-data',
+      'https://[::1]/x',
+      'ftp://127.0.0.1/x',
+      'not a url',
+      'https://user:pw@example.com/',
+    ]) {
       const e = expectError(await t.admin.post('/webhooks', { url, events: ['*'] }), 422, 'validation_failed');
       expect(e.details[0]!.field, url).toBe('url');
     }
-    expect(expectError(await t.admin.post('/webhooks', { url: receiver.url, events: ['goal.exploded'] }), 422, 'validation_failed').details[0]!.field).toBe('events.0');
-    expect(expectError(await t.admin.post('/webhooks', { url: receiver.url, events: [] }), 422, 'validation_failed').details[0]!.field).toBe('events');
-    expect(expectError(await t.admin.post('/webhooks', { url: receiver.url, events: ['*'], secret: 'whsec_mine' }), 400, 'bad_request').details[0]!.field).toBe('secret');
-    expect(expectError(await t.admin.post('/webhooks', { url: receiver.url, events: 'goal.created' }), 400, 'bad_request').details[0]!.field).toBe('events');
+    expect(
+      expectError(await t.admin.post('/webhooks', { url: receiver.url, events: ['goal.exploded'] }), 422, 'validation_failed').details[0]!
+        .field,
+    ).toBe('events.0');
+    expect(
+      expectError(await t.admin.post('/webhooks', { url: receiver.url, events: [] }), 422, 'validation_failed').details[0]!.field,
+    ).toBe('events');
+    expect(
+      expectError(await t.admin.post('/webhooks', { url: receiver.url, events: ['*'], secret: 'whsec_mine' }), 400, 'bad_request')
+        .details[0]!.field,
+    ).toBe('secret');
+    expect(
+      expectError(await t.admin.post('/webhooks', { url: receiver.url, events: 'goal.created' }), 400, 'bad_request').details[0]!.field,
+    ).toBe('events');
     expect(await listAll(t.admin, '/webhooks')).toHaveLength(before);
   });
 
@@ -85,9 +112,12 @@ describe('webhook endpoints (contract section 12)', () => {
       const tenant = await newTenant();
       const url = (n: number) => `${receiver.url}?r=${round}&n=${n}`;
       for (let i = 0; i < 45; i++) expect((await tenant.admin.post('/webhooks', { url: url(i), events: ['*'] })).status).toBe(201);
-      const racing = await Promise.all(Array.from({ length: 12 }, (_, j) => tenant.admin.post('/webhooks', { url: url(100 + j), events: ['*'] })));
+      const racing = await Promise.all(
+        Array.from({ length: 12 }, (_, j) => tenant.admin.post('/webhooks', { url: url(100 + j), events: ['*'] })),
+      );
       expect(racing.filter((r) => r.status === 201)).toHaveLength(5);
-      for (const r of racing.filter((r) => r.status !== 201)) expect(expectError(r, 422, 'validation_failed').details[0]).toMatchObject({ field: 'url', code: 'too_many' });
+      for (const r of racing.filter((r) => r.status !== 201))
+        expect(expectError(r, 422, 'validation_failed').details[0]).toMatchObject({ field: 'url', code: 'too_many' });
       const listed = await listAll(tenant.admin, '/webhooks');
       expect(listed).toHaveLength(50);
       expect((await tenant.admin.delete(`/webhooks/${listed[0]!.uuid}`)).status).toBe(200);

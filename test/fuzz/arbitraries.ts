@@ -20,7 +20,10 @@ export class RawJson {
 export function toJsonText(v: unknown): string {
   if (v instanceof RawJson) return v.text;
   if (Array.isArray(v)) return `[${v.map(toJsonText).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${toJsonText(x)}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.entries(v)
+      .map(([k, x]) => `${JSON.stringify(k)}:${toJsonText(x)}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }
 
@@ -29,12 +32,40 @@ function clone(v: unknown): unknown {
   if (v instanceof RawJson || v === null || typeof v !== 'object') return v;
   if (Array.isArray(v)) return v.map(clone);
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(v)) Object.defineProperty(out, k, { value: clone(x), enumerable: true, writable: true, configurable: true });
+  for (const [k, x] of Object.entries(v))
+    Object.defineProperty(out, k, { value: clone(x), enumerable: true, writable: true, configurable: true });
   return out;
 }
 
-export const HOSTILE_STRINGS = ['', ' ', '\ud800', 'a\udc00', 'a\u0000b', '__proto__', 'constructor', 'toString', 'x'.repeat(3000), '../../etc', '%00', '💥'.repeat(10), '<script>', "'; drop table", '1e400'];
-export const HOSTILE_NUMBERS = ['1e400', '-1e400', '1152921504606846976', '9007199254740993', '1.00000000000000000001', '1e-400', '-0', '0.1', '1e308', '123456789012345678901234567890'];
+export const HOSTILE_STRINGS = [
+  '',
+  ' ',
+  '\ud800',
+  'a\udc00',
+  'a\u0000b',
+  '__proto__',
+  'constructor',
+  'toString',
+  'x'.repeat(3000),
+  '../../etc',
+  '%00',
+  '💥'.repeat(10),
+  '<script>',
+  "'; drop table",
+  '1e400',
+];
+export const HOSTILE_NUMBERS = [
+  '1e400',
+  '-1e400',
+  '1152921504606846976',
+  '9007199254740993',
+  '1.00000000000000000001',
+  '1e-400',
+  '-0',
+  '0.1',
+  '1e308',
+  '123456789012345678901234567890',
+];
 export const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', 'valueOf', '__defineGetter__'];
 
 /** Any value of a wrong or hostile kind, for any place in a body. */
@@ -69,10 +100,18 @@ const HUGE_NUMBER_SHAPES: Record<string, (n: number) => string> = {
 export const WORST_NUMBER = HUGE_NUMBER_SHAPES.fractionZeroRun!(100_000);
 /** A JSON number text of `n` characters or so: every one is longer than a number may be written in (422 invalid_number). */
 export const hugeNumber = (sizes = HUGE_SIZES): fc.Arbitrary<RawJson> =>
-  fc.tuple(fc.constantFrom(...sizes), fc.constantFrom(...Object.keys(HUGE_NUMBER_SHAPES))).map(([n, shape]) => new RawJson(HUGE_NUMBER_SHAPES[shape]!(n)));
+  fc
+    .tuple(fc.constantFrom(...sizes), fc.constantFrom(...Object.keys(HUGE_NUMBER_SHAPES)))
+    .map(([n, shape]) => new RawJson(HUGE_NUMBER_SHAPES[shape]!(n)));
 /** A long run of one unit, ended by another character (so a pattern anchored at the end fails only at the last one). */
 export const hugeString = (sizes = HUGE_SIZES): fc.Arbitrary<string> =>
-  fc.tuple(fc.constantFrom(...sizes), fc.constantFrom(' ', '0', '9', '_', '.', '-', '*', '\n', '\t', 'a', 'é', '@.', '<document>', '---\n', '%2F', '\\'), fc.constantFrom('!', '\u0000', '')).map(([n, unit, end]) => unit.repeat(Math.ceil(n / unit.length)) + end);
+  fc
+    .tuple(
+      fc.constantFrom(...sizes),
+      fc.constantFrom(' ', '0', '9', '_', '.', '-', '*', '\n', '\t', 'a', 'é', '@.', '<document>', '---\n', '%2F', '\\'),
+      fc.constantFrom('!', '\u0000', ''),
+    )
+    .map(([n, unit, end]) => unit.repeat(Math.ceil(n / unit.length)) + end);
 /** Arrays or objects nested `depth` deep. */
 export const deepNesting: fc.Arbitrary<RawJson> = fc
   .tuple(fc.constantFrom(11, 1_000, 20_000), fc.boolean())
@@ -88,13 +127,36 @@ const hugeValue: fc.Arbitrary<{ kind: HugeKind; value: unknown }> = fc.oneof(
 /** A body with one huge value: in a valid body's place, as an added field, or the whole body; `kind` says which. */
 export function hugeBodyArb(schema: Schema | undefined, env: Env): fc.Arbitrary<{ kind: HugeKind; text: string }> {
   const whole = hugeValue.map(({ kind, value }) => ({ kind, text: toJsonText(value) }));
-  if (!schema) return fc.oneof(whole, hugeValue.map(({ kind, value }) => ({ kind, text: toJsonText({ x: value }) })));
-  const placed = hugeValue.chain(({ kind, value }) => mutatedArb(schema, env, fc.constant(value)).map((body) => ({ kind, text: toJsonText(body) })));
+  if (!schema)
+    return fc.oneof(
+      whole,
+      hugeValue.map(({ kind, value }) => ({ kind, text: toJsonText({ x: value }) })),
+    );
+  const placed = hugeValue.chain(({ kind, value }) =>
+    mutatedArb(schema, env, fc.constant(value)).map((body) => ({ kind, text: toJsonText(body) })),
+  );
   return fc.oneof({ arbitrary: placed, weight: 4 }, { arbitrary: whole, weight: 1 });
 }
 
 /** Raw request bodies that no schema admits (or that are empty). */
-export const rawGarbage = fc.constantFrom('', ' ', '{', '}', 'null', '[]', '"text"', '42', 'true', '{"a":', '{"a":1,}', `${'['.repeat(5000)}${']'.repeat(5000)}`, '{"__proto__":{"admin":true}}', '\u0000', '{"a":"\\ud800"}', '{"x":1e400}');
+export const rawGarbage = fc.constantFrom(
+  '',
+  ' ',
+  '{',
+  '}',
+  'null',
+  '[]',
+  '"text"',
+  '42',
+  'true',
+  '{"a":',
+  '{"a":1,}',
+  `${'['.repeat(5000)}${']'.repeat(5000)}`,
+  '{"__proto__":{"admin":true}}',
+  '\u0000',
+  '{"a":"\\ud800"}',
+  '{"x":1e400}',
+);
 
 export interface Env {
   resolve(ref: string): Schema;
@@ -111,13 +173,22 @@ export function uuidArb(env: Env, field: string): fc.Arbitrary<string> {
   const real = env.idsFor(field);
   const random = fc.uuid();
   if (!real.length) return random;
-  return fc.oneof({ arbitrary: fc.constantFrom(...real), weight: 6 }, { arbitrary: fc.constantFrom(...real).map((u) => u.toUpperCase()), weight: 1 }, { arbitrary: random, weight: 1 });
+  return fc.oneof(
+    { arbitrary: fc.constantFrom(...real), weight: 6 },
+    { arbitrary: fc.constantFrom(...real).map((u) => u.toUpperCase()), weight: 1 },
+    { arbitrary: random, weight: 1 },
+  );
 }
 
 const dateArb = (env: Env) =>
   fc.oneof(
     { arbitrary: fc.constantFrom(...env.dates), weight: 3 },
-    { arbitrary: fc.date({ min: new Date('2024-06-01'), max: new Date('2025-12-31'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10)), weight: 2 },
+    {
+      arbitrary: fc
+        .date({ min: new Date('2024-06-01'), max: new Date('2025-12-31'), noInvalidDate: true })
+        .map((d) => d.toISOString().slice(0, 10)),
+      weight: 2,
+    },
     { arbitrary: fc.constantFrom('2025-02-30', '2025-13-01', '0000-00-00', '9999-12-31'), weight: 1 },
   );
 
@@ -139,31 +210,52 @@ export function validArb(schema: Schema, env: Env, field = '', depth = 0, minima
       return fc.integer({ min: schema.minimum ?? -1000, max: schema.maximum ?? 1000 });
     case 'number': {
       // subnormal doubles (5e-324) are below what DynamoDB keeps: a rule of their own, exercised by hostileValue
-      const double = (min: number, max: number) => fc.double({ min, max, noNaN: true, noDefaultInfinity: true }).map((x) => (Math.abs(x) < 1e-100 ? 0 : x));
+      const double = (min: number, max: number) =>
+        fc.double({ min, max, noNaN: true, noDefaultInfinity: true }).map((x) => (Math.abs(x) < 1e-100 ? 0 : x));
       return schema.minimum !== undefined || schema.maximum !== undefined
-        ? fc.oneof(fc.integer({ min: Math.ceil(schema.minimum ?? -1000), max: Math.floor(schema.maximum ?? 1000) }), double(schema.minimum ?? -1000, schema.maximum ?? 1000))
-        : fc.oneof(fc.integer({ min: -1000, max: 1000 }), double(-1e6, 1e6), fc.constantFrom(0, 100, 9007199254740991, -9007199254740991, 0.1));
+        ? fc.oneof(
+            fc.integer({ min: Math.ceil(schema.minimum ?? -1000), max: Math.floor(schema.maximum ?? 1000) }),
+            double(schema.minimum ?? -1000, schema.maximum ?? 1000),
+          )
+        : fc.oneof(
+            fc.integer({ min: -1000, max: 1000 }),
+            double(-1e6, 1e6),
+            fc.constantFrom(0, 100, 9007199254740991, -9007199254740991, 0.1),
+          );
     }
     case 'string': {
       if (schema.pattern && UUID_PATTERN.test(schema.pattern)) return uuidArb(env, field);
       if (schema.pattern && DATE_PATTERN.test(schema.pattern)) return dateArb(env);
-      if (schema.format === 'email') return fc.tuple(fc.stringMatching(/^[a-z0-9]{1,12}$/), fc.constantFrom('example.test', 'EXAMPLE.test')).map(([a, d]) => `${a}@${d}`);
+      if (schema.format === 'email')
+        return fc
+          .tuple(fc.stringMatching(/^[a-z0-9]{1,12}$/), fc.constantFrom('example.test', 'EXAMPLE.test'))
+          .map(([a, d]) => `${a}@${d}`);
       if (schema.format === 'uri') return fc.constantFrom('https://example.test/a.png', 'http://x.test/', 'javascript:alert(1)');
       const max = Math.min(schema.maxLength ?? 40, 40);
-      return fc.oneof({ arbitrary: fc.string({ minLength: Math.min(schema.minLength ?? 1, max), maxLength: max }), weight: 4 }, { arbitrary: fc.stringMatching(/^[A-Za-z][A-Za-z0-9 _-]{0,20}$/), weight: 4 }, { arbitrary: fc.constantFrom('', ' ', 'é🎯'), weight: 1 });
+      return fc.oneof(
+        { arbitrary: fc.string({ minLength: Math.min(schema.minLength ?? 1, max), maxLength: max }), weight: 4 },
+        { arbitrary: fc.stringMatching(/^[A-Za-z][A-Za-z0-9 _-]{0,20}$/), weight: 4 },
+        { arbitrary: fc.constantFrom('', ' ', 'é🎯'), weight: 1 },
+      );
     }
     case 'array': {
       const items = schema.items ?? {};
       const maxLength = Math.min(schema.maxItems ?? 3, depth > 1 ? 1 : 3);
       // uuid lists are sets in the service: draw distinct values mostly
-      return fc.array(validArb(items, env, field.replace(/s$/, ''), depth + 1, minimal), { maxLength: minimal ? Math.min(maxLength, 1) : maxLength, minLength: Math.min(schema.minItems ?? 0, maxLength) });
+      return fc.array(validArb(items, env, field.replace(/s$/, ''), depth + 1, minimal), {
+        maxLength: minimal ? Math.min(maxLength, 1) : maxLength,
+        minLength: Math.min(schema.minItems ?? 0, maxLength),
+      });
     }
-    case 'object':
     default: {
-      if (!schema.properties) return depth > 2 ? fc.constant({}) : fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<unknown>, { maxKeys: 3 });
+      if (!schema.properties)
+        return depth > 2
+          ? fc.constant({})
+          : fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 2 }) as fc.Arbitrary<unknown>, { maxKeys: 3 });
       const required = new Set<string>(schema.required ?? []);
       const props: Record<string, fc.Arbitrary<unknown>> = {};
-      for (const [name, s] of Object.entries<Schema>(schema.properties)) if (!minimal || required.has(name)) props[name] = validArb(s, env, name, depth + 1, minimal);
+      for (const [name, s] of Object.entries<Schema>(schema.properties))
+        if (!minimal || required.has(name)) props[name] = validArb(s, env, name, depth + 1, minimal);
       // minimal: the required fields only, the body most likely to pass every rule of the service
       return fc.record(props, { requiredKeys: [...required].filter((k) => k in props) });
     }
@@ -173,7 +265,8 @@ export function validArb(schema: Schema, env: Env, field = '', depth = 0, minima
 /** The positions of a value where a field could be replaced or added: [container, key]. */
 function positions(v: unknown, out: Array<[Record<string, unknown> | unknown[], string | number]> = []) {
   if (Array.isArray(v)) v.forEach((x, i) => (out.push([v, i]), positions(x, out)));
-  else if (v !== null && typeof v === 'object' && !(v instanceof RawJson)) for (const [k, x] of Object.entries(v)) (out.push([v as Record<string, unknown>, k]), positions(x, out));
+  else if (v !== null && typeof v === 'object' && !(v instanceof RawJson))
+    for (const [k, x] of Object.entries(v)) out.push([v as Record<string, unknown>, k]), positions(x, out);
   return out;
 }
 
@@ -188,8 +281,10 @@ export function mutatedArb(schema: Schema, env: Env, values: fc.Arbitrary<unknow
     const spots = positions(body);
     if (key !== undefined || !spots.length) {
       const target = (spots.length && key !== undefined ? spots[at % spots.length]![0] : body) as Record<string, unknown>;
-      const container = target !== null && typeof target === 'object' && !Array.isArray(target) ? target : (body as Record<string, unknown>);
-      if (container !== null && typeof container === 'object') Object.defineProperty(container, key ?? 'unknown_field', { value, enumerable: true, writable: true, configurable: true });
+      const container =
+        target !== null && typeof target === 'object' && !Array.isArray(target) ? target : (body as Record<string, unknown>);
+      if (container !== null && typeof container === 'object')
+        Object.defineProperty(container, key ?? 'unknown_field', { value, enumerable: true, writable: true, configurable: true });
       return body;
     }
     const [container, k] = spots[at % spots.length]!;
@@ -200,7 +295,12 @@ export function mutatedArb(schema: Schema, env: Env, values: fc.Arbitrary<unknow
 
 /** A request body text: valid, one place broken, or garbage, weighted towards what reaches the service's rules. */
 export function bodyTextArb(schema: Schema | undefined, env: Env): fc.Arbitrary<string> {
-  if (!schema) return fc.oneof({ arbitrary: fc.constantFrom('', '{}'), weight: 4 }, { arbitrary: fc.dictionary(fc.constantFrom(...PROTOTYPE_NAMES, 'x'), hostileValue, { maxKeys: 2 }).map(toJsonText), weight: 2 }, { arbitrary: rawGarbage, weight: 1 });
+  if (!schema)
+    return fc.oneof(
+      { arbitrary: fc.constantFrom('', '{}'), weight: 4 },
+      { arbitrary: fc.dictionary(fc.constantFrom(...PROTOTYPE_NAMES, 'x'), hostileValue, { maxKeys: 2 }).map(toJsonText), weight: 2 },
+      { arbitrary: rawGarbage, weight: 1 },
+    );
   return fc.oneof(
     { arbitrary: validArb(schema, env, '', 0, true).map(toJsonText), weight: 3 },
     { arbitrary: validArb(schema, env).map(toJsonText), weight: 4 },

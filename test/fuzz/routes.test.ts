@@ -5,7 +5,19 @@ import { buildOpenApiDocument } from '#shared/openapi.ts';
 import { PREDICATES } from '#shared/list/filter.ts';
 import { routes, type Route } from '#shared/routes/index.ts';
 import { Api, newTenant, type Res, type TenantFixture } from '../support/api.ts';
-import { bodyTextArb, hugeBodyArb, hugeNumber, hugeString, HOSTILE_STRINGS, PROTOTYPE_NAMES, uuidArb, WORST_NUMBER, type Env, type HugeKind, type Schema } from './arbitraries.ts';
+import {
+  bodyTextArb,
+  hugeBodyArb,
+  hugeNumber,
+  hugeString,
+  HOSTILE_STRINGS,
+  PROTOTYPE_NAMES,
+  uuidArb,
+  WORST_NUMBER,
+  type Env,
+  type HugeKind,
+  type Schema,
+} from './arbitraries.ts';
 
 /**
  * Schema-driven fuzzing of every route of the route table through the local stack (docs/architecture.md,
@@ -34,12 +46,31 @@ const HUGE_URL_SIZES = [65, 2_000, 10_000];
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 console.log(`route fuzz: ${RUNS} runs per route, seed ${SEED} (FUZZ_SEED=${SEED} replays it)`);
 
-const doc = buildOpenApiDocument() as unknown as { paths: Record<string, Record<string, Schema>>; components: { schemas: Record<string, Schema> } };
+const doc = buildOpenApiDocument() as unknown as {
+  paths: Record<string, Record<string, Schema>>;
+  components: { schemas: Record<string, Schema> };
+};
 const resolve = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')]!;
-const bodySchemaOf = (r: Route): Schema | undefined => doc.paths[r.path]?.[r.method.toLowerCase()]?.requestBody?.content?.['application/json']?.schema;
+const bodySchemaOf = (r: Route): Schema | undefined =>
+  doc.paths[r.path]?.[r.method.toLowerCase()]?.requestBody?.content?.['application/json']?.schema;
 
 /** Derived fields that the change stream may move between two reads of an unchanged record. */
-const DERIVED = new Set(['updated_at', 'current_progress', 'current_value', 'current_status', 'status', 'last_checkin_date', 'score', 'value_updated_at', 'status_updated_at', 'value_updated_by_uuid', 'status_updated_by_uuid', 'data_sources_count', 'path', 'checks']);
+const DERIVED = new Set([
+  'updated_at',
+  'current_progress',
+  'current_value',
+  'current_status',
+  'status',
+  'last_checkin_date',
+  'score',
+  'value_updated_at',
+  'status_updated_at',
+  'value_updated_by_uuid',
+  'status_updated_by_uuid',
+  'data_sources_count',
+  'path',
+  'checks',
+]);
 /** URL-encodes anything, a lone surrogate too (as the raw bytes a client could send: %ED%A0%80 and the like). */
 const encode = (v: string) => {
   try {
@@ -48,7 +79,14 @@ const encode = (v: string) => {
     return encodeURIComponent((v as string & { toWellFormed(): string }).toWellFormed()).replaceAll('%EF%BF%BD', '%ED%A0%80');
   }
 };
-const stable = (v: unknown): unknown => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).filter(([k]) => !DERIVED.has(k)).map(([k, x]) => [k, stable(x)])) : v);
+const stable = (v: unknown): unknown =>
+  v && typeof v === 'object' && !Array.isArray(v)
+    ? Object.fromEntries(
+        Object.entries(v)
+          .filter(([k]) => !DERIVED.has(k))
+          .map(([k, x]) => [k, stable(x)]),
+      )
+    : v;
 
 describe('route fuzz', () => {
   let t: TenantFixture;
@@ -60,13 +98,24 @@ describe('route fuzz', () => {
   /** Answers per route and status: printed at the end, so a run that reaches no 2xx shows it. */
   const seen = new Map<string, Map<number, number>>();
   afterAll(() => {
-    const lines = [...seen].map(([route, byStatus]) => `${route.padEnd(60)} ${[...byStatus].sort(([a], [b]) => a - b).map(([st, n]) => `${st}×${n}`).join(' ')}`);
+    const lines = [...seen].map(
+      ([route, byStatus]) =>
+        `${route.padEnd(60)} ${[...byStatus]
+          .sort(([a], [b]) => a - b)
+          .map(([st, n]) => `${st}×${n}`)
+          .join(' ')}`,
+    );
     console.log(`route fuzz answers (seed ${SEED}):\n${lines.join('\n')}`);
   });
 
   beforeAll(async () => {
     [t, other] = await Promise.all([newTenant(), newTenant()]);
-    const [member, viewer, spare, spare2] = await Promise.all([t.user({ role: 'member' }), t.user({ role: 'viewer' }), t.user({ role: 'member' }), t.user({ role: 'viewer' })]);
+    const [member, viewer, spare, spare2] = await Promise.all([
+      t.user({ role: 'member' }),
+      t.user({ role: 'viewer' }),
+      t.user({ role: 'member' }),
+      t.user({ role: 'viewer' }),
+    ]);
     Object.assign(callers, { admin: t.admin, member: member.api, viewer: viewer.api });
     const a = t.admin;
     const ok = (r: Res, what: string) => {
@@ -77,19 +126,44 @@ describe('route fuzz', () => {
     const team = ok(await a.post('/rest/v2/teams', { name: `Team ${randomUUID().slice(0, 6)}`, member_uuids: [member.uuid] }), 'team');
     const group = ok(await a.post('/rest/v2/labels', { name: `Group ${randomUUID().slice(0, 6)}`, is_group: true }), 'label group');
     const label = ok(await a.post('/rest/v2/labels', { name: `Label ${randomUUID().slice(0, 6)}`, parent_uuid: group.uuid }), 'label');
-    const objective = ok(await a.post('/rest/v2/objectives', { title: 'O', time_period_uuid: period.uuid, owner_uuids: [member.uuid] }), 'objective');
-    const keyResult = ok(await a.post('/rest/v2/key_results', { title: 'KR', time_period_uuid: period.uuid, parents: [objective.uuid], metric: { target_value: 10 } }), 'key result');
-    const initiative = ok(await a.post('/rest/v2/initiatives', { title: 'I', time_period_uuid: period.uuid, parents: [keyResult.uuid], visibility: 'limited' }), 'initiative');
+    const objective = ok(
+      await a.post('/rest/v2/objectives', { title: 'O', time_period_uuid: period.uuid, owner_uuids: [member.uuid] }),
+      'objective',
+    );
+    const keyResult = ok(
+      await a.post('/rest/v2/key_results', {
+        title: 'KR',
+        time_period_uuid: period.uuid,
+        parents: [objective.uuid],
+        metric: { target_value: 10 },
+      }),
+      'key result',
+    );
+    const initiative = ok(
+      await a.post('/rest/v2/initiatives', { title: 'I', time_period_uuid: period.uuid, parents: [keyResult.uuid], visibility: 'limited' }),
+      'initiative',
+    );
     const checkin = ok(await a.post('/rest/v2/checkins', { goal_uuid: keyResult.uuid, value: 3 }), 'check-in');
     // goals only bodies name (check-ins, data sources, parents): no path id reaches them, so no fuzzed delete or archive
-    const kept = await Promise.all(['objectives', 'key_results', 'initiatives'].map(async (kind) => ok(await member.api.post(`/rest/v2/${kind}`, { title: 'Kept', time_period_uuid: period.uuid, metric: { target_value: 100 } }), 'kept goal').uuid as string));
+    const kept = await Promise.all(
+      ['objectives', 'key_results', 'initiatives'].map(
+        async (kind) =>
+          ok(
+            await member.api.post(`/rest/v2/${kind}`, { title: 'Kept', time_period_uuid: period.uuid, metric: { target_value: 100 } }),
+            'kept goal',
+          ).uuid as string,
+      ),
+    );
     const document = ok(await a.post('/documents', { title: 'Doc' }), 'document');
     const dashboard = ok(await member.api.post('/okrs-dashboards', { title: 'Dash' }), 'dashboard');
     const view = ok(await a.post('/explorer-views', { title: 'View' }), 'explorer view');
     const playbook = ok(await member.api.post('/playbooks', { title: 'Playbook' }), 'playbook');
     const dataSource = ok(await a.post('/data_sources', { goal_uuid: keyResult.uuid, name: 'S', kind: 'k' }), 'data source');
     const refresh = await a.post(`/documents/${document.uuid}/refresh`, {});
-    const otherPeriod = ok(await other.admin.post('/rest/v2/time_periods', { name: 'X', start_date: '2025-01-01', end_date: '2025-03-31' }), 'other period');
+    const otherPeriod = ok(
+      await other.admin.post('/rest/v2/time_periods', { name: 'X', start_date: '2025-01-01', end_date: '2025-03-31' }),
+      'other period',
+    );
     // path ids name no caller: a fuzzed update could demote or deactivate the caller of every later case
     Object.assign(ids, {
       user: [spare.uuid, spare2.uuid],
@@ -103,7 +177,14 @@ describe('route fuzz', () => {
       goal: [objective.uuid, keyResult.uuid, initiative.uuid],
       kept,
       checkin: [checkin.uuid],
-      shareable: [document.uuid, dashboard.uuid, view.uuid, playbook.uuid, `${t.tenantUuid}_${document.uuid}`, `${t.tenantUuid}_${view.uuid}`],
+      shareable: [
+        document.uuid,
+        dashboard.uuid,
+        view.uuid,
+        playbook.uuid,
+        `${t.tenantUuid}_${document.uuid}`,
+        `${t.tenantUuid}_${view.uuid}`,
+      ],
       data_source: [dataSource.uuid, `${t.tenantUuid}_${dataSource.uuid}`],
       thread: refresh.status === 202 ? [refresh.body.thread_uuid] : [],
       foreign: [otherPeriod.uuid, other.adminUuid],
@@ -114,7 +195,8 @@ describe('route fuzz', () => {
       // the ids a uuid field of this name names (uuidArb adds random uuids, which name nothing)
       idsFor: (field) => {
         const f = field.replace(/_uuids?$/, '');
-        if (f.includes('goal') || f.includes('parent')) return [...ids.kept!, ...ids.kept!, ...ids.goal!, ...(f.includes('parent') ? ids.label! : [])];
+        if (f.includes('goal') || f.includes('parent'))
+          return [...ids.kept!, ...ids.kept!, ...ids.goal!, ...(f.includes('parent') ? ids.label! : [])];
         if (f.includes('team')) return ids.team!;
         if (f.includes('time_period')) return ids.time_period!;
         if (f.includes('label')) return ids.label!;
@@ -133,18 +215,27 @@ describe('route fuzz', () => {
 
   /** Real ids for a path parameter of this route (the right kind first; others and other tenants' too). */
   function pathIdArb(r: Route): fc.Arbitrary<string> {
-    const kind =
-      r.path.includes('/objectives/') ? 'objective'
-      : r.path.includes('/key_results/') ? 'key_result'
-      : r.path.includes('/initiatives/') ? 'initiative'
-      : r.path.includes('/users/') ? 'user'
-      : r.path.includes('/teams/') ? 'team'
-      : r.path.includes('/labels/') ? 'label'
-      : r.path.includes('/time_periods/') ? 'time_period'
-      : r.path.includes('/checkins/') ? 'checkin'
-      : r.path.includes('/data_sources/') ? 'data_source'
-      : r.path.includes('refresh_threads') ? 'thread'
-      : 'shareable';
+    const kind = r.path.includes('/objectives/')
+      ? 'objective'
+      : r.path.includes('/key_results/')
+        ? 'key_result'
+        : r.path.includes('/initiatives/')
+          ? 'initiative'
+          : r.path.includes('/users/')
+            ? 'user'
+            : r.path.includes('/teams/')
+              ? 'team'
+              : r.path.includes('/labels/')
+                ? 'label'
+                : r.path.includes('/time_periods/')
+                  ? 'time_period'
+                  : r.path.includes('/checkins/')
+                    ? 'checkin'
+                    : r.path.includes('/data_sources/')
+                      ? 'data_source'
+                      : r.path.includes('refresh_threads')
+                        ? 'thread'
+                        : 'shareable';
     const right = ids[kind]!;
     const wrong = [...ids.goal!, ...ids.foreign!, `${ids.foreign![0]}_${right[0] ?? randomUUID()}`];
     return fc.oneof(
@@ -152,7 +243,12 @@ describe('route fuzz', () => {
       { arbitrary: right.length ? fc.constantFrom(...right).map((u) => u.toUpperCase()) : fc.uuid(), weight: 1 },
       { arbitrary: fc.constantFrom(...wrong), weight: 1 },
       { arbitrary: fc.uuid(), weight: 1 },
-      { arbitrary: fc.oneof(fc.string({ maxLength: 40 }), fc.constantFrom(...HOSTILE_STRINGS, ...PROTOTYPE_NAMES)).filter((s) => s !== '' && s !== '.' && s !== '..'), weight: 1 },
+      {
+        arbitrary: fc
+          .oneof(fc.string({ maxLength: 40 }), fc.constantFrom(...HOSTILE_STRINGS, ...PROTOTYPE_NAMES))
+          .filter((s) => s !== '' && s !== '.' && s !== '..'),
+        weight: 1,
+      },
     );
   }
 
@@ -160,17 +256,34 @@ describe('route fuzz', () => {
   function queryArb(r: Route): fc.Arbitrary<string> {
     if (!r.doc.list) return fc.constantFrom('', '', 'x=1', 'q[__proto___eq]=1');
     const attrs = filterable.get(r.path) ?? [];
-    const attr = fc.oneof({ arbitrary: attrs.length ? fc.constantFrom(...attrs) : fc.constant('uuid'), weight: 6 }, { arbitrary: fc.constantFrom(...PROTOTYPE_NAMES, 'no_such'), weight: 1 });
+    const attr = fc.oneof(
+      { arbitrary: attrs.length ? fc.constantFrom(...attrs) : fc.constant('uuid'), weight: 6 },
+      { arbitrary: fc.constantFrom(...PROTOTYPE_NAMES, 'no_such'), weight: 1 },
+    );
     const value = fc.oneof(
       uuidArb(env, 'goal_uuid'),
       fc.constantFrom('2025-01-01', '2025-02-30', '2025-01-01T00:00:00Z', 'true', '1', '0', 'false', '-1', '1e400', '12.5', 'a,b', ',', ''),
       fc.string({ maxLength: 12 }),
       fc.constantFrom(...HOSTILE_STRINGS.slice(0, 8)),
     );
-    const filter = fc.tuple(attr, fc.constantFrom(...PREDICATES, 'nope'), fc.boolean(), value).map(([a, p, list, v]) => [`q[${a}_${p}]${list ? '[]' : ''}`, v] as [string, string]);
-    const page = fc.tuple(fc.constantFrom('page', 'per_page', 'limit', 'limit_max', 'offset', 'count'), fc.oneof(fc.nat({ max: 200 }).map(String), fc.constantFrom('0', '-1', 'abc', '1000000000', '99999999999999999999', 'true', ''))).map(([k, v]) => [k, v] as [string, string]);
-    const sort = fc.tuple(fc.oneof(attr, fc.constant('created_at')), fc.constantFrom('asc', 'desc', 'DESC', 'Asc', '', 'sideways')).map(([a, d]) => ['q[s]', `${a} ${d}`.trim()] as [string, string]);
-    const pair = fc.oneof({ arbitrary: filter, weight: 5 }, { arbitrary: page, weight: 3 }, { arbitrary: sort, weight: 2 }, { arbitrary: fc.constantFrom<[string, string]>(['x', '1'], ['q[', '1'], ['q[]', '1'], ['q[a]b', '1']), weight: 1 });
+    const filter = fc
+      .tuple(attr, fc.constantFrom(...PREDICATES, 'nope'), fc.boolean(), value)
+      .map(([a, p, list, v]) => [`q[${a}_${p}]${list ? '[]' : ''}`, v] as [string, string]);
+    const page = fc
+      .tuple(
+        fc.constantFrom('page', 'per_page', 'limit', 'limit_max', 'offset', 'count'),
+        fc.oneof(fc.nat({ max: 200 }).map(String), fc.constantFrom('0', '-1', 'abc', '1000000000', '99999999999999999999', 'true', '')),
+      )
+      .map(([k, v]) => [k, v] as [string, string]);
+    const sort = fc
+      .tuple(fc.oneof(attr, fc.constant('created_at')), fc.constantFrom('asc', 'desc', 'DESC', 'Asc', '', 'sideways'))
+      .map(([a, d]) => ['q[s]', `${a} ${d}`.trim()] as [string, string]);
+    const pair = fc.oneof(
+      { arbitrary: filter, weight: 5 },
+      { arbitrary: page, weight: 3 },
+      { arbitrary: sort, weight: 2 },
+      { arbitrary: fc.constantFrom<[string, string]>(['x', '1'], ['q[', '1'], ['q[]', '1'], ['q[a]b', '1']), weight: 1 },
+    );
     return fc.array(pair, { maxLength: 4 }).map((pairs) => pairs.map(([k, v]) => `${k}=${encode(v)}`).join('&'));
   }
 
@@ -179,12 +292,15 @@ describe('route fuzz', () => {
     const bare = path.split('?')[0]!;
     const itemPath = bare.replace(/\/(archive|unarchive|grants|access_requests|access_requests\/resend|refresh)$/, '');
     const targetsItem = itemPath !== bare || r.method !== 'POST';
-    const getItem = routes.some((x) => x.method === 'GET' && !x.doc.list && new RegExp(`^${x.path.replace(/\{\w+\}/g, '[^/]+')}$`).test(itemPath));
+    const getItem = routes.some(
+      (x) => x.method === 'GET' && !x.doc.list && new RegExp(`^${x.path.replace(/\{\w+\}/g, '[^/]+')}$`).test(itemPath),
+    );
     if (targetsItem && getItem) {
       const res = await t.admin.get(itemPath);
       return res.status === 200 ? { status: 200, record: stable(res.body.data?.record ?? res.body) } : { status: res.status };
     }
-    if (routes.some((x) => x.method === 'GET' && x.path === r.path && x.doc.list)) return (await t.admin.get(`${bare}?count=true&per_page=1`)).body.data?.pagy?.count;
+    if (routes.some((x) => x.method === 'GET' && x.path === r.path && x.doc.list))
+      return (await t.admin.get(`${bare}?count=true&per_page=1`)).body.data?.pagy?.count;
     return undefined;
   }
 
@@ -213,7 +329,8 @@ describe('route fuzz', () => {
           const res = await api.request(r.method, path, c.body, c.body === undefined ? {} : { 'content-type': 'application/json' });
           const counts = seen.get(`${r.method} ${r.path}`) ?? new Map<number, number>();
           seen.set(`${r.method} ${r.path}`, counts.set(res.status, (counts.get(res.status) ?? 0) + 1));
-          if (process.env.FUZZ_DEBUG && `${r.method} ${r.path}`.includes(process.env.FUZZ_DEBUG)) console.log(`${r.method} ${path} ${c.body ?? ''}`.slice(0, 400), '->', res.status, JSON.stringify(res.body).slice(0, 300));
+          if (process.env.FUZZ_DEBUG && `${r.method} ${r.path}`.includes(process.env.FUZZ_DEBUG))
+            console.log(`${r.method} ${path} ${c.body ?? ''}`.slice(0, 400), '->', res.status, JSON.stringify(res.body).slice(0, 300));
           if (res.status >= 500) throw new Error(`${r.method} ${path} answered ${res.status}: ${JSON.stringify(res.body)}`);
           if (write && res.status >= 400 && ![409, 429].includes(res.status)) {
             const after = await observe(r, path);
@@ -229,7 +346,10 @@ describe('route fuzz', () => {
       const params = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
       // halved until encoded it fits the URL ('é' takes 6 characters there)
       const fitUrl = (v: string): string => (encode(v).length <= 12_000 ? v : fitUrl(v.slice(0, v.length >> 1)));
-      const hugeText = fc.oneof(hugeNumber(HUGE_URL_SIZES).map((n) => n.text), hugeString(HUGE_URL_SIZES).map(fitUrl));
+      const hugeText = fc.oneof(
+        hugeNumber(HUGE_URL_SIZES).map((n) => n.text),
+        hugeString(HUGE_URL_SIZES).map(fitUrl),
+      );
       // one huge place per request: the body or a path id of a write (a write with a real id and a huge query
       // could delete a fixture), the query or a path id of a read
       const places = [r.method === 'GET' ? ('query' as const) : ('body' as const), ...(params.length ? ['path' as const] : [])];
@@ -240,13 +360,33 @@ describe('route fuzz', () => {
         hugeId: hugeText,
         at: fc.nat(),
         query: fc
-          .tuple(fc.constantFrom('page', 'per_page', 'limit', 'offset', 'q[s]', 'q[uuid_eq]', 'q[created_at_gt]', ...(filterable.get(r.path) ?? []).flatMap((a) => [`q[${a}_eq]`, `q[${a}_lt]`, `q[${a}_in][]`])), hugeText)
+          .tuple(
+            fc.constantFrom(
+              'page',
+              'per_page',
+              'limit',
+              'offset',
+              'q[s]',
+              'q[uuid_eq]',
+              'q[created_at_gt]',
+              ...(filterable.get(r.path) ?? []).flatMap((a) => [`q[${a}_eq]`, `q[${a}_lt]`, `q[${a}_in][]`]),
+            ),
+            hugeText,
+          )
           .map(([k, v]) => `${k}=${encode(v)}`),
         body: r.method === 'GET' ? fc.constant(undefined) : hugeBodyArb(bodySchema, env),
       });
       type Case = typeof caseArb extends fc.Arbitrary<infer C> ? C : never;
       // every write route first hears the worst number, by a viewer (its body is read before its caller is checked)
-      const worst: Case = { caller: r.auth === 'public' ? 'none' : 'viewer', place: 'body', ids: params.map(() => randomUUID()), hugeId: '', at: 0, query: '', body: { kind: 'number', text: `{"value":${WORST_NUMBER}}` } };
+      const worst: Case = {
+        caller: r.auth === 'public' ? 'none' : 'viewer',
+        place: 'body',
+        ids: params.map(() => randomUUID()),
+        hugeId: '',
+        at: 0,
+        query: '',
+        body: { kind: 'number', text: `{"value":${WORST_NUMBER}}` },
+      };
       await fc.assert(
         fc.asyncProperty(caseArb, async (c) => {
           let i = 0;
@@ -267,7 +407,10 @@ describe('route fuzz', () => {
           // a long string or a deep object may be what a field admits (an import is 202 and checked by its job)
           if (body?.kind === 'number') {
             expect(res.status, what).toBe(422);
-            expect(res.body.error.details.map((d: { code: string }) => d.code), what).toContain('invalid_number');
+            expect(
+              res.body.error.details.map((d: { code: string }) => d.code),
+              what,
+            ).toContain('invalid_number');
           }
           if (write && res.status >= 400 && ![409, 429].includes(res.status)) {
             expect(await observe(r, path), `a refused ${what} changed what it names`).toEqual(before);

@@ -12,7 +12,8 @@ function dashboardBody(template: Template): { widgets: Json[] } {
   const dashboards = Object.values<Json>(template.findResources('AWS::CloudWatch::Dashboard'));
   expect(dashboards).toHaveLength(1);
   const body = dashboards[0]!.Properties.DashboardBody;
-  const text = typeof body === 'string' ? body : (body['Fn::Join'][1] as unknown[]).map((p) => (typeof p === 'string' ? p : `@${refId(p)}`)).join('');
+  const text =
+    typeof body === 'string' ? body : (body['Fn::Join'][1] as unknown[]).map((p) => (typeof p === 'string' ? p : `@${refId(p)}`)).join('');
   return JSON.parse(text);
 }
 

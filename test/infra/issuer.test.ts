@@ -14,11 +14,17 @@ function fakeKms() {
   const { publicKey, privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   return {
     async send(cmd: unknown) {
-      if (cmd instanceof GetPublicKeyCommand) return { KeyId: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd', PublicKey: publicKey.export({ format: 'der', type: 'spki' }) };
+      if (cmd instanceof GetPublicKeyCommand)
+        return { KeyId: 'arn:aws:kms:eu-west-1:123456789012:key/1234abcd', PublicKey: publicKey.export({ format: 'der', type: 'spki' }) };
       if (cmd instanceof SignCommand) {
         const input = cmd.input;
-        if (input.SigningAlgorithm !== ISSUER_SIGNING_ALGORITHM) throw new Error(`ValidationException: ${input.SigningAlgorithm} is not valid for a ${ISSUER_KEY_SPEC} key`);
-        return { Signature: createSign('RSA-SHA256').update(Buffer.from(input.Message as Uint8Array)).sign(privateKey) };
+        if (input.SigningAlgorithm !== ISSUER_SIGNING_ALGORITHM)
+          throw new Error(`ValidationException: ${input.SigningAlgorithm} is not valid for a ${ISSUER_KEY_SPEC} key`);
+        return {
+          Signature: createSign('RSA-SHA256')
+            .update(Buffer.from(input.Message as Uint8Array))
+            .sign(privateKey),
+        };
       }
       throw new Error('unexpected command');
     },
@@ -31,7 +37,11 @@ describe('the stack’s own issuer against the deployed JWT authorizer', () => {
     const issuer = kmsIssuer('alias/test', 'https://api.example.com', 'goal-tracking-api', fakeKms());
     const { token } = await issuer.sign({ tenantId: 't', userId: 'u', ttlSeconds: 60 });
     expect(decodeProtectedHeader(token).alg).toBe('RS256');
-    const { payload } = await jwtVerify(token, createLocalJWKSet(await issuer.jwks()), { issuer: 'https://api.example.com', audience: 'goal-tracking-api', algorithms: ['RS256'] });
+    const { payload } = await jwtVerify(token, createLocalJWKSet(await issuer.jwks()), {
+      issuer: 'https://api.example.com',
+      audience: 'goal-tracking-api',
+      algorithms: ['RS256'],
+    });
     expect(payload.sub).toBe('u');
   });
 });

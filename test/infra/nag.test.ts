@@ -9,7 +9,13 @@ function acknowledgements(root: IConstruct): Array<{ id: string; reason: string;
   return root.node.findAll().flatMap((c) =>
     c.node.metadata
       .filter((m) => m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
-      .flatMap((m) => Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({ id: id.replace(/^annotation::/i, ''), reason, path: c.node.path }))),
+      .flatMap((m) =>
+        Object.entries(m.data as Record<string, string>).map(([id, reason]) => ({
+          id: id.replace(/^annotation::/i, ''),
+          reason,
+          path: c.node.path,
+        })),
+      ),
   );
 }
 
@@ -35,12 +41,15 @@ describe('cdk-nag', () => {
       // The route table, the worker list and the fixture rows (every branch of the stack), minus the row that
       // needs the signing key when the issuer is external.
       const routes = context.issuerUrl ? allRoutes.filter((r) => !r.needs?.includes('kms:sign')) : [...allRoutes];
-      if (context.bedrockModelId) routes.push({ ...allRoutes.at(-1)!, method: 'POST', path: '/fixture/writer', needs: ['bedrock:invoke' as never] });
+      if (context.bedrockModelId)
+        routes.push({ ...allRoutes.at(-1)!, method: 'POST', path: '/fixture/writer', needs: ['bedrock:invoke' as never] });
       const { app, packs } = build({ context, routes });
       app.synth(); // aspects and lazy values first: the packs see the tree as it is synthesized
       for (const pack of packs) {
         const report = pack.validateScope(app);
-        const findings = report.violations.map((v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`);
+        const findings = report.violations.map(
+          (v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath).join(', ')}`,
+        );
         expect(findings, pack.readPackName).toEqual([]);
       }
     });
@@ -56,6 +65,11 @@ describe('cdk-nag', () => {
     }
     // Public routes are acknowledged one by one, never the authenticated ones.
     const apig4 = acks.filter((a) => a.id === 'AwsSolutions-APIG4').map((a) => a.path.split('/').at(-1));
-    expect(apig4.sort()).toEqual(allRoutes.filter((r) => r.auth === 'public').map((r) => `${routeName(r)}Route`).sort());
+    expect(apig4.sort()).toEqual(
+      allRoutes
+        .filter((r) => r.auth === 'public')
+        .map((r) => `${routeName(r)}Route`)
+        .sort(),
+    );
   });
 });

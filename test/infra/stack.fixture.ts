@@ -17,14 +17,53 @@ export const cdkContext: Record<string, unknown> = JSON.parse(readFileSync(join(
  * stack tests skip bundling (the synth test bundles the real table).
  */
 export const extraWorkers: Worker[] = [
-  { queue: 'fixture-rollup', handler: 'functions/platform/openapi.ts', maxReceiveCount: 3, batchSize: 5, timeoutSeconds: 60, table: 'write', sendsTo: ['fixture-mail'] },
-  { queue: 'fixture-mail', handler: 'functions/platform/openapi.ts', maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 20, table: 'none', sendsEmail: true },
+  {
+    queue: 'fixture-rollup',
+    handler: 'functions/platform/openapi.ts',
+    maxReceiveCount: 3,
+    batchSize: 5,
+    timeoutSeconds: 60,
+    table: 'write',
+    sendsTo: ['fixture-mail'],
+  },
+  {
+    queue: 'fixture-mail',
+    handler: 'functions/platform/openapi.ts',
+    maxReceiveCount: 5,
+    batchSize: 10,
+    timeoutSeconds: 20,
+    table: 'none',
+    sendsEmail: true,
+  },
 ];
 
 export const extraRoutes: Route[] = [
-  { method: 'POST', path: '/fixture/tokens', handler: 'functions/platform/openapi.ts', auth: 'jwt', table: 'write', sendsTo: ['fixture-rollup'], needs: ['kms:sign'], doc: { summary: 'fixture', tag: 'fixture', success: { status: 200 } } },
-  { method: 'GET', path: '/fixture/public', handler: 'functions/platform/openapi.ts', auth: 'public', table: 'read', doc: { summary: 'fixture', tag: 'fixture', success: { status: 200 } } },
-  { method: 'DELETE', path: '/fixture/none', handler: 'functions/platform/openapi.ts', auth: 'jwt', table: 'none', doc: { summary: 'fixture', tag: 'fixture', success: { status: 200 } } },
+  {
+    method: 'POST',
+    path: '/fixture/tokens',
+    handler: 'functions/platform/openapi.ts',
+    auth: 'jwt',
+    table: 'write',
+    sendsTo: ['fixture-rollup'],
+    needs: ['kms:sign'],
+    doc: { summary: 'fixture', tag: 'fixture', success: { status: 200 } },
+  },
+  {
+    method: 'GET',
+    path: '/fixture/public',
+    handler: 'functions/platform/openapi.ts',
+    auth: 'public',
+    table: 'read',
+    doc: { summary: 'fixture', tag: 'fixture', success: { status: 200 } },
+  },
+  {
+    method: 'DELETE',
+    path: '/fixture/none',
+    handler: 'functions/platform/openapi.ts',
+    auth: 'jwt',
+    table: 'none',
+    doc: { summary: 'fixture', tag: 'fixture', success: { status: 200 } },
+  },
 ];
 
 export const allRoutes = [...routeTable, ...extraRoutes];
@@ -80,13 +119,16 @@ export function mergedTemplate(stack: GoalTrackingStack): Template {
       if (k in resources) throw new Error(`logical id ${k} in two stacks`);
       resources[k] = substitute(v, fromParent);
     }
-    for (const [k, v] of Object.entries<Json>(nested.Outputs ?? {})) nestedOutputs.set(`${nestedId}/Outputs.${k}`, substitute(v.Value, fromParent));
+    for (const [k, v] of Object.entries<Json>(nested.Outputs ?? {}))
+      nestedOutputs.set(`${nestedId}/Outputs.${k}`, substitute(v.Value, fromParent));
   }
   const fromNested = (n: Json) => {
     const g = n['Fn::GetAtt'];
     return Array.isArray(g) && typeof g[1] === 'string' && g[1].startsWith('Outputs.') ? nestedOutputs.get(`${g[0]}/${g[1]}`) : undefined;
   };
-  return Template.fromJSON({ Resources: substitute(resources, fromNested), Outputs: substitute(parent.Outputs, fromNested) } as Json, { skipCyclicalDependenciesCheck: true });
+  return Template.fromJSON({ Resources: substitute(resources, fromNested), Outputs: substitute(parent.Outputs, fromNested) } as Json, {
+    skipCyclicalDependenciesCheck: true,
+  });
 }
 
 export interface Statement {
@@ -97,7 +139,7 @@ export interface Statement {
   Sid?: string;
 }
 
-export const asArray = <T,>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
+export const asArray = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
 
 /** Every identity-policy statement attached to a role: inline policies, AWS::IAM::Policy, managed policies. */
 export function roleStatements(template: Template, roleLogicalId: string): Statement[] {
@@ -106,10 +148,13 @@ export function roleStatements(template: Template, roleLogicalId: string): State
   const role = t.Resources[roleLogicalId];
   for (const p of role.Properties.Policies ?? []) out.push(...p.PolicyDocument.Statement);
   for (const r of Object.values<Json>(t.Resources)) {
-    if (r.Type === 'AWS::IAM::Policy' && asArray(r.Properties.Roles).some((x: Json) => x.Ref === roleLogicalId)) out.push(...r.Properties.PolicyDocument.Statement);
-    if (r.Type === 'AWS::IAM::ManagedPolicy' && asArray(r.Properties.Roles).some((x: Json) => x.Ref === roleLogicalId)) out.push(...r.Properties.PolicyDocument.Statement);
+    if (r.Type === 'AWS::IAM::Policy' && asArray(r.Properties.Roles).some((x: Json) => x.Ref === roleLogicalId))
+      out.push(...r.Properties.PolicyDocument.Statement);
+    if (r.Type === 'AWS::IAM::ManagedPolicy' && asArray(r.Properties.Roles).some((x: Json) => x.Ref === roleLogicalId))
+      out.push(...r.Properties.PolicyDocument.Statement);
   }
-  if (role.Properties.ManagedPolicyArns?.length) out.push({ Effect: 'Allow', Action: 'MANAGED_POLICY', Resource: role.Properties.ManagedPolicyArns });
+  if (role.Properties.ManagedPolicyArns?.length)
+    out.push({ Effect: 'Allow', Action: 'MANAGED_POLICY', Resource: role.Properties.ManagedPolicyArns });
   return out;
 }
 
@@ -126,6 +171,7 @@ export function refId(x: unknown): string {
 /** The Lambda functions of the template by their description (`METHOD /path` or `Worker for queue <q>`). */
 export function functionsByDescription(template: Template): Map<string, { id: string; props: Json }> {
   const out = new Map<string, { id: string; props: Json }>();
-  for (const [id, r] of Object.entries<Json>(template.findResources('AWS::Lambda::Function'))) out.set(r.Properties.Description, { id, props: r.Properties });
+  for (const [id, r] of Object.entries<Json>(template.findResources('AWS::Lambda::Function')))
+    out.set(r.Properties.Description, { id, props: r.Properties });
   return out;
 }

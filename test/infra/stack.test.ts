@@ -5,7 +5,19 @@ import { routeName, type Route, type Worker } from '#shared/routes/index.ts';
 import { sqsSender } from '#shared/queue/queue.ts';
 import { queueUrlEnv, type GoalTrackingStack } from '../../infra/stack.ts';
 import { TABLE_ACTIONS } from '../../infra/constructs/tenant-data.ts';
-import { allRoutes, allWorkers, asArray, build, extraRoutes, functionsByDescription, logicalId, mergedTemplate, refId, roleStatements, type Json } from './stack.fixture.ts';
+import {
+  allRoutes,
+  allWorkers,
+  asArray,
+  build,
+  extraRoutes,
+  functionsByDescription,
+  logicalId,
+  mergedTemplate,
+  refId,
+  roleStatements,
+  type Json,
+} from './stack.fixture.ts';
 import { LIMITER_ACTIONS, limiterLeaseLeadingKeys } from '#shared/db/rate-limit-store.ts';
 import { IMPORT_QUEUE, IMPORT_WORKER_CONCURRENCY } from '#shared/domain/imports/entity.ts';
 import { TENANT_TAG_LEADING_KEYS, TENANT_TAG_SHAPE, TENANT_TAG_VARIABLE } from '#shared/db/tenant-scope.ts';
@@ -15,22 +27,34 @@ const id = (_stack: unknown, c: Parameters<typeof logicalId>[0]) => logicalId(c)
 /** What a row entitles its function to, derived from the row alone: `action resource` pairs. */
 function expectedGrants(stack: GoalTrackingStack, row: { kind: 'route'; r: Route } | { kind: 'worker'; w: Worker }): string[] {
   const fn = row.kind === 'route' ? stack.routeFunctions.get(row.r)! : stack.workerFunctions.get(row.w)!;
-  const out = [`logs:CreateLogStream ${id(stack, fn.logGroup)}`, `logs:PutLogEvents ${id(stack, fn.logGroup)}`, 'xray:PutTelemetryRecords *', 'xray:PutTraceSegments *'];
+  const out = [
+    `logs:CreateLogStream ${id(stack, fn.logGroup)}`,
+    `logs:PutLogEvents ${id(stack, fn.logGroup)}`,
+    'xray:PutTelemetryRecords *',
+    'xray:PutTraceSegments *',
+  ];
   // A JWT route reads its caller's user record before the handler runs: at least read.
   const table = row.kind === 'route' ? (row.r.table === 'none' && row.r.auth === 'jwt' ? 'read' : row.r.table) : row.w.table;
-  if (table !== 'none') for (const a of ['sts:AssumeRole', 'sts:TagSession']) out.push(`${a} ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
+  if (table !== 'none')
+    for (const a of ['sts:AssumeRole', 'sts:TagSession'])
+      out.push(`${a} ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
   const sendsTo = row.kind === 'route' ? row.r.sendsTo : row.w.sendsTo;
   for (const q of sendsTo ?? []) out.push(`sqs:SendMessage ${id(stack, stack.queues.get(q)!.queue)}`);
   if (row.kind === 'route' && row.r.auth === 'jwt' && row.r.method === 'POST') out.push(`kms:GenerateMac ${id(stack, stack.idSeedKey)}`);
-  for (const need of row.kind === 'route' ? (row.r.needs ?? []) : []) if (need === 'kms:sign' || need === 'kms:public-key') out.push(`${need === 'kms:sign' ? 'kms:Sign' : 'kms:GetPublicKey'} ${id(stack, stack.issuerKey!.key)}`);
+  for (const need of row.kind === 'route' ? (row.r.needs ?? []) : [])
+    if (need === 'kms:sign' || need === 'kms:public-key')
+      out.push(`${need === 'kms:sign' ? 'kms:Sign' : 'kms:GetPublicKey'} ${id(stack, stack.issuerKey!.key)}`);
   for (const need of (row.kind === 'route' ? row.r.needs : row.w.needs) ?? []) {
-    if (need === 'kms:webhook-secrets') out.push(`kms:Encrypt ${id(stack, stack.outboundEvents.secretKey)}`, `kms:Decrypt ${id(stack, stack.outboundEvents.secretKey)}`);
+    if (need === 'kms:webhook-secrets')
+      out.push(`kms:Encrypt ${id(stack, stack.outboundEvents.secretKey)}`, `kms:Decrypt ${id(stack, stack.outboundEvents.secretKey)}`);
     if (need === 'events:publish') out.push(`events:PutEvents ${id(stack, stack.outboundEvents.bus)}`);
   }
   if (row.kind === 'worker') {
     const q = id(stack, stack.queues.get(row.w.queue)!.queue);
-    for (const a of ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage']) out.push(`${a} ${q}`);
-    if (row.w.sendsEmail) out.push(`ses:SendEmail join:${id(stack, stack.mailer.configurationSet)}`, `ses:SendEmail join:${id(stack, stack.mailer.identity)}`);
+    for (const a of ['sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:ReceiveMessage'])
+      out.push(`${a} ${q}`);
+    if (row.w.sendsEmail)
+      out.push(`ses:SendEmail join:${id(stack, stack.mailer.configurationSet)}`, `ses:SendEmail join:${id(stack, stack.mailer.identity)}`);
   }
   return out.sort();
 }
@@ -40,7 +64,10 @@ function resourceKey(r: unknown): string {
   if (r === '*') return '*';
   const j = r as Json;
   if (j && typeof j === 'object' && 'Fn::Join' in j) {
-    const ids = (j['Fn::Join'][1] as unknown[]).filter((p) => typeof p === 'object' && p && ('Ref' in (p as Json) || 'Fn::GetAtt' in (p as Json))).map(refId).filter((x) => !x.startsWith('AWS::'));
+    const ids = (j['Fn::Join'][1] as unknown[])
+      .filter((p) => typeof p === 'object' && p && ('Ref' in (p as Json) || 'Fn::GetAtt' in (p as Json)))
+      .map(refId)
+      .filter((x) => !x.startsWith('AWS::'));
     return `join:${ids.join(',')}`;
   }
   return refId(r);
@@ -86,7 +113,9 @@ describe('CDK stack', () => {
         expect(p.AuthorizationType, `${r.method} ${r.path}`).toBe('NONE');
         expect(p.AuthorizerId).toBeUndefined();
       }
-      const integrationId = (p.Target['Fn::Join'][1] as unknown[]).map(refId).find((x) => t.Resources[x]?.Type === 'AWS::ApiGatewayV2::Integration')!;
+      const integrationId = (p.Target['Fn::Join'][1] as unknown[])
+        .map(refId)
+        .find((x) => t.Resources[x]?.Type === 'AWS::ApiGatewayV2::Integration')!;
       const integration = t.Resources[integrationId].Properties;
       expect(integration.IntegrationType).toBe('AWS_PROXY');
       expect(integration.PayloadFormatVersion).toBe('2.0');
@@ -114,7 +143,9 @@ describe('CDK stack', () => {
       const env = (t.Resources[id(stack, fn.fn)].Properties.Environment.Variables ?? {}) as Json;
       expect(env.ISSUER_URL).toEqual({ 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
       expect(env.JWT_AUDIENCE).toBe('goal-tracking-api');
-      expect('ISSUER_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe((r.needs ?? []).some((n) => n === 'kms:sign' || n === 'kms:public-key'));
+      expect('ISSUER_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe(
+        (r.needs ?? []).some((n) => n === 'kms:sign' || n === 'kms:public-key'),
+      );
       expect('WEBHOOK_SECRET_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe((r.needs ?? []).includes('kms:webhook-secrets'));
     }
     const jwks = [...stack.routeFunctions.entries()].find(([r]) => r.path === '/.well-known/jwks.json')!;
@@ -155,54 +186,87 @@ describe('CDK stack', () => {
   it('gives no execution role table data access: functions reach the table only through a tenant role', () => {
     expect(stack.data.tableWideGrants).toEqual([]); // no function needs the table across tenants (operators use OperatorPolicy)
     for (const [rid, role] of Object.entries<Json>(template.findResources('AWS::IAM::Role'))) {
-      const trustsLambda = role.Properties.AssumeRolePolicyDocument.Statement.some((s: Json) => s.Principal?.Service === 'lambda.amazonaws.com');
+      const trustsLambda = role.Properties.AssumeRolePolicyDocument.Statement.some(
+        (s: Json) => s.Principal?.Service === 'lambda.amazonaws.com',
+      );
       if (!trustsLambda) continue;
       // The stream processor reads the table's change stream (not its items) with its own role: the event source mapping polls with it.
       const isProcessor = rid === id(stack, stack.streamProcessor.role);
-      const actions = roleStatements(template, rid).flatMap((s) => asArray(s.Action)).filter((a) => !(isProcessor && STREAM_READ.includes(a)));
-      expect(actions.filter((a) => a.startsWith('dynamodb:')), rid).toEqual([]);
+      const actions = roleStatements(template, rid)
+        .flatMap((s) => asArray(s.Action))
+        .filter((a) => !(isProcessor && STREAM_READ.includes(a)));
+      expect(
+        actions.filter((a) => a.startsWith('dynamodb:')),
+        rid,
+      ).toEqual([]);
     }
   });
 
   it('feeds the stream processor from the table stream (both images): partial failures, bisect, bounded retries, an SQS on-failure destination', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', { StreamSpecification: { StreamViewType: 'NEW_AND_OLD_IMAGES' } });
-    const mappings = Object.values<Json>(template.findResources('AWS::Lambda::EventSourceMapping')).map((m) => m.Properties).filter((p) => p.EventSourceArn?.['Fn::GetAtt']?.[1] === 'StreamArn');
+    const mappings = Object.values<Json>(template.findResources('AWS::Lambda::EventSourceMapping'))
+      .map((m) => m.Properties)
+      .filter((p) => p.EventSourceArn?.['Fn::GetAtt']?.[1] === 'StreamArn');
     expect(mappings).toHaveLength(1);
     const m = mappings[0]!;
     expect(refId(m.FunctionName)).toBe(id(stack, stack.streamProcessor.fn));
-    expect(m).toMatchObject({ BisectBatchOnFunctionError: true, MaximumRetryAttempts: 10, FunctionResponseTypes: ['ReportBatchItemFailures'], StartingPosition: 'TRIM_HORIZON' });
+    expect(m).toMatchObject({
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      StartingPosition: 'TRIM_HORIZON',
+    });
     expect(m.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0]).toBe(id(stack, stack.streamDeadLetters));
     // Stream reads only on the stream, and the processor reaches items through the write tenant role like any function.
-    const actions = roleStatements(template, id(stack, stack.streamProcessor.role)).flatMap((s) => asArray(s.Action)).filter((a) => a.startsWith('dynamodb:'));
+    const actions = roleStatements(template, id(stack, stack.streamProcessor.role))
+      .flatMap((s) => asArray(s.Action))
+      .filter((a) => a.startsWith('dynamodb:'));
     expect([...new Set(actions)].sort()).toEqual([...STREAM_READ].sort());
     // Records are read on the stream only (ListStreams takes no resource).
-    for (const st of roleStatements(template, id(stack, stack.streamProcessor.role)).filter((s) => asArray(s.Action).includes('dynamodb:GetRecords'))) expect(JSON.stringify(st.Resource)).toContain('StreamArn');
+    for (const st of roleStatements(template, id(stack, stack.streamProcessor.role)).filter((s) =>
+      asArray(s.Action).includes('dynamodb:GetRecords'),
+    ))
+      expect(JSON.stringify(st.Resource)).toContain('StreamArn');
     expect(stack.streamProcessor.rolePath).toBe(stack.data.rolePath('write'));
   });
 
   it('sends outbound events to its own EventBridge bus and seals webhook secrets with its own KMS key, granted only where a row needs them', () => {
     template.hasResourceProperties('AWS::Events::EventBus', {});
-    template.hasResourceProperties('AWS::KMS::Key', { EnableKeyRotation: true, Description: Match.stringLikeRegexp('webhook signing secrets') });
+    template.hasResourceProperties('AWS::KMS::Key', {
+      EnableKeyRotation: true,
+      Description: Match.stringLikeRegexp('webhook signing secrets'),
+    });
     const busId = id(stack, stack.outboundEvents.bus);
     const keyId = id(stack, stack.outboundEvents.secretKey);
     const processorEnv = t.Resources[id(stack, stack.streamProcessor.fn)].Properties.Environment.Variables as Json;
     expect(refId(processorEnv.EVENT_BUS_NAME)).toBe(busId);
     expect(actualGrants(template, id(stack, stack.streamProcessor.role))).toContain(`events:PutEvents ${busId}`);
-    expect(actualGrants(template, id(stack, stack.streamProcessor.role))).toContain(`sqs:SendMessage ${id(stack, stack.queues.get('webhook-deliveries')!.queue)}`);
-    const sealing = [...stack.routeFunctions.entries(), ...stack.workerFunctions.entries()].filter(([row]) => row.needs?.includes('kms:webhook-secrets'));
-    expect(sealing.map(([row]) => ('path' in row ? `${row.method} ${row.path}` : row.queue)).sort()).toEqual(['POST /webhooks', 'webhook-deliveries']);
-    for (const [, fn] of sealing) expect(actualGrants(template, id(stack, fn.role))).toEqual(expect.arrayContaining([`kms:Encrypt ${keyId}`, `kms:Decrypt ${keyId}`]));
+    expect(actualGrants(template, id(stack, stack.streamProcessor.role))).toContain(
+      `sqs:SendMessage ${id(stack, stack.queues.get('webhook-deliveries')!.queue)}`,
+    );
+    const sealing = [...stack.routeFunctions.entries(), ...stack.workerFunctions.entries()].filter(([row]) =>
+      row.needs?.includes('kms:webhook-secrets'),
+    );
+    expect(sealing.map(([row]) => ('path' in row ? `${row.method} ${row.path}` : row.queue)).sort()).toEqual([
+      'POST /webhooks',
+      'webhook-deliveries',
+    ]);
+    for (const [, fn] of sealing)
+      expect(actualGrants(template, id(stack, fn.role))).toEqual(expect.arrayContaining([`kms:Encrypt ${keyId}`, `kms:Decrypt ${keyId}`]));
     const others = [...stack.routeFunctions.values(), ...stack.workerFunctions.values()].filter((fn) => !sealing.some(([, f]) => f === fn));
-    for (const fn of others) expect(actualGrants(template, id(stack, fn.role)).filter((g) => g.endsWith(keyId) || g.endsWith(busId))).toEqual([]);
+    for (const fn of others)
+      expect(actualGrants(template, id(stack, fn.role)).filter((g) => g.endsWith(keyId) || g.endsWith(busId))).toEqual([]);
   });
 
-  it('keys idempotent requests\' ids with an HMAC key of its own, usable (GenerateMac only) by the authenticated POST routes', () => {
+  it("keys idempotent requests' ids with an HMAC key of its own, usable (GenerateMac only) by the authenticated POST routes", () => {
     template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
     const keyId = id(stack, stack.idSeedKey);
     for (const [route, fn] of stack.routeFunctions) {
       const post = route.auth === 'jwt' && route.method === 'POST';
       const env = t.Resources[id(stack, fn.fn)].Properties.Environment.Variables as Json;
-      expect(env.ID_SEED_KMS_KEY_ID === undefined ? undefined : refId(env.ID_SEED_KMS_KEY_ID), `${route.method} ${route.path}`).toBe(post ? keyId : undefined);
+      expect(env.ID_SEED_KMS_KEY_ID === undefined ? undefined : refId(env.ID_SEED_KMS_KEY_ID), `${route.method} ${route.path}`).toBe(
+        post ? keyId : undefined,
+      );
       expect(actualGrants(template, id(stack, fn.role)).filter((g) => g.endsWith(keyId))).toEqual(post ? [`kms:GenerateMac ${keyId}`] : []);
     }
   });
@@ -210,7 +274,10 @@ describe('CDK stack', () => {
   it('has two tenant roles: read and write actions on the table and each index by name, on the tagged tenant’s keys, assumable only by roles on their path with the tag', () => {
     const tableId = id(stack, stack.data.table);
     const resources = [tableId, `join:${tableId}`];
-    for (const [access, role] of [['read', stack.data.readRole], ['write', stack.data.writeRole]] as const) {
+    for (const [access, role] of [
+      ['read', stack.data.readRole],
+      ['write', stack.data.writeRole],
+    ] as const) {
       const roleId = id(stack, role);
       const all = roleStatements(template, roleId);
       // The read role also updates the rate limiter's bucket shards (not rl#config): a GET leases tokens too.
@@ -218,7 +285,9 @@ describe('CDK stack', () => {
       expect(limiter).toHaveLength(access === 'read' ? 1 : 0);
       if (access === 'read') {
         expect(asArray(limiter[0]!.Action)).toEqual([...LIMITER_ACTIONS]);
-        expect(limiter[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': limiterLeaseLeadingKeys(TENANT_TAG_VARIABLE) } });
+        expect(limiter[0]!.Condition).toEqual({
+          'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': limiterLeaseLeadingKeys(TENANT_TAG_VARIABLE) },
+        });
       }
       const statements = all.filter((s) => s.Sid !== 'RateLimitLeases');
       expect(statements).toHaveLength(1);
@@ -226,7 +295,9 @@ describe('CDK stack', () => {
       expect(asArray(statements[0]!.Resource).map(resourceKey).sort()).toEqual(resources.sort());
       expect(statements[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [TENANT_TAG_LEADING_KEYS] } });
       const indexArns = asArray(statements[0]!.Resource).filter((r) => (r as Json)['Fn::Join']);
-      expect(indexArns.map((r) => (r as Json)['Fn::Join'][1][1])).toEqual(TABLE_DEFINITION.globalSecondaryIndexes.map((g) => `/index/${g.indexName}`));
+      expect(indexArns.map((r) => (r as Json)['Fn::Join'][1][1])).toEqual(
+        TABLE_DEFINITION.globalSecondaryIndexes.map((g) => `/index/${g.indexName}`),
+      );
 
       const trust = t.Resources[roleId].Properties.AssumeRolePolicyDocument.Statement;
       expect(trust).toHaveLength(1);
@@ -241,7 +312,9 @@ describe('CDK stack', () => {
     for (const [r, fn] of stack.routeFunctions) {
       const path = t.Resources[id(stack, fn.role)].Properties.Path;
       const access = r.table === 'none' ? (r.auth === 'jwt' ? 'read' : 'none') : r.table;
-      expect(path, `${r.method} ${r.path}`).toBe(access === 'none' ? `/goal-tracking/${stack.stackName}/` : `/goal-tracking/${stack.stackName}/tenant-${access}/`);
+      expect(path, `${r.method} ${r.path}`).toBe(
+        access === 'none' ? `/goal-tracking/${stack.stackName}/` : `/goal-tracking/${stack.stackName}/tenant-${access}/`,
+      );
     }
   });
 
@@ -271,14 +344,19 @@ describe('CDK stack', () => {
       policies.some(
         (p) =>
           p.Properties.Queues.some((q: Json) => q.Ref === qid) &&
-          p.Properties.PolicyDocument.Statement.some((s: Json) => s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false' && s.Action === 'sqs:*'),
+          p.Properties.PolicyDocument.Statement.some(
+            (s: Json) => s.Effect === 'Deny' && s.Condition?.Bool?.['aws:SecureTransport'] === 'false' && s.Action === 'sqs:*',
+          ),
       );
     for (const w of allWorkers) {
       const wq = stack.queues.get(w.queue)!;
       const q = queues[id(stack, wq.queue)]!.Properties;
       const dlqId = id(stack, wq.deadLetterQueue);
       const dlq = queues[dlqId]!.Properties;
-      expect(q.RedrivePolicy, w.queue).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: w.maxReceiveCount });
+      expect(q.RedrivePolicy, w.queue).toEqual({
+        deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] },
+        maxReceiveCount: w.maxReceiveCount,
+      });
       expect(q.SqsManagedSseEnabled).toBe(true);
       expect(dlq.SqsManagedSseEnabled).toBe(true);
       expect(sslOnly(id(stack, wq.queue))).toBe(true);
@@ -302,11 +380,14 @@ describe('CDK stack', () => {
   it('caps the import worker at IMPORT_WORKER_CONCURRENCY invocations (SQS maximum concurrency) and gives it the limiter defaults', () => {
     const imports = allWorkers.find((w) => w.queue === IMPORT_QUEUE)!;
     const mappingOf = (w: Worker) =>
-      Object.values<Json>(template.findResources('AWS::Lambda::EventSourceMapping')).find((m) => m.Properties.FunctionName?.Ref === id(stack, stack.workerFunctions.get(w)!.fn))!.Properties;
+      Object.values<Json>(template.findResources('AWS::Lambda::EventSourceMapping')).find(
+        (m) => m.Properties.FunctionName?.Ref === id(stack, stack.workerFunctions.get(w)!.fn),
+      )!.Properties;
     // One tenant's imports cannot take the account's Lambda concurrency and the table's capacity from everyone else's.
     expect(mappingOf(imports).ScalingConfig).toEqual({ MaximumConcurrency: IMPORT_WORKER_CONCURRENCY });
     expect(IMPORT_WORKER_CONCURRENCY).toBeGreaterThanOrEqual(2); // SQS's least
-    for (const w of allWorkers) expect(mappingOf(w).ScalingConfig, w.queue).toEqual(w.maxConcurrency ? { MaximumConcurrency: w.maxConcurrency } : undefined);
+    for (const w of allWorkers)
+      expect(mappingOf(w).ScalingConfig, w.queue).toEqual(w.maxConcurrency ? { MaximumConcurrency: w.maxConcurrency } : undefined);
     // its rows are charged to the tenant's limit with the same service defaults the routes use
     const env = t.Resources[id(stack, stack.workerFunctions.get(imports)!.fn)].Properties.Environment.Variables;
     expect(env).toMatchObject({ TENANT_RATE_LIMIT_RPS: expect.any(String), TENANT_RATE_LIMIT_BURST: expect.any(String) });
@@ -315,7 +396,10 @@ describe('CDK stack', () => {
   });
 
   it('names each queue a function sends to in QUEUE_URL_<NAME>, the variable sqsSender reads', async () => {
-    const senders = [...allRoutes.filter((r) => r.sendsTo?.length).map((r) => [r.sendsTo!, stack.routeFunctions.get(r)!] as const), ...allWorkers.filter((w) => w.sendsTo?.length).map((w) => [w.sendsTo!, stack.workerFunctions.get(w)!] as const)];
+    const senders = [
+      ...allRoutes.filter((r) => r.sendsTo?.length).map((r) => [r.sendsTo!, stack.routeFunctions.get(r)!] as const),
+      ...allWorkers.filter((w) => w.sendsTo?.length).map((w) => [w.sendsTo!, stack.workerFunctions.get(w)!] as const),
+    ];
     expect(senders.length).toBeGreaterThan(0);
     for (const [queues, fn] of senders) {
       const env = t.Resources[id(stack, fn.fn)].Properties.Environment.Variables;
@@ -334,7 +418,10 @@ describe('CDK stack', () => {
   it('lets only e-mail workers send, from the configured address, through the configuration set', () => {
     template.resourceCountIs('AWS::SES::EmailIdentity', 1);
     template.hasResourceProperties('AWS::SES::EmailIdentity', { EmailIdentity: 'noreply@example.com' });
-    template.hasResourceProperties('AWS::SES::ConfigurationSet', { DeliveryOptions: { TlsPolicy: 'REQUIRE' }, SuppressionOptions: { SuppressedReasons: ['BOUNCE', 'COMPLAINT'] } });
+    template.hasResourceProperties('AWS::SES::ConfigurationSet', {
+      DeliveryOptions: { TlsPolicy: 'REQUIRE' },
+      SuppressionOptions: { SuppressedReasons: ['BOUNCE', 'COMPLAINT'] },
+    });
     for (const [w, fn] of stack.workerFunctions) {
       const env = t.Resources[id(stack, fn.fn)].Properties.Environment.Variables;
       const statements = roleStatements(template, id(stack, fn.role)).filter((s) => asArray(s.Action).includes('ses:SendEmail'));
@@ -358,7 +445,12 @@ describe('CDK stack', () => {
     expect(s.AutoDeploy).toBe(true);
     expect(s.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
     const format = JSON.parse(s.AccessLogSettings.Format);
-    expect(format).toMatchObject({ request_id: '$context.requestId', status: '$context.status', route: '$context.routeKey', authorizer_error: '$context.authorizer.error' });
+    expect(format).toMatchObject({
+      request_id: '$context.requestId',
+      status: '$context.status',
+      route: '$context.routeKey',
+      authorizer_error: '$context.authorizer.error',
+    });
     expect(t.Resources[refId(s.AccessLogSettings.DestinationArn)].Properties.RetentionInDays).toBe(30);
   });
 
@@ -372,24 +464,56 @@ describe('CDK stack', () => {
     }
     expect(alarms.filter((a) => a.MetricName === '5xx' && a.Namespace === 'AWS/ApiGateway')).toHaveLength(1);
     // the stream processor more than a minute behind
-    expect(alarms.filter((a) => a.MetricName === 'IteratorAge' && a.Namespace === 'AWS/Lambda' && a.Statistic === 'Maximum' && a.Threshold === 60_000 && refId(a.Dimensions[0].Value) === id(stack, stack.streamProcessor.fn))).toHaveLength(1);
+    expect(
+      alarms.filter(
+        (a) =>
+          a.MetricName === 'IteratorAge' &&
+          a.Namespace === 'AWS/Lambda' &&
+          a.Statistic === 'Maximum' &&
+          a.Threshold === 60_000 &&
+          refId(a.Dimensions[0].Value) === id(stack, stack.streamProcessor.fn),
+      ),
+    ).toHaveLength(1);
     // Throttles: every function appears in exactly one alarm's metric math (at most 10 per alarm).
-    const throttled = alarms.flatMap((a) => (a.Metrics ?? []).filter((m: Json) => m.MetricStat?.Metric?.MetricName === 'Throttles').map((m: Json) => refId(m.MetricStat.Metric.Dimensions[0].Value)));
+    const throttled = alarms.flatMap((a) =>
+      (a.Metrics ?? [])
+        .filter((m: Json) => m.MetricStat?.Metric?.MetricName === 'Throttles')
+        .map((m: Json) => refId(m.MetricStat.Metric.Dimensions[0].Value)),
+    );
     const allFns = Object.keys(template.findResources('AWS::Lambda::Function'));
     expect(throttled.sort()).toEqual(allFns.sort());
     for (const a of alarms.filter((x) => x.Metrics)) expect(a.Metrics.length).toBeLessThanOrEqual(11);
     for (const [, fn] of stack.workerFunctions) {
-      expect(alarms.some((a) => a.MetricName === 'Errors' && a.Namespace === 'AWS/Lambda' && refId(a.Dimensions[0].Value) === id(stack, fn.fn))).toBe(true);
+      expect(
+        alarms.some((a) => a.MetricName === 'Errors' && a.Namespace === 'AWS/Lambda' && refId(a.Dimensions[0].Value) === id(stack, fn.fn)),
+      ).toBe(true);
     }
     for (const [q, wq] of stack.queues) {
-      expect(alarms.some((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible' && a.Dimensions[0].Value['Fn::GetAtt']?.[0] === id(stack, wq.deadLetterQueue)), q).toBe(true);
+      expect(
+        alarms.some(
+          (a) =>
+            a.MetricName === 'ApproximateNumberOfMessagesVisible' &&
+            a.Dimensions[0].Value['Fn::GetAtt']?.[0] === id(stack, wq.deadLetterQueue),
+        ),
+        q,
+      ).toBe(true);
     }
     template.hasResourceProperties('AWS::SNS::Topic', { KmsMasterKeyId: Match.anyValue() });
   });
 
   it('outputs what clients and the operator commands need', () => {
     const outputs = template.toJSON().Outputs as Json;
-    for (const name of ['ApiUrl', 'IssuerUrl', 'JwtAudience', 'TableName', 'Region', 'IssuerKmsKeyId', 'OperatorPolicyArn', 'AlarmTopicArn']) expect(outputs[name], name).toBeDefined();
+    for (const name of [
+      'ApiUrl',
+      'IssuerUrl',
+      'JwtAudience',
+      'TableName',
+      'Region',
+      'IssuerKmsKeyId',
+      'OperatorPolicyArn',
+      'AlarmTopicArn',
+    ])
+      expect(outputs[name], name).toBeDefined();
     expect(outputs.TableName.Value).toEqual({ Ref: id(stack, stack.data.table) });
     expect(outputs.IssuerKmsKeyId.Value).toEqual({ 'Fn::GetAtt': [id(stack, stack.issuerKey!.key), 'Arn'] });
     for (const [q, wq] of stack.queues) {
@@ -399,7 +523,9 @@ describe('CDK stack', () => {
     }
     // The operator policy: table-wide data access and the issuer key, nothing else.
     const operator = Object.values<Json>(template.findResources('AWS::IAM::ManagedPolicy'))[0]!.Properties.PolicyDocument.Statement;
-    expect(operator.flatMap((s: Json) => asArray(s.Action)).sort()).toEqual([...TABLE_ACTIONS.write, 'kms:Sign', 'kms:GetPublicKey'].sort());
+    expect(operator.flatMap((s: Json) => asArray(s.Action)).sort()).toEqual(
+      [...TABLE_ACTIONS.write, 'kms:Sign', 'kms:GetPublicKey'].sort(),
+    );
   });
 });
 
@@ -408,9 +534,14 @@ describe('CDK stack with an external issuer (e.g. a Cognito user pool)', () => {
   const routes = allRoutes.filter((r) => !r.needs?.includes('kms:sign'));
 
   it('verifies that issuer’s tokens, drops the self-issuer routes and the signing key, and passes the claim names on', () => {
-    const { stack } = build({ routes, context: { issuerUrl, jwtAudience: 'client-a,client-b', tenantClaim: 'custom:tenant_uuid', userClaim: 'custom:user_uuid' } });
+    const { stack } = build({
+      routes,
+      context: { issuerUrl, jwtAudience: 'client-a,client-b', tenantClaim: 'custom:tenant_uuid', userClaim: 'custom:user_uuid' },
+    });
     const template = mergedTemplate(stack);
-    template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', { JwtConfiguration: { Issuer: issuerUrl, Audience: ['client-a', 'client-b'] } });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      JwtConfiguration: { Issuer: issuerUrl, Audience: ['client-a', 'client-b'] },
+    });
     template.resourceCountIs('AWS::KMS::Key', 3); // the alarm topic's key, the webhook-secret key and the id-seed key, no signing key
     const keys = Object.keys(template.toJSON().Resources).filter((k) => k.startsWith('IssuerKey'));
     expect(keys).toEqual([]);
@@ -419,7 +550,12 @@ describe('CDK stack with an external issuer (e.g. a Cognito user pool)', () => {
     expect(routeKeys).toContain('GET /openapi.json');
     for (const [, fn] of stack.routeFunctions) {
       const env = template.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;
-      expect(env).toMatchObject({ ISSUER_URL: issuerUrl, JWT_AUDIENCE: 'client-a', TENANT_CLAIM: 'custom:tenant_uuid', USER_CLAIM: 'custom:user_uuid' });
+      expect(env).toMatchObject({
+        ISSUER_URL: issuerUrl,
+        JWT_AUDIENCE: 'client-a',
+        TENANT_CLAIM: 'custom:tenant_uuid',
+        USER_CLAIM: 'custom:user_uuid',
+      });
     }
     expect(template.toJSON().Outputs.IssuerKmsKeyId).toBeUndefined();
   });
@@ -434,11 +570,23 @@ describe('CDK stack configuration', () => {
     const bedrockRoute: Route = { ...extraRoutes[0]!, path: '/fixture/writer', sendsTo: [], needs: ['bedrock:invoke' as never] };
     const { stack } = build({
       routes: [bedrockRoute],
-      context: { emailFrom: 'okr@mail.example.org', emailIdentity: 'mail.example.org', throttleRateLimit: '20', throttleBurstLimit: 40, tenantRateLimitRps: '5', tenantRateLimitBurst: '10', logRetentionDays: '90', bedrockModelId: 'anthropic.claude-3-haiku-20240307-v1:0', supportWebhookUrl: 'https://support.example.org/hook' },
+      context: {
+        emailFrom: 'okr@mail.example.org',
+        emailIdentity: 'mail.example.org',
+        throttleRateLimit: '20',
+        throttleBurstLimit: 40,
+        tenantRateLimitRps: '5',
+        tenantRateLimitBurst: '10',
+        logRetentionDays: '90',
+        bedrockModelId: 'anthropic.claude-3-haiku-20240307-v1:0',
+        supportWebhookUrl: 'https://support.example.org/hook',
+      },
     });
     const template = mergedTemplate(stack);
     template.hasResourceProperties('AWS::SES::EmailIdentity', { EmailIdentity: 'mail.example.org' });
-    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 } });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 20, ThrottlingBurstLimit: 40 },
+    });
     template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 90 });
     const fn = stack.routeFunctions.get(bedrockRoute)!;
     const t = template.toJSON();

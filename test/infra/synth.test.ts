@@ -15,7 +15,13 @@ const run = promisify(execFile);
 /** The environment of a machine with no AWS account: no credentials, no profile, no instance metadata. */
 function offlineEnv(): NodeJS.ProcessEnv {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('AWS_') && !k.startsWith('CDK_')));
-  return { ...env, AWS_CONFIG_FILE: '/nonexistent', AWS_SHARED_CREDENTIALS_FILE: '/nonexistent', AWS_EC2_METADATA_DISABLED: 'true', CDK_DISABLE_CLI_TELEMETRY: '1' };
+  return {
+    ...env,
+    AWS_CONFIG_FILE: '/nonexistent',
+    AWS_SHARED_CREDENTIALS_FILE: '/nonexistent',
+    AWS_EC2_METADATA_DISABLED: 'true',
+    CDK_DISABLE_CLI_TELEMETRY: '1',
+  };
 }
 
 /**
@@ -30,7 +36,11 @@ describe('cdk synth (offline, real bundling)', () => {
 
   beforeAll(async () => {
     out = mkdtempSync(join(tmpdir(), 'goal-tracking-synth-'));
-    ({ stdout } = await run('npx', ['cdk', 'synth', '--quiet', '--output', out], { cwd: REPO_ROOT, env: offlineEnv(), maxBuffer: 64 * 1024 * 1024 }));
+    ({ stdout } = await run('npx', ['cdk', 'synth', '--quiet', '--output', out], {
+      cwd: REPO_ROOT,
+      env: offlineEnv(),
+      maxBuffer: 64 * 1024 * 1024,
+    }));
     templates = readdirSync(out)
       .filter((f) => f.endsWith('.template.json'))
       .map((f) => JSON.parse(readFileSync(join(out, f), 'utf8')));
@@ -67,7 +77,10 @@ describe('cdk synth (offline, real bundling)', () => {
     const script = `const { handler } = await import(${JSON.stringify(entry)});
       const res = await handler({ version: '2.0', routeKey: 'GET /openapi.json', rawPath: '/openapi.json', rawQueryString: '', headers: {}, requestContext: { requestId: 'synth-test', http: { method: 'GET', path: '/openapi.json' } } }, { awsRequestId: 'synth-test' });
       console.log(JSON.stringify({ status: res.statusCode, openapi: JSON.parse(res.body).openapi, paths: Object.keys(JSON.parse(res.body).paths).length }));`;
-    const { stdout: result } = await run(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], { cwd: tmpdir(), env: offlineEnv() });
+    const { stdout: result } = await run(process.execPath, ['--enable-source-maps', '--input-type=module', '-e', script], {
+      cwd: tmpdir(),
+      env: offlineEnv(),
+    });
     const last = JSON.parse(result.trim().split('\n').at(-1)!);
     expect(last.status).toBe(200);
     expect(last.openapi).toMatch(/^3\.1/);
@@ -87,7 +100,14 @@ describe('cdk synth (offline, real bundling)', () => {
       const { gunzipSync } = await import('node:zlib');
       console.log(JSON.stringify({ status: res.statusCode, encoding: res.headers['content-encoding'], length: gunzipSync(Buffer.from(res.body, 'base64')).length }));`;
     // LAMBDA_TASK_ROOT as the Lambda runtime sets it: the directory the bundle was unpacked into.
-    const { stdout: result } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: tmpdir(), env: { ...offlineEnv(), LAMBDA_TASK_ROOT: dir } });
-    expect(JSON.parse(result.trim().split('\n').at(-1)!)).toEqual({ status: 200, encoding: 'gzip', length: readFileSync(join(REPO_ROOT, SCALAR_BUNDLE)).length });
+    const { stdout: result } = await run(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: tmpdir(),
+      env: { ...offlineEnv(), LAMBDA_TASK_ROOT: dir },
+    });
+    expect(JSON.parse(result.trim().split('\n').at(-1)!)).toEqual({
+      status: 200,
+      encoding: 'gzip',
+      length: readFileSync(join(REPO_ROOT, SCALAR_BUNDLE)).length,
+    });
   });
 });

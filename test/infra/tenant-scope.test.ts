@@ -16,7 +16,11 @@ const INDEX_ARNS = TABLE_DEFINITION.globalSecondaryIndexes.map((g) => `${TABLE_A
  * statements do not use it): actions and resources of Allow statements, and the leading keys they require.
  */
 const allows = (policy: { Statement: Statement[] }, action: string, resource: string, leadingKeys: string[], tag?: string) =>
-  policyAllows(policy.Statement as PolicyStatement[], { action, resource, context: { 'dynamodb:LeadingKeys': leadingKeys, 'aws:PrincipalTag/tenant': tag } });
+  policyAllows(policy.Statement as PolicyStatement[], {
+    action,
+    resource,
+    context: { 'dynamodb:LeadingKeys': leadingKeys, 'aws:PrincipalTag/tenant': tag },
+  });
 
 const uuid = fc.uuid();
 /** Keys of every family a tenant's items and index entries use (keys.ts). */
@@ -66,7 +70,8 @@ describe('tenant-scoped data access', () => {
   });
 
   it('refuses tenant ids that are not uuids, so wildcards from a token can never widen the pattern', () => {
-    for (const bad of ['*', 'acme', '?', '${aws:username}', '00000000-0000-4000-8000-00000000000*']) expect(() => tenantSessionPolicy(TABLE_ARN, bad)).toThrow(/uuid/);
+    for (const bad of ['*', 'acme', '?', '${aws:username}', '00000000-0000-4000-8000-00000000000*'])
+      expect(() => tenantSessionPolicy(TABLE_ARN, bad)).toThrow(/uuid/);
   });
 
   it('assumes the tenant role with the tenant tag (what the role confines to) and the session policy, and refuses a non-uuid before any call', () => {
@@ -75,7 +80,8 @@ describe('tenant-scoped data access', () => {
     expect(input.Tags).toEqual([{ Key: TENANT_TAG, Value: a }]);
     expect(input.TransitiveTagKeys).toBeUndefined(); // the trust policy refuses transitive tags
     expect(JSON.parse(input.Policy!)).toEqual(tenantSessionPolicy(TABLE_ARN, a));
-    for (const bad of ['*', 'acme', '', '${aws:username}', `${a}#`]) expect(() => tenantAssumeRoleInput('arn:aws:iam::123456789012:role/TenantRead', TABLE_ARN, bad)).toThrow(/uuid/);
+    for (const bad of ['*', 'acme', '', '${aws:username}', `${a}#`])
+      expect(() => tenantAssumeRoleInput('arn:aws:iam::123456789012:role/TenantRead', TABLE_ARN, bad)).toThrow(/uuid/);
   });
 
   describe('intersected with the tenant roles of the stack', () => {
@@ -85,7 +91,12 @@ describe('tenant-scoped data access', () => {
       const template = mergedTemplate(stack);
       const resolve = (statements: Statement[]): Statement[] =>
         // The template's table ARN tokens → the ARN used above, so both policies speak about the same resources.
-        statements.map((s) => ({ ...s, Resource: asArray(s.Resource).map((r) => JSON.stringify(r).includes('/index/') ? `${TABLE_ARN}${(r as any)['Fn::Join'][1][1]}` : TABLE_ARN) }));
+        statements.map((s) => ({
+          ...s,
+          Resource: asArray(s.Resource).map((r) =>
+            JSON.stringify(r).includes('/index/') ? `${TABLE_ARN}${(r as any)['Fn::Join'][1][1]}` : TABLE_ARN,
+          ),
+        }));
       roles = {
         read: resolve(roleStatements(template, logicalId(stack.data.readRole))),
         write: resolve(roleStatements(template, logicalId(stack.data.writeRole))),
@@ -101,9 +112,13 @@ describe('tenant-scoped data access', () => {
         const role = { Statement: roles[access] };
         for (const resource of [TABLE_ARN, ...INDEX_ARNS]) {
           // Effective permission of an assumed-role session = role policy ∩ session policy.
-          const effective = every.filter((action) => allows(role, action, resource, keysOf(a, '1'), a) && allows(session, action, resource, keysOf(a, '1')));
+          const effective = every.filter(
+            (action) => allows(role, action, resource, keysOf(a, '1'), a) && allows(session, action, resource, keysOf(a, '1')),
+          );
           expect(effective.sort(), `${access} on ${resource}`).toEqual([...TABLE_ACTIONS[access]].sort());
-          const other = every.filter((action) => allows(role, action, resource, keysOf(b, '1'), a) && allows(session, action, resource, keysOf(b, '1')));
+          const other = every.filter(
+            (action) => allows(role, action, resource, keysOf(b, '1'), a) && allows(session, action, resource, keysOf(b, '1')),
+          );
           expect(other, `${access} on ${resource}, tenant B`).toEqual([]);
         }
       }
@@ -114,7 +129,8 @@ describe('tenant-scoped data access', () => {
       const b = 'f7c1bd87-4da5-4b2f-8c4c-1d2e3f4a5b6c';
       const session = tenantSessionPolicy(TABLE_ARN, a) as { Statement: Statement[] };
       const role = { Statement: roles.read };
-      const may = (pk: string) => allows(role, 'dynamodb:UpdateItem', TABLE_ARN, [pk], a) && allows(session, 'dynamodb:UpdateItem', TABLE_ARN, [pk]);
+      const may = (pk: string) =>
+        allows(role, 'dynamodb:UpdateItem', TABLE_ARN, [pk], a) && allows(session, 'dynamodb:UpdateItem', TABLE_ARN, [pk]);
       expect(may(limiterKeys.tenantShard(a, 0).PK)).toBe(true);
       expect(may(limiterKeys.userShard(a, b, 1).PK)).toBe(true);
       expect(may(limiterKeys.tenantShard(b, 0).PK)).toBe(false);
@@ -129,7 +145,8 @@ describe('tenant-scoped data access', () => {
       const session = tenantSessionPolicy(TABLE_ARN, '00000000-0000-4000-8000-000000000001') as { Statement: Statement[] };
       const sessionActions = session.Statement.flatMap((s) => asArray(s.Action));
       for (const access of ['read', 'write'] as const) {
-        for (const action of roles[access].flatMap((s) => asArray(s.Action))) expect(sessionActions, `${access}: ${action}`).toContain(action);
+        for (const action of roles[access].flatMap((s) => asArray(s.Action)))
+          expect(sessionActions, `${access}: ${action}`).toContain(action);
       }
     });
   });

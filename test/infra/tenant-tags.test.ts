@@ -16,7 +16,12 @@ import { asArray, build, logicalId, mergedTemplate, refId, roleStatements, type 
  */
 
 const ACCOUNT = '123456789012';
-const PSEUDO: Record<string, string> = { 'AWS::Partition': 'aws', 'AWS::AccountId': ACCOUNT, 'AWS::Region': 'eu-west-1', 'AWS::URLSuffix': 'amazonaws.com' };
+const PSEUDO: Record<string, string> = {
+  'AWS::Partition': 'aws',
+  'AWS::AccountId': ACCOUNT,
+  'AWS::Region': 'eu-west-1',
+  'AWS::URLSuffix': 'amazonaws.com',
+};
 const TAG_VARIABLE_PREFIX = 'T#${aws:PrincipalTag/tenant}#';
 
 /** A template value with pseudo parameters and Fn::Join resolved (what these policies use); anything else throws. */
@@ -40,7 +45,11 @@ describe('tenant confinement by session tag', () => {
   let stack: GoalTrackingStack;
   let template: Template;
   let t: Json;
-  const tenantRoles = () => [['read', stack.data.readRole], ['write', stack.data.writeRole]] as const;
+  const tenantRoles = () =>
+    [
+      ['read', stack.data.readRole],
+      ['write', stack.data.writeRole],
+    ] as const;
 
   beforeAll(() => {
     stack = build().stack;
@@ -54,7 +63,10 @@ describe('tenant confinement by session tag', () => {
       expect(statements.length, access).toBeGreaterThan(0);
       for (const s of statements) {
         expect(s.Effect).toBe('Allow');
-        expect(asArray(s.Action).every((a) => a.startsWith('dynamodb:')), `${access} ${s.Sid}`).toBe(true);
+        expect(
+          asArray(s.Action).every((a) => a.startsWith('dynamodb:')),
+          `${access} ${s.Sid}`,
+        ).toBe(true);
         // Exactly one condition: every leading key under the tag's tenant prefix (which ends with `#`, so no
         // tenant id that extends another's matches; a tag value cannot hold `#`, `*` or `?`).
         expect(Object.keys(s.Condition ?? {}), `${access} ${s.Sid}`).toEqual(['ForAllValues:StringLike']);
@@ -63,9 +75,14 @@ describe('tenant confinement by session tag', () => {
         expect(patterns.length).toBeGreaterThan(0);
         for (const p of patterns) expect(p.startsWith(TAG_VARIABLE_PREFIX), `${access} ${s.Sid}: ${p}`).toBe(true);
       }
-      expect(statements.find((s) => s.Sid === 'TenantData')!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [keys.leadingKeysPattern('${aws:PrincipalTag/tenant}')] } });
+      expect(statements.find((s) => s.Sid === 'TenantData')!.Condition).toEqual({
+        'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [keys.leadingKeysPattern('${aws:PrincipalTag/tenant}')] },
+      });
       // A role tag `tenant` would stand in for a missing session tag.
-      expect((t.Resources[logicalId(role)].Properties.Tags ?? []).map((x: Json) => String(x.Key).toLowerCase()), access).not.toContain('tenant');
+      expect(
+        (t.Resources[logicalId(role)].Properties.Tags ?? []).map((x: Json) => String(x.Key).toLowerCase()),
+        access,
+      ).not.toContain('tenant');
     }
   });
 
@@ -74,10 +91,18 @@ describe('tenant confinement by session tag', () => {
     fc.assert(
       fc.property(fc.uuid(), fc.uuid(), fc.uuid(), (a, b, id) => {
         fc.pre(a !== b);
-        const tenantKeys = (x: string) => [keys.entity(x, 'goal', id).PK, keys.entryList(x, 'objective', 'team', id), keys.unique(x, 'email', 'a@b.c').PK, keys.misc(x, 'counter', id).PK];
+        const tenantKeys = (x: string) => [
+          keys.entity(x, 'goal', id).PK,
+          keys.entryList(x, 'objective', 'team', id),
+          keys.unique(x, 'email', 'a@b.c').PK,
+          keys.misc(x, 'counter', id).PK,
+        ];
         for (const [access, role] of tenantRoles()) {
           const statements = roleStatements(template, logicalId(role)) as PolicyStatement[];
-          const allowed = (tag: string | undefined, leading: string[]) => every.filter((action) => policyAllows(statements, { action, context: { 'aws:PrincipalTag/tenant': tag, 'dynamodb:LeadingKeys': leading } }));
+          const allowed = (tag: string | undefined, leading: string[]) =>
+            every.filter((action) =>
+              policyAllows(statements, { action, context: { 'aws:PrincipalTag/tenant': tag, 'dynamodb:LeadingKeys': leading } }),
+            );
           expect(allowed(a, tenantKeys(a)).sort(), access).toEqual([...TABLE_ACTIONS[access]].sort());
           expect(allowed(a, tenantKeys(b)), access).toEqual([]);
           expect(allowed(a, [...tenantKeys(a), tenantKeys(b)[0]!]), access).toEqual([]);
@@ -91,21 +116,30 @@ describe('tenant confinement by session tag', () => {
   it('(b) trusts an assumption only with a well-formed tenant tag: an untagged request matches no Allow, for sts:AssumeRole or sts:TagSession', () => {
     for (const [access, role] of tenantRoles()) {
       const trust = resolve(t.Resources[logicalId(role)].Properties.AssumeRolePolicyDocument.Statement) as PolicyStatement[];
-      expect(trust.map((s) => s.Effect), access).not.toContain('Deny'); // the Allow analysis below is then complete
+      expect(
+        trust.map((s) => s.Effect),
+        access,
+      ).not.toContain('Deny'); // the Allow analysis below is then complete
       const path = stack.data.rolePath(access);
       const caller = `arn:aws:iam::${ACCOUNT}:role${path}GoalTracking-SomeFunctionRole-ABC`;
       const request = (extra: RequestContext): RequestContext => ({ 'aws:PrincipalArn': caller, ...extra });
-      const tagged = (value: string, more: RequestContext = {}) => request({ 'aws:RequestTag/tenant': value, 'aws:TagKeys': ['tenant'], ...more });
-      const allows = (context: RequestContext) => ['sts:AssumeRole', 'sts:TagSession'].filter((action) => policyAllows(trust, { action, context }));
+      const tagged = (value: string, more: RequestContext = {}) =>
+        request({ 'aws:RequestTag/tenant': value, 'aws:TagKeys': ['tenant'], ...more });
+      const allows = (context: RequestContext) =>
+        ['sts:AssumeRole', 'sts:TagSession'].filter((action) => policyAllows(trust, { action, context }));
 
       expect(allows(request({})), `${access}: untagged`).toEqual([]);
       expect(allows(tagged(A)), access).toEqual(['sts:AssumeRole', 'sts:TagSession']);
       expect(allows(request({ 'aws:TagKeys': ['tenant'] })), `${access}: tag key without its value`).toEqual([]);
-      for (const bad of ['', 'acme', `${A}0`, A.slice(1), A.replace(/-/g, '_'), `${A.slice(0, 8)}#${A.slice(9)}`]) expect(allows(tagged(bad)), `${access}: tag ${bad}`).toEqual([]);
+      for (const bad of ['', 'acme', `${A}0`, A.slice(1), A.replace(/-/g, '_'), `${A.slice(0, 8)}#${A.slice(9)}`])
+        expect(allows(tagged(bad)), `${access}: tag ${bad}`).toEqual([]);
       expect(allows(tagged(A, { 'aws:TagKeys': ['tenant', 'team'], 'aws:RequestTag/team': 'x' })), `${access}: another tag`).toEqual([]);
       expect(allows(tagged(A, { 'sts:TransitiveTagKeys': ['tenant'] })), `${access}: transitive`).toEqual([]);
       const otherPath = stack.data.rolePath(access === 'read' ? 'write' : 'read');
-      expect(allows({ ...tagged(A), 'aws:PrincipalArn': `arn:aws:iam::${ACCOUNT}:role${otherPath}X` }), `${access}: from the other path`).toEqual([]);
+      expect(
+        allows({ ...tagged(A), 'aws:PrincipalArn': `arn:aws:iam::${ACCOUNT}:role${otherPath}X` }),
+        `${access}: from the other path`,
+      ).toEqual([]);
       // The principal is this account, never anyone.
       for (const s of trust) expect(JSON.stringify(s.Principal ?? s)).toContain(`arn:aws:iam::${ACCOUNT}:root`);
     }
@@ -115,7 +149,11 @@ describe('tenant confinement by session tag', () => {
     const statements = roleStatements(template, logicalId(stack.data.readRole)) as PolicyStatement[];
     const limiter = statements.filter((s) => s.Sid === 'RateLimitLeases');
     expect(limiter).toHaveLength(1);
-    const mayUpdate = (tag: string | undefined, pk: string) => policyAllows(statements, { action: 'dynamodb:UpdateItem', context: { 'aws:PrincipalTag/tenant': tag, 'dynamodb:LeadingKeys': [pk] } });
+    const mayUpdate = (tag: string | undefined, pk: string) =>
+      policyAllows(statements, {
+        action: 'dynamodb:UpdateItem',
+        context: { 'aws:PrincipalTag/tenant': tag, 'dynamodb:LeadingKeys': [pk] },
+      });
     expect(mayUpdate(A, limiterKeys.config(A).PK)).toBe(false);
     const calls = await limiterCalls(A, [B, A, '00000000-0000-4000-8000-000000000009'], [0, 0.3, 0.51, 0.77, 0.99, 0.12, 0.64, 0.88]);
     const writes = calls.filter((c) => c.action === 'dynamodb:UpdateItem');
@@ -126,7 +164,12 @@ describe('tenant confinement by session tag', () => {
     }
     expect(new Set(calls.filter((c) => c.action !== 'dynamodb:UpdateItem').map((c) => c.pk))).toEqual(new Set([limiterKeys.config(A).PK])); // what it reads
     // The limiter statement alone, too (the data statement gives a read role no UpdateItem at all).
-    expect(policyAllows(limiter, { action: 'dynamodb:UpdateItem', context: { 'aws:PrincipalTag/tenant': A, 'dynamodb:LeadingKeys': [limiterKeys.config(A).PK] } })).toBe(false);
+    expect(
+      policyAllows(limiter, {
+        action: 'dynamodb:UpdateItem',
+        context: { 'aws:PrincipalTag/tenant': A, 'dynamodb:LeadingKeys': [limiterKeys.config(A).PK] },
+      }),
+    ).toBe(false);
     // Nor another item family a tenant could name like a limiter shard.
     expect(mayUpdate(A, keys.unique(A, 'label', 'rl#tenant#1').PK)).toBe(false);
   });
@@ -137,7 +180,12 @@ describe('tenant confinement by session tag', () => {
     for (const [rid, r] of Object.entries<Json>(template.findResources('AWS::IAM::Role'))) {
       if (tenantIds.includes(rid)) continue;
       const statements = roleStatements(template, rid);
-      const on = (action: string) => new Set(statements.filter((s) => s.Effect === 'Allow' && asArray(s.Action).includes(action)).flatMap((s) => asArray(s.Resource).map(refId)));
+      const on = (action: string) =>
+        new Set(
+          statements
+            .filter((s) => s.Effect === 'Allow' && asArray(s.Action).includes(action))
+            .flatMap((s) => asArray(s.Resource).map(refId)),
+        );
       const assume = [...on('sts:AssumeRole')].filter((x) => tenantIds.includes(x));
       const tag = on('sts:TagSession');
       for (const x of assume) expect(tag.has(x), `${rid} (${r.Properties.Path}) assumes ${x}`).toBe(true);

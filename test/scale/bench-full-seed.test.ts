@@ -29,8 +29,12 @@ interface Side {
 
 /** JSON with the side's uuids named by their place in the plan, other uuids (metrics) and timestamps blanked. */
 function normalizer(side: Side) {
-  const names = new Map<string, string>([[side.tenantId, 'tenant'], [side.adminUuid, 'admin']]);
-  for (const [kind, ids] of Object.entries(side.refs)) if (kind !== 'labelNames' && kind !== 'goalKinds') (ids as string[]).forEach((id, i) => names.set(id, `${kind}${i}`));
+  const names = new Map<string, string>([
+    [side.tenantId, 'tenant'],
+    [side.adminUuid, 'admin'],
+  ]);
+  for (const [kind, ids] of Object.entries(side.refs))
+    if (kind !== 'labelNames' && kind !== 'goalKinds') (ids as string[]).forEach((id, i) => names.set(id, `${kind}${i}`));
   return (value: unknown) =>
     JSON.parse(
       JSON.stringify(value)
@@ -48,7 +52,14 @@ function normalizer(side: Side) {
 
 /** Every item of a base-table partition, as stored. */
 async function partition(pk: string) {
-  const out = await baseDb().send(new QueryCommand({ TableName: inject('tableName'), KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': pk }, ConsistentRead: true }));
+  const out = await baseDb().send(
+    new QueryCommand({
+      TableName: inject('tableName'),
+      KeyConditionExpression: 'PK = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      ConsistentRead: true,
+    }),
+  );
   return (out.Items ?? []).map(({ ...item }) => {
     delete item.expires_at;
     return item;
@@ -58,9 +69,20 @@ async function partition(pk: string) {
 describe('bench full seed: straight into the table = over the API', () => {
   it('writes the items the API writes, with the same answers', { timeout: 400_000 }, async () => {
     // the same tenant name and admin e-mail on both sides (claims are per tenant)
-    const straight = await seedStraight({ endpoint: inject('dynamoEndpoint'), tableName: inject('tableName'), size: SIZE, tenantName: 'Bench twin', adminEmail: ADMIN_EMAIL, chunk: 7 });
+    const straight = await seedStraight({
+      endpoint: inject('dynamoEndpoint'),
+      tableName: inject('tableName'),
+      size: SIZE,
+      tenantName: 'Bench twin',
+      adminEmail: ADMIN_EMAIL,
+      chunk: 7,
+    });
     const { token } = (await runAdmin(['issue-token', '--tenant', straight.tenantId, '--user', straight.adminUuid])) as { token: string };
-    const t = (await runAdmin(['create-tenant', '--name', 'Bench twin', '--admin-email', ADMIN_EMAIL])) as { tenant_uuid: string; user_uuid: string; token: string };
+    const t = (await runAdmin(['create-tenant', '--name', 'Bench twin', '--admin-email', ADMIN_EMAIL])) as {
+      tenant_uuid: string;
+      user_uuid: string;
+      token: string;
+    };
     const viaApi = await seedPlanOverApi(inject('apiUrl'), t.token, SIZE);
     const sides: [Side, Side] = [
       { ...straight, api: new Api(token) },
@@ -81,7 +103,10 @@ describe('bench full seed: straight into the table = over the API', () => {
       );
     // Records of a list in uuid order: the straight seed creates many records within one millisecond, and lists
     // order records of the same creation time by uuid (random), so only the set is the same on both sides.
-    const byUuid = (data: any) => (Array.isArray(data?.records) ? { ...data, records: [...data.records].sort((x, y) => String(x.uuid).localeCompare(String(y.uuid))) } : data);
+    const byUuid = (data: any) =>
+      Array.isArray(data?.records)
+        ? { ...data, records: [...data.records].sort((x, y) => String(x.uuid).localeCompare(String(y.uuid))) }
+        : data;
     const same = async (path: (s: Side) => string) => {
       const [a, b] = await both(path);
       expect(byUuid(a), path(sides[0])).toEqual(byUuid(b));
@@ -112,7 +137,8 @@ describe('bench full seed: straight into the table = over the API', () => {
     // the items themselves: each goal's partition (entity, entries, history from the stream), each
     // checked-in goal's check-in order partition, each check-in's partition, the references in periods and teams
     // in order of their normalized JSON: a partition sorts by sort key, and sort keys hold uuids (random on each side)
-    const itemsOf = (s: Side, i: number, pk: string) => partition(pk).then((items) => (norm[i]!(items) as unknown[]).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))));
+    const itemsOf = (_s: Side, i: number, pk: string) =>
+      partition(pk).then((items) => (norm[i]!(items) as unknown[]).sort((x, y) => JSON.stringify(x).localeCompare(JSON.stringify(y))));
     const sameItems = async (pk: (s: Side) => string, settle = false) => {
       const check = async () => {
         const [a, b] = await Promise.all(sides.map((s, i) => itemsOf(s, i, pk(s))));
@@ -135,7 +161,8 @@ describe('bench full seed: straight into the table = over the API', () => {
     }
     // the periods hold the goals' references (one tree here: every goal in the first period)
     let references = 0;
-    for (let p = 0; p < 4; p++) references += (await sameItems((s) => keys.entity(s.tenantId, 'time_period', s.refs.periods[p]!).PK)).length - 1;
+    for (let p = 0; p < 4; p++)
+      references += (await sameItems((s) => keys.entity(s.tenantId, 'time_period', s.refs.periods[p]!).PK)).length - 1;
     expect(references).toBe(SIZE.goals);
     for (let m = 0; m < SIZE.teams; m++) await sameItems((s) => keys.entity(s.tenantId, 'team', s.refs.teams[m]!).PK);
     for (let u = 0; u < SIZE.users; u++) await sameItems((s) => keys.entity(s.tenantId, 'user', s.refs.users[u]!).PK);

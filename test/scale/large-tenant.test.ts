@@ -33,9 +33,18 @@ async function measured(api: Api, path: string): Promise<Measured> {
   const started = Date.now();
   const res = await api.get(path);
   if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
-  if (process.env.SCALE_LOG) console.log(`${Date.now() - started} ms rt=${res.headers.get('x-db-round-trips')} rcu=${res.headers.get('x-db-read-units')} items=${res.headers.get('x-db-items-read')} ${path}`);
+  if (process.env.SCALE_LOG)
+    console.log(
+      `${Date.now() - started} ms rt=${res.headers.get('x-db-round-trips')} rcu=${res.headers.get('x-db-read-units')} items=${res.headers.get('x-db-items-read')} ${path}`,
+    );
   const h = (n: string) => Number(res.headers.get(n));
-  return { status: res.status, body: res.body, roundTrips: h('x-db-round-trips'), rcu: h('x-db-read-units'), itemsRead: h('x-db-items-read') };
+  return {
+    status: res.status,
+    body: res.body,
+    roundTrips: h('x-db-round-trips'),
+    rcu: h('x-db-read-units'),
+    itemsRead: h('x-db-items-read'),
+  };
 }
 
 /** The Put items the store's transaction for creating `record` holds (what a create writes), as batch put requests. */
@@ -69,7 +78,8 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
   let alice: string, bob: string, team: string, label: string, p1: string, p2: string;
   let goals: GoalRecord[];
   /** Uuids of the listed (not discarded) seeded goals matching `pred`, in creation order. */
-  const expected = (pred: (g: GoalRecord) => boolean, seen: (g: GoalRecord) => boolean = () => true) => goals.filter((g) => !g.discarded_at && seen(g) && pred(g)).map((g) => g.uuid);
+  const expected = (pred: (g: GoalRecord) => boolean, seen: (g: GoalRecord) => boolean = () => true) =>
+    goals.filter((g) => !g.discarded_at && seen(g) && pred(g)).map((g) => g.uuid);
   const uuids = (m: Measured) => (m.body.data.records as Array<{ uuid: string }>).map((r) => r.uuid);
   /** What an index-served filter may read: about what it returns. */
   const indexBound = (returned: number) => 2 * returned + 20;
@@ -81,8 +91,10 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
     [alice, bob, member] = [a.uuid, b.uuid, m.api];
     team = (await t.admin.post('/rest/v2/teams', { name: `scale-${randomUUID().slice(0, 6)}` })).body.data.record.uuid;
     label = (await t.admin.post('/rest/v2/labels', { name: `scale-${randomUUID().slice(0, 6)}` })).body.data.record.uuid;
-    p1 = (await t.admin.post('/rest/v2/time_periods', { name: 'H1', start_date: '2026-01-01', end_date: '2026-06-30' })).body.data.record.uuid;
-    p2 = (await t.admin.post('/rest/v2/time_periods', { name: 'H2', start_date: '2026-07-01', end_date: '2026-12-31' })).body.data.record.uuid;
+    p1 = (await t.admin.post('/rest/v2/time_periods', { name: 'H1', start_date: '2026-01-01', end_date: '2026-06-30' })).body.data.record
+      .uuid;
+    p2 = (await t.admin.post('/rest/v2/time_periods', { name: 'H2', start_date: '2026-07-01', end_date: '2026-12-31' })).body.data.record
+      .uuid;
     // A key result made through the API is the template: every seeded objective is its record with new values.
     const made = await t.admin.post('/rest/v2/key_results', { title: 'template', time_period_uuid: p1 });
     const template = (await getEntity(ctx, goalEntity, made.body.data.record.uuid))!.record;
@@ -106,7 +118,8 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
         label_uuids: i % 408 === 5 ? [label] : [],
         team_uuids: i % 204 === 11 ? [team] : [],
         time_period_uuid: i % 170 === 13 ? p2 : p1,
-        last_checkin_date: i % 102 === 1 ? new Date(Date.parse('2026-01-01') + ((i * 7) % 300) * 86_400_000).toISOString().slice(0, 10) : null,
+        last_checkin_date:
+          i % 102 === 1 ? new Date(Date.parse('2026-01-01') + ((i * 7) % 300) * 86_400_000).toISOString().slice(0, 10) : null,
         visibility: i % 2040 === 9 ? 'limited' : 'public',
         discarded_at: discarded ? at : null,
         discarded_by_uuid: discarded ? t.adminUuid : null,
@@ -115,7 +128,10 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
       } satisfies GoalRecord;
     });
     const seedStart = Date.now();
-    await batchPut(ctx, goals.flatMap((g) => createItems(ctx, g)));
+    await batchPut(
+      ctx,
+      goals.flatMap((g) => createItems(ctx, g)),
+    );
     const seeded = Date.now();
     const rebuilt = await runAdmin(['rebuild-read-models', '--tenant', t.tenantUuid]);
     console.log(`seeded ${N} goals in ${seeded - seedStart} ms; read models rebuilt in ${Date.now() - seeded} ms`, rebuilt);
@@ -147,12 +163,24 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
   it('status within a period, an owner, a label and a team: composite read models', async () => {
     const cases: Array<[string, (g: GoalRecord) => boolean]> = [
       [`q[time_period_uuid_eq]=${p1}&q[current_status_eq]=on_track`, (g) => g.time_period_uuid === p1 && g.current_status === 'on_track'],
-      [`q[time_period_uuid_eq]=${p2}&q[status_in]=on_track,behind`, (g) => g.time_period_uuid === p2 && ['on_track', 'behind'].includes(g.current_status)],
+      [
+        `q[time_period_uuid_eq]=${p2}&q[status_in]=on_track,behind`,
+        (g) => g.time_period_uuid === p2 && ['on_track', 'behind'].includes(g.current_status),
+      ],
       [`q[owners_uuid_eq]=${bob}&q[current_status_eq]=on_track`, (g) => g.owner_uuids.includes(bob) && g.current_status === 'on_track'],
-      [`q[owners_uuid_eq]=${alice}&q[current_status_in][]=not_started&q[current_status_in][]=in_progress`, (g) => g.owner_uuids.includes(alice) && ['not_started', 'in_progress'].includes(g.current_status)],
+      [
+        `q[owners_uuid_eq]=${alice}&q[current_status_in][]=not_started&q[current_status_in][]=in_progress`,
+        (g) => g.owner_uuids.includes(alice) && ['not_started', 'in_progress'].includes(g.current_status),
+      ],
       [`q[labels_uuid_eq]=${label}&q[current_status_eq]=behind`, (g) => g.label_uuids.includes(label) && g.current_status === 'behind'],
-      [`q[teams_uuid_eq]=${team}&q[current_status_not_eq]=in_progress`, (g) => g.team_uuids.includes(team) && g.current_status !== 'in_progress'],
-      [`q[teams_uuid_eq]=${team}&q[current_status_eq]=behind&q[title_cont]=goal`, (g) => g.team_uuids.includes(team) && g.current_status === 'behind'],
+      [
+        `q[teams_uuid_eq]=${team}&q[current_status_not_eq]=in_progress`,
+        (g) => g.team_uuids.includes(team) && g.current_status !== 'in_progress',
+      ],
+      [
+        `q[teams_uuid_eq]=${team}&q[current_status_eq]=behind&q[title_cont]=goal`,
+        (g) => g.team_uuids.includes(team) && g.current_status === 'behind',
+      ],
       [`q[labels_uuid_eq]=${label}`, (g) => g.label_uuids.includes(label)],
       [`q[time_period_uuid_eq]=${p2}`, (g) => g.time_period_uuid === p2],
     ];
@@ -220,7 +248,9 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
   it('last_checkin_date order over the whole list, both directions', async () => {
     const listed = goals.filter((g) => !g.discarded_at);
     const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0); // code-unit order, as DynamoDB sorts keys
-    const asc = [...listed].sort((a, b) => cmp(a.last_checkin_date ?? '~', b.last_checkin_date ?? '~') || cmp(a.created_at, b.created_at)).map((g) => g.uuid);
+    const asc = [...listed]
+      .sort((a, b) => cmp(a.last_checkin_date ?? '~', b.last_checkin_date ?? '~') || cmp(a.created_at, b.created_at))
+      .map((g) => g.uuid);
     const up = await measured(t.admin, `${OBJ}?q[s]=last_checkin_date%20asc&per_page=100`);
     expect(up.status).toBe(200);
     expect(uuids(up)).toEqual(asc.slice(0, 100)); // the checked-in goals first, earliest first

@@ -70,25 +70,36 @@ describe('store', () => {
     const a = newThing('a');
     await new WriteTx(c).create(thing, a).commit();
     const gone = () => ValidationError.field('thing', 'not_found', 'gone');
-    await expect(new WriteTx(c).checkExists(thing, randomUUID(), gone).create(thing, newThing('b')).commit()).rejects.toBeInstanceOf(ValidationError);
+    await expect(new WriteTx(c).checkExists(thing, randomUUID(), gone).create(thing, newThing('b')).commit()).rejects.toBeInstanceOf(
+      ValidationError,
+    );
     expect(await findUnique(c, 'thing_name', 'b', true)).toBeUndefined();
     const read = (await getEntity(c, thing, a.uuid, true))!;
     await new WriteTx(c).checkExists(thing, a.uuid, gone).create(thing, newThing('c')).commit();
     await new WriteTx(c).checkVersion(thing, read).create(thing, newThing('c2')).commit();
     await new WriteTx(c).touch(thing, read).commit();
-    expect((await getEntity(c, thing, a.uuid, true))).toEqual({ record: a, version: 2 });
-    await expect(new WriteTx(c).checkVersion(thing, read).create(thing, newThing('d')).commit()).rejects.toBeInstanceOf(ConcurrentUpdateError);
+    expect(await getEntity(c, thing, a.uuid, true)).toEqual({ record: a, version: 2 });
+    await expect(new WriteTx(c).checkVersion(thing, read).create(thing, newThing('d')).commit()).rejects.toBeInstanceOf(
+      ConcurrentUpdateError,
+    );
   });
 
   it('side items: conditional put, update with add, query newest first, delete', async () => {
     const c = ctx();
     const id = randomUUID();
     const key = (sk: string) => keys.misc(c.tenantId, 'thing_side', id, sk);
-    await new WriteTx(c).putSide(key('a'), { n: 1 }, { if: { exists: false } }).putSide(key('b'), { n: 2 }).commit();
-    await expect(new WriteTx(c).putSide(key('a'), { n: 9 }, { if: { exists: false }, onFail: () => new TakenError('a', 'x') }).commit()).rejects.toBeInstanceOf(TakenError);
+    await new WriteTx(c)
+      .putSide(key('a'), { n: 1 }, { if: { exists: false } })
+      .putSide(key('b'), { n: 2 })
+      .commit();
+    await expect(
+      new WriteTx(c).putSide(key('a'), { n: 9 }, { if: { exists: false }, onFail: () => new TakenError('a', 'x') }).commit(),
+    ).rejects.toBeInstanceOf(TakenError);
     await new WriteTx(c).updateSide(key('a'), { set: { s: 'x' }, add: { n: 10 }, if: { equals: { n: 1 }, atMost: { n: 5 } } }).commit();
     expect(await getSide(c, key('a'))).toEqual({ n: 11, s: 'x' });
-    await expect(new WriteTx(c).updateSide(key('a'), { set: { s: 'y' }, if: { equals: { n: 1 } } }).commit()).rejects.toBeInstanceOf(ConcurrentUpdateError);
+    await expect(new WriteTx(c).updateSide(key('a'), { set: { s: 'y' }, if: { equals: { n: 1 } } }).commit()).rejects.toBeInstanceOf(
+      ConcurrentUpdateError,
+    );
     expect((await querySide(c, key('').PK, { forward: false })).map((i) => i.SK)).toEqual(['b', 'a']);
     await new WriteTx(c).deleteSide(key('b')).commit();
     expect(await getSide(c, key('b'))).toBeUndefined();
@@ -147,7 +158,9 @@ describe('references that hold (removeUnreferenced vs a writer adding a referenc
       if (d.status === 'rejected') expect((d.reason as Error).message).toBe('has dependents');
       if (refStored) created++;
       else deleted++;
-      expect(await referencesTo(c, 'target', tg.uuid)).toEqual(refStored ? [{ id: ref.uuid, list: 'thing', name: 'target', state: undefined }] : []);
+      expect(await referencesTo(c, 'target', tg.uuid)).toEqual(
+        refStored ? [{ id: ref.uuid, list: 'thing', name: 'target', state: undefined }] : [],
+      );
     }
     expect(created + deleted).toBe(30);
   });
@@ -156,7 +169,10 @@ describe('references that hold (removeUnreferenced vs a writer adding a referenc
     const c = ctx();
     const tg: Target = { uuid: randomUUID(), name: 't', created_at: now(), updated_at: now() };
     await new WriteTx(c).create(target, tg).commit();
-    const withState: EntityDef<Thing & { target: string; gone?: boolean }> = { ...referrer, envelope: (t) => ({ state: t.gone ? 'discarded' : undefined }) };
+    const withState: EntityDef<Thing & { target: string; gone?: boolean }> = {
+      ...referrer,
+      envelope: (t) => ({ state: t.gone ? 'discarded' : undefined }),
+    };
     const ref = { ...newThing('x'), target: tg.uuid, gone: true };
     await new WriteTx(c).create(withState, ref).commit();
     await removeUnreferenced(c, target, (await getEntity(c, target, tg.uuid, true))!, { onReferenced: refused });

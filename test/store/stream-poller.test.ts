@@ -27,7 +27,9 @@ describe('local stream poller', () => {
     const endpoint = process.env.DYNAMODB_ENDPOINT!;
     const tableName = `poller-${randomUUID().slice(0, 8)}`;
     const streamArn = await ensureTable(endpoint, tableName);
-    const db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+    const db = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    );
     const sortKeys = ['#', LIMITER_SK, 'RM#status', IDEMPOTENCY_SK, '#', LIMITER_SK, LIMITER_SK];
     for (const [i, SK] of sortKeys.entries()) await db.send(new PutCommand({ TableName: tableName, Item: { PK: `T#x#item#${i}`, SK } }));
     const dir = mkdtempSync(join(tmpdir(), 'poller-'));

@@ -15,7 +15,10 @@ export interface Res<T = any> {
  * fails the test that received it.
  */
 export class Api {
-  constructor(readonly token: string | undefined, readonly baseUrl = inject('apiUrl')) {}
+  constructor(
+    readonly token: string | undefined,
+    readonly baseUrl = inject('apiUrl'),
+  ) {}
 
   async request<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Res<T>> {
     const res = await fetch(`${this.baseUrl}${path}`, {
@@ -58,15 +61,25 @@ export interface TenantFixture {
   adminUuid: string;
   admin: Api;
   /** Creates a user through the API (as the admin) and returns it with a client holding its token. */
-  user(opts?: { role?: 'admin' | 'member' | 'viewer'; email?: string; display_name?: string; extra?: Record<string, unknown> }): Promise<{ uuid: string; api: Api; record: any }>;
+  user(opts?: {
+    role?: 'admin' | 'member' | 'viewer';
+    email?: string;
+    display_name?: string;
+    extra?: Record<string, unknown>;
+  }): Promise<{ uuid: string; api: Api; record: any }>;
   token(userUuid: string, ttl?: number): Promise<string>;
 }
 
 /** A fresh tenant with its admin, made with the operator command as support would. */
 export async function newTenant(name = `Tenant ${randomUUID().slice(0, 8)}`): Promise<TenantFixture> {
-  const out = (await runAdmin(['create-tenant', '--name', name, '--admin-email', `admin-${randomUUID().slice(0, 8)}@example.test`])) as { tenant_uuid: string; user_uuid: string; token: string };
+  const out = (await runAdmin(['create-tenant', '--name', name, '--admin-email', `admin-${randomUUID().slice(0, 8)}@example.test`])) as {
+    tenant_uuid: string;
+    user_uuid: string;
+    token: string;
+  };
   const admin = new Api(out.token);
-  const token = async (userUuid: string, ttl = 3600) => ((await runAdmin(['issue-token', '--tenant', out.tenant_uuid, '--user', userUuid, '--ttl', String(ttl)])) as { token: string }).token;
+  const token = async (userUuid: string, ttl = 3600) =>
+    ((await runAdmin(['issue-token', '--tenant', out.tenant_uuid, '--user', userUuid, '--ttl', String(ttl)])) as { token: string }).token;
   return {
     tenantUuid: out.tenant_uuid,
     adminUuid: out.user_uuid,
@@ -74,7 +87,12 @@ export async function newTenant(name = `Tenant ${randomUUID().slice(0, 8)}`): Pr
     token,
     async user(opts = {}) {
       const res = await admin.post('/rest/v2/users', {
-        user: { email: opts.email ?? `user-${randomUUID().slice(0, 8)}@example.test`, role: opts.role ?? 'member', ...(opts.display_name ? { display_name: opts.display_name } : {}), ...(opts.extra ?? {}) },
+        user: {
+          email: opts.email ?? `user-${randomUUID().slice(0, 8)}@example.test`,
+          role: opts.role ?? 'member',
+          ...(opts.display_name ? { display_name: opts.display_name } : {}),
+          ...(opts.extra ?? {}),
+        },
       });
       if (res.status !== 201) throw new Error(`user create failed: ${res.status} ${JSON.stringify(res.body)}`);
       const uuid = res.body.data.record.uuid as string;
@@ -92,7 +110,13 @@ export function expectError(res: Res, status: number, code?: string) {
   if (typeof e?.message !== 'string' || typeof e?.request_id !== 'string' || !Array.isArray(e?.details) || e.status !== status) {
     throw new Error(`error body not in contract shape: ${JSON.stringify(res.body)}`);
   }
-  return e as { status: number; code: string; message: string; details: Array<{ field?: string; code: string; message: string }>; request_id: string };
+  return e as {
+    status: number;
+    code: string;
+    message: string;
+    details: Array<{ field?: string; code: string; message: string }>;
+    request_id: string;
+  };
 }
 
 /** Pages through a list endpoint and returns every record. */

@@ -5,7 +5,10 @@ import type { Middleware } from 'openapi-fetch';
 import { createGoalTrackingClient, type GoalTrackingClient } from '../../clients/typescript/src/index.ts';
 import type { Api, Res } from './api.ts';
 
-type Document = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>; components: object };
+type Document = {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: object }> }> }>>;
+  components: object;
+};
 
 const document = JSON.parse(readFileSync('docs/openapi.json', 'utf8')) as Document;
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -24,7 +27,10 @@ function validatorFor(path: string, method: string, status: number): ValidateFun
     const response = responses[String(status)] ?? responses[`${String(status)[0]}XX`] ?? responses.default;
     if (!response) return undefined;
     const schema = response.content?.['application/json']?.schema;
-    validators.set(key, schema ? ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${DOCUMENT_ID}#/components/`))) : null);
+    validators.set(
+      key,
+      schema ? ajv.compile(JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', `"${DOCUMENT_ID}#/components/`))) : null,
+    );
   }
   return validators.get(key);
 }
@@ -41,7 +47,10 @@ export const matchesDocument: Middleware = {
     if (validate === undefined) throw new Error(`${where}: status not documented in docs/openapi.json`);
     if (validate === null || !response.headers.get('content-type')?.includes('application/json')) return undefined;
     const body = await response.clone().json();
-    if (!validate(body)) throw new Error(`${where}: answer does not match docs/openapi.json: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`);
+    if (!validate(body))
+      throw new Error(
+        `${where}: answer does not match docs/openapi.json: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body).slice(0, 2000)}`,
+      );
     return undefined;
   },
 };

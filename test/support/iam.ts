@@ -16,11 +16,17 @@ export interface PolicyStatement {
   Condition?: Record<string, Record<string, unknown>>;
 }
 
-const asList = <T,>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
+const asList = <T>(x: T | T[] | undefined): T[] => (x === undefined ? [] : Array.isArray(x) ? x : [x]);
 
 /** IAM `StringLike` / `ArnLike` / action and resource matching: `*` any run of characters, `?` one character, the rest literal. */
 export const like = (pattern: string, value: string) =>
-  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`, 's').test(value);
+  new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+    's',
+  ).test(value);
 
 /**
  * `${key}` policy variables replaced from the context; undefined when one names a key the request lacks (the
@@ -56,10 +62,11 @@ function operatorHolds(operator: string, block: Record<string, unknown>, context
     }
     const match = matchers[base];
     if (!match) throw new Error(`condition operator ${operator} not supported`);
-    const anyPattern = (v: string) => values.some((p) => {
-      const resolved = substitute(p, context);
-      return resolved !== undefined && match(resolved, v);
-    });
+    const anyPattern = (v: string) =>
+      values.some((p) => {
+        const resolved = substitute(p, context);
+        return resolved !== undefined && match(resolved, v);
+      });
     if (set === 'ForAllValues') return asList(actual).every(anyPattern); // absent or empty: true, as in IAM
     if (set === 'ForAnyValue') return asList(actual).some(anyPattern);
     if (set !== undefined) throw new Error(`condition set operator ${set} not supported`);
@@ -76,9 +83,14 @@ export function conditionHolds(condition: PolicyStatement['Condition'], context:
 export function statementAllows(s: PolicyStatement, request: { action: string; resource?: string; context: RequestContext }): boolean {
   if (s.Effect !== 'Allow') return false;
   if (!asList(s.Action).some((a) => like(a, request.action))) return false;
-  if (request.resource !== undefined && !asList(s.Resource as string | string[]).some((r) => typeof r === 'string' && like(r, request.resource!))) return false;
+  if (
+    request.resource !== undefined &&
+    !asList(s.Resource as string | string[]).some((r) => typeof r === 'string' && like(r, request.resource!))
+  )
+    return false;
   return conditionHolds(s.Condition, request.context);
 }
 
 /** Whether any statement of the policy allows the request (no Deny statements in these policies: checked by the callers). */
-export const policyAllows = (statements: PolicyStatement[], request: { action: string; resource?: string; context: RequestContext }) => statements.some((s) => statementAllows(s, request));
+export const policyAllows = (statements: PolicyStatement[], request: { action: string; resource?: string; context: RequestContext }) =>
+  statements.some((s) => statementAllows(s, request));

@@ -15,7 +15,10 @@ export interface DbCall {
 export function recordingDb(calls: DbCall[]): Db {
   const seen = new Set<string>();
   return {
-    send: async (cmd: { constructor: { name: string }; input: { Key?: { PK: string }; Item?: { PK: string }; ConditionExpression?: string } }) => {
+    send: async (cmd: {
+      constructor: { name: string };
+      input: { Key?: { PK: string }; Item?: { PK: string }; ConditionExpression?: string };
+    }) => {
       const action = `dynamodb:${cmd.constructor.name.replace(/Command$/, '')}Item`;
       const pk = (cmd.input.Key ?? cmd.input.Item)!.PK;
       calls.push({ action, pk });
@@ -38,7 +41,13 @@ export async function limiterCalls(tenant: string, users: string[], randoms: num
   const db = recordingDb(calls);
   let t = 1_000_000;
   let r = 0;
-  const limiter = new RateLimiter({ db: async () => db, tableName: () => 't', defaults: () => ({ rps: 50, burst: 200 }), now: () => t, random: () => randoms[r++ % randoms.length]! });
+  const limiter = new RateLimiter({
+    db: async () => db,
+    tableName: () => 't',
+    defaults: () => ({ rps: 50, burst: 200 }),
+    now: () => t,
+    random: () => randoms[r++ % randoms.length]!,
+  });
   for (const user of users) {
     for (let i = 0; i < 4; i++) {
       await limiter.take(tenant, user);

@@ -32,22 +32,34 @@ function strict(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(strict);
   if (node === null || typeof node !== 'object') return node;
   const out: Json = Object.fromEntries(Object.entries(node).map(([k, v]) => [k, strict(v)]));
-  if (out.properties && typeof out.properties === 'object' && !('additionalProperties' in out) && !('unevaluatedProperties' in out)) out.unevaluatedProperties = false;
+  if (out.properties && typeof out.properties === 'object' && !('additionalProperties' in out) && !('unevaluatedProperties' in out))
+    out.unevaluatedProperties = false;
   return out;
 }
 
 function load() {
   if (state) return state;
-  const doc = JSON.parse(readFileSync(DOC_PATH, 'utf8')) as Json & { paths: Record<string, Record<string, Json>>; components: { schemas: Json } };
+  const doc = JSON.parse(readFileSync(DOC_PATH, 'utf8')) as Json & {
+    paths: Record<string, Record<string, Json>>;
+    components: { schemas: Json };
+  };
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   addFormats(ajv);
   ajv.addSchema({ $id: 'openapi', components: strict(doc.components) });
   const operations: Operation[] = [];
   for (const [template, item] of Object.entries(doc.paths)) {
     const segments = template.split('/');
-    const pattern = new RegExp(`^${segments.map((s) => (/^\{\w+\}$/.test(s) ? '[^/]+' : s.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))).join('/')}$`);
+    const pattern = new RegExp(
+      `^${segments.map((s) => (/^\{\w+\}$/.test(s) ? '[^/]+' : s.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))).join('/')}$`,
+    );
     for (const [method, op] of Object.entries(item)) {
-      operations.push({ method: method.toUpperCase(), template, pattern, literalSegments: segments.filter((s) => !s.startsWith('{')).length, responses: (op.responses ?? {}) as Record<string, Json> });
+      operations.push({
+        method: method.toUpperCase(),
+        template,
+        pattern,
+        literalSegments: segments.filter((s) => !s.startsWith('{')).length,
+        responses: (op.responses ?? {}) as Record<string, Json>,
+      });
     }
   }
   // a literal segment beats a parameter (`/access_requests/mine` over a `{id}` in the same place)
@@ -66,7 +78,15 @@ function load() {
           code: { type: 'string' },
           message: { type: 'string' },
           request_id: { type: 'string' },
-          details: { type: 'array', items: { type: 'object', additionalProperties: false, required: ['code', 'message'], properties: { field: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } } } },
+          details: {
+            type: 'array',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['code', 'message'],
+              properties: { field: { type: 'string' }, code: { type: 'string' }, message: { type: 'string' } },
+            },
+          },
         },
       },
     },
@@ -79,7 +99,9 @@ function load() {
 function rebase(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(rebase);
   if (node === null || typeof node !== 'object') return node;
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `openapi${v}` : rebase(v)]));
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [k, k === '$ref' && typeof v === 'string' && v.startsWith('#/') ? `openapi${v}` : rebase(v)]),
+  );
 }
 
 export function findOperation(method: string, path: string): Operation | undefined {
@@ -87,10 +109,17 @@ export function findOperation(method: string, path: string): Operation | undefin
   return load().operations.find((o) => o.method === method.toUpperCase() && o.pattern.test(bare));
 }
 
-const isApiGatewayMessage = (body: unknown) => !!body && typeof body === 'object' && Object.keys(body).length === 1 && typeof (body as Json).message === 'string';
+const isApiGatewayMessage = (body: unknown) =>
+  !!body && typeof body === 'object' && Object.keys(body).length === 1 && typeof (body as Json).message === 'string';
 
 /** What is wrong with an answer by the document, or undefined when it matches. */
-export function responseProblem(method: string, path: string, status: number, body: unknown, contentType: string | null): string | undefined {
+export function responseProblem(
+  method: string,
+  path: string,
+  status: number,
+  body: unknown,
+  contentType: string | null,
+): string | undefined {
   const op = findOperation(method, path);
   if (!op) return undefined; // no route: API Gateway's (and the local stack's) own 404/405
   const s = load();
@@ -102,8 +131,10 @@ export function responseProblem(method: string, path: string, status: number, bo
     if (status < 400) return `${where}: status not documented (documented: ${Object.keys(op.responses).join(', ')})`;
   }
   if (status >= 400) {
-    if (!s.errorShape(body)) return `${where}: error not in the contract's shape: ${s.ajv.errorsText(s.errorShape.errors)}; body ${JSON.stringify(body).slice(0, 500)}`;
-    if ((body as { error: { status: number } }).error.status !== status) return `${where}: error.status ${(body as { error: { status: number } }).error.status} differs from the HTTP status`;
+    if (!s.errorShape(body))
+      return `${where}: error not in the contract's shape: ${s.ajv.errorsText(s.errorShape.errors)}; body ${JSON.stringify(body).slice(0, 500)}`;
+    if ((body as { error: { status: number } }).error.status !== status)
+      return `${where}: error.status ${(body as { error: { status: number } }).error.status} differs from the HTTP status`;
   }
   if (!schema?.schema) return undefined;
   if (!contentType?.includes('application/json')) return `${where}: content-type ${contentType}, documented application/json`;
@@ -114,6 +145,11 @@ export function responseProblem(method: string, path: string, status: number, bo
     s.cache.set(key, validate);
   }
   if (validate(body)) return undefined;
-  const errors = (validate.errors ?? []).slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'unevaluatedProperty' in e.params ? ` (${String(e.params.unevaluatedProperty)})` : ''}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`);
+  const errors = (validate.errors ?? [])
+    .slice(0, 5)
+    .map(
+      (e) =>
+        `${e.instancePath || '/'} ${e.message}${e.params && 'unevaluatedProperty' in e.params ? ` (${String(e.params.unevaluatedProperty)})` : ''}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`,
+    );
   return `${where}: body does not match docs/openapi.json: ${errors.join('; ')}; body ${JSON.stringify(body).slice(0, 800)}`;
 }

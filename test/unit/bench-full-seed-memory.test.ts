@@ -24,13 +24,27 @@ describe('MemoryTable (bench full seed)', () => {
     expect(got).toEqual({ PK: 'a', SK: '#', rec: { x: 1, list: [1, 2] } });
     (got.rec as { x: number }).x = 99;
     expect(mem.get({ PK: 'a', SK: '#' })!.rec).toEqual({ x: 1, list: [1, 2] });
-    const batch = await mem.db.send(new BatchGetCommand({ RequestItems: { [T]: { Keys: [{ PK: 'a', SK: '#' }, { PK: 'missing', SK: '#' }] } } }));
+    const batch = await mem.db.send(
+      new BatchGetCommand({
+        RequestItems: {
+          [T]: {
+            Keys: [
+              { PK: 'a', SK: '#' },
+              { PK: 'missing', SK: '#' },
+            ],
+          },
+        },
+      }),
+    );
     expect(batch.Responses![T]).toHaveLength(1);
   });
 
   it('queries a partition in sort-key order, both ways, by prefix, with limits and pages', async () => {
     const { mem, ctx } = setup();
-    await put(mem, ['H#3', 'H#1', 'IX#a', 'H#2', '#'].map((SK) => ({ PK: 'p', SK, n: SK })));
+    await put(
+      mem,
+      ['H#3', 'H#1', 'IX#a', 'H#2', '#'].map((SK) => ({ PK: 'p', SK, n: SK })),
+    );
     expect((await querySide(ctx, 'p')).map((i) => i.SK)).toEqual(['#', 'H#1', 'H#2', 'H#3', 'IX#a']);
     expect((await querySide(ctx, 'p', { forward: false, limit: 2 })).map((i) => i.SK)).toEqual(['IX#a', 'H#3']);
     const first = await querySidePage(ctx, 'p', { prefix: 'H#', limit: 2 });
@@ -38,7 +52,13 @@ describe('MemoryTable (bench full seed)', () => {
     const second = await querySidePage(ctx, 'p', { prefix: 'H#', limit: 2, startKey: first.lastKey });
     expect(second.items.map((i) => i.SK)).toEqual(['H#3']);
     expect(second.lastKey).toBeUndefined();
-    const between = await mem.db.send(new QueryCommand({ TableName: T, KeyConditionExpression: 'PK = :pk AND SK BETWEEN :a AND :b', ExpressionAttributeValues: { ':pk': 'p', ':a': 'H#2', ':b': 'H#9' } }));
+    const between = await mem.db.send(
+      new QueryCommand({
+        TableName: T,
+        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :a AND :b',
+        ExpressionAttributeValues: { ':pk': 'p', ':a': 'H#2', ':b': 'H#9' },
+      }),
+    );
     expect(between.Items!.map((i) => i.SK)).toEqual(['H#2', 'H#3']);
   });
 
@@ -55,7 +75,14 @@ describe('MemoryTable (bench full seed)', () => {
       return out;
     };
     expect(await ids()).toEqual(['x2', 'x1']);
-    const raw = await mem.db.send(new QueryCommand({ TableName: T, IndexName: 'GSI1', KeyConditionExpression: 'GSI1PK = :pk', ExpressionAttributeValues: { ':pk': 'list' } }));
+    const raw = await mem.db.send(
+      new QueryCommand({
+        TableName: T,
+        IndexName: 'GSI1',
+        KeyConditionExpression: 'GSI1PK = :pk',
+        ExpressionAttributeValues: { ':pk': 'list' },
+      }),
+    );
     expect(raw.Items![1]).toEqual({ PK: 'x1', SK: '#', GSI1PK: 'list', GSI1SK: '2', id: 'x1' });
     await put(mem, [{ PK: 'x3', SK: '#', GSI1PK: 'list', GSI1SK: '3', id: 'x3' }]); // moved into the list
     await mem.db.send(new TransactWriteCommand({ TransactItems: [{ Delete: { TableName: T, Key: { PK: 'x2', SK: '#' } } }] }));
@@ -94,7 +121,10 @@ describe('MemoryTable (bench full seed)', () => {
 
   it('evicts written items, but not one written again since', async () => {
     const { mem } = setup();
-    await put(mem, [{ PK: 'e', SK: '1', n: 1 }, { PK: 'e', SK: '2', n: 1 }]);
+    await put(mem, [
+      { PK: 'e', SK: '1', n: 1 },
+      { PK: 'e', SK: '2', n: 1 },
+    ]);
     const written = mem.takeDirty().map((d) => d.key);
     await put(mem, [{ PK: 'e', SK: '2', n: 2 }]);
     mem.evict(written, () => true);
@@ -105,7 +135,18 @@ describe('MemoryTable (bench full seed)', () => {
 
   it('refuses what it does not implement, loudly', async () => {
     const { mem } = setup();
-    await expect(mem.db.send(new QueryCommand({ TableName: T, KeyConditionExpression: 'PK = :pk', FilterExpression: 'x = :x', ExpressionAttributeValues: { ':pk': 'p', ':x': 1 } }))).rejects.toThrow(/FilterExpression/);
-    await expect(mem.db.send(new QueryCommand({ TableName: T, KeyConditionExpression: 'SK = :pk', ExpressionAttributeValues: { ':pk': 'p' } }))).rejects.toThrow(/not supported/);
+    await expect(
+      mem.db.send(
+        new QueryCommand({
+          TableName: T,
+          KeyConditionExpression: 'PK = :pk',
+          FilterExpression: 'x = :x',
+          ExpressionAttributeValues: { ':pk': 'p', ':x': 1 },
+        }),
+      ),
+    ).rejects.toThrow(/FilterExpression/);
+    await expect(
+      mem.db.send(new QueryCommand({ TableName: T, KeyConditionExpression: 'SK = :pk', ExpressionAttributeValues: { ':pk': 'p' } })),
+    ).rejects.toThrow(/not supported/);
   });
 });

@@ -8,10 +8,24 @@ import { ForbiddenError, ValidationError, type AppError } from '#shared/errors.t
 const NOW = '2025-02-10T12:00:00.000Z';
 const goal = (over: Partial<GoalRecord> = {}): GoalRecord =>
   ({
-    uuid: 'g1', type: 'key_result', metric: { uuid: 'm1', name: null, start_value: 0, target_value: 200, unit: null, metric_type: 'reach' }, current_metric_uuid: 'm1',
-    progress_mode: 'manual', current_progress: null, current_value: null, current_status: 'not_started', score: null, last_checkin_date: null,
-    value_updated_at: null, value_updated_by_uuid: null, status_updated_at: null, status_updated_by_uuid: null, discarded_at: null, archived_at: null,
-    updated_at: '2025-01-01T00:00:00.000Z', ...over,
+    uuid: 'g1',
+    type: 'key_result',
+    metric: { uuid: 'm1', name: null, start_value: 0, target_value: 200, unit: null, metric_type: 'reach' },
+    current_metric_uuid: 'm1',
+    progress_mode: 'manual',
+    current_progress: null,
+    current_value: null,
+    current_status: 'not_started',
+    score: null,
+    last_checkin_date: null,
+    value_updated_at: null,
+    value_updated_by_uuid: null,
+    status_updated_at: null,
+    status_updated_by_uuid: null,
+    discarded_at: null,
+    archived_at: null,
+    updated_at: '2025-01-01T00:00:00.000Z',
+    ...over,
   }) as GoalRecord;
 const editor = { canView: true, canEdit: true, source: 'owner' as const };
 const state = (over: Partial<GoalState> = {}): GoalState => ({ goal: goal(), access: editor, newest: [], ...over });
@@ -26,8 +40,24 @@ const writeOf = <T>(d: { error: AppError } | { write: T }) => {
 describe('check-in decide', () => {
   it('create: the check-in takes its progress from the goal metric and the goal follows it', () => {
     const w = writeOf(decideCreate(state(), { goal_uuid: 'g1', value: 50, status: 'on_track' }, [], ctx, NOW, { checkin: 'c1' }));
-    expect(w.checkin).toMatchObject({ uuid: 'c1', goal_uuid: 'g1', value: 50, progress: 25, metric_uuid: 'm1', checkin_date: '2025-02-10', creator_uuid: 'u1', created_at: NOW });
-    expect(w.goal).toMatchObject({ current_value: 50, current_progress: 25, current_status: 'on_track', last_checkin_date: '2025-02-10', value_updated_by_uuid: 'u1', updated_at: NOW });
+    expect(w.checkin).toMatchObject({
+      uuid: 'c1',
+      goal_uuid: 'g1',
+      value: 50,
+      progress: 25,
+      metric_uuid: 'm1',
+      checkin_date: '2025-02-10',
+      creator_uuid: 'u1',
+      created_at: NOW,
+    });
+    expect(w.goal).toMatchObject({
+      current_value: 50,
+      current_progress: 25,
+      current_status: 'on_track',
+      last_checkin_date: '2025-02-10',
+      value_updated_by_uuid: 'u1',
+      updated_at: NOW,
+    });
   });
 
   it('create: a back-dated check-in behind the latest leaves the goal as it is', () => {
@@ -38,15 +68,35 @@ describe('check-in decide', () => {
   });
 
   it('refusals: hidden goal reads as unknown, not editable 403, deleted or archived 422, score off closed 422', () => {
-    expect(errorOf(decideCreate(state({ access: { canView: false, canEdit: false, source: null } }), { goal_uuid: 'g1' }, [], ctx, NOW, { checkin: 'c' }))).toMatchObject({ status: 422, details: [{ field: 'goal_uuid', code: 'not_found' }] });
-    expect(errorOf(decideCreate(state({ access: { canView: true, canEdit: false, source: 'public' } }), { goal_uuid: 'g1' }, [], ctx, NOW, { checkin: 'c' }))).toBeInstanceOf(ForbiddenError);
-    expect(errorOf(decideCreate(state({ goal: goal({ discarded_at: NOW }) }), { goal_uuid: 'g1' }, [], ctx, NOW, { checkin: 'c' }))).toMatchObject({ details: [{ code: 'discarded' }] });
-    expect(errorOf(decideCreate(state({ goal: goal({ archived_at: NOW }) }), { goal_uuid: 'g1' }, [], ctx, NOW, { checkin: 'c' }))).toMatchObject({ details: [{ code: 'archived' }] });
-    expect(errorOf(decideCreate(state(), { goal_uuid: 'g1', status: 'on_track', score: 0.5 }, [], ctx, NOW, { checkin: 'c' }))).toMatchObject({ details: [{ field: 'score', code: 'not_closed' }] });
+    expect(
+      errorOf(
+        decideCreate(state({ access: { canView: false, canEdit: false, source: null } }), { goal_uuid: 'g1' }, [], ctx, NOW, {
+          checkin: 'c',
+        }),
+      ),
+    ).toMatchObject({ status: 422, details: [{ field: 'goal_uuid', code: 'not_found' }] });
+    expect(
+      errorOf(
+        decideCreate(state({ access: { canView: true, canEdit: false, source: 'public' } }), { goal_uuid: 'g1' }, [], ctx, NOW, {
+          checkin: 'c',
+        }),
+      ),
+    ).toBeInstanceOf(ForbiddenError);
+    expect(
+      errorOf(decideCreate(state({ goal: goal({ discarded_at: NOW }) }), { goal_uuid: 'g1' }, [], ctx, NOW, { checkin: 'c' })),
+    ).toMatchObject({ details: [{ code: 'discarded' }] });
+    expect(
+      errorOf(decideCreate(state({ goal: goal({ archived_at: NOW }) }), { goal_uuid: 'g1' }, [], ctx, NOW, { checkin: 'c' })),
+    ).toMatchObject({ details: [{ code: 'archived' }] });
+    expect(
+      errorOf(decideCreate(state(), { goal_uuid: 'g1', status: 'on_track', score: 0.5 }, [], ctx, NOW, { checkin: 'c' })),
+    ).toMatchObject({ details: [{ field: 'score', code: 'not_closed' }] });
   });
 
   it('update: moving off closed clears the score; only the latest check-in moves the goal', () => {
-    const c = writeOf(decideCreate(state(), { goal_uuid: 'g1', value: 100, status: 'closed', score: 0.7 }, [], ctx, NOW, { checkin: 'c1' })).checkin;
+    const c = writeOf(
+      decideCreate(state(), { goal_uuid: 'g1', value: 100, status: 'closed', score: 0.7 }, [], ctx, NOW, { checkin: 'c1' }),
+    ).checkin;
     const latest = state({ newest: [{ id: 'c1', orderKey: checkinOrderKey(c) }] });
     const w = writeOf(decideUpdate(latest, c, { status: 'on_track' }, undefined, { callerUuid: 'u2' }, NOW));
     expect(w.checkin).toMatchObject({ status: 'on_track', score: null, updated_by_uuid: 'u2' });
@@ -56,16 +106,48 @@ describe('check-in decide', () => {
   });
 
   it('delete: the goal follows the next latest, or goes back to never checked in', () => {
-    const c = { uuid: 'c1', value: 100, status: 'closed', score: 1, checkin_date: '2025-02-10', updated_at: NOW, updated_by_uuid: 'u1' } as CheckinRecord;
+    const c = {
+      uuid: 'c1',
+      value: 100,
+      status: 'closed',
+      score: 1,
+      checkin_date: '2025-02-10',
+      updated_at: NOW,
+      updated_by_uuid: 'u1',
+    } as CheckinRecord;
     const prev = { ...c, uuid: 'c0', value: 20, status: 'behind', score: null, checkin_date: '2025-02-01' } as CheckinRecord;
-    const followed = state({ goal: goalAfter(goal(), c, NOW, 'checkin'), newest: [{ id: 'c1', orderKey: 'b' }, { id: 'c0', orderKey: 'a' }] });
+    const followed = state({
+      goal: goalAfter(goal(), c, NOW, 'checkin'),
+      newest: [
+        { id: 'c1', orderKey: 'b' },
+        { id: 'c0', orderKey: 'a' },
+      ],
+    });
     expect(deleteNeedsNext(followed.newest, 'c1')).toBe(true);
-    expect(writeOf(decideDelete(followed, c, prev, NOW)).goal).toMatchObject({ current_value: 20, current_progress: 10, current_status: 'behind', score: null });
-    expect(writeOf(decideDelete({ ...followed, newest: [{ id: 'c1', orderKey: 'b' }] }, c, undefined, NOW)).goal).toMatchObject({ current_value: null, current_progress: null, current_status: 'not_started' });
+    expect(writeOf(decideDelete(followed, c, prev, NOW)).goal).toMatchObject({
+      current_value: 20,
+      current_progress: 10,
+      current_status: 'behind',
+      score: null,
+    });
+    expect(writeOf(decideDelete({ ...followed, newest: [{ id: 'c1', orderKey: 'b' }] }, c, undefined, NOW)).goal).toMatchObject({
+      current_value: null,
+      current_progress: null,
+      current_status: 'not_started',
+    });
   });
 
-  it('a rollup goal keeps its children\'s progress whatever its own check-ins say', () => {
-    const w = writeOf(decideCreate(state({ goal: goal({ progress_mode: 'rollup', current_progress: 42 }) }), { goal_uuid: 'g1', value: 200 }, [], ctx, NOW, { checkin: 'c1' }));
+  it("a rollup goal keeps its children's progress whatever its own check-ins say", () => {
+    const w = writeOf(
+      decideCreate(
+        state({ goal: goal({ progress_mode: 'rollup', current_progress: 42 }) }),
+        { goal_uuid: 'g1', value: 200 },
+        [],
+        ctx,
+        NOW,
+        { checkin: 'c1' },
+      ),
+    );
     expect(w.goal).toMatchObject({ current_progress: 42, current_value: 200 });
   });
 });

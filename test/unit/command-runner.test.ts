@@ -18,7 +18,9 @@ import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
 /** A store that answers every GetItem with `item` (the record an earlier attempt stored) and records each call. */
 function fakeCtx(item?: { rec: unknown; v: number }): DataCtx & { calls: string[] } {
   const calls: string[] = [];
-  const db = { send: async (cmd: { constructor: { name: string } }) => (calls.push(cmd.constructor.name), { Item: item }) } as unknown as Db;
+  const db = {
+    send: async (cmd: { constructor: { name: string } }) => (calls.push(cmd.constructor.name), { Item: item }),
+  } as unknown as Db;
   return { tenantId: 't1', db, calls };
 }
 
@@ -86,7 +88,9 @@ describe('runCommand: one command shape', () => {
   it('answers a refusal as decided: nothing written, no retry', async () => {
     let reads = 0;
     const write = vi.fn();
-    await expect(runCommand(fakeCtx(), { read: async () => ++reads, decide: () => ({ error: new NotFoundError('Thing', 'x') }), write })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(
+      runCommand(fakeCtx(), { read: async () => ++reads, decide: () => ({ error: new NotFoundError('Thing', 'x') }), write }),
+    ).rejects.toBeInstanceOf(NotFoundError);
     expect(reads).toBe(1);
     expect(write).not.toHaveBeenCalled();
   });
@@ -102,7 +106,12 @@ describe('runCommand: one command shape', () => {
     await expect(refused).rejects.toBeInstanceOf(ForbiddenError);
     expect(order).toEqual(['precheck']);
     order.length = 0;
-    await runCommand(fakeCtx(), { precheck: () => (order.push('precheck'), undefined), read: async () => order.push('read'), decide: () => ({ write: 1 }), write: () => order.push('write') });
+    await runCommand(fakeCtx(), {
+      precheck: () => (order.push('precheck'), undefined),
+      read: async () => order.push('read'),
+      decide: () => ({ write: 1 }),
+      write: () => order.push('write'),
+    });
     expect(order).toEqual(['precheck', 'read', 'write']);
   });
 

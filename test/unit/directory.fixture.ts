@@ -8,10 +8,18 @@ export const LATER = '2026-01-03T00:00:00.000Z';
 
 /** A caller of the given role (its user record a plain active user). */
 export function callerAs(role: Role, userId = `${role}-1`): Caller {
-  return { tenantId: TENANT, userId, role, user: newUserRecord({ email: `${userId}@example.test`, role, creator_uuid: null }, NOW, userId) };
+  return {
+    tenantId: TENANT,
+    userId,
+    role,
+    user: newUserRecord({ email: `${userId}@example.test`, role, creator_uuid: null }, NOW, userId),
+  };
 }
 
-export const user = (uuid: string, over: Partial<UserRecord> = {}): UserRecord => ({ ...newUserRecord({ email: `${uuid}@example.test`, creator_uuid: null }, NOW, uuid), ...over });
+export const user = (uuid: string, over: Partial<UserRecord> = {}): UserRecord => ({
+  ...newUserRecord({ email: `${uuid}@example.test`, creator_uuid: null }, NOW, uuid),
+  ...over,
+});
 
 /** What `f` returns, its Decision unwrapped (shared/decision.ts): a refused one, or a refusal returned, is thrown. */
 function run(f: () => unknown): unknown {

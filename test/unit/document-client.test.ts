@@ -1,5 +1,15 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, BatchWriteCommand, DeleteCommand, DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import {
+  BatchGetCommand,
+  BatchWriteCommand,
+  DeleteCommand,
+  DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
@@ -13,7 +23,19 @@ import { instrument, type Db } from '#shared/db/client.ts';
  */
 const OPTIONS = { marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false } };
 const T = 'table';
-const rich = { s: 'x', empty: '', n: 12.5, big: 2 ** 40, yes: true, nil: null, gone: undefined, list: [1, 'a', { m: [null, false] }], map: { deep: { deeper: ['z'] } }, set: new Set(['a', 'b']), nums: new Set([1, 2]) };
+const rich = {
+  s: 'x',
+  empty: '',
+  n: 12.5,
+  big: 2 ** 40,
+  yes: true,
+  nil: null,
+  gone: undefined,
+  list: [1, 'a', { m: [null, false] }],
+  map: { deep: { deeper: ['z'] } },
+  set: new Set(['a', 'b']),
+  nums: new Set([1, 2]),
+};
 const item = { PK: 'T#t#goal#1', SK: '#', ...rich };
 const M = (v: Record<string, unknown>) => marshall(v, { removeUndefinedValues: true });
 
@@ -23,9 +45,21 @@ const M = (v: Record<string, unknown>) => marshall(v, { removeUndefinedValues: t
  */
 function fakeClient(output: Record<string, unknown>) {
   const requestHandler = {
-    handle: async () => ({ response: { statusCode: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([Buffer.from(JSON.stringify(output))]) } }),
+    handle: async () => ({
+      response: {
+        statusCode: 200,
+        headers: { 'content-type': 'application/x-amz-json-1.0' },
+        body: Readable.from([Buffer.from(JSON.stringify(output))]),
+      },
+    }),
   };
-  const client = new DynamoDBClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1, requestHandler });
+  const client = new DynamoDBClient({
+    region: 'us-east-1',
+    endpoint: 'http://127.0.0.1:1',
+    credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+    maxAttempts: 1,
+    requestHandler,
+  });
   const sent: unknown[] = [];
   client.middlewareStack.add(
     (next) => async (args) => {
@@ -42,15 +76,72 @@ function fakeClient(output: Record<string, unknown>) {
 const cases: Array<[string, () => object, Record<string, unknown>]> = [
   ['Get', () => new GetCommand({ TableName: T, Key: { PK: 'p', SK: '#' }, ConsistentRead: true }), { Item: M(item) }],
   ['Get, nothing found', () => new GetCommand({ TableName: T, Key: { PK: 'p', SK: '#' } }), {}],
-  ['BatchGet', () => new BatchGetCommand({ RequestItems: { [T]: { Keys: [{ PK: 'a', SK: '#' }, { PK: 'b', SK: '#' }], ConsistentRead: true } } }), { Responses: { [T]: [M(item), M({ PK: 'b', SK: '#' })] }, UnprocessedKeys: { [T]: { Keys: [M({ PK: 'c', SK: '#' })] } } }],
+  [
+    'BatchGet',
+    () =>
+      new BatchGetCommand({
+        RequestItems: {
+          [T]: {
+            Keys: [
+              { PK: 'a', SK: '#' },
+              { PK: 'b', SK: '#' },
+            ],
+            ConsistentRead: true,
+          },
+        },
+      }),
+    { Responses: { [T]: [M(item), M({ PK: 'b', SK: '#' })] }, UnprocessedKeys: { [T]: { Keys: [M({ PK: 'c', SK: '#' })] } } },
+  ],
   [
     'Query',
-    () => new QueryCommand({ TableName: T, IndexName: 'GSI1', KeyConditionExpression: 'GSI1PK = :p AND GSI1SK >= :s', ExpressionAttributeValues: { ':p': 'x', ':s': '2026', ':set': new Set(['q']) }, ExclusiveStartKey: { PK: 'a', SK: '#', GSI1PK: 'x', GSI1SK: '1' }, Limit: 5, ScanIndexForward: false }),
+    () =>
+      new QueryCommand({
+        TableName: T,
+        IndexName: 'GSI1',
+        KeyConditionExpression: 'GSI1PK = :p AND GSI1SK >= :s',
+        ExpressionAttributeValues: { ':p': 'x', ':s': '2026', ':set': new Set(['q']) },
+        ExclusiveStartKey: { PK: 'a', SK: '#', GSI1PK: 'x', GSI1SK: '1' },
+        Limit: 5,
+        ScanIndexForward: false,
+      }),
     { Items: [M(item), M({ PK: 'z', SK: 'IX#a', n: 1 })], Count: 2, ScannedCount: 2, LastEvaluatedKey: M({ PK: 'z', SK: 'IX#a' }) },
   ],
-  ['Put', () => new PutCommand({ TableName: T, Item: item, ConditionExpression: 'attribute_not_exists(PK) OR v = :v', ExpressionAttributeValues: { ':v': 3 } }), {}],
-  ['Update', () => new UpdateCommand({ TableName: T, Key: { PK: 'p', SK: 'RL' }, UpdateExpression: 'SET #a = :a ADD n :one', ExpressionAttributeNames: { '#a': 'a' }, ExpressionAttributeValues: { ':a': rich.list, ':one': 1 }, ReturnValues: 'ALL_NEW' }), { Attributes: M(item) }],
-  ['Delete', () => new DeleteCommand({ TableName: T, Key: { PK: 'p', SK: '#' }, ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': 1 }, ReturnValues: 'ALL_OLD' }), { Attributes: M(item) }],
+  [
+    'Put',
+    () =>
+      new PutCommand({
+        TableName: T,
+        Item: item,
+        ConditionExpression: 'attribute_not_exists(PK) OR v = :v',
+        ExpressionAttributeValues: { ':v': 3 },
+      }),
+    {},
+  ],
+  [
+    'Update',
+    () =>
+      new UpdateCommand({
+        TableName: T,
+        Key: { PK: 'p', SK: 'RL' },
+        UpdateExpression: 'SET #a = :a ADD n :one',
+        ExpressionAttributeNames: { '#a': 'a' },
+        ExpressionAttributeValues: { ':a': rich.list, ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    { Attributes: M(item) },
+  ],
+  [
+    'Delete',
+    () =>
+      new DeleteCommand({
+        TableName: T,
+        Key: { PK: 'p', SK: '#' },
+        ConditionExpression: 'v = :v',
+        ExpressionAttributeValues: { ':v': 1 },
+        ReturnValues: 'ALL_OLD',
+      }),
+    { Attributes: M(item) },
+  ],
   [
     'TransactWrite',
     () =>
@@ -59,13 +150,25 @@ const cases: Array<[string, () => object, Record<string, unknown>]> = [
           { Put: { TableName: T, Item: item, ConditionExpression: 'attribute_not_exists(PK)' } },
           { Update: { TableName: T, Key: { PK: 'c', SK: '#' }, UpdateExpression: 'ADD n :n', ExpressionAttributeValues: { ':n': -1 } } },
           { Delete: { TableName: T, Key: { PK: 'd', SK: 'IX#x' } } },
-          { ConditionCheck: { TableName: T, Key: { PK: 'e', SK: '#' }, ConditionExpression: 'v = :v', ExpressionAttributeValues: { ':v': 7 } } },
+          {
+            ConditionCheck: {
+              TableName: T,
+              Key: { PK: 'e', SK: '#' },
+              ConditionExpression: 'v = :v',
+              ExpressionAttributeValues: { ':v': 7 },
+            },
+          },
         ],
         ReturnConsumedCapacity: 'TOTAL',
       }),
     { ConsumedCapacity: [{ TableName: T, CapacityUnits: 8 }] },
   ],
-  ['BatchWrite', () => new BatchWriteCommand({ RequestItems: { [T]: [{ PutRequest: { Item: item } }, { DeleteRequest: { Key: { PK: 'd', SK: '#' } } }] } }), { UnprocessedItems: { [T]: [{ PutRequest: { Item: M({ PK: 'u', SK: '#', set: new Set(['a']) }) } }] } }],
+  [
+    'BatchWrite',
+    () =>
+      new BatchWriteCommand({ RequestItems: { [T]: [{ PutRequest: { Item: item } }, { DeleteRequest: { Key: { PK: 'd', SK: '#' } } }] } }),
+    { UnprocessedItems: { [T]: [{ PutRequest: { Item: M({ PK: 'u', SK: '#', set: new Set(['a']) }) } }] } },
+  ],
 ];
 
 describe('the store document client', () => {

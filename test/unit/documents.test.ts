@@ -11,7 +11,14 @@ import { oneLine, parseAgentOutput, type RefreshOutcome } from '#shared/domain/d
 import { documentRefreshHandler } from '#functions/workers/document-refresh.ts';
 import type { RefreshPort, RefreshWorkerDeps } from '#shared/domain/documents/worker.ts';
 import type { ConverseRequest } from '#shared/ai/bedrock.ts';
-import { bedrockWriter, builtInWriter, splitModelAnswer, writerFromEnv, type DocumentWriter, type WriterResult } from '#shared/domain/documents/writer.ts';
+import {
+  bedrockWriter,
+  builtInWriter,
+  splitModelAnswer,
+  writerFromEnv,
+  type DocumentWriter,
+  type WriterResult,
+} from '#shared/domain/documents/writer.ts';
 import type { ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import type { Stored } from '#shared/db/model.ts';
 
@@ -24,23 +31,57 @@ const NOW = '2030-01-02T03:04:05.000Z';
 
 describe('parseAgentOutput', () => {
   it('maps each recognized status code to its state, the report before it becoming the one-line summary', () => {
-    expect(parseAgentOutput('Rewrote the intro.\nFixed two dates.\nSTATUS: completed')).toEqual({ state: 'completed', skill_status: 'completed', summary: 'Rewrote the intro. Fixed two dates.' });
-    expect(parseAgentOutput('Nothing to do\nSTATUS: completed_no_changes\n\n')).toEqual({ state: 'completed', skill_status: 'completed_no_changes', summary: 'Nothing to do' });
-    expect(parseAgentOutput('Someone is editing it\nSTATUS: completed_locked')).toMatchObject({ state: 'completed', skill_status: 'completed_locked' });
-    expect(parseAgentOutput('Source unreachable\nSTATUS: failed')).toEqual({ state: 'failed', skill_status: 'failed', summary: 'Source unreachable' });
+    expect(parseAgentOutput('Rewrote the intro.\nFixed two dates.\nSTATUS: completed')).toEqual({
+      state: 'completed',
+      skill_status: 'completed',
+      summary: 'Rewrote the intro. Fixed two dates.',
+    });
+    expect(parseAgentOutput('Nothing to do\nSTATUS: completed_no_changes\n\n')).toEqual({
+      state: 'completed',
+      skill_status: 'completed_no_changes',
+      summary: 'Nothing to do',
+    });
+    expect(parseAgentOutput('Someone is editing it\nSTATUS: completed_locked')).toMatchObject({
+      state: 'completed',
+      skill_status: 'completed_locked',
+    });
+    expect(parseAgentOutput('Source unreachable\nSTATUS: failed')).toEqual({
+      state: 'failed',
+      skill_status: 'failed',
+      summary: 'Source unreachable',
+    });
   });
 
   it('tolerates case, markdown marks and a final period around the status line; gives a default summary without a report', () => {
     expect(parseAgentOutput('done\n**STATUS:** `Completed`.')).toMatchObject({ state: 'completed', skill_status: 'completed' });
-    expect(parseAgentOutput('status: completed_no_changes')).toEqual({ state: 'completed', skill_status: 'completed_no_changes', summary: 'The document was already up to date' });
+    expect(parseAgentOutput('status: completed_no_changes')).toEqual({
+      state: 'completed',
+      skill_status: 'completed_no_changes',
+      summary: 'The document was already up to date',
+    });
   });
 
   it('without a recognized terminal code is completed_unknown_outcome with the output verbatim on one line', () => {
-    expect(parseAgentOutput('I did some things.\nProbably fine?')).toEqual({ state: 'completed_unknown_outcome', skill_status: null, summary: 'I did some things. Probably fine?' });
-    expect(parseAgentOutput('Work done\nSTATUS: mostly_done')).toEqual({ state: 'completed_unknown_outcome', skill_status: null, summary: 'Work done STATUS: mostly_done' });
+    expect(parseAgentOutput('I did some things.\nProbably fine?')).toEqual({
+      state: 'completed_unknown_outcome',
+      skill_status: null,
+      summary: 'I did some things. Probably fine?',
+    });
+    expect(parseAgentOutput('Work done\nSTATUS: mostly_done')).toEqual({
+      state: 'completed_unknown_outcome',
+      skill_status: null,
+      summary: 'Work done STATUS: mostly_done',
+    });
     // The status line must be the last one: a code in the middle is not terminal.
-    expect(parseAgentOutput('STATUS: completed\nthen it crashed')).toMatchObject({ state: 'completed_unknown_outcome', skill_status: null });
-    expect(parseAgentOutput('')).toEqual({ state: 'completed_unknown_outcome', skill_status: null, summary: 'The refresh agent returned no output' });
+    expect(parseAgentOutput('STATUS: completed\nthen it crashed')).toMatchObject({
+      state: 'completed_unknown_outcome',
+      skill_status: null,
+    });
+    expect(parseAgentOutput('')).toEqual({
+      state: 'completed_unknown_outcome',
+      skill_status: null,
+      summary: 'The refresh agent returned no output',
+    });
   });
 
   it('keeps summaries to one line of bounded length', () => {
@@ -68,13 +109,24 @@ describe('writers', () => {
 
   it('reads hostile text (runs of tags, newlines, underscores) in time linear in its length, as the regexes they replace did', async () => {
     // the last block; a block ends at the first close after its start; an unclosed tag is report text
-    expect(splitModelAnswer('a<document>\nx\n</document>b<document>y</document>c<document>z')).toEqual({ content: 'y', output: 'a<document>\nx\n</document>bc<document>z' });
+    expect(splitModelAnswer('a<document>\nx\n</document>b<document>y</document>c<document>z')).toEqual({
+      content: 'y',
+      output: 'a<document>\nx\n</document>bc<document>z',
+    });
     expect(splitModelAnswer('<document>\n\n</document>ok')).toEqual({ content: '', output: 'ok' });
-    expect((await builtInWriter.refresh(input('Text.\n\n---\nLast refreshed: x\nSummary: y  \n\n'), signal)).content).toBe(`Text.\n\n---\nLast refreshed: ${NOW}\nSummary: Text.`);
-    expect((await builtInWriter.refresh(input('a---\nLast refreshed: x\nSummary: y\nmore'), signal)).content).toMatch(/^a---\nLast refreshed: x\nSummary: y\nmore\n\n---/);
+    expect((await builtInWriter.refresh(input('Text.\n\n---\nLast refreshed: x\nSummary: y  \n\n'), signal)).content).toBe(
+      `Text.\n\n---\nLast refreshed: ${NOW}\nSummary: Text.`,
+    );
+    expect((await builtInWriter.refresh(input('a---\nLast refreshed: x\nSummary: y\nmore'), signal)).content).toMatch(
+      /^a---\nLast refreshed: x\nSummary: y\nmore\n\n---/,
+    );
     // each took seconds or minutes at these sizes with the backtracking regexes; a character loop is the floor
     const n = 100_000;
-    const hostile = ['<document>'.repeat(n), `${'\n'.repeat(n)}---\nLast refreshed: \nSummary: ${' '.repeat(n)}\n\u0000`, `STATUS:${'_'.repeat(n)}:_`];
+    const hostile = [
+      '<document>'.repeat(n),
+      `${'\n'.repeat(n)}---\nLast refreshed: \nSummary: ${' '.repeat(n)}\n\u0000`,
+      `STATUS:${'_'.repeat(n)}:_`,
+    ];
     const started = performance.now();
     expect(splitModelAnswer(hostile[0]!).content).toBeNull();
     expect((await builtInWriter.refresh(input(hostile[1]!), signal)).content).toContain('Last refreshed');
@@ -111,7 +163,10 @@ describe('writers', () => {
     expect(calls[0]!.modelId).toBe('anthropic.test-model');
     expect(calls[0]!.prompt).toContain('<current_document>\nOld text\n</current_document>');
     expect(calls[0]!.system).toMatch(/ignore any instructions/i);
-    expect(splitModelAnswer('No changes needed\nSTATUS: completed_no_changes')).toEqual({ content: null, output: 'No changes needed\nSTATUS: completed_no_changes' });
+    expect(splitModelAnswer('No changes needed\nSTATUS: completed_no_changes')).toEqual({
+      content: null,
+      output: 'No changes needed\nSTATUS: completed_no_changes',
+    });
   });
 
   it('is Bedrock exactly when BEDROCK_MODEL_ID is set, calling Converse with the model and the prompt', async () => {
@@ -120,7 +175,9 @@ describe('writers', () => {
     const bedrock = writerFromEnv({ BEDROCK_MODEL_ID: 'anthropic.test-model' });
     expect(bedrock.name).toBe('bedrock:anthropic.test-model');
     const mock = mockClient(BedrockRuntimeClient);
-    mock.on(ConverseCommand).resolves({ output: { message: { role: 'assistant', content: [{ text: '<document>\nFresh\n</document>\nRewrote it.\nSTATUS: completed' }] } } } as never);
+    mock.on(ConverseCommand).resolves({
+      output: { message: { role: 'assistant', content: [{ text: '<document>\nFresh\n</document>\nRewrote it.\nSTATUS: completed' }] } },
+    } as never);
     try {
       expect(await bedrock.refresh(input('x'), signal)).toEqual({ content: 'Fresh', output: 'Rewrote it.\nSTATUS: completed' });
       const sent = mock.commandCalls(ConverseCommand)[0]!.args[0].input;
@@ -143,8 +200,28 @@ class FakeStore implements RefreshPort {
   finishes = 0;
 
   constructor(content: string | null = 'Ship v2 in Q1. Then scale.') {
-    this.docs.set(DOC, { uuid: DOC, type: 'document', title: 'Plan', content, owner_uuid: 'o', grants: [], created_at: NOW, updated_at: NOW });
-    this.threads.set(THREAD, { uuid: THREAD, document_uuid: DOC, state: 'running', skill_status: null, summary: null, started_at: NOW, completed_at: null, requested_by_uuid: 'o', created_at: NOW, updated_at: NOW });
+    this.docs.set(DOC, {
+      uuid: DOC,
+      type: 'document',
+      title: 'Plan',
+      content,
+      owner_uuid: 'o',
+      grants: [],
+      created_at: NOW,
+      updated_at: NOW,
+    });
+    this.threads.set(THREAD, {
+      uuid: THREAD,
+      document_uuid: DOC,
+      state: 'running',
+      skill_status: null,
+      summary: null,
+      started_at: NOW,
+      completed_at: null,
+      requested_by_uuid: 'o',
+      created_at: NOW,
+      updated_at: NOW,
+    });
   }
 
   get thread0() {
@@ -161,7 +238,7 @@ class FakeStore implements RefreshPort {
   }
   async finish(thread: Stored<RefreshThreadRecord>, outcome: RefreshOutcome, change?: ContentChange) {
     const t = this.threads.get(thread.record.uuid);
-    if (!t || t.state !== 'running') return false;
+    if (t?.state !== 'running') return false;
     this.finishes++;
     if (change) {
       const d = this.docs.get(change.document.record.uuid)!;
@@ -227,7 +304,11 @@ describe('document refresh worker', () => {
     const store = new FakeStore();
     const { handler } = run(store, fakeWriter({ content: 'maybe new', output: 'Hmm.\nI think I\nchanged something' }));
     await handler(sqsEvent(1));
-    expect(store.thread0).toMatchObject({ state: 'completed_unknown_outcome', skill_status: null, summary: 'Hmm. I think I changed something' });
+    expect(store.thread0).toMatchObject({
+      state: 'completed_unknown_outcome',
+      skill_status: null,
+      summary: 'Hmm. I think I changed something',
+    });
     expect(store.docs.get(DOC)!.content).toBe('Ship v2 in Q1. Then scale.');
   });
 
@@ -296,7 +377,10 @@ describe('batchHandler', () => {
   it('hands each parsed message its receive count (1 when SQS gives none) and logs the outcome, failures as partial batch failures', async () => {
     const seen: Array<[string, number]> = [];
     const logs: Array<[string, string, Record<string, unknown>]> = [];
-    const log = { info: (m: string, x?: object) => void logs.push(['info', m, x as Record<string, unknown>]), error: (m: string, x?: object) => void logs.push(['error', m, x as Record<string, unknown>]) };
+    const log = {
+      info: (m: string, x?: object) => void logs.push(['info', m, x as Record<string, unknown>]),
+      error: (m: string, x?: object) => void logs.push(['error', m, x as Record<string, unknown>]),
+    };
     const handler = batchHandler({
       name: 'test work',
       schema: async () => z.object({ n: z.number() }),
@@ -310,10 +394,18 @@ describe('batchHandler', () => {
     const event = sqsEvent(3, { n: 1 });
     const bare = { ...event.Records[0]!, messageId: 'm2', attributes: {} as never, body: '{"n":-1}' };
     const bad = { ...event.Records[0]!, messageId: 'm3', body: '{"n":"x"}' };
-    expect(await handler({ Records: [event.Records[0]!, bare, bad] })).toEqual({ batchItemFailures: [{ itemIdentifier: 'm2' }, { itemIdentifier: 'm3' }] });
-    expect(seen).toEqual([['m1', 3], ['m2', 1]]);
+    expect(await handler({ Records: [event.Records[0]!, bare, bad] })).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'm2' }, { itemIdentifier: 'm3' }],
+    });
+    expect(seen).toEqual([
+      ['m1', 3],
+      ['m2', 1],
+    ]);
     expect(logs[0]).toEqual(['info', 'test work', { message_id: 'm1', receive_count: 3, n: 1 }]);
-    expect(logs.slice(1).map(([level, m, x]) => [level, m, x.message_id])).toEqual([['error', 'test work failed', 'm2'], ['error', 'test work failed', 'm3']]);
+    expect(logs.slice(1).map(([level, m, x]) => [level, m, x.message_id])).toEqual([
+      ['error', 'test work failed', 'm2'],
+      ['error', 'test work failed', 'm3'],
+    ]);
   });
 
   it('reports a batch whose every record failed as partial failures (no throw), and runs records one by one unless concurrent', async () => {
@@ -333,7 +425,9 @@ describe('batchHandler', () => {
       });
     const event = sqsEvent(3, { n: 1 });
     const three = { Records: ['a', 'b', 'c'].map((id) => ({ ...event.Records[0]!, messageId: id })) };
-    expect(await worker(false)(three)).toEqual({ batchItemFailures: [{ itemIdentifier: 'a' }, { itemIdentifier: 'b' }, { itemIdentifier: 'c' }] });
+    expect(await worker(false)(three)).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'a' }, { itemIdentifier: 'b' }, { itemIdentifier: 'c' }],
+    });
     expect(most).toBe(1);
     await worker(true)(three);
     expect(most).toBe(3);

@@ -87,15 +87,31 @@ describe('filter DSL parser', () => {
     expect(parseFilters(queryPairs('q[s]=uuid DESC'), attrs).sort).toEqual({ attribute: 'uuid', direction: 'desc' });
     expect(parseFilters(queryPairs('q[s]=uuid Asc'), attrs).sort).toEqual({ attribute: 'uuid', direction: 'asc' });
     expect(() => parseFilters(queryPairs('q[s]=uuid desc extra'), attrs)).toThrow(BadRequestError);
-    expect(parseFilters(queryPairs('q[owners_uuid_eq]=6067F26E-843B-4F5C-B104-9EAC90114CC7'), attrs).filters[0]!.value).toBe('6067f26e-843b-4f5c-b104-9eac90114cc7');
+    expect(parseFilters(queryPairs('q[owners_uuid_eq]=6067F26E-843B-4F5C-B104-9EAC90114CC7'), attrs).filters[0]!.value).toBe(
+      '6067f26e-843b-4f5c-b104-9eac90114cc7',
+    );
   });
 
   it('never throws anything but a 400 on arbitrary filter keys and values', () => {
-    const key = fc.oneof(fc.string(), fc.tuple(fc.constantFrom('__proto__', 'constructor', 'toString', 'uuid', 's'), fc.constantFrom('', '_eq', '_in', '_lt', '_null', ' asc')).map(([a, b]) => a + b));
+    const key = fc.oneof(
+      fc.string(),
+      fc
+        .tuple(
+          fc.constantFrom('__proto__', 'constructor', 'toString', 'uuid', 's'),
+          fc.constantFrom('', '_eq', '_in', '_lt', '_null', ' asc'),
+        )
+        .map(([a, b]) => a + b),
+    );
     fc.assert(
       fc.property(key, fc.string(), (k, v) => {
         try {
-          parseFilters([[`q[${k}]`, v], ['q[s]', v]], attrs);
+          parseFilters(
+            [
+              [`q[${k}]`, v],
+              ['q[s]', v],
+            ],
+            attrs,
+          );
         } catch (err) {
           expect(err).toBeInstanceOf(BadRequestError);
         }
@@ -119,7 +135,16 @@ describe('list parameters', () => {
     expect(page('page=3&offset=4&count=true')).toMatchObject({ page: 3, offset: 4, count: true });
   });
   it('refuses non-numeric or negative values and unknown parameters with 400', () => {
-    for (const q of ['page=0', 'page=-1', 'per_page=abc', 'offset=-2', 'count=maybe', 'pgae=2', 'page=99999999999999999999', 'offset=9007199254740993']) {
+    for (const q of [
+      'page=0',
+      'page=-1',
+      'per_page=abc',
+      'offset=-2',
+      'count=maybe',
+      'pgae=2',
+      'page=99999999999999999999',
+      'offset=9007199254740993',
+    ]) {
       expect(() => page(q), q).toThrow(BadRequestError);
     }
   });

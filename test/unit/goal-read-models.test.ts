@@ -46,7 +46,11 @@ describe('goal read-model entries', () => {
     expect(entries.find((e) => e.sk === 'status')!.dims).toEqual([dim.all, dim.status('on_track'), dim.created('2026-01-01T00:00:00.0')]);
     expect(entries.find((e) => e.sk === 'checkin')!.gsiPk).toBe(`T#${T}#objective@rm_checkin#0`);
     expect(entries.find((e) => e.sk === 'checkin')!.gsiSk.startsWith('~#')).toBe(true);
-    expect(desiredEntries(T, goal({ last_checkin_date: '2026-02-03' })).find((e) => e.sk === 'checkin')!.gsiSk.startsWith('2026-02-03#')).toBe(true);
+    expect(
+      desiredEntries(T, goal({ last_checkin_date: '2026-02-03' }))
+        .find((e) => e.sk === 'checkin')!
+        .gsiSk.startsWith('2026-02-03#'),
+    ).toBe(true);
     expect(desiredEntries(T, goal({ discarded_at: '2026-01-02T00:00:00.000Z' }))).toEqual([]);
     expect(desiredEntries(T, undefined)).toEqual([]);
   });
@@ -55,13 +59,24 @@ describe('goal read-model entries', () => {
     const before = new Map(desiredEntries(T, goal()).map((e) => [e.sk, e]));
     const after = new Map(desiredEntries(T, goal({ current_status: 'behind' })).map((e) => [e.sk, e]));
     const owner = counterDelta(before.get(`owner#${U}`), after.get(`owner#${U}`));
-    expect(Object.fromEntries(owner)).toEqual({ [dim.ownerStatus(U, 'on_track')]: { n: -1, nl: 0 }, [dim.ownerStatus(U, 'behind')]: { n: 1, nl: 0 } });
+    expect(Object.fromEntries(owner)).toEqual({
+      [dim.ownerStatus(U, 'on_track')]: { n: -1, nl: 0 },
+      [dim.ownerStatus(U, 'behind')]: { n: 1, nl: 0 },
+    });
     expect(counterDelta(before.get('status'), before.get('status')).size).toBe(0);
     const limited = desiredEntries(T, goal({ visibility: 'limited' })).find((e) => e.sk === 'status')!;
     const bucket = dim.created('2026-01-01T00:00:00.0');
-    expect(Object.fromEntries(counterDelta(before.get('status'), limited))).toEqual({ [dim.all]: { n: 0, nl: 1 }, [dim.status('on_track')]: { n: 0, nl: 1 }, [bucket]: { n: 0, nl: 1 } });
+    expect(Object.fromEntries(counterDelta(before.get('status'), limited))).toEqual({
+      [dim.all]: { n: 0, nl: 1 },
+      [dim.status('on_track')]: { n: 0, nl: 1 },
+      [bucket]: { n: 0, nl: 1 },
+    });
     expect(fingerprint(limited)).not.toBe(fingerprint(before.get('status')!));
-    expect(Object.fromEntries(counterDelta(undefined, before.get('status')))).toEqual({ [dim.all]: { n: 1, nl: 0 }, [dim.status('on_track')]: { n: 1, nl: 0 }, [bucket]: { n: 1, nl: 0 } });
+    expect(Object.fromEntries(counterDelta(undefined, before.get('status')))).toEqual({
+      [dim.all]: { n: 1, nl: 0 },
+      [dim.status('on_track')]: { n: 1, nl: 0 },
+      [bucket]: { n: 1, nl: 0 },
+    });
     // a creation bucket is counted in the kind's anchor partition, every other dimension in its counter item
     expect(counterKey(T, 'objective', bucket, 1)).toEqual({ PK: `T#${T}#goalanchor#objective`, SK: '2026-01-01T00:00:00.0#1' });
     expect(counterKey(T, 'objective', dim.all, 1)).toEqual({ PK: `T#${T}#goalcount#objective#all#1`, SK: '#' });
@@ -78,8 +93,26 @@ describe('goal read-model entries', () => {
 });
 
 describe('goal list planner', () => {
-  const env: IndexEnv = { ctx: { tenantId: T, db: undefined as never }, loader: {} as Loader, entryPartition: (of, v) => entryListPartition(T, of, v), gate: Promise.resolve() };
-  const attributes = new Map(['current_status', 'status', 'time_period_uuid', 'owners_uuid', 'labels_uuid', 'teams_uuid', 'title', 'discarded_at', 'uuid', 'last_checkin_date'].map((a) => [a, { type: (a === 'last_checkin_date' ? 'date' : a === 'discarded_at' ? 'timestamp' : 'string') as 'string' }]));
+  const env: IndexEnv = {
+    ctx: { tenantId: T, db: undefined as never },
+    loader: {} as Loader,
+    entryPartition: (of, v) => entryListPartition(T, of, v),
+    gate: Promise.resolve(),
+  };
+  const attributes = new Map(
+    [
+      'current_status',
+      'status',
+      'time_period_uuid',
+      'owners_uuid',
+      'labels_uuid',
+      'teams_uuid',
+      'title',
+      'discarded_at',
+      'uuid',
+      'last_checkin_date',
+    ].map((a) => [a, { type: (a === 'last_checkin_date' ? 'date' : a === 'discarded_at' ? 'timestamp' : 'string') as 'string' }]),
+  );
   const query = (qs: string) => {
     const { page, rest } = parsePageParams([...new URLSearchParams(qs)]);
     const { filters, sort } = parseFilters(rest, attributes);
@@ -89,11 +122,22 @@ describe('goal list planner', () => {
     const asked: string[][] = [];
     const read = async (dims: string[]): Promise<GoalStats> => {
       asked.push(dims);
-      return { ready: opts.ready ?? true, version: opts.ready === false ? 0 : 2, count: (d) => ({ n: counts[d] ?? 0, nl: opts.limited?.[d] ?? 0 }) };
+      return {
+        ready: opts.ready ?? true,
+        version: opts.ready === false ? 0 : 2,
+        count: (d) => ({ n: counts[d] ?? 0, nl: opts.limited?.[d] ?? 0 }),
+      };
     };
     return { read, asked };
   };
-  const plan = (qs: string, s: ReturnType<typeof stats>, seesAll = true) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: s.read, known: 0, anchors: async () => [], recent: async () => [], now: Date.now() });
+  const plan = (qs: string, s: ReturnType<typeof stats>, seesAll = true) =>
+    planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), {
+      stats: s.read,
+      known: 0,
+      anchors: async () => [],
+      recent: async () => [],
+      now: Date.now(),
+    });
 
   it('a plain page and filters no read model serves take the generic plan without reading counters', async () => {
     const s = stats({});
@@ -107,7 +151,10 @@ describe('goal list planner', () => {
   it('a large list with a selective status: the status read model, re-checked on the goals', async () => {
     const s = stats({ [dim.all]: 50_000, [dim.status('on_track')]: 30 });
     const p = (await plan('q[current_status_eq]=on_track', s))!;
-    expect('partitions' in p.source && p.source.partitions).toEqual([`T#${T}#objective@rm_status#on_track#0`, `T#${T}#objective@rm_status#on_track#1`]);
+    expect('partitions' in p.source && p.source.partitions).toEqual([
+      `T#${T}#objective@rm_status#on_track#0`,
+      `T#${T}#objective@rm_status#on_track#1`,
+    ]);
     expect(p.served.map((f) => f.attribute)).toEqual(['current_status']);
     expect(p.verify!(goal())).toBe(true);
     expect(p.verify!(goal({ current_status: 'behind' }))).toBe(false);
@@ -153,7 +200,9 @@ describe('goal list planner', () => {
     expect(p.count).toBeInstanceOf(Promise); // the plan did not wait for it
     expect(await p.count).toBe(4_000);
     expect(await (await plan(`q[time_period_uuid_eq]=${P}&count=true`, stats({ [dim.period(P)]: 75 })))!.count).toBeUndefined(); // small: walked
-    expect(await (await plan(`q[time_period_uuid_eq]=${P}&count=true`, stats({ [dim.period(P)]: 4_000 }, { ready: false })))!.count).toBeUndefined();
+    expect(
+      await (await plan(`q[time_period_uuid_eq]=${P}&count=true`, stats({ [dim.period(P)]: 4_000 }, { ready: false })))!.count,
+    ).toBeUndefined();
   });
 
   it('not ready: the generic plan', async () => {
@@ -168,11 +217,21 @@ describe('goal list planner', () => {
     expect(await (await plan('q[s]=last_checkin_date asc', stats({ [dim.all]: 10 }, { ready: false })))!.valid).toBe(false);
     // a tenant this container has seen ready at the version: nothing read to plan it
     const quiet = stats({});
-    const known = (await planGoalList({ kind: 'objective', seesAll: Promise.resolve(true), listed: () => true }, query('q[s]=last_checkin_date desc'), { stats: quiet.read, known: 2, anchors: async () => [], recent: async () => [], now: 0 }))!;
+    const known = (await planGoalList(
+      { kind: 'objective', seesAll: Promise.resolve(true), listed: () => true },
+      query('q[s]=last_checkin_date desc'),
+      { stats: quiet.read, known: 2, anchors: async () => [], recent: async () => [], now: 0 },
+    ))!;
     expect(await known.valid).toBe(true);
     expect(quiet.asked).toEqual([]);
-    expect((await plan('q[s]=last_checkin_date desc&q[current_status_eq]=behind', stats({ [dim.all]: 50, [dim.status('behind')]: 20 })))!.ordered).toBeUndefined();
-    const p = (await plan('q[s]=last_checkin_date desc&q[current_status_eq]=behind', stats({ [dim.all]: 50_000, [dim.status('behind')]: 20_000 })))!;
+    expect(
+      (await plan('q[s]=last_checkin_date desc&q[current_status_eq]=behind', stats({ [dim.all]: 50, [dim.status('behind')]: 20 })))!
+        .ordered,
+    ).toBeUndefined();
+    const p = (await plan(
+      'q[s]=last_checkin_date desc&q[current_status_eq]=behind',
+      stats({ [dim.all]: 50_000, [dim.status('behind')]: 20_000 }),
+    ))!;
     expect(p).toMatchObject({ ordered: true, descending: true, served: [] });
     expect('partitions' in p.source && p.source.partitions).toHaveLength(1);
   });
@@ -184,7 +243,14 @@ describe('goal list planner', () => {
       { bucket: '2026-01-01T00:00:00.2', n: 100, nl: 0 },
     ];
     const now = Date.parse('2026-01-02T00:00:00.000Z');
-    const deep = (qs: string, seesAll = true, ready = true, at = now) => planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), { stats: stats({}, { ready }).read, known: 0, anchors, recent: async () => [], now: at });
+    const deep = (qs: string, seesAll = true, ready = true, at = now) =>
+      planGoalList({ kind: 'objective', seesAll: Promise.resolve(seesAll), listed: () => true }, query(qs), {
+        stats: stats({}, { ready }).read,
+        known: 0,
+        anchors,
+        recent: async () => [],
+        now: at,
+      });
     expect(await deep('page=5')).toBeUndefined(); // 80 keys: walked
     const p = (await deep('page=14&per_page=20'))!; // skip 260: in the third bucket, after 250 goals
     expect(p).toMatchObject({ skipped: 250, served: [], source: { partitions: [`T#${T}#objective`], from: '2026-01-01T00:00:00.2' } });
@@ -192,7 +258,10 @@ describe('goal list planner', () => {
     expect(await deep('page=14&per_page=20', true, false)).toBeUndefined(); // read models not built
     // buckets younger than SETTLE_MS are not trusted: the page reads keys from the first of them
     expect(await deep('page=14&per_page=20', true, true, Date.parse('2026-01-01T00:00:00.050Z') + SETTLE_MS)).toBeUndefined();
-    expect((await deep('page=14&per_page=20', true, true, Date.parse('2026-01-01T00:00:00.150Z') + SETTLE_MS))!).toMatchObject({ skipped: 150, source: { from: '2026-01-01T00:00:00.1' } });
+    expect((await deep('page=14&per_page=20', true, true, Date.parse('2026-01-01T00:00:00.150Z') + SETTLE_MS))!).toMatchObject({
+      skipped: 150,
+      source: { from: '2026-01-01T00:00:00.1' },
+    });
     expect((await deep('page=14&per_page=20&q[s]=created_at asc'))!.skipped).toBe(250);
     expect(await deep('page=14&per_page=20&q[s]=title asc')).toBeUndefined(); // sorted in memory: every goal read
     expect((await deep('page=20&count=true'))!.skipped).toBeUndefined(); // counted from the start
@@ -206,7 +275,12 @@ describe('goal list planner', () => {
       { bucket: '2026-01-01T00:00:00.0', n: 150, nl: 0 },
     ];
     const now = Date.parse('2026-01-01T00:00:00.350Z') + SETTLE_MS;
-    const entry = (i: number, over: Partial<ListEntry> = {}): ListEntry => ({ id: `g${i}`, sortKey: `2026-01-01T00:00:00.3${i}Z#g${i}`, vis: 'public', ...over });
+    const entry = (i: number, over: Partial<ListEntry> = {}): ListEntry => ({
+      id: `g${i}`,
+      sortKey: `2026-01-01T00:00:00.3${i}Z#g${i}`,
+      vis: 'public',
+      ...over,
+    });
     // the head as the list holds it: 30 goals, and 2 deleted ones (their entries stay, marked discarded)
     const head = [...Array.from({ length: 30 }, (_, i) => entry(i)), entry(30, { state: 'discarded' }), entry(31, { state: 'discarded' })];
     const asked: Array<{ anchors?: { below: string }; recent?: [string, number] }> = [];
@@ -227,10 +301,17 @@ describe('goal list planner', () => {
     const desc = '&q[s]=created_at desc';
     // skip 260: 30 in the head, then in 00.2 (300 goals); read backwards from the end of 00.2
     const p = (await deep(`page=14&per_page=20${desc}`))!;
-    expect(p).toMatchObject({ skipped: 30, served: [], source: { partitions: [`T#${T}#objective`], from: bucketEnd('2026-01-01T00:00:00.2') } });
+    expect(p).toMatchObject({
+      skipped: 30,
+      served: [],
+      source: { partitions: [`T#${T}#objective`], from: bucketEnd('2026-01-01T00:00:00.2') },
+    });
     expect(asked).toEqual([{ anchors: { below: '2026-01-01T00:00:00.3' } }, { recent: ['2026-01-01T00:00:00.3', 260] }]);
     // skip 500: past 00.2 and 00.1 (30 + 300 + 100), in 00.0
-    expect((await deep(`page=26&per_page=20${desc}`))!).toMatchObject({ skipped: 430, source: { from: bucketEnd('2026-01-01T00:00:00.0') } });
+    expect((await deep(`page=26&per_page=20${desc}`))!).toMatchObject({
+      skipped: 430,
+      source: { from: bucketEnd('2026-01-01T00:00:00.0') },
+    });
     // a member: placed past buckets without limited goals only, and never past a limited goal of the head
     expect((await deep(`page=14&per_page=20${desc}`, { seesAll: false }))!.skipped).toBe(30);
     expect(await deep(`page=26&per_page=20${desc}`, { seesAll: false })).toBeUndefined();

@@ -14,7 +14,14 @@ import { tableAccessOf } from '#shared/routes/types.ts';
  * not declare fails as IAM would refuse it in AWS. No DynamoDB is needed: a refused call never leaves the
  * process, and an allowed one is let through to an endpoint that is not there (a connection error, not a refusal).
  */
-const db = instrument(new DynamoDBClient({ region: 'us-east-1', endpoint: 'http://127.0.0.1:9', credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 }));
+const db = instrument(
+  new DynamoDBClient({
+    region: 'us-east-1',
+    endpoint: 'http://127.0.0.1:9',
+    credentials: { accessKeyId: 'x', secretAccessKey: 'x' },
+    maxAttempts: 1,
+  }),
+);
 const tenant = '00000000-0000-4000-8000-000000000001';
 const item = { ...keys.entity(tenant, 'goal', 'g1'), v: 1 };
 const reader: Grant = { name: 'GET /rest/v2/objectives', table: 'read', sendsTo: [] };
@@ -25,15 +32,29 @@ const allowed = (p: Promise<unknown>) => expect(p).rejects.not.toMatchObject({ n
 describe('row grants on the local stack', () => {
   it('a read row cannot write: put, update, transaction', async () => {
     await denied(withGrant(reader, () => db.send(new PutCommand({ TableName: 't', Item: item }))));
-    await denied(withGrant(reader, () => db.send(new UpdateCommand({ TableName: 't', Key: keys.entity(tenant, 'goal', 'g1'), UpdateExpression: 'SET v = :v', ExpressionAttributeValues: { ':v': 2 } }))));
+    await denied(
+      withGrant(reader, () =>
+        db.send(
+          new UpdateCommand({
+            TableName: 't',
+            Key: keys.entity(tenant, 'goal', 'g1'),
+            UpdateExpression: 'SET v = :v',
+            ExpressionAttributeValues: { ':v': 2 },
+          }),
+        ),
+      ),
+    );
     await denied(withGrant(reader, () => db.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: 't', Item: item } }] }))));
     await allowed(withGrant(reader, () => db.send(new GetCommand({ TableName: 't', Key: keys.entity(tenant, 'goal', 'g1') }))));
   });
 
   it('a write row writes; a none row does nothing; every row may lease rate-limit tokens', async () => {
     await allowed(withGrant(writer, () => db.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: 't', Item: item } }] }))));
-    await denied(withGrant({ name: 'GET /openapi.json', table: 'none', sendsTo: [] }, () => db.send(new GetCommand({ TableName: 't', Key: item }))));
-    const lease = (Key: Record<string, string>) => new UpdateCommand({ TableName: 't', Key, UpdateExpression: 'SET n = :n', ExpressionAttributeValues: { ':n': 1 } });
+    await denied(
+      withGrant({ name: 'GET /openapi.json', table: 'none', sendsTo: [] }, () => db.send(new GetCommand({ TableName: 't', Key: item }))),
+    );
+    const lease = (Key: Record<string, string>) =>
+      new UpdateCommand({ TableName: 't', Key, UpdateExpression: 'SET n = :n', ExpressionAttributeValues: { ':n': 1 } });
     await allowed(withGrant(reader, () => db.send(lease(limiterKeys.userShard(tenant, 'u1', 0)))));
     await allowed(withGrant(reader, () => db.send(lease(limiterKeys.tenantShard(tenant, 3)))));
     // The operator-set limits are not a lease: a read row may read them, not rewrite them.
@@ -46,7 +67,13 @@ describe('row grants on the local stack', () => {
 
   it('a send to a queue the row does not name is refused; a named one is accepted', async () => {
     const queues = new LocalQueues({ beforeSend: requireQueueSend });
-    queues.register({ queue: 'notifications', maxReceiveCount: 3, batchSize: 1, timeoutSeconds: 1, handler: async () => async () => undefined });
+    queues.register({
+      queue: 'notifications',
+      maxReceiveCount: 3,
+      batchSize: 1,
+      timeoutSeconds: 1,
+      handler: async () => async () => undefined,
+    });
     queues.register({ queue: 'emails', maxReceiveCount: 3, batchSize: 1, timeoutSeconds: 1, handler: async () => async () => undefined });
     await expect(withGrant(writer, () => queues.send('emails', {}))).rejects.toMatchObject({ name: 'AccessDeniedException' });
     await expect(withGrant(writer, () => queues.send('notifications', {}))).resolves.toEqual(expect.any(String));

@@ -23,7 +23,15 @@ const goal = (over: Partial<GoalRecord> = {}): GoalRecord =>
   }) as GoalRecord;
 
 const checkedIn = (value: number, at: string, over: Partial<GoalRecord> = {}) =>
-  goal({ current_value: value, current_progress: value / 2, current_status: 'on_track', last_checkin_date: at.slice(0, 10), value_updated_at: at, updated_at: at, ...over });
+  goal({
+    current_value: value,
+    current_progress: value / 2,
+    current_status: 'on_track',
+    last_checkin_date: at.slice(0, 10),
+    value_updated_at: at,
+    updated_at: at,
+    ...over,
+  });
 
 describe('historyPoint', () => {
   it('is a point only when value, progress or status moved', () => {
@@ -34,7 +42,13 @@ describe('historyPoint', () => {
   });
 
   it('records the goal after the change, at the write time', () => {
-    expect(historyPoint(goal(), checkedIn(50, T1), 'stream-time')).toEqual({ at: T1, value: 50, progress: 25, status: 'on_track', cause: 'checkin' });
+    expect(historyPoint(goal(), checkedIn(50, T1), 'stream-time')).toEqual({
+      at: T1,
+      value: 50,
+      progress: 25,
+      status: 'on_track',
+      cause: 'checkin',
+    });
   });
 
   it('takes the cause from a marker written with this very write', () => {
@@ -43,18 +57,40 @@ describe('historyPoint', () => {
   });
 
   it('ignores a marker left over from an earlier write', () => {
-    const stale = goal({ progress_mode: 'rollup', current_progress: 40, updated_at: T1, progress_cause: { cause: 'metric_changed', at: T0 } } as Partial<GoalRecord>);
+    const stale = goal({
+      progress_mode: 'rollup',
+      current_progress: 40,
+      updated_at: T1,
+      progress_cause: { cause: 'metric_changed', at: T0 },
+    } as Partial<GoalRecord>);
     expect(historyPoint(goal({ progress_mode: 'rollup', current_progress: 10 }), stale, T1)?.cause).toBe('rollup');
   });
 
   it('derives without a marker: metric change, leaving rollup, rollup, deleted check-in', () => {
     const before = checkedIn(50, T0);
-    expect(historyPoint(before, { ...before, metric: { ...before.metric!, target_value: 100 }, current_progress: 50, updated_at: T1 }, T1)?.cause).toBe('metric_changed');
-    expect(historyPoint({ ...before, progress_mode: 'rollup', current_progress: 90 }, { ...before, updated_at: T1 }, T1)?.cause).toBe('metric_changed');
-    expect(historyPoint(goal({ progress_mode: 'rollup', current_progress: 10 }), goal({ progress_mode: 'rollup', current_progress: 30, updated_at: T1 }), T1)?.cause).toBe('rollup');
+    expect(
+      historyPoint(before, { ...before, metric: { ...before.metric!, target_value: 100 }, current_progress: 50, updated_at: T1 }, T1)
+        ?.cause,
+    ).toBe('metric_changed');
+    expect(historyPoint({ ...before, progress_mode: 'rollup', current_progress: 90 }, { ...before, updated_at: T1 }, T1)?.cause).toBe(
+      'metric_changed',
+    );
+    expect(
+      historyPoint(
+        goal({ progress_mode: 'rollup', current_progress: 10 }),
+        goal({ progress_mode: 'rollup', current_progress: 30, updated_at: T1 }),
+        T1,
+      )?.cause,
+    ).toBe('rollup');
     // the goal follows an older check-in: its value time is older than the write
     expect(historyPoint(checkedIn(80, T0), { ...checkedIn(50, T0), updated_at: T1 }, T1)?.cause).toBe('checkin_deleted');
-    expect(historyPoint(checkedIn(80, T0), goal({ updated_at: T1 }), T1)).toEqual({ at: T1, value: null, progress: null, status: 'not_started', cause: 'checkin_deleted' });
+    expect(historyPoint(checkedIn(80, T0), goal({ updated_at: T1 }), T1)).toEqual({
+      at: T1,
+      value: null,
+      progress: null,
+      status: 'not_started',
+      cause: 'checkin_deleted',
+    });
   });
 
   it('a status set by a goal update (no check-in) is none of the causes and not a point', () => {

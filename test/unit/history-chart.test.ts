@@ -5,8 +5,20 @@ import type { HistoryRecord } from '#shared/domain/history/entity.ts';
 import { progressChartSvg } from '#shared/domain/history/chart.ts';
 
 const goal = { title: 'Grow weekly active teams to 400', start_date: '2026-01-01', end_date: '2026-03-31' };
-const at = (date: string, progress: number | null, cause: HistoryRecord['cause'] = 'checkin'): HistoryRecord => ({ at: `${date}T10:00:00.000Z`, value: progress, progress, status: 'on_track', cause });
-const history = [at('2026-01-05', 5), at('2026-01-19', 12), at('2026-02-02', 20, 'checkin_updated'), at('2026-02-10', 35, 'rollup'), at('2026-02-24', 41)];
+const at = (date: string, progress: number | null, cause: HistoryRecord['cause'] = 'checkin'): HistoryRecord => ({
+  at: `${date}T10:00:00.000Z`,
+  value: progress,
+  progress,
+  status: 'on_track',
+  cause,
+});
+const history = [
+  at('2026-01-05', 5),
+  at('2026-01-19', 12),
+  at('2026-02-02', 20, 'checkin_updated'),
+  at('2026-02-10', 35, 'rollup'),
+  at('2026-02-24', 41),
+];
 const now = new Date('2026-03-01T12:00:00Z');
 
 /** Renders the SVG as resvg would in any viewer, at `width` pixels wide. */
@@ -33,7 +45,9 @@ describe('progress chart', () => {
     expect(svg).toContain('>today<');
     expect(svg).toContain('>100%<');
     expect(svg).toContain('Date (UTC)');
-    expect(progressChartSvg({ ...goal, title: 'Keep churn < 2% & "grow"' }, history, now)).toContain('Keep churn &lt; 2% &amp; &quot;grow&quot;'); // escaped
+    expect(progressChartSvg({ ...goal, title: 'Keep churn < 2% & "grow"' }, history, now)).toContain(
+      'Keep churn &lt; 2% &amp; &quot;grow&quot;',
+    ); // escaped
     const { png, pixels, width, height } = render(svg);
     expect([width, height]).toEqual([600, 300]);
     expect(count(pixels, nonWhite)).toBeGreaterThan(6000);
@@ -50,7 +64,10 @@ describe('progress chart', () => {
 
   it('progress holds as a step until the next change and is drawn up to today', () => {
     const svg = progressChartSvg(goal, [at('2026-01-10', 10), at('2026-01-20', 30)], now);
-    const line = svg.match(/<polyline points="([^"]+)" fill="none" stroke="#2563eb"/)![1]!.split(' ').map((p) => p.split(',').map(Number));
+    const line = svg
+      .match(/<polyline points="([^"]+)" fill="none" stroke="#2563eb"/)![1]!
+      .split(' ')
+      .map((p) => p.split(',').map(Number));
     expect(line).toHaveLength(4); // point, step across, point, held to today
     expect(line[1]![1]).toBe(line[0]![1]); // flat until the second change
     expect(line[1]![0]).toBe(line[2]![0]); // then straight up

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { decided } from '#shared/decision.ts';
-import { attachDataSource, connectorOf, dataSourceConfigRefusal, decideConnectorRequest as decideRequest, decideCreateDataSource, newDataSource } from '#shared/domain/integrations/decide.ts';
+import {
+  attachDataSource,
+  connectorOf,
+  dataSourceConfigRefusal,
+  decideConnectorRequest as decideRequest,
+  decideCreateDataSource,
+  newDataSource,
+} from '#shared/domain/integrations/decide.ts';
 
 const decideConnectorRequest = (...args: Parameters<typeof decideRequest>) => decided(decideRequest(...args));
 import { REQUESTERS_LISTED } from '#shared/domain/integrations/entity.ts';
@@ -16,18 +23,50 @@ describe('connector request decisions', () => {
     const first = decideConnectorRequest(ann, TENANT, { connection_type: '  Sales   Force ', request_source: 'catalog' }, undefined, NOW);
     expect(first.created).toBe(true);
     expect(first.record).toEqual({
-      uuid: connectorOf(TENANT, { connection_type: 'sales force' }).uuid, connection_type: 'Sales Force', normalized_key: 'sales force', connector_display_name: 'Sales Force',
-      request_source: 'catalog', requested_by_uuids: ['ann'], request_count: 1, created_at: NOW, updated_at: NOW,
+      uuid: connectorOf(TENANT, { connection_type: 'sales force' }).uuid,
+      connection_type: 'Sales Force',
+      normalized_key: 'sales force',
+      connector_display_name: 'Sales Force',
+      request_source: 'catalog',
+      requested_by_uuids: ['ann'],
+      request_count: 1,
+      created_at: NOW,
+      updated_at: NOW,
     });
     expect(first.requester).toEqual({ user_uuid: 'ann', requested_at: NOW, request_source: 'catalog' });
   });
 
   it('later requests only add their requester, listing at most REQUESTERS_LISTED', () => {
-    const { record } = decideConnectorRequest(ann, TENANT, { connection_type: 'Jira', connector_display_name: 'Jira Cloud' }, undefined, NOW);
-    const second = decideConnectorRequest(bob, TENANT, { connection_type: 'JIRA', connector_display_name: 'other', request_source: 'by_name' }, record, LATER);
-    expect(second).toMatchObject({ created: false, record: { connector_display_name: 'Jira Cloud', request_source: null, requested_by_uuids: ['ann', 'bob'], request_count: 2, updated_at: LATER, created_at: NOW } });
+    const { record } = decideConnectorRequest(
+      ann,
+      TENANT,
+      { connection_type: 'Jira', connector_display_name: 'Jira Cloud' },
+      undefined,
+      NOW,
+    );
+    const second = decideConnectorRequest(
+      bob,
+      TENANT,
+      { connection_type: 'JIRA', connector_display_name: 'other', request_source: 'by_name' },
+      record,
+      LATER,
+    );
+    expect(second).toMatchObject({
+      created: false,
+      record: {
+        connector_display_name: 'Jira Cloud',
+        request_source: null,
+        requested_by_uuids: ['ann', 'bob'],
+        request_count: 2,
+        updated_at: LATER,
+        created_at: NOW,
+      },
+    });
     const full = { ...record, requested_by_uuids: Array.from({ length: REQUESTERS_LISTED }, (_, i) => `u${i}`), request_count: 500 };
-    expect(decideConnectorRequest(bob, TENANT, { connection_type: 'jira' }, full, LATER).record).toMatchObject({ request_count: 501, requested_by_uuids: full.requested_by_uuids });
+    expect(decideConnectorRequest(bob, TENANT, { connection_type: 'jira' }, full, LATER).record).toMatchObject({
+      request_count: 501,
+      requested_by_uuids: full.requested_by_uuids,
+    });
   });
 });
 
@@ -35,21 +74,44 @@ describe('data source decisions', () => {
   const goal = { uuid: 'g', discarded_at: null, archived_at: null, data_sources_count: 2 } as unknown as GoalRecord;
 
   it('refuses credentials in config, naming each path', () => {
-    const err = dataSourceConfigRefusal({ goal_uuid: 'g', name: 'n', kind: 'k', config: { auth: { apiKey: 'x' }, list: [{ password: 'p' }] } }) as ValidationError | undefined;
-    expect(err?.details.map((d) => [d.field, d.code])).toEqual([['config.auth.apiKey', 'credential_not_allowed'], ['config.list.0.password', 'credential_not_allowed']]);
+    const err = dataSourceConfigRefusal({
+      goal_uuid: 'g',
+      name: 'n',
+      kind: 'k',
+      config: { auth: { apiKey: 'x' }, list: [{ password: 'p' }] },
+    }) as ValidationError | undefined;
+    expect(err?.details.map((d) => [d.field, d.code])).toEqual([
+      ['config.auth.apiKey', 'credential_not_allowed'],
+      ['config.list.0.password', 'credential_not_allowed'],
+    ]);
     expect(dataSourceConfigRefusal({ goal_uuid: 'g', name: 'n', kind: 'k' })).toBeUndefined();
   });
 
   it('counts the new data source on the goal; a deleted or archived goal takes none', () => {
-    expect(newDataSource(bob, { goal_uuid: 'G-UPPER', name: 'n', kind: 'k' }, NOW, 'ds')).toEqual({ uuid: 'ds', goal_uuid: 'g-upper', name: 'n', kind: 'k', config: {}, creator_uuid: 'bob', created_at: NOW, updated_at: NOW });
+    expect(newDataSource(bob, { goal_uuid: 'G-UPPER', name: 'n', kind: 'k' }, NOW, 'ds')).toEqual({
+      uuid: 'ds',
+      goal_uuid: 'g-upper',
+      name: 'n',
+      kind: 'k',
+      config: {},
+      creator_uuid: 'bob',
+      created_at: NOW,
+      updated_at: NOW,
+    });
     expect(decided(attachDataSource(goal, LATER))).toMatchObject({ data_sources_count: 3, updated_at: LATER });
     expect(() => decided(attachDataSource({ ...goal, discarded_at: NOW }, LATER))).toThrow('deleted');
     expect(() => decided(attachDataSource({ ...goal, archived_at: NOW }, LATER))).toThrow('archived');
     // the whole create, as read: unknown or invisible goal (hidden), 403 for one it sees but cannot edit, then frozen
     const hidden = () => new ValidationError('unknown goal');
     expect(() => decided(decideCreateDataSource(undefined, undefined, LATER, hidden))).toThrow('unknown goal');
-    expect(() => decided(decideCreateDataSource(goal, { canView: false, canEdit: false, source: null }, LATER, hidden))).toThrow('unknown goal');
-    expect(() => decided(decideCreateDataSource(goal, { canView: true, canEdit: false, source: 'public' }, LATER, hidden))).toThrow('You cannot change this goal');
-    expect(decided(decideCreateDataSource(goal, { canView: true, canEdit: true, source: 'owner' }, LATER, hidden)).data_sources_count).toBe(3);
+    expect(() => decided(decideCreateDataSource(goal, { canView: false, canEdit: false, source: null }, LATER, hidden))).toThrow(
+      'unknown goal',
+    );
+    expect(() => decided(decideCreateDataSource(goal, { canView: true, canEdit: false, source: 'public' }, LATER, hidden))).toThrow(
+      'You cannot change this goal',
+    );
+    expect(decided(decideCreateDataSource(goal, { canView: true, canEdit: true, source: 'owner' }, LATER, hidden)).data_sources_count).toBe(
+      3,
+    );
   });
 });

@@ -43,7 +43,11 @@ describe('data source ids and config', () => {
   });
 
   it('finds credential-looking keys at any depth', () => {
-    expect(credentialPaths({ report: 'r', nested: { list: [{ clientSecret: 'x' }], 'API-Key': 'k' }, Authorization: 'b' }).sort()).toEqual(['config.Authorization', 'config.nested.API-Key', 'config.nested.list.0.clientSecret']);
+    expect(credentialPaths({ report: 'r', nested: { list: [{ clientSecret: 'x' }], 'API-Key': 'k' }, Authorization: 'b' }).sort()).toEqual([
+      'config.Authorization',
+      'config.nested.API-Key',
+      'config.nested.list.0.clientSecret',
+    ]);
     expect(credentialPaths({ report_id: 'R', fields: ['token'], url: 'https://x' })).toEqual([]);
   });
 });
@@ -61,12 +65,21 @@ const message = (over: Partial<SupportIssueMessage> = {}): SupportIssueMessage =
   idempotency_key: supportIssueKey(TENANT, ID, 'user-1'),
   tenant: { uuid: TENANT, name: 'Acme' },
   requester: { uuid: 'user-1', display_name: 'Ada', email: 'ada@example.test' },
-  connector_request: { uuid: ID, connection_type: 'Sales Force', normalized_key: 'sales force', connector_display_name: 'Salesforce', request_source: 'catalog', request_count: 3 },
+  connector_request: {
+    uuid: ID,
+    connection_type: 'Sales Force',
+    normalized_key: 'sales force',
+    connector_display_name: 'Salesforce',
+    request_source: 'catalog',
+    request_count: 3,
+  },
   requested_at: '2025-01-02T03:04:05.000Z',
   ...over,
 });
 
-const sqsEvent = (bodies: unknown[]): SQSEvent => ({ Records: bodies.map((body, i) => sqsRecord({ queue: 'support-issues', messageId: `m${i}`, body })) });
+const sqsEvent = (bodies: unknown[]): SQSEvent => ({
+  Records: bodies.map((body, i) => sqsRecord({ queue: 'support-issues', messageId: `m${i}`, body })),
+});
 
 describe('support-issue worker', () => {
   let server: Server;
@@ -105,7 +118,17 @@ describe('support-issue worker', () => {
   });
 
   it('is declared as a table-less, mail-less worker with a dead-letter limit, the only one told the webhook URL', () => {
-    expect(integrationWorkers).toEqual([{ queue: 'support-issues', handler: 'functions/workers/support-issue.ts', maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 30, table: 'none', needs: ['support:webhook'] }]);
+    expect(integrationWorkers).toEqual([
+      {
+        queue: 'support-issues',
+        handler: 'functions/workers/support-issue.ts',
+        maxReceiveCount: 5,
+        batchSize: 10,
+        timeoutSeconds: 30,
+        table: 'none',
+        needs: ['support:webhook'],
+      },
+    ]);
   });
 
   it('POSTs the issue as JSON, attributed to the requester, with an idempotency key', async () => {
@@ -121,7 +144,9 @@ describe('support-issue worker', () => {
       type: 'connector_request',
       idempotency_key: `connector-request:${TENANT}:${ID}:user-1`,
       title: 'Connector request: Salesforce',
-      description: expect.stringContaining('Ada <ada@example.test> requested the connector "Salesforce" (Sales Force) from the connector catalog in workspace Acme'),
+      description: expect.stringContaining(
+        'Ada <ada@example.test> requested the connector "Salesforce" (Sales Force) from the connector catalog in workspace Acme',
+      ),
       reporter: { uuid: 'user-1', display_name: 'Ada', email: 'ada@example.test' },
       workspace: { uuid: TENANT, name: 'Acme' },
       connector_request: message().connector_request,

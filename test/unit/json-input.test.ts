@@ -37,7 +37,18 @@ const refusal = (text: string) => {
 
 describe('readJsonBody', () => {
   it('refuses numbers it cannot keep exactly with 422 invalid_number naming the field', () => {
-    for (const n of ['1152921504606846976', '9007199254740992', '-9007199254740993', '1e400', '-1e400', '1e-400', '5e-324', '1.00000000000000000001', '3.14159265358979323846', '0.1000000000000000055511151231257827']) {
+    for (const n of [
+      '1152921504606846976',
+      '9007199254740992',
+      '-9007199254740993',
+      '1e400',
+      '-1e400',
+      '1e-400',
+      '5e-324',
+      '1.00000000000000000001',
+      '3.14159265358979323846',
+      '0.1000000000000000055511151231257827',
+    ]) {
       const err = refusal(`{"a":{"b":[0,${n}]}}`);
       expect(err, n).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).details, n).toEqual([expect.objectContaining({ field: 'a.b.1', code: 'invalid_number' })]);
@@ -48,10 +59,23 @@ describe('readJsonBody', () => {
     expect(NUMBER_TEXT_MAX).toBe(64);
     const longest = `0.1${'0'.repeat(NUMBER_TEXT_MAX - 3)}`; // 0.1 written in exactly the limit
     expect(readJsonBody(`{"v":${longest}}`)).toEqual({ v: 0.1 });
-    for (const n of [`${longest}0`, `0.1${'0'.repeat(200_000)}1`, `1${'0'.repeat(100_000)}1e-100001`, `-${'9'.repeat(65)}`, `1${'0'.repeat(100_000)}e-5`, `${'1'.repeat(70)}e-60`]) {
+    for (const n of [
+      `${longest}0`,
+      `0.1${'0'.repeat(200_000)}1`,
+      `1${'0'.repeat(100_000)}1e-100001`,
+      `-${'9'.repeat(65)}`,
+      `1${'0'.repeat(100_000)}e-5`,
+      `${'1'.repeat(70)}e-60`,
+    ]) {
       const err = refusal(`{"a":[{"b":${n}}]}`);
       expect(err, n.slice(0, 20)).toBeInstanceOf(ValidationError);
-      expect((err as ValidationError).details, n.slice(0, 20)).toEqual([{ field: 'a.0.b', code: 'invalid_number', message: `is written in ${n.length} characters: a number may take at most ${NUMBER_TEXT_MAX}` }]);
+      expect((err as ValidationError).details, n.slice(0, 20)).toEqual([
+        {
+          field: 'a.0.b',
+          code: 'invalid_number',
+          message: `is written in ${n.length} characters: a number may take at most ${NUMBER_TEXT_MAX}`,
+        },
+      ]);
     }
   });
 
@@ -60,7 +84,10 @@ describe('readJsonBody', () => {
     for (const n of [50_000, 1_000_000]) {
       for (const text of [`{"v":0.1${'0'.repeat(n)}1}`, `{"v":1${'0'.repeat(n)}1e-${n}}`, `{"v":${'7'.repeat(n)}}`]) {
         const floor = fastest(() => JSON.parse(text)); // the parser reads every character anyway
-        expect(fastest(() => readJsonBody(text)), `${n} digits`).toBeLessThan(20 * floor + 20);
+        expect(
+          fastest(() => readJsonBody(text)),
+          `${n} digits`,
+        ).toBeLessThan(20 * floor + 20);
         expect((refusal(text) as ValidationError).details[0]).toMatchObject({ field: 'v', code: 'invalid_number' });
       }
     }
@@ -73,23 +100,44 @@ describe('readJsonBody', () => {
     for (const n of [50_000, 1_000_000]) {
       const text = `1${'0'.repeat(n)}1${'0'.repeat(n)}`;
       expect(decimalParts(text)).toEqual({ negative: false, digits: `1${'0'.repeat(n)}1`, exponent: n });
-      expect(fastest(() => decimalParts(text), 3), `${n} digits`).toBeLessThan(20 * floorOf(text) + 20);
+      expect(
+        fastest(() => decimalParts(text), 3),
+        `${n} digits`,
+      ).toBeLessThan(20 * floorOf(text) + 20);
     }
   });
 
   it('keeps every number a double holds as written, in any notation', () => {
-    for (const [text, value] of [['9007199254740991', 9007199254740991], ['0.1', 0.1], ['1E2', 100], ['1.50', 1.5], ['-0', -0], ['0.0', 0], ['12345.6e-2', 123.456], ['1e-130', 1e-130], ['0.30000000000000004', 0.30000000000000004]] as const) {
+    for (const [text, value] of [
+      ['9007199254740991', 9007199254740991],
+      ['0.1', 0.1],
+      ['1E2', 100],
+      ['1.50', 1.5],
+      ['-0', -0],
+      ['0.0', 0],
+      ['12345.6e-2', 123.456],
+      ['1e-130', 1e-130],
+      ['0.30000000000000004', 0.30000000000000004],
+    ] as const) {
       expect(readJsonBody(`{"v":${text}}`), text).toEqual({ v: value });
     }
     fc.assert(
-      fc.property(fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e15, max: 1e15 }).filter((x) => x === 0 || Math.abs(x) >= 1e-130), (x) => {
-        expect(readJsonBody(JSON.stringify({ x }))).toEqual({ x: x === 0 ? 0 : x }); // JSON writes -0 as 0
-      }),
+      fc.property(
+        fc.double({ noNaN: true, noDefaultInfinity: true, min: -1e15, max: 1e15 }).filter((x) => x === 0 || Math.abs(x) >= 1e-130),
+        (x) => {
+          expect(readJsonBody(JSON.stringify({ x }))).toEqual({ x: x === 0 ? 0 : x }); // JSON writes -0 as 0
+        },
+      ),
     );
   });
 
   it('refuses lone surrogates and NUL in values and keys with 422 invalid_string', () => {
-    for (const [text, field] of [['{"name":"a\\ud800"}', 'name'], ['{"l":["ok","\\udfff"]}', 'l.1'], ['{"n":"a\\u0000"}', 'n'], ['{"c":{"k\\ud800":1}}', 'c.k\ud800']]) {
+    for (const [text, field] of [
+      ['{"name":"a\\ud800"}', 'name'],
+      ['{"l":["ok","\\udfff"]}', 'l.1'],
+      ['{"n":"a\\u0000"}', 'n'],
+      ['{"c":{"k\\ud800":1}}', 'c.k\ud800'],
+    ]) {
       const err = refusal(text!);
       expect(err, text).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).details[0], text).toMatchObject({ field, code: 'invalid_string' });

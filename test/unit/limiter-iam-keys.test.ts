@@ -7,27 +7,36 @@ import { limiterCalls, recordingDb, type DbCall } from '../support/limiter-calls
 
 /** The read role's limiter statement condition, for the session tagged with `tag` (as infra/constructs/tenant-data.ts builds it). */
 const readRoleAllowsUpdate = (tag: string | undefined, pk: string) =>
-  conditionHolds({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': limiterLeaseLeadingKeys(TENANT_TAG_VARIABLE) } }, { 'dynamodb:LeadingKeys': [pk], 'aws:PrincipalTag/tenant': tag });
+  conditionHolds(
+    { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': limiterLeaseLeadingKeys(TENANT_TAG_VARIABLE) } },
+    { 'dynamodb:LeadingKeys': [pk], 'aws:PrincipalTag/tenant': tag },
+  );
 
 describe('the read role’s limiter grant against the keys the limiter actually uses', () => {
   it('admits every write a lease makes, for the tagged tenant only, and never the tenant’s config item', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.uuid(), fc.uuid(), fc.array(fc.uuid(), { minLength: 1, maxLength: 3 }), fc.array(fc.double({ min: 0, max: 0.999, noNaN: true }), { minLength: 8, maxLength: 8 }), async (tenant, other, users, randoms) => {
-        fc.pre(tenant !== other);
-        const calls = await limiterCalls(tenant, users, randoms);
-        const writes = calls.filter((c) => c.action !== 'dynamodb:GetItem');
-        expect(writes.length).toBeGreaterThanOrEqual(users.length * 4 * 2); // the user's and the tenant's bucket on every take
-        for (const w of writes) {
-          expect(LIMITER_ACTIONS as readonly string[], w.pk).toContain(w.action);
-          expect(readRoleAllowsUpdate(tenant, w.pk), w.pk).toBe(true);
-          expect(readRoleAllowsUpdate(other, w.pk), `${w.pk} with another tenant's tag`).toBe(false);
-          expect(readRoleAllowsUpdate(undefined, w.pk), `${w.pk} untagged`).toBe(false);
-        }
-        // What the limiter reads is the config item; the read role may not update it.
-        const reads = calls.filter((c) => c.action === 'dynamodb:GetItem').map((c) => c.pk);
-        expect(new Set(reads)).toEqual(new Set([limiterKeys.config(tenant).PK]));
-        for (const pk of reads) expect(readRoleAllowsUpdate(tenant, pk), pk).toBe(false);
-      }),
+      fc.asyncProperty(
+        fc.uuid(),
+        fc.uuid(),
+        fc.array(fc.uuid(), { minLength: 1, maxLength: 3 }),
+        fc.array(fc.double({ min: 0, max: 0.999, noNaN: true }), { minLength: 8, maxLength: 8 }),
+        async (tenant, other, users, randoms) => {
+          fc.pre(tenant !== other);
+          const calls = await limiterCalls(tenant, users, randoms);
+          const writes = calls.filter((c) => c.action !== 'dynamodb:GetItem');
+          expect(writes.length).toBeGreaterThanOrEqual(users.length * 4 * 2); // the user's and the tenant's bucket on every take
+          for (const w of writes) {
+            expect(LIMITER_ACTIONS as readonly string[], w.pk).toContain(w.action);
+            expect(readRoleAllowsUpdate(tenant, w.pk), w.pk).toBe(true);
+            expect(readRoleAllowsUpdate(other, w.pk), `${w.pk} with another tenant's tag`).toBe(false);
+            expect(readRoleAllowsUpdate(undefined, w.pk), `${w.pk} untagged`).toBe(false);
+          }
+          // What the limiter reads is the config item; the read role may not update it.
+          const reads = calls.filter((c) => c.action === 'dynamodb:GetItem').map((c) => c.pk);
+          expect(new Set(reads)).toEqual(new Set([limiterKeys.config(tenant).PK]));
+          for (const pk of reads) expect(readRoleAllowsUpdate(tenant, pk), pk).toBe(false);
+        },
+      ),
       { numRuns: 50 },
     );
   });

@@ -17,12 +17,24 @@ const sortKey = (i: number) => `2026-01-01T00:00:${String(i).padStart(6, '0')}Z#
 /** Shards whose entries are the positions `order[n]` of the merged list (each position in one shard). */
 function table(order: number[][]) {
   const mem = new MemoryTable(T);
-  mem.load(order.flatMap((positions, n) => positions.map((i) => ({ PK: `T#t1#goal#id${i}`, SK: 'RM#status', GSI1PK: shard(n), GSI1SK: sortKey(i), id: `id${i}` }))));
+  mem.load(
+    order.flatMap((positions, n) =>
+      positions.map((i) => ({ PK: `T#t1#goal#id${i}`, SK: 'RM#status', GSI1PK: shard(n), GSI1SK: sortKey(i), id: `id${i}` })),
+    ),
+  );
   const queries: Array<{ partition: string; limit: number | undefined; keys: number }> = [];
   const db = {
-    send: async (command: { input: { ExpressionAttributeValues?: Record<string, unknown>; Limit?: number }; constructor: { name: string } }) => {
+    send: async (command: {
+      input: { ExpressionAttributeValues?: Record<string, unknown>; Limit?: number };
+      constructor: { name: string };
+    }) => {
       const out = (await mem.db.send(command as never)) as { Items?: unknown[] };
-      if (command.constructor.name === 'QueryCommand') queries.push({ partition: String(command.input.ExpressionAttributeValues?.[':pk']), limit: command.input.Limit, keys: out.Items?.length ?? 0 });
+      if (command.constructor.name === 'QueryCommand')
+        queries.push({
+          partition: String(command.input.ExpressionAttributeValues?.[':pk']),
+          limit: command.input.Limit,
+          keys: out.Items?.length ?? 0,
+        });
       return out;
     },
   } as unknown as Db;
@@ -34,7 +46,16 @@ async function read(order: number[][], wanted: number, take = wanted) {
   const { ctx, queries } = table(order);
   const sizing: Sizing = { toEnd: false };
   const firstChunk = wanted + Math.min(10, Math.ceil(wanted / 4));
-  const stream = entryStream(ctx, {} as Loader, goalEntity, { partitions: order.map((_, n) => shard(n)) }, false, firstChunk, wanted, sizing);
+  const stream = entryStream(
+    ctx,
+    {} as Loader,
+    goalEntity,
+    { partitions: order.map((_, n) => shard(n)) },
+    false,
+    firstChunk,
+    wanted,
+    sizing,
+  );
   const got: ListEntry[] = [];
   for (let r = await stream.next(); !r.done && got.length < take; r = got.length < take ? await stream.next() : r) got.push(r.value);
   return { ids: got.map((e) => Number(e.id.slice(2))), limits: queries.map((q) => q.limit), keys: queries.reduce((n, q) => n + q.keys, 0) };
@@ -52,7 +73,13 @@ describe('merged shards (a status list in 2 shards, a page of 20 and one more)',
 
   it('a shard that runs dry asks for what the page still lacks, not a fixed 10 or more', async () => {
     // the page's first 15 keys all in shard 0: it runs dry at the 12th, with 9 keys of the page still to come
-    const r = await read([[...range(0, 15), ...range(30, 40)], [...range(15, 30), ...range(40, 50)]], 21);
+    const r = await read(
+      [
+        [...range(0, 15), ...range(30, 40)],
+        [...range(15, 30), ...range(40, 50)],
+      ],
+      21,
+    );
     expect(r.ids).toEqual(range(0, 21));
     expect(r.limits).toEqual([12, 12, 9]);
     expect(r.keys).toBe(33);
@@ -65,7 +92,7 @@ describe('merged shards (a status list in 2 shards, a page of 20 and one more)',
     expect(r.keys).toBe(21 + 12);
   });
 
-  it('a reader that stops at a dry shard\'s last key reads nothing more', async () => {
+  it("a reader that stops at a dry shard's last key reads nothing more", async () => {
     // shard 0 holds positions 0..11 and 21..; shard 1 positions 12..20: shard 0 runs dry exactly at the 12th key
     const order = [[...range(0, 11), 20, ...range(21, 40)], range(11, 20).concat(range(40, 50))];
     const r = await read(order, 21);
@@ -84,7 +111,9 @@ describe('merged shards (a status list in 2 shards, a page of 20 and one more)',
 describe('merged shards (the check-in list in 16 shards)', () => {
   it('each reads ceil(21 / 16) + 1 keys first; a dry shard asks for what the page still lacks', async () => {
     // shard 0 holds positions 0, 1, 18, 19, 20 and later ones; 2..17 are spread over the other 15
-    const order = Array.from({ length: 16 }, (_, n) => (n === 0 ? [0, 1, ...range(18, 21), ...range(100, 120)] : range(2, 18).filter((i) => (i % 15) + 1 === n)));
+    const order = Array.from({ length: 16 }, (_, n) =>
+      n === 0 ? [0, 1, ...range(18, 21), ...range(100, 120)] : range(2, 18).filter((i) => (i % 15) + 1 === n),
+    );
     const r = await read(order, 21);
     expect(r.ids).toEqual(range(0, 21));
     // shard 0 runs dry at the 19th key of the page: 2 still owed (a fixed follow-up asked for 10)

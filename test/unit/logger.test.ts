@@ -7,7 +7,8 @@ describe('withKeys: a request view of the container logger', () => {
 
   it('puts the keys on every line, keeps the extra attributes and formats an Error as Powertools does', () => {
     const lines: string[] = [];
-    for (const stream of [process.stdout, process.stderr]) vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
+    for (const stream of [process.stdout, process.stderr])
+      vi.spyOn(stream, 'write').mockImplementation((chunk: string | Uint8Array) => (lines.push(String(chunk)), true));
     const base = new Logger({ serviceName: 'test', logLevel: 'DEBUG' });
     const log = withKeys({ request_id: 'r1', tenant_uuid: 't1' }, base);
     log.info('request', { status: 200 });
@@ -27,6 +28,10 @@ describe('withKeys: a request view of the container logger', () => {
     a.info('x');
     b.info('x');
     a.info('y');
-    expect(seen).toEqual([{ request_id: 'a', message: 'x' }, { request_id: 'b', message: 'x' }, { request_id: 'a', message: 'y' }]);
+    expect(seen).toEqual([
+      { request_id: 'a', message: 'x' },
+      { request_id: 'b', message: 'x' },
+      { request_id: 'a', message: 'y' },
+    ]);
   });
 });

@@ -5,27 +5,42 @@ import { collectSignals, reportSignal } from '#shared/signals.ts';
 import { RateLimitedError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
 import { emitMetric, emitMetrics } from '#shared/observability/emit.ts';
-import { METRIC_CATALOGUE, METRIC_NAMES, METRICS_NAMESPACE, METRICS_SERVICE, publishMetrics, serviceMetrics, type MetricName } from '#shared/observability/metrics.ts';
+import {
+  METRIC_CATALOGUE,
+  METRIC_NAMES,
+  METRICS_NAMESPACE,
+  METRICS_SERVICE,
+  publishMetrics,
+  serviceMetrics,
+  type MetricName,
+} from '#shared/observability/metrics.ts';
 
 // The call sites' collaborators that would reach DynamoDB, SQS or a receiver: each test drives the real call
 // site (the limiter's refusal, the idempotent replay, the delivery worker, the stream handler) over these.
 const delivery = vi.hoisted(() => ({ outcome: 'retrying' as string }));
 vi.mock('#shared/db/tenant-scope.ts', () => ({ tenantDb: async () => ({}) }));
-vi.mock('#shared/domain/webhooks/deliveries.ts', () => ({ attemptDelivery: async () => ({ outcome: delivery.outcome, status_code: 500 }) }));
+vi.mock('#shared/domain/webhooks/deliveries.ts', () => ({
+  attemptDelivery: async () => ({ outcome: delivery.outcome, status_code: 500 }),
+}));
 vi.mock('#shared/db/rate-limit-store.ts', async (original) => ({
   ...(await original<typeof import('#shared/db/rate-limit-store.ts')>()),
   readTenantLimits: async () => undefined,
   leaseTokens: async () => ({ granted: 0, tat: Date.now() + 1000, retryAfterMs: 1000 }),
 }));
 vi.mock('#shared/auth/id-seed-secret.ts', () => ({ idSeedSecret: async () => 'seed' }));
-vi.mock('#shared/db/idempotency-store.ts', () => ({ IDEMPOTENCY_TTL_SECONDS: 86_400, idempotencyRecordKey: () => 'key', idempotencyStoreFor: () => ({}) }));
+vi.mock('#shared/db/idempotency-store.ts', () => ({
+  IDEMPOTENCY_TTL_SECONDS: 86_400,
+  idempotencyRecordKey: () => 'key',
+  idempotencyStoreFor: () => ({}),
+}));
 // Powertools idempotency finds a stored answer: what it returns is the stored response through the responseHook.
 vi.mock('@aws-lambda-powertools/idempotency', () => ({
   IdempotencyConfig: class {
     constructor(readonly opts: { responseHook: (r: unknown) => unknown }) {}
     registerLambdaContext() {}
   },
-  makeIdempotent: (_fn: unknown, o: { config: { opts: { responseHook: (r: unknown) => unknown } } }) => async () => o.config.opts.responseHook({ statusCode: 201, headers: {}, body: '{}' }),
+  makeIdempotent: (_fn: unknown, o: { config: { opts: { responseHook: (r: unknown) => unknown } } }) => async () =>
+    o.config.opts.responseHook({ statusCode: 201, headers: {}, body: '{}' }),
 }));
 
 interface Emf {
@@ -65,12 +80,42 @@ function valuesOf(name: MetricName): number[] {
   return out;
 }
 
-const sqsEvent = (body: object): SQSEvent => ({ Records: [{ messageId: 'm1', receiptHandle: 'r', body: JSON.stringify(body), attributes: { ApproximateReceiveCount: '1' } as never, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn', awsRegion: 'us-east-1' }] });
-const deliveryMessage = { version: 1, tenant_uuid: '00000000-0000-4000-8000-000000000001', webhook_uuid: '00000000-0000-4000-8000-000000000002', delivery_uuid: '00000000-0000-4000-8000-000000000003', seq: 0, not_before: 0 };
+const sqsEvent = (body: object): SQSEvent => ({
+  Records: [
+    {
+      messageId: 'm1',
+      receiptHandle: 'r',
+      body: JSON.stringify(body),
+      attributes: { ApproximateReceiveCount: '1' } as never,
+      messageAttributes: {},
+      md5OfBody: '',
+      eventSource: 'aws:sqs',
+      eventSourceARN: 'arn',
+      awsRegion: 'us-east-1',
+    },
+  ],
+});
+const deliveryMessage = {
+  version: 1,
+  tenant_uuid: '00000000-0000-4000-8000-000000000001',
+  webhook_uuid: '00000000-0000-4000-8000-000000000002',
+  delivery_uuid: '00000000-0000-4000-8000-000000000003',
+  seq: 0,
+  not_before: 0,
+};
 
 describe('service metrics (shared/observability/metrics.ts)', () => {
   it('catalogues each metric once, with a unit, a statistic and a description', () => {
-    expect(METRIC_NAMES.sort()).toEqual(['CheckinsWritten', 'DataSourceSyncFailures', 'IdempotentReplays', 'LimiterRefusals', 'RollupDepth', 'StreamLag', 'WebhookDeliveriesFailed', 'WebhookDeliveryFailures']);
+    expect(METRIC_NAMES.sort()).toEqual([
+      'CheckinsWritten',
+      'DataSourceSyncFailures',
+      'IdempotentReplays',
+      'LimiterRefusals',
+      'RollupDepth',
+      'StreamLag',
+      'WebhookDeliveriesFailed',
+      'WebhookDeliveryFailures',
+    ]);
     for (const name of METRIC_NAMES) expect(METRIC_CATALOGUE[name].description.length).toBeGreaterThan(20);
   });
 
@@ -100,7 +145,15 @@ describe('service metrics (shared/observability/metrics.ts)', () => {
   it('StreamLag: the stream handler publishes the age of each record it received', async () => {
     const { handler } = await import('#functions/stream/processor.ts');
     // records of no tenant item: the processor skips them without touching the table
-    const record = (ageMs: number, n: number): DynamoDBRecord => ({ eventID: `e${n}`, eventName: 'INSERT', dynamodb: { ApproximateCreationDateTime: (Date.now() - ageMs) / 1000, Keys: { PK: { S: 'X' }, SK: { S: 'Y' } }, SequenceNumber: String(n) } });
+    const record = (ageMs: number, n: number): DynamoDBRecord => ({
+      eventID: `e${n}`,
+      eventName: 'INSERT',
+      dynamodb: {
+        ApproximateCreationDateTime: (Date.now() - ageMs) / 1000,
+        Keys: { PK: { S: 'X' }, SK: { S: 'Y' } },
+        SequenceNumber: String(n),
+      },
+    });
     const result = await handler({ Records: [record(5_000, 1), record(60_000, 2)] });
     expect(result).toEqual({ batchItemFailures: [] });
     const ages = valuesOf('StreamLag');
@@ -129,14 +182,26 @@ describe('service metrics (shared/observability/metrics.ts)', () => {
   it('LimiterRefusals: a 429 from the limiter', async () => {
     const { RateLimiter } = await import('#shared/http/rate-limit.ts');
     const limiter = new RateLimiter({ db: async () => ({}) as Db, tableName: () => 't', defaults: () => ({ rps: 1, burst: 1 }) });
-    await expect(limiter.take('00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002')).rejects.toBeInstanceOf(RateLimitedError);
+    await expect(limiter.take('00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002')).rejects.toBeInstanceOf(
+      RateLimitedError,
+    );
     expect(valuesOf('LimiterRefusals')).toEqual([1]);
   });
 
   it('IdempotentReplays: an answer replayed with Idempotent-Replayed: true', async () => {
     const { runIdempotent } = await import('#shared/http/idempotency.ts');
     const authorizeReplay = vi.fn(async () => undefined);
-    const scope = { db: {} as Db, tenantId: 't', userId: 'u', route: 'POST /x', params: {}, key: 'k', body: { kind: 'none' } as const, context: {} as never, authorizeReplay };
+    const scope = {
+      db: {} as Db,
+      tenantId: 't',
+      userId: 'u',
+      route: 'POST /x',
+      params: {},
+      key: 'k',
+      body: { kind: 'none' } as const,
+      context: {} as never,
+      authorizeReplay,
+    };
     const result = await runIdempotent(scope, async () => ({ statusCode: 201 }));
     expect(result.headers?.['Idempotent-Replayed']).toBe('true');
     expect(authorizeReplay).toHaveBeenCalledOnce();

@@ -41,7 +41,10 @@ describe('bodyValidation middleware', () => {
     ];
     for (const [read, want] of cases) {
       const request = withRead(read);
-      await before(bodyValidation(async () => Schema), request);
+      await before(
+        bodyValidation(async () => Schema),
+        request,
+      );
       expect(await status(request.internal.body()), JSON.stringify(read)).toBe(want);
     }
   });

@@ -30,7 +30,10 @@ describe('earlyLists middleware', () => {
     const ctx = Promise.reject(new RateLimitedError(1));
     ctx.catch(() => undefined);
     const request = fakeRequest({ internal: { data, loader: new Loader(data), params: {}, query: [], ctx } });
-    await before(earlyLists(async (req) => (await req.ctx).requestId), request);
+    await before(
+      earlyLists(async (req) => (await req.ctx).requestId),
+      request,
+    );
     expect(await status(request.internal.early)).toBe(429);
   });
 

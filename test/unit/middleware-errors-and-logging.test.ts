@@ -21,8 +21,15 @@ describe('errorsAndLogging middleware (the error mapper)', () => {
     await mw.onError!(request);
     expect(request.response).toEqual({
       statusCode: 429,
-      headers: { 'content-type': 'application/json', RateLimit: 'limit=10, remaining=0, reset=3', 'Retry-After': '3', 'x-request-id': 'req-1' },
-      body: JSON.stringify({ error: { status: 429, code: 'rate_limited', message: 'Too many requests', details: [], request_id: 'req-1' } }),
+      headers: {
+        'content-type': 'application/json',
+        RateLimit: 'limit=10, remaining=0, reset=3',
+        'Retry-After': '3',
+        'x-request-id': 'req-1',
+      },
+      body: JSON.stringify({
+        error: { status: 429, code: 'rate_limited', message: 'Too many requests', details: [], request_id: 'req-1' },
+      }),
     });
   });
 
@@ -31,7 +38,9 @@ describe('errorsAndLogging middleware (the error mapper)', () => {
     request.error = new Error('secret detail');
     await mw.onError!(request);
     expect(request.response!.statusCode).toBe(500);
-    expect(JSON.parse(request.response!.body!)).toEqual({ error: { status: 500, code: 'internal', message: 'Internal server error', details: [], request_id: 'req-1' } });
+    expect(JSON.parse(request.response!.body!)).toEqual({
+      error: { status: 500, code: 'internal', message: 'Internal server error', details: [], request_id: 'req-1' },
+    });
   });
 
   it('adds the earned headers and the request id to a success, the handler`s own headers kept', async () => {

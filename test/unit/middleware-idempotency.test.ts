@@ -34,7 +34,13 @@ describe('idempotency middleware', () => {
     const data = { tenantId: TENANT, db: { name: 'db' } as never };
     const request = fakeRequest({
       event: post({ 'idempotency-key': 'k1' }),
-      internal: { ctx: Promise.resolve(ctx), data, params: { id: 'p' }, read: { kind: 'json', value: { a: 1 } }, body: async () => ({ a: 1 }) },
+      internal: {
+        ctx: Promise.resolve(ctx),
+        data,
+        params: { id: 'p' },
+        read: { kind: 'json', value: { a: 1 } },
+        body: async () => ({ a: 1 }),
+      },
     });
     await before(idempotency({ sealed: true, authorizeReplay }), request);
     runIdempotent.mockImplementationOnce(async (scope: { authorizeReplay: () => Promise<void> }, run: () => Promise<ApiResult>) => {
@@ -44,12 +50,24 @@ describe('idempotency middleware', () => {
     const res = await request.internal.respond(async () => Promise.reject(new ForbiddenError('no')));
     expect(res.statusCode).toBe(403);
     expect(JSON.parse(res.body!)).toMatchObject({ error: { status: 403, code: 'forbidden', request_id: 'req-1' } });
-    expect(runIdempotent.mock.calls[0]![0]).toMatchObject({ db: data.db, tenantId: TENANT, userId: USER, route: 'POST /rest/v2/labels', params: { id: 'p' }, key: 'k1', body: { kind: 'json', value: { a: 1 } }, sealed: true });
+    expect(runIdempotent.mock.calls[0]![0]).toMatchObject({
+      db: data.db,
+      tenantId: TENANT,
+      userId: USER,
+      route: 'POST /rest/v2/labels',
+      params: { id: 'p' },
+      key: 'k1',
+      body: { kind: 'json', value: { a: 1 } },
+      sealed: true,
+    });
     expect(authorizeReplay).toHaveBeenCalledWith({ ctx, params: { id: 'p' }, body: { a: 1 }, event: request.event });
   });
 
   it('a failure that is no typed error is not kept: it reaches the error mapper', async () => {
-    const request = fakeRequest({ event: post({ 'idempotency-key': 'k2' }), internal: { ctx: Promise.resolve(ctx), data: { tenantId: TENANT, db: {} as never }, params: {}, body: async () => undefined } });
+    const request = fakeRequest({
+      event: post({ 'idempotency-key': 'k2' }),
+      internal: { ctx: Promise.resolve(ctx), data: { tenantId: TENANT, db: {} as never }, params: {}, body: async () => undefined },
+    });
     await before(idempotency({}), request);
     runIdempotent.mockImplementationOnce(async (_: unknown, run: () => Promise<ApiResult>) => run());
     await expect(request.internal.respond(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');

@@ -8,7 +8,12 @@ import { before, fakeRequest, status, TENANT, USER } from './support/middleware-
 
 const data = { tenantId: TENANT, db: {} as never };
 const who: Caller = { tenantId: TENANT, userId: USER, role: 'member', user: { uuid: USER } as UserRecord };
-const internalWith = (caller: Promise<{ caller: Caller; teams?: Promise<Set<string>> }>) => ({ data, userId: USER, loader: new Loader(data), caller });
+const internalWith = (caller: Promise<{ caller: Caller; teams?: Promise<Set<string>> }>) => ({
+  data,
+  userId: USER,
+  loader: new Loader(data),
+  caller,
+});
 
 describe('rateLimit middleware', () => {
   it('puts the admitted caller`s context in request.internal as a promise, and the limiter`s headers', async () => {

@@ -4,7 +4,9 @@ import { buildOpenApiDocument } from '#shared/openapi.ts';
 import { routes } from '#shared/routes/index.ts';
 
 describe('OpenAPI document', () => {
-  const doc = buildOpenApiDocument() as unknown as { paths: Record<string, Record<string, { security?: unknown[]; 'x-extension'?: boolean }>> };
+  const doc = buildOpenApiDocument() as unknown as {
+    paths: Record<string, Record<string, { security?: unknown[]; 'x-extension'?: boolean }>>;
+  };
 
   it('is committed up to date as docs/openapi.json (run `npm run openapi`)', () => {
     expect(JSON.parse(readFileSync('docs/openapi.json', 'utf8'))).toEqual(JSON.parse(JSON.stringify(doc)));

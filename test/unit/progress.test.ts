@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { GoalRecord, MetricRecord, MetricType } from '#shared/domain/goals/entity.ts';
-import { aggregateOf, aggregateProgress, goalProgressAt, metricProgress, planRollupWrites, type RollupState } from '#shared/domain/goals/progress.ts';
+import {
+  aggregateOf,
+  aggregateProgress,
+  goalProgressAt,
+  metricProgress,
+  planRollupWrites,
+  type RollupState,
+} from '#shared/domain/goals/progress.ts';
 
 /** Weighted average of the children's progress towards `parentUuid` (null children count as 0), or null when no child counts. */
 const rollupProgress = (parentUuid: string, children: GoalRecord[]) => aggregateProgress(aggregateOf(parentUuid, children));
@@ -12,11 +19,19 @@ function planRollups(state: RollupState, start: string[]): Map<string, number | 
   return out;
 }
 
-const metric = (metric_type: MetricType, start_value: number, target_value: number): MetricRecord => ({ uuid: 'm', name: 'm', start_value, target_value, unit: null, metric_type });
+const metric = (metric_type: MetricType, start_value: number, target_value: number): MetricRecord => ({
+  uuid: 'm',
+  name: 'm',
+  start_value,
+  target_value,
+  unit: null,
+  metric_type,
+});
 
 describe('metricProgress', () => {
   it('is null without a value', () => {
-    for (const t of ['reach', 'stay_above', 'stay_below', 'stay_between'] as const) expect(metricProgress(metric(t, 0, 10), null)).toBeNull();
+    for (const t of ['reach', 'stay_above', 'stay_below', 'stay_between'] as const)
+      expect(metricProgress(metric(t, 0, 10), null)).toBeNull();
   });
 
   it('reach: linear from start to target, clamped to 0..100', () => {
@@ -79,7 +94,14 @@ describe('metricProgress', () => {
 
 describe('rollupProgress', () => {
   const child = (progress: number | null, contribution: number, extra: Partial<GoalRecord> = {}) =>
-    ({ uuid: crypto.randomUUID(), current_progress: progress, parent_links: [{ parent_uuid: 'P', contribution_percent: contribution }], discarded_at: null, archived_at: null, ...extra }) as GoalRecord;
+    ({
+      uuid: crypto.randomUUID(),
+      current_progress: progress,
+      parent_links: [{ parent_uuid: 'P', contribution_percent: contribution }],
+      discarded_at: null,
+      archived_at: null,
+      ...extra,
+    }) as GoalRecord;
 
   it('averages children weighted by their contribution to this parent', () => {
     expect(rollupProgress('P', [child(100, 100), child(0, 100)])).toBe(50);
@@ -89,11 +111,22 @@ describe('rollupProgress', () => {
 
   it('counts a child without progress as 0 and leaves out discarded and archived children', () => {
     expect(rollupProgress('P', [child(80, 100), child(null, 100)])).toBe(40);
-    expect(rollupProgress('P', [child(80, 100), child(0, 100, { discarded_at: '2024-01-01T00:00:00Z' }), child(0, 100, { archived_at: '2024-01-01T00:00:00Z' })])).toBe(80);
+    expect(
+      rollupProgress('P', [
+        child(80, 100),
+        child(0, 100, { discarded_at: '2024-01-01T00:00:00Z' }),
+        child(0, 100, { archived_at: '2024-01-01T00:00:00Z' }),
+      ]),
+    ).toBe(80);
   });
 
   it('uses the link to this parent only, ignores zero weights and stale children; null when nothing counts', () => {
-    const twoParents = child(60, 10, { parent_links: [{ parent_uuid: 'Q', contribution_percent: 100 }, { parent_uuid: 'P', contribution_percent: 10 }] });
+    const twoParents = child(60, 10, {
+      parent_links: [
+        { parent_uuid: 'Q', contribution_percent: 100 },
+        { parent_uuid: 'P', contribution_percent: 10 },
+      ],
+    });
     expect(rollupProgress('P', [twoParents, child(0, 30)])).toBe(15);
     expect(rollupProgress('P', [child(50, 0)])).toBeNull();
     expect(rollupProgress('P', [child(50, 100, { parent_links: [] })])).toBeNull();
@@ -103,7 +136,14 @@ describe('rollupProgress', () => {
 
 describe('planRollups (pure)', () => {
   const g = (uuid: string, mode: 'manual' | 'rollup', progress: number | null, parents: string[] = []) =>
-    ({ uuid, progress_mode: mode, current_progress: progress, parent_links: parents.map((p) => ({ parent_uuid: p, contribution_percent: 100 })), discarded_at: null, archived_at: null }) as unknown as GoalRecord;
+    ({
+      uuid,
+      progress_mode: mode,
+      current_progress: progress,
+      parent_links: parents.map((p) => ({ parent_uuid: p, contribution_percent: 100 })),
+      discarded_at: null,
+      archived_at: null,
+    }) as unknown as GoalRecord;
 
   it('recomputes a lattice children first, each goal once, and only goals that move', () => {
     // two levels of two rollup goals above two leaves, every goal linked to both goals above it
@@ -115,18 +155,56 @@ describe('planRollups (pure)', () => {
       ['t1', g('t1', 'rollup', 0)],
       ['t2', g('t2', 'rollup', 25)],
     ]);
-    const childrenOf = new Map([['m1', ['a', 'b']], ['m2', ['a', 'b']], ['t1', ['m1', 'm2']], ['t2', ['m1', 'm2']]]);
-    expect(planRollups({ goals, childrenOf }, ['a'])).toEqual(new Map([['m1', 25], ['m2', 25], ['t1', 25]]));
+    const childrenOf = new Map([
+      ['m1', ['a', 'b']],
+      ['m2', ['a', 'b']],
+      ['t1', ['m1', 'm2']],
+      ['t2', ['m1', 'm2']],
+    ]);
+    expect(planRollups({ goals, childrenOf }, ['a'])).toEqual(
+      new Map([
+        ['m1', 25],
+        ['m2', 25],
+        ['t1', 25],
+      ]),
+    );
   });
 
   it('stops where progress does not move, and survives a (never stored) cycle', () => {
-    const goals = new Map([['x', g('x', 'rollup', 10, ['y'])], ['y', g('y', 'rollup', 10, ['x'])], ['c', g('c', 'manual', 10, ['x'])]]);
-    expect(planRollups({ goals, childrenOf: new Map([['x', ['c', 'y']], ['y', ['x']]]) }, ['c'])).toEqual(new Map());
-    const chain = new Map([['l', g('l', 'manual', 10, ['p'])], ['p', g('p', 'rollup', 10, ['q'])], ['q', g('q', 'rollup', 0)]]);
-    const childrenOf = new Map([['p', ['l']], ['q', ['p']]]);
+    const goals = new Map([
+      ['x', g('x', 'rollup', 10, ['y'])],
+      ['y', g('y', 'rollup', 10, ['x'])],
+      ['c', g('c', 'manual', 10, ['x'])],
+    ]);
+    expect(
+      planRollups(
+        {
+          goals,
+          childrenOf: new Map([
+            ['x', ['c', 'y']],
+            ['y', ['x']],
+          ]),
+        },
+        ['c'],
+      ),
+    ).toEqual(new Map());
+    const chain = new Map([
+      ['l', g('l', 'manual', 10, ['p'])],
+      ['p', g('p', 'rollup', 10, ['q'])],
+      ['q', g('q', 'rollup', 0)],
+    ]);
+    const childrenOf = new Map([
+      ['p', ['l']],
+      ['q', ['p']],
+    ]);
     // p already shows its child's 10: nothing above it is recomputed (q's stale 0 is not this write's to fix)
     expect(planRollups({ goals: chain, childrenOf }, ['l'])).toEqual(new Map());
     chain.set('l', g('l', 'manual', 30, ['p']));
-    expect(planRollups({ goals: chain, childrenOf }, ['l'])).toEqual(new Map([['p', 30], ['q', 30]]));
+    expect(planRollups({ goals: chain, childrenOf }, ['l'])).toEqual(
+      new Map([
+        ['p', 30],
+        ['q', 30],
+      ]),
+    );
   });
 });

@@ -13,11 +13,23 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 function modulesLoadedBy(files: string[]): Array<{ url: string; parent: string }> {
   const log = join(dir, `${files.length}-${Date.now()}.log`);
   const script = `for (const f of JSON.parse(process.env.PURE_CORE_FILES)) await import(f);`;
-  execFileSync(process.execPath, ['--import', 'tsx', '--import', pathToFileURL(join(import.meta.dirname, 'support/record-modules.mjs')).href, '--input-type=module', '-e', script], {
-    cwd: root,
-    env: { ...process.env, RECORD_MODULES_TO: log, PURE_CORE_FILES: JSON.stringify(files.map((f) => pathToFileURL(f).href)) },
-    stdio: 'pipe',
-  });
+  execFileSync(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      '--import',
+      pathToFileURL(join(import.meta.dirname, 'support/record-modules.mjs')).href,
+      '--input-type=module',
+      '-e',
+      script,
+    ],
+    {
+      cwd: root,
+      env: { ...process.env, RECORD_MODULES_TO: log, PURE_CORE_FILES: JSON.stringify(files.map((f) => pathToFileURL(f).href)) },
+      stdio: 'pipe',
+    },
+  );
   return readFileSync(log, 'utf8')
     .split('\n')
     .filter(Boolean)
@@ -33,7 +45,9 @@ describe('the pure core loads no AWS SDK', () => {
   // Domain decisions and entity definitions are pure: a test (or a script) of them must not pay for the SDK.
   it('every shared/domain/**/decide.ts and entity.ts imports without loading @aws-sdk/', () => {
     const domain = join(root, 'shared/domain');
-    const files = (readdirSync(domain, { recursive: true }) as string[]).filter((f) => /(^|\/)(decide|entity)\.ts$/.test(f)).map((f) => join(domain, f));
+    const files = (readdirSync(domain, { recursive: true }) as string[])
+      .filter((f) => /(^|\/)(decide|entity)\.ts$/.test(f))
+      .map((f) => join(domain, f));
     expect(files.length).toBeGreaterThan(10);
     const loaded = modulesLoadedBy(files);
     expect(loaded.some((m) => rel(m.url) === 'shared/domain/goals/entity.ts')).toBe(true); // the hook saw the imports

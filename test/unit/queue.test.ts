@@ -9,7 +9,13 @@ describe('LocalQueues (SQS semantics in-process)', () => {
   it("runs workers outside the sender's async context: a request's seeded ids never reach a worker", async () => {
     const drawn: string[] = [];
     const q = new LocalQueues({ pollMs: 5 });
-    q.register({ queue: 'jobs', maxReceiveCount: 1, batchSize: 1, timeoutSeconds: 1, handler: async () => async () => void drawn.push(newId(), newId()) });
+    q.register({
+      queue: 'jobs',
+      maxReceiveCount: 1,
+      batchSize: 1,
+      timeoutSeconds: 1,
+      handler: async () => async () => void drawn.push(newId(), newId()),
+    });
     q.start();
     // Two sends under the same seed: a leaking context would make the worker draw the same two ids twice.
     await withIdSeed('request-seed', () => q.send('jobs', { n: 1 }));
@@ -80,7 +86,13 @@ describe('LocalQueues (SQS semantics in-process)', () => {
     try {
       // The first "process" takes messages and dies mid-handling (its handler never returns).
       const first = new LocalQueues({ pollMs: 5, dir });
-      first.register({ queue: 'jobs', maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 30, handler: async () => () => new Promise(() => undefined) });
+      first.register({
+        queue: 'jobs',
+        maxReceiveCount: 5,
+        batchSize: 10,
+        timeoutSeconds: 30,
+        handler: async () => () => new Promise(() => undefined),
+      });
       await first.send('jobs', { n: 1 });
       await first.send('jobs', { n: 2 });
       first.start();
@@ -90,9 +102,21 @@ describe('LocalQueues (SQS semantics in-process)', () => {
 
       const seen: string[] = [];
       const second = new LocalQueues({ pollMs: 5, dir });
-      second.register({ queue: 'jobs', maxReceiveCount: 5, batchSize: 10, timeoutSeconds: 30, handler: async () => async (e) => void seen.push(...e.Records.map((r) => `${r.body}@${r.attributes.ApproximateReceiveCount}`)) });
+      second.register({
+        queue: 'jobs',
+        maxReceiveCount: 5,
+        batchSize: 10,
+        timeoutSeconds: 30,
+        handler: async () => async (e) => void seen.push(...e.Records.map((r) => `${r.body}@${r.attributes.ApproximateReceiveCount}`)),
+      });
       second.start();
-      new MessageFiles(dir).save('jobs', { id: 'from-outside', body: '{"n":3}', receiveCount: 0, visibleAt: Date.now(), sentAt: Date.now() });
+      new MessageFiles(dir).save('jobs', {
+        id: 'from-outside',
+        body: '{"n":3}',
+        receiveCount: 0,
+        visibleAt: Date.now(),
+        sentAt: Date.now(),
+      });
       const deadline = Date.now() + 5000;
       while (seen.length < 3 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       second.stop();

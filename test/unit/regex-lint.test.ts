@@ -9,7 +9,11 @@ describe('regex lint', () => {
   it('refuses the quadratic /0+$/ that trimmed number digits, and passes the linear forms', async () => {
     const old = await checkRegex('0+$', '');
     expect(old).toMatchObject({ status: 'vulnerable', complexity: { type: 'polynomial', degree: 2 } });
-    for (const [source, flags] of [['^0+', ''], ['^(-?)(\\d+)(?:\\.(\\d+))?(?:[eE]([+-]?\\d+))?$', ''], ['^[^@\\s]+@[^@\\s.]+(?:\\.[^@\\s.]+)+$', '']]) {
+    for (const [source, flags] of [
+      ['^0+', ''],
+      ['^(-?)(\\d+)(?:\\.(\\d+))?(?:[eE]([+-]?\\d+))?$', ''],
+      ['^[^@\\s]+@[^@\\s.]+(?:\\.[^@\\s.]+)+$', ''],
+    ]) {
       expect((await checkRegex(source!, flags!)).status, source).toBe('safe');
     }
     expect(await checkRegex('(a+)+$', '')).toMatchObject({ status: 'vulnerable', complexity: { type: 'exponential' } });
@@ -42,7 +46,10 @@ describe('regex lint', () => {
     const root = mkdtempSync(join(tmpdir(), 'regex-lint-'));
     afterAll(() => rmSync(root, { recursive: true, force: true }));
     mkdirSync(join(root, 'shared', 'node_modules'), { recursive: true });
-    writeFileSync(join(root, 'shared', 'trim.ts'), "export const trim = (s: string) => s.replace(/0+$/, '');\nexport const ok = /^\\d+$/;\n");
+    writeFileSync(
+      join(root, 'shared', 'trim.ts'),
+      "export const trim = (s: string) => s.replace(/0+$/, '');\nexport const ok = /^\\d+$/;\n",
+    );
     writeFileSync(join(root, 'shared', 'built.ts'), 'export const r = (p: string) => new RegExp(`^${p}$`);\n');
     writeFileSync(join(root, 'shared', 'node_modules', 'dep.js'), 'module.exports = /(a+)+$/;\n');
 
@@ -52,7 +59,10 @@ describe('regex lint', () => {
       const { problems, unusedAllowed, count } = await lintRegexes(root, files, []);
       expect(count).toBe(3);
       expect(unusedAllowed).toEqual([]);
-      expect(problems.map((p) => `${p.regex.file}:${p.regex.line} ${p.regex.text}`)).toEqual(['shared/built.ts:1 `^${p}$`', 'shared/trim.ts:1 /0+$/']);
+      expect(problems.map((p) => `${p.regex.file}:${p.regex.line} ${p.regex.text}`)).toEqual([
+        'shared/built.ts:1 `^${p}$`',
+        'shared/trim.ts:1 /0+$/',
+      ]);
       expect(problems[1]!.problem).toMatch(/^2nd degree polynomial backtracking/);
     });
 

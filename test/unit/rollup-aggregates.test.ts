@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
-import { aggregateOf, aggregateProgress, contributionTo, parentDeltas, planAncestorDeltas, planRollupWrites } from '#shared/domain/goals/progress.ts';
+import {
+  aggregateOf,
+  aggregateProgress,
+  contributionTo,
+  parentDeltas,
+  planAncestorDeltas,
+  planRollupWrites,
+} from '#shared/domain/goals/progress.ts';
 
 const rollupProgress = (parentUuid: string, children: GoalRecord[]) => aggregateProgress(aggregateOf(parentUuid, children));
 
@@ -36,7 +43,14 @@ describe('rollup aggregates (integer hundredths)', () => {
     expect(contributionTo('P', goal('a', 'manual', 50, [['P', 100]], { archived_at: NOW }))).toEqual({ sum: 0, weight: 0 });
     expect(contributionTo('P', undefined)).toEqual({ sum: 0, weight: 0 });
     // linked twice: the first link counts, once
-    expect(aggregateOf('P', [goal('a', 'manual', 10, [['P', 30], ['P', 70]])])).toEqual({ sum: 3000 * 1000, weight: 3000 });
+    expect(
+      aggregateOf('P', [
+        goal('a', 'manual', 10, [
+          ['P', 30],
+          ['P', 70],
+        ]),
+      ]),
+    ).toEqual({ sum: 3000 * 1000, weight: 3000 });
   });
 
   it('progress is the exact weighted mean to 2 decimals, halves rounded up, with no float noise', () => {
@@ -49,10 +63,30 @@ describe('rollup aggregates (integer hundredths)', () => {
   });
 
   it('parentDeltas: a progress move, a re-weighting, a new and a removed link, a discard', () => {
-    const before = goal('c', 'manual', 40, [['P', 100], ['Q', 50]]);
-    expect(parentDeltas(before, { ...before, current_progress: 60 })).toEqual(new Map([['P', { sum: 10000 * 2000, weight: 0 }], ['Q', { sum: 5000 * 2000, weight: 0 }]]));
-    expect(parentDeltas(before, goal('c', 'manual', 40, [['P', 75], ['R', 100]]))).toEqual(
-      new Map([['P', { sum: -2500 * 4000, weight: -2500 }], ['Q', { sum: -5000 * 4000, weight: -5000 }], ['R', { sum: 10000 * 4000, weight: 10000 }]]),
+    const before = goal('c', 'manual', 40, [
+      ['P', 100],
+      ['Q', 50],
+    ]);
+    expect(parentDeltas(before, { ...before, current_progress: 60 })).toEqual(
+      new Map([
+        ['P', { sum: 10000 * 2000, weight: 0 }],
+        ['Q', { sum: 5000 * 2000, weight: 0 }],
+      ]),
+    );
+    expect(
+      parentDeltas(
+        before,
+        goal('c', 'manual', 40, [
+          ['P', 75],
+          ['R', 100],
+        ]),
+      ),
+    ).toEqual(
+      new Map([
+        ['P', { sum: -2500 * 4000, weight: -2500 }],
+        ['Q', { sum: -5000 * 4000, weight: -5000 }],
+        ['R', { sum: 10000 * 4000, weight: 10000 }],
+      ]),
     );
     expect(parentDeltas(before, { ...before, discarded_at: NOW }).get('P')).toEqual({ sum: -10000 * 4000, weight: -10000 });
     expect(parentDeltas(before, { ...before, title: 'renamed' } as GoalRecord).size).toBe(0);
@@ -62,10 +96,28 @@ describe('rollup aggregates (integer hundredths)', () => {
 describe('planAncestorDeltas (pure)', () => {
   it('moves a lattice children first, each goal once, with the progress_cause marker on every goal whose progress moved', () => {
     // a, b under m1 and m2; m1, m2 under t1 and t2 (every link weight 100)
-    const a = goal('a', 'manual', 50, [['m1', 100], ['m2', 100]]);
-    const b = goal('b', 'manual', 0, [['m1', 100], ['m2', 100]]);
-    const m1 = withAggregate(goal('m1', 'rollup', null, [['t1', 100], ['t2', 100]]), [a, b]);
-    const m2 = withAggregate(goal('m2', 'rollup', null, [['t1', 100], ['t2', 100]]), [a, b]);
+    const a = goal('a', 'manual', 50, [
+      ['m1', 100],
+      ['m2', 100],
+    ]);
+    const b = goal('b', 'manual', 0, [
+      ['m1', 100],
+      ['m2', 100],
+    ]);
+    const m1 = withAggregate(
+      goal('m1', 'rollup', null, [
+        ['t1', 100],
+        ['t2', 100],
+      ]),
+      [a, b],
+    );
+    const m2 = withAggregate(
+      goal('m2', 'rollup', null, [
+        ['t1', 100],
+        ['t2', 100],
+      ]),
+      [a, b],
+    );
     const t1 = withAggregate(goal('t1', 'rollup', null), [m1, m2]);
     const t2 = withAggregate(goal('t2', 'manual', 7), [m1, m2]);
     expect([m1, m2, t1].map((g) => g.current_progress)).toEqual([25, 25, 25]);
@@ -90,18 +142,31 @@ describe('planAncestorDeltas (pure)', () => {
     const plan = planAncestorDeltas(a, { ...a, current_progress: 10.01 }, new Map([p, q].map((g) => [g.uuid, g])), NOW);
     expect(plan.complete).toBe(true);
     expect([...plan.writes.keys()]).toEqual(['p']);
-    expect(plan.writes.get('p')).toMatchObject({ current_progress: 10, rollup: { sum: 10000 * 3001, weight: 30000 }, updated_at: p.updated_at });
+    expect(plan.writes.get('p')).toMatchObject({
+      current_progress: 10,
+      rollup: { sum: 10000 * 3001, weight: 30000 },
+      updated_at: p.updated_at,
+    });
   });
 
   it('is incomplete (recompute instead) without an aggregate, with a drifted one, for a parent not read, and on a cycle', () => {
     const c = goal('c', 'manual', 0, [['p', 100]]);
     const moved = { ...c, current_progress: 80 };
     expect(planAncestorDeltas(c, moved, new Map([['p', goal('p', 'rollup', 0)]]), NOW).complete).toBe(false);
-    expect(planAncestorDeltas(c, moved, new Map([['p', goal('p', 'rollup', 0, [], { rollup: { sum: 5, weight: -1 } })]]), NOW).complete).toBe(false);
+    expect(
+      planAncestorDeltas(c, moved, new Map([['p', goal('p', 'rollup', 0, [], { rollup: { sum: 5, weight: -1 } })]]), NOW).complete,
+    ).toBe(false);
     expect(planAncestorDeltas(c, moved, new Map(), NOW).complete).toBe(false);
     const x = goal('x', 'rollup', 0, [['y', 100]], { rollup: { sum: 0, weight: 10000 } });
     const y = goal('y', 'rollup', 0, [['x', 100]], { rollup: { sum: 0, weight: 10000 } });
-    expect(planAncestorDeltas(goal('c', 'manual', 0, [['x', 100]]), goal('c', 'manual', 50, [['x', 100]]), new Map([x, y].map((g) => [g.uuid, g])), NOW).complete).toBe(false);
+    expect(
+      planAncestorDeltas(
+        goal('c', 'manual', 0, [['x', 100]]),
+        goal('c', 'manual', 50, [['x', 100]]),
+        new Map([x, y].map((g) => [g.uuid, g])),
+        NOW,
+      ).complete,
+    ).toBe(false);
   });
 
   /**
@@ -112,21 +177,65 @@ describe('planAncestorDeltas (pure)', () => {
    */
   it('deltas applied change after change equal a recompute from scratch (property)', () => {
     const weight = fc.integer({ min: 0, max: 10000 }).map((n) => n / 100);
-    const progress = fc.option(fc.integer({ min: 0, max: 10000 }).map((n) => n / 100), { nil: null });
+    const progress = fc.option(
+      fc.integer({ min: 0, max: 10000 }).map((n) => n / 100),
+      { nil: null },
+    );
     const hierarchy = fc.record({
-      leaves: fc.array(fc.record({ progress, parents: fc.uniqueArray(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 3 }), weights: fc.array(weight, { minLength: 3, maxLength: 3 }) }), { minLength: 1, maxLength: 8 }),
-      mids: fc.array(fc.record({ rollup: fc.boolean(), parents: fc.uniqueArray(fc.integer({ min: 0, max: 1 }), { maxLength: 2 }), weights: fc.array(weight, { minLength: 2, maxLength: 2 }) }), { minLength: 4, maxLength: 4 }),
+      leaves: fc.array(
+        fc.record({
+          progress,
+          parents: fc.uniqueArray(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 3 }),
+          weights: fc.array(weight, { minLength: 3, maxLength: 3 }),
+        }),
+        { minLength: 1, maxLength: 8 },
+      ),
+      mids: fc.array(
+        fc.record({
+          rollup: fc.boolean(),
+          parents: fc.uniqueArray(fc.integer({ min: 0, max: 1 }), { maxLength: 2 }),
+          weights: fc.array(weight, { minLength: 2, maxLength: 2 }),
+        }),
+        { minLength: 4, maxLength: 4 },
+      ),
       tops: fc.array(fc.boolean(), { minLength: 2, maxLength: 2 }),
     });
-    const change = fc.record({ leaf: fc.nat(), kind: fc.constantFrom('progress', 'weight', 'discard', 'archive', 'restore'), progress, weight, parent: fc.nat() });
+    const change = fc.record({
+      leaf: fc.nat(),
+      kind: fc.constantFrom('progress', 'weight', 'discard', 'archive', 'restore'),
+      progress,
+      weight,
+      parent: fc.nat(),
+    });
     fc.assert(
       fc.property(hierarchy, fc.array(change, { minLength: 1, maxLength: 12 }), ({ leaves, mids, tops }, changes) => {
         const goals = new Map<string, GoalRecord>();
-        leaves.forEach((l, i) => goals.set(`l${i}`, goal(`l${i}`, 'manual', l.progress, l.parents.map((p) => [`m${p}`, l.weights[p % 3]!]))));
-        mids.forEach((m, i) => goals.set(`m${i}`, goal(`m${i}`, m.rollup ? 'rollup' : 'manual', null, m.parents.map((p) => [`t${p}`, m.weights[p]!]))));
+        leaves.forEach((l, i) =>
+          goals.set(
+            `l${i}`,
+            goal(
+              `l${i}`,
+              'manual',
+              l.progress,
+              l.parents.map((p) => [`m${p}`, l.weights[p % 3]!]),
+            ),
+          ),
+        );
+        mids.forEach((m, i) =>
+          goals.set(
+            `m${i}`,
+            goal(
+              `m${i}`,
+              m.rollup ? 'rollup' : 'manual',
+              null,
+              m.parents.map((p) => [`t${p}`, m.weights[p]!]),
+            ),
+          ),
+        );
         tops.forEach((rollup, i) => goals.set(`t${i}`, goal(`t${i}`, rollup ? 'rollup' : 'manual', null)));
         const childrenOf = new Map<string, string[]>();
-        for (const g of goals.values()) for (const l of g.parent_links) childrenOf.set(l.parent_uuid, [...new Set([...(childrenOf.get(l.parent_uuid) ?? []), g.uuid])]);
+        for (const g of goals.values())
+          for (const l of g.parent_links) childrenOf.set(l.parent_uuid, [...new Set([...(childrenOf.get(l.parent_uuid) ?? []), g.uuid])]);
         for (const id of [...goals.keys()].filter((id) => !id.startsWith('l'))) childrenOf.set(id, childrenOf.get(id) ?? []);
         /** Every rollup goal summed from scratch, bottom up (what a recompute converges to). */
         const recompute = () => {
@@ -134,7 +243,10 @@ describe('planAncestorDeltas (pure)', () => {
           for (const id of ['m0', 'm1', 'm2', 'm3', 't0', 't1']) {
             const g = state.get(id)!;
             if (g.progress_mode !== 'rollup') continue;
-            const rollup = aggregateOf(id, (childrenOf.get(id) ?? []).map((c) => state.get(c)!));
+            const rollup = aggregateOf(
+              id,
+              (childrenOf.get(id) ?? []).map((c) => state.get(c)!),
+            );
             state.set(id, { ...g, rollup, current_progress: aggregateProgress(rollup) });
           }
           return state;
@@ -147,7 +259,12 @@ describe('planAncestorDeltas (pure)', () => {
             ch.kind === 'progress'
               ? { ...before, current_progress: ch.progress }
               : ch.kind === 'weight'
-                ? { ...before, parent_links: before.parent_links.map((l, i) => (i === ch.parent % before.parent_links.length ? { ...l, contribution_percent: ch.weight } : l)) }
+                ? {
+                    ...before,
+                    parent_links: before.parent_links.map((l, i) =>
+                      i === ch.parent % before.parent_links.length ? { ...l, contribution_percent: ch.weight } : l,
+                    ),
+                  }
                 : ch.kind === 'discard'
                   ? { ...before, discarded_at: NOW }
                   : ch.kind === 'archive'
@@ -163,7 +280,11 @@ describe('planAncestorDeltas (pure)', () => {
           const truth = recompute();
           for (const k of above.keys()) {
             if (goals.get(k)!.progress_mode !== 'rollup') continue;
-            expect([k, goals.get(k)!.rollup, goals.get(k)!.current_progress]).toEqual([k, truth.get(k)!.rollup, truth.get(k)!.current_progress]);
+            expect([k, goals.get(k)!.rollup, goals.get(k)!.current_progress]).toEqual([
+              k,
+              truth.get(k)!.rollup,
+              truth.get(k)!.current_progress,
+            ]);
           }
         }
       }),
@@ -177,7 +298,16 @@ describe('planRollupWrites (pure)', () => {
     const l = goal('l', 'manual', 10, [['p', 100]]);
     const p = goal('p', 'rollup', 10, [['q', 100]]);
     const q = goal('q', 'rollup', 0);
-    const writes = planRollupWrites({ goals: new Map([l, p, q].map((g) => [g.uuid, g])), childrenOf: new Map([['p', ['l']], ['q', ['p']]]) }, ['l']);
+    const writes = planRollupWrites(
+      {
+        goals: new Map([l, p, q].map((g) => [g.uuid, g])),
+        childrenOf: new Map([
+          ['p', ['l']],
+          ['q', ['p']],
+        ]),
+      },
+      ['l'],
+    );
     expect(writes).toEqual(new Map([['p', { progress: 10, rollup: { sum: 10000 * 1000, weight: 10000 } }]]));
   });
 });

@@ -7,7 +7,10 @@ import { historyRoutes } from '#shared/routes/history.ts';
 /** Shared handlers learn their record kind from their route row, not from parsing the path. */
 describe('route rows name their record kind', () => {
   it('every goal and history row names the kind whose path it serves', () => {
-    for (const [rows, kindOf] of [[goalRoutes, goalKindOf], [historyRoutes, historyGoalKindOf]] as const) {
+    for (const [rows, kindOf] of [
+      [goalRoutes, goalKindOf],
+      [historyRoutes, historyGoalKindOf],
+    ] as const) {
       for (const kind of GOAL_KINDS) {
         const mine = rows.filter((r) => r.path.startsWith(`/rest/v2/${PATH_BY_KIND[kind]}`));
         expect(mine.length).toBeGreaterThan(0);

@@ -32,9 +32,23 @@ describe('shareable names and levels', () => {
   });
 
   it('lists a shareable exactly when the caller holds a level on it: one rule for records and index entries', () => {
-    const s = { uuid: RESOURCE, type: 'document', title: 'T', content: null, owner_uuid: 'u-owner', grants: [{ user_uuid: 'u-grantee', level: 'view', granted_by_uuid: 'u-owner', granted_at: '' }], created_at: '', updated_at: '' } as ShareableRecord;
+    const s = {
+      uuid: RESOURCE,
+      type: 'document',
+      title: 'T',
+      content: null,
+      owner_uuid: 'u-owner',
+      grants: [{ user_uuid: 'u-grantee', level: 'view', granted_by_uuid: 'u-owner', granted_at: '' }],
+      created_at: '',
+      updated_at: '',
+    } as ShareableRecord;
     const entry = { id: RESOURCE, sortKey: '', ...shareableEntity.envelope!(s) };
-    for (const [userId, role] of [['u-owner', 'member'], ['u-grantee', 'viewer'], ['u-stranger', 'member'], ['u-admin', 'admin']] as const) {
+    for (const [userId, role] of [
+      ['u-owner', 'member'],
+      ['u-grantee', 'viewer'],
+      ['u-stranger', 'member'],
+      ['u-admin', 'admin'],
+    ] as const) {
       const caller = { tenantId: TENANT, userId, role, user: {} as UserRecord };
       expect(shareableEntryVisibility(caller)(entry), userId).toBe(shareableAccess(caller, s).level !== null);
     }
@@ -50,7 +64,8 @@ describe('shareable names and levels', () => {
 // ---------- the e-mail worker ----------
 
 const user = (uuid: string, email: string, status: 'active' | 'inactive' = 'active') => ({ uuid, email, status }) as UserRecord;
-const note = (uuid: string, recipient: string, emailed: string | null = null) => ({ uuid, recipient_uuid: recipient, email_sent_at: emailed }) as NotificationRecord;
+const note = (uuid: string, recipient: string, emailed: string | null = null) =>
+  ({ uuid, recipient_uuid: recipient, email_sent_at: emailed }) as NotificationRecord;
 
 /** An in-memory tenant: notifications and users by uuid; markEmailed records what the worker marked, as the store does (version-checked). */
 function fakeInbox(notes: NotificationRecord[], users: UserRecord[]) {
@@ -94,11 +109,25 @@ const message = (over: Partial<AccessRequestEmailMessage> = {}): AccessRequestEm
 });
 
 const sqsRecord = (messageId: string, body: string): SQSRecord =>
-  ({ messageId, receiptHandle: messageId, body, attributes: { ApproximateReceiveCount: '1' }, messageAttributes: {}, md5OfBody: '', eventSource: 'aws:sqs', eventSourceARN: 'arn', awsRegion: 'local' }) as unknown as SQSRecord;
+  ({
+    messageId,
+    receiptHandle: messageId,
+    body,
+    attributes: { ApproximateReceiveCount: '1' },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn',
+    awsRegion: 'local',
+  }) as unknown as SQSRecord;
 const sqsEvent = (...records: SQSRecord[]): SQSEvent => ({ Records: records });
 
 describe('access request e-mail worker', () => {
-  const users = [user('u-owner', 'owner@example.test'), user('u-manager', 'manager@example.test'), user('u-gone', 'gone@example.test', 'inactive')];
+  const users = [
+    user('u-owner', 'owner@example.test'),
+    user('u-manager', 'manager@example.test'),
+    user('u-gone', 'gone@example.test', 'inactive'),
+  ];
 
   it('e-mails each recipient once and marks the notification', async () => {
     const { port, byId } = fakeInbox([note('n-owner', 'u-owner'), note('n-manager', 'u-manager')], users);
@@ -129,8 +158,17 @@ describe('access request e-mail worker', () => {
     };
     const handler = accessRequestEmailHandler(deps);
     const ok = message({ access_request_uuid: 'req-2', deliveries: [{ recipient_uuid: 'u-owner', notification_uuid: 'n-other' }] });
-    const res = await handler(sqsEvent(sqsRecord('bad-json', '{not json'), sqsRecord('fails', JSON.stringify(message())), sqsRecord('ok', JSON.stringify(ok)), sqsRecord('bad-shape', JSON.stringify({ version: 2 }))));
-    expect(res).toEqual({ batchItemFailures: [{ itemIdentifier: 'bad-json' }, { itemIdentifier: 'fails' }, { itemIdentifier: 'bad-shape' }] });
+    const res = await handler(
+      sqsEvent(
+        sqsRecord('bad-json', '{not json'),
+        sqsRecord('fails', JSON.stringify(message())),
+        sqsRecord('ok', JSON.stringify(ok)),
+        sqsRecord('bad-shape', JSON.stringify({ version: 2 })),
+      ),
+    );
+    expect(res).toEqual({
+      batchItemFailures: [{ itemIdentifier: 'bad-json' }, { itemIdentifier: 'fails' }, { itemIdentifier: 'bad-shape' }],
+    });
     expect(sent).toEqual(['owner@example.test', 'owner@example.test']);
     expect(byId.get('n-manager')!.email_sent_at).toBeNull();
 

@@ -12,18 +12,65 @@ import { projections } from '#shared/stream/projections.ts';
  * changes that would interest it on an entity item, under every other sort key the table holds.
  */
 const T = '00000000-0000-4000-8000-000000000001';
-const goal = { uuid: 'g1', type: 'objective', title: 'a', current_status: 'on_track', current_progress: 10, current_value: 1, owner_uuids: [], label_uuids: [], team_uuids: [], delegate_uuids: [], parent_links: [], visibility: 'public', visible_entities: [], time_period_uuid: 'p', created_at: '2026-01-01T00:00:00.000Z', updated_at: '2026-01-01T00:00:00.000Z' };
+const goal = {
+  uuid: 'g1',
+  type: 'objective',
+  title: 'a',
+  current_status: 'on_track',
+  current_progress: 10,
+  current_value: 1,
+  owner_uuids: [],
+  label_uuids: [],
+  team_uuids: [],
+  delegate_uuids: [],
+  parent_links: [],
+  visibility: 'public',
+  visible_entities: [],
+  time_period_uuid: 'p',
+  created_at: '2026-01-01T00:00:00.000Z',
+  updated_at: '2026-01-01T00:00:00.000Z',
+};
 const images: Array<[string, Record<string, unknown>, Record<string, unknown>]> = [
-  ['goal', { kind: 'goal', v: 1, rec: goal }, { kind: 'goal', v: 2, rec: { ...goal, current_status: 'behind', current_progress: 50, label_uuids: ['l1'], labels: [{ uuid: 'l1', name: 'x' }] } }],
+  [
+    'goal',
+    { kind: 'goal', v: 1, rec: goal },
+    {
+      kind: 'goal',
+      v: 2,
+      rec: { ...goal, current_status: 'behind', current_progress: 50, label_uuids: ['l1'], labels: [{ uuid: 'l1', name: 'x' }] },
+    },
+  ],
   // moved under another first parent: its path changes (the goal-paths projection)
-  ['goal', { kind: 'goal', v: 2, rec: { ...goal, path: 'g1' } }, { kind: 'goal', v: 3, rec: { ...goal, parent_links: [{ parent_uuid: 'g0', contribution_percent: 100 }], path: 'g0/g1' } }],
-  ['checkin', { kind: 'checkin', v: 1, rec: { uuid: 'c1', goal_uuid: 'g1', value: 1, label_uuids: [] } }, { kind: 'checkin', v: 2, rec: { uuid: 'c1', goal_uuid: 'g1', value: 2, label_uuids: ['l1'] } }],
+  [
+    'goal',
+    { kind: 'goal', v: 2, rec: { ...goal, path: 'g1' } },
+    { kind: 'goal', v: 3, rec: { ...goal, parent_links: [{ parent_uuid: 'g0', contribution_percent: 100 }], path: 'g0/g1' } },
+  ],
+  [
+    'checkin',
+    { kind: 'checkin', v: 1, rec: { uuid: 'c1', goal_uuid: 'g1', value: 1, label_uuids: [] } },
+    { kind: 'checkin', v: 2, rec: { uuid: 'c1', goal_uuid: 'g1', value: 2, label_uuids: ['l1'] } },
+  ],
   ['label', { kind: 'label', v: 1, rec: { uuid: 'l1', name: 'a' } }, { kind: 'label', v: 2, rec: { uuid: 'l1', name: 'b' } }],
   ['tenant', undefined as never, { kind: 'tenant', v: 1, rec: { uuid: T } }],
-  ['access_request', { kind: 'access_request', uuid: 'r0', status: 'resolved' }, { kind: 'access_request', uuid: 'r1', status: 'pending', notice: { at: '2026-01-01T00:00:00.000Z', recipients: ['u1'] } }],
-  ['user', { kind: 'user', v: 1, rec: { uuid: 'u1', role: 'admin', status: 'active' } }, { kind: 'user', v: 2, rec: { uuid: 'u1', role: 'member', status: 'active' } }],
+  [
+    'access_request',
+    { kind: 'access_request', uuid: 'r0', status: 'resolved' },
+    { kind: 'access_request', uuid: 'r1', status: 'pending', notice: { at: '2026-01-01T00:00:00.000Z', recipients: ['u1'] } },
+  ],
+  [
+    'user',
+    { kind: 'user', v: 1, rec: { uuid: 'u1', role: 'admin', status: 'active' } },
+    { kind: 'user', v: 2, rec: { uuid: 'u1', role: 'member', status: 'active' } },
+  ],
 ];
-const change = (type: string, sk: string, oldImage: Record<string, unknown> | undefined, newImage: Record<string, unknown>, eventName: TableChange['eventName']): TableChange => ({
+const change = (
+  type: string,
+  sk: string,
+  oldImage: Record<string, unknown> | undefined,
+  newImage: Record<string, unknown>,
+  eventName: TableChange['eventName'],
+): TableChange => ({
   eventId: 'e',
   eventName,
   at: '2026-01-01T00:00:00.000Z',
@@ -41,17 +88,30 @@ describe('the stream processor event filter', () => {
   it('the cases below interest some projection on an entity item (the check is not vacuous)', () => {
     for (const [type, before, after] of images) {
       const name = before ? 'MODIFY' : 'INSERT';
-      expect(projections.some((p) => p.accepts(change(type, ENTITY_SK, before, after, name))), type).toBe(true);
+      expect(
+        projections.some((p) => p.accepts(change(type, ENTITY_SK, before, after, name))),
+        type,
+      ).toBe(true);
     }
   });
 
   it('a moved goal interests the goal-paths projection on its entity item', () => {
     const [, before, after] = images[1]!;
-    expect(projections.filter((p) => p.accepts(change('goal', ENTITY_SK, before, after, 'MODIFY'))).map((p) => p.name)).toContain('goal-paths');
+    expect(projections.filter((p) => p.accepts(change('goal', ENTITY_SK, before, after, 'MODIFY'))).map((p) => p.name)).toContain(
+      'goal-paths',
+    );
   });
 
   it('no projection accepts a change of an item under any other sort key', () => {
-    const others = [`${ENTRY_SK_PREFIX}owner#u1`, `${REFERENCE_SK_PREFIX}x`, `${READ_MODEL_SK_PREFIX}status`, LIMITER_SK, IDEMPOTENCY_SK, '2026-01-01T00:00:00.0#0', 'H#0000000001'];
+    const others = [
+      `${ENTRY_SK_PREFIX}owner#u1`,
+      `${REFERENCE_SK_PREFIX}x`,
+      `${READ_MODEL_SK_PREFIX}status`,
+      LIMITER_SK,
+      IDEMPOTENCY_SK,
+      '2026-01-01T00:00:00.0#0',
+      'H#0000000001',
+    ];
     for (const sk of others)
       for (const [type, before, after] of images)
         for (const name of ['INSERT', 'MODIFY', 'REMOVE'] as const) {

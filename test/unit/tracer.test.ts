@@ -11,7 +11,23 @@ import { captureLambdaHandler, parseTraceHeader, tracer } from '#shared/tracer.t
  * the Lambda runtime runs (no local engine exists for X-Ray). DynamoDB answers come from a canned HTTP
  * handler so the SDK's own middleware stack (retries, deserialisation, errors) runs for real.
  */
-interface Doc { id: string; name: string; trace_id: string; parent_id: string; type: string; start_time: number; end_time: number; namespace?: string; annotations?: Record<string, unknown>; aws?: Record<string, unknown>; http?: { response?: { status?: number } }; fault?: boolean; error?: boolean; throttle?: boolean; cause?: { exceptions: Array<{ message: string; type: string; remote: boolean }> } }
+interface Doc {
+  id: string;
+  name: string;
+  trace_id: string;
+  parent_id: string;
+  type: string;
+  start_time: number;
+  end_time: number;
+  namespace?: string;
+  annotations?: Record<string, unknown>;
+  aws?: Record<string, unknown>;
+  http?: { response?: { status?: number } };
+  fault?: boolean;
+  error?: boolean;
+  throttle?: boolean;
+  cause?: { exceptions: Array<{ message: string; type: string; remote: boolean }> };
+}
 
 const ROOT = '1-67891233-abcdef012345678912345678';
 const FACADE = '53995c3f42cd8ad8';
@@ -23,12 +39,25 @@ const cannedDynamo = (status: number, body: object) => ({
   handle: async (request: { headers: Record<string, string> }) => {
     seenHeaders.push(request.headers['X-Amzn-Trace-Id'] ?? request.headers['x-amzn-trace-id'] ?? '');
     const text = JSON.stringify(body);
-    return { response: new HttpResponse({ statusCode: status, headers: { 'x-amzn-requestid': 'REQ1', 'content-length': String(text.length), 'content-type': 'application/x-amz-json-1.0' }, body: Readable.from([Buffer.from(text)]) }) };
+    return {
+      response: new HttpResponse({
+        statusCode: status,
+        headers: { 'x-amzn-requestid': 'REQ1', 'content-length': String(text.length), 'content-type': 'application/x-amz-json-1.0' },
+        body: Readable.from([Buffer.from(text)]),
+      }),
+    };
   },
 });
 
 const client = (status: number, body: object) =>
-  tracer.captureAWSv3Client(new DynamoDBClient({ region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' }, maxAttempts: 1, requestHandler: cannedDynamo(status, body) as never }));
+  tracer.captureAWSv3Client(
+    new DynamoDBClient({
+      region: 'eu-west-1',
+      credentials: { accessKeyId: 'a', secretAccessKey: 'b' },
+      maxAttempts: 1,
+      requestHandler: cannedDynamo(status, body) as never,
+    }),
+  );
 
 async function settle(count: number): Promise<Doc[]> {
   for (let i = 0; i < 100 && received.length < count; i++) await new Promise((r) => setTimeout(r, 20));
@@ -97,7 +126,12 @@ describe('shared/tracer.ts', () => {
     for (const h of handlers) expect(h.end_time).toBeGreaterThanOrEqual(h.start_time);
     for (const [i, call] of calls.entries()) {
       expect(handlers.map((h) => h.id)).toContain(call.parent_id);
-      expect(call).toMatchObject({ namespace: 'aws', trace_id: ROOT, aws: { operation: 'GetItem', region: 'eu-west-1', request_id: 'REQ1', retries: 1, table_name: 'goals', consistent_read: true }, http: { response: { status: 200 } } });
+      expect(call).toMatchObject({
+        namespace: 'aws',
+        trace_id: ROOT,
+        aws: { operation: 'GetItem', region: 'eu-west-1', request_id: 'REQ1', retries: 1, table_name: 'goals', consistent_read: true },
+        http: { response: { status: 200 } },
+      });
       expect(call.fault ?? false).toBe(false);
       // the trace header passed on to DynamoDB names the call's subsegment as parent
       expect(seenHeaders[i]).toBe(`Root=${ROOT};Parent=${call.id};Sampled=1;Lineage=a87bd80c:0`);
@@ -105,7 +139,10 @@ describe('shared/tracer.ts', () => {
   });
 
   it('a failed call is flagged error (4xx) and fault with its cause, as the X-Ray SDK flags it; so is a failed handler', async () => {
-    const db = client(400, { __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException', message: 'The conditional request failed' });
+    const db = client(400, {
+      __type: 'com.amazonaws.dynamodb.v20120810#ConditionalCheckFailedException',
+      message: 'The conditional request failed',
+    });
     const handler = middy(async () => {
       await db.send(new PutItemCommand({ TableName: 'goals', Item: { pk: { S: 'x' } } }));
       return { statusCode: 200 };
@@ -114,11 +151,20 @@ describe('shared/tracer.ts', () => {
     const docs = await settle(2);
     const call = docs.find((d) => d.name === 'DynamoDB')!;
     const outer = docs.find((d) => d.name === '## index.handler')!;
-    expect(call).toMatchObject({ error: true, fault: true, http: { response: { status: 400 } }, aws: { operation: 'PutItem', table_name: 'goals' } });
+    expect(call).toMatchObject({
+      error: true,
+      fault: true,
+      http: { response: { status: 400 } },
+      aws: { operation: 'PutItem', table_name: 'goals' },
+    });
     expect(call.throttle).toBeUndefined();
     expect(call.cause!.exceptions[0]).toMatchObject({ type: 'ConditionalCheckFailedException', remote: true });
     expect(outer).toMatchObject({ fault: true });
-    expect(outer.cause!.exceptions[0]).toMatchObject({ type: 'ConditionalCheckFailedException', message: 'The conditional request failed', remote: false });
+    expect(outer.cause!.exceptions[0]).toMatchObject({
+      type: 'ConditionalCheckFailedException',
+      message: 'The conditional request failed',
+      remote: false,
+    });
   });
 
   it('sends nothing for an unsampled request, or outside Lambda', async () => {

@@ -5,8 +5,17 @@ import { AppError } from '#shared/errors.ts';
 import { readBody } from '#shared/http/transport.ts';
 import { routes } from '#shared/routes/index.ts';
 
-const event = (contentType: string | undefined, body: string | undefined, routeKey = 'POST /rest/v2/labels') => ({ routeKey, headers: contentType ? { 'content-type': contentType } : {}, body, isBase64Encoded: false });
-const status = async (p: Promise<unknown>) => p.then(() => 'ok', (e) => (e instanceof AppError ? e.status : e));
+const event = (contentType: string | undefined, body: string | undefined, routeKey = 'POST /rest/v2/labels') => ({
+  routeKey,
+  headers: contentType ? { 'content-type': contentType } : {},
+  body,
+  isBase64Encoded: false,
+});
+const status = async (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e) => (e instanceof AppError ? e.status : e),
+  );
 
 describe('request body by the route row`s accepts', () => {
   it('reads JSON, no body, and refuses other media types for a JSON-only route (the default)', async () => {
@@ -19,7 +28,11 @@ describe('request body by the route row`s accepts', () => {
 
   it('honours accepts: another media type arrives as text, JSON only when listed', async () => {
     const csvAndJson = ['text/csv', 'application/json'];
-    expect(await readBody(event('text/csv; charset=utf-8', 'a,b\n1,2'), csvAndJson)).toEqual({ kind: 'raw', mediaType: 'text/csv', text: 'a,b\n1,2' });
+    expect(await readBody(event('text/csv; charset=utf-8', 'a,b\n1,2'), csvAndJson)).toEqual({
+      kind: 'raw',
+      mediaType: 'text/csv',
+      text: 'a,b\n1,2',
+    });
     expect(await readBody(event('application/json', '[1]'), csvAndJson)).toEqual({ kind: 'json', value: [1] });
     expect(await status(readBody(event('application/json', '[1]'), ['text/csv']))).toBe(415);
     expect(await status(readBody(event('text/plain', 'x'), csvAndJson))).toBe(415);

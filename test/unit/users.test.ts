@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { decided } from '#shared/decision.ts';
-import { applyUserUpdate, changesManager, decideCreateUser, decideUpdateUser, managerChainRefusal, MAX_MANAGER_CHAIN, updateNeedsExistenceProbe, updateRefusal, userCreateRefusal } from '#shared/domain/users/decide.ts';
+import {
+  applyUserUpdate,
+  changesManager,
+  decideCreateUser,
+  decideUpdateUser,
+  managerChainRefusal,
+  MAX_MANAGER_CHAIN,
+  updateNeedsExistenceProbe,
+  updateRefusal,
+  userCreateRefusal,
+} from '#shared/domain/users/decide.ts';
 import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
 import { callerAs, LATER, NOW, user, codeOf } from './directory.fixture.ts';
 
@@ -8,15 +18,36 @@ const admin = callerAs('admin');
 const member = callerAs('member');
 const viewer = callerAs('viewer');
 
-
 describe('user decisions', () => {
   it('creates (admins only) with defaults, dropping empty profile values; the manager must exist', () => {
-    const u = decided(decideCreateUser(admin, { email: ' Ann@Example.test ', profile_attributes: { job_title: 'CTO', about: null } }, undefined, NOW, 'u-1'));
-    expect(u).toMatchObject({ uuid: 'u-1', email: 'Ann@Example.test', display_name: 'Ann', role: 'member', status: 'active', manager_uuid: null, creator_uuid: admin.userId, profile_attributes: { job_title: 'CTO' }, created_at: NOW });
+    const u = decided(
+      decideCreateUser(
+        admin,
+        { email: ' Ann@Example.test ', profile_attributes: { job_title: 'CTO', about: null } },
+        undefined,
+        NOW,
+        'u-1',
+      ),
+    );
+    expect(u).toMatchObject({
+      uuid: 'u-1',
+      email: 'Ann@Example.test',
+      display_name: 'Ann',
+      role: 'member',
+      status: 'active',
+      manager_uuid: null,
+      creator_uuid: admin.userId,
+      profile_attributes: { job_title: 'CTO' },
+      created_at: NOW,
+    });
     expect(userCreateRefusal(member)).toBeInstanceOf(ForbiddenError); // the create's precheck
     expect(userCreateRefusal(admin)).toBeUndefined();
-    expect(codeOf(() => decideCreateUser(admin, { email: 'x@example.test', manager_uuid: 'm-404' }, undefined, NOW, 'u-2'))).toBe('not_found');
-    expect(decided(decideCreateUser(admin, { email: 'x@example.test', manager_uuid: 'm-1' }, user('m-1'), NOW, 'u-2')).manager_uuid).toBe('m-1');
+    expect(codeOf(() => decideCreateUser(admin, { email: 'x@example.test', manager_uuid: 'm-404' }, undefined, NOW, 'u-2'))).toBe(
+      'not_found',
+    );
+    expect(decided(decideCreateUser(admin, { email: 'x@example.test', manager_uuid: 'm-1' }, user('m-1'), NOW, 'u-2')).manager_uuid).toBe(
+      'm-1',
+    );
   });
 
   it('lets a member change its own profile only; others learn only whether the user exists', () => {
@@ -27,7 +58,9 @@ describe('user decisions', () => {
     expect(updateRefusal(member, 'someone', { display_name: 'x' }, { exists: true })).toBeInstanceOf(ForbiddenError);
     expect(updateRefusal(member, 'someone', { display_name: 'x' }, { exists: false })).toBeInstanceOf(NotFoundError);
     expect(updateNeedsExistenceProbe(viewer, viewer.userId)).toBe(true);
-    expect(updateRefusal(viewer, viewer.userId, { display_name: 'x' }, { exists: true })?.message).toBe('Viewers cannot change their profile');
+    expect(updateRefusal(viewer, viewer.userId, { display_name: 'x' }, { exists: true })?.message).toBe(
+      'Viewers cannot change their profile',
+    );
     expect(updateNeedsExistenceProbe(admin, 'anyone')).toBe(false);
   });
 
@@ -61,14 +94,26 @@ describe('user decisions', () => {
     const cyclic = [user('m-2', { manager_uuid: 'u' })];
     expect(codeOf(() => decideUpdateUser(u, { manager_uuid: 'm-2' }, cyclic, LATER))).toBe('cycle');
     expect(codeOf(() => decideUpdateUser(u, { manager_uuid: 'm-2' }, undefined, LATER))).toBe('not_found');
-    expect(decided(decideUpdateUser(u, { manager_uuid: 'm-2' }, [user('m-2')], LATER))).toMatchObject({ manager_uuid: 'm-2', updated_at: LATER });
+    expect(decided(decideUpdateUser(u, { manager_uuid: 'm-2' }, [user('m-2')], LATER))).toMatchObject({
+      manager_uuid: 'm-2',
+      updated_at: LATER,
+    });
     // the same manager again: no chain needed, nothing refused
-    expect(decided(decideUpdateUser(u, { manager_uuid: 'm-1', display_name: 'N' }, undefined, LATER))).toMatchObject({ manager_uuid: 'm-1', display_name: 'N' });
+    expect(decided(decideUpdateUser(u, { manager_uuid: 'm-1', display_name: 'N' }, undefined, LATER))).toMatchObject({
+      manager_uuid: 'm-1',
+      display_name: 'N',
+    });
   });
 
   it('applies sent fields only, merging the profile and dropping cleared values', () => {
     const u = user('u', { manager_uuid: 'm-1', profile_attributes: { job_title: 'Dev', about: 'Hi' } });
     const next = applyUserUpdate(u, { display_name: 'New', manager_uuid: null, profile_attributes: { about: null, locale: 'fr' } }, LATER);
-    expect(next).toEqual({ ...u, display_name: 'New', manager_uuid: null, profile_attributes: { job_title: 'Dev', locale: 'fr' }, updated_at: LATER });
+    expect(next).toEqual({
+      ...u,
+      display_name: 'New',
+      manager_uuid: null,
+      profile_attributes: { job_title: 'Dev', locale: 'fr' },
+      updated_at: LATER,
+    });
   });
 });

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { decided } from '#shared/decision.ts';
-import { CREATOR_LOST_ACCESS, decideCreateWebhook as decideCreate, decideCreatorCheck, decideUpdateWebhook as decideUpdate, holdsWebhookRights, losesWebhookRights, webhookAdminRefusal } from '#shared/domain/webhooks/decide.ts';
+import {
+  CREATOR_LOST_ACCESS,
+  decideCreateWebhook as decideCreate,
+  decideCreatorCheck,
+  decideUpdateWebhook as decideUpdate,
+  holdsWebhookRights,
+  losesWebhookRights,
+  webhookAdminRefusal,
+} from '#shared/domain/webhooks/decide.ts';
 
 const decideCreateWebhook = (...args: Parameters<typeof decideCreate>) => decided(decideCreate(...args));
 const decideUpdateWebhook = (...args: Parameters<typeof decideUpdate>) => decided(decideUpdate(...args));
@@ -15,8 +23,24 @@ const ids = { uuid: 'w-1', secretSealed: 'sealed' };
 
 describe('webhook commands (pure decide)', () => {
   it('creates for admins only, with the uuid and sealed secret given, events normalized', () => {
-    const w = decideCreateWebhook(admin, { url: 'https://example.test/h', events: ['goal.created', 'goal.created', 'checkin.created'] }, 3, NOW, ids);
-    expect(w).toMatchObject({ uuid: 'w-1', secret_sealed: 'sealed', events: ['goal.created', 'checkin.created'], description: null, status: 'active', creator_uuid: admin.userId, created_at: NOW, updated_at: NOW, failing_since: null });
+    const w = decideCreateWebhook(
+      admin,
+      { url: 'https://example.test/h', events: ['goal.created', 'goal.created', 'checkin.created'] },
+      3,
+      NOW,
+      ids,
+    );
+    expect(w).toMatchObject({
+      uuid: 'w-1',
+      secret_sealed: 'sealed',
+      events: ['goal.created', 'checkin.created'],
+      description: null,
+      status: 'active',
+      creator_uuid: admin.userId,
+      created_at: NOW,
+      updated_at: NOW,
+      failing_since: null,
+    });
     expect(decideCreateWebhook(admin, { url: 'https://example.test/h', events: ['goal.created', '*'] }, 0, NOW, ids).events).toEqual(['*']);
     for (const role of ['member', 'viewer'] as const) expect(webhookAdminRefusal(callerAs(role))?.status).toBe(403); // every command's precheck
     expect(webhookAdminRefusal(admin)).toBeUndefined();
@@ -29,14 +53,37 @@ describe('webhook commands (pure decide)', () => {
   });
 
   it('updates only what the body named; re-enabling or moving restarts the failure clock; an admin disable says so', () => {
-    const failing: WebhookRecord = { ...decideCreateWebhook(admin, { url: 'https://a.test', events: ['*'], description: 'd' }, 0, NOW, ids), failing_since: NOW, status: 'disabled', disabled_reason: 'failing for 24 hours' };
-    expect(decideUpdateWebhook(admin, failing, { description: null }, LATER)).toMatchObject({ description: null, status: 'disabled', failing_since: NOW, updated_at: LATER });
+    const failing: WebhookRecord = {
+      ...decideCreateWebhook(admin, { url: 'https://a.test', events: ['*'], description: 'd' }, 0, NOW, ids),
+      failing_since: NOW,
+      status: 'disabled',
+      disabled_reason: 'failing for 24 hours',
+    };
+    expect(decideUpdateWebhook(admin, failing, { description: null }, LATER)).toMatchObject({
+      description: null,
+      status: 'disabled',
+      failing_since: NOW,
+      updated_at: LATER,
+    });
     expect(decideUpdateWebhook(admin, failing, {}, LATER)).toMatchObject({ description: 'd', url: 'https://a.test' });
-    expect(decideUpdateWebhook(admin, failing, { status: 'active' }, LATER)).toMatchObject({ status: 'active', failing_since: null, disabled_reason: null });
+    expect(decideUpdateWebhook(admin, failing, { status: 'active' }, LATER)).toMatchObject({
+      status: 'active',
+      failing_since: null,
+      disabled_reason: null,
+    });
     const active = { ...failing, status: 'active' as const, disabled_reason: null };
-    expect(decideUpdateWebhook(admin, active, { url: 'https://b.test' }, LATER)).toMatchObject({ url: 'https://b.test', failing_since: null });
-    expect(decideUpdateWebhook(admin, active, { events: ['goal.updated'] }, LATER)).toMatchObject({ failing_since: NOW, events: ['goal.updated'] });
-    expect(decideUpdateWebhook(admin, active, { status: 'disabled' }, LATER)).toMatchObject({ status: 'disabled', disabled_reason: 'disabled by an admin' });
+    expect(decideUpdateWebhook(admin, active, { url: 'https://b.test' }, LATER)).toMatchObject({
+      url: 'https://b.test',
+      failing_since: null,
+    });
+    expect(decideUpdateWebhook(admin, active, { events: ['goal.updated'] }, LATER)).toMatchObject({
+      failing_since: NOW,
+      events: ['goal.updated'],
+    });
+    expect(decideUpdateWebhook(admin, active, { status: 'disabled' }, LATER)).toMatchObject({
+      status: 'disabled',
+      disabled_reason: 'disabled by an admin',
+    });
   });
 
   it('an endpoint sends only while its creator is an active admin; losing either disables it with the reason', () => {
@@ -44,14 +91,26 @@ describe('webhook commands (pure decide)', () => {
     const w = decideCreateWebhook(admin, { url: 'https://a.test', events: ['*'] }, 0, NOW, ids);
     expect(holdsWebhookRights(creator)).toBe(true);
     expect(decideCreatorCheck(w, creator, LATER)).toBeUndefined();
-    for (const lost of [{ ...creator, role: 'member' as const }, { ...creator, role: 'viewer' as const }, { ...creator, status: 'inactive' as const }, undefined]) {
+    for (const lost of [
+      { ...creator, role: 'member' as const },
+      { ...creator, role: 'viewer' as const },
+      { ...creator, status: 'inactive' as const },
+      undefined,
+    ]) {
       expect(holdsWebhookRights(lost)).toBe(false);
-      expect(decideCreatorCheck(w, lost, LATER)).toEqual({ ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS, updated_at: LATER });
+      expect(decideCreatorCheck(w, lost, LATER)).toEqual({
+        ...w,
+        status: 'disabled',
+        disabled_reason: CREATOR_LOST_ACCESS,
+        updated_at: LATER,
+      });
     }
     // Already disabled (by an admin, for failing, or for its creator before): nothing to write, no second notice.
     const off = { ...w, status: 'disabled' as const, disabled_reason: 'disabled by an admin' };
     expect(decideCreatorCheck(off, undefined, LATER)).toBeUndefined();
-    expect(decideCreatorCheck({ ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS }, { ...creator, role: 'member' }, LATER)).toBeUndefined();
+    expect(
+      decideCreatorCheck({ ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS }, { ...creator, role: 'member' }, LATER),
+    ).toBeUndefined();
   });
 
   it('a demotion, deactivation or removal of an admin is a loss of webhook rights; any other user change is not', () => {
@@ -65,8 +124,19 @@ describe('webhook commands (pure decide)', () => {
     expect(losesWebhookRights({ ...a, role: 'member' }, a)).toBe(false); // a promotion
     // As the projection reads a change: the user item's record (`rec`), entity items only.
     const item = (rec: typeof a, v: number) => ({ kind: 'user', id: rec.uuid, v, rec });
-    const change = (sk: string, eventName: TableChange['eventName'], oldImage?: Record<string, unknown>, newImage?: Record<string, unknown>): TableChange => ({
-      eventId: 'e', eventName, at: NOW, tenantId: TENANT, keys: { PK: `T#${TENANT}#user#u-1`, SK: sk }, oldImage, newImage,
+    const change = (
+      sk: string,
+      eventName: TableChange['eventName'],
+      oldImage?: Record<string, unknown>,
+      newImage?: Record<string, unknown>,
+    ): TableChange => ({
+      eventId: 'e',
+      eventName,
+      at: NOW,
+      tenantId: TENANT,
+      keys: { PK: `T#${TENANT}#user#u-1`, SK: sk },
+      oldImage,
+      newImage,
     });
     expect(creatorLosingRights(change(ENTITY_SK, 'MODIFY', item(a, 1), item({ ...a, role: 'member' }, 2)))).toBe('u-1');
     expect(creatorLosingRights(change(ENTITY_SK, 'MODIFY', item(a, 1), item({ ...a, status: 'inactive' }, 2)))).toBe('u-1');
@@ -80,7 +150,11 @@ describe('webhook commands (pure decide)', () => {
     const other = callerAs('admin', 'admin-2');
     const w = decideCreateWebhook(admin, { url: 'https://a.test', events: ['*'] }, 0, NOW, ids);
     const lost: WebhookRecord = { ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS };
-    expect(decideUpdateWebhook(other, lost, { status: 'active' }, LATER)).toMatchObject({ status: 'active', creator_uuid: 'admin-2', disabled_reason: null });
+    expect(decideUpdateWebhook(other, lost, { status: 'active' }, LATER)).toMatchObject({
+      status: 'active',
+      creator_uuid: 'admin-2',
+      disabled_reason: null,
+    });
     expect(decideUpdateWebhook(other, lost, { description: 'x' }, LATER)).toMatchObject({ status: 'disabled', creator_uuid: admin.userId });
     expect(decideUpdateWebhook(other, w, { status: 'active', url: 'https://b.test' }, LATER)).toMatchObject({ creator_uuid: admin.userId });
   });

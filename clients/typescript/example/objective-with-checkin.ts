@@ -18,12 +18,18 @@ const period = periods.data.data.records[0];
 if (!period) throw new Error('The tenant has no time period yet: create one with POST /rest/v2/time_periods');
 
 const created = await api.POST('/rest/v2/objectives', {
-  body: { title: 'Grow weekly active teams', time_period_uuid: period.uuid, metric: { name: 'Active teams', start_value: 0, target_value: 200, metric_type: 'reach' } },
+  body: {
+    title: 'Grow weekly active teams',
+    time_period_uuid: period.uuid,
+    metric: { name: 'Active teams', start_value: 0, target_value: 200, metric_type: 'reach' },
+  },
 });
 if (!created.data) throw new Error(`creating the objective: ${created.response.status} ${created.error?.error.message ?? ''}`);
 const objective = created.data.data.record;
 
-const checkin = await api.POST('/rest/v2/checkins', { body: { goal_uuid: objective.uuid, value: 50, status: 'on_track', note: 'First month' } });
+const checkin = await api.POST('/rest/v2/checkins', {
+  body: { goal_uuid: objective.uuid, value: 50, status: 'on_track', note: 'First month' },
+});
 if (!checkin.data) throw new Error(`checking in: ${checkin.response.status} ${checkin.error?.error.message ?? ''}`);
 
 const { data } = await api.GET('/rest/v2/objectives/{id}', { params: { path: { id: objective.uuid } } });

@@ -59,14 +59,17 @@ export interface CheckinWrite {
 export function checkinWriteRefusal(goal: GoalRecord, access: GoalAccess, hidden?: () => AppError): AppError | undefined {
   return (
     goalEditRefusal(access, hidden) ??
-    (goal.discarded_at ? ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; its check-ins cannot change') : undefined) ??
+    (goal.discarded_at
+      ? ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; its check-ins cannot change')
+      : undefined) ??
     (goal.archived_at ? ValidationError.field('goal_uuid', 'archived', 'This goal is archived; its check-ins cannot change') : undefined)
   );
 }
 
 /** `score` only with status closed. */
 export function scoreRefusal(status: GoalStatus, score: number | null | undefined): AppError | undefined {
-  if (score !== null && score !== undefined && status !== 'closed') return ValidationError.field('score', 'not_closed', 'score can only be set on a check-in with status closed');
+  if (score !== null && score !== undefined && status !== 'closed')
+    return ValidationError.field('score', 'not_closed', 'score can only be set on a check-in with status closed');
   return undefined;
 }
 
@@ -94,7 +97,17 @@ function goalFollowing(goal: GoalRecord, latest: CheckinRecord | undefined): Goa
 }
 
 /** The goal fields that follow its latest check-in (goalFollowing). */
-const FOLLOWED = ['current_value', 'current_progress', 'current_status', 'score', 'last_checkin_date', 'value_updated_at', 'value_updated_by_uuid', 'status_updated_at', 'status_updated_by_uuid'] as const;
+const FOLLOWED = [
+  'current_value',
+  'current_progress',
+  'current_status',
+  'score',
+  'last_checkin_date',
+  'value_updated_at',
+  'value_updated_by_uuid',
+  'status_updated_at',
+  'status_updated_by_uuid',
+] as const;
 
 /**
  * The goal following `latest` with `updated_at` moved, or undefined when it already does (nothing to write).
@@ -178,16 +191,27 @@ export function decideUpdate(
     updated_by_uuid: ctx.callerUuid,
     updated_at: now,
   };
-  if (input.value !== undefined) Object.assign(next, { value: input.value, progress: goalProgressAt(g, input.value ?? null), metric_uuid: g.current_metric_uuid });
+  if (input.value !== undefined)
+    Object.assign(next, { value: input.value, progress: goalProgressAt(g, input.value ?? null), metric_uuid: g.current_metric_uuid });
   if (labels !== undefined) Object.assign(next, labelFields(labels));
   return { write: { checkin: next, goal: state.newest[0]?.id === current.uuid ? goalAfter(g, next, now, 'checkin_updated') : g } };
 }
 
 /** `nextLatest`: the check-in that becomes the goal's latest when `current` is (read only then). */
-export function decideDelete(state: GoalState, current: CheckinRecord, nextLatest: CheckinRecord | undefined, now: string): Decision<CheckinWrite> {
+export function decideDelete(
+  state: GoalState,
+  current: CheckinRecord,
+  nextLatest: CheckinRecord | undefined,
+  now: string,
+): Decision<CheckinWrite> {
   const error = checkinWriteRefusal(state.goal, state.access);
   if (error) return { error };
-  return { write: { checkin: current, goal: state.newest[0]?.id === current.uuid ? goalAfter(state.goal, nextLatest, now, 'checkin_deleted') : state.goal } };
+  return {
+    write: {
+      checkin: current,
+      goal: state.newest[0]?.id === current.uuid ? goalAfter(state.goal, nextLatest, now, 'checkin_deleted') : state.goal,
+    },
+  };
 }
 
 /** True when deleting `checkinUuid` needs the next latest check-in read (it is the goal's latest). */

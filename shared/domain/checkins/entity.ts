@@ -64,7 +64,8 @@ export const checkinEntity: EntityDef<CheckinRecord> = {
  * The order in which check-ins of one goal follow each other: latest `checkin_date`, then latest creation
  * (uuid breaks a tie of the same millisecond). Fixed for a check-in's life (neither field is updatable).
  */
-export const checkinOrderKey = (c: Pick<CheckinRecord, 'checkin_date' | 'created_at' | 'uuid'>) => `${c.checkin_date}#${c.created_at}#${c.uuid}`;
+export const checkinOrderKey = (c: Pick<CheckinRecord, 'checkin_date' | 'created_at' | 'uuid'>) =>
+  `${c.checkin_date}#${c.created_at}#${c.uuid}`;
 
 /**
  * Per-goal order items: one per check-in, in the goal's own base-table partition
@@ -72,4 +73,5 @@ export const checkinOrderKey = (c: Pick<CheckinRecord, 'checkin_date' | 'created
  * creation order), a strongly consistent Query of this partition, newest first, names the goal's latest
  * check-in exactly, which is what the goal must follow. Written and deleted in the check-in's transaction.
  */
-export const checkinOrderItemKey = (tenantId: string, goalUuid: string, orderKey: string) => keys.misc(tenantId, 'checkin_order', goalUuid, orderKey);
+export const checkinOrderItemKey = (tenantId: string, goalUuid: string, orderKey: string) =>
+  keys.misc(tenantId, 'checkin_order', goalUuid, orderKey);

@@ -3,8 +3,17 @@ import { orStored, runCommand, type CommandRun } from '#shared/db/commands.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { querySide } from '#shared/db/side-items.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
-import { decideCreate, decideDelete, decideUpdate, deleteNeedsNext, type CheckinCreateCommand, type CheckinUpdateCommand, type GoalState, type OrderHead } from '#shared/domain/checkins/decide.ts';
+import type { WriteTx } from '#shared/db/write-tx.ts';
+import {
+  decideCreate,
+  decideDelete,
+  decideUpdate,
+  deleteNeedsNext,
+  type CheckinCreateCommand,
+  type CheckinUpdateCommand,
+  type GoalState,
+  type OrderHead,
+} from '#shared/domain/checkins/decide.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
@@ -73,7 +82,12 @@ export async function newestOf(ctx: DataCtx, goalUuid: string, limit: number): P
  * it; this write would then take the goal's lead from a newer check-in (moving its rollup parents by it), and
  * the stream would set the goal back to the newer one without them. Undefined when the goal is gone.
  */
-async function readGoalState<X>(ctx: DomainCtx, goalUuid: string, newest: number, extra: () => Promise<X>): Promise<{ stored: Stored<GoalRecord>; state: GoalState; extra: X } | undefined> {
+async function readGoalState<X>(
+  ctx: DomainCtx,
+  goalUuid: string,
+  newest: number,
+  extra: () => Promise<X>,
+): Promise<{ stored: Stored<GoalRecord>; state: GoalState; extra: X } | undefined> {
   const [stored, more] = await Promise.all([getEntity(ctx, goalEntity, goalUuid, true), extra()]);
   if (!stored) return undefined;
   const [heads, access] = await Promise.all([newestOf(ctx, goalUuid, newest), goalAccess(ctx, stored.record)]);
@@ -143,7 +157,12 @@ export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): 
     write: async (tx, write, read, run): Promise<CheckinWritten> => {
       tx.create(checkinEntity, write.checkin).putSide(orderKeyOf(ctx, write.checkin), orderItem(write.checkin));
       addLabelCreates(tx, read!.extra.created);
-      return { checkin: write.checkin, ...(await withRollups(ctx, tx, read!.stored, write.goal, run.now)), access: read!.state.access, createdLabels: read!.extra.created };
+      return {
+        checkin: write.checkin,
+        ...(await withRollups(ctx, tx, read!.stored, write.goal, run.now)),
+        access: read!.state.access,
+        createdLabels: read!.extra.created,
+      };
     },
     stored: orStored(checkinEntity, ids.checkin, async (stored): Promise<CheckinWritten> => {
       const { goal, access } = await readableGoal(ctx, stored.goal_uuid);
@@ -160,7 +179,10 @@ export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): 
 function readCheckinState<X, I>(ctx: DomainCtx, id: string, newest: number, extra: (run: CommandRun<I>) => Promise<X>) {
   let goalUuid: string | undefined;
   return async (run: CommandRun<I>) => {
-    const [current, read] = await Promise.all([getEntity(ctx, checkinEntity, id, true), goalUuid === undefined ? undefined : readGoalState(ctx, goalUuid, newest, () => extra(run))]);
+    const [current, read] = await Promise.all([
+      getEntity(ctx, checkinEntity, id, true),
+      goalUuid === undefined ? undefined : readGoalState(ctx, goalUuid, newest, () => extra(run)),
+    ]);
     if (!current) return { current, read: undefined };
     goalUuid = current.record.goal_uuid;
     return { current, read: read ?? (await readGoalState(ctx, goalUuid, newest, () => extra(run))) };
@@ -168,24 +190,36 @@ function readCheckinState<X, I>(ctx: DomainCtx, id: string, newest: number, extr
 }
 
 /** The check-in and its goal both there: `decide` on them; else the 404 of the one missing. */
-function onCheckin<T, X>(id: string, s: { current: Stored<CheckinRecord> | undefined; read: { state: GoalState; extra: X } | undefined }, decide: (current: CheckinRecord, state: GoalState, extra: X) => Decision<T>): Decision<T> {
+function onCheckin<T, X>(
+  id: string,
+  s: { current: Stored<CheckinRecord> | undefined; read: { state: GoalState; extra: X } | undefined },
+  decide: (current: CheckinRecord, state: GoalState, extra: X) => Decision<T>,
+): Decision<T> {
   if (!s.current) return refuse(notFound(id));
   if (!s.read) return refuse(goalNotFound(s.current.record.goal_uuid));
   return decide(s.current.record, s.read.state, s.read.extra);
 }
 
 export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUpdateInput): Promise<CheckinView> {
-  const read = readCheckinState(ctx, id, 1, async ({ ids, now }: CommandRun<string[]>) => (input.labels === undefined ? undefined : resolveLabelNames(ctx, input.labels, ids, now)));
+  const read = readCheckinState(ctx, id, 1, async ({ ids, now }: CommandRun<string[]>) =>
+    input.labels === undefined ? undefined : resolveLabelNames(ctx, input.labels, ids, now),
+  );
   return runCommand(ctx, {
     // new labels' ids are drawn once: every retried attempt names the same labels
     ids: (input.labels ?? []).map(() => newId()),
     read,
-    decide: (s, now) => onCheckin(id, s, (current, state, extra) => decideUpdate(state, current, input, extra?.labels, commandContext(ctx), now)),
+    decide: (s, now) =>
+      onCheckin(id, s, (current, state, extra) => decideUpdate(state, current, input, extra?.labels, commandContext(ctx), now)),
     write: async (tx, write, s, run): Promise<CheckinWritten> => {
       const created = s.read!.extra?.created ?? [];
       tx.replace(checkinEntity, s.current!, write.checkin);
       addLabelCreates(tx, created);
-      return { checkin: write.checkin, ...(await withRollups(ctx, tx, s.read!.stored, write.goal, run.now)), access: s.read!.state.access, createdLabels: created };
+      return {
+        checkin: write.checkin,
+        ...(await withRollups(ctx, tx, s.read!.stored, write.goal, run.now)),
+        access: s.read!.state.access,
+        createdLabels: created,
+      };
     },
     after: (w) => afterCheckinWrite(ctx, w),
   });
@@ -204,7 +238,12 @@ export async function deleteCheckin(ctx: DomainCtx, id: string): Promise<Checkin
     decide: (s, now) => onCheckin(id, s, (current, state) => decideDelete(state, current, s.next, now)),
     write: async (tx, write, s, run): Promise<CheckinWritten> => {
       tx.remove(checkinEntity, s.current!).deleteSide(orderKeyOf(ctx, s.current!.record));
-      return { checkin: s.current!.record, ...(await withRollups(ctx, tx, s.read!.stored, write.goal, run.now)), access: s.read!.state.access, createdLabels: [] };
+      return {
+        checkin: s.current!.record,
+        ...(await withRollups(ctx, tx, s.read!.stored, write.goal, run.now)),
+        access: s.read!.state.access,
+        createdLabels: [],
+      };
     },
     after: (w) => afterCheckinWrite(ctx, w),
   });

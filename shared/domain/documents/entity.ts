@@ -47,9 +47,11 @@ export const RUNNING_CLAIM = 'document_refresh_running';
  */
 export const refreshThreadEntity: EntityDef<RefreshThreadRecord> = {
   type: 'refresh_thread',
-  uniques: (t) => (t.state === 'running' ? [{ name: RUNNING_CLAIM, value: t.document_uuid, onTaken: () => new RefreshAlreadyRunning() }] : []),
+  uniques: (t) =>
+    t.state === 'running' ? [{ name: RUNNING_CLAIM, value: t.document_uuid, onTaken: () => new RefreshAlreadyRunning() }] : [],
   // A finished run can be polled for 30 days, then the table's TTL removes it (a running one holds a claim: never).
-  expiresAt: (t) => (t.state === 'running' ? undefined : Math.floor(Date.parse(t.completed_at ?? t.updated_at) / 1000) + RUN_RECORD_TTL_DAYS * 86_400),
+  expiresAt: (t) =>
+    t.state === 'running' ? undefined : Math.floor(Date.parse(t.completed_at ?? t.updated_at) / 1000) + RUN_RECORD_TTL_DAYS * 86_400,
 };
 
 export const RUN_RECORD_TTL_DAYS = 30;

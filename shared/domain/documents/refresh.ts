@@ -2,7 +2,13 @@ import { nowIso } from '#shared/clock.ts';
 import { createEntity, retryOnConflict } from '#shared/db/commands.ts';
 import { newId, UUID_RE } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { DOCUMENT_REFRESH_QUEUE, RefreshAlreadyRunning, refreshThreadEntity, type RefreshThreadRecord, type RunningThread } from '#shared/domain/documents/entity.ts';
+import {
+  DOCUMENT_REFRESH_QUEUE,
+  RefreshAlreadyRunning,
+  refreshThreadEntity,
+  type RefreshThreadRecord,
+  type RunningThread,
+} from '#shared/domain/documents/entity.ts';
 import { expireIfStale, finishRun, getThread, runningThreadOf } from '#shared/domain/documents/runs.ts';
 import type { DocumentRefreshMessage } from '#shared/domain/documents/worker.ts';
 import { shareableAccess, shareableChecks } from '#shared/domain/sharing/access.ts';
@@ -30,7 +36,8 @@ const MAX_START_ATTEMPTS = 5;
 /** The document, if the caller may refresh it: 404 when not in the tenant, 403 without edit access. */
 export async function refreshableDocument(ctx: DomainCtx, shareableUuid: string) {
   const { record: doc } = await loadShareable(ctx, 'documents', shareableUuid);
-  if (!shareableChecks(ctx.caller, shareableAccess(ctx.caller, doc)).can_edit) throw new ForbiddenError('Refreshing a document needs edit access: the owner, admins, or an edit or manage grant');
+  if (!shareableChecks(ctx.caller, shareableAccess(ctx.caller, doc)).can_edit)
+    throw new ForbiddenError('Refreshing a document needs edit access: the owner, admins, or an edit or manage grant');
   return doc;
 }
 
@@ -91,4 +98,3 @@ export async function refreshStatus(ctx: DomainCtx, threadUuid: string): Promise
   if (!thread) throw notFound();
   return expireIfStale(ctx, thread);
 }
-

@@ -3,7 +3,13 @@ import { retryOnConflict } from '#shared/db/commands.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { findUnique, getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
-import { REFRESH_STALE_AFTER_MS, refreshThreadEntity, RUNNING_CLAIM, type RefreshThreadRecord, type RunningThread } from '#shared/domain/documents/entity.ts';
+import {
+  REFRESH_STALE_AFTER_MS,
+  refreshThreadEntity,
+  RUNNING_CLAIM,
+  type RefreshThreadRecord,
+  type RunningThread,
+} from '#shared/domain/documents/entity.ts';
 import type { RefreshOutcome } from '#shared/domain/documents/status.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 
@@ -40,35 +46,59 @@ export interface ContentChange {
  * The first attempt uses what the caller already read (`read`, `change.document`) instead of reading again:
  * a change since then fails that attempt's conditions, and the retry reads both afresh.
  */
-export async function finishRun(ctx: DataCtx, threadUuid: string, outcome: RefreshOutcome, change?: ContentChange, read?: Stored<RefreshThreadRecord>): Promise<{ applied: boolean; thread?: RefreshThreadRecord }> {
+export async function finishRun(
+  ctx: DataCtx,
+  threadUuid: string,
+  outcome: RefreshOutcome,
+  change?: ContentChange,
+  read?: Stored<RefreshThreadRecord>,
+): Promise<{ applied: boolean; thread?: RefreshThreadRecord }> {
   let known: { thread?: Stored<RefreshThreadRecord>; document?: Stored<ShareableRecord> } = { thread: read, document: change?.document };
   return retryOnConflict(async () => {
     const { thread: knownThread, document: knownDocument } = known;
     known = {};
     const current = knownThread ?? (await getEntity(ctx, refreshThreadEntity, threadUuid, true));
-    if (!current || current.record.state !== 'running') return { applied: false, thread: current?.record };
+    if (current?.record.state !== 'running') return { applied: false, thread: current?.record };
     const now = nowIso();
     const tx = new WriteTx(ctx);
     let final = outcome;
     if (change) {
       const doc = knownDocument ?? (await getEntity(ctx, shareableEntity, change.document.record.uuid, true));
-      if (!doc) final = { state: 'failed', skill_status: outcome.skill_status, summary: 'The document was deleted while it was being refreshed' };
-      else if (doc.record.content !== change.document.record.content) final = { state: 'failed', skill_status: outcome.skill_status, summary: 'The document changed while it was being refreshed; the refreshed content was discarded. Refresh it again.' };
+      if (!doc)
+        final = { state: 'failed', skill_status: outcome.skill_status, summary: 'The document was deleted while it was being refreshed' };
+      else if (doc.record.content !== change.document.record.content)
+        final = {
+          state: 'failed',
+          skill_status: outcome.skill_status,
+          summary: 'The document changed while it was being refreshed; the refreshed content was discarded. Refresh it again.',
+        };
       else if (doc.record.content !== change.to) tx.replace(shareableEntity, doc, { ...doc.record, content: change.to, updated_at: now });
     }
-    const thread: RefreshThreadRecord = { ...current.record, state: final.state, skill_status: final.skill_status, summary: final.summary, completed_at: now, updated_at: now };
+    const thread: RefreshThreadRecord = {
+      ...current.record,
+      state: final.state,
+      skill_status: final.skill_status,
+      summary: final.summary,
+      completed_at: now,
+      updated_at: now,
+    };
     tx.replace(refreshThreadEntity, current, thread);
     await tx.commit();
     return { applied: true, thread };
   });
 }
 
-export const isStale = (t: RefreshThreadRecord, now = Date.now()) => t.state === 'running' && now - Date.parse(t.started_at) > REFRESH_STALE_AFTER_MS;
+export const isStale = (t: RefreshThreadRecord, now = Date.now()) =>
+  t.state === 'running' && now - Date.parse(t.started_at) > REFRESH_STALE_AFTER_MS;
 
 /** A run whose message was lost ends `failed` when next looked at (see REFRESH_STALE_AFTER_MS); others are returned as they are. */
 export async function expireIfStale(ctx: DataCtx, thread: RefreshThreadRecord): Promise<RefreshThreadRecord> {
   if (!isStale(thread)) return thread;
   const minutes = Math.round(REFRESH_STALE_AFTER_MS / 60_000);
-  const { thread: after } = await finishRun(ctx, thread.uuid, { state: 'failed', skill_status: null, summary: `The refresh did not finish within ${minutes} minutes and was abandoned; start a new one` });
+  const { thread: after } = await finishRun(ctx, thread.uuid, {
+    state: 'failed',
+    skill_status: null,
+    summary: `The refresh did not finish within ${minutes} minutes and was abandoned; start a new one`,
+  });
   return after ?? thread;
 }

@@ -30,7 +30,8 @@ export function parseAgentOutput(output: string): RefreshOutcome {
   while (last >= 0 && lines[last]!.trim() === '') last--;
   const code = last >= 0 ? STATUS_LINE.exec(lines[last]!)?.[1]?.toLowerCase() : undefined;
   const skill = SKILL_STATUSES.find((s) => s === code);
-  if (!skill) return { state: 'completed_unknown_outcome', skill_status: null, summary: oneLine(output) || 'The refresh agent returned no output' };
+  if (!skill)
+    return { state: 'completed_unknown_outcome', skill_status: null, summary: oneLine(output) || 'The refresh agent returned no output' };
   const report = oneLine(lines.slice(0, last).join('\n'));
   return { state: skill === 'failed' ? 'failed' : 'completed', skill_status: skill, summary: report || DEFAULT_SUMMARY[skill] };
 }

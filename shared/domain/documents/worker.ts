@@ -51,7 +51,10 @@ export interface RefreshWorkerDeps {
   log?: Pick<Log, 'info' | 'warn' | 'error'>;
 }
 
-export type RunResult = { result: 'ended'; state: RefreshState } | { result: 'already_ended'; state: RefreshState } | { result: 'unknown_thread' };
+export type RunResult =
+  | { result: 'ended'; state: RefreshState }
+  | { result: 'already_ended'; state: RefreshState }
+  | { result: 'unknown_thread' };
 
 /**
  * Carries out one run. At-least-once delivery: a run that already ended (redelivery, or a concurrent
@@ -79,17 +82,31 @@ export async function runRefresh(msg: DocumentRefreshMessage, receiveCount: numb
   let written: WriterResult;
   try {
     written = await deps.writer().refresh(
-      { thread_uuid: thread.uuid, document: { uuid: doc.record.uuid, title: doc.record.title, content: doc.record.content }, now: (deps.now ?? nowIso)() },
+      {
+        thread_uuid: thread.uuid,
+        document: { uuid: doc.record.uuid, title: doc.record.title, content: doc.record.content },
+        now: (deps.now ?? nowIso)(),
+      },
       AbortSignal.timeout(deps.writerTimeoutMs ?? WRITER_TIMEOUT_MS),
     );
   } catch (err) {
-    if (receiveCount >= deps.maxReceiveCount) await port.finish(stored, { state: 'failed', skill_status: null, summary: `The refresh agent failed ${receiveCount} times; try again later` });
+    if (receiveCount >= deps.maxReceiveCount)
+      await port.finish(stored, {
+        state: 'failed',
+        skill_status: null,
+        summary: `The refresh agent failed ${receiveCount} times; try again later`,
+      });
     throw err;
   }
 
   const outcome = parseAgentOutput(written.output);
   // Content is stored only when the agent says it completed with changes: any other code (or none) leaves the document as it was.
   if (outcome.skill_status !== 'completed' || written.content === null) return end(outcome);
-  if (written.content.length > MAX_CONTENT_LENGTH) return end({ state: 'failed', skill_status: outcome.skill_status, summary: `The refreshed document would exceed ${MAX_CONTENT_LENGTH} characters; it was not changed` });
+  if (written.content.length > MAX_CONTENT_LENGTH)
+    return end({
+      state: 'failed',
+      skill_status: outcome.skill_status,
+      summary: `The refreshed document would exceed ${MAX_CONTENT_LENGTH} characters; it was not changed`,
+    });
   return end(outcome, { document: doc, to: written.content });
 }

@@ -53,11 +53,15 @@ export const builtInWriter: DocumentWriter = {
   name: 'built-in',
   async refresh({ document, now }) {
     const body = withoutFooter(document.content ?? '');
-    if (body.trim() === '') return { content: null, output: `"${document.title}" has no content to refresh.\nSTATUS: completed_no_changes` };
+    if (body.trim() === '')
+      return { content: null, output: `"${document.title}" has no content to refresh.\nSTATUS: completed_no_changes` };
     const words = body.split(/\s+/).filter(Boolean).length;
     const firstSentence = /^[\s\S]*?[.!?](\s|$)/.exec(body.trim())?.[0] ?? body;
     const content = `${body}\n\n---\nLast refreshed: ${now}\nSummary: ${oneLine(firstSentence, 160)}`;
-    return { content, output: `Refreshed "${oneLine(document.title, 200)}" (${words} words): updated its Last refreshed line and summary.\nSTATUS: completed` };
+    return {
+      content,
+      output: `Refreshed "${oneLine(document.title, 200)}" (${words} words): updated its Last refreshed line and summary.\nSTATUS: completed`,
+    };
   },
 };
 
@@ -105,7 +109,9 @@ export function bedrockWriter(modelId: string, converse: Converse = bedrockConve
   return {
     name: `bedrock:${modelId}`,
     async refresh(input, signal) {
-      return splitModelAnswer(await converse({ modelId, system: SYSTEM_PROMPT, prompt: refreshPrompt(input), maxTokens: MAX_OUTPUT_TOKENS }, signal));
+      return splitModelAnswer(
+        await converse({ modelId, system: SYSTEM_PROMPT, prompt: refreshPrompt(input), maxTokens: MAX_OUTPUT_TOKENS }, signal),
+      );
     },
   };
 }

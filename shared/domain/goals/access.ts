@@ -35,7 +35,19 @@ export async function goalAccess(ctx: DomainCtx, goal: GoalRecord): Promise<Goal
   const entity = goal.visible_entities.filter((e) => (e.entity_type === 'user' ? e.entity_uuid === me : myTeams.has(e.entity_uuid)));
   const ownsTeam = onTeam && (await ctx.loader.many(teamEntity, goal.team_uuids)).some((t) => t.owner_uuids.includes(me));
 
-  const source: AccessSource | null = owner ? 'owner' : creator ? 'creator' : delegate ? 'delegate' : onTeam ? 'team' : entity.length ? 'visible_entity' : goal.visibility === 'public' ? 'public' : null;
+  const source: AccessSource | null = owner
+    ? 'owner'
+    : creator
+      ? 'creator'
+      : delegate
+        ? 'delegate'
+        : onTeam
+          ? 'team'
+          : entity.length
+            ? 'visible_entity'
+            : goal.visibility === 'public'
+              ? 'public'
+              : null;
   const canEdit = writer && (owner || creator || delegate || ownsTeam || entity.some((e) => e.mode === 'edit'));
   return { canView: source !== null, canEdit, source };
 }

@@ -26,7 +26,8 @@ export type MetricUpdateInput = { [K in keyof MetricCreateInput]?: MetricCreateI
 type Sent<T> = { [K in keyof T]?: T[K] };
 
 /** Fields both create and update take: the record's own, and the associations named by uuid (labels by name). */
-interface GoalFieldsInput extends Sent<Pick<GoalRecord, 'description' | 'start_date' | 'end_date' | 'goal_type' | 'visibility' | 'checkin_due_days'>> {
+interface GoalFieldsInput
+  extends Sent<Pick<GoalRecord, 'description' | 'start_date' | 'end_date' | 'goal_type' | 'visibility' | 'checkin_due_days'>> {
   owner_uuids?: string[] | null;
   delegate_uuids?: string[] | null;
   /** The earlier variant of delegate_uuids (one delegate, or null). */

@@ -5,7 +5,15 @@ import { orStored, runCommand } from '#shared/db/commands.ts';
 import { BatchRead, getEntities } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';
-import { createRefusal, decideCreate, parentRefusal, referencedIds, type CreateIds, type CreateState, type SeenGoal } from '#shared/domain/goals/decide.ts';
+import {
+  createRefusal,
+  decideCreate,
+  parentRefusal,
+  referencedIds,
+  type CreateIds,
+  type CreateState,
+  type SeenGoal,
+} from '#shared/domain/goals/decide.ts';
 import { labelNamesOf } from '#shared/domain/labels/decide.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
@@ -30,13 +38,21 @@ import type { GoalView } from '#shared/domain/goals/service.ts';
  */
 async function readCreate(ctx: DomainCtx, input: GoalCreateCommand): Promise<CreateState> {
   // both delegate fields sent is decide's refusal (delegateConflict); delegatesOf still names what to read
-  const refs = referencedIds({ owner_uuids: input.owner_uuids ?? [], delegate_uuids: delegatesOf(input) ?? [], team_uuids: input.team_uuids ?? [], visible_entities: input.visible_entities ?? [] });
+  const refs = referencedIds({
+    owner_uuids: input.owner_uuids ?? [],
+    delegate_uuids: delegatesOf(input) ?? [],
+    team_uuids: input.team_uuids ?? [],
+    visible_entities: input.visible_entities ?? [],
+  });
   const names = labelNamesOf(input.labels ?? []);
   const batch = new BatchRead(ctx);
   const period = batch.entities(timePeriodEntity, [input.time_period_uuid]);
   const users = batch.entities(userEntity, refs.users);
   const teams = batch.entities(teamEntity, refs.teams);
-  const parents = batch.entities(goalEntity, parentLinksOf(input.parents).map((l) => l.parent_uuid));
+  const parents = batch.entities(
+    goalEntity,
+    parentLinksOf(input.parents).map((l) => l.parent_uuid),
+  );
   const claims = batch.claims('label_name', 'wanted' in names ? names.wanted.keys() : []);
   await batch.run(true);
 
@@ -67,7 +83,11 @@ export async function authorizeGoalCreate(ctx: DomainCtx, input: GoalCreateComma
   const ids = parentLinksOf(input.parents).map((l) => l.parent_uuid);
   if (!ids.length) return;
   const seen = new Map<string, SeenGoal>();
-  await Promise.all([...(await getEntities(ctx, goalEntity, ids))].map(async ([id, stored]) => seen.set(id, { stored, access: await goalAccess(ctx, stored.record) })));
+  await Promise.all(
+    [...(await getEntities(ctx, goalEntity, ids))].map(async ([id, stored]) =>
+      seen.set(id, { stored, access: await goalAccess(ctx, stored.record) }),
+    ),
+  );
   const { error, details } = parentRefusal(undefined, ids, seen);
   if (error) throw error;
   const unknown = details.filter((d) => d.code === 'not_found');
@@ -75,7 +95,12 @@ export async function authorizeGoalCreate(ctx: DomainCtx, input: GoalCreateComma
 }
 
 /** `opts.uuid`: the new goal's uuid when the caller fixes it (a bulk import, so a retry finds what it created). */
-export async function createGoal(ctx: DomainCtx, kind: GoalKind, input: GoalCreateCommand, opts: { uuid?: string } = {}): Promise<GoalView> {
+export async function createGoal(
+  ctx: DomainCtx,
+  kind: GoalKind,
+  input: GoalCreateCommand,
+  opts: { uuid?: string } = {},
+): Promise<GoalView> {
   // Drawn once, in a fixed order: every retried attempt (and a retry of the request with the same
   // Idempotency-Key) names the same records.
   const metric = input.metric ? newId() : '';

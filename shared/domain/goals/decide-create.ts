@@ -3,9 +3,26 @@ import type { Stored } from '#shared/db/model.ts';
 import { refuse, type Decision } from '#shared/decision.ts';
 import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';
 import { uniq } from '#shared/domain/fields.ts';
-import { failure, parentRefusal, referenceDetails, unknownPeriod, type Actor, type KnownRefs, type SeenGoal } from '#shared/domain/goals/decide-refs.ts';
+import {
+  failure,
+  parentRefusal,
+  referenceDetails,
+  unknownPeriod,
+  type Actor,
+  type KnownRefs,
+  type SeenGoal,
+} from '#shared/domain/goals/decide-refs.ts';
 import type { GoalKind, GoalRecord, MetricRecord } from '#shared/domain/goals/entity.ts';
-import { dateDetails, delegateConflict, delegatesOf, metricDetails, parentLinksOf, pathFor, searchableContent, visibleEntitiesOf } from '#shared/domain/goals/rules.ts';
+import {
+  dateDetails,
+  delegateConflict,
+  delegatesOf,
+  metricDetails,
+  parentLinksOf,
+  pathFor,
+  searchableContent,
+  visibleEntitiesOf,
+} from '#shared/domain/goals/rules.ts';
 import type { ClaimedLabel, LabelRecord, LabelRef } from '#shared/domain/labels/entity.ts';
 import { labelNamesOf, resolveLabels } from '#shared/domain/labels/decide.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
@@ -46,7 +63,14 @@ export interface CreateWrite {
  * 403 for a parent the caller cannot change, then every field rule at once (dates, references, parents,
  * metric), then label names.
  */
-export function decideCreate(kind: GoalKind, input: GoalCreateCommand, state: CreateState, actor: Actor, now: string, ids: CreateIds): Decision<CreateWrite> {
+export function decideCreate(
+  kind: GoalKind,
+  input: GoalCreateCommand,
+  state: CreateState,
+  actor: Actor,
+  now: string,
+  ids: CreateIds,
+): Decision<CreateWrite> {
   const conflict = delegateConflict(input);
   if (conflict) return refuse(conflict);
   const delegates = delegatesOf(input) ?? [];
@@ -60,9 +84,20 @@ export function decideCreate(kind: GoalKind, input: GoalCreateCommand, state: Cr
   const end = input.end_date ?? period.end_date;
   const m = input.metric;
   const metric: MetricRecord | null = m
-    ? { uuid: ids.metric, name: m.name ?? null, start_value: m.start_value ?? 0, target_value: m.target_value, unit: m.unit ?? null, metric_type: m.metric_type ?? 'reach' }
+    ? {
+        uuid: ids.metric,
+        name: m.name ?? null,
+        start_value: m.start_value ?? 0,
+        target_value: m.target_value,
+        unit: m.unit ?? null,
+        metric_type: m.metric_type ?? 'reach',
+      }
     : null;
-  const parentCheck = parentRefusal(undefined, links.map((l) => l.parent_uuid), state.parents);
+  const parentCheck = parentRefusal(
+    undefined,
+    links.map((l) => l.parent_uuid),
+    state.parents,
+  );
   if (parentCheck.error) return { error: parentCheck.error };
   const error = failure([
     ...dateDetails(period, start, end, input),

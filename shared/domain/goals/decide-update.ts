@@ -4,10 +4,28 @@ import { refuse, type Decision } from '#shared/decision.ts';
 import type { GoalUpdateCommand, MetricUpdateInput } from '#shared/domain/goals/commands.ts';
 import { sentFields, uniq } from '#shared/domain/fields.ts';
 import type { CreateState } from '#shared/domain/goals/decide-create.ts';
-import { editRefusal, failure, parentRefusal, referenceDetails, unknownPeriod, type Actor, type SeenGoal } from '#shared/domain/goals/decide-refs.ts';
+import {
+  editRefusal,
+  failure,
+  parentRefusal,
+  referenceDetails,
+  unknownPeriod,
+  type Actor,
+  type SeenGoal,
+} from '#shared/domain/goals/decide-refs.ts';
 import type { GoalKind, GoalRecord, MetricRecord } from '#shared/domain/goals/entity.ts';
 import { goalProgressAt } from '#shared/domain/goals/progress.ts';
-import { dateDetails, delegateConflict, delegatesOf, metricDetails, normalizeShortId, parentLinksOf, pathFor, searchableContent, visibleEntitiesOf } from '#shared/domain/goals/rules.ts';
+import {
+  dateDetails,
+  delegateConflict,
+  delegatesOf,
+  metricDetails,
+  normalizeShortId,
+  parentLinksOf,
+  pathFor,
+  searchableContent,
+  visibleEntitiesOf,
+} from '#shared/domain/goals/rules.ts';
 import type { LabelRecord, LabelRef } from '#shared/domain/labels/entity.ts';
 import type { ErrorDetail } from '#shared/errors.ts';
 import { labelNamesOf, resolveLabels } from '#shared/domain/labels/decide.ts';
@@ -15,12 +33,18 @@ import { labelNamesOf, resolveLabels } from '#shared/domain/labels/decide.ts';
 /** The period an update must read: the new one, or the goal's when only dates are sent; undefined when neither changes. */
 export function periodToRead(g: GoalRecord, input: GoalUpdateCommand): string | undefined {
   const periodChanged = input.time_period_uuid !== undefined && input.time_period_uuid !== g.time_period_uuid;
-  return periodChanged || input.start_date !== undefined || input.end_date !== undefined ? (input.time_period_uuid ?? g.time_period_uuid) : undefined;
+  return periodChanged || input.start_date !== undefined || input.end_date !== undefined
+    ? (input.time_period_uuid ?? g.time_period_uuid)
+    : undefined;
 }
 
 /** Parents an update links that the goal does not have yet (they are checked, version-checked and guarded). */
 export const addedParents = (g: GoalRecord, input: GoalUpdateCommand): string[] =>
-  input.parents === undefined ? [] : parentLinksOf(input.parents).map((l) => l.parent_uuid).filter((p) => !g.parent_links.some((l) => l.parent_uuid === p));
+  input.parents === undefined
+    ? []
+    : parentLinksOf(input.parents)
+        .map((l) => l.parent_uuid)
+        .filter((p) => !g.parent_links.some((l) => l.parent_uuid === p));
 
 /** The new first parent when an update changes it (its path is the goal's new prefix): null for none left, undefined when unchanged. */
 export function newFirstParent(g: GoalRecord, input: GoalUpdateCommand): string | null | undefined {
@@ -33,7 +57,10 @@ export function newFirstParent(g: GoalRecord, input: GoalUpdateCommand): string 
 export const addedVisibleEntities = (g: GoalRecord, input: GoalUpdateCommand) =>
   input.visible_entities === undefined
     ? undefined
-    : visibleEntitiesOf(input.visible_entities).filter((e) => !g.visible_entities.some((o) => o.entity_type === e.entity_type && o.entity_uuid.toLowerCase() === e.entity_uuid.toLowerCase()));
+    : visibleEntitiesOf(input.visible_entities).filter(
+        (e) =>
+          !g.visible_entities.some((o) => o.entity_type === e.entity_type && o.entity_uuid.toLowerCase() === e.entity_uuid.toLowerCase()),
+      );
 
 /** What an update reads after the goal, in one batch: the period, the newly named users and teams, the added parents (and the new first one), the label claims; the cycle walk's answer. */
 export interface UpdateState extends CreateState {
@@ -64,12 +91,24 @@ export interface UpdateWrite {
  * delegate conflict; unknown period; 403 for a new parent the caller cannot change; every field rule at once
  * (dates, references, parents, metric); label names.
  */
-export function decideUpdate(kind: GoalKind, seen: SeenGoal, input: GoalUpdateCommand, state: UpdateState, actor: Actor, now: string, ids: UpdateIds): Decision<UpdateWrite> {
+export function decideUpdate(
+  kind: GoalKind,
+  seen: SeenGoal,
+  input: GoalUpdateCommand,
+  state: UpdateState,
+  actor: Actor,
+  now: string,
+  ids: UpdateIds,
+): Decision<UpdateWrite> {
   const g = seen.stored.record;
   const refusal = editRefusal(kind, g, seen.access);
   if (refusal) return { error: refusal };
   const { title, description, goal_type, visibility, checkin_due_days, progress_mode } = input;
-  const next: GoalRecord = { ...g, ...sentFields({ title, description, goal_type, visibility, checkin_due_days, progress_mode }), updated_at: now };
+  const next: GoalRecord = {
+    ...g,
+    ...sentFields({ title, description, goal_type, visibility, checkin_due_days, progress_mode }),
+    updated_at: now,
+  };
   // Leaving rollup mode: progress follows the goal's own value again.
   if (g.progress_mode === 'rollup' && next.progress_mode !== 'rollup') next.current_progress = goalProgressAt(next, next.current_value);
   if (input.current_status !== undefined && input.current_status !== g.current_status) {
@@ -78,7 +117,8 @@ export function decideUpdate(kind: GoalKind, seen: SeenGoal, input: GoalUpdateCo
   if (input.short_id !== undefined) {
     const normalized = normalizeShortId(input.short_id);
     if ('error' in normalized) return normalized;
-    if (normalized.shortId !== g.short_id) Object.assign(next, { short_id: normalized.shortId, short_id_uuid: normalized.shortId ? ids.shortId : null });
+    if (normalized.shortId !== g.short_id)
+      Object.assign(next, { short_id: normalized.shortId, short_id_uuid: normalized.shortId ? ids.shortId : null });
   }
   const conflict = delegateConflict(input);
   if (conflict) return refuse(conflict);
@@ -119,7 +159,11 @@ export function decideUpdate(kind: GoalKind, seen: SeenGoal, input: GoalUpdateCo
     const check = parentRefusal(g.uuid, added, state.parents, state.below);
     if (check.error) return { error: check.error };
     details.push(...check.details);
-    next.parent_links = links.map((l) => ({ parent_uuid: l.parent_uuid, contribution_percent: l.contribution_percent ?? g.parent_links.find((k) => k.parent_uuid === l.parent_uuid)?.contribution_percent ?? 100 }));
+    next.parent_links = links.map((l) => ({
+      parent_uuid: l.parent_uuid,
+      contribution_percent:
+        l.contribution_percent ?? g.parent_links.find((k) => k.parent_uuid === l.parent_uuid)?.contribution_percent ?? 100,
+    }));
     const first = newFirstParent(g, input);
     if (first !== undefined) next.path = pathFor(g.uuid, first === null ? undefined : state.parents.get(first)?.stored.record);
     removedParents = g.parent_links.map((l) => l.parent_uuid).filter((p) => !links.some((l) => l.parent_uuid === p));
@@ -155,8 +199,16 @@ function applyMetric(g: GoalRecord, next: GoalRecord, input: MetricUpdateInput |
   const details: ErrorDetail[] = [];
   if (input === null) next.metric = null;
   else {
-    if (!g.metric && input.target_value === undefined) details.push({ field: 'metric.target_value', code: 'required', message: 'A new metric needs target_value' });
-    const current: MetricRecord = g.metric ?? { uuid: newUuid, name: null, start_value: 0, target_value: 0, unit: null, metric_type: 'reach' };
+    if (!g.metric && input.target_value === undefined)
+      details.push({ field: 'metric.target_value', code: 'required', message: 'A new metric needs target_value' });
+    const current: MetricRecord = g.metric ?? {
+      uuid: newUuid,
+      name: null,
+      start_value: 0,
+      target_value: 0,
+      unit: null,
+      metric_type: 'reach',
+    };
     next.metric = { ...current, ...sentFields(input) };
     details.push(...metricDetails(next.metric));
   }

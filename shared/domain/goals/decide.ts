@@ -22,7 +22,13 @@ export * from '#shared/domain/goals/decide-update.ts';
 // ---------- archive ----------
 
 /** Archive (or unarchive): set or clear archived_at/archived_by_uuid; undefined when there is nothing to change. */
-export function decideArchive(kind: GoalKind, seen: SeenGoal, archived: boolean, actor: Actor, now: string): Decision<GoalRecord | undefined> {
+export function decideArchive(
+  kind: GoalKind,
+  seen: SeenGoal,
+  archived: boolean,
+  actor: Actor,
+  now: string,
+): Decision<GoalRecord | undefined> {
   const g = seen.stored.record;
   const error = editRefusal(kind, g, seen.access);
   if (error) return refuse(error);
@@ -44,7 +50,7 @@ export const immediateKinds = (input: GoalDeleteCommand): GoalKind[] => GOAL_KIN
  */
 export function decideDelete(
   kind: GoalKind,
-  input: GoalDeleteCommand,
+  _input: GoalDeleteCommand,
   target: SeenGoal,
   others: { goals: ReadonlyArray<SeenGoal>; truncated: boolean },
   actor: Actor,
@@ -60,7 +66,13 @@ export function decideDelete(
     if (g.discarded_at) continue;
     if (s !== target && !s.access.canEdit) {
       // a goal the caller cannot see is not named (contract 5): its uuid would reveal it
-      return { error: new ForbiddenError(s.access.canView ? `You cannot delete ${g.type.replace('_', ' ')} ${g.uuid} of this hierarchy` : 'You cannot delete every goal of this hierarchy') };
+      return {
+        error: new ForbiddenError(
+          s.access.canView
+            ? `You cannot delete ${g.type.replace('_', ' ')} ${g.uuid} of this hierarchy`
+            : 'You cannot delete every goal of this hierarchy',
+        ),
+      };
     }
     discarded.push({ before: s.stored, after: { ...g, discarded_at: now, discarded_by_uuid: actor.userUuid, updated_at: now } });
   }
@@ -68,4 +80,5 @@ export function decideDelete(
 }
 
 /** The field a too_many refusal of a delete names: what the client should send less of. */
-export const deleteBlame = (kind: GoalKind, input: GoalDeleteCommand) => (input.delete_hierarchy ? 'delete_hierarchy' : IMMEDIATE_FLAGS[immediateKinds(input)[0] ?? kind]);
+export const deleteBlame = (kind: GoalKind, input: GoalDeleteCommand) =>
+  input.delete_hierarchy ? 'delete_hierarchy' : IMMEDIATE_FLAGS[immediateKinds(input)[0] ?? kind];

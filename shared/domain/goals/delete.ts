@@ -13,13 +13,16 @@ import { childEntriesOfKind, walkDescendants } from '#shared/domain/goals/hierar
 import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
 import { MAX_TX_ITEMS } from '#shared/domain/goals/rules.ts';
 
-const seen = async (ctx: DomainCtx, stored: Stored<GoalRecord>): Promise<SeenGoal> => ({ stored, access: await goalAccess(ctx, stored.record) });
+const seen = async (ctx: DomainCtx, stored: Stored<GoalRecord>): Promise<SeenGoal> => ({
+  stored,
+  access: await goalAccess(ctx, stored.record),
+});
 
 /**
  * Read plan: the goal and, in the same round, the ids the flags add (the child index of each flagged kind,
  * or the walk of every descendant, stopped at a transaction's size); then those goals in one batch.
  */
-async function readDelete(ctx: DomainCtx, kind: GoalKind, id: string, input: GoalDeleteCommand) {
+async function readDelete(ctx: DomainCtx, _kind: GoalKind, id: string, input: GoalDeleteCommand) {
   const [target, walk, children] = await Promise.all([
     getEntity(ctx, goalEntity, id),
     // each discarded goal is at least two items (the goal and its re-enveloped entries): 100 descendants never fit
@@ -46,7 +49,10 @@ export async function deleteGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
     write: (tx, discarded, read) => {
       for (const d of discarded) tx.replace(goalEntity, d.before, d.after);
       tx.blame(deleteBlame(kind, input)).assertFits();
-      return { goal: discarded.find((d) => d.after.uuid === id)?.after ?? read!.target.stored.record, discarded: discarded.map((d) => d.after) };
+      return {
+        goal: discarded.find((d) => d.after.uuid === id)?.after ?? read!.target.stored.record,
+        discarded: discarded.map((d) => d.after),
+      };
     },
     after: async ({ goal, discarded }) => {
       if (discarded.length) await refreshRollups(ctx, discarded);

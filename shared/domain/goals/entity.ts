@@ -144,7 +144,16 @@ export const goalEntity: EntityDef<GoalRecord> = {
     }
     return e;
   },
-  uniques: (g) => (g.short_id ? [{ name: 'short_id', value: g.short_id.toUpperCase(), onTaken: () => new TakenError('short_id', `short_id ${g.short_id} is already taken`) }] : []),
+  uniques: (g) =>
+    g.short_id
+      ? [
+          {
+            name: 'short_id',
+            value: g.short_id.toUpperCase(),
+            onTaken: () => new TakenError('short_id', `short_id ${g.short_id} is already taken`),
+          },
+        ]
+      : [],
   envelope: (g) => ({ vis: g.visibility, acl: g.visibility === 'limited' ? goalAcl(g) : undefined, state: goalState(g) }),
 };
 

@@ -21,7 +21,8 @@ async function allEntries(ctx: DataCtx, partition: string): Promise<ListEntry[]>
 export const childEntries = (ctx: DataCtx, parentUuid: string) => allEntries(ctx, entryPartitionOf(ctx, childrenOfGoal, parentUuid));
 
 /** Direct children of a goal of one kind. */
-export const childEntriesOfKind = (ctx: DataCtx, kind: GoalKind, parentUuid: string) => allEntries(ctx, entryPartitionOf(ctx, childrenOfKind(kind), parentUuid));
+export const childEntriesOfKind = (ctx: DataCtx, kind: GoalKind, parentUuid: string) =>
+  allEntries(ctx, entryPartitionOf(ctx, childrenOfKind(kind), parentUuid));
 
 export interface Walk {
   /** Descendants in breadth-first order (each once; the roots themselves are never included). */
@@ -59,7 +60,12 @@ export async function walkDescendants(ctx: DataCtx, roots: string[], opts: { lim
  * `stop` ends the walk at a level's ids; `through` keeps the walk to the parents it accepts (a refused one is
  * neither an ancestor nor walked through).
  */
-async function walkUp(goal: GoalRecord, loader: Loader, stop?: (ids: string[]) => boolean, through?: (g: GoalRecord) => boolean): Promise<{ ancestors: GoalRecord[]; stopped: boolean }> {
+async function walkUp(
+  goal: GoalRecord,
+  loader: Loader,
+  stop?: (ids: string[]) => boolean,
+  through?: (g: GoalRecord) => boolean,
+): Promise<{ ancestors: GoalRecord[]; stopped: boolean }> {
   const seen = new Set<string>([goal.uuid]);
   const ancestors: GoalRecord[] = [];
   let level = goal.parent_links.map((p) => p.parent_uuid);
@@ -80,7 +86,8 @@ async function walkUp(goal: GoalRecord, loader: Loader, stop?: (ids: string[]) =
  * only ancestors the caller can see count, and the walk does not go up through one it cannot see (its
  * parent links are its own fields), the same view `walkDescendants` takes with `through`.
  */
-export const ancestorsOf = async (goal: GoalRecord, loader: Loader, visible?: (g: GoalRecord) => boolean): Promise<GoalRecord[]> => (await walkUp(goal, loader, undefined, visible)).ancestors;
+export const ancestorsOf = async (goal: GoalRecord, loader: Loader, visible?: (g: GoalRecord) => boolean): Promise<GoalRecord[]> =>
+  (await walkUp(goal, loader, undefined, visible)).ancestors;
 
 /**
  * True when linking `goalUuid` under `parent` would close a cycle: the parent is the goal itself or below

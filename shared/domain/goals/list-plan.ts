@@ -1,13 +1,37 @@
 import { keys } from '#shared/db/keys.ts';
 import { queryList } from '#shared/db/index-queries.ts';
 import type { ListEntry } from '#shared/db/model.ts';
-import { GOAL_STATUSES, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import {
+  GOAL_STATUSES,
+  goalsByLabel,
+  goalsByOwner,
+  goalsByTeam,
+  goalsInPeriod,
+  type GoalKind,
+  type GoalRecord,
+} from '#shared/domain/goals/entity.ts';
 import { labelEntity } from '#shared/domain/labels/entity.ts';
 import { EARLY_KEYS, type IndexEnv, type ListPlan, type ListQuery } from '#shared/list/engine.ts';
 import type { ParsedFilter } from '#shared/list/filter.ts';
-import { CHECKIN_SHARDS, createdBucket, dim, READ_MODELS_VERSION, rmPartition, RM_LIST, STATUS_SHARDS } from '#shared/read-models/goal-entries.ts';
+import {
+  CHECKIN_SHARDS,
+  createdBucket,
+  dim,
+  READ_MODELS_VERSION,
+  rmPartition,
+  RM_LIST,
+  STATUS_SHARDS,
+} from '#shared/read-models/goal-entries.ts';
 import { knownReadiness, readGoalStats, type GoalStats } from '#shared/read-models/goal-sync.ts';
-import { bucketEnd, bucketStart, placePage, placePageNewestFirst, readAnchors, SETTLE_MS, type Anchor } from '#shared/read-models/page-anchors.ts';
+import {
+  bucketEnd,
+  bucketStart,
+  placePage,
+  placePageNewestFirst,
+  readAnchors,
+  SETTLE_MS,
+  type Anchor,
+} from '#shared/read-models/page-anchors.ts';
 
 /**
  * The goal lists' planner over the read models (docs/architecture.md, "Filters"). It reads the tenant's
@@ -91,10 +115,15 @@ export interface PlanReads {
 }
 
 /** Whether the tenant's read models are at READ_MODELS_VERSION: known, or read (with the counters of `dims`). */
-const atVersion = (reads: PlanReads, read?: Promise<GoalStats>) => (reads.known >= READ_MODELS_VERSION ? Promise.resolve(true) : (read ?? reads.stats([])).then((st) => st.version >= READ_MODELS_VERSION));
+const atVersion = (reads: PlanReads, read?: Promise<GoalStats>) =>
+  reads.known >= READ_MODELS_VERSION ? Promise.resolve(true) : (read ?? reads.stats([])).then((st) => st.version >= READ_MODELS_VERSION);
 
 /** The goal list's plan from its read models, or undefined to let the engine take its generic plan. */
-export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads: PlanReads = defaultReads(input.kind, query.env)): Promise<ListPlan<GoalRecord> | undefined> {
+export async function planGoalList(
+  input: GoalPlanInput,
+  query: ListQuery,
+  reads: PlanReads = defaultReads(input.kind, query.env),
+): Promise<ListPlan<GoalRecord> | undefined> {
   const { kind, seesAll, listed } = input;
   const { stats } = reads;
   const { filters, sort, page, env } = query;
@@ -109,7 +138,8 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
   const skip = (page.page - 1) * page.perPage + page.offset;
   const whole = filters.length === 0;
   const creationOrder = !sort || sort.attribute === 'created_at';
-  if (whole && creationOrder && !page.count && skip >= ANCHORED_SKIP) return anchoredPage(input, env, skip, reads, sort?.direction === 'desc');
+  if (whole && creationOrder && !page.count && skip >= ANCHORED_SKIP)
+    return anchoredPage(input, env, skip, reads, sort?.direction === 'desc');
   if (!statusFilter && assocs.length === 0 && !byCheckin && !(page.count && whole)) return undefined;
   if (statusFilter && valuesOf(statusFilter).length > GOAL_STATUSES.length) return undefined;
   if (whole && !byCheckin) {
@@ -133,7 +163,11 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
     // the whole list in last-check-in order: the order's read model, read while the readiness is (else the generic plan)
     const reading = page.count ? stats([dim.all]) : undefined;
     const ready = atVersion(reads, reading);
-    const count = reading && Promise.all([reading, seesAll]).then(([st, all]) => ((all || st.count(dim.all).nl === 0) && st.count(dim.all).n > SMALL ? st.count(dim.all).n : undefined));
+    const count =
+      reading &&
+      Promise.all([reading, seesAll]).then(([st, all]) =>
+        (all || st.count(dim.all).nl === 0) && st.count(dim.all).n > SMALL ? st.count(dim.all).n : undefined,
+      );
     return {
       ...checkinOrder(),
       valid: ready,
@@ -141,13 +175,18 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
     };
   }
 
-  const statuses = statusFilter ? [...new Set(valuesOf(statusFilter).map((s) => s.toLowerCase()))].filter((s) => (GOAL_STATUSES as readonly string[]).includes(s)) : [];
+  const statuses = statusFilter
+    ? [...new Set(valuesOf(statusFilter).map((s) => s.toLowerCase()))].filter((s) => (GOAL_STATUSES as readonly string[]).includes(s))
+    : [];
   const values = new Map<Assoc, string[]>();
   for (const { a, f } of assocs) values.set(a, a === 'label' ? await existingLabels(env, valuesOf(f)) : valuesOf(f));
 
   // Only candidates that can win are estimated (each dimension read costs up to COUNTER_SHARDS items): an
   // association's list holds no more than the whole list, a composite no more than status alone.
-  const candidates: Candidate[] = assocs.length === 0 ? [{ exact: true, dims: [dim.all], countable: true, served: [], partitions: [keys.entityList(env.ctx.tenantId, kind)] }] : [];
+  const candidates: Candidate[] =
+    assocs.length === 0
+      ? [{ exact: true, dims: [dim.all], countable: true, served: [], partitions: [keys.entityList(env.ctx.tenantId, kind)] }]
+      : [];
   if (statusFilter && assocs.length === 0) {
     candidates.push({
       exact: false,
@@ -162,7 +201,13 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
     const vs = values.get(a)!;
     const countable = a === 'period' || vs.length <= 1;
     const has = (g: GoalRecord) => ASSOC_FIELD[a](g).some((v) => vs.includes(v));
-    candidates.push({ exact: true, dims: vs.map(ASSOC_DIMS[a].alone), countable, served: [f], partitions: vs.map((v) => env.entryPartition(ASSOC_LIST[a](kind), v)) });
+    candidates.push({
+      exact: true,
+      dims: vs.map(ASSOC_DIMS[a].alone),
+      countable,
+      served: [f],
+      partitions: vs.map((v) => env.entryPartition(ASSOC_LIST[a](kind), v)),
+    });
     if (statusFilter) {
       candidates.push({
         exact: false,
@@ -200,7 +245,12 @@ export async function planGoalList(input: GoalPlanInput, query: ListQuery, reads
     // a large list in last-check-in order: walk the order (every filter checked on the goals)
     return { ...checkinOrder(), count: counted(best, st) };
   }
-  return { source: { partitions: best.partitions }, served: best.served, ...(best.verify ? { verify: best.verify } : {}), count: counted(best, st) };
+  return {
+    source: { partitions: best.partitions },
+    served: best.served,
+    ...(best.verify ? { verify: best.verify } : {}),
+    count: counted(best, st),
+  };
 }
 
 const defaultReads = (kind: GoalKind, env: IndexEnv): PlanReads => ({
@@ -221,7 +271,12 @@ async function readRecent(env: IndexEnv, kind: GoalKind, since: string, atMost: 
   do {
     if (out.length) await env.gate;
     const limit = out.length ? atMost + 1 - out.length : Math.min(atMost + 1, EARLY_KEYS);
-    const page = await queryList(env.ctx, keys.entityList(env.ctx.tenantId, kind), { forward: true, from: bucketStart(since), startKey, limit });
+    const page = await queryList(env.ctx, keys.entityList(env.ctx.tenantId, kind), {
+      forward: true,
+      from: bucketStart(since),
+      startKey,
+      limit,
+    });
     out.push(...page.entries);
     startKey = page.lastKey;
   } while (startKey && out.length <= atMost);
@@ -239,7 +294,13 @@ async function readRecent(env: IndexEnv, kind: GoalKind, since: string, atMost: 
  * not known here), and the anchors are summed from the newest settled bucket on. The list is then read
  * backwards from the end of the page's bucket.
  */
-async function anchoredPage({ kind, seesAll }: GoalPlanInput, env: IndexEnv, skip: number, reads: PlanReads, newestFirst: boolean): Promise<ListPlan<GoalRecord> | undefined> {
+async function anchoredPage(
+  { kind, seesAll }: GoalPlanInput,
+  env: IndexEnv,
+  skip: number,
+  reads: PlanReads,
+  newestFirst: boolean,
+): Promise<ListPlan<GoalRecord> | undefined> {
   const settled = createdBucket(new Date(reads.now - SETTLE_MS).toISOString());
   const list = keys.entityList(env.ctx.tenantId, kind);
   if (!newestFirst) {
@@ -249,7 +310,12 @@ async function anchoredPage({ kind, seesAll }: GoalPlanInput, env: IndexEnv, ski
     if (!at) return undefined;
     return { source: { partitions: [list], from: bucketStart(at.bucket) }, served: [], skipped: at.before };
   }
-  const [ready, anchors, all, recent] = await Promise.all([atVersion(reads), reads.anchors(skip, { below: settled }), seesAll, reads.recent(settled, skip)]);
+  const [ready, anchors, all, recent] = await Promise.all([
+    atVersion(reads),
+    reads.anchors(skip, { below: settled }),
+    seesAll,
+    reads.recent(settled, skip),
+  ]);
   if (!ready || !recent) return undefined;
   const head = recent.filter((e) => e.state !== 'discarded');
   if (!all && head.some((e) => e.vis === 'limited')) return undefined;

@@ -3,7 +3,18 @@ import { listEntryOf, type ListEntry } from '#shared/db/model.ts';
 import { findUniques } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
-import { childrenOfKind, goalEntity, goalsByDelegate, goalsByLabel, goalsByOwner, goalsByTeam, goalsInPeriod, goalState, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import {
+  childrenOfKind,
+  goalEntity,
+  goalsByDelegate,
+  goalsByLabel,
+  goalsByOwner,
+  goalsByTeam,
+  goalsInPeriod,
+  goalState,
+  type GoalKind,
+  type GoalRecord,
+} from '#shared/domain/goals/entity.ts';
 import { ancestorsOf } from '#shared/domain/goals/hierarchy.ts';
 import { planGoalList } from '#shared/domain/goals/list-plan.ts';
 import { subtreeOfKind, type SubtreeSight } from '#shared/domain/goals/subtree.ts';
@@ -72,17 +83,35 @@ const delegates = many<UserRecord>((g, l) => l.many(userEntity, g.delegate_uuids
 const teams = many<TeamRecord>((g, l) => l.many(teamEntity, g.team_uuids));
 // the loader leaves out labels deleted since they were attached
 const labels = many<LabelRecord>((g, l) => l.many(labelEntity, g.label_uuids));
-const period = (pick: (p: TimePeriodRecord) => unknown): Attr['get'] => async (g, l) => {
-  const p = await l.one(timePeriodEntity, g.time_period_uuid);
-  return p ? pick(p) : null;
-};
+const period =
+  (pick: (p: TimePeriodRecord) => unknown): Attr['get'] =>
+  async (g, l) => {
+    const p = await l.one(timePeriodEntity, g.time_period_uuid);
+    return p ? pick(p) : null;
+  };
 
 const userAttrs = (prefix: string, of: typeof owners, uuidIndex: Attr['index']): Record<string, Attr> => ({
-  [`${prefix}_uuid`]: attr('string', of((u) => u.uuid), uuidIndex),
-  [`${prefix}_display_name`]: attr('string', of((u) => u.display_name)),
-  [`${prefix}_status`]: attr('string', of((u) => u.status)),
-  [`${prefix}_manager_uuid`]: attr('string', of((u) => u.manager_uuid)),
-  [`${prefix}_license_type`]: attr('string', of((u) => u.license_type)),
+  [`${prefix}_uuid`]: attr(
+    'string',
+    of((u) => u.uuid),
+    uuidIndex,
+  ),
+  [`${prefix}_display_name`]: attr(
+    'string',
+    of((u) => u.display_name),
+  ),
+  [`${prefix}_status`]: attr(
+    'string',
+    of((u) => u.status),
+  ),
+  [`${prefix}_manager_uuid`]: attr(
+    'string',
+    of((u) => u.manager_uuid),
+  ),
+  [`${prefix}_license_type`]: attr(
+    'string',
+    of((u) => u.license_type),
+  ),
 });
 
 /** What the caller can see of other goals (ancestors, parents): judged on the goal's envelope, as lists judge goals. */
@@ -118,7 +147,16 @@ function goalListResource(kind: GoalKind, sight: Promise<GoalSight>, seen: () =>
   const links = async (g: GoalRecord, l: Loader) => {
     const s = await sight;
     if (s.all || !g.parent_links.length) return g.parent_links;
-    const visible = new Set((await l.many(goalEntity, g.parent_links.map((p) => p.parent_uuid))).filter(s.goal).map((p) => p.uuid));
+    const visible = new Set(
+      (
+        await l.many(
+          goalEntity,
+          g.parent_links.map((p) => p.parent_uuid),
+        )
+      )
+        .filter(s.goal)
+        .map((p) => p.uuid),
+    );
     return g.parent_links.filter((p) => visible.has(p.parent_uuid));
   };
   const parentIndex = async (values: unknown[], env: IndexEnv): Promise<IndexSource> => ({
@@ -129,7 +167,9 @@ function goalListResource(kind: GoalKind, sight: Promise<GoalSight>, seen: () =>
     const roots = values as string[];
     const read = env.loader.many(goalEntity, roots);
     read.catch(() => undefined);
-    const judge = sight.then(async (s): Promise<SubtreeSight> => (s.all ? { roots } : { roots: (await read).filter(s.goal).map((g) => g.uuid), through: s.entry }));
+    const judge = sight.then(
+      async (s): Promise<SubtreeSight> => (s.all ? { roots } : { roots: (await read).filter(s.goal).map((g) => g.uuid), through: s.entry }),
+    );
     return { entries: await subtreeOfKind(env.ctx, roots, kind, judge) };
   };
   const listed = (g: GoalRecord) => goalState(g) !== 'discarded' && seen().goal(g);
@@ -139,13 +179,44 @@ function goalListResource(kind: GoalKind, sight: Promise<GoalSight>, seen: () =>
     lists: [kind],
     // most selective first: a single goal, a parent's children, a person's or label's goals, a subtree, a team's, a period's
     plan: (query) => planGoalList({ kind, seesAll: sight.then((s) => s.all), listed }, query),
-    driverOrder: ['uuid', 'short_id', 'links_as_child_ancestor_uuid', 'links_as_child_uuid', 'delegates_uuid', 'owners_uuid', 'labels_uuid', 'labels_name', 'ancestors_uuid', 'teams_uuid', 'time_period_uuid'],
+    driverOrder: [
+      'uuid',
+      'short_id',
+      'links_as_child_ancestor_uuid',
+      'links_as_child_uuid',
+      'delegates_uuid',
+      'owners_uuid',
+      'labels_uuid',
+      'labels_name',
+      'ancestors_uuid',
+      'teams_uuid',
+      'time_period_uuid',
+    ],
     attributes: {
-      uuid: attr('string', (g) => g.uuid, (values, env) => byIds(kind, values as string[], env)),
+      uuid: attr(
+        'string',
+        (g) => g.uuid,
+        (values, env) => byIds(kind, values as string[], env),
+      ),
       type: attr('string', (g) => g.type),
       title: attr('string', (g) => g.title),
       description: attr('string', (g) => g.description),
-      short_id: attr('string', (g) => g.short_id, async (values, env) => byIds(kind, [...(await claimHolders(env, 'short_id', (values as string[]).map((v) => v.toUpperCase())))], env)),
+      short_id: attr(
+        'string',
+        (g) => g.short_id,
+        async (values, env) =>
+          byIds(
+            kind,
+            [
+              ...(await claimHolders(
+                env,
+                'short_id',
+                (values as string[]).map((v) => v.toUpperCase()),
+              )),
+            ],
+            env,
+          ),
+      ),
       searchable_content: attr('string', (g) => g.searchable_content),
       path: attr('string', (g) => g.path),
       goal_type: attr('string', (g) => g.goal_type),
@@ -169,40 +240,111 @@ function goalListResource(kind: GoalKind, sight: Promise<GoalSight>, seen: () =>
       current_metric_uuid: attr('string', (g) => g.current_metric_uuid),
       metric_type: attr('string', (g) => g.metric?.metric_type ?? null),
       time_period_uuid: attr('string', (g) => g.time_period_uuid, entryIndex(goalsInPeriod(kind))),
-      time_period_name: attr('string', period((p) => p.name)),
-      time_period_start_date: attr('date', period((p) => p.start_date)),
-      time_period_end_date: attr('date', period((p) => p.end_date)),
+      time_period_name: attr(
+        'string',
+        period((p) => p.name),
+      ),
+      time_period_start_date: attr(
+        'date',
+        period((p) => p.start_date),
+      ),
+      time_period_end_date: attr(
+        'date',
+        period((p) => p.end_date),
+      ),
       ...userAttrs('owners', owners, entryIndex(goalsByOwner(kind))),
       ...userAttrs('delegates', delegates, entryIndex(goalsByDelegate(kind))),
-      labels_uuid: attr('string', labels((l) => l.uuid), async (values, env) => ({
-        // a deleted label's entries outlive it: serve only the partitions of labels that exist
-        partitions: (await env.loader.many(labelEntity, values as string[])).map((l) => env.entryPartition(goalsByLabel(kind), l.uuid)),
-      })),
-      labels_name: attr('string', labels((l) => l.name), async (values, env) => ({
-        partitions: [...(await claimHolders(env, 'label_name', (values as string[]).map(normalizeLabelName)))].map((id) => env.entryPartition(goalsByLabel(kind), id)),
-      })),
-      labels_parent_uuid: attr('string', labels((l) => l.parent_uuid)),
-      labels_is_group: attr('boolean', labels((l) => l.is_group)),
+      labels_uuid: attr(
+        'string',
+        labels((l) => l.uuid),
+        async (values, env) => ({
+          // a deleted label's entries outlive it: serve only the partitions of labels that exist
+          partitions: (await env.loader.many(labelEntity, values as string[])).map((l) => env.entryPartition(goalsByLabel(kind), l.uuid)),
+        }),
+      ),
+      labels_name: attr(
+        'string',
+        labels((l) => l.name),
+        async (values, env) => ({
+          partitions: [...(await claimHolders(env, 'label_name', (values as string[]).map(normalizeLabelName)))].map((id) =>
+            env.entryPartition(goalsByLabel(kind), id),
+          ),
+        }),
+      ),
+      labels_parent_uuid: attr(
+        'string',
+        labels((l) => l.parent_uuid),
+      ),
+      labels_is_group: attr(
+        'boolean',
+        labels((l) => l.is_group),
+      ),
       teams_uuid: attr('string', (g) => g.team_uuids, entryIndex(goalsByTeam(kind))),
-      teams_name: attr('string', teams((t) => t.name)),
-      teams_display_name: attr('string', teams((t) => t.display_name)),
-      teams_parent_uuid: attr('string', teams((t) => t.parent_uuid)),
-      teams_status: attr('string', teams((t) => t.status)),
-      teams_is_org: attr('boolean', teams((t) => t.is_org)),
-      teams_depth: attr('number', teams((t) => t.depth)),
+      teams_name: attr(
+        'string',
+        teams((t) => t.name),
+      ),
+      teams_display_name: attr(
+        'string',
+        teams((t) => t.display_name),
+      ),
+      teams_parent_uuid: attr(
+        'string',
+        teams((t) => t.parent_uuid),
+      ),
+      teams_status: attr(
+        'string',
+        teams((t) => t.status),
+      ),
+      teams_is_org: attr(
+        'boolean',
+        teams((t) => t.is_org),
+      ),
+      teams_depth: attr(
+        'number',
+        teams((t) => t.depth),
+      ),
       // the goal's links as a child: each names a parent (the link has no identity of its own beyond it)
       links_as_child_uuid: attr('string', async (g, l) => (await links(g, l)).map((p) => p.parent_uuid), parentIndex),
       links_as_child_ancestor_uuid: attr('string', async (g, l) => (await links(g, l)).map((p) => p.parent_uuid), parentIndex),
       links_as_child_contribution_percent: attr('number', async (g, l) => (await links(g, l)).map((p) => p.contribution_percent)),
-      ancestors_uuid: attr('string', ancestors((a) => a.uuid), subtreeIndex),
-      ancestors_type: attr('string', ancestors((a) => a.type)),
-      ancestors_current_status: attr('string', ancestors((a) => a.current_status)),
-      ancestors_status: attr('string', ancestors((a) => a.current_status)),
-      ancestors_last_checkin_date: attr('date', ancestors((a) => a.last_checkin_date)),
-      ancestors_time_period_uuid: attr('string', ancestors((a) => a.time_period_uuid)),
-      ancestors_discarded_at: attr('timestamp', ancestors((a) => a.discarded_at)),
-      ancestors_creator_uuid: attr('string', ancestors((a) => a.creator_uuid)),
-      ancestors_archived_at: attr('timestamp', ancestors((a) => a.archived_at)),
+      ancestors_uuid: attr(
+        'string',
+        ancestors((a) => a.uuid),
+        subtreeIndex,
+      ),
+      ancestors_type: attr(
+        'string',
+        ancestors((a) => a.type),
+      ),
+      ancestors_current_status: attr(
+        'string',
+        ancestors((a) => a.current_status),
+      ),
+      ancestors_status: attr(
+        'string',
+        ancestors((a) => a.current_status),
+      ),
+      ancestors_last_checkin_date: attr(
+        'date',
+        ancestors((a) => a.last_checkin_date),
+      ),
+      ancestors_time_period_uuid: attr(
+        'string',
+        ancestors((a) => a.time_period_uuid),
+      ),
+      ancestors_discarded_at: attr(
+        'timestamp',
+        ancestors((a) => a.discarded_at),
+      ),
+      ancestors_creator_uuid: attr(
+        'string',
+        ancestors((a) => a.creator_uuid),
+      ),
+      ancestors_archived_at: attr(
+        'timestamp',
+        ancestors((a) => a.archived_at),
+      ),
     },
   };
 }
@@ -215,11 +357,14 @@ export async function listGoals(start: ListStart<DomainCtx> | DomainCtx, kind: G
   gate.catch(() => undefined); // a refused caller (401, 429): the engine stops at the gate, when it gets there
   // what the resource derives from the sight never rejects: after a refusal it waits forever and is dropped with the list
   const sight = gate.catch(() => new Promise<never>(() => undefined));
-  return runList(goalListResource(kind, sight, () => seen!), {
-    ctx: data,
-    loader,
-    pairs,
-    gate,
-    entryFilter: (e, filters) => seen!.entry(e) && (e.state !== 'discarded' || filters.some((f) => f.attribute === 'discarded_at')),
-  });
+  return runList(
+    goalListResource(kind, sight, () => seen!),
+    {
+      ctx: data,
+      loader,
+      pairs,
+      gate,
+      entryFilter: (e, filters) => seen!.entry(e) && (e.state !== 'discarded' || filters.some((f) => f.attribute === 'discarded_at')),
+    },
+  );
 }

@@ -36,7 +36,10 @@ export function paceOf(current: number | null, expected: number): Pace | null {
 }
 
 /** The two fields every goal record carries. */
-export function paceFields(goal: Pick<GoalRecord, 'start_date' | 'end_date' | 'current_progress'>, today: string): { expected_progress: number; pace: Pace | null } {
+export function paceFields(
+  goal: Pick<GoalRecord, 'start_date' | 'end_date' | 'current_progress'>,
+  today: string,
+): { expected_progress: number; pace: Pace | null } {
   const expected = expectedProgress(goal, today);
   return { expected_progress: expected, pace: paceOf(goal.current_progress, expected) };
 }

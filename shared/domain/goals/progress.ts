@@ -49,7 +49,8 @@ export function metricProgress(metric: MetricRecord, value: number | null): numb
 export const PERCENT_METRIC: MetricRecord = { uuid: '', name: null, start_value: 0, target_value: 100, unit: '%', metric_type: 'reach' };
 
 /** Progress of a goal at a check-in value: its metric's progress, or the value as a percentage without a metric. */
-export const goalProgressAt = (goal: Pick<GoalRecord, 'metric'>, value: number | null): number | null => metricProgress(goal.metric ?? PERCENT_METRIC, value);
+export const goalProgressAt = (goal: Pick<GoalRecord, 'metric'>, value: number | null): number | null =>
+  metricProgress(goal.metric ?? PERCENT_METRIC, value);
 
 /** A child counts towards its parents' rollup unless it is discarded or archived. */
 export const countsInRollup = (g: GoalRecord) => !g.discarded_at && !g.archived_at;
@@ -134,7 +135,10 @@ function childrenFirst(nodes: string[], edges: Array<[string, string]>): string[
 }
 
 /** Ancestor ids a goal names without another read: its parents and its first-parent line (`path`). */
-export const namedAbove = (g: GoalRecord) => [...g.parent_links.map((l) => l.parent_uuid), ...(g.path ? g.path.split('/').slice(0, -1) : [])];
+export const namedAbove = (g: GoalRecord) => [
+  ...g.parent_links.map((l) => l.parent_uuid),
+  ...(g.path ? g.path.split('/').slice(0, -1) : []),
+];
 
 // ---------- the check-in path: ancestors move by deltas, in the write's own transaction ----------
 
@@ -165,7 +169,12 @@ export interface AncestorDeltas {
  * the ancestors read (readAncestors), with their aggregates. A check-in reads and writes these few goals,
  * whatever the number of siblings.
  */
-export function planAncestorDeltas(before: GoalRecord | undefined, after: GoalRecord, above: Map<string, GoalRecord>, now: string): AncestorDeltas {
+export function planAncestorDeltas(
+  before: GoalRecord | undefined,
+  after: GoalRecord,
+  above: Map<string, GoalRecord>,
+  now: string,
+): AncestorDeltas {
   const pending = new Map<string, RollupAggregate>();
   let complete = true;
   const pass = (b: GoalRecord | undefined, a: GoalRecord) => {
@@ -199,7 +208,12 @@ export function planAncestorDeltas(before: GoalRecord | undefined, after: GoalRe
     }
     const progress = aggregateProgress(rollup);
     const moved = progress !== g.current_progress;
-    const next: GoalRecord = { ...g, rollup, current_progress: progress, ...(moved ? { updated_at: now, progress_cause: { cause: 'rollup' as const, at: now } } : {}) };
+    const next: GoalRecord = {
+      ...g,
+      rollup,
+      current_progress: progress,
+      ...(moved ? { updated_at: now, progress_cause: { cause: 'rollup' as const, at: now } } : {}),
+    };
     writes.set(id, next);
     if (moved) pass(g, next);
   }
@@ -240,10 +254,16 @@ export function planRollupWrites(state: RollupState, start: string[]): Map<strin
     const w = writes.get(id);
     return g && w ? { ...g, current_progress: w.progress } : g;
   };
-  for (const id of childrenFirst(rollups, rollups.flatMap((p) => (childrenOf.get(p) ?? []).map((c): [string, string] => [c, p])))) {
+  for (const id of childrenFirst(
+    rollups,
+    rollups.flatMap((p) => (childrenOf.get(p) ?? []).map((c): [string, string] => [c, p])),
+  )) {
     const children = childrenOf.get(id) ?? [];
     if (!moved.has(id) && !children.some((c) => moved.has(c))) continue;
-    const rollup = aggregateOf(id, children.map(current).filter((g): g is GoalRecord => !!g));
+    const rollup = aggregateOf(
+      id,
+      children.map(current).filter((g): g is GoalRecord => !!g),
+    );
     const progress = aggregateProgress(rollup);
     const g = goals.get(id)!;
     if (progress !== g.current_progress) moved.add(id);

@@ -1,7 +1,7 @@
 /** What goal writes check at commit about what they read (the read plans are in create.ts and update.ts), and a goal read with the caller's access. */
 import type { Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import type { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { requireGoalEditor, requireViewer, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
@@ -19,7 +19,10 @@ export function requireUnchanged(tx: WriteTx, parents: Iterable<Stored<GoalRecor
  * What reading one goal needs first, for the route's read-ahead: the goal item (batched with the caller's
  * user) and the caller's teams (visibility of a limited goal), so a get is one round trip in sequence.
  */
-export const goalReadAhead = (params: Record<string, string>) => ({ entities: params.id ? [{ type: goalEntity.type, id: params.id }] : [], teams: true });
+export const goalReadAhead = (params: Record<string, string>) => ({
+  entities: params.id ? [{ type: goalEntity.type, id: params.id }] : [],
+  teams: true,
+});
 
 /** 404 when the goal is not in the caller's tenant (or, with `kind`, is a goal of another kind: `/key_results/{uuid of an objective}` does not exist). */
 async function storedGoal(ctx: DomainCtx, uuid: string, kind: GoalKind | undefined) {
@@ -29,7 +32,11 @@ async function storedGoal(ctx: DomainCtx, uuid: string, kind: GoalKind | undefin
 }
 
 /** Reads a goal the caller may see: 404 as storedGoal, 403 when it is there but not visible. */
-export async function readableGoal(ctx: DomainCtx, uuid: string, kind?: GoalKind): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
+export async function readableGoal(
+  ctx: DomainCtx,
+  uuid: string,
+  kind?: GoalKind,
+): Promise<{ goal: GoalRecord; version: number; access: GoalAccess }> {
   const { record, version } = await storedGoal(ctx, uuid, kind);
   return { goal: record, version, access: await requireViewer(ctx, record) };
 }

@@ -5,7 +5,14 @@ import { getEntities } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { childEntries } from '#shared/domain/goals/hierarchy.ts';
-import { MAX_ROLLUP_GOALS, namedAbove, parentDeltas, planAncestorDeltas, planRollupWrites, type RollupState } from '#shared/domain/goals/progress.ts';
+import {
+  MAX_ROLLUP_GOALS,
+  namedAbove,
+  parentDeltas,
+  planAncestorDeltas,
+  planRollupWrites,
+  type RollupState,
+} from '#shared/domain/goals/progress.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
 
 // The rollup writes of shared/domain/goals/progress.ts (read, decide there, write): OWNED BY THE CHECK-INS WORK too.
@@ -63,10 +70,20 @@ export interface GoalWriteWithRollups {
  * the same transaction, or is followed by a recompute), so adding the delta keeps it equal to the sum over
  * the children. Concurrent check-ins on siblings serialize on the parent: the loser re-reads and retries.
  */
-export async function rollupsWithGoalWrite(ctx: DataCtx, before: Stored<GoalRecord>, after: GoalRecord, txItems: number, now = nowIso()): Promise<GoalWriteWithRollups> {
+export async function rollupsWithGoalWrite(
+  ctx: DataCtx,
+  before: Stored<GoalRecord>,
+  after: GoalRecord,
+  txItems: number,
+  now = nowIso(),
+): Promise<GoalWriteWithRollups> {
   const marked = { ...after, rollup_synced_v: before.version + 1 };
   const unsynced: GoalWriteWithRollups = { goal: after, ancestors: [], checks: [], synced: false };
-  if (before.record.progress_mode !== after.progress_mode || JSON.stringify(before.record.metric ?? null) !== JSON.stringify(after.metric ?? null)) return unsynced;
+  if (
+    before.record.progress_mode !== after.progress_mode ||
+    JSON.stringify(before.record.metric ?? null) !== JSON.stringify(after.metric ?? null)
+  )
+    return unsynced;
   if (!parentDeltas(before.record, after).size) return { goal: marked, ancestors: [], checks: [], synced: true };
   const { stored, truncated } = await readAncestors(ctx, [before.record, after]);
   if (truncated) return unsynced;
@@ -99,7 +116,11 @@ export function addGoalWrite(tx: WriteTx, before: Stored<GoalRecord>, w: GoalWri
  * parent was read: a child value read before the parent's version could be older than what that version
  * counts, and the parent's write is conditioned on that version only. Strongly consistent.
  */
-async function readRollupState(ctx: DataCtx, start: string[], written: Map<string, GoalRecord>): Promise<{ state: RollupState; stored: Map<string, Stored<GoalRecord>>; truncated: boolean }> {
+async function readRollupState(
+  ctx: DataCtx,
+  start: string[],
+  written: Map<string, GoalRecord>,
+): Promise<{ state: RollupState; stored: Map<string, Stored<GoalRecord>>; truncated: boolean }> {
   const stored = new Map<string, Stored<GoalRecord>>();
   const goals = new Map<string, GoalRecord>(written);
   const startSet = new Set(start);
@@ -134,7 +155,15 @@ async function readRollupState(ctx: DataCtx, start: string[], written: Map<strin
   // The child index (GSI1) may not show a link written a moment ago: a start goal naming the parent is its child whatever the index says.
   const startGoals = start.map((id) => goals.get(id)).filter((g): g is GoalRecord => !!g);
   const childrenOf = new Map(
-    rollups.map((g, i) => [g.uuid, [...new Set([...childLists[i]!.map((e) => e.id), ...startGoals.filter((s) => s.parent_links.some((l) => l.parent_uuid === g.uuid)).map((s) => s.uuid)])]]),
+    rollups.map((g, i) => [
+      g.uuid,
+      [
+        ...new Set([
+          ...childLists[i]!.map((e) => e.id),
+          ...startGoals.filter((s) => s.parent_links.some((l) => l.parent_uuid === g.uuid)).map((s) => s.uuid),
+        ]),
+      ],
+    ]),
   );
   const children = new Set([...childrenOf.values()].flat());
   const fresh = await getEntities(ctx, goalEntity, children, true);

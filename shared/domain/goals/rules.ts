@@ -1,6 +1,6 @@
 /** Goal rules on plain values (no I/O): the parts of a goal command's decision that need nothing read. */
 import { sentFields, uniq } from '#shared/domain/fields.ts';
-import { type GoalKind, type GoalRecord, type MetricRecord, type VisibleEntity } from '#shared/domain/goals/entity.ts';
+import type { GoalKind, GoalRecord, MetricRecord, VisibleEntity } from '#shared/domain/goals/entity.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type AppError, type ErrorDetail } from '#shared/errors.ts';
 import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
@@ -36,7 +36,9 @@ export const SHORT_ID = /^[A-Za-z0-9_-]{2,30}$/;
 export type ParentInput = string | { parent_uuid: string; contribution_percent?: number };
 
 /** The body's parents as links (first mention of a uuid wins); `contribution_percent` undefined = not given. */
-export function parentLinksOf(parents: readonly ParentInput[] | null | undefined): Array<{ parent_uuid: string; contribution_percent?: number }> {
+export function parentLinksOf(
+  parents: readonly ParentInput[] | null | undefined,
+): Array<{ parent_uuid: string; contribution_percent?: number }> {
   const links = new Map<string, { parent_uuid: string; contribution_percent?: number }>();
   for (const p of parents ?? []) {
     const link = typeof p === 'string' ? { parent_uuid: p } : p;
@@ -53,10 +55,18 @@ export function parentLinksOf(parents: readonly ParentInput[] | null | undefined
 export const tooMany = (field: string) => new TooManyWritesError(field);
 
 /** Item cost of each association field sent, per element (see the formulas above), largest first: the field a too_many names. */
-export const ITEM_WEIGHTS: Array<[keyof GoalUpdateCommand, number]> = [['parents', 5], ['labels', 4], ['team_uuids', 3], ['owner_uuids', 2], ['delegate_uuids', 2]];
+export const ITEM_WEIGHTS: Array<[keyof GoalUpdateCommand, number]> = [
+  ['parents', 5],
+  ['labels', 4],
+  ['team_uuids', 3],
+  ['owner_uuids', 2],
+  ['delegate_uuids', 2],
+];
 export function heaviestField(input: GoalCreateCommand | GoalUpdateCommand): string {
   const sent = input as Record<string, unknown>;
-  const weighed = ITEM_WEIGHTS.map(([f, w]) => [f, w * (Array.isArray(sent[f]) ? (sent[f] as unknown[]).length : 0)] as const).sort((a, b) => b[1] - a[1]);
+  const weighed = ITEM_WEIGHTS.map(([f, w]) => [f, w * (Array.isArray(sent[f]) ? (sent[f] as unknown[]).length : 0)] as const).sort(
+    (a, b) => b[1] - a[1],
+  );
   if (weighed[0]![1] > 0) return weighed[0]![0];
   // nothing big sent: a change that re-writes every index entry of a goal stored with more than today's caps
   const keys = Object.keys(sentFields(sent));
@@ -65,11 +75,23 @@ export function heaviestField(input: GoalCreateCommand | GoalUpdateCommand): str
 
 /** Items the `tx.replace` of the goal will add: the item and only the entries and claims that change. */
 
-export function dateDetails(period: TimePeriodRecord, start: string, end: string, sent: { start_date?: string; end_date?: string }): ErrorDetail[] {
+export function dateDetails(
+  period: TimePeriodRecord,
+  start: string,
+  end: string,
+  sent: { start_date?: string; end_date?: string },
+): ErrorDetail[] {
   const details: ErrorDetail[] = [];
-  for (const [field, value] of [['start_date', start], ['end_date', end]] as const) {
+  for (const [field, value] of [
+    ['start_date', start],
+    ['end_date', end],
+  ] as const) {
     if (value < period.start_date || value > period.end_date) {
-      details.push({ field, code: 'out_of_range', message: `${field} ${value} must fall within the time period (${period.start_date} to ${period.end_date})` });
+      details.push({
+        field,
+        code: 'out_of_range',
+        message: `${field} ${value} must fall within the time period (${period.start_date} to ${period.end_date})`,
+      });
     }
   }
   if (start > end) {
@@ -82,7 +104,6 @@ export function dateDetails(period: TimePeriodRecord, start: string, end: string
   return details;
 }
 
-
 /** Metric rules (contract 6): progress must be computable for the metric type. */
 export function metricDetails(m: MetricRecord | null): ErrorDetail[] {
   if (!m) return [];
@@ -90,14 +111,21 @@ export function metricDetails(m: MetricRecord | null): ErrorDetail[] {
     return [{ field: 'metric.target_value', code: 'invalid', message: 'A reach metric needs target_value different from start_value' }];
   }
   if (m.metric_type === 'stay_between' && m.start_value > m.target_value) {
-    return [{ field: 'metric.target_value', code: 'invalid', message: 'A stay_between metric needs start_value (lower bound) on or before target_value (upper bound)' }];
+    return [
+      {
+        field: 'metric.target_value',
+        code: 'invalid',
+        message: 'A stay_between metric needs start_value (lower bound) on or before target_value (upper bound)',
+      },
+    ];
   }
   return [];
 }
 
 /** The earlier variant's `delegate_uuid` and `delegate_uuids` are not both sent: 422 conflict (decide answers it before delegatesOf counts). */
 export function delegateConflict(input: { delegate_uuids?: string[] | null; delegate_uuid?: string | null }): AppError | undefined {
-  if (input.delegate_uuids !== undefined && input.delegate_uuid !== undefined) return ValidationError.field('delegate_uuid', 'conflict', 'Send delegate_uuids or delegate_uuid (earlier variant), not both');
+  if (input.delegate_uuids !== undefined && input.delegate_uuid !== undefined)
+    return ValidationError.field('delegate_uuid', 'conflict', 'Send delegate_uuids or delegate_uuid (earlier variant), not both');
   return undefined;
 }
 
@@ -108,19 +136,31 @@ export function delegatesOf(input: { delegate_uuids?: string[] | null; delegate_
 }
 
 /** One entry per (entity_type, entity_uuid), the last one sent winning; mode defaults to view. */
-export function visibleEntitiesOf(list: Array<{ entity_type: 'user' | 'team'; entity_uuid: string; mode?: 'view' | 'edit' }> | null | undefined): VisibleEntity[] {
+export function visibleEntitiesOf(
+  list: Array<{ entity_type: 'user' | 'team'; entity_uuid: string; mode?: 'view' | 'edit' }> | null | undefined,
+): VisibleEntity[] {
   const byKey = new Map<string, VisibleEntity>();
-  for (const e of list ?? []) byKey.set(`${e.entity_type}:${e.entity_uuid.toLowerCase()}`, { entity_type: e.entity_type, entity_uuid: e.entity_uuid, mode: e.mode ?? 'view' });
+  for (const e of list ?? [])
+    byKey.set(`${e.entity_type}:${e.entity_uuid.toLowerCase()}`, {
+      entity_type: e.entity_type,
+      entity_uuid: e.entity_uuid,
+      mode: e.mode ?? 'view',
+    });
   return [...byKey.values()];
 }
 
 /** Lower-cased title, description and short_id: one field a client can search with `_cont`. */
-export const searchableContent = (g: Pick<GoalRecord, 'title' | 'description' | 'short_id'>) => [g.title, g.description, g.short_id].filter((s) => s).join(' ').toLowerCase();
+export const searchableContent = (g: Pick<GoalRecord, 'title' | 'description' | 'short_id'>) =>
+  [g.title, g.description, g.short_id]
+    .filter((s) => s)
+    .join(' ')
+    .toLowerCase();
 
 /** Spec rule 4: 2-30 letters, digits, dashes or underscores, stored upper-case (uniqueness is the entity's claim). */
 export function normalizeShortId(raw: string | null): { shortId: string | null } | { error: AppError } {
   if (raw === null) return { shortId: null };
-  if (!SHORT_ID.test(raw)) return { error: ValidationError.field('short_id', 'malformed', 'short_id must be 2-30 letters, digits, dashes or underscores') };
+  if (!SHORT_ID.test(raw))
+    return { error: ValidationError.field('short_id', 'malformed', 'short_id must be 2-30 letters, digits, dashes or underscores') };
   return { shortId: raw.toUpperCase() };
 }
 
@@ -138,14 +178,18 @@ export const IMMEDIATE_FLAGS: Record<GoalKind, keyof GoalDeleteCommand> = {
  * `q[path_start]=<root uuid>` without walking links. Only the first parent counts: with several parents,
  * `parent_links` and the `ancestors_*` filters carry the rest.
  */
-export const pathFor = (uuid: string, firstParent: Pick<GoalRecord, 'uuid' | 'path'> | undefined) => (firstParent ? `${firstParent.path ?? firstParent.uuid}/${uuid}` : uuid);
+export const pathFor = (uuid: string, firstParent: Pick<GoalRecord, 'uuid' | 'path'> | undefined) =>
+  firstParent ? `${firstParent.path ?? firstParent.uuid}/${uuid}` : uuid;
 
 /**
  * The `path` `goal` should hold given `parent`, its first parent as read (undefined: a root goal): undefined
  * when that is not its first parent (any more) or when the parent's path already passes through the goal (a
  * first-parent cycle in bad data, which rewriting would only make longer, level after level).
  */
-export function pathUnder(goal: Pick<GoalRecord, 'uuid' | 'parent_links'>, parent: Pick<GoalRecord, 'uuid' | 'path'> | undefined): string | undefined {
+export function pathUnder(
+  goal: Pick<GoalRecord, 'uuid' | 'parent_links'>,
+  parent: Pick<GoalRecord, 'uuid' | 'path'> | undefined,
+): string | undefined {
   if (goal.parent_links[0]?.parent_uuid !== parent?.uuid) return undefined;
   return parent && (parent.path ?? parent.uuid).split('/').includes(goal.uuid) ? undefined : pathFor(goal.uuid, parent);
 }

@@ -13,7 +13,7 @@
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalAccess } from '#shared/domain/goals/access.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
-import { type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import type { GoalKind, GoalRecord } from '#shared/domain/goals/entity.ts';
 
 /** A goal with what the caller may do with it (for `checks` and `access_source`). */
 export interface GoalView {

@@ -27,7 +27,10 @@ export async function subtreeOfKind(ctx: DataCtx, roots: string[], kind: GoalKin
   let parents: string[] = []; // goals of the level before with children: their children of `kind` come this round
   let judged: SubtreeSight | undefined;
   while (level.length || parents.length) {
-    const [children, ofKind] = await Promise.all([Promise.all(level.map((id) => childEntries(ctx, id))), Promise.all(parents.map((id) => childEntriesOfKind(ctx, kind, id)))]);
+    const [children, ofKind] = await Promise.all([
+      Promise.all(level.map((id) => childEntries(ctx, id))),
+      Promise.all(parents.map((id) => childEntriesOfKind(ctx, kind, id))),
+    ]);
     for (const e of ofKind.flat()) found.set(e.id, e);
     const visibleRoots = judged ? undefined : new Set((judged = await sight).roots); // the first level: roots the caller can see
     const through = judged.through;

@@ -8,8 +8,18 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalUpdateCommand } from '#shared/domain/goals/commands.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import {
-  addedParents, addedVisibleEntities, decideUpdate, editRefusal, goalNotFound, newFirstParent, periodToRead, referencedIds,
-  type SeenGoal, type UpdateIds, type UpdateState, type UpdateWrite,
+  addedParents,
+  addedVisibleEntities,
+  decideUpdate,
+  editRefusal,
+  goalNotFound,
+  newFirstParent,
+  periodToRead,
+  referencedIds,
+  type SeenGoal,
+  type UpdateIds,
+  type UpdateState,
+  type UpdateWrite,
 } from '#shared/domain/goals/decide.ts';
 import { labelNamesOf } from '#shared/domain/labels/decide.ts';
 import { goalEntity, hierarchyGuardKey, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
@@ -36,7 +46,12 @@ import type { GoalView } from '#shared/domain/goals/service.ts';
  */
 async function readUpdate(ctx: DomainCtx, g: GoalRecord, input: GoalUpdateCommand) {
   // both delegate fields sent is decide's refusal (delegateConflict); delegatesOf still names what to read
-  const refs = referencedIds({ owner_uuids: input.owner_uuids ?? undefined, delegate_uuids: delegatesOf(input), team_uuids: input.team_uuids ?? undefined, visible_entities: addedVisibleEntities(g, input) });
+  const refs = referencedIds({
+    owner_uuids: input.owner_uuids ?? undefined,
+    delegate_uuids: delegatesOf(input),
+    team_uuids: input.team_uuids ?? undefined,
+    visible_entities: addedVisibleEntities(g, input),
+  });
   const periodId = periodToRead(g, input);
   const added = addedParents(g, input);
   const first = newFirstParent(g, input);
@@ -45,7 +60,10 @@ async function readUpdate(ctx: DomainCtx, g: GoalRecord, input: GoalUpdateComman
   const period = batch.entities(timePeriodEntity, periodId === undefined ? [] : [periodId]);
   const users = batch.entities(userEntity, refs.users);
   const teams = batch.entities(teamEntity, refs.teams);
-  const parents = batch.entities(goalEntity, uniq([...added, ...(first ? [first] : [])]).filter((p) => p !== g.uuid));
+  const parents = batch.entities(
+    goalEntity,
+    uniq([...added, ...(first ? [first] : [])]).filter((p) => p !== g.uuid),
+  );
   const claims = batch.claims('label_name', names && 'wanted' in names ? names.wanted.keys() : []);
   const guard = added.length ? batch.side(hierarchyGuardKey(ctx.tenantId)) : undefined;
   await batch.run(true);
@@ -96,14 +114,21 @@ export async function updateGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
     decide: (read, now) => {
       if (!read) return refuse(goalNotFound(kind, id));
       const refusal = editRefusal(kind, read.seen.stored.record, read.seen.access);
-      return refusal || !read.plan ? refuse(refusal ?? goalNotFound(kind, id)) : decideUpdate(kind, read.seen, input, read.plan.state, actor, now, ids);
+      return refusal || !read.plan
+        ? refuse(refusal ?? goalNotFound(kind, id))
+        : decideUpdate(kind, read.seen, input, read.plan.state, actor, now, ids);
     },
     write: (tx, write, read) => {
       const { seen, plan } = read!;
       requireUnchanged(tx, write.parents);
       // re-parentings commit one at a time per tenant: two that together close a cycle cannot both pass their walks
       const guardVersion = plan!.guardVersion;
-      if (write.guard) tx.putSide(hierarchyGuardKey(ctx.tenantId), { kind: 'goal_hierarchy_guard', v: (guardVersion ?? 0) + 1 }, { if: guardVersion === undefined ? { exists: false } : { equals: { v: guardVersion } } });
+      if (write.guard)
+        tx.putSide(
+          hierarchyGuardKey(ctx.tenantId),
+          { kind: 'goal_hierarchy_guard', v: (guardVersion ?? 0) + 1 },
+          { if: guardVersion === undefined ? { exists: false } : { equals: { v: guardVersion } } },
+        );
       addLabelCreates(tx, write.createdLabels);
       tx.replace(goalEntity, seen.stored, write.goal);
       tx.blame(heaviestField(input)).assertFits();
@@ -118,7 +143,9 @@ async function afterGoalUpdate(ctx: DomainCtx, g: GoalRecord, write: UpdateWrite
   primeLabels(ctx.loader, write.createdLabels);
   const after = write.goal;
   const rollupInputsChanged =
-    JSON.stringify(g.parent_links) !== JSON.stringify(after.parent_links) || JSON.stringify(g.metric) !== JSON.stringify(after.metric) || g.progress_mode !== after.progress_mode;
+    JSON.stringify(g.parent_links) !== JSON.stringify(after.parent_links) ||
+    JSON.stringify(g.metric) !== JSON.stringify(after.metric) ||
+    g.progress_mode !== after.progress_mode;
   let goal = after;
   if (rollupInputsChanged) {
     // the goal itself (when in rollup mode), its ancestors, and the parents it left; a rollup goal's own
@@ -154,7 +181,13 @@ async function refreshDescendantPaths(ctx: DomainCtx, root: GoalRecord): Promise
   for (const id of walk.ids) {
     const p = pathOf(id);
     if (p === undefined || goals.get(id)?.record.path === p) continue;
-    await mutateEntity(ctx, goalEntity, id, (cur) => (cur.record.path === p ? undefined : { ...cur.record, path: p }), () => goalNotFound(goals.get(id)!.record.type, id)).catch((err) => {
+    await mutateEntity(
+      ctx,
+      goalEntity,
+      id,
+      (cur) => (cur.record.path === p ? undefined : { ...cur.record, path: p }),
+      () => goalNotFound(goals.get(id)!.record.type, id),
+    ).catch((err) => {
       ctx.log.warn('goal path refresh failed (the stream repairs it)', { goal_uuid: id, error: String(err) });
     });
   }

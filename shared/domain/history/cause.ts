@@ -14,13 +14,26 @@ import type { HistoryCause, ProgressCause } from '#shared/domain/history/progres
  * of the check-in driven fields is `checkin`. A status set directly by a goal update, with no check-in, is
  * none of the contract's causes and is not a history point.
  */
-export function historyPoint(oldRec: GoalRecord | undefined, newRec: GoalRecord | undefined, fallbackAt: string): HistoryRecord | undefined {
+export function historyPoint(
+  oldRec: GoalRecord | undefined,
+  newRec: GoalRecord | undefined,
+  fallbackAt: string,
+): HistoryRecord | undefined {
   if (!oldRec || !newRec) return undefined; // creation starts empty (no value yet); goals are never hard-deleted except by a failed import
-  const moved = oldRec.current_value !== newRec.current_value || oldRec.current_progress !== newRec.current_progress || oldRec.current_status !== newRec.current_status;
+  const moved =
+    oldRec.current_value !== newRec.current_value ||
+    oldRec.current_progress !== newRec.current_progress ||
+    oldRec.current_status !== newRec.current_status;
   if (!moved) return undefined;
   const cause = markedCause(newRec) ?? derivedCause(oldRec, newRec);
   if (!cause) return undefined;
-  return { at: newRec.updated_at ?? fallbackAt, value: newRec.current_value, progress: newRec.current_progress, status: newRec.current_status, cause };
+  return {
+    at: newRec.updated_at ?? fallbackAt,
+    value: newRec.current_value,
+    progress: newRec.current_progress,
+    status: newRec.current_status,
+    cause,
+  };
 }
 
 function markedCause(rec: GoalRecord): HistoryCause | undefined {
@@ -31,7 +44,8 @@ function markedCause(rec: GoalRecord): HistoryCause | undefined {
 function derivedCause(o: GoalRecord, n: GoalRecord): HistoryCause | undefined {
   if (JSON.stringify(o.metric) !== JSON.stringify(n.metric)) return 'metric_changed';
   if (o.progress_mode === 'rollup' && n.progress_mode !== 'rollup') return 'metric_changed';
-  const checkinFieldsMoved = o.value_updated_at !== n.value_updated_at || o.last_checkin_date !== n.last_checkin_date || o.current_value !== n.current_value;
+  const checkinFieldsMoved =
+    o.value_updated_at !== n.value_updated_at || o.last_checkin_date !== n.last_checkin_date || o.current_value !== n.current_value;
   if (!checkinFieldsMoved) {
     if (n.progress_mode === 'rollup' && o.current_progress !== n.current_progress) return 'rollup';
     return undefined; // a status set by a goal update

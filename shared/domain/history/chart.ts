@@ -19,10 +19,19 @@ const M = { left: 52, right: 18, top: 34, bottom: 46 };
 const PLOT_W = CHART_WIDTH - M.left - M.right;
 const PLOT_H = CHART_HEIGHT - M.top - M.bottom;
 const DAY = 86_400_000;
-const COLORS = { progress: '#2563eb', pace: '#6b7280', today: '#dc2626', grid: '#e5e7eb', axis: '#374151', text: '#111827', muted: '#6b7280' };
+const COLORS = {
+  progress: '#2563eb',
+  pace: '#6b7280',
+  today: '#dc2626',
+  grid: '#e5e7eb',
+  axis: '#374151',
+  text: '#111827',
+  muted: '#6b7280',
+};
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
-const escapeXml = (s: string) => s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
+const escapeXml = (s: string) =>
+  s.replace(/[<>&"']/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', '"': '&quot;', "'": '&apos;' })[c]!);
 const fmt = (n: number) => (Math.round(n * 10) / 10).toString();
 const dayStart = (date: string) => Date.parse(`${date.slice(0, 10)}T00:00:00Z`);
 const label = (t: number) => {
@@ -55,27 +64,44 @@ export function progressChartSvg(goal: ChartGoal, points: HistoryRecord[], now: 
     out.push(`<line x1="${M.left}" x2="${M.left + PLOT_W}" y1="${fmt(y(p))}" y2="${fmt(y(p))}" stroke="${COLORS.grid}" stroke-width="1"/>`);
     out.push(`<text x="${M.left - 6}" y="${fmt(y(p) + 4)}" text-anchor="end" fill="${COLORS.muted}">${p}%</text>`);
   }
-  out.push(`<text transform="translate(13 ${fmt(M.top + PLOT_H / 2)}) rotate(-90)" text-anchor="middle" fill="${COLORS.axis}">Progress</text>`);
+  out.push(
+    `<text transform="translate(13 ${fmt(M.top + PLOT_H / 2)}) rotate(-90)" text-anchor="middle" fill="${COLORS.axis}">Progress</text>`,
+  );
 
   // x axis, ticks and labels
-  out.push(`<line x1="${M.left}" x2="${M.left + PLOT_W}" y1="${M.top + PLOT_H}" y2="${M.top + PLOT_H}" stroke="${COLORS.axis}" stroke-width="1"/>`);
+  out.push(
+    `<line x1="${M.left}" x2="${M.left + PLOT_W}" y1="${M.top + PLOT_H}" y2="${M.top + PLOT_H}" stroke="${COLORS.axis}" stroke-width="1"/>`,
+  );
   out.push(`<line x1="${M.left}" x2="${M.left}" y1="${M.top}" y2="${M.top + PLOT_H}" stroke="${COLORS.axis}" stroke-width="1"/>`);
   for (const t of dateTicks(x0, x1)) {
     out.push(`<line x1="${fmt(x(t))}" x2="${fmt(x(t))}" y1="${M.top + PLOT_H}" y2="${M.top + PLOT_H + 4}" stroke="${COLORS.axis}"/>`);
     const anchor = x(t) > CHART_WIDTH - M.right - 24 ? 'end' : 'middle'; // the last label stays inside the image
     out.push(`<text x="${fmt(x(t))}" y="${M.top + PLOT_H + 16}" text-anchor="${anchor}" fill="${COLORS.muted}">${label(t)}</text>`);
   }
-  out.push(`<text x="${fmt(M.left + PLOT_W / 2)}" y="${CHART_HEIGHT - 8}" text-anchor="middle" fill="${COLORS.axis}">Date (UTC), ${escapeXml(goal.start_date)} to ${escapeXml(goal.end_date)}</text>`);
+  out.push(
+    `<text x="${fmt(M.left + PLOT_W / 2)}" y="${CHART_HEIGHT - 8}" text-anchor="middle" fill="${COLORS.axis}">Date (UTC), ${escapeXml(goal.start_date)} to ${escapeXml(goal.end_date)}</text>`,
+  );
 
   // expected pace: 0 until start, linear to 100 at the end, 100 after
-  const pace = [[x0, 0], [start, 0], [end, 100], [x1, 100]].map(([t, p]) => `${fmt(x(t!))},${fmt(y(p!))}`).join(' ');
+  const pace = [
+    [x0, 0],
+    [start, 0],
+    [end, 100],
+    [x1, 100],
+  ]
+    .map(([t, p]) => `${fmt(x(t!))},${fmt(y(p!))}`)
+    .join(' ');
   out.push(`<polyline points="${pace}" fill="none" stroke="${COLORS.pace}" stroke-width="1.5" stroke-dasharray="6 4"/>`);
 
   // today
   if (nowMs >= x0 && nowMs <= x1) {
-    out.push(`<line x1="${fmt(x(nowMs))}" x2="${fmt(x(nowMs))}" y1="${M.top}" y2="${M.top + PLOT_H}" stroke="${COLORS.today}" stroke-width="1" stroke-dasharray="2 2"/>`);
+    out.push(
+      `<line x1="${fmt(x(nowMs))}" x2="${fmt(x(nowMs))}" y1="${M.top}" y2="${M.top + PLOT_H}" stroke="${COLORS.today}" stroke-width="1" stroke-dasharray="2 2"/>`,
+    );
     const right = x(nowMs) < M.left + PLOT_W - 40; // the label beside the marker, inside the plot
-    out.push(`<text x="${fmt(x(nowMs) + (right ? 4 : -4))}" y="${M.top + 12}" text-anchor="${right ? 'start' : 'end'}" fill="${COLORS.today}">today</text>`);
+    out.push(
+      `<text x="${fmt(x(nowMs) + (right ? 4 : -4))}" y="${M.top + 12}" text-anchor="${right ? 'start' : 'end'}" fill="${COLORS.today}">today</text>`,
+    );
   }
 
   // progress: a step line, broken where progress is null, held to today (or the chart's end)
@@ -93,12 +119,16 @@ export function progressChartSvg(goal: ChartGoal, points: HistoryRecord[], now: 
     current.push(`${fmt(x(t))},${fmt(y(p.progress))}`);
   });
   if (current && holdUntil > (times.at(-1) ?? x1)) current.push(`${fmt(x(holdUntil))},${current.at(-1)!.split(',')[1]}`);
-  for (const s of segments) out.push(`<polyline points="${s.join(' ')}" fill="none" stroke="${COLORS.progress}" stroke-width="2.5" stroke-linejoin="round"/>`);
+  for (const s of segments)
+    out.push(`<polyline points="${s.join(' ')}" fill="none" stroke="${COLORS.progress}" stroke-width="2.5" stroke-linejoin="round"/>`);
   points.forEach((p, i) => {
-    if (p.progress !== null && p.progress !== undefined && points.length <= 200) out.push(`<circle cx="${fmt(x(times[i]!))}" cy="${fmt(y(p.progress))}" r="3" fill="${COLORS.progress}"/>`);
+    if (p.progress !== null && p.progress !== undefined && points.length <= 200)
+      out.push(`<circle cx="${fmt(x(times[i]!))}" cy="${fmt(y(p.progress))}" r="3" fill="${COLORS.progress}"/>`);
   });
   if (!points.some((p) => p.progress !== null && p.progress !== undefined)) {
-    out.push(`<text x="${fmt(M.left + PLOT_W / 2)}" y="${fmt(M.top + PLOT_H / 2)}" text-anchor="middle" fill="${COLORS.muted}">No progress recorded yet</text>`);
+    out.push(
+      `<text x="${fmt(M.left + PLOT_W / 2)}" y="${fmt(M.top + PLOT_H / 2)}" text-anchor="middle" fill="${COLORS.muted}">No progress recorded yet</text>`,
+    );
   }
 
   // legend

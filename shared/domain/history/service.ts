@@ -12,7 +12,11 @@ import { parsePageParams } from '#shared/list/params.ts';
 export const CHART_MAX_POINTS = 10_000;
 
 /** Walks a goal's history items oldest first (or newest first), one Query per DynamoDB page. */
-async function* historyItems(ctx: DataCtx, goalUuid: string, opts: { forward?: boolean; pageSize?: number } = {}): AsyncGenerator<HistoryRecord> {
+async function* historyItems(
+  ctx: DataCtx,
+  goalUuid: string,
+  opts: { forward?: boolean; pageSize?: number } = {},
+): AsyncGenerator<HistoryRecord> {
   const { PK } = historyKey(ctx.tenantId, goalUuid, 0);
   let startKey: Record<string, unknown> | undefined;
   do {
@@ -27,9 +31,18 @@ async function* historyItems(ctx: DataCtx, goalUuid: string, opts: { forward?: b
  * another kind, 403 not visible). Paginated like every list (page, per_page, offset, count), oldest first;
  * no filters.
  */
-export async function listHistory(ctx: DomainCtx, kind: GoalKind, goalUuid: string, query: Array<[string, string]>): Promise<{ goal: GoalRecord; result: ListResult<HistoryRecord> }> {
+export async function listHistory(
+  ctx: DomainCtx,
+  kind: GoalKind,
+  goalUuid: string,
+  query: Array<[string, string]>,
+): Promise<{ goal: GoalRecord; result: ListResult<HistoryRecord> }> {
   const { page, rest } = parsePageParams(query);
-  if (rest.length) throw new BadRequestError(`History takes no filter or sort: ${rest[0]![0]}=${rest[0]![1]}`, rest.map(([k]) => ({ field: k.replace(/\[\]$/, ''), code: 'unknown_attribute', message: 'history is not filterable or sortable' })));
+  if (rest.length)
+    throw new BadRequestError(
+      `History takes no filter or sort: ${rest[0]![0]}=${rest[0]![1]}`,
+      rest.map(([k]) => ({ field: k.replace(/\[\]$/, ''), code: 'unknown_attribute', message: 'history is not filterable or sortable' })),
+    );
   const { goal } = await readableGoal(ctx, goalUuid, kind);
   const skip = page.offset + (page.page - 1) * page.perPage;
   const records: HistoryRecord[] = [];
@@ -44,7 +57,14 @@ export async function listHistory(ctx: DomainCtx, kind: GoalKind, goalUuid: stri
     goal,
     result: {
       records,
-      pagy: { page: page.page, per_page: page.perPage, offset: page.offset, next: seen > skip + page.perPage ? page.page + 1 : null, prev: page.page > 1 ? page.page - 1 : null, ...(page.count ? { count: seen } : {}) },
+      pagy: {
+        page: page.page,
+        per_page: page.perPage,
+        offset: page.offset,
+        next: seen > skip + page.perPage ? page.page + 1 : null,
+        prev: page.page > 1 ? page.page - 1 : null,
+        ...(page.count ? { count: seen } : {}),
+      },
       filters: {},
     },
   };

@@ -67,7 +67,8 @@ export const importEntity: EntityDef<ImportRecord> = {
  * The import's rows (as sent) and, once validated, its errors, in chunk items of the import's own
  * partition (`T#t#import#<id>`, SK `rows#<n>` / `errors#<n>`): 10,000 rows do not fit one 400 KB item.
  */
-export const importChunkKey = (tenantId: string, importUuid: string, part: 'rows' | 'errors', n: number) => keys.misc(tenantId, 'import', importUuid, `${part}#${String(n).padStart(5, '0')}`);
+export const importChunkKey = (tenantId: string, importUuid: string, part: 'rows' | 'errors', n: number) =>
+  keys.misc(tenantId, 'import', importUuid, `${part}#${String(n).padStart(5, '0')}`);
 
 /**
  * The uuid the goal of row `index` gets: derived from the import and the row, so a retried or resumed

@@ -2,7 +2,20 @@ import { BadRequestError, ValidationError } from '#shared/errors.ts';
 import { IMPORT_MAX_ROWS } from '#shared/domain/imports/entity.ts';
 
 /** Columns (and JSON row fields) an import row may have (contract 13). */
-export const IMPORT_COLUMNS = ['ref', 'kind', 'title', 'time_period_uuid', 'description', 'goal_type', 'owner_uuids', 'team_uuids', 'labels', 'parent_refs', 'parents', 'metric'] as const;
+export const IMPORT_COLUMNS = [
+  'ref',
+  'kind',
+  'title',
+  'time_period_uuid',
+  'description',
+  'goal_type',
+  'owner_uuids',
+  'team_uuids',
+  'labels',
+  'parent_refs',
+  'parents',
+  'metric',
+] as const;
 const LIST_COLUMNS = new Set(['owner_uuids', 'team_uuids', 'labels', 'parent_refs', 'parents']);
 const METRIC_COLUMNS = new Set(['metric.name', 'metric.start_value', 'metric.target_value', 'metric.unit', 'metric.metric_type']);
 const NUMBER_FIELDS = new Set(['start_value', 'target_value']);
@@ -15,7 +28,8 @@ const NUMBER_FIELDS = new Set(['start_value', 'target_value']);
 export async function importRows(body: { json?: unknown[]; csv?: string }): Promise<unknown[]> {
   const rows = body.csv !== undefined ? csvRows(body.csv, await csvParser()) : (body.json ?? []);
   if (rows.length === 0) throw ValidationError.field('goals', 'empty', 'An import needs at least one row');
-  if (rows.length > IMPORT_MAX_ROWS) throw ValidationError.field('goals', 'too_many', `An import takes at most ${IMPORT_MAX_ROWS} rows (got ${rows.length})`);
+  if (rows.length > IMPORT_MAX_ROWS)
+    throw ValidationError.field('goals', 'too_many', `An import takes at most ${IMPORT_MAX_ROWS} rows (got ${rows.length})`);
   return rows;
 }
 
@@ -29,7 +43,10 @@ export async function importFileRows(text: string, csv: boolean): Promise<unknow
     throw new BadRequestError('The file is neither CSV (.csv) nor JSON');
   }
   // the JSON body's envelope, as the route's schema has it (ImportEnvelope, shared/schemas/bodies/import-envelope.ts)
-  const goals = body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 1 ? (body as { goals?: unknown }).goals : undefined;
+  const goals =
+    body !== null && typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 1
+      ? (body as { goals?: unknown }).goals
+      : undefined;
   if (!Array.isArray(goals)) throw new BadRequestError('A JSON import file is { "goals": [ ... ] }');
   return importRows({ json: goals });
 }
@@ -48,15 +65,22 @@ function csvRows(text: string, parse: CsvParse): unknown[] {
   try {
     records = parse(text, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: false });
   } catch (err) {
-    throw new BadRequestError(`The CSV file cannot be read: ${(err as Error).message}`, [{ field: 'body', code: 'invalid_csv', message: (err as Error).message }]);
+    throw new BadRequestError(`The CSV file cannot be read: ${(err as Error).message}`, [
+      { field: 'body', code: 'invalid_csv', message: (err as Error).message },
+    ]);
   }
   const [header, ...data] = records;
   if (!header) return [];
   const unknown = header.filter((h) => !(IMPORT_COLUMNS as readonly string[]).includes(h) && !METRIC_COLUMNS.has(h));
-  if (unknown.length) throw new BadRequestError(`Unknown CSV column ${unknown.join(', ')}`, unknown.map((h) => ({ field: h, code: 'unknown_field', message: `unknown column ${h}; columns: ${IMPORT_COLUMNS.join(', ')}` })));
+  if (unknown.length)
+    throw new BadRequestError(
+      `Unknown CSV column ${unknown.join(', ')}`,
+      unknown.map((h) => ({ field: h, code: 'unknown_field', message: `unknown column ${h}; columns: ${IMPORT_COLUMNS.join(', ')}` })),
+    );
   const seen = new Set<string>();
   for (const h of header) {
-    if (seen.has(h)) throw new BadRequestError(`CSV column ${h} appears twice`, [{ field: h, code: 'duplicate_column', message: 'appears twice' }]);
+    if (seen.has(h))
+      throw new BadRequestError(`CSV column ${h} appears twice`, [{ field: h, code: 'duplicate_column', message: 'appears twice' }]);
     seen.add(h);
   }
   return data.map((cells) => csvRow(header, cells));
@@ -74,7 +98,13 @@ function csvRow(header: string[], cells: string[]): Record<string, unknown> {
     } else if (h === 'metric') {
       row.set('metric', jsonCell(cell));
     } else if (LIST_COLUMNS.has(h)) {
-      row.set(h, cell.split('|').map((s) => s.trim()).filter((s) => s !== ''));
+      row.set(
+        h,
+        cell
+          .split('|')
+          .map((s) => s.trim())
+          .filter((s) => s !== ''),
+      );
     } else row.set(h, cell);
   });
   if (metric.size) row.set('metric', { ...(row.get('metric') as object | undefined), ...Object.fromEntries(metric) });

@@ -9,7 +9,15 @@ import { getEntity } from '#shared/db/reads.ts';
 import { querySidePage } from '#shared/db/side-items.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { accept } from '#shared/decision.ts';
-import { IMPORT_ITEM_ERRORS, IMPORT_QUEUE, importChunkKey, importEntity, importGoalUuid, type ImportError, type ImportRecord } from '#shared/domain/imports/entity.ts';
+import {
+  IMPORT_ITEM_ERRORS,
+  IMPORT_QUEUE,
+  importChunkKey,
+  importEntity,
+  importGoalUuid,
+  type ImportError,
+  type ImportRecord,
+} from '#shared/domain/imports/entity.ts';
 import { claimSlot, releaseSlot } from '#shared/domain/imports/slots.ts';
 import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
 import { runList, uuidAttr, type ListResource, type ListResult } from '#shared/list/engine.ts';
@@ -104,7 +112,13 @@ export async function readImportRows(ctx: DataCtx, importUuid: string): Promise<
 }
 
 /** Stores every error (chunks) and ends the import; the import item keeps the first IMPORT_ITEM_ERRORS. */
-export async function finishImport(ctx: DataCtx, importUuid: string, state: 'succeeded' | 'failed', errors: ImportError[] = [], leaseOwner?: string): Promise<ImportRecord> {
+export async function finishImport(
+  ctx: DataCtx,
+  importUuid: string,
+  state: 'succeeded' | 'failed',
+  errors: ImportError[] = [],
+  leaseOwner?: string,
+): Promise<ImportRecord> {
   const now = nowIso();
   const { after } = await mutateEntity(
     ctx,
@@ -116,10 +130,23 @@ export async function finishImport(ctx: DataCtx, importUuid: string, state: 'suc
       if (leaseOwner && r.lease?.owner !== leaseOwner) throw new LeaseLost();
       if (errors.length > IMPORT_ITEM_ERRORS) {
         for (let n = 0, i = 0; i < errors.length; n++, i += 2000) {
-          tx.putSide(importChunkKey(ctx.tenantId, importUuid, 'errors', n), { kind: 'import_errors', errors: JSON.stringify(errors.slice(i, i + 2000)) });
+          tx.putSide(importChunkKey(ctx.tenantId, importUuid, 'errors', n), {
+            kind: 'import_errors',
+            errors: JSON.stringify(errors.slice(i, i + 2000)),
+          });
         }
       }
-      return { ...r, state, done: state === 'succeeded' ? r.total : r.done, errors: errors.slice(0, IMPORT_ITEM_ERRORS), error_count: errors.length, finished_at: now, lease: null, resume_at: null, updated_at: now };
+      return {
+        ...r,
+        state,
+        done: state === 'succeeded' ? r.total : r.done,
+        errors: errors.slice(0, IMPORT_ITEM_ERRORS),
+        error_count: errors.length,
+        finished_at: now,
+        lease: null,
+        resume_at: null,
+        updated_at: now,
+      };
     },
     () => new NotFoundError('Import', importUuid),
   );
@@ -155,7 +182,10 @@ export interface ImportOutcome {
 
 /** The import's whole outcome: errors beyond the record's first ones are read from their chunks, `created` from the rows. */
 export async function importOutcome(ctx: DataCtx, r: ImportRecord): Promise<ImportOutcome> {
-  const errors = r.error_count > r.errors.length ? (await readChunks(ctx, r.uuid, 'errors')).flatMap((i) => JSON.parse(i.errors as string) as ImportError[]) : r.errors;
+  const errors =
+    r.error_count > r.errors.length
+      ? (await readChunks(ctx, r.uuid, 'errors')).flatMap((i) => JSON.parse(i.errors as string) as ImportError[])
+      : r.errors;
   let created: Record<string, string> | null = null;
   if (r.state === 'succeeded') {
     const rows = await readImportRows(ctx, r.uuid);
@@ -181,8 +211,5 @@ const importList: ListResource<ImportRecord> = {
 /** GET /rest/v2/imports: the caller's imports (every import of the tenant for admins), oldest first, paginated and filterable. */
 export async function listImports(ctx: DomainCtx, pairs: Array<[string, string]>): Promise<ListResult<ImportRecord>> {
   const me = `u:${ctx.caller.userId}`;
-  return runList(
-    importList,
-    { ctx, loader: ctx.loader, pairs, entryFilter: (e) => isAdmin(ctx.caller) || (e.acl ?? []).includes(me) },
-  );
+  return runList(importList, { ctx, loader: ctx.loader, pairs, entryFilter: (e) => isAdmin(ctx.caller) || (e.acl ?? []).includes(me) });
 }

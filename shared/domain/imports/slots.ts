@@ -15,9 +15,15 @@ export const IMPORT_RETRY_AFTER_SECONDS = 30;
 export class ImportsInFlightError extends AppError {
   constructor() {
     const message = `At most ${IMPORT_MAX_IN_FLIGHT} imports of a tenant may be queued or running at once; send this one again when one has finished`;
-    super(429, 'rate_limited', message, [{ field: 'imports', code: 'imports_in_flight', message: `${IMPORT_MAX_IN_FLIGHT} imports of this tenant are queued or running` }], {
-      'Retry-After': String(IMPORT_RETRY_AFTER_SECONDS),
-    });
+    super(
+      429,
+      'rate_limited',
+      message,
+      [{ field: 'imports', code: 'imports_in_flight', message: `${IMPORT_MAX_IN_FLIGHT} imports of this tenant are queued or running` }],
+      {
+        'Retry-After': String(IMPORT_RETRY_AFTER_SECONDS),
+      },
+    );
   }
 }
 
@@ -32,10 +38,15 @@ export class ImportsInFlightError extends AppError {
 export async function claimSlot(ctx: DataCtx, tx: WriteTx, importUuid: string): Promise<number> {
   const { PK } = importSlotKey(ctx.tenantId, 0);
   const held = new Map<number, string>();
-  for (const item of await querySide(ctx, PK, { consistent: true })) held.set(Number(item.SK.slice('slot#'.length)), item.import_uuid as string);
+  for (const item of await querySide(ctx, PK, { consistent: true }))
+    held.set(Number(item.SK.slice('slot#'.length)), item.import_uuid as string);
   const slots = Array.from({ length: IMPORT_MAX_IN_FLIGHT }, (_, n) => n);
   const claim = (n: number, holder?: string) => {
-    tx.putSide(importSlotKey(ctx.tenantId, n), { kind: 'import_slot', import_uuid: importUuid }, { if: holder ? { equals: { import_uuid: holder } } : { exists: false }, onFail: () => new ConcurrentUpdateError() });
+    tx.putSide(
+      importSlotKey(ctx.tenantId, n),
+      { kind: 'import_slot', import_uuid: importUuid },
+      { if: holder ? { equals: { import_uuid: holder } } : { exists: false }, onFail: () => new ConcurrentUpdateError() },
+    );
     return n;
   };
   const free = slots.find((n) => !held.has(n));
@@ -53,7 +64,9 @@ export async function claimSlot(ctx: DataCtx, tx: WriteTx, importUuid: string): 
 /** Frees the import's slot, unless another import holds it by now (taken as stale): then nothing changes. */
 export async function releaseSlot(ctx: DataCtx, importUuid: string, n: number): Promise<void> {
   try {
-    await new WriteTx(ctx).deleteSide(importSlotKey(ctx.tenantId, n), { if: { equals: { import_uuid: importUuid } }, onFail: () => new SlotNotHeld() }).commit();
+    await new WriteTx(ctx)
+      .deleteSide(importSlotKey(ctx.tenantId, n), { if: { equals: { import_uuid: importUuid } }, onFail: () => new SlotNotHeld() })
+      .commit();
   } catch (err) {
     if (!(err instanceof SlotNotHeld)) throw err;
   }

@@ -12,7 +12,11 @@ import { timePeriodEntity } from '#shared/domain/time-periods/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 
 /** One import row (contract 13), in the domain's terms: a goal create's fields plus `ref`, `kind` and the parents by ref. The import body schema parses rows into these. */
-export interface ImportRow extends Pick<GoalCreateCommand, 'title' | 'time_period_uuid' | 'description' | 'goal_type' | 'owner_uuids' | 'team_uuids' | 'labels' | 'metric'> {
+export interface ImportRow
+  extends Pick<
+    GoalCreateCommand,
+    'title' | 'time_period_uuid' | 'description' | 'goal_type' | 'owner_uuids' | 'team_uuids' | 'labels' | 'metric'
+  > {
   ref: string;
   kind: GoalKind;
   /** refs of earlier rows of the same import */
@@ -37,7 +41,6 @@ export interface PlannedRow {
   parentRows: number[];
 }
 
-
 /**
  * Checks every row before anything is created (contract 13: one invalid row fails the import, with every
  * row's errors listed). The rules are the goal create's: body shape and caps, references to time periods,
@@ -45,7 +48,11 @@ export interface PlannedRow {
  * 5), plus the import's own: refs unique, `parent_refs` naming earlier rows (so parents are created
  * first), at most GOAL_LIMITS.parents parents in all. References are read in batches (the loader), once each.
  */
-export async function validateRows(ctx: DomainCtx, raw: unknown[], parseRow: RowParser): Promise<{ errors: ImportError[]; plan: PlannedRow[] }> {
+export async function validateRows(
+  ctx: DomainCtx,
+  raw: unknown[],
+  parseRow: RowParser,
+): Promise<{ errors: ImportError[]; plan: PlannedRow[] }> {
   const errors: ImportError[] = [];
   const fail = (index: number, field: string, message: string) => errors.push({ row: index + 1, field, message });
   const rows: Array<ImportRow | undefined> = raw.map((r, i) => {
@@ -69,34 +76,55 @@ export async function validateRows(ctx: DomainCtx, raw: unknown[], parseRow: Row
     ctx.loader.many(teamEntity, uniq(valid.flatMap(({ r }) => (r.team_uuids ?? []).map((t) => t.toLowerCase())))),
     getEntities(ctx, goalEntity, uniq(valid.flatMap(({ r }) => (r.parents ?? []).map((p) => p.toLowerCase())))),
   ]);
-  const known = { periods: new Set(periods.map((p) => p.uuid)), users: new Set(users.map((u) => u.uuid)), teams: new Set(teams.map((t) => t.uuid)) };
+  const known = {
+    periods: new Set(periods.map((p) => p.uuid)),
+    users: new Set(users.map((u) => u.uuid)),
+    teams: new Set(teams.map((t) => t.uuid)),
+  };
   const parentProblem = new Map<string, string | null>();
   for (const [id, { record }] of parents) {
     const access = await goalAccess(ctx, record);
-    parentProblem.set(id, !access.canView ? null : record.discarded_at ? `${id} is a deleted goal` : !access.canEdit ? `you cannot place goals under ${id}` : '');
+    parentProblem.set(
+      id,
+      !access.canView
+        ? null
+        : record.discarded_at
+          ? `${id} is a deleted goal`
+          : !access.canEdit
+            ? `you cannot place goals under ${id}`
+            : '',
+    );
   }
 
   const plan: PlannedRow[] = [];
   for (const { r, i } of valid) {
     const before = errors.length;
-    if (!known.periods.has(r.time_period_uuid.toLowerCase())) fail(i, 'time_period_uuid', `${r.time_period_uuid} is not a time period of this tenant`);
-    for (const u of uniq(r.owner_uuids ?? [])) if (!known.users.has(u.toLowerCase())) fail(i, 'owner_uuids', `${u} is not a user of this tenant`);
-    for (const t of uniq(r.team_uuids ?? [])) if (!known.teams.has(t.toLowerCase())) fail(i, 'team_uuids', `${t} is not a team of this tenant`);
+    if (!known.periods.has(r.time_period_uuid.toLowerCase()))
+      fail(i, 'time_period_uuid', `${r.time_period_uuid} is not a time period of this tenant`);
+    for (const u of uniq(r.owner_uuids ?? []))
+      if (!known.users.has(u.toLowerCase())) fail(i, 'owner_uuids', `${u} is not a user of this tenant`);
+    for (const t of uniq(r.team_uuids ?? []))
+      if (!known.teams.has(t.toLowerCase())) fail(i, 'team_uuids', `${t} is not a team of this tenant`);
     for (const p of uniq(r.parents ?? [])) {
       const problem = parentProblem.get(p.toLowerCase());
-      if (problem === undefined || problem === null) fail(i, 'parents', `${p} is not a goal of this tenant`); // one answer for unknown and invisible (contract 5)
+      if (problem === undefined || problem === null)
+        fail(i, 'parents', `${p} is not a goal of this tenant`); // one answer for unknown and invisible (contract 5)
       else if (problem) fail(i, 'parents', problem);
     }
     const parentRows: number[] = [];
     for (const ref of uniq(r.parent_refs ?? [])) {
       const at = refRow.get(ref);
-      if (at === undefined || at >= i) fail(i, 'parent_refs', at === i ? 'a goal cannot be its own parent' : `${ref} is not the ref of an earlier row`);
+      if (at === undefined || at >= i)
+        fail(i, 'parent_refs', at === i ? 'a goal cannot be its own parent' : `${ref} is not the ref of an earlier row`);
       else parentRows.push(at);
     }
-    if (uniq(r.parents ?? []).length + parentRows.length > GOAL_LIMITS.parents) fail(i, 'parent_refs', `at most ${GOAL_LIMITS.parents} parents in all (parents and parent_refs)`);
+    if (uniq(r.parents ?? []).length + parentRows.length > GOAL_LIMITS.parents)
+      fail(i, 'parent_refs', `at most ${GOAL_LIMITS.parents} parents in all (parents and parent_refs)`);
     const m = r.metric;
-    if (m && (m.metric_type ?? 'reach') === 'reach' && (m.start_value ?? 0) === m.target_value) fail(i, 'metric.target_value', 'A reach metric needs target_value different from start_value');
-    if (m && m.metric_type === 'stay_between' && (m.start_value ?? 0) > m.target_value) fail(i, 'metric.target_value', 'A stay_between metric needs start_value (lower bound) on or before target_value (upper bound)');
+    if (m && (m.metric_type ?? 'reach') === 'reach' && (m.start_value ?? 0) === m.target_value)
+      fail(i, 'metric.target_value', 'A reach metric needs target_value different from start_value');
+    if (m && m.metric_type === 'stay_between' && (m.start_value ?? 0) > m.target_value)
+      fail(i, 'metric.target_value', 'A stay_between metric needs start_value (lower bound) on or before target_value (upper bound)');
     if (errors.length > before) continue;
     const { ref, kind, parent_refs: _refs, parents: existing, ...body } = r;
     plan.push({ index: i, ref, kind, input: body, parents: uniq((existing ?? []).map((p) => p.toLowerCase())), parentRows });

@@ -9,7 +9,15 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
 import { createGoal } from '#shared/domain/goals/create.ts';
-import { IMPORT_BATCH, IMPORT_QUEUE, IMPORT_WORKER_TIMEOUT_SECONDS, importEntity, importGoalUuid, type ImportError, type ImportRecord } from '#shared/domain/imports/entity.ts';
+import {
+  IMPORT_BATCH,
+  IMPORT_QUEUE,
+  IMPORT_WORKER_TIMEOUT_SECONDS,
+  importEntity,
+  importGoalUuid,
+  type ImportError,
+  type ImportRecord,
+} from '#shared/domain/imports/entity.ts';
 import { finishImport, LeaseLost, readImportRows } from '#shared/domain/imports/service.ts';
 import { validateRows, type PlannedRow, type RowParser } from '#shared/domain/imports/validate.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
@@ -77,10 +85,24 @@ export async function runImport(data: DataCtx, importUuid: string, opts: RunImpo
   const claimed = await claim(data, importUuid, owner);
   if (claimed.state === 'succeeded' || claimed.state === 'failed') return claimed;
   const user = (await getEntity(data, userEntity, claimed.creator_uuid))?.record;
-  if (!user || user.status !== 'active') return finishImport(data, importUuid, 'failed', [{ row: 0, field: 'import', message: 'The importing user is no longer active' }], owner);
+  if (user?.status !== 'active')
+    return finishImport(
+      data,
+      importUuid,
+      'failed',
+      [{ row: 0, field: 'import', message: 'The importing user is no longer active' }],
+      owner,
+    );
   const caller = { tenantId: data.tenantId, userId: user.uuid, role: user.role, user };
   let teams: Promise<Set<string>> | undefined;
-  const ctx: DomainCtx = { ...data, caller, loader: new Loader(data), log: opts.log as Log, requestId: `import-${importUuid}`, teams: () => (teams ??= callerTeamUuids(data, user.uuid)) };
+  const ctx: DomainCtx = {
+    ...data,
+    caller,
+    loader: new Loader(data),
+    log: opts.log as Log,
+    requestId: `import-${importUuid}`,
+    teams: () => (teams ??= callerTeamUuids(data, user.uuid)),
+  };
 
   const rows = await readImportRows(data, importUuid);
   const { errors, plan } = await validateRows(ctx, rows, opts.parseRow);
@@ -104,14 +126,27 @@ export async function runImport(data: DataCtx, importUuid: string, opts: RunImpo
         // than the tenant's (and the user's) limit, and shares it with the user's other traffic.
         const { granted, retryAfterMs } = await opts.budget(user.uuid, size);
         if (granted < 1) {
-          if (retryAfterMs > IMPORT_INLINE_WAIT_MS || (opts.runUntil !== undefined && Date.now() + retryAfterMs >= opts.runUntil)) return pause(data, importUuid, owner, retryAfterMs, opts);
+          if (retryAfterMs > IMPORT_INLINE_WAIT_MS || (opts.runUntil !== undefined && Date.now() + retryAfterMs >= opts.runUntil))
+            return pause(data, importUuid, owner, retryAfterMs, opts);
           await sleep(retryAfterMs);
           continue;
         }
         size = Math.min(size, granted);
       }
       const batch = plan.slice(start, start + size);
-      const existing = start < maybeCreated ? new Set((await getEntities(ctx, goalEntity, batch.map((r) => importGoalUuid(importUuid, r.index)), true)).keys()) : new Set<string>();
+      const existing =
+        start < maybeCreated
+          ? new Set(
+              (
+                await getEntities(
+                  ctx,
+                  goalEntity,
+                  batch.map((r) => importGoalUuid(importUuid, r.index)),
+                  true,
+                )
+              ).keys(),
+            )
+          : new Set<string>();
       failure = await createBatch(ctx, importUuid, batch, existing);
       if (!failure) {
         start += batch.length;
@@ -149,7 +184,9 @@ async function pause(data: DataCtx, importUuid: string, owner: string, waitMs: n
     },
     () => new NotFoundError('Import', importUuid),
   );
-  await (opts.queue ?? queueSender()).send(IMPORT_QUEUE, { tenant_uuid: data.tenantId, import_uuid: importUuid } satisfies ImportMessage, { delaySeconds });
+  await (opts.queue ?? queueSender()).send(IMPORT_QUEUE, { tenant_uuid: data.tenantId, import_uuid: importUuid } satisfies ImportMessage, {
+    delaySeconds,
+  });
   opts.log.info('import paused', { import_uuid: importUuid, done: after.done, resume_in_s: delaySeconds });
   return after;
 }
@@ -172,7 +209,12 @@ async function claim(data: DataCtx, importUuid: string, owner: string): Promise<
 }
 
 /** Writes progress while this delivery still holds the lease (and extends it). */
-async function progress(data: DataCtx, importUuid: string, owner: string, change: Partial<Pick<ImportRecord, 'state' | 'done'>>): Promise<ImportRecord> {
+async function progress(
+  data: DataCtx,
+  importUuid: string,
+  owner: string,
+  change: Partial<Pick<ImportRecord, 'state' | 'done'>>,
+): Promise<ImportRecord> {
   const { after } = await mutateEntity(
     data,
     importEntity,
@@ -191,7 +233,12 @@ async function progress(data: DataCtx, importUuid: string, owner: string, change
  * first row the write rules refused (the others in flight finish; the caller rolls everything back), or
  * undefined. Anything else (the database failing) throws.
  */
-async function createBatch(ctx: DomainCtx, importUuid: string, batch: PlannedRow[], existing: Set<string>): Promise<ImportError | undefined> {
+async function createBatch(
+  ctx: DomainCtx,
+  importUuid: string,
+  batch: PlannedRow[],
+  existing: Set<string>,
+): Promise<ImportError | undefined> {
   const done = new Map<number, Promise<boolean>>();
   let failure: ImportError | undefined;
   let unexpected: unknown;

@@ -7,7 +7,13 @@ import { getSide } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { connectorOf, decideConnectorRequest, type ConnectorRequestCommand } from '#shared/domain/integrations/decide.ts';
-import { connectorRequestEntity, connectorRequesterKey, connectorRequestUuid, type ConnectorRequesterItem, type ConnectorRequestRecord } from '#shared/domain/integrations/entity.ts';
+import {
+  connectorRequestEntity,
+  connectorRequesterKey,
+  connectorRequestUuid,
+  type ConnectorRequesterItem,
+  type ConnectorRequestRecord,
+} from '#shared/domain/integrations/entity.ts';
 import { SUPPORT_ISSUE_QUEUE, supportIssueKey, type SupportIssueMessage } from '#shared/domain/integrations/support.ts';
 import { getTenant } from '#shared/domain/tenants.ts';
 import { AppError, ConcurrentUpdateError } from '#shared/errors.ts';
@@ -46,9 +52,17 @@ export async function recordConnectorRequest(ctx: DomainCtx, input: ConnectorReq
   const outcome = await runCommand(ctx, {
     read: () => getEntity(ctx, connectorRequestEntity, id, true),
     decide: (current, now) => decideConnectorRequest(ctx.caller, ctx.tenantId, input, current?.record, now),
-    write: (tx, { record, created, requester }, current): { record: ConnectorRequestRecord; created: boolean; repeat?: ConnectorRequesterItem } => {
+    write: (
+      tx,
+      { record, created, requester },
+      current,
+    ): { record: ConnectorRequestRecord; created: boolean; repeat?: ConnectorRequesterItem } => {
       // The requester claim goes first: when both it and the record's condition fail, the repeat is what is reported.
-      tx.putSide(connectorRequesterKey(ctx.tenantId, id, me), { kind: 'connector_requester', ...requester }, { if: { exists: false }, onFail: () => new AlreadyRequested() });
+      tx.putSide(
+        connectorRequesterKey(ctx.tenantId, id, me),
+        { kind: 'connector_requester', ...requester },
+        { if: { exists: false }, onFail: () => new AlreadyRequested() },
+      );
       if (current) tx.replace(connectorRequestEntity, current, record);
       else tx.create(connectorRequestEntity, record);
       return { record, created };
@@ -103,7 +117,7 @@ async function raiseSupportIssue(ctx: DomainCtx, record: ConnectorRequestRecord,
 /** Any member may request (and so sees what it requested); only admins read the tenant's whole list. */
 export const connectorRequestChecks = (ctx: DomainCtx): Checks => ({ can_list: isAdmin(ctx.caller) });
 export const connectorRequestAccessSource = (ctx: DomainCtx): AccessSource => (isAdmin(ctx.caller) ? 'admin' : 'creator');
-export const connectorRequestCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: true });
+export const connectorRequestCollectionChecks = (_ctx: DomainCtx): Checks => ({ can_create: true });
 
 export const connectorRequestListResource: ListResource<ConnectorRequestRecord> = {
   type: 'connector_request',
@@ -113,7 +127,11 @@ export const connectorRequestListResource: ListResource<ConnectorRequestRecord> 
   attributes: {
     uuid: uuidAttr(),
     // The uuid is derived from the normalized key, so an exact normalized key is a direct read.
-    normalized_key: { type: 'string', get: (r) => r.normalized_key, index: async (values, env) => ({ ids: (values as string[]).map((v) => connectorRequestUuid(env.ctx.tenantId, v)) }) },
+    normalized_key: {
+      type: 'string',
+      get: (r) => r.normalized_key,
+      index: async (values, env) => ({ ids: (values as string[]).map((v) => connectorRequestUuid(env.ctx.tenantId, v)) }),
+    },
     connection_type: { type: 'string', get: (r) => r.connection_type },
     connector_display_name: { type: 'string', get: (r) => r.connector_display_name },
     request_source: { type: 'string', get: (r) => r.request_source },

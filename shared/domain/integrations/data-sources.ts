@@ -7,7 +7,12 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
-import { dataSourceConfigRefusal, decideCreateDataSource, newDataSource, type DataSourceCommand } from '#shared/domain/integrations/decide.ts';
+import {
+  dataSourceConfigRefusal,
+  decideCreateDataSource,
+  newDataSource,
+  type DataSourceCommand,
+} from '#shared/domain/integrations/decide.ts';
 import { dataSourceEntity, type DataSourceRecord } from '#shared/domain/integrations/entity.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
 
@@ -19,7 +24,8 @@ import { NotFoundError, ValidationError } from '#shared/errors.ts';
  */
 
 const notFound = (id: string) => new NotFoundError('Data source', id);
-export const unknownGoal = (uuid: string) => ValidationError.field('goal_uuid', 'not_found', `goal_uuid ${uuid} is not a goal of this tenant`);
+export const unknownGoal = (uuid: string) =>
+  ValidationError.field('goal_uuid', 'not_found', `goal_uuid ${uuid} is not a goal of this tenant`);
 
 export interface DataSourceView {
   dataSource: DataSourceRecord;

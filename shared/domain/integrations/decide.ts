@@ -62,12 +62,23 @@ export interface ConnectorRequestChange {
 }
 
 /** The caller's request on top of the record as read (undefined: the first request for this connector). Never refused: every member may request. */
-export function decideConnectorRequest(caller: Caller, tenantId: string, cmd: ConnectorRequestCommand, current: ConnectorRequestRecord | undefined, now: string): Decision<ConnectorRequestChange> {
+export function decideConnectorRequest(
+  caller: Caller,
+  tenantId: string,
+  cmd: ConnectorRequestCommand,
+  current: ConnectorRequestRecord | undefined,
+  now: string,
+): Decision<ConnectorRequestChange> {
   const me = caller.userId;
   const requester: ConnectorRequesterItem = { user_uuid: me, requested_at: now, request_source: cmd.request_source ?? null };
   if (current) {
     const listed = current.requested_by_uuids;
-    const record = { ...current, requested_by_uuids: listed.length < REQUESTERS_LISTED ? [...listed, me] : listed, request_count: current.request_count + 1, updated_at: now };
+    const record = {
+      ...current,
+      requested_by_uuids: listed.length < REQUESTERS_LISTED ? [...listed, me] : listed,
+      request_count: current.request_count + 1,
+      updated_at: now,
+    };
     return accept({ record, created: false, requester });
   }
   const { uuid, connectionType, normalizedKey } = connectorOf(tenantId, cmd);
@@ -91,7 +102,9 @@ const CREDENTIAL_KEY = /password|passwd|secret|token|apikey|privatekey|credentia
 export function credentialPaths(value: unknown, path = 'config'): string[] {
   if (Array.isArray(value)) return value.flatMap((v, i) => credentialPaths(v, `${path}.${i}`));
   if (value === null || typeof value !== 'object') return [];
-  return Object.entries(value).flatMap(([k, v]) => (CREDENTIAL_KEY.test(k.toLowerCase().replace(/[^a-z0-9]/g, '')) ? [`${path}.${k}`] : credentialPaths(v, `${path}.${k}`)));
+  return Object.entries(value).flatMap(([k, v]) =>
+    CREDENTIAL_KEY.test(k.toLowerCase().replace(/[^a-z0-9]/g, '')) ? [`${path}.${k}`] : credentialPaths(v, `${path}.${k}`),
+  );
 }
 
 /** Refused before anything is read (a create's precheck): a config carrying credentials. */
@@ -106,18 +119,33 @@ export function dataSourceConfigRefusal(cmd: DataSourceCommand): AppError | unde
 
 /** The data source record, fixed before any read so every retry writes the same one. */
 export function newDataSource(caller: Caller, cmd: DataSourceCommand, now: string, uuid: string): DataSourceRecord {
-  return { uuid, goal_uuid: cmd.goal_uuid.toLowerCase(), name: cmd.name, kind: cmd.kind, config: cmd.config ?? {}, creator_uuid: caller.userId, created_at: now, updated_at: now };
+  return {
+    uuid,
+    goal_uuid: cmd.goal_uuid.toLowerCase(),
+    name: cmd.name,
+    kind: cmd.kind,
+    config: cmd.config ?? {},
+    creator_uuid: caller.userId,
+    created_at: now,
+    updated_at: now,
+  };
 }
 
 /** The goal (editable by the caller: checked by the goal's rules) with one more data source; a frozen goal takes none. */
 export function attachDataSource(goal: GoalRecord, now: string): Decision<GoalRecord> {
-  if (goal.discarded_at) return refuse(ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; it takes no new data source'));
+  if (goal.discarded_at)
+    return refuse(ValidationError.field('goal_uuid', 'discarded', 'This goal is deleted; it takes no new data source'));
   if (goal.archived_at) return refuse(ValidationError.field('goal_uuid', 'archived', 'This goal is archived; it takes no new data source'));
   return accept({ ...goal, data_sources_count: (goal.data_sources_count ?? 0) + 1, updated_at: now });
 }
 
 /** A data source create once its goal is read (undefined: unknown) with the caller's access: the goal's edit refusal (`hidden` for one it cannot see), then attachDataSource. */
-export function decideCreateDataSource(goal: GoalRecord | undefined, access: GoalAccess | undefined, now: string, hidden: () => AppError): Decision<GoalRecord> {
+export function decideCreateDataSource(
+  goal: GoalRecord | undefined,
+  access: GoalAccess | undefined,
+  now: string,
+  hidden: () => AppError,
+): Decision<GoalRecord> {
   if (!goal || !access) return refuse(hidden());
   const refusal = goalEditRefusal(access, hidden);
   return refusal ? refuse(refusal) : attachDataSource(goal, now);

@@ -57,7 +57,8 @@ export const connectorRequestEntity: EntityDef<ConnectorRequestRecord> = { type:
  * claim (a conditional put in the same transaction as the record) and the place that remembers when that
  * user asked and whether their support issue was handed to the queue.
  */
-export const connectorRequesterKey = (tenantId: string, requestUuid: string, userUuid: string) => keys.misc(tenantId, connectorRequestEntity.type, requestUuid, `requester#${userUuid}`);
+export const connectorRequesterKey = (tenantId: string, requestUuid: string, userUuid: string) =>
+  keys.misc(tenantId, connectorRequestEntity.type, requestUuid, `requester#${userUuid}`);
 
 export interface ConnectorRequesterItem {
   user_uuid: string;

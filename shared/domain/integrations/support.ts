@@ -29,7 +29,8 @@ export interface SupportIssueMessage {
   requested_at: string;
 }
 
-export const supportIssueKey = (tenantId: string, requestUuid: string, userUuid: string) => `connector-request:${tenantId}:${requestUuid}:${userUuid}`;
+export const supportIssueKey = (tenantId: string, requestUuid: string, userUuid: string) =>
+  `connector-request:${tenantId}:${requestUuid}:${userUuid}`;
 
 /** The JSON the support tool receives: a ready-to-file issue, attributed to the requester (`reporter`). */
 export function supportIssuePayload(msg: SupportIssueMessage) {
@@ -60,7 +61,11 @@ export interface SupportWebhookDeps {
 }
 
 /** POSTs one issue; any non-2xx answer, network error or timeout throws (the queue retries, then dead-letters). */
-export async function postSupportIssue(url: string, msg: SupportIssueMessage, deps: Pick<SupportWebhookDeps, 'timeoutMs' | 'fetch'>): Promise<number> {
+export async function postSupportIssue(
+  url: string,
+  msg: SupportIssueMessage,
+  deps: Pick<SupportWebhookDeps, 'timeoutMs' | 'fetch'>,
+): Promise<number> {
   // Checked here so a misconfiguration fails with a message that does not echo the URL (fetch's would).
   let target: URL;
   try {
@@ -85,7 +90,10 @@ export async function postSupportIssue(url: string, msg: SupportIssueMessage, de
  * Files one issue: POSTs it to the support tool's webhook, or does nothing when no tool is configured. The
  * webhook URL is never logged or put in an error: such URLs often carry their credential in the path or query.
  */
-export async function fileSupportIssue(msg: SupportIssueMessage, deps: Pick<SupportWebhookDeps, 'webhookUrl' | 'timeoutMs' | 'fetch'>): Promise<{ idempotency_key: string; status: number | 'not_configured' }> {
+export async function fileSupportIssue(
+  msg: SupportIssueMessage,
+  deps: Pick<SupportWebhookDeps, 'webhookUrl' | 'timeoutMs' | 'fetch'>,
+): Promise<{ idempotency_key: string; status: number | 'not_configured' }> {
   const url = deps.webhookUrl();
   return { idempotency_key: msg.idempotency_key, status: url ? await postSupportIssue(url, msg, deps) : 'not_configured' };
 }

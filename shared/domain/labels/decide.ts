@@ -13,7 +13,14 @@
  */
 import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { accept, refuse, type Decision } from '#shared/decision.ts';
-import { LABEL_NAME_MAX, newLabelRecord, normalizeLabelName, type ClaimedLabel, type LabelRecord, type LabelRef } from '#shared/domain/labels/entity.ts';
+import {
+  LABEL_NAME_MAX,
+  newLabelRecord,
+  normalizeLabelName,
+  type ClaimedLabel,
+  type LabelRecord,
+  type LabelRef,
+} from '#shared/domain/labels/entity.ts';
 import { ForbiddenError, ValidationError, type AppError } from '#shared/errors.ts';
 
 export interface LabelCreate {
@@ -34,7 +41,9 @@ export const canManageLabel = (caller: Caller, l: LabelRecord) => isAdmin(caller
 
 function manageRefusal(caller: Caller, l: LabelRecord, verb: 'update' | 'delete'): AppError | undefined {
   if (canManageLabel(caller, l)) return undefined;
-  return new ForbiddenError(canWriteContent(caller) ? `Only admins and the label's creator can ${verb} it` : 'Viewers cannot change labels');
+  return new ForbiddenError(
+    canWriteContent(caller) ? `Only admins and the label's creator can ${verb} it` : 'Viewers cannot change labels',
+  );
 }
 
 const cycle = (message: string) => ValidationError.field('parent_uuid', 'cycle', message);
@@ -49,15 +58,23 @@ function parentRefusal(label: LabelRecord, chain: LabelRecord[]): AppError | und
   if (!parent) return ValidationError.field('parent_uuid', 'not_found', `parent_uuid ${parentUuid} is not a label of this tenant`);
   if (!parent.is_group) return ValidationError.field('parent_uuid', 'not_a_group', `parent_uuid ${parentUuid} is not a label group`);
   if (chain.some((l) => l.uuid === label.uuid)) return cycle('A label group cannot be placed under itself or one of its own sub-groups');
-  if (chain.length > MAX_LABEL_DEPTH) return ValidationError.field('parent_uuid', 'too_deep', `Label groups nest at most ${MAX_LABEL_DEPTH} deep`);
+  if (chain.length > MAX_LABEL_DEPTH)
+    return ValidationError.field('parent_uuid', 'too_deep', `Label groups nest at most ${MAX_LABEL_DEPTH} deep`);
   return undefined;
 }
 
 /** Refused before anything is read (a create's precheck): viewers create no labels. */
-export const labelCreateRefusal = (caller: Caller): AppError | undefined => (canWriteContent(caller) ? undefined : new ForbiddenError('Viewers cannot change content'));
+export const labelCreateRefusal = (caller: Caller): AppError | undefined =>
+  canWriteContent(caller) ? undefined : new ForbiddenError('Viewers cannot change content');
 
 /** `parentChain`: the parent named and the groups above it, as read (labelCreateRefusal answered before). */
-export function decideCreateLabel(caller: Caller, cmd: LabelCreate, parentChain: LabelRecord[], now: string, uuid: string): Decision<LabelRecord> {
+export function decideCreateLabel(
+  caller: Caller,
+  cmd: LabelCreate,
+  parentChain: LabelRecord[],
+  now: string,
+  uuid: string,
+): Decision<LabelRecord> {
   const record = newLabelRecord({ ...cmd, creator_uuid: caller.userId }, now, uuid);
   const refusal = record.parent_uuid ? parentRefusal(record, parentChain) : undefined;
   return refusal ? refuse(refusal) : accept(record);
@@ -85,13 +102,25 @@ export function planLabelUpdate(caller: Caller, before: LabelRecord, cmd: LabelU
 }
 
 /** `read`: what planLabelUpdate asked for (undefined when it refused: nothing more was read). */
-export function decideUpdateLabel(caller: Caller, before: LabelRecord, cmd: LabelUpdate, read: { hasChildren: boolean; parentChain: LabelRecord[] } | undefined, now: string): Decision<LabelRecord> {
+export function decideUpdateLabel(
+  caller: Caller,
+  before: LabelRecord,
+  cmd: LabelUpdate,
+  read: { hasChildren: boolean; parentChain: LabelRecord[] } | undefined,
+  now: string,
+): Decision<LabelRecord> {
   const plan = planLabelUpdate(caller, before, cmd);
   if ('error' in plan) return plan;
   const sent = Object.fromEntries(Object.entries(cmd).filter(([, v]) => v !== undefined)) as LabelUpdate;
   const next: LabelRecord = { ...before, ...sent, name: sent.name?.trim() ?? before.name, updated_at: now };
   if (plan.write.children && read?.hasChildren) {
-    return refuse(ValidationError.field('is_group', 'has_children', 'A label group with child labels cannot become a regular label; move or delete its children first'));
+    return refuse(
+      ValidationError.field(
+        'is_group',
+        'has_children',
+        'A label group with child labels cannot become a regular label; move or delete its children first',
+      ),
+    );
   }
   const refusal = plan.write.parent ? parentRefusal(next, read?.parentChain ?? []) : undefined;
   return refusal ? refuse(refusal) : accept(next);
@@ -110,7 +139,8 @@ export function labelNamesOf(names: readonly string[]): { wanted: Map<string, st
   const wanted = new Map<string, string>(); // normalized name → first spelling
   for (const raw of names) {
     const name = raw.trim();
-    if (!name || name.length > LABEL_NAME_MAX) return { error: ValidationError.field('labels', 'invalid', `Label names must be 1 to ${LABEL_NAME_MAX} characters`) };
+    if (!name || name.length > LABEL_NAME_MAX)
+      return { error: ValidationError.field('labels', 'invalid', `Label names must be 1 to ${LABEL_NAME_MAX} characters`) };
     const key = normalizeLabelName(name);
     if (!wanted.has(key)) wanted.set(key, name);
   }
@@ -161,10 +191,12 @@ export interface Labelled {
  * the labels that exist, by uuid); a label deleted since it was attached is left out, as the presenter does.
  */
 export function currentLabels(labelUuids: readonly string[], current: ReadonlyMap<string, Pick<LabelRecord, 'name'>>): LabelRef[] {
-  return distinctLabels(labelUuids.flatMap((uuid) => {
-    const l = current.get(uuid);
-    return l ? [{ uuid, name: l.name }] : [];
-  }));
+  return distinctLabels(
+    labelUuids.flatMap((uuid) => {
+      const l = current.get(uuid);
+      return l ? [{ uuid, name: l.name }] : [];
+    }),
+  );
 }
 
 /** The `labels` to write on a record so it names its labels as they are now, or undefined when it already does. */
@@ -174,7 +206,8 @@ export function decideLabelSync(record: Labelled, current: ReadonlyMap<string, P
   return record.labels !== undefined && sameLabels(record.labels, next) ? undefined : next;
 }
 
-const sameLabels = (a: readonly LabelRef[], b: readonly LabelRef[]) => a.length === b.length && a.every((l, i) => l.uuid === b[i]!.uuid && l.name === b[i]!.name);
+const sameLabels = (a: readonly LabelRef[], b: readonly LabelRef[]) =>
+  a.length === b.length && a.every((l, i) => l.uuid === b[i]!.uuid && l.name === b[i]!.name);
 
 /**
  * Whether a goal or check-in change may have left its names behind its labels, so the projection reads its
@@ -187,7 +220,10 @@ export function labelsMayBeStale(before: Labelled | undefined, after: Labelled |
   if (!after) return false;
   if (after.labels === undefined) return after.label_uuids.length > 0;
   if (!before) return after.label_uuids.length > 0;
-  return JSON.stringify(before.label_uuids) !== JSON.stringify(after.label_uuids) || JSON.stringify(before.labels ?? null) !== JSON.stringify(after.labels);
+  return (
+    JSON.stringify(before.label_uuids) !== JSON.stringify(after.label_uuids) ||
+    JSON.stringify(before.labels ?? null) !== JSON.stringify(after.labels)
+  );
 }
 
 /** Whether a label change changes what goals and check-ins show: a rename (any spelling) or a delete. */

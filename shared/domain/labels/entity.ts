@@ -35,7 +35,14 @@ export const labelEntity: EntityDef<LabelRecord> = {
   type: 'label',
   entries: (l) => (l.parent_uuid ? [entry(labelsInGroup, l.parent_uuid)] : []),
   // the claim carries the name as spelled, so a command naming labels reads the claims only (not the labels)
-  uniques: (l) => [{ name: 'label_name', value: normalizeLabelName(l.name), data: { name: l.name }, onTaken: () => new TakenError('name', `A label named ${l.name} already exists`) }],
+  uniques: (l) => [
+    {
+      name: 'label_name',
+      value: normalizeLabelName(l.name),
+      data: { name: l.name },
+      onTaken: () => new TakenError('name', `A label named ${l.name} already exists`),
+    },
+  ],
 };
 
 /**
@@ -52,7 +59,8 @@ export function claimedLabels(claims: ReadonlyMap<string, Claim>): Map<string, C
 }
 
 /** Labels whose claim carries no name: the ones a command must still read. */
-export const labelsToRead = (claims: ReadonlyMap<string, ClaimedLabel>): string[] => [...claims.values()].filter((c) => c.name === undefined).map((c) => c.uuid);
+export const labelsToRead = (claims: ReadonlyMap<string, ClaimedLabel>): string[] =>
+  [...claims.values()].filter((c) => c.name === undefined).map((c) => c.uuid);
 
 /** A label record with every field set (null when unset); a regular label unless `is_group`. */
 export function newLabelRecord(

@@ -7,14 +7,24 @@ import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '
 
 /** Label uuids holding the given names, through the `label_name` uniqueness claims (one BatchGetItem). */
 async function idsByName(ctx: DataCtx, names: unknown[]): Promise<string[]> {
-  return [...(await findUniques(ctx, 'label_name', names.map((n) => normalizeLabelName(String(n))))).values()];
+  return [
+    ...(
+      await findUniques(
+        ctx,
+        'label_name',
+        names.map((n) => normalizeLabelName(String(n))),
+      )
+    ).values(),
+  ];
 }
 
 /** An attribute of the label's group (the `parent` association), read through the per-request loader. */
-const parentAttr = (pick: (p: LabelRecord) => unknown): AttrDef<LabelRecord>['get'] => async (l, loader) => {
-  const parent = await loader.one(labelEntity, l.parent_uuid);
-  return parent ? pick(parent) : null;
-};
+const parentAttr =
+  (pick: (p: LabelRecord) => unknown): AttrDef<LabelRecord>['get'] =>
+  async (l, loader) => {
+    const parent = await loader.one(labelEntity, l.parent_uuid);
+    return parent ? pick(parent) : null;
+  };
 
 export const labelListResource: ListResource<LabelRecord> = {
   type: 'label',

@@ -8,7 +8,19 @@ import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { refuse } from '#shared/decision.ts';
-import { canManageLabel, decideCreateLabel, decideDeleteLabel, decideUpdateLabel, labelCreateRefusal, labelNamesOf, MAX_LABEL_DEPTH, planLabelUpdate, resolveLabels, type LabelCreate, type LabelUpdate } from '#shared/domain/labels/decide.ts';
+import {
+  canManageLabel,
+  decideCreateLabel,
+  decideDeleteLabel,
+  decideUpdateLabel,
+  labelCreateRefusal,
+  labelNamesOf,
+  MAX_LABEL_DEPTH,
+  planLabelUpdate,
+  resolveLabels,
+  type LabelCreate,
+  type LabelUpdate,
+} from '#shared/domain/labels/decide.ts';
 import { claimedLabels, labelEntity, labelsInGroup, labelsToRead, type LabelRecord, type LabelRef } from '#shared/domain/labels/entity.ts';
 import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
 
@@ -62,13 +74,13 @@ function holdChain(tx: WriteTx, chain: Array<Stored<LabelRecord>>): void {
 
 // ---------- permissions and presentation ----------
 
-
 export function labelChecks(ctx: DomainCtx, l: LabelRecord): Checks {
   const manage = canManageLabel(ctx.caller, l);
   return { can_update: manage, can_delete: manage };
 }
 
-export const labelAccessSource = (ctx: DomainCtx, l: LabelRecord): AccessSource => (isAdmin(ctx.caller) ? 'admin' : l.creator_uuid === ctx.caller.userId ? 'creator' : 'public');
+export const labelAccessSource = (ctx: DomainCtx, l: LabelRecord): AccessSource =>
+  isAdmin(ctx.caller) ? 'admin' : l.creator_uuid === ctx.caller.userId ? 'creator' : 'public';
 export const labelCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: canWriteContent(ctx.caller) });
 
 // ---------- writes ----------
@@ -80,7 +92,14 @@ export async function createLabel(ctx: DomainCtx, input: LabelCreate): Promise<L
     ids: uuid,
     precheck: () => labelCreateRefusal(ctx.caller),
     read: () => (input.parent_uuid ? chainOf(ctx, input.parent_uuid) : Promise.resolve([])),
-    decide: (chain, now) => decideCreateLabel(ctx.caller, input, chain.map((s) => s.record), now, uuid),
+    decide: (chain, now) =>
+      decideCreateLabel(
+        ctx.caller,
+        input,
+        chain.map((s) => s.record),
+        now,
+        uuid,
+      ),
     write: (tx, record, chain) => {
       holdChain(tx, chain);
       tx.create(labelEntity, record);
@@ -96,7 +115,10 @@ async function readLabelUpdate(ctx: DomainCtx, id: string, input: LabelUpdate) {
   if (!current) return undefined;
   const plan = planLabelUpdate(ctx.caller, current.record, input);
   if ('error' in plan) return { current, chain: [] };
-  const [children, chain] = await Promise.all([plan.write.children && hasChildren(ctx, id), plan.write.parent ? chainOf(ctx, plan.write.parent) : []]);
+  const [children, chain] = await Promise.all([
+    plan.write.children && hasChildren(ctx, id),
+    plan.write.parent ? chainOf(ctx, plan.write.parent) : [],
+  ]);
   return { current, chain, read: { hasChildren: children, parentChain: chain.map((s) => s.record) } };
 }
 
@@ -122,7 +144,8 @@ async function descendantsDeepestFirst(ctx: DataCtx, groupUuid: string): Promise
   const seen = new Set([groupUuid]);
   for (let frontier = [groupUuid]; frontier.length; ) {
     const ids: string[] = [];
-    for (const parent of frontier) for await (const e of partitionEntries(ctx, childPartition(ctx, parent))) if (!seen.has(e.id)) seen.add(e.id) && ids.push(e.id);
+    for (const parent of frontier)
+      for await (const e of partitionEntries(ctx, childPartition(ctx, parent))) if (!seen.has(e.id)) seen.add(e.id) && ids.push(e.id);
     const level = [...(await getEntities(ctx, labelEntity, ids)).values()];
     if (level.length) levels.push(level);
     frontier = level.filter((s) => s.record.is_group).map((s) => s.record.uuid);
@@ -141,7 +164,12 @@ export async function deleteLabel(ctx: DomainCtx, id: string): Promise<LabelReco
   return runCommand(ctx, {
     read: async () => {
       const current = await getEntity(ctx, labelEntity, id, true);
-      return current && { current, under: current.record.is_group && canManageLabel(ctx.caller, current.record) ? await descendantsDeepestFirst(ctx, id) : [] };
+      return (
+        current && {
+          current,
+          under: current.record.is_group && canManageLabel(ctx.caller, current.record) ? await descendantsDeepestFirst(ctx, id) : [],
+        }
+      );
     },
     decide: (s) => (s ? decideDeleteLabel(ctx.caller, s.current.record) : refuse(notFound(id))),
     write: async (tx, label, s) => {
@@ -155,7 +183,13 @@ export async function deleteLabel(ctx: DomainCtx, id: string): Promise<LabelReco
  * Removes `first` and then `last`, packing as many removals per transaction as fit; the ones before are
  * committed here, `last` goes in `final` (the command's transaction, committed by the runner).
  */
-async function removeLast<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, first: Array<Stored<R>>, last: Stored<R>, final: WriteTx): Promise<void> {
+async function removeLast<R extends BaseRecord>(
+  ctx: DataCtx,
+  def: EntityDef<R>,
+  first: Array<Stored<R>>,
+  last: Stored<R>,
+  final: WriteTx,
+): Promise<void> {
   const cost = (s: Stored<R>) => new WriteTx(ctx).remove(def, s).size;
   const budget = TX_MAX_ITEMS - cost(last);
   const batches: Array<Array<Stored<R>>> = [[]];
@@ -200,7 +234,12 @@ export function addLabelCreates(tx: WriteTx, created: LabelRecord[]): void {
  * regular label (creator = caller) with the n-th of `ids`, drawn by the caller before its retry loop so every
  * attempt names the same label. New labels are written only by addLabelCreates, in the command's transaction.
  */
-export async function resolveLabelNames(ctx: DomainCtx, names: string[], ids: readonly string[], now: string): Promise<{ labels: LabelRef[]; created: LabelRecord[] }> {
+export async function resolveLabelNames(
+  ctx: DomainCtx,
+  names: string[],
+  ids: readonly string[],
+  now: string,
+): Promise<{ labels: LabelRef[]; created: LabelRecord[] }> {
   const named = labelNamesOf(names);
   if ('error' in named) throw named.error;
   const claims = claimedLabels(await findClaims(ctx, 'label_name', named.wanted.keys()));

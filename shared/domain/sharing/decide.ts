@@ -11,8 +11,23 @@
  */
 import { canWriteContent, type Caller } from '#shared/auth/caller.ts';
 import { canManageGrants, requestRecipients, shareableAccess, type ShareableAccess } from '#shared/domain/sharing/access.ts';
-import { MAX_GRANTS, MAX_MANAGERS, type AccessRequestRecord, type Grant, type RequestNotice, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
-import { higherLevel, PATH_BY_SHAREABLE_TYPE, satisfies, shareableName, SHAREABLE_TYPE_BY_PATH, type Level, type ShareablePath } from '#shared/domain/sharing/types.ts';
+import {
+  MAX_GRANTS,
+  MAX_MANAGERS,
+  type AccessRequestRecord,
+  type Grant,
+  type RequestNotice,
+  type ShareableRecord,
+} from '#shared/domain/sharing/entity.ts';
+import {
+  higherLevel,
+  PATH_BY_SHAREABLE_TYPE,
+  satisfies,
+  shareableName,
+  SHAREABLE_TYPE_BY_PATH,
+  type Level,
+  type ShareablePath,
+} from '#shared/domain/sharing/types.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 import { accept, refuse, type Decision } from '#shared/decision.ts';
 import { ForbiddenError, ValidationError, type AppError } from '#shared/errors.ts';
@@ -40,24 +55,45 @@ export type ResendStatus = 'resent' | 'throttled' | 'no_pending_request';
 
 // ---------- shareables and grants ----------
 
-export const shareableCreateRefusal = (caller: Caller): AppError | undefined => (canWriteContent(caller) ? undefined : new ForbiddenError('Viewers cannot create shareable resources'));
+export const shareableCreateRefusal = (caller: Caller): AppError | undefined =>
+  canWriteContent(caller) ? undefined : new ForbiddenError('Viewers cannot create shareable resources');
 
-export function decideCreateShareable(caller: Caller, path: ShareablePath, cmd: ShareableCreate, now: string, uuid: string): Decision<ShareableRecord> {
+export function decideCreateShareable(
+  caller: Caller,
+  path: ShareablePath,
+  cmd: ShareableCreate,
+  now: string,
+  uuid: string,
+): Decision<ShareableRecord> {
   const refusal = shareableCreateRefusal(caller);
   if (refusal) return refuse(refusal);
-  return accept({ uuid, type: SHAREABLE_TYPE_BY_PATH[path], title: cmd.title, content: cmd.content ?? null, owner_uuid: caller.userId, grants: [], created_at: now, updated_at: now });
+  return accept({
+    uuid,
+    type: SHAREABLE_TYPE_BY_PATH[path],
+    title: cmd.title,
+    content: cmd.content ?? null,
+    owner_uuid: caller.userId,
+    grants: [],
+    created_at: now,
+    updated_at: now,
+  });
 }
 
 /** A resource the caller can at least view: 403 without owner, admin or grant. */
 export function decideView(caller: Caller, s: ShareableRecord, path: ShareablePath): Decision<ShareableAccess> {
   const access = shareableAccess(caller, s);
-  if (!access.level) return refuse(new ForbiddenError(`You have no access to this ${shareableName(s.type)}; request it with POST /${path}/${s.uuid}/access_requests`));
+  if (!access.level)
+    return refuse(
+      new ForbiddenError(`You have no access to this ${shareableName(s.type)}; request it with POST /${path}/${s.uuid}/access_requests`),
+    );
   return accept(access);
 }
 
 /** Refused before the grantee is read: owner, admins and `manage` grantees only (checked on the record written). */
 export function grantRefusal(caller: Caller, s: ShareableRecord): AppError | undefined {
-  return canManageGrants(caller, shareableAccess(caller, s)) ? undefined : new ForbiddenError('Only the owner and users with manage access can change grants');
+  return canManageGrants(caller, shareableAccess(caller, s))
+    ? undefined
+    : new ForbiddenError('Only the owner and users with manage access can change grants');
 }
 
 export interface GrantChange {
@@ -71,17 +107,34 @@ export interface GrantChange {
  * Sets (or, with level null, revokes) `grantee`'s grant, as read (undefined: not a user of the tenant). An
  * existing grant keeps its place in the list; a new one goes last.
  */
-export function decideGrant(caller: Caller, s: ShareableRecord, cmd: GrantCommand, grantee: UserRecord | undefined, now: string): Decision<GrantChange> {
+export function decideGrant(
+  caller: Caller,
+  s: ShareableRecord,
+  cmd: GrantCommand,
+  grantee: UserRecord | undefined,
+  now: string,
+): Decision<GrantChange> {
   const refusal = grantRefusal(caller, s);
   if (refusal) return refuse(refusal);
   if (!grantee) return refuse(ValidationError.field('user_uuid', 'not_found', `user_uuid ${cmd.user_uuid} is not a user of this tenant`));
   if (grantee.uuid === s.owner_uuid) return refuse(ValidationError.field('user_uuid', 'owner', 'The owner already holds every level'));
   const existing = s.grants.find((g) => g.user_uuid === grantee.uuid);
   const unchanged = (existing?.level ?? null) === cmd.level;
-  const grant: Grant | undefined = cmd.level === null ? undefined : unchanged ? existing : { user_uuid: grantee.uuid, level: cmd.level, granted_by_uuid: caller.userId, granted_at: now };
-  const grants = !grant ? s.grants.filter((g) => g !== existing) : existing ? s.grants.map((g) => (g === existing ? grant : g)) : [...s.grants, grant];
-  if (grants.length > MAX_GRANTS) return refuse(ValidationError.field('user_uuid', 'too_many', `A resource holds at most ${MAX_GRANTS} grants`));
-  if (grants.filter((g) => g.level === 'manage').length > MAX_MANAGERS) return refuse(ValidationError.field('level', 'too_many', `A resource has at most ${MAX_MANAGERS} users with manage access`));
+  const grant: Grant | undefined =
+    cmd.level === null
+      ? undefined
+      : unchanged
+        ? existing
+        : { user_uuid: grantee.uuid, level: cmd.level, granted_by_uuid: caller.userId, granted_at: now };
+  const grants = !grant
+    ? s.grants.filter((g) => g !== existing)
+    : existing
+      ? s.grants.map((g) => (g === existing ? grant : g))
+      : [...s.grants, grant];
+  if (grants.length > MAX_GRANTS)
+    return refuse(ValidationError.field('user_uuid', 'too_many', `A resource holds at most ${MAX_GRANTS} grants`));
+  if (grants.filter((g) => g.level === 'manage').length > MAX_MANAGERS)
+    return refuse(ValidationError.field('level', 'too_many', `A resource has at most ${MAX_MANAGERS} users with manage access`));
   return accept({ next: unchanged ? s : { ...s, grants, updated_at: now }, unchanged });
 }
 
@@ -95,7 +148,14 @@ export interface GrantWrite {
  * The whole grant once read: the grantee (undefined: not a user of the tenant) and its request on the resource.
  * Nothing to write unless the grant changed or it resolves a request.
  */
-export function decideSetGrant(caller: Caller, s: ShareableRecord, cmd: GrantCommand, grantee: UserRecord | undefined, request: AccessRequestRecord | undefined, now: string): Decision<GrantWrite> {
+export function decideSetGrant(
+  caller: Caller,
+  s: ShareableRecord,
+  cmd: GrantCommand,
+  grantee: UserRecord | undefined,
+  request: AccessRequestRecord | undefined,
+  now: string,
+): Decision<GrantWrite> {
   const change = decideGrant(caller, s, cmd, grantee, now);
   if ('error' in change) return change;
   const resolved = resolveByGrant(caller, request, cmd.level, now);
@@ -106,7 +166,12 @@ export function decideSetGrant(caller: Caller, s: ShareableRecord, cmd: GrantCom
  * What a grant means for the grantee's request as read: a pending request the new level satisfies is
  * resolved (returned); anything else is left as it is (undefined). A revocation satisfies nothing.
  */
-export function resolveByGrant(caller: Caller, request: AccessRequestRecord | undefined, level: Level | null, now: string): AccessRequestRecord | undefined {
+export function resolveByGrant(
+  caller: Caller,
+  request: AccessRequestRecord | undefined,
+  level: Level | null,
+  now: string,
+): AccessRequestRecord | undefined {
   if (level === null || request?.status !== 'pending' || !satisfies(level, request.requested_level)) return undefined;
   return { ...request, status: 'resolved', resolved_at: now, resolved_by_uuid: caller.userId, updated_at: now };
 }
@@ -130,11 +195,19 @@ const noticeOf = (caller: Caller, s: ShareableRecord, kind: RequestNotice['kind'
 });
 
 /** `read` is the caller's request item on the resource (pending or resolved), if any. A blank message is no message. */
-export function decideRequestAccess(caller: Caller, s: ShareableRecord, read: AccessRequestRecord | undefined, cmd: AccessRequestCommand, now: string, uuid: string): Decision<RequestDecision> {
+export function decideRequestAccess(
+  caller: Caller,
+  s: ShareableRecord,
+  read: AccessRequestRecord | undefined,
+  cmd: AccessRequestCommand,
+  now: string,
+  uuid: string,
+): Decision<RequestDecision> {
   const me = caller.userId;
   const message = cmd.message === undefined ? undefined : cmd.message.trim() || null;
   const pending = read?.status === 'pending' ? read : undefined;
-  if (satisfies(shareableAccess(caller, s).level, cmd.requested_level)) return accept({ outcome: 'already_satisfied', record: pending ?? null });
+  if (satisfies(shareableAccess(caller, s).level, cmd.requested_level))
+    return accept({ outcome: 'already_satisfied', record: pending ?? null });
   if (!pending) {
     // A resolved request (if any) is replaced: the new one is a new request with its own uuid.
     const record: AccessRequestRecord & { notice: RequestNotice } = {
@@ -166,10 +239,20 @@ export type ResendDecision =
   /** `sent` is the request with its new e-mail time; `notice` the event's (the change stream's input). */
   | { status: 'resent'; next_resend_at: string; sent: AccessRequestRecord; notice: RequestNotice };
 
-export function decideResend(caller: Caller, s: ShareableRecord, read: AccessRequestRecord | undefined, nowMs: number): Decision<ResendDecision> {
+export function decideResend(
+  caller: Caller,
+  s: ShareableRecord,
+  read: AccessRequestRecord | undefined,
+  nowMs: number,
+): Decision<ResendDecision> {
   if (read?.status !== 'pending') return accept({ status: 'no_pending_request', next_resend_at: null });
   const nextAllowed = Date.parse(read.last_email_sent_at) + RESEND_WINDOW_MS;
   if (nowMs < nextAllowed) return accept({ status: 'throttled', next_resend_at: new Date(nextAllowed).toISOString() });
   const now = new Date(nowMs).toISOString();
-  return accept({ status: 'resent', next_resend_at: new Date(nowMs + RESEND_WINDOW_MS).toISOString(), sent: { ...read, last_email_sent_at: now }, notice: noticeOf(caller, s, 'access_request.resent', now) });
+  return accept({
+    status: 'resent',
+    next_resend_at: new Date(nowMs + RESEND_WINDOW_MS).toISOString(),
+    sent: { ...read, last_email_sent_at: now },
+    notice: noticeOf(caller, s, 'access_request.resent', now),
+  });
 }

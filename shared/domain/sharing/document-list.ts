@@ -23,7 +23,13 @@ export const documentListResource: ListResource<ShareableRecord> = {
   lists: [DOCUMENT],
   attributes: {
     // By id, documents only: the uuid of a dashboard or playbook names no document.
-    uuid: { type: 'string', get: (d) => d.uuid, index: async (values, env) => ({ entries: (await env.loader.many(shareableEntity, values as string[])).filter((d) => d.type === DOCUMENT).map(entryOf) }) },
+    uuid: {
+      type: 'string',
+      get: (d) => d.uuid,
+      index: async (values, env) => ({
+        entries: (await env.loader.many(shareableEntity, values as string[])).filter((d) => d.type === DOCUMENT).map(entryOf),
+      }),
+    },
     title: { type: 'string', get: (d) => d.title },
     owner_uuid: { type: 'string', get: (d) => d.owner_uuid },
     created_at: { type: 'timestamp', get: (d) => d.created_at },
@@ -37,4 +43,3 @@ export function listDocuments(ctx: DomainCtx, pairs: Array<[string, string]>) {
 
 /** What the caller may do with the collection: create documents (not viewers). */
 export const documentCollectionChecks = (caller: Caller): Checks => ({ can_create: canWriteContent(caller) });
-

@@ -7,14 +7,24 @@ import { resourceUuidOf, SHAREABLE_TYPE_BY_PATH, shareableNotFound, type Shareab
  * The shareable of type `path` named by `shareableUuid` in the caller's tenant, whatever the caller's
  * access (access requests need none): 404 when absent, of another type, or named with another tenant.
  */
-export async function loadShareable(ctx: DataCtx, path: ShareablePath, shareableUuid: string, consistent = false): Promise<Stored<ShareableRecord>> {
+export async function loadShareable(
+  ctx: DataCtx,
+  path: ShareablePath,
+  shareableUuid: string,
+  consistent = false,
+): Promise<Stored<ShareableRecord>> {
   const stored = await findShareable(ctx, path, shareableUuid, consistent);
   if (!stored) throw shareableNotFound(path, shareableUuid);
   return stored;
 }
 
 /** As loadShareable, undefined where it answers 404 (a command's read: its decide answers). */
-export async function findShareable(ctx: DataCtx, path: ShareablePath, shareableUuid: string, consistent = false): Promise<Stored<ShareableRecord> | undefined> {
+export async function findShareable(
+  ctx: DataCtx,
+  path: ShareablePath,
+  shareableUuid: string,
+  consistent = false,
+): Promise<Stored<ShareableRecord> | undefined> {
   const stored = await getEntity(ctx, shareableEntity, resourceUuidOf(ctx.tenantId, shareableUuid, path), consistent);
   return stored && stored.record.type === SHAREABLE_TYPE_BY_PATH[path] ? stored : undefined;
 }

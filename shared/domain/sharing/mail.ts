@@ -62,7 +62,7 @@ export function accessRequestEmail(msg: AccessRequestEmailMessage, to: string): 
     `${msg.requester.display_name} (${msg.requester.email}) asks for ${msg.requested_level} access to "${msg.shareable.title}" (${msg.shareable.type}/${msg.shareable.uuid}).`,
     ...(msg.message ? ['', `Their message: ${msg.message}`] : []),
     '',
-    'Grant access from the resource\'s sharing settings; the request is resolved automatically once a grant covers it.',
+    "Grant access from the resource's sharing settings; the request is resolved automatically once a grant covers it.",
   ].join('\n');
   return { to: [to], subject, text };
 }
@@ -74,7 +74,10 @@ export function accessRequestEmail(msg: AccessRequestEmailMessage, to: string): 
  * sending and marking sends that one e-mail again on redelivery (accepted; the marker makes every other
  * retry idempotent). Throws on a failed send or mark, so the queue redelivers the message (functions/workers).
  */
-export async function deliverAccessRequestEmails(msg: AccessRequestEmailMessage, deps: Pick<MailDeps, 'inbox' | 'send'>): Promise<{ access_request_uuid: string; sent: number; skipped: number }> {
+export async function deliverAccessRequestEmails(
+  msg: AccessRequestEmailMessage,
+  deps: Pick<MailDeps, 'inbox' | 'send'>,
+): Promise<{ access_request_uuid: string; sent: number; skipped: number }> {
   const inbox = await deps.inbox(msg.tenant_uuid);
   const notes = await Promise.all(msg.deliveries.map((d) => inbox.notification(d.notification_uuid)));
   const due = notes.filter((n): n is Stored<NotificationRecord> => !!n && !n.record.email_sent_at);
@@ -82,7 +85,7 @@ export async function deliverAccessRequestEmails(msg: AccessRequestEmailMessage,
   let sent = 0;
   for (const note of due) {
     const user = users.get(note.record.recipient_uuid);
-    if (!user || user.status !== 'active') continue;
+    if (user?.status !== 'active') continue;
     await deps.send(accessRequestEmail(msg, user.email));
     await inbox.markEmailed(note, nowIso());
     sent++;

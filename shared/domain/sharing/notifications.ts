@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { inboxList, notificationEntity, type AccessRequestRecord, type NotificationRecord, type RequestNotice } from '#shared/domain/sharing/entity.ts';
+import {
+  inboxList,
+  notificationEntity,
+  type AccessRequestRecord,
+  type NotificationRecord,
+  type RequestNotice,
+} from '#shared/domain/sharing/entity.ts';
 import type { AccessRequestEmailMessage } from '#shared/domain/sharing/mail.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
@@ -56,7 +62,12 @@ export function addRequestNotifications(tx: WriteTx, request: AccessRequestRecor
 }
 
 /** The e-mail message of an access request event's notices (only workers send e-mail). */
-export function requestEmailMessage(tenantId: string, request: AccessRequestRecord, notice: RequestNotice, requester: Pick<UserRecord, 'uuid' | 'display_name' | 'email'>): AccessRequestEmailMessage {
+export function requestEmailMessage(
+  tenantId: string,
+  request: AccessRequestRecord,
+  notice: RequestNotice,
+  requester: Pick<UserRecord, 'uuid' | 'display_name' | 'email'>,
+): AccessRequestEmailMessage {
   return {
     version: 1,
     tenant_uuid: tenantId,

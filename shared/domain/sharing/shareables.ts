@@ -4,7 +4,15 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { decided, refuse } from '#shared/decision.ts';
 import { shareableAccess, type ShareableAccess } from '#shared/domain/sharing/access.ts';
 import { findShareable, loadShareable } from '#shared/domain/sharing/load-shareable.ts';
-import { decideCreateShareable, decideGrant, decideSetGrant, decideView, grantRefusal, type GrantCommand, type ShareableCreate } from '#shared/domain/sharing/decide.ts';
+import {
+  decideCreateShareable,
+  decideGrant,
+  decideSetGrant,
+  decideView,
+  grantRefusal,
+  type GrantCommand,
+  type ShareableCreate,
+} from '#shared/domain/sharing/decide.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { addGrantRequestEffect, grantedRequest } from '#shared/domain/sharing/requests.ts';
 import { shareableNotFound, type ShareablePath } from '#shared/domain/sharing/types.ts';
@@ -12,7 +20,11 @@ import { userEntity } from '#shared/domain/users/entity.ts';
 
 /** Shareable resources (contract section 8 extension): create, read, and grant levels to users. Rules in decide.ts. */
 
-export async function createShareable(ctx: DomainCtx, path: ShareablePath, input: ShareableCreate): Promise<{ record: ShareableRecord; access: ShareableAccess }> {
+export async function createShareable(
+  ctx: DomainCtx,
+  path: ShareablePath,
+  input: ShareableCreate,
+): Promise<{ record: ShareableRecord; access: ShareableAccess }> {
   const uuid = newId();
   const record = await runCommand(ctx, {
     read: async () => undefined,
@@ -24,7 +36,11 @@ export async function createShareable(ctx: DomainCtx, path: ShareablePath, input
 }
 
 /** A resource the caller can at least view: 404 when not in the tenant, 403 without owner, admin or grant. */
-export async function getShareable(ctx: DomainCtx, path: ShareablePath, shareableUuid: string): Promise<{ record: ShareableRecord; access: ShareableAccess }> {
+export async function getShareable(
+  ctx: DomainCtx,
+  path: ShareablePath,
+  shareableUuid: string,
+): Promise<{ record: ShareableRecord; access: ShareableAccess }> {
   const { record } = await loadShareable(ctx, path, shareableUuid);
   return { record, access: decided(decideView(ctx.caller, record, path)) };
 }
@@ -34,7 +50,12 @@ export async function getShareable(ctx: DomainCtx, path: ShareablePath, shareabl
  * request resolves it in the same transaction. Every check runs on the consistent read the write is
  * conditioned on: one read of the resource, not a second one up front.
  */
-export async function setGrant(ctx: DomainCtx, path: ShareablePath, shareableUuid: string, input: GrantCommand): Promise<{ record: ShareableRecord; access: ShareableAccess }> {
+export async function setGrant(
+  ctx: DomainCtx,
+  path: ShareablePath,
+  shareableUuid: string,
+  input: GrantCommand,
+): Promise<{ record: ShareableRecord; access: ShareableAccess }> {
   // Stored uuids are lower-case; the body's uuid may not be (the schema accepts either case, as paths do).
   const granteeUuid = input.user_uuid.toLowerCase();
   const record = await runCommand(ctx, {
@@ -47,7 +68,10 @@ export async function setGrant(ctx: DomainCtx, path: ShareablePath, shareableUui
       const refused = 'error' in decideGrant(ctx.caller, stored.record, input, grantee, now);
       return { stored, grantee, request: refused ? undefined : await grantedRequest(ctx, stored.record, granteeUuid, input.level) };
     },
-    decide: (read, now) => (read ? decideSetGrant(ctx.caller, read.stored.record, input, read.grantee, read.request?.record, now) : refuse(shareableNotFound(path, shareableUuid))),
+    decide: (read, now) =>
+      read
+        ? decideSetGrant(ctx.caller, read.stored.record, input, read.grantee, read.request?.record, now)
+        : refuse(shareableNotFound(path, shareableUuid)),
     write: (tx, { next, resolved }, read) => {
       const { stored, request } = read!;
       // Nothing to write unless the grant changed or it resolves a request.

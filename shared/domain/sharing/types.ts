@@ -16,7 +16,10 @@ export type ShareablePath = keyof typeof SHAREABLE_TYPE_BY_PATH;
 export type ShareableType = (typeof SHAREABLE_TYPE_BY_PATH)[ShareablePath];
 export const SHAREABLE_PATHS = Object.keys(SHAREABLE_TYPE_BY_PATH) as ShareablePath[];
 export const SHAREABLE_TYPES = Object.values(SHAREABLE_TYPE_BY_PATH) as ShareableType[];
-export const PATH_BY_SHAREABLE_TYPE = Object.fromEntries(Object.entries(SHAREABLE_TYPE_BY_PATH).map(([p, t]) => [t, p])) as Record<ShareableType, ShareablePath>;
+export const PATH_BY_SHAREABLE_TYPE = Object.fromEntries(Object.entries(SHAREABLE_TYPE_BY_PATH).map(([p, t]) => [t, p])) as Record<
+  ShareableType,
+  ShareablePath
+>;
 
 export const LEVELS = ['view', 'comment', 'edit', 'manage'] as const;
 export type Level = (typeof LEVELS)[number];
@@ -30,7 +33,8 @@ export const higherLevel = (a: Level, b: Level): Level => (levelRank(a) >= level
 export const shareableName = (type: ShareableType) => type.replace('_', ' ');
 
 /** No shareable of `path`'s type named `shareableUuid` in the caller's tenant (contract section 1: 404). */
-export const shareableNotFound = (path: ShareablePath, shareableUuid: string) => new NotFoundError(shareableName(SHAREABLE_TYPE_BY_PATH[path]), shareableUuid);
+export const shareableNotFound = (path: ShareablePath, shareableUuid: string) =>
+  new NotFoundError(shareableName(SHAREABLE_TYPE_BY_PATH[path]), shareableUuid);
 
 /**
  * The shareable path a request is for, from its route key (`POST /documents/{shareable_uuid}/grants` →

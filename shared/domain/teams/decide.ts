@@ -24,7 +24,15 @@ import { canWriteContent, isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { accept, refuse, type Decision } from '#shared/decision.ts';
 import { uniq } from '#shared/domain/fields.ts';
 import type { TeamRecord, TeamStatus } from '#shared/domain/teams/entity.ts';
-import { ForbiddenError, HasDependentsError, MAX_TRANSACTION_ITEMS, TooManyWritesError, ValidationError, type AppError, type ErrorDetail } from '#shared/errors.ts';
+import {
+  ForbiddenError,
+  HasDependentsError,
+  MAX_TRANSACTION_ITEMS,
+  TooManyWritesError,
+  ValidationError,
+  type AppError,
+  type ErrorDetail,
+} from '#shared/errors.ts';
 
 export interface TeamCreate {
   name: string;
@@ -47,7 +55,8 @@ export const MAX_DEPENDENTS_NAMED = 10;
 const parentNotFound = (id: string) => ValidationError.field('parent_uuid', 'not_found', `parent_uuid ${id} is not a team of this tenant`);
 const cycle = () => ValidationError.field('parent_uuid', 'cycle', 'A team cannot be placed under itself or one of its own sub-teams');
 
-export const tooBig = (field: string | undefined) => new TooManyWritesError(field, 'Split it: fewer owners/members per team, or move or archive sub-teams first.');
+export const tooBig = (field: string | undefined) =>
+  new TooManyWritesError(field, 'Split it: fewer owners/members per team, or move or archive sub-teams first.');
 
 /** The refusal of a change whose transaction would hold more than MAX_TX_ITEMS items. */
 export function fitsRefusal(items: number, field: string | undefined): AppError | undefined {
@@ -57,7 +66,6 @@ export function fitsRefusal(items: number, field: string | undefined): AppError 
 /** A read bounded by what one transaction can hold, stopped past it (`overflow`: the change would not fit). */
 export type Bounded<T> = { items: T[]; overflow?: false } | { items?: undefined; overflow: true };
 
-
 /** Owners and members named by the command. */
 export const usersNamed = (cmd: TeamUpdate) => uniq([...(cmd.owner_uuids ?? []), ...(cmd.member_uuids ?? [])]);
 
@@ -65,7 +73,8 @@ export const usersNamed = (cmd: TeamUpdate) => uniq([...(cmd.owner_uuids ?? []),
 function usersRefusal(cmd: TeamUpdate, known: ReadonlySet<string>): AppError | undefined {
   const details: ErrorDetail[] = [];
   for (const field of ['owner_uuids', 'member_uuids'] as const) {
-    for (const id of uniq(cmd[field])) if (!known.has(id)) details.push({ field, code: 'not_found', message: `${id} is not a user of this tenant` });
+    for (const id of uniq(cmd[field]))
+      if (!known.has(id)) details.push({ field, code: 'not_found', message: `${id} is not a user of this tenant` });
   }
   return details.length ? new ValidationError(details.map((d) => `${d.field}: ${d.message}`).join('; '), details) : undefined;
 }
@@ -74,10 +83,17 @@ function usersRefusal(cmd: TeamUpdate, known: ReadonlySet<string>): AppError | u
 export const managesTeam = (caller: Caller, t: TeamRecord) => canWriteContent(caller) && t.owner_uuids.includes(caller.userId);
 
 /** Admins only: a create's precheck (and a replayed create's gate), answered before anything is read. */
-export const teamCreateRefusal = (caller: Caller): AppError | undefined => (isAdmin(caller) ? undefined : new ForbiddenError('Only admins can create teams'));
+export const teamCreateRefusal = (caller: Caller): AppError | undefined =>
+  isAdmin(caller) ? undefined : new ForbiddenError('Only admins can create teams');
 
 /** `parent` is the team named by parent_uuid as read (undefined: none of the tenant); the new team sits under it. teamCreateRefusal answered before. */
-export function decideCreateTeam(caller: Caller, cmd: TeamCreate, read: { users: ReadonlySet<string>; parent?: TeamRecord }, now: string, uuid: string): Decision<TeamRecord> {
+export function decideCreateTeam(
+  caller: Caller,
+  cmd: TeamCreate,
+  read: { users: ReadonlySet<string>; parent?: TeamRecord },
+  now: string,
+  uuid: string,
+): Decision<TeamRecord> {
   const refusal = usersRefusal(cmd, read.users) ?? (cmd.parent_uuid && !read.parent ? parentNotFound(cmd.parent_uuid) : undefined);
   if (refusal) return refuse(refusal);
   return accept({
@@ -107,7 +123,10 @@ export interface TeamUpdatePlan {
 export function planTeamUpdate(caller: Caller, team: TeamRecord, cmd: TeamUpdate): Decision<TeamUpdatePlan> {
   const moving = cmd.parent_uuid !== undefined && cmd.parent_uuid !== team.parent_uuid;
   if (!isAdmin(caller)) {
-    if (!managesTeam(caller, team)) return refuse(new ForbiddenError(canWriteContent(caller) ? 'Only admins and owners of this team can update it' : 'Viewers cannot change teams'));
+    if (!managesTeam(caller, team))
+      return refuse(
+        new ForbiddenError(canWriteContent(caller) ? 'Only admins and owners of this team can update it' : 'Viewers cannot change teams'),
+      );
     if (moving) return refuse(new ForbiddenError('Only admins can move a team to another parent'));
   }
   return accept({ moving, parent: moving ? (cmd.parent_uuid ?? null) : null });
@@ -130,7 +149,13 @@ const depthUnder = (parentChain: TeamRecord[]) => (parentChain[0] ? parentChain[
  * The updated team (`team`) and, when its depth changed (a move), every team under it moved with it
  * (`below`, shiftDepths; read bounded: past a transaction's size, 422 too_many).
  */
-export function decideUpdateTeam(caller: Caller, team: TeamRecord, cmd: TeamUpdate, read: TeamUpdateReads, now: string): Decision<{ team: TeamRecord; below: TeamRecord[] }> {
+export function decideUpdateTeam(
+  caller: Caller,
+  team: TeamRecord,
+  cmd: TeamUpdate,
+  read: TeamUpdateReads,
+  now: string,
+): Decision<{ team: TeamRecord; below: TeamRecord[] }> {
   const plan = planTeamUpdate(caller, team, cmd);
   if ('error' in plan) return plan;
   if (read.chainOverflow) return refuse(tooBig('parent_uuid'));
@@ -159,10 +184,12 @@ export function decideUpdateTeam(caller: Caller, team: TeamRecord, cmd: TeamUpda
 }
 
 /** The teams under a moved team, their depth shifted by `delta` (the moved team's own change). */
-export const shiftDepths = (below: TeamRecord[], delta: number, now: string): TeamRecord[] => (delta === 0 ? [] : below.map((d) => ({ ...d, depth: d.depth + delta, updated_at: now })));
+export const shiftDepths = (below: TeamRecord[], delta: number, now: string): TeamRecord[] =>
+  delta === 0 ? [] : below.map((d) => ({ ...d, depth: d.depth + delta, updated_at: now }));
 
 /** Refused before anything but the team is read. */
-export const teamDeleteRefusal = (caller: Caller): AppError | undefined => (isAdmin(caller) ? undefined : new ForbiddenError('Only admins can delete teams'));
+export const teamDeleteRefusal = (caller: Caller): AppError | undefined =>
+  isAdmin(caller) ? undefined : new ForbiddenError('Only admins can delete teams');
 
 /** A dependent found on the indexes: a sub-team with its status, or a goal of some kind. */
 export interface TeamDependents {
@@ -172,12 +199,18 @@ export interface TeamDependents {
 
 const subTeamDetail = (uuid: string): ErrorDetail => ({ field: 'sub_teams', code: 'active_sub_team', message: `active sub-team ${uuid}` });
 const dependentsError = (details: ErrorDetail[]) =>
-  new HasDependentsError('The team has active sub-teams or OKR relationships; archive or move the sub-teams and remove the team from its goals first', details);
+  new HasDependentsError(
+    'The team has active sub-teams or OKR relationships; archive or move the sub-teams and remove the team from its goals first',
+    details,
+  );
 
 /** The refusal of a delete while an active sub-team or a non-discarded goal references the team (undefined: none). */
 export function teamInUse(found: TeamDependents): HasDependentsError | undefined {
   const details = [
-    ...found.subTeams.filter((t) => t.status === 'active').slice(0, MAX_DEPENDENTS_NAMED).map((t) => subTeamDetail(t.uuid)),
+    ...found.subTeams
+      .filter((t) => t.status === 'active')
+      .slice(0, MAX_DEPENDENTS_NAMED)
+      .map((t) => subTeamDetail(t.uuid)),
     ...found.goals.map((g): ErrorDetail => ({ field: 'goals', code: 'okr_relationship', message: `${g.kind} ${g.uuid}` })),
   ];
   return details.length ? dependentsError(details) : undefined;
@@ -201,7 +234,12 @@ export function activeSubTeamRefusal(subTeams: TeamRecord[]): AppError | undefin
 export function detachSubTeams(subTeams: TeamRecord[], below: ReadonlyMap<string, TeamRecord[]>, now: string): Decision<TeamRecord[]> {
   const refusal = activeSubTeamRefusal(subTeams);
   if (refusal) return refuse(refusal);
-  return accept(subTeams.flatMap((child) => [{ ...child, parent_uuid: null, depth: 0, updated_at: now }, ...shiftDepths(below.get(child.uuid) ?? [], -child.depth, now)]));
+  return accept(
+    subTeams.flatMap((child) => [
+      { ...child, parent_uuid: null, depth: 0, updated_at: now },
+      ...shiftDepths(below.get(child.uuid) ?? [], -child.depth, now),
+    ]),
+  );
 }
 
 /** What a delete reads, in order, each part only while nothing before it refuses (undefined: not read). */
@@ -220,7 +258,8 @@ export interface TeamDeleteReads {
  * The store's removeUnreferenced checks the goals' references again when it deletes.
  */
 export function decideDeleteTeam(caller: Caller, read: TeamDeleteReads, now: string): Decision<TeamRecord[]> {
-  const refusal = teamDeleteRefusal(caller) ?? (read.found && dependentsRefusal(read.found)) ?? (read.subTeams && activeSubTeamRefusal(read.subTeams));
+  const refusal =
+    teamDeleteRefusal(caller) ?? (read.found && dependentsRefusal(read.found)) ?? (read.subTeams && activeSubTeamRefusal(read.subTeams));
   if (refusal) return refuse(refusal);
   if (!read.below || read.below.overflow) return refuse(tooBig(undefined));
   return detachSubTeams(read.subTeams ?? [], new Map(read.below.items), now);

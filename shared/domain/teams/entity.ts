@@ -35,7 +35,12 @@ export interface TeamMembership {
 }
 
 export function teamMemberships(t: TeamRecord): TeamMembership[] {
-  return teamUserUuids(t).map((user) => ({ uuid: membershipUuid(t.uuid, user), team_uuid: t.uuid, user_uuid: user, role: t.owner_uuids.includes(user) ? 'owner' : 'member' }));
+  return teamUserUuids(t).map((user) => ({
+    uuid: membershipUuid(t.uuid, user),
+    team_uuid: t.uuid,
+    user_uuid: user,
+    role: t.owner_uuids.includes(user) ? 'owner' : 'member',
+  }));
 }
 
 /** The sub-teams of a team (`team@parent#<team>`). */

@@ -4,7 +4,10 @@ import { listStart, type ListStart } from '#shared/list/start.ts';
 import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
 
 /** A team matches a `team_memberships_*` filter when any of its memberships does (contract section 4). */
-const membershipAttr = (pick: (m: ReturnType<typeof teamMemberships>[number]) => unknown): AttrDef<TeamRecord>['get'] => (t) => teamMemberships(t).map(pick);
+const membershipAttr =
+  (pick: (m: ReturnType<typeof teamMemberships>[number]) => unknown): AttrDef<TeamRecord>['get'] =>
+  (t) =>
+    teamMemberships(t).map(pick);
 
 /** Filterable attributes of the spec's teams row; uuid, parent_uuid and team_memberships_user_uuid are index-served. */
 export const teamListResource: ListResource<TeamRecord> = {

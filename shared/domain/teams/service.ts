@@ -60,7 +60,12 @@ async function knownUsers(ctx: DomainCtx, cmd: TeamUpdate): Promise<Set<string>>
 }
 
 /** The first `max` entries of a GSI1 partition accepted by `accept` (Queries of 100 keys, so stopping early reads little). */
-async function firstEntries(ctx: DataCtx, partition: string, max: number, accept: (e: ListEntry) => boolean = () => true): Promise<ListEntry[]> {
+async function firstEntries(
+  ctx: DataCtx,
+  partition: string,
+  max: number,
+  accept: (e: ListEntry) => boolean = () => true,
+): Promise<ListEntry[]> {
   const out: ListEntry[] = [];
   for await (const e of partitionEntries(ctx, partition, { pageSize: 100 })) {
     if (!accept(e)) continue;
@@ -152,7 +157,10 @@ async function readTeamUpdate(ctx: DomainCtx, id: string, input: TeamUpdate) {
   if (!current) return undefined;
   const plan = planTeamUpdate(ctx.caller, current.record, input);
   if ('error' in plan) return { current, chain: [], reads: { users: new Set<string>(), parentChain: [] } };
-  const [users, chain] = await Promise.all([knownUsers(ctx, input), plan.write.parent && plan.write.parent !== id ? ancestry(ctx, plan.write.parent) : []]);
+  const [users, chain] = await Promise.all([
+    knownUsers(ctx, input),
+    plan.write.parent && plan.write.parent !== id ? ancestry(ctx, plan.write.parent) : [],
+  ]);
   // the moved team's subtree moves with it, in the same transaction as the chain held
   const below = plan.write.moving && chain ? await descendants(ctx, id, MAX_TX_ITEMS - chain.length) : [];
   const reads: TeamUpdateReads = {
@@ -181,7 +189,9 @@ export async function updateTeam(ctx: DomainCtx, id: string, input: TeamUpdate):
 /** The goals a delete names as dependents: at most MAX_DEPENDENTS_NAMED of each kind, in the order read. */
 const goalsOf = (found: ReferenceEntry[]) => {
   const live = found.filter((r) => r.state !== 'discarded');
-  return live.filter((r) => live.filter((o) => o.list === r.list).indexOf(r) < MAX_DEPENDENTS_NAMED).map((r) => ({ kind: r.list, uuid: r.id }));
+  return live
+    .filter((r) => live.filter((o) => o.list === r.list).indexOf(r) < MAX_DEPENDENTS_NAMED)
+    .map((r) => ({ kind: r.list, uuid: r.id }));
 };
 
 /**
@@ -196,10 +206,21 @@ async function readTeamDelete(ctx: DomainCtx, id: string) {
   const reads: TeamDeleteReads = {};
   const read = { current, reads, subTeams: [] as Array<Stored<TeamRecord>>, below: [] as Array<Stored<TeamRecord>> };
   if (teamDeleteRefusal(ctx.caller)) return read;
-  const [children, refs] = await Promise.all([firstEntries(ctx, childrenPartition(ctx, id), MAX_TX_ITEMS + 1), referencesTo(ctx, teamEntity.type, id)]);
+  const [children, refs] = await Promise.all([
+    firstEntries(ctx, childrenPartition(ctx, id), MAX_TX_ITEMS + 1),
+    referencesTo(ctx, teamEntity.type, id),
+  ]);
   reads.found = { subTeams: children.map((e) => ({ uuid: e.id, status: e.state })), goals: goalsOf(refs) };
   if (dependentsRefusal(reads.found)) return read;
-  read.subTeams = [...(await getEntities(ctx, teamEntity, children.map((e) => e.id))).values()];
+  read.subTeams = [
+    ...(
+      await getEntities(
+        ctx,
+        teamEntity,
+        children.map((e) => e.id),
+      )
+    ).values(),
+  ];
   reads.subTeams = read.subTeams.map((s) => s.record);
   if (activeSubTeamRefusal(reads.subTeams)) return read;
   const below: Array<[string, TeamRecord[]]> = [];
@@ -241,8 +262,12 @@ export async function deleteTeam(ctx: DomainCtx, id: string): Promise<TeamRecord
 }
 
 /** Owners update but do not delete their team (decide.ts). */
-export const teamChecks = (ctx: DomainCtx, t: TeamRecord): Checks => ({ can_update: isAdmin(ctx.caller) || managesTeam(ctx.caller, t), can_delete: isAdmin(ctx.caller) });
+export const teamChecks = (ctx: DomainCtx, t: TeamRecord): Checks => ({
+  can_update: isAdmin(ctx.caller) || managesTeam(ctx.caller, t),
+  can_delete: isAdmin(ctx.caller),
+});
 
-export const teamAccessSource = (ctx: DomainCtx, t: TeamRecord): AccessSource => (isAdmin(ctx.caller) ? 'admin' : t.owner_uuids.includes(ctx.caller.userId) ? 'owner' : 'public');
+export const teamAccessSource = (ctx: DomainCtx, t: TeamRecord): AccessSource =>
+  isAdmin(ctx.caller) ? 'admin' : t.owner_uuids.includes(ctx.caller.userId) ? 'owner' : 'public';
 
 export const teamCollectionChecks = (ctx: DomainCtx): Checks => ({ can_create: isAdmin(ctx.caller) });

@@ -40,7 +40,10 @@ function orderRefusal(start: string, end: string, sent: TimePeriodUpdate): AppEr
   if (start <= end) return undefined;
   const message = `start_date ${start} must be on or before end_date ${end}`;
   const fields = (['start_date', 'end_date'] as const).filter((f) => sent[f] !== undefined);
-  return new ValidationError(message, fields.map((field) => ({ field, code: 'out_of_order', message })));
+  return new ValidationError(
+    message,
+    fields.map((field) => ({ field, code: 'out_of_order', message })),
+  );
 }
 
 const adminRefusal = (caller: Caller, what: string): AppError | undefined => (isAdmin(caller) ? undefined : new ForbiddenError(what));
@@ -59,7 +62,12 @@ export interface TimePeriodChange {
   narrows: boolean;
 }
 
-export function decideUpdateTimePeriod(caller: Caller, before: TimePeriodRecord, cmd: TimePeriodUpdate, now: string): Decision<TimePeriodChange> {
+export function decideUpdateTimePeriod(
+  caller: Caller,
+  before: TimePeriodRecord,
+  cmd: TimePeriodUpdate,
+  now: string,
+): Decision<TimePeriodChange> {
   const refusal = adminRefusal(caller, 'Only admins can update time periods');
   if (refusal) return refuse(refusal);
   const next: TimePeriodRecord = {
@@ -77,7 +85,13 @@ export function decideUpdateTimePeriod(caller: Caller, before: TimePeriodRecord,
  * The whole update once read: `goals`, the period's non-discarded goals, read when the change narrows the
  * range (`narrowsRange`; undefined otherwise). New dates that would leave one outside are refused (header).
  */
-export function decideUpdateTimePeriodWithin(caller: Caller, before: TimePeriodRecord, cmd: TimePeriodUpdate, goals: GoalDates[] | undefined, now: string): Decision<TimePeriodRecord> {
+export function decideUpdateTimePeriodWithin(
+  caller: Caller,
+  before: TimePeriodRecord,
+  cmd: TimePeriodUpdate,
+  goals: GoalDates[] | undefined,
+  now: string,
+): Decision<TimePeriodRecord> {
   const change = decideUpdateTimePeriod(caller, before, cmd, now);
   if ('error' in change) return change;
   const outside = change.write.narrows ? goalsOutsideRefusal(change.write.next, goals ?? []) : undefined;
@@ -85,7 +99,8 @@ export function decideUpdateTimePeriodWithin(caller: Caller, before: TimePeriodR
 }
 
 /** Whether an update narrows the period's range (its goals must then be read); the same rule decideUpdateTimePeriod applies. */
-export const narrowsRange = (before: TimePeriodRecord, cmd: TimePeriodUpdate) => (cmd.start_date ?? before.start_date) > before.start_date || (cmd.end_date ?? before.end_date) < before.end_date;
+export const narrowsRange = (before: TimePeriodRecord, cmd: TimePeriodUpdate) =>
+  (cmd.start_date ?? before.start_date) > before.start_date || (cmd.end_date ?? before.end_date) < before.end_date;
 
 /** The refusal of new dates that would leave a non-discarded goal of the period outside them (header). */
 export function goalsOutsideRefusal(next: TimePeriodRecord, goals: GoalDates[]): AppError | undefined {
@@ -97,7 +112,10 @@ export function goalsOutsideRefusal(next: TimePeriodRecord, goals: GoalDates[]):
     code: 'goals_out_of_range',
     message: `${ids.length} goal(s) of this period would ${side} the new range (e.g. ${ids.slice(0, 5).join(', ')}); change their dates first`,
   });
-  const details = [...(early.length ? [detail('start_date', early, 'start before')] : []), ...(late.length ? [detail('end_date', late, 'end after')] : [])];
+  const details = [
+    ...(early.length ? [detail('start_date', early, 'start before')] : []),
+    ...(late.length ? [detail('end_date', late, 'end after')] : []),
+  ];
   return new ValidationError(details.map((d) => d.message).join('; '), details);
 }
 
@@ -113,6 +131,8 @@ export function periodInUse(counts: GoalCounts): HasDependentsError | undefined 
   const total = used.reduce((sum, [, n]) => sum + n, 0);
   if (total === 0) return undefined;
   const message = `The time period is used by ${total} goal(s) that are not discarded (${used.map(([k, n]) => `${n} ${k}`).join(', ')})`;
-  return new HasDependentsError(message, used.map(([k, n]) => ({ field: 'goals', code: 'has_dependents', message: `${n} ${k}(s) use this time period` })));
+  return new HasDependentsError(
+    message,
+    used.map(([k, n]) => ({ field: 'goals', code: 'has_dependents', message: `${n} ${k}(s) use this time period` })),
+  );
 }
-

@@ -16,5 +16,13 @@ export function newTimePeriodRecord(
   now: string,
   uuid: string = newId(),
 ): TimePeriodRecord {
-  return { uuid, name: input.name.trim(), start_date: input.start_date, end_date: input.end_date, creator_uuid: input.creator_uuid, created_at: now, updated_at: now };
+  return {
+    uuid,
+    name: input.name.trim(),
+    start_date: input.start_date,
+    end_date: input.end_date,
+    creator_uuid: input.creator_uuid,
+    created_at: now,
+    updated_at: now,
+  };
 }

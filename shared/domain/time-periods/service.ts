@@ -67,7 +67,18 @@ export async function updateTimePeriod(ctx: DomainCtx, id: string, input: TimePe
     read: async () => {
       const current = await getEntity(ctx, timePeriodEntity, id, true);
       // a narrowed range reads the period's goals (an admin's change only: nothing is read for a refusal)
-      const goals = current && isAdmin(ctx.caller) && narrowsRange(current.record, input) ? [...(await getEntities(ctx, goalEntity, (await liveGoalsOf(ctx, id)).map((g) => g.id))).values()].map((s) => s.record) : undefined;
+      const goals =
+        current && isAdmin(ctx.caller) && narrowsRange(current.record, input)
+          ? [
+              ...(
+                await getEntities(
+                  ctx,
+                  goalEntity,
+                  (await liveGoalsOf(ctx, id)).map((g) => g.id),
+                )
+              ).values(),
+            ].map((s) => s.record)
+          : undefined;
       return current && { current, goals };
     },
     decide: (s, now) => (s ? decideUpdateTimePeriodWithin(ctx.caller, s.current.record, input, s.goals, now) : refuse(notFound(id))),
@@ -87,12 +98,13 @@ export async function deleteTimePeriod(ctx: DomainCtx, id: string): Promise<Time
     read: () => getEntity(ctx, timePeriodEntity, id, true),
     decide: (current) => (current ? decideDeleteTimePeriod(ctx.caller, current.record) : refuse(notFound(id))),
     write: async (_tx, period, current) => {
-      await removeUnreferenced(ctx, timePeriodEntity, current!, { onReferenced: (refs) => periodInUse(byKind(refs)) ?? periodInUse([['goal', refs.length]])! });
+      await removeUnreferenced(ctx, timePeriodEntity, current!, {
+        onReferenced: (refs) => periodInUse(byKind(refs)) ?? periodInUse([['goal', refs.length]])!,
+      });
       return period;
     },
   });
 }
-
 
 export const timePeriodChecks = (ctx: DomainCtx): Checks => directoryChecks(ctx.caller);
 export const timePeriodAccessSource = (ctx: DomainCtx): AccessSource => directoryAccessSource(ctx.caller);

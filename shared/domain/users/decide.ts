@@ -36,19 +36,30 @@ export type UserUpdate = Partial<Omit<UserCreate, 'email'>>;
 export const MAX_MANAGER_CHAIN = 90;
 
 export const userNotFound = (id: string) => new NotFoundError('User', id);
-const managerNotFound = (managerUuid: string) => ValidationError.field('manager_uuid', 'not_found', `manager_uuid ${managerUuid} is not a user of this tenant`);
+const managerNotFound = (managerUuid: string) =>
+  ValidationError.field('manager_uuid', 'not_found', `manager_uuid ${managerUuid} is not a user of this tenant`);
 
 /** Null and undefined profile values are not stored. */
-const compact = <T extends Record<string, unknown>>(o: T) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
+const compact = <T extends Record<string, unknown>>(o: T) =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined && v !== null)) as T;
 
 /** Admins only: a create's precheck (and a replayed create's gate), answered before anything is read. */
-export const userCreateRefusal = (caller: Caller): AppError | undefined => (isAdmin(caller) ? undefined : new ForbiddenError('Only admins can create users'));
+export const userCreateRefusal = (caller: Caller): AppError | undefined =>
+  isAdmin(caller) ? undefined : new ForbiddenError('Only admins can create users');
 
 /** `manager` is the user named by manager_uuid as read (undefined: none of the tenant); userCreateRefusal answered before. */
-export function decideCreateUser(caller: Caller, cmd: UserCreate, manager: UserRecord | undefined, now: string, uuid: string): Decision<UserRecord> {
+export function decideCreateUser(
+  caller: Caller,
+  cmd: UserCreate,
+  manager: UserRecord | undefined,
+  now: string,
+  uuid: string,
+): Decision<UserRecord> {
   // A new user is in no one's chain, so its create checks the manager's existence only.
   if (cmd.manager_uuid && !manager) return refuse(managerNotFound(cmd.manager_uuid));
-  return accept(newUserRecord({ ...cmd, profile_attributes: compact(cmd.profile_attributes ?? {}), creator_uuid: caller.userId }, now, uuid));
+  return accept(
+    newUserRecord({ ...cmd, profile_attributes: compact(cmd.profile_attributes ?? {}), creator_uuid: caller.userId }, now, uuid),
+  );
 }
 
 /**
@@ -69,13 +80,18 @@ export function updateRefusal(caller: Caller, id: string, cmd: UserUpdate, targe
     if (restricted.length) return new ForbiddenError(`Only admins can change ${restricted.join(', ')}`);
   }
   if (id === caller.userId && ((cmd.role && cmd.role !== 'admin' && admin) || cmd.status === 'inactive')) {
-    return ValidationError.field(cmd.status === 'inactive' ? 'status' : 'role', 'self_lockout', 'You cannot remove your own admin role or deactivate yourself');
+    return ValidationError.field(
+      cmd.status === 'inactive' ? 'status' : 'role',
+      'self_lockout',
+      'You cannot remove your own admin role or deactivate yourself',
+    );
   }
   return undefined;
 }
 
 /** Whether the caller may change `id` without reading it first (else updateRefusal needs `target`). */
-export const updateNeedsExistenceProbe = (caller: Caller, id: string) => !isAdmin(caller) && (id !== caller.userId || caller.role === 'viewer');
+export const updateNeedsExistenceProbe = (caller: Caller, id: string) =>
+  !isAdmin(caller) && (id !== caller.userId || caller.role === 'viewer');
 
 /** The manager change needs the new manager's chain read (see managerChainRefusal). */
 export const changesManager = (current: UserRecord, cmd: UserUpdate): cmd is UserUpdate & { manager_uuid: string } =>
@@ -89,8 +105,10 @@ export const changesManager = (current: UserRecord, cmd: UserUpdate): cmd is Use
 export function managerChainRefusal(userUuid: string, managerUuid: string, chain: UserRecord[]): AppError | undefined {
   if (managerUuid === userUuid) return ValidationError.field('manager_uuid', 'cycle', 'A user cannot be their own manager');
   if (!chain.length) return managerNotFound(managerUuid);
-  if (chain.length > MAX_MANAGER_CHAIN) return ValidationError.field('manager_uuid', 'too_many', `A management chain may be at most ${MAX_MANAGER_CHAIN} users long`);
-  if (chain.some((u) => u.manager_uuid === userUuid || u.uuid === userUuid)) return ValidationError.field('manager_uuid', 'cycle', 'This manager would create a management cycle');
+  if (chain.length > MAX_MANAGER_CHAIN)
+    return ValidationError.field('manager_uuid', 'too_many', `A management chain may be at most ${MAX_MANAGER_CHAIN} users long`);
+  if (chain.some((u) => u.manager_uuid === userUuid || u.uuid === userUuid))
+    return ValidationError.field('manager_uuid', 'cycle', 'This manager would create a management cycle');
   return undefined;
 }
 
@@ -98,7 +116,12 @@ export function managerChainRefusal(userUuid: string, managerUuid: string, chain
 export function applyUserUpdate(current: UserRecord, cmd: UserUpdate, now: string): UserRecord {
   const { profile_attributes, ...rest } = cmd;
   const sent = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
-  return { ...current, ...sent, profile_attributes: compact({ ...current.profile_attributes, ...(profile_attributes ?? {}) }), updated_at: now };
+  return {
+    ...current,
+    ...sent,
+    profile_attributes: compact({ ...current.profile_attributes, ...(profile_attributes ?? {}) }),
+    updated_at: now,
+  };
 }
 
 /**

@@ -10,8 +10,19 @@ export type UserStatus = (typeof USER_STATUSES)[number];
 
 export const PROFILE_WRITABLE = ['first_name', 'last_name', 'job_title', 'timezone', 'locale', 'about'] as const;
 export const PROFILE_FILTERABLE = [
-  'first_name', 'last_name', 'job_title', 'employee_type', 'department_name', 'division_name', 'cost_center_name', 'about',
-  'custom_field_1', 'custom_field_2', 'custom_field_3', 'custom_field_4', 'custom_field_5',
+  'first_name',
+  'last_name',
+  'job_title',
+  'employee_type',
+  'department_name',
+  'division_name',
+  'cost_center_name',
+  'about',
+  'custom_field_1',
+  'custom_field_2',
+  'custom_field_3',
+  'custom_field_4',
+  'custom_field_5',
 ] as const;
 
 export interface UserRecord extends BaseRecord {
@@ -38,7 +49,13 @@ export const reportsOf = entryList('user', 'manager');
 export const userEntity: EntityDef<UserRecord> = {
   type: 'user',
   entries: (u) => (u.manager_uuid ? [entry(reportsOf, u.manager_uuid)] : []),
-  uniques: (u) => [{ name: 'email', value: normalizeEmail(u.email), onTaken: () => new TakenError('email', `A user with email ${u.email} already exists`) }],
+  uniques: (u) => [
+    {
+      name: 'email',
+      value: normalizeEmail(u.email),
+      onTaken: () => new TakenError('email', `A user with email ${u.email} already exists`),
+    },
+  ],
   envelope: (u) => ({ state: u.status }),
 };
 

@@ -44,12 +44,15 @@ const teamAttrs = (prefix: string): Record<string, AttrDef<UserRecord>> => {
   };
 };
 
-const membershipsOf = async (u: UserRecord, l: Loader) => (await teamsOf(l.ctx, l, u.uuid)).flatMap(teamMemberships).filter((m) => m.user_uuid === u.uuid);
+const membershipsOf = async (u: UserRecord, l: Loader) =>
+  (await teamsOf(l.ctx, l, u.uuid)).flatMap(teamMemberships).filter((m) => m.user_uuid === u.uuid);
 
-const managerAttr = (pick: (m: UserRecord) => unknown): AttrDef<UserRecord>['get'] => async (u, l) => {
-  const m = await l.one(userEntity, u.manager_uuid);
-  return m ? pick(m) : null;
-};
+const managerAttr =
+  (pick: (m: UserRecord) => unknown): AttrDef<UserRecord>['get'] =>
+  async (u, l) => {
+    const m = await l.one(userEntity, u.manager_uuid);
+    return m ? pick(m) : null;
+  };
 
 export const userListResource: ListResource<UserRecord> = {
   type: 'user',
@@ -79,7 +82,12 @@ export const userListResource: ListResource<UserRecord> = {
       index: async (values, env) => ({ ids: (await env.loader.many(teamEntity, values as string[])).flatMap(teamUserUuids) }),
     },
     team_memberships_role: { type: 'string', get: async (u, l) => (await membershipsOf(u, l)).map((m) => m.role) },
-    ...Object.fromEntries(PROFILE_FILTERABLE.map((k) => [`profile_${k}`, { type: 'string', get: (u: UserRecord) => u.profile_attributes[k] ?? null } satisfies AttrDef<UserRecord>])),
+    ...Object.fromEntries(
+      PROFILE_FILTERABLE.map((k) => [
+        `profile_${k}`,
+        { type: 'string', get: (u: UserRecord) => u.profile_attributes[k] ?? null } satisfies AttrDef<UserRecord>,
+      ]),
+    ),
     manager_display_name: { type: 'string', get: managerAttr((m) => m.display_name) },
     manager_status: { type: 'string', get: managerAttr((m) => m.status) },
     manager_manager_uuid: { type: 'string', get: managerAttr((m) => m.manager_uuid) },

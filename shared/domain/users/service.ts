@@ -61,12 +61,26 @@ async function managerChain(ctx: DomainCtx, managerUuid: string): Promise<Array<
 export async function updateUser(ctx: DomainCtx, id: string, input: UserUpdate): Promise<UserRecord> {
   return runCommand(ctx, {
     // who may send this update is answered before the user is read (only whether it exists, for a non-admin)
-    precheck: async () => updateRefusal(ctx.caller, id, input, updateNeedsExistenceProbe(ctx.caller, id) ? { exists: !!(await getEntity(ctx, userEntity, id)) } : undefined),
+    precheck: async () =>
+      updateRefusal(
+        ctx.caller,
+        id,
+        input,
+        updateNeedsExistenceProbe(ctx.caller, id) ? { exists: !!(await getEntity(ctx, userEntity, id)) } : undefined,
+      ),
     read: async () => {
       const current = await getEntity(ctx, userEntity, id, true);
       return current && { current, chain: changesManager(current.record, input) ? await managerChain(ctx, input.manager_uuid) : undefined };
     },
-    decide: (s, now) => (s ? decideUpdateUser(s.current.record, input, s.chain?.map((c) => c.record), now) : refuse(userNotFound(id))),
+    decide: (s, now) =>
+      s
+        ? decideUpdateUser(
+            s.current.record,
+            input,
+            s.chain?.map((c) => c.record),
+            now,
+          )
+        : refuse(userNotFound(id)),
     write: (tx, next, s) => {
       for (const c of s!.chain ?? []) tx.checkVersion(userEntity, c);
       tx.replace(userEntity, s!.current, next);
@@ -74,7 +88,6 @@ export async function updateUser(ctx: DomainCtx, id: string, input: UserUpdate):
     },
   });
 }
-
 
 export function userChecks(ctx: DomainCtx, u: UserRecord): Checks {
   const admin = isAdmin(ctx.caller);

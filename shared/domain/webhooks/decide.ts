@@ -5,7 +5,13 @@
  */
 import { isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { accept, refuse, type Decision } from '#shared/decision.ts';
-import { MAX_WEBHOOKS_PER_TENANT, type DeliveryRecord, type EventType, type WebhookRecord, type WebhookStatus } from '#shared/domain/webhooks/entity.ts';
+import {
+  MAX_WEBHOOKS_PER_TENANT,
+  type DeliveryRecord,
+  type EventType,
+  type WebhookRecord,
+  type WebhookStatus,
+} from '#shared/domain/webhooks/entity.ts';
 import { ForbiddenError, NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
 import { sentFields } from '#shared/domain/fields.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
@@ -19,14 +25,22 @@ export interface WebhookCreateInput {
 export type WebhookUpdateInput = Partial<WebhookCreateInput> & { status?: WebhookStatus };
 
 /** Admins only, in every verb (contract section 12): every command's precheck, before the URL is resolved or anything read. */
-export const webhookAdminRefusal = (caller: Caller): AppError | undefined => (isAdmin(caller) ? undefined : new ForbiddenError('Only admins manage webhooks'));
+export const webhookAdminRefusal = (caller: Caller): AppError | undefined =>
+  isAdmin(caller) ? undefined : new ForbiddenError('Only admins manage webhooks');
 
 /** `["*"]` alone means every type; otherwise the distinct types named. */
 export const normalizeEvents = (events: string[]): string[] => (events.includes('*') ? ['*'] : [...new Set(events)]);
 
 /** A new endpoint, given how many the tenant has now (422 `too_many` at the cap) and its uuid and sealed secret (webhookAdminRefusal answered before). */
-export function decideCreateWebhook(caller: Caller, input: WebhookCreateInput, endpoints: number, now: string, ids: { uuid: string; secretSealed: string }): Decision<WebhookRecord> {
-  if (endpoints >= MAX_WEBHOOKS_PER_TENANT) return refuse(ValidationError.field('url', 'too_many', `A tenant has at most ${MAX_WEBHOOKS_PER_TENANT} webhooks`));
+export function decideCreateWebhook(
+  caller: Caller,
+  input: WebhookCreateInput,
+  endpoints: number,
+  now: string,
+  ids: { uuid: string; secretSealed: string },
+): Decision<WebhookRecord> {
+  if (endpoints >= MAX_WEBHOOKS_PER_TENANT)
+    return refuse(ValidationError.field('url', 'too_many', `A tenant has at most ${MAX_WEBHOOKS_PER_TENANT} webhooks`));
   return accept({
     uuid: ids.uuid,
     url: input.url,
@@ -59,7 +73,8 @@ export function decideUpdateWebhook(caller: Caller, w: WebhookRecord, input: Web
     status: input.status ?? w.status,
     updated_at: now,
   };
-  if (next.status === 'active' && (w.status !== 'active' || next.url !== w.url)) Object.assign(next, { failing_since: null, disabled_reason: null });
+  if (next.status === 'active' && (w.status !== 'active' || next.url !== w.url))
+    Object.assign(next, { failing_since: null, disabled_reason: null });
   if (next.status === 'active' && w.status !== 'active') next.creator_uuid = caller.userId;
   if (next.status === 'disabled' && w.status !== 'disabled') next.disabled_reason = 'disabled by an admin';
   return accept(next);
@@ -70,13 +85,15 @@ export function decideUpdateWebhook(caller: Caller, w: WebhookRecord, input: Web
  * may send only while that user is an active admin (contract section 12: webhooks are admins'). A creator that no
  * longer exists holds nothing.
  */
-export const holdsWebhookRights = (creator: Pick<UserRecord, 'role' | 'status'> | undefined): boolean => !!creator && creator.status === 'active' && creator.role === 'admin';
+export const holdsWebhookRights = (creator: Pick<UserRecord, 'role' | 'status'> | undefined): boolean =>
+  !!creator && creator.status === 'active' && creator.role === 'admin';
 
 /** The `disabled_reason` of an endpoint whose creator lost the rights webhooks require (kept on the item; the contract's record has no reason). */
 export const CREATOR_LOST_ACCESS = 'creator_lost_access';
 
 /** Whether a user change takes the rights away (demoted, deactivated or removed): the change the creators projection acts on. */
-export const losesWebhookRights = (before: UserRecord | undefined, after: UserRecord | undefined): boolean => holdsWebhookRights(before) && !holdsWebhookRights(after);
+export const losesWebhookRights = (before: UserRecord | undefined, after: UserRecord | undefined): boolean =>
+  holdsWebhookRights(before) && !holdsWebhookRights(after);
 
 /**
  * The endpoint disabled for its creator as read now (`creator`: the user named by `creator_uuid`, undefined when
@@ -91,8 +108,22 @@ export function decideCreatorCheck(w: WebhookRecord, creator: UserRecord | undef
  * A redelivery of `delivery` as read (undefined, or of another endpoint: 404) on the endpoint `w`: a new round of
  * attempts with the same event id and body, under the next seq; an endpoint not active is 422 webhook_disabled.
  */
-export function decideRedeliver(w: WebhookRecord, delivery: DeliveryRecord | undefined, deliveryId: string, now: string): Decision<DeliveryRecord> {
+export function decideRedeliver(
+  w: WebhookRecord,
+  delivery: DeliveryRecord | undefined,
+  deliveryId: string,
+  now: string,
+): Decision<DeliveryRecord> {
   if (!delivery || delivery.webhook_uuid !== w.uuid) return refuse(new NotFoundError('Delivery', deliveryId));
-  if (w.status !== 'active') return refuse(ValidationError.field('status', 'webhook_disabled', 'This webhook is disabled; set its status to active first'));
-  return accept({ ...delivery, status: 'pending', round_attempts: 0, seq: delivery.seq + 1, claim: null, next_attempt_at: now, updated_at: now });
+  if (w.status !== 'active')
+    return refuse(ValidationError.field('status', 'webhook_disabled', 'This webhook is disabled; set its status to active first'));
+  return accept({
+    ...delivery,
+    status: 'pending',
+    round_attempts: 0,
+    seq: delivery.seq + 1,
+    claim: null,
+    next_attempt_at: now,
+    updated_at: now,
+  });
 }

@@ -7,7 +7,15 @@ import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { deliveryEntity, deliveryLists, WEBHOOK_DELIVERY_QUEUE, webhookEntity, type DeliveryMessage, type DeliveryRecord, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
+import {
+  deliveryEntity,
+  deliveryLists,
+  WEBHOOK_DELIVERY_QUEUE,
+  webhookEntity,
+  type DeliveryMessage,
+  type DeliveryRecord,
+  type WebhookRecord,
+} from '#shared/domain/webhooks/entity.ts';
 import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
 import { disableIfCreatorLostAccess, failingNotice, webhookDisabledNotices } from '#shared/domain/webhooks/disable.ts';
 import { decideRedeliver, holdsWebhookRights } from '#shared/domain/webhooks/decide.ts';
@@ -37,7 +45,14 @@ export function deliveryUuid(webhookUuid: string, eventId: string): string {
 
 const subscribed = (w: WebhookRecord, type: string) => w.status === 'active' && (w.events.includes('*') || w.events.includes(type));
 
-const message = (tenantId: string, d: DeliveryRecord, notBefore: number): DeliveryMessage => ({ version: 1, tenant_uuid: tenantId, webhook_uuid: d.webhook_uuid, delivery_uuid: d.uuid, seq: d.seq, not_before: notBefore });
+const message = (tenantId: string, d: DeliveryRecord, notBefore: number): DeliveryMessage => ({
+  version: 1,
+  tenant_uuid: tenantId,
+  webhook_uuid: d.webhook_uuid,
+  delivery_uuid: d.uuid,
+  seq: d.seq,
+  not_before: notBefore,
+});
 
 /** SQS delays stop at 15 minutes; a longer wait is re-queued by the worker until `not_before`. */
 const MAX_QUEUE_DELAY_SECONDS = 900;
@@ -155,7 +170,7 @@ export type AttemptResult = { outcome: 'stale' | 'deferred' | 'succeeded' | 'ret
 export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messageId: string, deps: AttemptDeps): Promise<AttemptResult> {
   const now = deps.now ?? Date.now;
   let stored = await getEntity(ctx, deliveryEntity, msg.delivery_uuid, true);
-  if (!stored || stored.record.status !== 'pending' || stored.record.seq !== msg.seq) return { outcome: 'stale' };
+  if (stored?.record.status !== 'pending' || stored.record.seq !== msg.seq) return { outcome: 'stale' };
   if (msg.not_before > now() + 500) {
     await deps.queue.send(WEBHOOK_DELIVERY_QUEUE, msg, { delaySeconds: delayUntil(msg.not_before) });
     return { outcome: 'deferred' };
@@ -174,7 +189,8 @@ export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messag
   const endpoint = await getEntity(ctx, webhookEntity, msg.webhook_uuid, true);
   let outcome: PostOutcome;
   if (!endpoint) return finish(ctx, stored, { ok: false, statusCode: null, error: 'webhook deleted' }, deps, true);
-  if (endpoint.record.status !== 'active') return finish(ctx, stored, { ok: false, statusCode: null, error: 'webhook disabled' }, deps, true);
+  if (endpoint.record.status !== 'active')
+    return finish(ctx, stored, { ok: false, statusCode: null, error: 'webhook disabled' }, deps, true);
   // Its creator's rights, checked before every POST: an event in flight when the creator was demoted or
   // deactivated, before the creators projection disabled the endpoint, is not sent either.
   const creator = await getEntity(ctx, userEntity, endpoint.record.creator_uuid, true);
@@ -185,7 +201,12 @@ export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messag
   try {
     const target = await resolveSafeTarget(endpoint.record.url);
     const secret = await secretBox().open(endpoint.record.secret_sealed, secretContext(ctx.tenantId, endpoint.record.uuid));
-    outcome = await (deps.post ?? postWebhook)(target, stored.record.body, webhookHeaders(secret, stored.record.event_id, stored.record.body, now()), { timeoutMs: webhookSettings.timeoutMs, bodyCap: webhookSettings.responseBodyCap });
+    outcome = await (deps.post ?? postWebhook)(
+      target,
+      stored.record.body,
+      webhookHeaders(secret, stored.record.event_id, stored.record.body, now()),
+      { timeoutMs: webhookSettings.timeoutMs, bodyCap: webhookSettings.responseBodyCap },
+    );
   } catch (err) {
     outcome = { ok: false, statusCode: null, error: (err as Error).message };
   }
@@ -194,7 +215,13 @@ export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messag
   return result;
 }
 
-async function finish(ctx: DataCtx, stored: Stored<DeliveryRecord>, outcome: PostOutcome, deps: AttemptDeps, final: boolean): Promise<AttemptResult> {
+async function finish(
+  ctx: DataCtx,
+  stored: Stored<DeliveryRecord>,
+  outcome: PostOutcome,
+  deps: AttemptDeps,
+  final: boolean,
+): Promise<AttemptResult> {
   const d = stored.record;
   const nowMs = (deps.now ?? Date.now)();
   const at = new Date(nowMs).toISOString();
@@ -225,7 +252,10 @@ async function finish(ctx: DataCtx, stored: Stored<DeliveryRecord>, outcome: Pos
     if (!(err instanceof ConcurrentUpdateError)) throw err;
     return { outcome: 'stale' };
   }
-  return { outcome: next.status === 'succeeded' ? 'succeeded' : next.status === 'failed' ? 'failed' : 'retrying', status_code: outcome.statusCode };
+  return {
+    outcome: next.status === 'succeeded' ? 'succeeded' : next.status === 'failed' ? 'failed' : 'retrying',
+    status_code: outcome.statusCode,
+  };
 }
 
 /**
@@ -246,7 +276,12 @@ async function recordHealth(ctx: DataCtx, endpoint: Stored<WebhookRecord>, ok: b
       return;
     }
     if (w.status === 'active' && nowMs - Date.parse(w.failing_since) >= webhookSettings.disableAfterMs) {
-      const tx = new WriteTx(ctx).replace(webhookEntity, endpoint, { ...w, status: 'disabled', disabled_reason: `every delivery failed since ${w.failing_since}`, updated_at: at });
+      const tx = new WriteTx(ctx).replace(webhookEntity, endpoint, {
+        ...w,
+        status: 'disabled',
+        disabled_reason: `every delivery failed since ${w.failing_since}`,
+        updated_at: at,
+      });
       await webhookDisabledNotices(ctx, tx, w, at, failingNotice(w));
       await tx.commit();
     }

@@ -28,8 +28,23 @@ export const creatorLostAccessNotice = (w: WebhookRecord, creator: UserRecord | 
  * the endpoint: the notices exist exactly when the endpoint was disabled. The notification record is the
  * access-request notice's shape with the webhook as subject and no shareable.
  */
-export async function webhookDisabledNotices(ctx: DataCtx, tx: WriteTx, w: WebhookRecord, now: string, message: string, except?: string): Promise<void> {
-  const admins = await runList(userListResource, { ctx, loader: new Loader(ctx), pairs: [['q[role_eq]', 'admin'], ['q[status_eq]', 'active'], ['per_page', String(MAX_NOTIFIED_ADMINS)]] });
+export async function webhookDisabledNotices(
+  ctx: DataCtx,
+  tx: WriteTx,
+  w: WebhookRecord,
+  now: string,
+  message: string,
+  except?: string,
+): Promise<void> {
+  const admins = await runList(userListResource, {
+    ctx,
+    loader: new Loader(ctx),
+    pairs: [
+      ['q[role_eq]', 'admin'],
+      ['q[status_eq]', 'active'],
+      ['per_page', String(MAX_NOTIFIED_ADMINS)],
+    ],
+  });
   // The list reads an index, which can lag a role change: the creator who just lost the role is never told here.
   for (const admin of admins.records.filter((u) => holdsWebhookRights(u) && u.uuid !== except)) {
     const note = {
@@ -59,7 +74,12 @@ export async function webhookDisabledNotices(ctx: DataCtx, tx: WriteTx, w: Webho
  * are told in the same transaction, conditioned on the endpoint's and the creator's versions read, so a re-enable
  * or a re-promotion in between makes it read again. True when this call disabled it; a replay writes nothing.
  */
-export async function disableIfCreatorLostAccess(ctx: DataCtx, webhookUuid: string, now: () => string, creatorUuid?: string): Promise<boolean> {
+export async function disableIfCreatorLostAccess(
+  ctx: DataCtx,
+  webhookUuid: string,
+  now: () => string,
+  creatorUuid?: string,
+): Promise<boolean> {
   return retryOnConflict(async () => {
     const endpoint = await getEntity(ctx, webhookEntity, webhookUuid, true);
     if (!endpoint || (creatorUuid !== undefined && endpoint.record.creator_uuid !== creatorUuid)) return false;
@@ -69,7 +89,14 @@ export async function disableIfCreatorLostAccess(ctx: DataCtx, webhookUuid: stri
     if (!next) return false;
     const tx = new WriteTx(ctx).replace(webhookEntity, endpoint, next);
     if (creator) tx.checkVersion(userEntity, creator);
-    await webhookDisabledNotices(ctx, tx, endpoint.record, at, creatorLostAccessNotice(endpoint.record, creator?.record), endpoint.record.creator_uuid);
+    await webhookDisabledNotices(
+      ctx,
+      tx,
+      endpoint.record,
+      at,
+      creatorLostAccessNotice(endpoint.record, creator?.record),
+      endpoint.record.creator_uuid,
+    );
     await tx.commit();
     return true;
   });

@@ -19,7 +19,10 @@ export interface IdentifiedEvent {
   event: OutboundEvent;
 }
 
-type Subject = { kind: 'goal'; before?: GoalRecord; after?: GoalRecord } | { kind: 'checkin'; before?: CheckinRecord; after?: CheckinRecord } | { kind: 'access_request'; after: AccessRequestRecord };
+type Subject =
+  | { kind: 'goal'; before?: GoalRecord; after?: GoalRecord }
+  | { kind: 'checkin'; before?: CheckinRecord; after?: CheckinRecord }
+  | { kind: 'access_request'; after: AccessRequestRecord };
 
 /**
  * What a change means, before records are presented: the event types it makes and the records they need.
@@ -34,8 +37,10 @@ const ITEM_ONLY = new Set(['PK', 'SK', 'GSI1PK', 'GSI1SK', 'kind', 'id', 'v', 'v
 const entityRecord = <R>(image: Record<string, unknown> | undefined) => (image?.rec as R | undefined) ?? undefined;
 const sideRecord = <R>(image: Record<string, unknown>) => Object.fromEntries(Object.entries(image).filter(([k]) => !ITEM_ONLY.has(k))) as R;
 
-const isEntityItem = (change: TableChange, type: string) => change.keys.SK === '#' && change.keys.PK.startsWith(`T#${change.tenantId}#${type}#`);
-const isAccessRequest = (change: TableChange) => change.keys.SK === '#' && change.keys.PK.startsWith(`T#${change.tenantId}#access_request#`);
+const isEntityItem = (change: TableChange, type: string) =>
+  change.keys.SK === '#' && change.keys.PK.startsWith(`T#${change.tenantId}#${type}#`);
+const isAccessRequest = (change: TableChange) =>
+  change.keys.SK === '#' && change.keys.PK.startsWith(`T#${change.tenantId}#access_request#`);
 
 /** Cheap: whether a change can make an event at all (the projection's `accepts`). */
 export function mayMakeEvents(change: TableChange): boolean {
@@ -64,14 +69,19 @@ export function draftEvents(change: TableChange): EventDraft | undefined {
     const before = entityRecord<CheckinRecord>(change.oldImage);
     const after = entityRecord<CheckinRecord>(change.newImage);
     if (change.eventName === 'INSERT' && after) return { types: ['checkin.created'], subject: { kind: 'checkin', after } };
-    if (change.eventName === 'MODIFY' && before && after) return { types: ['checkin.updated'], subject: { kind: 'checkin', before: namedAsAfter(before, after), after } };
+    if (change.eventName === 'MODIFY' && before && after)
+      return { types: ['checkin.updated'], subject: { kind: 'checkin', before: namedAsAfter(before, after), after } };
     if (change.eventName === 'REMOVE' && before) return { types: ['checkin.deleted'], subject: { kind: 'checkin', before } };
     return undefined;
   }
   if (isAccessRequest(change) && change.newImage) {
     // One item per (resource, requester): a new request is an insert, or a resolved one replaced under a new uuid.
     const isNew = change.eventName === 'INSERT' || change.oldImage?.id !== change.newImage.id;
-    if (isNew && change.newImage.status === 'pending') return { types: ['access_request.created'], subject: { kind: 'access_request', after: sideRecord<AccessRequestRecord>(change.newImage) } };
+    if (isNew && change.newImage.status === 'pending')
+      return {
+        types: ['access_request.created'],
+        subject: { kind: 'access_request', after: sideRecord<AccessRequestRecord>(change.newImage) },
+      };
   }
   return undefined;
 }
@@ -84,7 +94,11 @@ export function eventId(change: TableChange, type: EventType): string {
 }
 
 /** The old values of the fields that differ between two presented records (JSON equality), minus `ignore`. */
-export function changedFields(before: Record<string, unknown>, after: Record<string, unknown>, ignore: Set<string> | ((k: string) => boolean)): Record<string, unknown> {
+export function changedFields(
+  before: Record<string, unknown>,
+  after: Record<string, unknown>,
+  ignore: Set<string> | ((k: string) => boolean),
+): Record<string, unknown> {
   const skip = typeof ignore === 'function' ? ignore : (k: string) => ignore.has(k);
   const out: Record<string, unknown> = {};
   for (const key of new Set([...Object.keys(before), ...Object.keys(after)])) {

@@ -14,10 +14,18 @@ export interface PostOutcome {
  * the Host header), within `timeoutMs` from start to the end of the answer. Redirects are not followed (a 3xx
  * is a failure); at most `bodyCap` bytes of the answer are read.
  */
-export async function postWebhook(target: SafeTarget, body: string, headers: Record<string, string>, opts: { timeoutMs: number; bodyCap: number }): Promise<PostOutcome> {
+export async function postWebhook(
+  target: SafeTarget,
+  body: string,
+  headers: Record<string, string>,
+  opts: { timeoutMs: number; bodyCap: number },
+): Promise<PostOutcome> {
   const pinned: LookupFunction = (_host, options, callback) => {
     const family = target.address.includes(':') ? 6 : 4;
-    if ((options as { all?: boolean }).all) (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [{ address: target.address, family }]);
+    if ((options as { all?: boolean }).all)
+      (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
+        { address: target.address, family },
+      ]);
     else callback(null, target.address, family);
   };
   // http: is for the local stack only (deployed webhooks are https). node:http is imported then, not at cold
@@ -36,7 +44,12 @@ export async function postWebhook(target: SafeTarget, body: string, headers: Rec
       {
         method: 'POST',
         lookup: pinned,
-        headers: { 'content-type': 'application/json', 'user-agent': 'goal-tracking-webhooks/1', 'content-length': Buffer.byteLength(body), ...headers },
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'goal-tracking-webhooks/1',
+          'content-length': Buffer.byteLength(body),
+          ...headers,
+        },
       },
       (res) => {
         const status = res.statusCode ?? 0;
@@ -50,7 +63,13 @@ export async function postWebhook(target: SafeTarget, body: string, headers: Rec
         const finish = () => {
           const ok = status >= 200 && status < 300;
           const text = Buffer.concat(chunks).toString('utf8').slice(0, 200);
-          done({ ok, statusCode: status, error: ok ? null : `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}${text ? `: ${text}` : ''}` });
+          done({
+            ok,
+            statusCode: status,
+            error: ok
+              ? null
+              : `HTTP ${status}${status >= 300 && status < 400 ? ' (redirects are not followed)' : ''}${text ? `: ${text}` : ''}`,
+          });
         };
         res.on('end', finish);
         res.on('close', finish);

@@ -8,11 +8,17 @@ import { partitionEntries } from '#shared/db/index-queries.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { getSide } from '#shared/db/side-items.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import type { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
 import { accept, refuse } from '#shared/decision.ts';
-import { decideCreateWebhook, decideUpdateWebhook, webhookAdminRefusal, type WebhookCreateInput, type WebhookUpdateInput } from '#shared/domain/webhooks/decide.ts';
+import {
+  decideCreateWebhook,
+  decideUpdateWebhook,
+  webhookAdminRefusal,
+  type WebhookCreateInput,
+  type WebhookUpdateInput,
+} from '#shared/domain/webhooks/decide.ts';
 import { newWebhookSecret } from '#shared/domain/webhooks/signature.ts';
 import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
 import { NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
@@ -61,7 +67,6 @@ export async function tenantWebhooks(ctx: DataCtx): Promise<WebhookRecord[]> {
  */
 const countKey = (ctx: DataCtx) => keys.misc(ctx.tenantId, 'webhook_count', 'all');
 
-
 /** The tenant's endpoint count as stored (or, for a tenant without the count item, from its list). */
 async function readCount(ctx: DataCtx): Promise<{ n: number; stored: boolean }> {
   const counter = await getSide(ctx, countKey(ctx));
@@ -93,7 +98,10 @@ export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): 
       countOneMore(ctx, tx, count);
       return { record, secret };
     },
-    stored: orStored(webhookEntity, uuid, async (stored) => ({ record: stored, secret: await secretBox().open(stored.secret_sealed, secretContext(ctx.tenantId, uuid)) })),
+    stored: orStored(webhookEntity, uuid, async (stored) => ({
+      record: stored,
+      secret: await secretBox().open(stored.secret_sealed, secretContext(ctx.tenantId, uuid)),
+    })),
   });
 }
 

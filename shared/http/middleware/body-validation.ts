@@ -4,7 +4,8 @@ import type * as z from 'zod';
 import { BadRequestError, ValidationError, type ErrorDetail } from '#shared/errors.ts';
 import type { ApiEvent, ApiInternal, ApiResult, BodySchema } from '#shared/http/middleware/internal.ts';
 
-const valueAt = (root: unknown, path: PropertyKey[]) => path.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), root);
+const valueAt = (root: unknown, path: PropertyKey[]) =>
+  path.reduce<unknown>((v, k) => (v !== null && typeof v === 'object' ? (v as Record<PropertyKey, unknown>)[k] : undefined), root);
 
 function zodDetails(error: z.ZodError, input: unknown): { badRequest: boolean; details: ErrorDetail[] } {
   let badRequest = false;
@@ -13,7 +14,8 @@ function zodDetails(error: z.ZodError, input: unknown): { badRequest: boolean; d
     const path = issue.path.map(String).join('.');
     if (issue.code === 'unrecognized_keys') {
       badRequest = true;
-      for (const key of issue.keys) details.push({ field: path ? `${path}.${key}` : key, code: 'unknown_field', message: `unknown field ${key}` });
+      for (const key of issue.keys)
+        details.push({ field: path ? `${path}.${key}` : key, code: 'unknown_field', message: `unknown field ${key}` });
       continue;
     }
     // A wrong JSON type is a malformed request (400); a well-typed value that breaks a rule is 422.
@@ -50,7 +52,9 @@ const NO_BODY: BodySchema<z.ZodType> = () => import('#shared/http/no-body.ts').t
  * first call of `body()`, which the handler makes after the caller's 401 and the budget's 429, inside the
  * idempotent section (a refused body is an answer kept for replays).
  */
-export const bodyValidation = (schema: BodySchema<z.ZodType> | undefined): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal> => {
+export const bodyValidation = (
+  schema: BodySchema<z.ZodType> | undefined,
+): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal> => {
   let loaded: Promise<z.ZodType> | undefined;
   const load = () => (loaded ??= (schema ?? NO_BODY)());
   return {

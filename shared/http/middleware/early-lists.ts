@@ -7,7 +7,9 @@ import type { ApiEvent, ApiInternal, ApiResult, EarlyRequest } from '#shared/htt
  * in request.internal (`early`; undefined without one). It gets the admitted caller as the `ctx` promise
  * (shared/http/middleware/rate-limit.ts): a 401 or 429 rejects it, and the early work's result is dropped.
  */
-export const earlyLists = (early: ((req: EarlyRequest) => Promise<unknown>) | undefined): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal> => ({
+export const earlyLists = (
+  early: ((req: EarlyRequest) => Promise<unknown>) | undefined,
+): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal> => ({
   name: 'earlyLists',
   before: (request) => {
     const { data, loader, params, query, ctx } = request.internal;

@@ -16,7 +16,14 @@ export const requestIdOf = (event: ApiEvent, context: Context) => event.requestC
 export function dbMetricHeaders(): Record<string, string> {
   const m = process.env.EXPOSE_DB_METRICS === 'true' ? currentDbMetrics() : undefined;
   if (!m) return {};
-  return { 'x-db-round-trips': String(m.roundTrips), 'x-db-calls': String(m.calls), 'x-db-writes': String(m.writes), 'x-db-read-units': String(m.readCapacity), 'x-db-write-units': String(m.writeCapacity), 'x-db-items-read': String(m.itemsRead) };
+  return {
+    'x-db-round-trips': String(m.roundTrips),
+    'x-db-calls': String(m.calls),
+    'x-db-writes': String(m.writes),
+    'x-db-read-units': String(m.readCapacity),
+    'x-db-write-units': String(m.writeCapacity),
+    'x-db-items-read': String(m.itemsRead),
+  };
 }
 
 /**
@@ -25,11 +32,25 @@ export function dbMetricHeaders(): Record<string, string> {
  */
 export function errorResponse(err: unknown, requestId: string, log: Log): ApiResult {
   if (err instanceof AppError) {
-    log.info('request refused', { status: err.status, code: err.code, error_message: err.message, details: err.details, db: currentDbMetrics() }); // `message` is Powertools' own key
-    return json(err.status, { error: { status: err.status, code: err.code, message: err.message, details: err.details, request_id: requestId } }, { ...err.headers, 'x-request-id': requestId, ...dbMetricHeaders() });
+    log.info('request refused', {
+      status: err.status,
+      code: err.code,
+      error_message: err.message,
+      details: err.details,
+      db: currentDbMetrics(),
+    }); // `message` is Powertools' own key
+    return json(
+      err.status,
+      { error: { status: err.status, code: err.code, message: err.message, details: err.details, request_id: requestId } },
+      { ...err.headers, 'x-request-id': requestId, ...dbMetricHeaders() },
+    );
   }
   log.error('request failed', err as Error);
-  return json(500, { error: { status: 500, code: 'internal', message: 'Internal server error', details: [], request_id: requestId } }, { 'x-request-id': requestId });
+  return json(
+    500,
+    { error: { status: 500, code: 'internal', message: 'Internal server error', details: [], request_id: requestId } },
+    { 'x-request-id': requestId },
+  );
 }
 
 /**
@@ -46,7 +67,13 @@ export const errorsAndLogging = <I extends LoggingInternal>(): MiddlewareObj<Api
   },
   after: (request) => {
     const res = request.response;
-    if (res) res.headers = { ...res.headers, ...request.internal.responseHeaders, 'x-request-id': request.internal.requestId, ...dbMetricHeaders() };
+    if (res)
+      res.headers = {
+        ...res.headers,
+        ...request.internal.responseHeaders,
+        'x-request-id': request.internal.requestId,
+        ...dbMetricHeaders(),
+      };
     request.internal.log.info('request', { status: res?.statusCode, db: currentDbMetrics() });
   },
   onError: (request) => {

@@ -13,7 +13,10 @@ import type { ApiEvent, ApiInternal, ApiResult, ReplayRequest } from '#shared/ht
  * is sealed. `authorizeReplay` runs for the caller as it is now, with the validated body, before a stored
  * success is returned.
  */
-export const idempotency = (opts: { sealed?: boolean; authorizeReplay?: (req: ReplayRequest<unknown>) => Promise<unknown> | void }): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal> => ({
+export const idempotency = (opts: {
+  sealed?: boolean;
+  authorizeReplay?: (req: ReplayRequest<unknown>) => Promise<unknown> | void;
+}): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal> => ({
   name: 'idempotency',
   before: (request) => {
     const { event, context, internal } = request;
@@ -22,11 +25,24 @@ export const idempotency = (opts: { sealed?: boolean; authorizeReplay?: (req: Re
       if (!key) return run();
       const ctx = await internal.ctx;
       // Answers below 500 are stored for replay, so typed errors become responses inside the idempotent section.
-      const runToResponse = () => run().catch((err: unknown) => (err instanceof AppError ? errorResponse(err, internal.requestId, ctx.log) : Promise.reject(err)));
+      const runToResponse = () =>
+        run().catch((err: unknown) => (err instanceof AppError ? errorResponse(err, internal.requestId, ctx.log) : Promise.reject(err)));
       // A replayed success is the body the first request validated (same request hash), so it validates again.
-      const authorizeReplay = async () => void (await opts.authorizeReplay?.({ ctx, params: internal.params, body: await internal.body(), event }));
+      const authorizeReplay = async () =>
+        void (await opts.authorizeReplay?.({ ctx, params: internal.params, body: await internal.body(), event }));
       return runIdempotent(
-        { db: internal.data.db, tenantId: ctx.caller.tenantId, userId: ctx.caller.userId, route: event.routeKey, params: internal.params, key, body: internal.read ?? { kind: 'none' }, context, sealed: opts.sealed, authorizeReplay },
+        {
+          db: internal.data.db,
+          tenantId: ctx.caller.tenantId,
+          userId: ctx.caller.userId,
+          route: event.routeKey,
+          params: internal.params,
+          key,
+          body: internal.read ?? { kind: 'none' },
+          context,
+          sealed: opts.sealed,
+          authorizeReplay,
+        },
         runToResponse,
       );
     };

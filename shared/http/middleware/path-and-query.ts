@@ -6,7 +6,9 @@ import { queryPairs } from '#shared/list/params.ts';
 
 /** Path parameters; a uuid is the same uuid in any case, and records store it lower-cased. */
 function pathParams(event: ApiEvent): Record<string, string> {
-  return Object.fromEntries(Object.entries(event.pathParameters ?? {}).map(([k, v]) => [k, v && UUID_RE.test(v) ? v.toLowerCase() : (v ?? '')]));
+  return Object.fromEntries(
+    Object.entries(event.pathParameters ?? {}).map(([k, v]) => [k, v && UUID_RE.test(v) ? v.toLowerCase() : (v ?? '')]),
+  );
 }
 
 /** Puts the path parameters (`params`) and the query string pairs, repeated keys kept apart (`query`), in request.internal. */

@@ -9,6 +9,9 @@ export const readAhead = (declare: ReadAhead | undefined): MiddlewareObj<ApiEven
   before: (request) => {
     const declared = declare?.(request.internal.params);
     // keys hold uuids lower-cased; a path id that is no uuid names no entity, so it is not read ahead
-    request.internal.readAhead = { entities: (declared?.entities ?? []).filter((e) => UUID_RE.test(e.id)), teams: declared?.teams === true };
+    request.internal.readAhead = {
+      entities: (declared?.entities ?? []).filter((e) => UUID_RE.test(e.id)),
+      teams: declared?.teams === true,
+    };
   },
 });

@@ -16,7 +16,8 @@ async function tokenTenant(event: ApiEvent): Promise<{ data: DataCtx & { db: Db 
   const userId = claims[config.userClaim];
   // Only uuids: a claim is built into key prefixes and the tenant's LeadingKeys policy (`T#<tenant>#*`), where
   // `*` or `?` from an external issuer's token would widen the pattern to other tenants.
-  if (typeof tenantId !== 'string' || typeof userId !== 'string' || !UUID_RE.test(tenantId) || !UUID_RE.test(userId)) throw new UnauthorizedError('Token does not name a tenant and a user');
+  if (typeof tenantId !== 'string' || typeof userId !== 'string' || !UUID_RE.test(tenantId) || !UUID_RE.test(userId))
+    throw new UnauthorizedError('Token does not name a tenant and a user');
   const tenant = tenantId.toLowerCase();
   return { data: { tenantId: tenant, db: await tenantDb(tenant) }, userId: userId.toLowerCase() };
 }

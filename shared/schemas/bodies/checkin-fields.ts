@@ -12,9 +12,14 @@ import { LABEL_NAME_MAX } from '#shared/domain/labels/entity.ts';
 export const CHECKIN_MAX_LABELS = 20;
 
 export const checkinFields = {
-  value: z.number().nullable().meta({ description: 'The metric value (the goal\'s progress in percent when the goal has no metric). null for a status-only check-in.' }),
+  value: z.number().nullable().meta({
+    description: "The metric value (the goal's progress in percent when the goal has no metric). null for a status-only check-in.",
+  }),
   status: z.enum(GOAL_STATUSES),
   note: z.string().max(20_000).nullable(),
   score: z.number().nullable().meta({ description: 'Only with status closed (422 validation_failed otherwise).' }),
-  labels: z.array(z.string().max(LABEL_NAME_MAX)).max(CHECKIN_MAX_LABELS).meta({ description: 'Label names; unknown names create regular labels.' }),
+  labels: z
+    .array(z.string().max(LABEL_NAME_MAX))
+    .max(CHECKIN_MAX_LABELS)
+    .meta({ description: 'Label names; unknown names create regular labels.' }),
 };

@@ -6,7 +6,9 @@ export const CheckinUpdateBody = z
     value: fields.value.optional(),
     status: fields.status.optional(),
     note: fields.note.optional(),
-    score: fields.score.optional().meta({ description: 'Only when the (new or current) status is closed; a status other than closed clears the score.' }),
+    score: fields.score
+      .optional()
+      .meta({ description: 'Only when the (new or current) status is closed; a status other than closed clears the score.' }),
     labels: fields.labels.optional().meta({ description: 'Replaces the labels (names).' }),
   })
   .meta({ id: 'CheckinUpdateBody' });

@@ -8,12 +8,25 @@ const requestSourceInput = z
   .string()
   .nullable()
   .pipe(requestSource.nullable())
-  .meta({ description: 'catalog (picked from the connector catalog) or by_name (typed by the user); absent or null when unknown', enum: [...REQUEST_SOURCES, null] });
+  .meta({
+    description: 'catalog (picked from the connector catalog) or by_name (typed by the user); absent or null when unknown',
+    enum: [...REQUEST_SOURCES, null],
+  });
 
 export const ConnectorRequestCreateBody = z
   .strictObject({
-    connection_type: nonBlank(200).meta({ description: 'Connector key or free-form name. Requests are one per tenant and name, ignoring case and repeated whitespace.' }),
-    connector_display_name: z.string().max(200).nullable().optional().meta({ description: 'Defaults to connection_type when absent or blank.' }),
+    connection_type: nonBlank(200).meta({
+      description: 'Connector key or free-form name. Requests are one per tenant and name, ignoring case and repeated whitespace.',
+    }),
+    connector_display_name: z
+      .string()
+      .max(200)
+      .nullable()
+      .optional()
+      .meta({ description: 'Defaults to connection_type when absent or blank.' }),
     request_source: requestSourceInput.optional(),
   })
-  .meta({ id: 'ConnectorRequestCreateBody', description: 'No other fields (400 naming them). The workspace is always the caller\'s tenant.' });
+  .meta({
+    id: 'ConnectorRequestCreateBody',
+    description: "No other fields (400 naming them). The workspace is always the caller's tenant.",
+  });

@@ -37,10 +37,14 @@ function configIssues(config: unknown): Array<{ path: PropertyKey[]; message: st
   return issues;
 }
 
-const dataSourceConfig = z.preprocess((value, ctx) => {
-  for (const issue of configIssues(value)) ctx.addIssue({ code: 'custom', input: value, path: issue.path, message: issue.message, params: { code: issue.code } });
-  return value;
-}, z.record(z.string(), z.unknown()));
+const dataSourceConfig = z.preprocess(
+  (value, ctx) => {
+    for (const issue of configIssues(value))
+      ctx.addIssue({ code: 'custom', input: value, path: issue.path, message: issue.message, params: { code: issue.code } });
+    return value;
+  },
+  z.record(z.string(), z.unknown()),
+);
 
 export const DataSourceCreateBody = z
   .strictObject({

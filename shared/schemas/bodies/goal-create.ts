@@ -14,14 +14,15 @@ export const MetricCreate = z
     metric_type: metricFields.metric_type.optional().meta({ description: 'Default reach.' }),
   })
   .superRefine((m, ctx) => {
-    if (m.target_value === undefined) ctx.addIssue({ code: 'custom', path: ['target_value'], message: 'A metric needs target_value', params: { code: 'required' } });
+    if (m.target_value === undefined)
+      ctx.addIssue({ code: 'custom', path: ['target_value'], message: 'A metric needs target_value', params: { code: 'required' } });
   })
   .transform((m) => ({ ...m, target_value: m.target_value! }))
   .meta({
     id: 'GoalMetric',
     required: ['target_value'],
     description:
-      'The goal\'s current metric. target_value is required (422 validation_failed, code required). reach needs start_value != target_value; stay_between needs start_value <= target_value (422 validation_failed, field metric.target_value).',
+      "The goal's current metric. target_value is required (422 validation_failed, code required). reach needs start_value != target_value; stay_between needs start_value <= target_value (422 validation_failed, field metric.target_value).",
   });
 
 export const GoalCreateBody = z
@@ -29,7 +30,9 @@ export const GoalCreateBody = z
     title: shared.title,
     description: shared.description.optional(),
     time_period_uuid: shared.time_period_uuid,
-    start_date: shared.start_date.optional().meta({ description: 'Default: the time period start. Within the period, on or before end_date.' }),
+    start_date: shared.start_date
+      .optional()
+      .meta({ description: 'Default: the time period start. Within the period, on or before end_date.' }),
     end_date: shared.end_date.optional().meta({ description: 'Default: the time period end. Within the period, on or after start_date.' }),
     goal_type: shared.goal_type.optional(),
     visibility: shared.visibility.optional(),

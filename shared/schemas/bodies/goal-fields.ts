@@ -12,7 +12,11 @@ import { isoDate, nonBlank, uuid } from '#shared/schemas/bodies/fields.ts';
  * the service and answer 422.
  */
 
-const uuids = (max: number, what: string) => z.array(uuid).max(max, `at most ${max} ${what}`).meta({ description: `At most ${max} (so one goal write fits one atomic transaction).` });
+const uuids = (max: number, what: string) =>
+  z
+    .array(uuid)
+    .max(max, `at most ${max} ${what}`)
+    .meta({ description: `At most ${max} (so one goal write fits one atomic transaction).` });
 
 export const metricFields = {
   name: z.string().trim().max(200).nullable(),
@@ -42,17 +46,26 @@ export const goalFields = {
     .array(nonBlank(LABEL_NAME_MAX))
     .max(GOAL_LIMITS.labels, `at most ${GOAL_LIMITS.labels} labels`)
     .nullable()
-    .meta({ description: `Label names, at most ${GOAL_LIMITS.labels}; unknown names become new regular labels, atomically with the goal.` }),
+    .meta({
+      description: `Label names, at most ${GOAL_LIMITS.labels}; unknown names become new regular labels, atomically with the goal.`,
+    }),
   delegate_uuids: uuids(GOAL_LIMITS.delegates, 'delegates').nullable(),
-  delegate_uuid: uuid.nullable().meta({ description: 'Earlier variant of delegate_uuids: one delegate (null for none). Send one of the two.' }),
-  checkin_due_days: z.number().int().min(0).max(366).nullable().meta({ description: 'Days between expected check-ins (earlier variant); null for the default.' }),
+  delegate_uuid: uuid
+    .nullable()
+    .meta({ description: 'Earlier variant of delegate_uuids: one delegate (null for none). Send one of the two.' }),
+  checkin_due_days: z
+    .number()
+    .int()
+    .min(0)
+    .max(366)
+    .nullable()
+    .meta({ description: 'Days between expected check-ins (earlier variant); null for the default.' }),
   parents: z
     .array(z.union([uuid, z.strictObject({ parent_uuid: uuid, contribution_percent: z.number().min(0).max(100).optional() })]))
     .max(GOAL_LIMITS.parents, `at most ${GOAL_LIMITS.parents} parents`)
     .nullable()
     .meta({
-      description:
-        `At most ${GOAL_LIMITS.parents}. Parent goal uuids (any kind) → parent_links with contribution_percent 100. Extension: an element may be {parent_uuid, contribution_percent} to weight this goal in the parent\'s rollup (a kept link keeps its weight unless one is given). Not the goal itself nor one of its descendants; a goal the caller cannot see is refused as unknown (422 not_found).`,
+      description: `At most ${GOAL_LIMITS.parents}. Parent goal uuids (any kind) → parent_links with contribution_percent 100. Extension: an element may be {parent_uuid, contribution_percent} to weight this goal in the parent's rollup (a kept link keeps its weight unless one is given). Not the goal itself nor one of its descendants; a goal the caller cannot see is refused as unknown (422 not_found).`,
     }),
   visible_entities: z
     .array(visibleEntity)

@@ -9,6 +9,9 @@ import { nonBlank, uuid } from '#shared/schemas/bodies/fields.ts';
 export const labelFields = {
   name: nonBlank(LABEL_NAME_MAX),
   is_group: z.boolean(),
-  parent_uuid: uuid.nullable().meta({ description: 'A label group of the tenant; null for none. Groups nest (a group may sit in a group); a label is never under itself (422 cycle).' }),
+  parent_uuid: uuid.nullable().meta({
+    description:
+      'A label group of the tenant; null for none. Groups nest (a group may sit in a group); a label is never under itself (422 cycle).',
+  }),
   color: nonBlank(50).nullable(),
 };

@@ -7,5 +7,12 @@ export const level = z.enum(LEVELS).meta({ description: 'Access level; ordered v
  * A level in a request body: a non-string is a wrong JSON type (400) and a string outside the levels breaks a
  * rule (422); a bare z.enum reports both as invalid_value, which the error mapping would make a 422.
  */
-export const levelInput = z.string().pipe(level).meta({ description: 'view, comment, edit or manage (ordered)', enum: [...LEVELS] });
-export const levelOrNullInput = z.string().nullable().pipe(level.nullable()).meta({ description: 'view, comment, edit or manage (ordered); null revokes', enum: [...LEVELS, null] });
+export const levelInput = z
+  .string()
+  .pipe(level)
+  .meta({ description: 'view, comment, edit or manage (ordered)', enum: [...LEVELS] });
+export const levelOrNullInput = z
+  .string()
+  .nullable()
+  .pipe(level.nullable())
+  .meta({ description: 'view, comment, edit or manage (ordered); null revokes', enum: [...LEVELS, null] });

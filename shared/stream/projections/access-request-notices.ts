@@ -13,7 +13,8 @@ import type { Projection } from '#shared/stream/projection.ts';
 import type { TableChange } from '#shared/table-change.ts';
 
 /** The request as of an image of its item (its fields are top-level attributes), or undefined for any other item. */
-const requestOf = (img: Record<string, unknown> | undefined) => (img?.kind === 'access_request' ? (img as unknown as AccessRequestRecord) : undefined);
+const requestOf = (img: Record<string, unknown> | undefined) =>
+  img?.kind === 'access_request' ? (img as unknown as AccessRequestRecord) : undefined;
 
 /**
  * The request change is a notice event: a pending request written with a notice it did not carry before (a
@@ -23,7 +24,7 @@ const requestOf = (img: Record<string, unknown> | undefined) => (img?.kind === '
 export function noticeEvent(change: TableChange): AccessRequestRecord | undefined {
   if (change.keys.SK !== ENTITY_SK) return undefined; // the request item itself, nothing indexed beside it
   const after = requestOf(change.newImage);
-  if (!after || after.status !== 'pending' || !after.notice) return undefined;
+  if (after?.status !== 'pending' || !after.notice) return undefined;
   const before = requestOf(change.oldImage);
   const isNewEvent = !before || before.uuid !== after.uuid || before.notice?.at !== after.notice.at;
   return isNewEvent ? after : undefined;
@@ -54,7 +55,12 @@ export const accessRequestNoticesProjection: Projection = {
     const notice = request.notice!;
     if (notice.recipients.length === 0) return;
     const notes = requestNotifications(request, notice);
-    const existing = await getEntities(ctx.data, notificationEntity, notes.map((n) => n.uuid), true);
+    const existing = await getEntities(
+      ctx.data,
+      notificationEntity,
+      notes.map((n) => n.uuid),
+      true,
+    );
     for (const n of notes) if (!existing.has(n.uuid)) await ensureNotification(ctx.data, n);
     const requester = (await getEntity(ctx.data, userEntity, request.requester_uuid))?.record;
     if (!requester) return; // the requester is gone: the in-app notices stand, there is no one to name in an e-mail

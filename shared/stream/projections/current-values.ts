@@ -26,7 +26,8 @@ async function latestCheckin(ctx: DataCtx, goalUuid: string): Promise<CheckinRec
  */
 export const currentValuesProjection: Projection = {
   name: 'current-values',
-  accepts: (change) => (entityRecord<CheckinRecord>(change, 'checkin', 'new') ?? entityRecord<CheckinRecord>(change, 'checkin', 'old')) !== undefined,
+  accepts: (change) =>
+    (entityRecord<CheckinRecord>(change, 'checkin', 'new') ?? entityRecord<CheckinRecord>(change, 'checkin', 'old')) !== undefined,
   async apply(change, ctx) {
     const checkin = (entityRecord<CheckinRecord>(change, 'checkin', 'new') ?? entityRecord<CheckinRecord>(change, 'checkin', 'old'))!;
     // mutateEntity retries a lost race within the one budget (shared/db/commands.ts)

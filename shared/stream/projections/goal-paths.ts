@@ -66,11 +66,18 @@ export const goalPathsProjection: Projection = {
 
     // the child index is eventually consistent, but a child linked a moment ago took its path from this goal
     // in its own write, which was conditioned on this goal's version
-    const children = await getEntities(ctx.data, goalEntity, (await childEntries(ctx.data, uuid)).map((e) => e.id), true);
-    const queue = [...children.values()].filter((c) => {
-      const path = pathUnder(c.record, goal);
-      return path !== undefined && path !== c.record.path;
-    }).map((c) => c.record.uuid);
+    const children = await getEntities(
+      ctx.data,
+      goalEntity,
+      (await childEntries(ctx.data, uuid)).map((e) => e.id),
+      true,
+    );
+    const queue = [...children.values()]
+      .filter((c) => {
+        const path = pathUnder(c.record, goal);
+        return path !== undefined && path !== c.record.path;
+      })
+      .map((c) => c.record.uuid);
     // settled, not raced: the change fails (and is delivered again) only after every rewrite in flight is done
     const workers = await Promise.allSettled(
       Array.from({ length: Math.min(CONCURRENCY, queue.length) }, async () => {

@@ -20,6 +20,8 @@ export const historyProjection: Projection = {
     const point = historyPoint(entityRecord<GoalRecord>(change, 'goal', 'old'), goal, change.at);
     const version = versionOf(change.newImage);
     if (!point || !goal || !version) return;
-    await new WriteTx(ctx.data).putSide(historyKey(ctx.data.tenantId, goal.uuid, version), { kind: 'history', id: goal.uuid, v: version, rec: point }).commit();
+    await new WriteTx(ctx.data)
+      .putSide(historyKey(ctx.data.tenantId, goal.uuid, version), { kind: 'history', id: goal.uuid, v: version, rec: point })
+      .commit();
   },
 };

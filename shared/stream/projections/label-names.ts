@@ -59,7 +59,10 @@ async function holdersOf(data: DataCtx, labelUuid: string): Promise<Array<() => 
     Promise.all(GOAL_KINDS.map((k) => idsIn(data, goalsByLabel(k), labelUuid))),
     Promise.all(CHECKIN_LISTS.map((shard) => idsIn(data, checkinsByLabel(shard), labelUuid))),
   ]);
-  return [...goals.flat().map((id) => () => syncLabelNames(data, goalEntity, id)), ...checkins.flat().map((id) => () => syncLabelNames(data, checkinEntity, id))];
+  return [
+    ...goals.flat().map((id) => () => syncLabelNames(data, goalEntity, id)),
+    ...checkins.flat().map((id) => () => syncLabelNames(data, checkinEntity, id)),
+  ];
 }
 
 /**
@@ -107,7 +110,11 @@ export const labelNamesProjection: Projection = {
 };
 
 /** Runs `work` on every id `ids` yields, `concurrency` at a time; returns how many returned true. */
-async function each(ids: AsyncIterable<{ id: string }>, concurrency: number, work: (id: string) => Promise<boolean>): Promise<{ seen: number; changed: number }> {
+async function each(
+  ids: AsyncIterable<{ id: string }>,
+  concurrency: number,
+  work: (id: string) => Promise<boolean>,
+): Promise<{ seen: number; changed: number }> {
   const it = ids[Symbol.asyncIterator]();
   let seen = 0;
   let changed = 0;
@@ -142,19 +149,28 @@ async function claimWithName(data: DataCtx, uuid: string): Promise<boolean> {
  * then every goal and check-in synced (named: a GET is then one round trip). Idempotent and safe beside the
  * stream and live traffic (each write is conditioned on the version read): a second run writes nothing.
  */
-export async function backfillLabelNames(data: DataCtx, opts: { concurrency?: number } = {}): Promise<{ labels: number; claims: number; goals: number; checkins: number; named: number }> {
+export async function backfillLabelNames(
+  data: DataCtx,
+  opts: { concurrency?: number } = {},
+): Promise<{ labels: number; claims: number; goals: number; checkins: number; named: number }> {
   const concurrency = Math.max(1, Math.min(opts.concurrency ?? 4, 64));
-  const labels = await each(partitionEntries(data, keys.entityList(data.tenantId, labelEntity.type)), concurrency, (id) => claimWithName(data, id));
+  const labels = await each(partitionEntries(data, keys.entityList(data.tenantId, labelEntity.type)), concurrency, (id) =>
+    claimWithName(data, id),
+  );
   let goals = 0;
   let checkins = 0;
   let named = 0;
   for (const kind of GOAL_KINDS) {
-    const r = await each(partitionEntries(data, keys.entityList(data.tenantId, kind)), concurrency, (id) => syncLabelNames(data, goalEntity, id));
+    const r = await each(partitionEntries(data, keys.entityList(data.tenantId, kind)), concurrency, (id) =>
+      syncLabelNames(data, goalEntity, id),
+    );
     goals += r.seen;
     named += r.changed;
   }
   for (const shard of CHECKIN_LISTS) {
-    const r = await each(partitionEntries(data, keys.entityList(data.tenantId, shard)), concurrency, (id) => syncLabelNames(data, checkinEntity, id));
+    const r = await each(partitionEntries(data, keys.entityList(data.tenantId, shard)), concurrency, (id) =>
+      syncLabelNames(data, checkinEntity, id),
+    );
     checkins += r.seen;
     named += r.changed;
   }

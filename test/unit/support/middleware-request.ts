@@ -9,7 +9,15 @@ export const TENANT = '0b8a3c1e-5a4f-4c3e-9a44-2f1d7c9e0a11';
 export const USER = '6f1c2d3e-4b5a-4c6d-8e7f-9a0b1c2d3e4f';
 
 /** An API Gateway event for `routeKey`, with the given headers, claims, path parameters and query string. */
-export function fakeEvent(opts: { routeKey?: string; headers?: Record<string, string>; claims?: Record<string, unknown>; pathParameters?: Record<string, string>; rawQueryString?: string } = {}): ApiEvent {
+export function fakeEvent(
+  opts: {
+    routeKey?: string;
+    headers?: Record<string, string>;
+    claims?: Record<string, unknown>;
+    pathParameters?: Record<string, string>;
+    rawQueryString?: string;
+  } = {},
+): ApiEvent {
   const routeKey = opts.routeKey ?? 'GET /rest/v2/goals/{id}';
   const [method] = routeKey.split(' ');
   return {
@@ -18,7 +26,11 @@ export function fakeEvent(opts: { routeKey?: string; headers?: Record<string, st
     headers: opts.headers ?? {},
     pathParameters: opts.pathParameters,
     isBase64Encoded: false,
-    requestContext: { requestId: 'req-1', http: { method }, authorizer: { jwt: { claims: opts.claims ?? { tenant_uuid: TENANT, user_uuid: USER }, scopes: [] } } },
+    requestContext: {
+      requestId: 'req-1',
+      http: { method },
+      authorizer: { jwt: { claims: opts.claims ?? { tenant_uuid: TENANT, user_uuid: USER }, scopes: [] } },
+    },
   } as unknown as ApiEvent;
 }
 
@@ -34,7 +46,12 @@ export function fakeRequest(opts: { event?: ApiEvent; internal?: Partial<ApiInte
 }
 
 /** Runs the middleware's `before` on `request`; returns what it returned (undefined: the chain goes on). */
-export const before = async (mw: MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal>, request: FakeRequest) => mw.before!(request);
+export const before = async (mw: MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal>, request: FakeRequest) =>
+  mw.before!(request);
 
 /** The HTTP status a promise is refused with, or 'ok'. */
-export const status = (p: Promise<unknown>) => p.then(() => 'ok', (e: unknown) => (e instanceof AppError ? e.status : e));
+export const status = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: unknown) => (e instanceof AppError ? e.status : e),
+  );
