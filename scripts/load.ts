@@ -9,6 +9,10 @@
  * costs the service, less sensitive to other load on the machine than requests/s).
  *   LOAD_SECONDS=5 npm run load      a quick run
  *   LOAD_ONLY=get npm run load       only the scenarios whose name contains `get` (and the raw calls)
+ *   npm run load -- --check          exit 1 when GET goal is under 0.5x raw GetItem at 1 or 16 clients (needs an
+ *                                    idle machine: not part of `scripts/dev test`, docs/benchmarks.md)
+ * The rate limiter is on, with a limit that admits everything (scripts/lib/bench-budgets.ts BENCH_RATE_LIMIT): its
+ * leases are part of what a request costs. Only 2xx answers count as requests.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,13 +24,17 @@ import { Worker } from 'node:worker_threads';
 import { startLocalStack } from './lib/local-stack.ts';
 import type { LoadResult, LoadSetup, Scenario } from './lib/load-clients.ts';
 import { must, pool } from './lib/bench-http.ts';
+import { BENCH_RATE_LIMIT } from './lib/bench-budgets.ts';
 
 const SECONDS = Number(process.env.LOAD_SECONDS ?? 30);
 const MAX_REQUESTS = Number(process.env.LOAD_MAX_REQUESTS ?? 200_000);
 const CONCURRENCIES = (process.env.LOAD_CLIENTS ?? '1,16').split(',').map(Number);
 const ONLY = process.env.LOAD_ONLY;
+const CHECK = process.argv.slice(2).includes('--check');
+/** The goal of issue 9: GET goal at least half as many requests/s as raw GetItem, at one client and at 16. */
+const GET_GOAL = { ratio: 0.5, clients: [1, 16] };
 
-process.env.TENANT_RATE_LIMIT_RPS = '0';
+Object.assign(process.env, BENCH_RATE_LIMIT);
 process.env.LOG_LEVEL ??= 'WARN';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'goal-load-'));
@@ -36,6 +44,7 @@ Object.assign(process.env, { TABLE_NAME: stack.tableName, DYNAMODB_ENDPOINT: sta
 const { runAdmin } = await import('./lib/admin-commands.ts');
 
 let clientsThread: Worker | undefined;
+let exitCode = 0;
 try {
   const t = (await runAdmin(['create-tenant', '--name', 'Load', '--admin-email', 'load@example.test'])) as {
     token: string;
@@ -102,6 +111,7 @@ try {
   ];
 
   const lines: string[] = [];
+  const getRatios = new Map<number, number>();
   // the raw rows' stack CPU is the stack's background work (change stream, queues) while idle, for comparison
   const fmt = (r: LoadResult & { stackCpuMicros: number }, ratio?: number) =>
     `| ${r.name} | ${r.clients} | ${r.requests} | ${r.errors} | ${r.perSecond.toFixed(0)} | ${r.p50.toFixed(1)} | ${r.p95.toFixed(1)} | ${r.p99.toFixed(1)} | ${ratio === undefined ? '' : ratio.toFixed(2)} | ${(r.stackCpuMicros / r.requests).toFixed(0)} |`;
@@ -114,7 +124,9 @@ try {
     for (const [name, against] of scenarios) {
       if (ONLY && !name.toLowerCase().includes(ONLY.toLowerCase())) continue;
       const r = await measure(name, clients);
-      lines.push(fmt(r, r.perSecond / (against === 'get' ? rawGetR : rawQueryR).perSecond));
+      const ratio = r.perSecond / (against === 'get' ? rawGetR : rawQueryR).perSecond;
+      if (name === 'GET goal') getRatios.set(clients, ratio);
+      lines.push(fmt(r, ratio));
       console.log(lines.at(-1));
     }
   }
@@ -125,9 +137,18 @@ try {
     '| scenario | clients | requests | errors | per second | p50 ms | p95 ms | p99 ms | ratio to raw | stack CPU µs/req |\n|---|---|---|---|---|---|---|---|---|---|',
   );
   console.log(lines.join('\n'));
+  if (CHECK) {
+    const short = GET_GOAL.clients.map((c) => [c, getRatios.get(c)] as const).filter(([, r]) => r === undefined || r < GET_GOAL.ratio);
+    for (const [c, r] of short)
+      console.log(
+        `GET goal at ${c} client(s): ${r === undefined ? 'not measured' : `${r.toFixed(2)}x`} raw GetItem, goal ${GET_GOAL.ratio}x`,
+      );
+    console.log(short.length ? 'GET goal under its goal.' : `GET goal >= ${GET_GOAL.ratio}x raw GetItem at 1 and 16 clients.`);
+    if (short.length) exitCode = 1;
+  }
 } finally {
   await clientsThread?.terminate();
   await stack.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }
-process.exit(0);
+process.exit(exitCode);

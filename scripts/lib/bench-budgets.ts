@@ -1,7 +1,24 @@
 import type { Measured } from './bench-http.ts';
 import { recordsOf } from './bench-http.ts';
 
-/** The data-access budgets of issue 9 section 2; each scenario names the ones it is held to. */
+/**
+ * The rate limit the bench runs under: on, as deployed, and high enough to admit everything the bench sends (the
+ * user's bucket is half of it). The limiter's calls are then part of what each request costs (docs/benchmarks.md).
+ */
+export const BENCH_RATE_LIMIT = { TENANT_RATE_LIMIT_RPS: '100000', TENANT_RATE_LIMIT_BURST: '400000' };
+
+/**
+ * What the rate limiter adds to a request whose container holds no lease and has not read the tenant's limits
+ * for 10 s, in sequence after the caller's read: the limits read, then the user's lease, then the tenant's, each
+ * lease one UpdateItem, or two when it lands on a shard item not yet written (the conditional update fails, the
+ * shard is reset). A container holding both leases pays nothing.
+ */
+export const LIMITER_ALLOWANCE = { roundTrips: 5, rcu: 0.5 };
+
+/**
+ * The data-access budgets (issue 9 section 2, issue 20); each scenario names the ones it is held to. Round trips and
+ * RCU are the request's own: the check holds the request's plus the limiter's to them plus LIMITER_ALLOWANCE.
+ */
 export interface Budget {
   roundTrips?: number;
   rcu?: number;
@@ -21,6 +38,10 @@ export interface Row {
   write_units: number;
   items_read: number;
   writes: number;
+  limiter_round_trips: number;
+  limiter_calls: number;
+  limiter_read_units: number;
+  limiter_write_units: number;
   ms: number;
   budget: string;
   verdict: string;
@@ -29,20 +50,31 @@ export interface Row {
 export function describeBudget(b: Budget | undefined): string {
   if (!b) return '';
   const parts: string[] = [];
-  if (b.roundTrips !== undefined) parts.push(`rt<=${b.roundTrips}`);
-  if (b.rcu !== undefined) parts.push(`RCU<=${b.rcu}`);
+  if (b.roundTrips !== undefined) parts.push(`rt<=${b.roundTrips}+${LIMITER_ALLOWANCE.roundTrips}`);
+  if (b.rcu !== undefined) parts.push(`RCU<=${b.rcu}+${LIMITER_ALLOWANCE.rcu}`);
   if (b.itemsRead) parts.push(`items<=${b.itemsRead.perReturned}xN+${b.itemsRead.plus}`);
   if (b.writes !== undefined) parts.push(`writes=${b.writes}`);
   return parts.join(' ');
 }
 
-/** The breaches of `budget` by one measured request (an error status is a breach too). */
+/** Round trips and RCU of the request and of the limiter's calls for it: what the budgets hold. */
+export const totalRoundTrips = (r: Measured) => r.roundTrips + r.limiter.roundTrips;
+export const totalRcu = (r: Measured) => r.rcu + r.limiter.rcu;
+
+/**
+ * The breaches of `budget` by one measured request: a status other than 2xx, a missing metrics header (a count read
+ * as 0 would pass any budget) and a scenario without a budget are breaches too.
+ */
 export function breaches(r: Measured, b: Budget | undefined): string[] {
   const out: string[] = [];
-  if (r.status >= 300) out.push(`status ${r.status}`);
-  if (!b) return out;
-  if (b.roundTrips !== undefined && r.roundTrips > b.roundTrips) out.push(`${r.roundTrips} rt > ${b.roundTrips}`);
-  if (b.rcu !== undefined && r.rcu > b.rcu) out.push(`${r.rcu} RCU > ${b.rcu}`);
+  if (r.status < 200 || r.status >= 300) out.push(`status ${r.status}`);
+  if (r.missing.length) out.push(`no ${r.missing.join(', ')}`);
+  if (!b) return [...out, 'no budget'];
+  const rt = totalRoundTrips(r);
+  const rcu = totalRcu(r);
+  if (b.roundTrips !== undefined && rt > b.roundTrips + LIMITER_ALLOWANCE.roundTrips)
+    out.push(`${rt} rt > ${b.roundTrips}+${LIMITER_ALLOWANCE.roundTrips}`);
+  if (b.rcu !== undefined && rcu > b.rcu + LIMITER_ALLOWANCE.rcu) out.push(`${rcu} RCU > ${b.rcu}+${LIMITER_ALLOWANCE.rcu}`);
   if (b.itemsRead) {
     const limit = b.itemsRead.perReturned * recordsOf(r) + b.itemsRead.plus;
     if (r.itemsRead > limit) out.push(`${r.itemsRead} items > ${limit}`);
@@ -63,19 +95,41 @@ export function rowOf(scenario: string, r: Measured, b: Budget | undefined, extr
     write_units: r.wcu,
     items_read: r.itemsRead,
     writes: r.writes,
+    limiter_round_trips: r.limiter.roundTrips,
+    limiter_calls: r.limiter.calls,
+    limiter_read_units: r.limiter.rcu,
+    limiter_write_units: r.limiter.wcu,
     ms: Math.round(r.ms),
     budget: describeBudget(b),
-    verdict: b || extra.length ? (broken.length ? `FAIL: ${broken.join('; ')}` : 'ok') : broken.join('; '),
+    verdict: broken.length ? `FAIL: ${broken.join('; ')}` : 'ok',
   };
+}
+
+/**
+ * The worst of a scenario's tries: most round trips (the limiter's included), then RCU, then items read; a try
+ * that failed (not 2xx, or a metrics header missing) is the worst of all.
+ */
+export function worstOf(tries: Measured[]): Measured {
+  const bad = tries.find((r) => r.status < 200 || r.status >= 300 || r.missing.length);
+  if (bad) return bad;
+  return [...tries].sort((a, b) => totalRoundTrips(b) - totalRoundTrips(a) || totalRcu(b) - totalRcu(a) || b.itemsRead - a.itemsRead)[0]!;
 }
 
 export const BUDGETS = {
   get: { roundTrips: 1, rcu: 2 },
+  memberGet: { roundTrips: 1, rcu: 2 },
   page1: { roundTrips: 2, rcu: 12 },
+  memberPage1: { roundTrips: 2, rcu: 12 },
   page50: { roundTrips: 3, rcu: 30 },
   indexedFilter: { itemsRead: { perReturned: 2, plus: 20 } },
   count: { roundTrips: 2 },
   ancestor: { roundTrips: 4 },
-  create: { roundTrips: 3, writes: 1 },
-  checkinRollup: { roundTrips: 6 },
+  // a POST's Idempotency-Key adds its record's two writes (in progress, then the answer), each a round trip
+  create: { roundTrips: 3 + 2, writes: 1 + 2 },
+  checkinRollup: { roundTrips: 6 + 2 },
+  update: { roundTrips: 3, writes: 1 },
+  checkin: { roundTrips: 7, writes: 3 },
+  // issue 20's target is 3 round trips and 12 RCU: a known gap (docs/benchmarks.md), held where it is meanwhile
+  checkinPage1: { roundTrips: 4, rcu: 18 },
+  usersPage1: { roundTrips: 2, rcu: 12 },
 } satisfies Record<string, Budget>;

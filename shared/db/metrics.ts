@@ -26,6 +26,28 @@ export function currentDbMetrics(): DbMetrics | undefined {
   return contextValue('dbMetrics');
 }
 
+/** The rate limiter's share of each request's calls, kept beside the request's own (a WeakMap: no change to its log shape). */
+const limiterOf = new WeakMap<DbMetrics, DbMetrics>();
+
+/**
+ * The metrics the rate limiter's calls go to: its own set, so the request's counts keep meaning the data access
+ * its route does (and what the e2e tests assert of it), yet tied to the request, so the local stack reports it
+ * beside them (`x-db-limiter-*`, docs/benchmarks.md). Outside a request (the import worker), a throwaway set.
+ */
+export function limiterDbMetrics(): DbMetrics {
+  const request = currentDbMetrics();
+  if (!request) return newDbMetrics();
+  let m = limiterOf.get(request);
+  if (!m) limiterOf.set(request, (m = newDbMetrics()));
+  return m;
+}
+
+/** The limiter's calls of the current request (undefined outside a request). */
+export function currentLimiterDbMetrics(): DbMetrics | undefined {
+  const request = currentDbMetrics();
+  return request ? (limiterOf.get(request) ?? newDbMetrics()) : undefined;
+}
+
 interface Capacity {
   CapacityUnits?: number;
   ReadCapacityUnits?: number;

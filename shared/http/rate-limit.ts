@@ -1,5 +1,5 @@
 import type { Db } from '#shared/db/client.ts';
-import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
+import { limiterDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
 import { leaseTokens, limiterKeys, readTenantLimits, type Cell, type TenantLimits } from '#shared/db/rate-limit-store.ts';
 import { RateLimitedError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
@@ -85,6 +85,15 @@ export class RateLimiter {
   constructor(private readonly opts: RateLimiterOptions) {
     this.now = opts.now ?? Date.now;
     this.random = opts.random ?? Math.random;
+  }
+
+  /**
+   * Forgets this container's leased tokens and cached limits, as a new container starts: `npm run bench` measures
+   * what a request costs when its container holds no lease (docs/benchmarks.md).
+   */
+  reset(): void {
+    this.buckets.clear();
+    this.limits.clear();
   }
 
   /** Admits one request of the user or throws 429 (with Retry-After and RateLimit headers). Returns the response headers, none when unlimited. */
@@ -180,7 +189,7 @@ export class RateLimiter {
     const shard = Math.floor(this.random() * shards);
     let res;
     try {
-      res = await withDbMetrics(newDbMetrics(), async () =>
+      res = await withDbMetrics(limiterDbMetrics(), async () =>
         leaseTokens(
           await this.opts.db(tenantId),
           this.opts.tableName(),
@@ -222,7 +231,7 @@ export class RateLimiter {
     for (const shard of shards > 1 ? [first, (first + 1 + Math.floor(this.random() * (shards - 1))) % shards] : [first]) {
       let res;
       try {
-        res = await withDbMetrics(newDbMetrics(), async () =>
+        res = await withDbMetrics(limiterDbMetrics(), async () =>
           leaseTokens(await this.opts.db(tenantId), this.opts.tableName(), keyOf(shard), cell, blockFor(limit, shards), now),
         );
       } catch (err) {
@@ -275,7 +284,9 @@ export class RateLimiter {
     const now = this.now();
     const cached = this.limits.get(tenantId);
     if (cached && now - cached.at < (this.opts.configTtlMs ?? 10_000)) return cached.value;
-    const value = withDbMetrics(newDbMetrics(), async () => readTenantLimits(await this.opts.db(tenantId), this.opts.tableName(), tenantId))
+    const value = withDbMetrics(limiterDbMetrics(), async () =>
+      readTenantLimits(await this.opts.db(tenantId), this.opts.tableName(), tenantId),
+    )
       .catch((err) => {
         logger.warn('rate limits unreadable, defaults apply', { error: String(err) });
         return undefined;

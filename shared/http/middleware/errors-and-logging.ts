@@ -1,6 +1,6 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { currentDbMetrics } from '#shared/db/metrics.ts';
+import { currentDbMetrics, currentLimiterDbMetrics } from '#shared/db/metrics.ts';
 import { AppError } from '#shared/errors.ts';
 import { json } from '#shared/http/json.ts';
 import type { ApiEvent, ApiResult, LoggingInternal } from '#shared/http/middleware/internal.ts';
@@ -11,12 +11,20 @@ export const requestIdOf = (event: ApiEvent, context: Context) => event.requestC
 
 /**
  * The local stack (EXPOSE_DB_METRICS=true) reports each request's DynamoDB round trips, consumed capacity and
- * items read in response headers, so tests and `npm run bench` can assert data-access costs over HTTP.
+ * items read in response headers, so tests and `npm run bench` can assert data-access costs over HTTP; the rate
+ * limiter's calls for the request (its limits read and token leases, in sequence after the caller's read) apart,
+ * as `x-db-limiter-*`.
  */
 export function dbMetricHeaders(): Record<string, string> {
   const m = process.env.EXPOSE_DB_METRICS === 'true' ? currentDbMetrics() : undefined;
   if (!m) return {};
+  const l = currentLimiterDbMetrics()!;
   return {
+    'x-db-limiter-round-trips': String(l.roundTrips),
+    'x-db-limiter-calls': String(l.calls),
+    'x-db-limiter-writes': String(l.writes),
+    'x-db-limiter-read-units': String(l.readCapacity),
+    'x-db-limiter-write-units': String(l.writeCapacity),
     'x-db-round-trips': String(m.roundTrips),
     'x-db-calls': String(m.calls),
     'x-db-writes': String(m.writes),
