@@ -7,7 +7,10 @@
  * the whole stack is SIGKILLed and started again on the same data; the access-request e-mail worker fails a
  * fraction of its messages throughout (LOCAL_FAULT_*, honoured by the local stack only). Afterwards the
  * worker is "fixed" (a clean restart without the fault), `admin redrive` replays the dead letters, and the
- * invariants are checked and printed. Exit 1 on any violation.
+ * invariants are checked and printed. Exit 1 on any violation. Among them: each Idempotency-Key left exactly one
+ * record (the key is in the body too, so a duplicate cannot hide behind a lost request), every acknowledged
+ * delete reads back discarded, every goal follows its latest check-in and every rollup its children (the
+ * domain's own pure functions: decide.ts goalRepair, progress.ts), and every acknowledged re-parenting holds.
  * A webhook receiver on 127.0.0.1 (in this process, so it outlives the kill) is registered by each tenant for
  * every event type; afterwards every acknowledged check-in and create must have reached its own tenant's
  * receiver (at least once, correctly signed), and no event another tenant's.
@@ -577,6 +580,8 @@ async function eventuallyVerified(tenants: Tenant[], stallMs: number, capMs: num
   for (;;) {
     violations.length = 0;
     const stats = await verify(tenants);
+    if (fewest === Infinity && violations.length)
+      say(`waiting for ${violations.length} violation(s) to clear, e.g. ${violations.slice(0, 3).join(' | ')}`);
     if (violations.length < fewest) [fewest, improvedAt] = [violations.length, Date.now()];
     if (!violations.length || Date.now() - improvedAt > stallMs || Date.now() - start > capMs) return stats;
     await sleep(1000);
