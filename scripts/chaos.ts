@@ -635,6 +635,11 @@ async function main(): Promise<number> {
     runViolations.push(
       `too few acknowledged writes to prove anything: ${beforeKill} check-ins before the kill, ${acked.checkins.length - beforeKill} after`,
     );
+  // The delete and re-parenting checks prove nothing unless some were acknowledged (a re-parented goal left standing).
+  if (!acked.deletes.size || !acked.creates.some((c) => !acked.deletes.has(c.uuid) && parentOf.get(c.uuid)!.moves > 0))
+    runViolations.push(
+      `too few acknowledged writes to prove anything: ${acked.deletes.size} deletes, ${counts.get('re-parent') ?? 0} re-parentings`,
+    );
   say(`writes done: ${[...counts].map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (unanswered.size) say(`unanswered, by last failure: ${[...unanswered].map(([k, v]) => `${v}x ${k}`).join('; ')}`);
 
