@@ -495,8 +495,10 @@ async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
     }
     const now = new Date().toISOString();
     for (const g of goals.values()) {
-      const next = goalRepair(asRecord(g), latest.get(g.uuid), now) as Record<string, unknown> | undefined;
-      const off = next ? Object.keys(next).filter((k) => k !== 'updated_at' && next[k] !== asRecord(g)[k as keyof GoalRecord]) : [];
+      const rec = asRecord(g);
+      const next = goalRepair(rec, latest.get(g.uuid), now);
+      // the fields goalRepair moved (a new record spread from `rec`: every other field is the same value)
+      const off = next ? (Object.keys(next) as Array<keyof GoalRecord>).filter((k) => k !== 'updated_at' && next[k] !== rec[k]) : [];
       check(off.length === 0, `goal ${g.uuid}: ${off.map((k) => `${k} ${g[k]}, latest check-in gives ${next?.[k]}`).join('; ')}`);
       add('goals following their latest check-in');
     }
