@@ -7,7 +7,10 @@
  * the whole stack is SIGKILLed and started again on the same data; the access-request e-mail worker fails a
  * fraction of its messages throughout (LOCAL_FAULT_*, honoured by the local stack only). Afterwards the
  * worker is "fixed" (a clean restart without the fault), `admin redrive` replays the dead letters, and the
- * invariants are checked and printed. Exit 1 on any violation.
+ * invariants are checked and printed. Exit 1 on any violation. Among them: each Idempotency-Key left exactly one
+ * record (the key is in the body too, so a duplicate cannot hide behind a lost request), every acknowledged
+ * delete reads back discarded, every goal follows its latest check-in and every rollup its children (the
+ * domain's own pure functions: decide.ts goalRepair, progress.ts), and every acknowledged re-parenting holds.
  * A webhook receiver on 127.0.0.1 (in this process, so it outlives the kill) is registered by each tenant for
  * every event type; afterwards every acknowledged check-in and create must have reached its own tenant's
  * receiver (at least once, correctly signed), and no event another tenant's.
@@ -20,6 +23,11 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from './lib/dynamodb-local.ts';
+import { goalRepair } from '#shared/domain/checkins/decide.ts';
+import { checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { GOAL_STATUSES, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import { aggregateOf, aggregateProgress } from '#shared/domain/goals/progress.ts';
+import { pathFor } from '#shared/domain/goals/rules.ts';
 
 const { values } = parseArgs({
   options: {
@@ -106,8 +114,7 @@ const runViolations: string[] = [];
 const unanswered = new Map<string, number>();
 
 /** One logical request: retried with the same Idempotency-Key on a timeout, a dropped connection or a 5xx, until it is answered or time runs out. */
-async function call(token: string, method: string, path: string, body?: unknown): Promise<Outcome | undefined> {
-  const key = randomUUID();
+async function call(token: string, method: string, path: string, body?: unknown, key = randomUUID()): Promise<Outcome | undefined> {
   let last = '';
   // A logical request is retried until answered; once writing stops, requests still in flight get a little longer.
   const started = Date.now();
@@ -227,10 +234,29 @@ const acked = {
   requests: [] as Array<{ tenant: Tenant; uuid: string; outcome: string }>,
 };
 const counts = new Map<string, number>();
-/** Logical check-in requests started per tenant (each may be sent several times, always with its one key). */
-const attempted = new Map<Tenant, number>();
-/** Logical create requests started per tenant. */
-const attemptedCreates = new Map<Tenant, number>();
+
+/**
+ * Every logical check-in and create by its Idempotency-Key, which the body carries too (check-in `note`, goal
+ * `title`: `chaos <key>`), so the records a key produced are found whatever answer was lost. `uuid`: the
+ * record the acknowledged answer named; `answer`: the final status, or `lost` when none came (applied once or not at all).
+ */
+interface Keyed {
+  tenant: Tenant;
+  answer: number | 'lost';
+  uuid?: string;
+}
+const keyed = { checkins: new Map<string, Keyed>(), creates: new Map<string, Keyed>() };
+const MARK = 'chaos ';
+const markerOf = (text: unknown) => (typeof text === 'string' && text.startsWith(MARK) ? text.slice(MARK.length) : undefined);
+/** Goals whose delete was sent but not acknowledged: applied or not. */
+const deletesUnanswered = new Set<string>();
+/**
+ * The parent each created goal must have: the one of its last acknowledged move (or its create). A goal is
+ * moved by one client at a time (`moving`), so "last" is well defined; a move left unanswered adds its parent
+ * to the goal's `maybe` parents (it may have applied, after the last acknowledged one).
+ */
+const parentOf = new Map<string, { parent: string; maybe: Set<string>; moves: number }>();
+const moving = new Set<string>();
 const count = (k: string) => counts.set(k, (counts.get(k) ?? 0) + 1);
 
 async function setupTenant(runAdmin: (argv: string[]) => Promise<any>, name: string, receiver: string): Promise<Tenant> {
@@ -301,31 +327,54 @@ async function client(t: Tenant): Promise<void> {
     const r = Math.random();
     if (r < 0.5) {
       const goal = pick(t.leaves);
-      attempted.set(t, (attempted.get(t) ?? 0) + 1);
-      const res = await call(t.admin, 'POST', '/rest/v2/checkins', { goal_uuid: goal, value: Math.round(Math.random() * 100) });
+      const key = randomUUID();
+      const body = { goal_uuid: goal, value: Math.round(Math.random() * 100), status: pick([...GOAL_STATUSES]), note: `${MARK}${key}` };
+      const res = await call(t.admin, 'POST', '/rest/v2/checkins', body, key);
+      keyed.checkins.set(key, {
+        tenant: t,
+        answer: res?.status ?? 'lost',
+        uuid: res?.status === 201 ? res.body.data.record.uuid : undefined,
+      });
       if (res?.status === 201) acked.checkins.push({ tenant: t, uuid: res.body.data.record.uuid, goal }), count('check-in');
       else count(`check-in ${res?.status ?? 'unanswered'}`);
     } else if (r < 0.62) {
-      attemptedCreates.set(t, (attemptedCreates.get(t) ?? 0) + 1);
-      const res = await call(t.admin, 'POST', '/rest/v2/initiatives', {
-        title: 'extra',
-        time_period_uuid: t.period,
-        parents: [pick(t.krs)],
-        ...(Math.random() < 0.3 ? { team_uuids: [t.spareTeam] } : {}),
-      });
-      if (res?.status === 201) acked.creates.push({ tenant: t, uuid: res.body.data.record.uuid }), count('create');
+      const key = randomUUID();
+      const parent = pick(t.krs);
+      const res = await call(
+        t.admin,
+        'POST',
+        '/rest/v2/initiatives',
+        {
+          title: `${MARK}${key}`,
+          time_period_uuid: t.period,
+          parents: [parent],
+          ...(Math.random() < 0.3 ? { team_uuids: [t.spareTeam] } : {}),
+        },
+        key,
+      );
+      const uuid = res?.status === 201 ? (res.body.data.record.uuid as string) : undefined;
+      keyed.creates.set(key, { tenant: t, answer: res?.status ?? 'lost', uuid });
+      if (uuid) acked.creates.push({ tenant: t, uuid }), parentOf.set(uuid, { parent, maybe: new Set(), moves: 0 }), count('create');
       else count(`create ${res?.status ?? 'unanswered'}`);
     } else if (r < 0.72) {
-      const mine = acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid));
+      const mine = acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid) && !moving.has(c.uuid));
       if (!mine.length) continue;
-      const res = await call(t.admin, 'PUT', `/rest/v2/initiatives/${pick(mine).uuid}`, { parents: [pick(t.krs)] });
-      if (res?.status === 200) count('re-parent');
+      const moved = pick(mine).uuid;
+      const parent = pick(t.krs);
+      moving.add(moved);
+      const res = await call(t.admin, 'PUT', `/rest/v2/initiatives/${moved}`, { parents: [parent] });
+      moving.delete(moved);
+      const want = parentOf.get(moved)!;
+      if (res?.status === 200) Object.assign(want, { parent, maybe: new Set(), moves: want.moves + 1 }), count('re-parent');
+      else if (!res) want.maybe.add(parent), count('re-parent unanswered');
+      else count(`re-parent ${res.status}`);
     } else if (r < 0.78) {
       const mine = acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid));
       if (!mine.length) continue;
       const victim = pick(mine).uuid;
       const res = await call(t.admin, 'DELETE', `/rest/v2/initiatives/${victim}`, undefined);
       if (res && res.status < 300) acked.deletes.add(victim), count('delete');
+      else if (!res) deletesUnanswered.add(victim), count('delete unanswered');
     } else if (r < 0.8) {
       // Deleting a team goals may be referencing concurrently: refused (has_dependents) or clean, never dangling.
       const res = await call(t.admin, 'DELETE', `/rest/v2/teams/${t.spareTeam}`, undefined);
@@ -355,65 +404,111 @@ async function goalsOf(t: Tenant) {
   return goals;
 }
 
+/** The goal's record as the checks' pure functions take it: the API presents the metric as `target`/`metric_type` only, and every metric chaos creates starts at 0. */
+const asRecord = (g: any): GoalRecord => ({
+  ...g,
+  metric: g.metric_type ? { uuid: '', name: null, start_value: 0, target_value: g.target, unit: g.unit, metric_type: g.metric_type } : null,
+});
+/** A check-in as the API presents it, as a record: chaos never updates a check-in, so its last writer is its creator. */
+const asCheckin = (c: any): CheckinRecord => ({ ...c, updated_by_uuid: c.creator_uuid });
+
 async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
   const stats: Record<string, number> = {};
   const add = (k: string, n = 1) => (stats[k] = (stats[k] ?? 0) + n);
   for (const t of tenants) {
     const goals = await goalsOf(t);
+    const discarded = new Map((await all(t.admin, '/rest/v2/initiatives?q[discarded_at_not_null]=1')).map((g: any) => [g.uuid, g]));
     const checkins = await all(t.admin, '/rest/v2/checkins');
     const byUuid = new Map(checkins.map((c: any) => [c.uuid, c]));
-    // every acknowledged write readable and applied once
+    // every acknowledged write readable
     for (const c of acked.checkins.filter((c) => c.tenant === t))
       check(byUuid.has(c.uuid), `acknowledged check-in ${c.uuid} missing`), add('acknowledged check-ins');
     const ackedIds = acked.checkins.filter((c) => c.tenant === t).map((c) => c.uuid);
     check(new Set(ackedIds).size === ackedIds.length, 'one acknowledged check-in answered twice with different requests');
-    // Applied once: retries carry the same Idempotency-Key, so no logical request leaves two check-ins.
-    check(
-      checkins.length <= (attempted.get(t) ?? 0),
-      `tenant ${t.id}: ${checkins.length} check-ins stored for ${attempted.get(t)} logical requests (a retry applied twice)`,
-    );
-    const extras =
-      [...goals.values()].filter((g) => g.title === 'extra').length +
-      acked.creates.filter((c) => c.tenant === t && acked.deletes.has(c.uuid) && !goals.has(c.uuid)).length;
-    check(
-      extras <= (attemptedCreates.get(t) ?? 0),
-      `tenant ${t.id}: ${extras} goals created for ${attemptedCreates.get(t)} logical requests (a retry applied twice)`,
-    );
-    for (const c of acked.creates.filter((c) => c.tenant === t)) {
-      const g = goals.get(c.uuid);
-      check(acked.deletes.has(c.uuid) ? !g || !!g.discarded_at || true : !!g, `acknowledged create ${c.uuid} missing`);
+    // Applied once: each Idempotency-Key left exactly one record (the acknowledged one), none when refused, at
+    // most one when its answer was lost; the key is in the record (check-in note, goal title), so a duplicate
+    // cannot hide behind another lost request.
+    const keyedRecords = (records: Iterable<any>, field: string) => {
+      const out = new Map<string, string[]>();
+      for (const r of records) {
+        const key = markerOf(r[field]);
+        if (key !== undefined) out.set(key, [...(out.get(key) ?? []), r.uuid]);
+      }
+      return out;
+    };
+    const appliedOnce = (what: string, sent: Map<string, Keyed>, found: Map<string, string[]>) => {
+      for (const [key, k] of sent) {
+        if (k.tenant !== t) continue;
+        const uuids = found.get(key) ?? [];
+        found.delete(key);
+        if (k.uuid) check(uuids.length === 1 && uuids[0] === k.uuid, `${what} key ${key}: acknowledged as ${k.uuid}, records [${uuids}]`);
+        else if (k.answer === 'lost') check(uuids.length <= 1, `${what} key ${key} (answer lost): ${uuids.length} records [${uuids}]`);
+        else check(uuids.length === 0, `${what} key ${key}: answered ${k.answer} yet records [${uuids}]`);
+        add(`${what} idempotency keys checked`);
+      }
+      for (const [key, uuids] of found) check(false, `${what} records [${uuids}] carry key ${key}, never sent by this tenant`);
+    };
+    appliedOnce('check-in', keyed.checkins, keyedRecords(checkins, 'note'));
+    appliedOnce('create', keyed.creates, keyedRecords([...goals.values(), ...discarded.values()], 'title'));
+    for (const c of acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid))) {
+      check(goals.has(c.uuid) || deletesUnanswered.has(c.uuid), `acknowledged create ${c.uuid} missing`);
       add('acknowledged creates');
     }
-    // current values follow the latest check-in
-    const latest = new Map<string, any>();
-    for (const c of checkins) {
+    // every acknowledged delete: read back as discarded (contract 6: a soft delete; a discarded goal is
+    // left out of lists), or 404
+    for (const c of acked.creates.filter((c) => c.tenant === t && acked.deletes.has(c.uuid))) {
+      const res = await call(t.admin, 'GET', `/rest/v2/initiatives/${c.uuid}`);
+      check(
+        (res?.status === 200 && !!res.body.data.record.discarded_at) || res?.status === 404,
+        `acknowledged delete of ${c.uuid}: GET answers ${res?.status} discarded_at ${res?.body?.data?.record?.discarded_at}`,
+      );
+      check(!goals.has(c.uuid), `acknowledged delete of ${c.uuid}: still listed`);
+      check(discarded.has(c.uuid) || res?.status === 404, `acknowledged delete of ${c.uuid}: not listed as discarded`);
+      add('acknowledged deletes');
+    }
+    // every acknowledged re-parenting in place: the last acknowledged parent (or one of a later unanswered
+    // move) is the goal's only parent, and its path is its parent's path and itself
+    for (const c of acked.creates.filter((c) => c.tenant === t && !acked.deletes.has(c.uuid) && goals.has(c.uuid))) {
+      const g = goals.get(c.uuid);
+      const want = parentOf.get(c.uuid)!;
+      const has = (g.parent_links ?? []).map((l: any) => l.parent_uuid as string);
+      check(
+        has.length === 1 && (has[0] === want.parent || want.maybe.has(has[0])),
+        `goal ${c.uuid}: parents [${has}], last acknowledged parent ${want.parent} (after ${want.moves} acknowledged moves${want.maybe.size ? `; unanswered since: ${[...want.maybe]}` : ''})`,
+      );
+      add('acknowledged parents checked');
+      if (want.moves) add('acknowledged re-parentings checked');
+    }
+    for (const g of goals.values()) {
+      const first = goals.get(g.parent_links?.[0]?.parent_uuid);
+      check(
+        g.path === pathFor(g.uuid, first) && (!g.parent_links?.length || !!first),
+        `goal ${g.uuid}: path ${g.path}, first parent ${first?.uuid} at ${first?.path}`,
+      );
+      add('paths checked');
+    }
+    // every goal follows its latest check-in (value, progress, status, ...: decide.ts goalRepair finds nothing to repair)
+    const latest = new Map<string, CheckinRecord>();
+    for (const c of checkins.map(asCheckin)) {
       const cur = latest.get(c.goal_uuid);
-      const key = (x: any) => `${x.checkin_date}#${x.created_at}#${x.uuid}`;
-      if (!cur || key(c) > key(cur)) latest.set(c.goal_uuid, c);
+      if (!cur || checkinOrderKey(c) > checkinOrderKey(cur)) latest.set(c.goal_uuid, c);
     }
-    for (const [goalUuid, c] of latest) {
-      const g = goals.get(goalUuid);
-      if (!g) continue;
-      check(g.current_value === c.value, `goal ${goalUuid}: current_value ${g.current_value}, latest check-in ${c.value}`);
-      add('current values checked');
+    const now = new Date().toISOString();
+    for (const g of goals.values()) {
+      const rec = asRecord(g);
+      const next = goalRepair(rec, latest.get(g.uuid), now);
+      // the fields goalRepair moved (a new record spread from `rec`: every other field is the same value)
+      const off = next ? (Object.keys(next) as Array<keyof GoalRecord>).filter((k) => k !== 'updated_at' && next[k] !== rec[k]) : [];
+      check(off.length === 0, `goal ${g.uuid}: ${off.map((k) => `${k} ${g[k]}, latest check-in gives ${next?.[k]}`).join('; ')}`);
+      add('goals following their latest check-in');
     }
-    // rollups: every rollup parent is the weighted average of its counted children
+    // rollups: every rollup goal's progress is the rollup of its counted children (progress.ts)
     const live = [...goals.values()].filter((g) => !g.discarded_at);
     for (const p of live.filter((g) => g.progress_mode === 'rollup')) {
-      let weighted = 0;
-      let weights = 0;
-      for (const c of live.filter((g) => !g.archived_at)) {
-        const link = (c.parent_links ?? []).find((l: any) => l.parent_uuid === p.uuid);
-        if (!link || !(link.contribution_percent > 0)) continue;
-        weighted += (c.current_progress ?? 0) * link.contribution_percent;
-        weights += link.contribution_percent;
-      }
-      const want = weights > 0 ? Math.round((weighted / weights) * 100) / 100 : null;
-      check(
-        want === null ? p.current_progress === null : Math.abs((p.current_progress ?? NaN) - want) < 0.011,
-        `rollup ${p.uuid}: ${p.current_progress}, children average ${want}`,
-      );
-      add('rollup parents checked');
+      const children = live.filter((c) => (c.parent_links ?? []).some((l: any) => l.parent_uuid === p.uuid)).map(asRecord);
+      const want = aggregateProgress(aggregateOf(p.uuid, children));
+      check(p.current_progress === want, `rollup ${p.uuid}: progress ${p.current_progress}, its ${children.length} children give ${want}`);
+      add('rollup goals checked');
     }
     // no cycle
     const parents = new Map(live.map((g) => [g.uuid as string, (g.parent_links ?? []).map((l: any) => l.parent_uuid as string)]));
@@ -487,6 +582,8 @@ async function eventuallyVerified(tenants: Tenant[], stallMs: number, capMs: num
   for (;;) {
     violations.length = 0;
     const stats = await verify(tenants);
+    if (fewest === Infinity && violations.length)
+      say(`waiting for ${violations.length} violation(s) to clear, e.g. ${violations.slice(0, 3).join(' | ')}`);
     if (violations.length < fewest) [fewest, improvedAt] = [violations.length, Date.now()];
     if (!violations.length || Date.now() - improvedAt > stallMs || Date.now() - start > capMs) return stats;
     await sleep(1000);
@@ -539,6 +636,11 @@ async function main(): Promise<number> {
   if (beforeKill === 0 || acked.checkins.length === beforeKill)
     runViolations.push(
       `too few acknowledged writes to prove anything: ${beforeKill} check-ins before the kill, ${acked.checkins.length - beforeKill} after`,
+    );
+  // The delete and re-parenting checks prove nothing unless some were acknowledged (a re-parented goal left standing).
+  if (!acked.deletes.size || !acked.creates.some((c) => !acked.deletes.has(c.uuid) && parentOf.get(c.uuid)!.moves > 0))
+    runViolations.push(
+      `too few acknowledged writes to prove anything: ${acked.deletes.size} deletes, ${counts.get('re-parent') ?? 0} re-parentings`,
     );
   say(`writes done: ${[...counts].map(([k, v]) => `${k} ${v}`).join(', ')}`);
   if (unanswered.size) say(`unanswered, by last failure: ${[...unanswered].map(([k, v]) => `${v}x ${k}`).join('; ')}`);
