@@ -6,6 +6,7 @@ import { WriteTx } from '#shared/db/write-tx.ts';
 import { newUserRecord } from '#shared/domain/users/entity.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
+import { putReadModelsReady } from '#shared/read-models/goal-sync.ts';
 
 export interface TenantRecord extends BaseRecord {
   name: string;
@@ -13,7 +14,10 @@ export interface TenantRecord extends BaseRecord {
 
 export const tenantEntity: EntityDef<TenantRecord> = { type: 'tenant' };
 
-/** Operator path: a new tenant and its first admin, written atomically. */
+/**
+ * Operator path: a new tenant and its first admin, written atomically, with its goal read models marked ready
+ * (it has no goals, and the stream syncs each one it gets): its lists use them from the first request on.
+ */
 export async function createTenant(
   dataFor: (tenantId: string) => Promise<DataCtx>,
   input: { name: string; adminEmail: string },
@@ -23,7 +27,7 @@ export async function createTenant(
   const now = nowIso();
   const tenant: TenantRecord = { uuid: tenantId, name: input.name, created_at: now, updated_at: now };
   const admin = newUserRecord({ email: input.adminEmail, role: 'admin', creator_uuid: null }, now);
-  await new WriteTx(ctx).create(tenantEntity, tenant).create(userEntity, admin).commit();
+  await putReadModelsReady(new WriteTx(ctx).create(tenantEntity, tenant).create(userEntity, admin), tenantId, now).commit();
   return { tenant, admin };
 }
 

@@ -7,7 +7,7 @@ import { getEntities } from '#shared/db/reads.ts';
 import { getSides, querySidePage, type SideItem } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
+import { ConcurrentUpdateError, MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
 import {
   COUNTER_SHARDS,
   READ_MODELS_VERSION,
@@ -182,11 +182,32 @@ export const syncGoalReadModels = (ctx: DataCtx, goalUuid: string): Promise<numb
 
 // ---------- the tenant's readiness and the counters, as the list planner reads them ----------
 
-/** Records that every goal of the tenant is in the read models at this layout version (a new tenant has none yet; the backfill after building them). */
+/** Marks the tenant's read models complete at this layout version, as part of `tx` (a new tenant's own create writes it: it has no goals yet). */
+export const putReadModelsReady = (tx: WriteTx, tenantId: string, at = nowIso()): WriteTx =>
+  tx.putSide(keys.readModelState(tenantId), { kind: 'read_models', ready_at: at, version: READ_MODELS_VERSION });
+
+/** Records that every goal of the tenant is in the read models at this layout version (the backfill after building them). */
 export async function markReadModelsReady(ctx: DataCtx): Promise<void> {
-  await new WriteTx(ctx)
-    .putSide(keys.readModelState(ctx.tenantId), { kind: 'read_models', ready_at: nowIso(), version: READ_MODELS_VERSION })
-    .commit();
+  await putReadModelsReady(new WriteTx(ctx), ctx.tenantId).commit();
+}
+
+/**
+ * The stream's mark of a new tenant: only when its create did not write one (a tenant created by code from
+ * before the create wrote it), so the create's own marker is never replaced.
+ */
+export async function markNewTenantReady(ctx: DataCtx): Promise<void> {
+  const at = nowIso();
+  try {
+    await new WriteTx(ctx)
+      .putSide(
+        keys.readModelState(ctx.tenantId),
+        { kind: 'read_models', ready_at: at, version: READ_MODELS_VERSION },
+        { if: { exists: false } },
+      )
+      .commit();
+  } catch (err) {
+    if (!(err instanceof ConcurrentUpdateError)) throw err; // marked already
+  }
 }
 
 export interface CounterValue {

@@ -8,6 +8,7 @@ import { accessRequestKey } from '#shared/domain/sharing/entity.ts';
 import type { ShareableType } from '#shared/domain/sharing/types.ts';
 import { type Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
+import { afterStreamPasses } from '../support/stream-marker.ts';
 
 // ---------- helpers: the outbox the local stack's worker writes, the resend clock, a shared document ----------
 
@@ -91,6 +92,20 @@ async function sharedDoc(t: TenantFixture, path = 'documents'): Promise<SharedDo
     owner: { uuid: owner.uuid, api: owner.api, email: owner.record.email },
     manager: { uuid: manager.uuid, api: manager.api, email: manager.record.email },
   };
+}
+
+/**
+ * Resolves once every e-mail the writes before the call could have caused has gone out: the stream has applied
+ * them (so whatever they queued is queued), then a marker request's e-mail, queued after all of it on the same
+ * queue (worked in order), has arrived. A negative check of the outbox waits for this.
+ */
+async function afterEmailsPass(t: TenantFixture): Promise<void> {
+  await afterStreamPasses();
+  const doc = await sharedDoc(t);
+  const requester = await t.user();
+  const res = await requester.api.post(`/documents/${doc.uuid}/access_requests`, { requested_level: 'view' });
+  expect(res.body.data.outcome).toBe('created');
+  await waitForEmails(doc.owner.email, 1);
 }
 
 const notificationsOf = (api: Api) => listAll(api, '/notifications');
@@ -334,7 +349,7 @@ describe('access requests', () => {
     expect(await mine(requester.api, path)).toEqual(both.record);
 
     await waitForEmails(doc.owner.email, 1);
-    await new Promise((r) => setTimeout(r, 500)); // give a wrongly queued e-mail time to land
+    await afterEmailsPass(t); // a wrongly queued e-mail has landed by then
     expect(await notificationsOf(doc.owner.api)).toHaveLength(1);
     expect(emailsTo(doc.owner.email)).toHaveLength(1);
     expect(emailsTo(doc.manager.email)).toHaveLength(1);
@@ -362,6 +377,7 @@ describe('access requests', () => {
       outcome: 'already_satisfied',
       record: { requested_level: 'manage', status: 'pending' },
     });
+    await afterStreamPasses(); // the stream writes a notice the request's own write missed
     expect(await notificationsOf(doc.owner.api)).toHaveLength(1);
   });
 
@@ -447,10 +463,10 @@ describe('access requests', () => {
     expect(outcomes.filter((o) => o === 'created')).toHaveLength(1);
     expect(outcomes.filter((o) => o === 'unchanged')).toHaveLength(5);
     expect(new Set(results.map((r) => r.body.data.record.uuid)).size).toBe(1);
+    await waitForEmails(doc.owner.email, 1);
+    await afterEmailsPass(t);
     expect(await notificationsOf(doc.owner.api)).toHaveLength(1);
     expect(await notificationsOf(doc.manager.api)).toHaveLength(1);
-    await waitForEmails(doc.owner.email, 1);
-    await new Promise((r) => setTimeout(r, 500));
     expect(emailsTo(doc.owner.email)).toHaveLength(1);
   });
 
@@ -464,9 +480,9 @@ describe('access requests', () => {
     expect(results.map((r) => r.status)).toEqual(Array(6).fill(200));
     const statuses = results.map((r) => r.body.status).sort();
     expect(statuses).toEqual(['resent', 'throttled', 'throttled', 'throttled', 'throttled', 'throttled']);
-    expect((await notificationsOf(doc.owner.api)).map((n) => n.kind)).toEqual(['access_request.resent', 'access_request.created']);
     await waitForEmails(doc.owner.email, 2);
-    await new Promise((r) => setTimeout(r, 500));
+    await afterEmailsPass(t);
+    expect((await notificationsOf(doc.owner.api)).map((n) => n.kind)).toEqual(['access_request.resent', 'access_request.created']);
     expect(emailsTo(doc.owner.email)).toHaveLength(2);
   });
 

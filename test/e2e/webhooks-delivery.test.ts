@@ -73,6 +73,9 @@ describe('webhook deliveries', () => {
     return res.body.data.record as { uuid: string; secret: string };
   };
   const deliveries = (w: { uuid: string }) => listAll(t.admin, `/webhooks/${w.uuid}/deliveries`);
+  /** Until this process's delivery queue holds no message (none waiting, in flight or scheduled for a retry): nothing more will be sent. */
+  const drained = () =>
+    eventually(() => (queues.pending(WEBHOOK_DELIVERY_QUEUE) === 0 ? true : undefined), 30_000, 'the delivery queue drained');
 
   it('signs each delivery so that the docs snippet verifies it, and logs it succeeded', async () => {
     const verify = await docsVerifier();
@@ -129,7 +132,7 @@ describe('webhook deliveries', () => {
       expect(item.expires_at).toBe(Math.floor(Date.parse(d.created_at) / 1000) + DELIVERY_LOG_DAYS * 86_400);
       // The same event fanned out again (a replayed stream record) finds its delivery: no second POST.
       expect(await fanOut(ctx, [e], queues)).toBe(0);
-      await new Promise((r) => setTimeout(r, 1000));
+      await drained();
       expect(receiver.received).toHaveLength(1);
     } finally {
       await receiver.stop();
@@ -151,7 +154,7 @@ describe('webhook deliveries', () => {
       expect(gaps[1]).toBeGreaterThanOrEqual(1900);
       const d = await eventually(async () => (await deliveries(w)).find((x) => x.status === 'succeeded'));
       expect(d).toMatchObject({ event_id: e.id, attempts: 3, last_status_code: 200, last_error: null });
-      await new Promise((r) => setTimeout(r, 1000));
+      await drained();
       expect(receiver.received).toHaveLength(3);
     } finally {
       await receiver.stop();
@@ -192,7 +195,7 @@ describe('webhook deliveries', () => {
       await t.admin.put(`/webhooks/${off.uuid}`, { status: 'disabled' });
       await fanOut(ctx, [event('goal.created'), event('checkin.deleted')], queues);
       await eventually(() => receiver.received[0], 15_000, 'a delivery');
-      await new Promise((r) => setTimeout(r, 1000));
+      await drained();
       expect(receiver.events().map((x) => x.event.type)).toEqual(['checkin.deleted']);
       expect(await deliveries(off)).toEqual([]);
       expectError(await t.admin.post(`/webhooks/${w.uuid}/deliveries/${crypto.randomUUID()}/redeliver`), 404, 'not_found');
@@ -249,7 +252,7 @@ describe('webhook deliveries', () => {
       const msg = { version: 1, tenant_uuid: t.tenantUuid, webhook_uuid: w.uuid, delivery_uuid: d.uuid, seq: 0, not_before: 0 };
       await Promise.all(Array.from({ length: 6 }, () => queues.send(WEBHOOK_DELIVERY_QUEUE, msg)));
       await eventually(async () => ((await deliveries(w))[0]?.status === 'succeeded' ? true : undefined), 20_000, 'succeeded');
-      await new Promise((r) => setTimeout(r, 1500));
+      await drained();
       expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([e.id]);
       expect((await deliveries(w))[0]).toMatchObject({ attempts: 1, status: 'succeeded' });
     } finally {

@@ -4,6 +4,7 @@ import { C, checkin, goalNow } from './checkins.fixture.ts';
 import { createPeriod, goal, P } from './goals.fixture.ts';
 import { newTenant, type TenantFixture } from '../support/api.ts';
 import { eventually, startReceiver } from './webhooks.fixture.ts';
+import { afterStreamPasses } from '../support/stream-marker.ts';
 
 type Got = {
   id: string;
@@ -110,7 +111,22 @@ describe('events from the change stream to a registered webhook', () => {
       30_000,
       "tenant B's own event",
     );
-    await new Promise((r) => setTimeout(r, 2000));
+    // Before the checks of what did not arrive: every change above applied by the stream (what it queued is
+    // queued), then a marker goal of each tenant, queued after all of it on the delivery queue, delivered.
+    await afterStreamPasses();
+    const markerPeriod = (tenant: TenantFixture) => createPeriod(tenant.admin, 'Marker', '2026-01-01', '2026-06-30');
+    const [markA, markB] = await Promise.all(
+      [a, b].map(async (tenant) =>
+        goal(tenant.admin, 'objectives', { title: 'marker', time_period_uuid: (await markerPeriod(tenant)).uuid }),
+      ),
+    );
+    await arrives('goal.created', markA!.uuid);
+    await eventually(
+      () =>
+        receiverB.events().some((e: Got) => e.event.type === 'goal.created' && e.event.data.record.uuid === markB!.uuid) ? true : undefined,
+      90_000,
+      "tenant B's marker",
+    );
     const ids = receiverA.received.map((r) => r.headers['webhook-id']);
     expect(new Set(ids).size).toBe(ids.length);
     for (const r of receiverA.received) {

@@ -162,6 +162,8 @@ export interface Env {
   resolve(ref: string): Schema;
   /** Real ids to use for a uuid field, by its name (`goal_uuid`, `owner_uuids`, ...); may be empty. */
   idsFor(field: string): string[];
+  /** URLs a `url` field may take that the service accepts (a webhook's receiver). */
+  urls: string[];
   /** Time period start and end the fixtures use, so dates are often inside it. */
   dates: string[];
 }
@@ -236,6 +238,8 @@ export function validArb(schema: Schema, env: Env, field = '', depth = 0, minima
         { arbitrary: fc.string({ minLength: Math.min(schema.minLength ?? 1, max), maxLength: max }), weight: 4 },
         { arbitrary: fc.stringMatching(/^[A-Za-z][A-Za-z0-9 _-]{0,20}$/), weight: 4 },
         { arbitrary: fc.constantFrom('', ' ', 'é🎯'), weight: 1 },
+        // a url field's schema says only "string": without URLs it accepts, nothing registers
+        ...(field === 'url' ? [{ arbitrary: fc.constantFrom(...env.urls), weight: 8 }] : []),
       );
     }
     case 'array': {

@@ -124,7 +124,9 @@ describe('LocalQueues (SQS semantics in-process)', () => {
       expect(seen.map((x) => x.split('@')[0]).sort()).toEqual(['{"n":1}', '{"n":2}', '{"n":3}']);
       expect(seen).toContain('{"n":1}@2');
       expect(seen).toContain('{"n":3}@1');
-      await new Promise((r) => setTimeout(r, 20));
+      // a message's file goes once its handler has returned, just after `seen` has it
+      const gone = Date.now() + 5000;
+      while (readdirSync(join(dir, 'jobs')).length && Date.now() < gone) await new Promise((r) => setTimeout(r, 10));
       expect(readdirSync(join(dir, 'jobs'))).toEqual([]);
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 import { entityRecord } from '#shared/stream/changes.ts';
 import type { Projection } from '#shared/stream/projection.ts';
 import type { TableChange } from '#shared/table-change.ts';
-import { markReadModelsReady, syncGoalReadModels } from '#shared/read-models/goal-sync.ts';
+import { markNewTenantReady, syncGoalReadModels } from '#shared/read-models/goal-sync.ts';
 import { desiredEntries, fingerprint } from '#shared/read-models/goal-entries.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 
@@ -23,13 +23,14 @@ const isNewTenant = (change: TableChange) => change.eventName === 'INSERT' && en
  * change stream: every goal change that moves one syncs that goal from the table as it is now
  * (read-models/goal-sync.ts: idempotent, conditioned on the entries and the goal version read). A tenant
  * created after this projection exists has every goal change pass here, so its read models are complete from
- * the start and it is marked ready; older tenants become ready through the backfill.
+ * the start: its create marks it ready (here only if a create from before that did not); older tenants become
+ * ready through the backfill.
  */
 export const goalReadModelsProjection: Projection = {
   name: 'goal-read-models',
   accepts: (change) => isNewTenant(change) || movesReadModels(change),
   async apply(change, ctx) {
-    if (isNewTenant(change)) return markReadModelsReady(ctx.data);
+    if (isNewTenant(change)) return markNewTenantReady(ctx.data);
     await syncGoalReadModels(ctx.data, (goalOf(change, 'new') ?? goalOf(change, 'old'))!.uuid);
   },
 };
