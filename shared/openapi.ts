@@ -189,7 +189,7 @@ function withRetriesAndLimits(doc: OpenApiDoc): OpenApiDoc {
       in: 'header',
       required: false,
       description:
-        'Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key.',
+        'Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key.',
       schema: { type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7E]+$' },
     },
   };

@@ -32,8 +32,8 @@ export class IdempotencyKeyInUseError extends AppError {
 
 export class IdempotencyKeyReusedError extends AppError {
   constructor() {
-    super(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request body', [
-      { field: 'Idempotency-Key', code: 'reused', message: 'already used with a different body' },
+    super(422, 'idempotency_key_reused', 'This Idempotency-Key was used with a different request (another path or body)', [
+      { field: 'Idempotency-Key', code: 'reused', message: 'already used with another path or body' },
     ]);
   }
 }

@@ -2285,7 +2285,7 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+        /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
         IdempotencyKey: string;
     };
     requestBodies: never;
@@ -2767,7 +2767,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -3631,7 +3631,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -4705,7 +4705,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -5779,7 +5779,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -6853,7 +6853,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -7699,7 +7699,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -7902,7 +7902,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -8335,7 +8335,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -9181,7 +9181,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -9384,7 +9384,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -9817,7 +9817,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -10663,7 +10663,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -10866,7 +10866,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -12592,7 +12592,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -13414,7 +13414,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -14048,7 +14048,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -14439,7 +14439,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -14861,7 +14861,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -15495,7 +15495,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -15886,7 +15886,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -16078,7 +16078,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -16712,7 +16712,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -17103,7 +17103,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -17295,7 +17295,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -17929,7 +17929,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -18320,7 +18320,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -18972,7 +18972,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -19196,7 +19196,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -19607,7 +19607,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
@@ -20228,7 +20228,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -20870,7 +20870,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path?: never;
@@ -21946,7 +21946,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route and body get the first answer again (status and body, with Idempotent-Replayed: true) and nothing new is written. A different body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx does not keep its key. */
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
             path: {
