@@ -1,6 +1,5 @@
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { localKeyFile } from '#shared/auth/secret-box.ts';
 
 /**
  * The server-side secret keying idempotent requests' id seeds (shared/ids.ts, idSeedOf). In AWS it is derived
@@ -30,13 +29,5 @@ async function load(): Promise<Uint8Array> {
   }
   const file = process.env.ID_SEED_KEY_FILE || (process.env.ISSUER_KEY_FILE && join(dirname(process.env.ISSUER_KEY_FILE), 'id-seed-key'));
   if (!file) throw new Error('Set ID_SEED_KMS_KEY_ID (AWS) or ID_SEED_KEY_FILE / ISSUER_KEY_FILE (local)');
-  if (!existsSync(file)) {
-    mkdirSync(dirname(file), { recursive: true });
-    try {
-      writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // another process made it first
-    }
-  }
-  return Buffer.from(readFileSync(file, 'utf8'), 'base64');
+  return localKeyFile(file);
 }

@@ -15,18 +15,21 @@ export interface SecretBox {
 
 const aad = (context: Record<string, string>) => Buffer.from(JSON.stringify(Object.entries(context).sort()));
 
-export function fileSecretBox(keyFile: string): SecretBox {
-  const key = () => {
-    if (!existsSync(keyFile)) {
-      mkdirSync(dirname(keyFile), { recursive: true });
-      try {
-        writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // another process made it first
-      }
+/** A local 32-byte key kept in `keyFile` (mode 0600), made at random on first use; kept across restarts. */
+export function localKeyFile(keyFile: string): Buffer {
+  if (!existsSync(keyFile)) {
+    mkdirSync(dirname(keyFile), { recursive: true });
+    try {
+      writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err; // another process made it first
     }
-    return Buffer.from(readFileSync(keyFile, 'utf8'), 'base64');
-  };
+  }
+  return Buffer.from(readFileSync(keyFile, 'utf8'), 'base64');
+}
+
+export function fileSecretBox(keyFile: string): SecretBox {
+  const key = () => localKeyFile(keyFile);
   return {
     async seal(plain, context) {
       const iv = randomBytes(12);

@@ -29,6 +29,15 @@ const cellOf = (limit: Limit, shards: number): Cell => {
   return { intervalMs, capacityMs: (limit.burst / shards) * intervalMs };
 };
 
+/** The buckets a request of the user draws from, the user's first, then the tenant's (none when unlimited). */
+function bucketsOf(limits: EffectiveLimits, tenantId: string, userId: string) {
+  const out: Array<{ name: string; limit: Limit; key: (shard: number) => Record<string, string>; id: string }> = [];
+  if (limits.user)
+    out.push({ name: 'user', limit: limits.user, key: (s) => limiterKeys.userShard(tenantId, userId, s), id: `${tenantId}/${userId}` });
+  if (limits.tenant) out.push({ name: 'tenant', limit: limits.tenant, key: (s) => limiterKeys.tenantShard(tenantId, s), id: tenantId });
+  return out;
+}
+
 /** The service defaults (environment) merged with what the operator set for the tenant. */
 export function effectiveLimits(
   defaults: { rps: number; burst: number; userRps?: number; userBurst?: number },
@@ -100,16 +109,7 @@ export class RateLimiter {
   async take(tenantId: string, userId: string): Promise<RateLimitHeaders | undefined> {
     const limits = await this.limitsOf(tenantId);
     if (!limits.tenant && !limits.user) return undefined;
-    const checks: Array<{ name: string; limit: Limit; key: (shard: number) => Record<string, string>; id: string }> = [];
-    if (limits.user)
-      checks.push({
-        name: 'user',
-        limit: limits.user,
-        key: (s) => limiterKeys.userShard(tenantId, userId, s),
-        id: `${tenantId}/${userId}`,
-      });
-    if (limits.tenant)
-      checks.push({ name: 'tenant', limit: limits.tenant, key: (s) => limiterKeys.tenantShard(tenantId, s), id: tenantId });
+    const checks = bucketsOf(limits, tenantId, userId);
     for (const c of checks) {
       const retryAfterMs = await this.takeOne(tenantId, c.id, c.limit, c.key);
       if (retryAfterMs !== undefined) {
@@ -131,10 +131,7 @@ export class RateLimiter {
   async takeUpTo(tenantId: string, userId: string, want: number): Promise<{ granted: number; retryAfterMs: number }> {
     const limits = await this.limitsOf(tenantId);
     let n = Math.max(1, Math.floor(want));
-    const checks: Array<{ limit: Limit; key: (shard: number) => Record<string, string>; id: string }> = [];
-    if (limits.user)
-      checks.push({ limit: limits.user, key: (s) => limiterKeys.userShard(tenantId, userId, s), id: `${tenantId}/${userId}` });
-    if (limits.tenant) checks.push({ limit: limits.tenant, key: (s) => limiterKeys.tenantShard(tenantId, s), id: tenantId });
+    const checks = bucketsOf(limits, tenantId, userId);
     const taken: Array<{ bucket: LocalBucket; n: number }> = [];
     for (const c of checks) {
       const r = await this.takeMany(tenantId, c.id, c.limit, c.key, n);

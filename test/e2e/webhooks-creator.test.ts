@@ -4,12 +4,10 @@ import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { CREATOR_REFUSAL, fanOut } from '#shared/domain/webhooks/deliveries.ts';
-import { WEBHOOK_DELIVERY_QUEUE, webhookEntity } from '#shared/domain/webhooks/entity.ts';
-import { LocalQueues } from '#shared/queue/queue.ts';
-import { webhookDeliverHandler } from '#functions/workers/webhook-deliver.ts';
+import { webhookEntity } from '#shared/domain/webhooks/entity.ts';
 import { createPeriod, goal } from './goals.fixture.ts';
 import { listAll, newTenant, type TenantFixture } from '../support/api.ts';
-import { eventually, startReceiver } from './webhooks.fixture.ts';
+import { deliveryWorkerQueues, eventually, startReceiver } from './webhooks.fixture.ts';
 
 // The worker in this process follows the same short schedule the local stack uses in tests (test/setup/global.ts).
 Object.assign(process.env, { WEBHOOK_ALLOW_LOCAL_HTTP: 'true', WEBHOOK_RETRY_SCHEDULE: '1,2', WEBHOOK_TIMEOUT_MS: '4000' });
@@ -121,17 +119,10 @@ describe("a webhook does not outlive its creator's admin rights", () => {
   }
 
   describe('in the delivery worker, before every POST', () => {
-    const queues = new LocalQueues({ pollMs: 50, baseBackoffMs: 100 });
+    const queues = deliveryWorkerQueues();
     let ctx: DataCtx;
     beforeAll(() => {
       ctx = { tenantId: t.tenantUuid, db: baseDb() };
-      queues.register({
-        queue: WEBHOOK_DELIVERY_QUEUE,
-        maxReceiveCount: 5,
-        batchSize: 10,
-        timeoutSeconds: 30,
-        handler: async () => webhookDeliverHandler(() => ({ queue: queues })),
-      });
       queues.start();
     });
     afterAll(() => queues.stop());

@@ -10,10 +10,8 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
 import { DELIVERY_LOG_DAYS, WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
 import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
-import { LocalQueues } from '#shared/queue/queue.ts';
-import { webhookDeliverHandler } from '#functions/workers/webhook-deliver.ts';
 import { expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
-import { eventually, startReceiver } from './webhooks.fixture.ts';
+import { deliveryWorkerQueues, eventually, startReceiver } from './webhooks.fixture.ts';
 
 // The worker in this process follows the same short schedule the local stack uses in tests (test/setup/global.ts).
 Object.assign(process.env, { WEBHOOK_ALLOW_LOCAL_HTTP: 'true', WEBHOOK_RETRY_SCHEDULE: '1,2', WEBHOOK_TIMEOUT_MS: '4000' });
@@ -44,17 +42,10 @@ async function docsVerifier(): Promise<Verify> {
 describe('webhook deliveries', () => {
   let t: TenantFixture;
   let ctx: DataCtx;
-  const queues = new LocalQueues({ pollMs: 50, baseBackoffMs: 100 });
+  const queues = deliveryWorkerQueues();
   beforeAll(async () => {
     t = await newTenant();
     ctx = { tenantId: t.tenantUuid, db: baseDb() };
-    queues.register({
-      queue: WEBHOOK_DELIVERY_QUEUE,
-      maxReceiveCount: 5,
-      batchSize: 10,
-      timeoutSeconds: 30,
-      handler: async () => webhookDeliverHandler(() => ({ queue: queues })),
-    });
     queues.start();
   });
   afterAll(() => queues.stop());

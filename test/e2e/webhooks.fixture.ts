@@ -1,4 +1,7 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
+import { LocalQueues } from '#shared/queue/queue.ts';
+import { webhookDeliverHandler } from '#functions/workers/webhook-deliver.ts';
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -50,4 +53,17 @@ export async function eventually<T>(
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/** In-process queues that run the real delivery worker on a test's own deliveries (start and stop them around the tests). */
+export function deliveryWorkerQueues(): LocalQueues {
+  const queues = new LocalQueues({ pollMs: 50, baseBackoffMs: 100 });
+  queues.register({
+    queue: WEBHOOK_DELIVERY_QUEUE,
+    maxReceiveCount: 5,
+    batchSize: 10,
+    timeoutSeconds: 30,
+    handler: async () => webhookDeliverHandler(() => ({ queue: queues })),
+  });
+  return queues;
 }

@@ -174,16 +174,10 @@ export async function runImport(data: DataCtx, importUuid: string, opts: RunImpo
  */
 async function pause(data: DataCtx, importUuid: string, owner: string, waitMs: number, opts: RunImportOpts): Promise<ImportRecord> {
   const delaySeconds = Math.min(MAX_DELAY_SECONDS, Math.ceil(waitMs / 1000));
-  const { after } = await mutateEntity(
-    data,
-    importEntity,
-    importUuid,
-    (cur) => {
-      if (cur.record.lease?.owner !== owner) throw new LeaseLost();
-      return { ...cur.record, lease: null, resume_at: new Date(Date.now() + delaySeconds * 1000).toISOString(), updated_at: nowIso() };
-    },
-    () => new NotFoundError('Import', importUuid),
-  );
+  const after = await whileLeased(data, importUuid, owner, {
+    lease: null,
+    resume_at: new Date(Date.now() + delaySeconds * 1000).toISOString(),
+  });
   await (opts.queue ?? queueSender()).send(IMPORT_QUEUE, { tenant_uuid: data.tenantId, import_uuid: importUuid } satisfies ImportMessage, {
     delaySeconds,
   });
@@ -215,13 +209,18 @@ async function progress(
   owner: string,
   change: Partial<Pick<ImportRecord, 'state' | 'done'>>,
 ): Promise<ImportRecord> {
+  return whileLeased(data, importUuid, owner, { ...change, lease: { owner, until: Date.now() + IMPORT_WORKER_TIMEOUT_SECONDS * 1000 } });
+}
+
+/** Writes `change` to the import only while this delivery holds its lease (LeaseLost otherwise). */
+async function whileLeased(data: DataCtx, importUuid: string, owner: string, change: Partial<ImportRecord>): Promise<ImportRecord> {
   const { after } = await mutateEntity(
     data,
     importEntity,
     importUuid,
     (cur) => {
       if (cur.record.lease?.owner !== owner) throw new LeaseLost();
-      return { ...cur.record, ...change, lease: { owner, until: Date.now() + IMPORT_WORKER_TIMEOUT_SECONDS * 1000 }, updated_at: nowIso() };
+      return { ...cur.record, ...change, updated_at: nowIso() };
     },
     () => new NotFoundError('Import', importUuid),
   );
