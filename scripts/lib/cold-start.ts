@@ -6,13 +6,14 @@
  * DynamoDB document client. The bundle size is what a cold start loads: index.mjs and the chunks it imports
  * statically; chunks imported with `import()` load on first use and count only in the asset size. Cold init
  * is what a fresh Node process spends importing a bundle (module evaluation included), in CPU time and wall
- * time, each the median of COLD_RUNS processes (the budget is checked on CPU time, see coldInit); the runs are interleaved over all bundles so that a busy machine slows every bundle
- * alike, and results are printed as ratios to the floor. `--sample N` cold-imports N functions (the largest
+ * time (the budget is checked on CPU time, see coldInit): COLD_RUNS imports of each function, each right
+ * after one of the floor, after one uncounted round; a function's ratio is the median of its ratios to the
+ * floor imported beside it, so that a busy machine slows both alike. `--sample N` cold-imports N functions (the largest
  * first) and checks every size; `--size-only` imports none: both are cheap enough for CI.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { build, type Metafile } from 'esbuild';
@@ -22,7 +23,9 @@ import { routes, workers } from '#shared/routes/index.ts';
 import { queueUrlEnv } from '#shared/queue/queue.ts';
 
 export const COLD_BUDGET = { initRatio: 1.3, bundleBytes: 600 * 1024 } as const;
-const COLD_RUNS = Number(process.env.COLD_RUNS ?? 5);
+// Imports per sampled bundle (each paired with one of the floor) after an uncounted round: with 5, the
+// median ratio of one build swung from 1.0x to 1.37x between runs on an idle machine.
+const COLD_RUNS = Number(process.env.COLD_RUNS ?? 15);
 
 /** The floor: a function that holds nothing but the DynamoDB document client, created at import like ours. */
 const FLOOR_SOURCE = `
@@ -191,12 +194,24 @@ export async function runColdBench({
     if (failures.length) throw failures[0]; // after every running build has finished writing into outDir
     const floor = targets[0]!;
     const functions = targets.slice(1);
-    const timed = sizeOnly ? [] : [floor, ...(sample ? sampled(functions, sample) : functions)];
+    const timed = sizeOnly ? [] : sample ? sampled(functions, sample) : functions;
+    // The first round is not counted: the first import of a freshly written bundle also pays for the file
+    // system's and the machine's cold caches, which is noise here (a deployed cold start reads from its own disk).
+    for (const t of [floor, ...timed]) coldInit(t.file, env);
+    // The floor is imported right before each function, and each function's ratio is the median of its
+    // ratios to that paired floor: a machine that slows down for a while slows both of a pair alike, where a
+    // ratio of two medians taken apart swung by 0.1x between runs of one build.
+    const ratios = new Map<Target, { cpu: number[]; wall: number[] }>(timed.map((t) => [t, { cpu: [], wall: [] }]));
     for (let run = 0; run < runs; run++)
       for (const t of timed) {
+        const base = coldInit(floor.file, env);
+        floor.initMs.push(base.wallMs);
+        floor.cpuMs.push(base.cpuMs);
         const { wallMs, cpuMs } = coldInit(t.file, env);
         t.initMs.push(wallMs);
         t.cpuMs.push(cpuMs);
+        ratios.get(t)!.cpu.push(cpuMs / base.cpuMs);
+        ratios.get(t)!.wall.push(wallMs / base.wallMs);
       }
 
     const floorMs = sizeOnly ? NaN : median(floor.initMs);
@@ -205,8 +220,11 @@ export async function runColdBench({
     const rows = targets.map((t) => {
       const initMs = t.initMs.length ? median(t.initMs) : undefined;
       const cpuMs = t.cpuMs.length ? median(t.cpuMs) : undefined;
+      const paired = ratios.get(t);
+      const cpuX = t === floor ? 1 : paired && median(paired.cpu);
+      const wallX = t === floor ? 1 : paired && median(paired.wall);
       const over = [
-        t.handler && cpuMs !== undefined && cpuMs / floorCpuMs > COLD_BUDGET.initRatio ? `init > ${COLD_BUDGET.initRatio}x` : '',
+        t.handler && cpuX !== undefined && cpuX > COLD_BUDGET.initRatio ? `init > ${COLD_BUDGET.initRatio}x` : '',
         t.bytes > COLD_BUDGET.bundleBytes ? `bundle > ${kb(COLD_BUDGET.bundleBytes)} KB` : '',
       ]
         .filter(Boolean)
@@ -217,16 +235,22 @@ export async function runColdBench({
         bundle_kb: kb(t.bytes),
         asset_kb: kb(t.assetBytes),
         size_x: +(t.bytes / floor.bytes).toFixed(2),
-        ...(cpuMs !== undefined ? { cpu_ms: +cpuMs.toFixed(1), cpu_x: +(cpuMs / floorCpuMs).toFixed(2) } : {}),
-        ...(initMs !== undefined ? { wall_ms: +initMs.toFixed(1), wall_x: +(initMs / floorMs).toFixed(2) } : {}),
+        ...(cpuMs !== undefined && cpuX !== undefined ? { cpu_ms: +cpuMs.toFixed(1), cpu_x: +cpuX.toFixed(2) } : {}),
+        ...(initMs !== undefined && wallX !== undefined ? { wall_ms: +initMs.toFixed(1), wall_x: +wallX.toFixed(2) } : {}),
         over,
       };
     });
     console.table(rows);
+    if (!sizeOnly)
+      console.log(
+        `load average while measuring: ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')} (${availableParallelism()} cores)`,
+      );
     const fns = rows.slice(1);
     const timedFns = fns.filter((r) => r.cpu_x !== undefined);
     console.log(
-      `${fns.length} functions (bundle = what a cold start loads; asset = all chunks), ${sizeOnly ? 'sizes only' : `${timedFns.length} cold-imported ${runs} times each, interleaved`}; floor ${kb(floor.bytes)} KB` +
+      `${fns.length} functions (bundle = what a cold start loads; asset = all chunks), ${sizeOnly ? 'sizes only' : `${timedFns.length} cold-imported ${runs} times each, each beside the floor`}; floor ${kb(floor.bytes)} KB` +
         (sizeOnly ? '. ' : `, ${floorCpuMs.toFixed(1)} ms CPU (${floorMs.toFixed(1)} ms wall). `) +
         `Median function: ${median(fns.map((r) => r.bundle_kb))} KB` +
         (timedFns.length
