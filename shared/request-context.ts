@@ -20,6 +20,8 @@ export interface RequestContext {
   trace?: ActiveTrace;
   /** What the domain reports for the operator's metrics (shared/signals.ts). */
   signals?: DomainSignals;
+  /** Epoch ms by which the invocation must have answered (its timeout less a margin): retries stop there. */
+  deadline?: number;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();
