@@ -219,14 +219,20 @@ export class GoalTrackingStack extends Stack {
       }
       this.routeFunctions.set(route, fn);
 
-      const authorizer: IHttpRouteAuthorizer = route.auth === 'jwt' ? jwt : new HttpNoneAuthorizer();
+      // a row whose function checks the token itself (tokenCheck) has no gateway authorizer
+      const authorizer: IHttpRouteAuthorizer = route.auth === 'jwt' && route.tokenCheck !== 'function' ? jwt : new HttpNoneAuthorizer();
       const httpRoute = new HttpRoute(group, `${name}Route`, {
         httpApi: this.api,
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
         integration: new HttpLambdaIntegration(`${name}Integration`, fn.fn),
         authorizer,
       });
-      if (route.auth === 'public') {
+      if (route.tokenCheck === 'function') {
+        Validations.of(httpRoute).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason: `${route.method} ${route.path} checks the bearer token in its function (tokenCheck in the route table): the JWT authorizer's 401 cannot carry the WWW-Authenticate resource_metadata header MCP clients need.`,
+        });
+      } else if (route.auth === 'public') {
         Validations.of(httpRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
           reason: `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document, its reference page and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,

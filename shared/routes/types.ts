@@ -17,6 +17,11 @@ export interface Route {
   handler: string;
   auth: 'jwt' | 'public';
   /**
+   * `function`: a JWT route without the gateway's authorizer, whose function checks the same token itself (the
+   * MCP route, which must answer its 401 with a header the authorizer cannot add; shared/mcp/token.ts).
+   */
+  tokenCheck?: 'function';
+  /**
    * The record kind the row serves, when one handler file serves several rows of different kinds (the goal
    * kinds): the handler reads it from its row (`recordKindOf`), never from the path.
    */
