@@ -18,7 +18,9 @@ function runConformance(url: string): Promise<{ code: number | null; out: string
   const cli = join(process.cwd(), 'node_modules/@modelcontextprotocol/conformance/dist/index.js');
   const baseline = join(process.cwd(), 'test/e2e/mcp-conformance-baseline.yml');
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, 'server', '--url', url, '--expected-failures', baseline], { env: { ...process.env, NO_COLOR: '1' } });
+    const child = spawn(process.execPath, [cli, 'server', '--url', url, '--expected-failures', baseline], {
+      env: { ...process.env, NO_COLOR: '1' },
+    });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));
@@ -35,7 +37,8 @@ describe('MCP conformance suite', () => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       const headers = new Headers();
-      for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers.set(k, v);
+      for (const [k, v] of Object.entries(req.headers))
+        if (typeof v === 'string' && k !== 'host' && k !== 'content-length') headers.set(k, v);
       headers.set('authorization', `Bearer ${t.admin.token}`);
       const upstream = await fetch(`${base}/mcp`, {
         method: req.method,
