@@ -1,4 +1,4 @@
-import { scimHandler, scimJson } from '#shared/scim/handler.ts';
+import { scimHandler, scimJson, scimReplayGate } from '#shared/scim/handler.ts';
 import { createScimGroup } from '#shared/scim/groups.ts';
 
 export const handler = scimHandler({
@@ -7,4 +7,5 @@ export const handler = scimHandler({
     const group = await createScimGroup(ctx, body);
     return scimJson(201, group, { location: `/scim/v2/Groups/${group.id}` });
   },
+  authorizeReplay: scimReplayGate,
 });

@@ -1,4 +1,4 @@
-import { scimHandler, scimJson } from '#shared/scim/handler.ts';
+import { scimHandler, scimJson, scimReplayGate } from '#shared/scim/handler.ts';
 import { createScimUser } from '#shared/scim/users.ts';
 
 export const handler = scimHandler({
@@ -7,4 +7,5 @@ export const handler = scimHandler({
     const user = await createScimUser(ctx, body);
     return scimJson(201, user, { location: user.meta.location });
   },
+  authorizeReplay: scimReplayGate,
 });

@@ -13,6 +13,12 @@ export function scimCallerRefusal(ctx: DomainCtx): ForbiddenError | undefined {
   return isAdmin(ctx.caller) ? undefined : new ForbiddenError("SCIM provisioning needs an admin's token");
 }
 
+/** A SCIM POST's replay gate (apiHandler's authorizeReplay): the same admin check, for the caller as it is now. */
+export const scimReplayGate = ({ ctx }: { ctx: DomainCtx }) => {
+  const refusal = scimCallerRefusal(ctx);
+  if (refusal) throw refusal;
+};
+
 /** A SCIM answer: application/scim+json (RFC 7644 section 3.1). */
 export const scimJson = (statusCode: number, body: unknown, headers: Record<string, string> = {}): ApiResult => ({
   statusCode,
@@ -46,12 +52,13 @@ export function toScimAnswer(res: ApiResult): ApiResult {
 /**
  * A SCIM route's handler: the same middy chain as every authenticated route (apiHandler: transport, the caller,
  * the limiter, Idempotency-Key), an admin caller required, then the body checked against `body` (so a member
- * learns nothing from a body's errors), and every answer made SCIM's (toScimAnswer). The replay gate of a POST is
- * the same admin check.
+ * learns nothing from a body's errors), and every answer made SCIM's (toScimAnswer).
  */
 export function scimHandler<S extends z.ZodType = z.ZodUndefined>(opts: {
   body?: BodySchema<S>;
   handle: (req: ApiRequest<z.infer<S>, undefined>) => Promise<ApiResult>;
+  /** A POST's replay gate: scimReplayGate. */
+  authorizeReplay?: typeof scimReplayGate;
 }) {
   const schema = opts.body;
   const inner = apiHandler({
@@ -63,10 +70,7 @@ export function scimHandler<S extends z.ZodType = z.ZodUndefined>(opts: {
       const body = schema ? validateBody(await schema(), req.body) : undefined;
       return opts.handle({ ...req, body: body as z.infer<S> });
     },
-    authorizeReplay: ({ ctx }) => {
-      const refusal = scimCallerRefusal(ctx);
-      if (refusal) throw refusal;
-    },
+    authorizeReplay: opts.authorizeReplay,
   });
   return async (event: ApiEvent, context: Context): Promise<ApiResult> => toScimAnswer(await inner(event, context));
 }
