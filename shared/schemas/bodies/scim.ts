@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { nonBlank } from '#shared/schemas/bodies/fields.ts';
+import { nonBlank, uuid } from '#shared/schemas/bodies/fields.ts';
 
 /**
  * SCIM request bodies (RFC 7643, RFC 7644), checked by the SCIM handlers (shared/scim/). Objects are loose, unlike
@@ -51,7 +51,7 @@ export const ScimGroupBody = z
     displayName: nonBlank(200).meta({ description: "The team's name" }),
     externalId,
     members: z
-      .array(z.looseObject({ value: z.string().max(100), display: z.string().max(400).optional() }))
+      .array(z.looseObject({ value: uuid.meta({ description: 'A user id' }), display: z.string().max(400).optional() }))
       .max(1000)
       .nullable()
       .optional()
@@ -65,7 +65,10 @@ export const ScimPatchBody = z
     Operations: z
       .array(
         z.looseObject({
-          op: z.string().max(20).meta({ description: 'add, remove or replace, in any letter case' }),
+          // the spellings Okta and Entra ID send, and any other letter case (RFC 7644 reads op case-insensitively)
+          op: z.union([z.enum(['add', 'remove', 'replace', 'Add', 'Remove', 'Replace']), z.string().max(20)]).meta({
+            description: 'add, remove or replace, in any letter case',
+          }),
           path: z.string().max(1000).optional(),
           value: z.unknown().optional(),
         }),
