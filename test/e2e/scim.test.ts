@@ -329,6 +329,10 @@ describe('SCIM provisioning', () => {
     const taken = expectScimError(await s.post('/Users', { schemas: [USER], userName: email.toUpperCase() }), 409, 'uniqueness');
     expect(taken.detail).toContain('already exists');
     expect((await s.get(`/Users${q(`userName eq "${email}"`)}`)).body.totalResults).toBe(1);
+    // renaming another user to the taken address is refused too, and that user keeps its own
+    const second = (await s.post('/Users', { schemas: [USER], userName: `second.${email}` })).body;
+    expectScimError(await s.put(`/Users/${second.id}`, { schemas: [USER], userName: email }), 409, 'uniqueness');
+    expect((await s.get(`/Users/${second.id}`)).body.userName).toBe(`second.${email}`);
     expectScimError(await s.post('/Users', { schemas: [USER] }), 400, 'invalidSyntax');
     expectScimError(await s.post('/Users', { schemas: [USER], userName: 'not an e-mail' }), 400, 'invalidValue');
     expectScimError(await s.post('/Users', { schemas: [USER], userName: 'x@example.test', active: 'maybe' }), 400);
