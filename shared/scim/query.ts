@@ -10,6 +10,8 @@ export interface ScimFilter {
 }
 
 const OPS: ReadonlySet<string> = new Set(['eq', 'co', 'sw']);
+/** Room for one comparison on a 320-character userName with a schema URN before it. */
+const MAX_FILTER_LENGTH = 1024;
 
 /**
  * Parses `filter` with scim2-parse-filter and keeps what this service answers: a single `eq`, `co` or `sw` on one of
@@ -17,6 +19,8 @@ const OPS: ReadonlySet<string> = new Set(['eq', 'co', 'sw']);
  * Anything else is 400 invalidFilter, as RFC 7644 section 3.4.2.2 says for a filter the service does not support.
  */
 export function parseScimFilter(raw: string, urn: string, attrs: readonly string[]): ScimFilter {
+  // the parser's tokenizer copies the rest of the text at each token: bounded, as one comparison needs far less
+  if (raw.length > MAX_FILTER_LENGTH) throw invalidFilter(`A filter may be at most ${MAX_FILTER_LENGTH} characters long`);
   let f: Filter;
   try {
     f = parse(raw);
