@@ -2,6 +2,11 @@ import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-ope
 import * as z from 'zod';
 import { routeName, routes, type Route } from '#shared/routes/index.ts';
 import { EVENT_SCHEMAS } from '#shared/schemas/events.ts';
+import { ScimErrorSchema } from '#shared/schemas/scim.ts';
+
+/** SCIM's rows (shared/routes/scim.ts) answer application/scim+json, their errors in SCIM's shape (RFC 7644 3.12). */
+const SCIM_MEDIA_TYPE = 'application/scim+json';
+const isScim = (path: string) => path.startsWith('/scim/');
 
 const ErrorBody = z.object({
   error: z.object({
@@ -39,8 +44,10 @@ export const operationId = (r: Pick<Route, 'method' | 'path'>) => {
 export function buildOpenApiDocument() {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
-  const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } });
   for (const r of routes) {
+    const scim = isScim(r.path);
+    const media = scim ? SCIM_MEDIA_TYPE : 'application/json';
+    const errorResponse = (description: string) => ({ description, content: { [media]: { schema: scim ? ScimErrorSchema : ErrorBody } } });
     const pathParams = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
     registry.registerPath({
       method: r.method.toLowerCase() as 'get',
@@ -58,6 +65,7 @@ export function buildOpenApiDocument() {
               body: {
                 content: {
                   'application/json': { schema: r.doc.body },
+                  ...(scim ? { [SCIM_MEDIA_TYPE]: { schema: r.doc.body } } : {}),
                   ...(r.accepts?.includes('text/csv')
                     ? { 'text/csv': { schema: z.string().meta({ description: 'CSV with a header row of the JSON row field names' }) } }
                     : {}),
@@ -69,7 +77,7 @@ export function buildOpenApiDocument() {
       responses: {
         [r.doc.success.status]: {
           description: r.doc.success.description ?? 'Success',
-          ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}),
+          ...(r.doc.success.schema ? { content: { [media]: { schema: r.doc.success.schema } } } : {}),
           ...(r.doc.success.contentType ? { content: { [r.doc.success.contentType]: { schema: z.string() } } } : {}),
         },
         ...Object.fromEntries(
@@ -163,7 +171,8 @@ type Operation = {
 function withRetriesAndLimits(doc: OpenApiDoc): OpenApiDoc {
   const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
   const components = (doc.components ??= {}) as Record<string, Record<string, unknown>>;
-  const error = { 'application/json': { schema: ref('schemas', 'Error') } };
+  const contractError = { 'application/json': { schema: ref('schemas', 'Error') } };
+  const scimErrorContent = { [SCIM_MEDIA_TYPE]: { schema: ref('schemas', 'ScimError') } };
   components.schemas = { ...components.schemas, Error: z.toJSONSchema(ErrorBody, { target: 'draft-2020-12' }) };
   components.headers = {
     ...components.headers,
@@ -194,8 +203,11 @@ function withRetriesAndLimits(doc: OpenApiDoc): OpenApiDoc {
     },
   };
   const limitHeaders = { 'RateLimit-Policy': ref('headers', 'RateLimit-Policy'), RateLimit: ref('headers', 'RateLimit') };
-  for (const [method, op] of Object.values(doc.paths ?? {}).flatMap((item) => Object.entries(item as Record<string, Operation>))) {
+  for (const [path, method, op] of Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
+    Object.entries(item as Record<string, Operation>).map(([m, o]) => [path, m, o] as const),
+  )) {
     if (!op.responses || !op.security?.length) continue; // public routes: no caller, no limits
+    const error = isScim(path) ? scimErrorContent : contractError;
     for (const [status, res] of Object.entries(op.responses)) if (status !== '401') res.headers = { ...res.headers, ...limitHeaders };
     op.responses['429'] = {
       description: 'rate_limited: the tenant or the caller is over its limit',

@@ -13,6 +13,7 @@ import { documentRoutes, documentWorkers } from '#shared/routes/documents.ts';
 import { importRoutes, importWorkers } from '#shared/routes/imports.ts';
 import { webhookRoutes, webhookWorkers } from '#shared/routes/webhooks.ts';
 import { mcpRoutes } from '#shared/routes/mcp.ts';
+import { scimRoutes } from '#shared/routes/scim.ts';
 import type { Worker } from '#shared/routes/types.ts';
 
 export type { Route, Worker } from '#shared/routes/types.ts';
@@ -33,6 +34,7 @@ export const routes: Route[] = [
   ...importRoutes,
   ...webhookRoutes,
   ...mcpRoutes,
+  ...scimRoutes,
 ];
 
 /** Queue consumers, one Lambda each behind an SQS queue with a dead-letter queue. */
