@@ -206,7 +206,8 @@ export class GoalTrackingStack extends Stack {
           ...common,
           ISSUER_URL: this.issuerUrl,
           JWT_AUDIENCE: config.jwtAudience[0]!,
-          ...(route.auth === 'jwt' ? this.limitDefaults(config) : {}),
+          ...(route.auth === 'jwt' || route.rateLimited ? this.limitDefaults(config) : {}),
+          ...(route.scope ? { ROUTE_SCOPE: route.scope } : {}),
         },
       });
       if (access !== 'none') this.data.bindTable(fn, access);
@@ -225,6 +226,8 @@ export class GoalTrackingStack extends Stack {
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
         integration: new HttpLambdaIntegration(`${name}Integration`, fn.fn),
         authorizer,
+        // API Gateway refuses a token without the row's scope before the function runs (contract section 17)
+        ...(route.auth === 'jwt' && route.scope ? { authorizationScopes: [route.scope] } : {}),
       });
       if (route.auth === 'public') {
         Validations.of(httpRoute).acknowledge({

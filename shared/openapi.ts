@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
+import { SCOPE_DESCRIPTIONS } from '#shared/auth/scopes.ts';
 import { routeName, routes, type Route } from '#shared/routes/index.ts';
 import { EVENT_SCHEMAS } from '#shared/schemas/events.ts';
 
@@ -39,6 +40,12 @@ export const operationId = (r: Pick<Route, 'method' | 'path'>) => {
 export function buildOpenApiDocument() {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  // Service accounts' tokens (contract section 17); a user's token carries the scopes of its role the same way.
+  registry.registerComponent('securitySchemes', 'oauth2', {
+    type: 'oauth2',
+    description: "A service account's client credentials, exchanged at POST /oauth/token for a 900 s token carrying its scopes",
+    flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS } },
+  });
   const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } });
   for (const r of routes) {
     const pathParams = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
@@ -48,7 +55,8 @@ export function buildOpenApiDocument() {
       operationId: operationId(r),
       summary: r.doc.summary,
       tags: [r.doc.tag],
-      security: r.auth === 'jwt' ? [{ bearer: [] }] : [],
+      // the scope the route needs, under either scheme (3.1 allows scopes on http schemes)
+      security: r.auth === 'jwt' ? [{ bearer: r.scope ? [r.scope] : [] }, { oauth2: r.scope ? [r.scope] : [] }] : [],
       ...(r.doc.extension ? { 'x-extension': true } : {}),
       request: {
         ...(pathParams.length ? { params: z.object(Object.fromEntries(pathParams.map((p) => [p, z.string()]))) } : {}),
@@ -57,7 +65,7 @@ export function buildOpenApiDocument() {
           ? {
               body: {
                 content: {
-                  'application/json': { schema: r.doc.body },
+                  [r.doc.bodyMediaType ?? 'application/json']: { schema: r.doc.body },
                   ...(r.accepts?.includes('text/csv')
                     ? { 'text/csv': { schema: z.string().meta({ description: 'CSV with a header row of the JSON row field names' }) } }
                     : {}),
@@ -88,7 +96,9 @@ export function buildOpenApiDocument() {
                 description:
                   'Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape)',
               },
-              403: errorResponse('The caller may not do this'),
+              403: errorResponse(
+                `The caller may not do this (forbidden), or its token lacks the scope ${r.scope} (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="${r.scope}")`,
+              ),
               404: errorResponse('No such resource in the caller tenant'),
               409: errorResponse(
                 'conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request',
@@ -97,6 +107,12 @@ export function buildOpenApiDocument() {
               429: errorResponse('Rate limited; see Retry-After'),
             }
           : { 429: { description: 'Throttled by API Gateway (its own body {"message":"Too Many Requests"})' } }),
+        ...Object.fromEntries(
+          (r.doc.refusals ?? []).map((x) => [
+            x.status,
+            { description: x.description, content: { 'application/json': { schema: x.schema } } },
+          ]),
+        ),
         500: errorResponse('Internal error; request_id identifies the log line'),
       },
     });
