@@ -106,7 +106,11 @@ export function buildOpenApiDocument() {
               422: errorResponse('A rule is broken (validation_failed, taken, has_dependents)'),
               429: errorResponse('Rate limited; see Retry-After'),
             }
-          : { 429: { description: 'Throttled by API Gateway (its own body {"message":"Too Many Requests"})' } }),
+          : {
+              429: r.rateLimited
+                ? errorResponse('rate_limited: too many requests for this client; see Retry-After (or API Gateway throttling)')
+                : { description: 'Throttled by API Gateway (its own body {"message":"Too Many Requests"})' },
+            }),
         ...Object.fromEntries(
           (r.doc.refusals ?? []).map((x) => [
             x.status,
