@@ -57,10 +57,11 @@ const pascal = (s: string) =>
     .join('');
 
 /**
- * Paths the stack serves as its own token issuer (JWKS and discovery). With an external issuer that issuer
- * publishes its own, so these routes are left out rather than deployed to answer 500.
+ * Paths the stack serves as its own token issuer (JWKS and discovery, and the client credentials grant of service
+ * accounts, which signs with the stack's key). With an external issuer that issuer publishes its own and issues
+ * every token, so these routes are left out rather than deployed to answer 500.
  */
-const isSelfIssuerRoute = (r: Route) => r.path.startsWith('/.well-known/');
+const isSelfIssuerRoute = (r: Route) => r.path.startsWith('/.well-known/') || r.path === '/oauth/token';
 
 /** Routes use the one authorizer created in the parent stack, whichever nested stack they live in. */
 class SharedAuthorizer implements IHttpRouteAuthorizer {

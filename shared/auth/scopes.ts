@@ -43,14 +43,14 @@ export const GRANTABLE_SCOPES = SCOPES.filter((s): s is Exclude<Scope, 'service_
 export type GrantableScope = (typeof GRANTABLE_SCOPES)[number];
 
 /**
- * The scopes a user's token carries: those of every route its role may use at all (its role still decides each
- * request). Viewers write access requests (goals:write, on shareables) and connector requests (data_sources).
+ * The scopes a user's token carries: those of every area its role may act in at all, its role still deciding each
+ * request. Members and viewers alike get the areas every user works in (viewers write access requests and
+ * connector requests there, and are refused the rest by their role, 403 forbidden as before); only admins get the
+ * admin-only areas (webhooks, the event feed, SCIM, service accounts).
  */
 export function roleScopes(role: Role): Scope[] {
   if (role === 'admin') return [...SCOPES];
-  return ['goals:read', 'goals:write', 'directory:read', 'directory:write', 'data_sources'].filter(
-    (s) => role === 'member' || s !== 'directory:write',
-  ) as Scope[];
+  return ['goals:read', 'goals:write', 'directory:read', 'directory:write', 'data_sources'];
 }
 
 /**
