@@ -54,6 +54,8 @@ export function buildOpenApiDocument() {
       path: r.path,
       operationId: operationId(r),
       summary: r.doc.summary,
+      // the scope also in words, where a reader (the docs page, the typed client's comments) sees it without `security`
+      ...(r.scope ? { description: `Needs the scope \`${r.scope}\` (a token without it: 403 insufficient_scope).` } : {}),
       tags: [r.doc.tag],
       // the scope the route needs, under either scheme (3.1 allows scopes on http schemes)
       security: r.auth === 'jwt' ? [{ bearer: r.scope ? [r.scope] : [] }, { oauth2: r.scope ? [r.scope] : [] }] : [],
