@@ -4,8 +4,8 @@ import { keys } from '#shared/db/keys.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity, readEntitiesAhead, type EntityRef } from '#shared/db/reads.ts';
-import { serviceAccountEntity, type ServiceAccountRecord } from '#shared/domain/service-accounts/entity.ts';
-import { newUserRecord, userEntity, type Role } from '#shared/domain/users/entity.ts';
+import { serviceAccountAsUser, serviceAccountEntity } from '#shared/domain/service-accounts/entity.ts';
+import { userEntity, type Role } from '#shared/domain/users/entity.ts';
 import { UnauthorizedError } from '#shared/errors.ts';
 
 /** Uuids of the teams the caller belongs to (as member or owner), read once per request when needed. */
@@ -67,20 +67,7 @@ async function loadServiceCaller(data: DataCtx & { db: Db }, accountUuid: string
     tenantId: data.tenantId,
     userId: accountUuid,
     role: 'admin',
-    user: standInUser(account.record),
+    user: serviceAccountAsUser(account.record),
     service: { name: account.record.name, clientId: account.record.client_id },
   };
 }
-
-const standInUser = (a: ServiceAccountRecord) =>
-  newUserRecord(
-    {
-      email: `${a.client_id}@service-accounts.invalid`,
-      display_name: a.name,
-      role: 'admin',
-      creator_uuid: a.creator_uuid,
-      display_name_source: 'service_account',
-    },
-    a.created_at,
-    a.uuid,
-  );

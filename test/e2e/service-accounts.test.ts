@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { Api, expectError, listAll, newTenant, type Res, type TenantFixture } from '../support/api.ts';
+import { eventually, startReceiver } from './webhooks.fixture.ts';
 
 /** POST /oauth/token with a form body (and HTTP Basic when `basic` is given). */
 async function tokenRequest(form: Record<string, string> | string, basic?: { id: string; secret: string }): Promise<Res> {
@@ -148,6 +149,31 @@ describe('service accounts and the client credentials grant (contract section 17
     // an admin's reach: a limited goal of someone else is visible to it
     const limited = await t.admin.post('/rest/v2/objectives', { title: 'Limited', time_period_uuid: period.uuid, visibility: 'limited' });
     expect((await api.get(`/rest/v2/objectives/${limited.body.data.record.uuid}`)).status).toBe(200);
+  });
+
+  it('keeps a webhook it created sending while it is active with the webhooks scope; disabled, the webhook stops', async () => {
+    const a = await create(t.admin, { name: 'hooks', scopes: ['webhooks'] });
+    const receiver = await startReceiver();
+    try {
+      const created = await (await tokenFor(a)).post('/webhooks', { url: receiver.url, events: ['goal.created'] });
+      expect(created.status).toBe(201);
+      const w = created.body.data.record;
+      const sent = (uuid: string) => receiver.events().some((e) => e.event.type === 'goal.created' && e.event.data.record.uuid === uuid);
+      const first = (await t.admin.post('/rest/v2/objectives', { title: 'Seen', time_period_uuid: period.uuid })).body.data.record;
+      await eventually(() => (sent(first.uuid) ? true : undefined), 140_000, 'the delivery of a service account`s webhook');
+      expect((await t.admin.get(`/webhooks/${w.uuid}`)).body.data.record.status).toBe('active');
+
+      expect((await t.admin.put(`/service_accounts/${a.uuid}`, { status: 'disabled' })).status).toBe(200);
+      const second = (await t.admin.post('/rest/v2/objectives', { title: 'Unseen', time_period_uuid: period.uuid })).body.data.record;
+      await eventually(
+        async () => ((await t.admin.get(`/webhooks/${w.uuid}`)).body.data.record.status === 'disabled' ? true : undefined),
+        140_000,
+        'the webhook disabled with its creator',
+      );
+      expect(sent(second.uuid)).toBe(false);
+    } finally {
+      await receiver.stop();
+    }
   });
 
   it('refuses each malformed or unauthenticated token request in RFC 6749`s shape, never telling whether a client exists', async () => {

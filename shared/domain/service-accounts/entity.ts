@@ -1,5 +1,6 @@
 import type { GrantableScope } from '#shared/auth/scopes.ts';
 import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
+import { newUserRecord, type UserRecord } from '#shared/domain/users/entity.ts';
 
 export const SERVICE_ACCOUNT_STATUSES = ['active', 'disabled'] as const;
 export type ServiceAccountStatus = (typeof SERVICE_ACCOUNT_STATUSES)[number];
@@ -37,3 +38,21 @@ export function parseClientId(clientId: string): { tenantId: string; accountUuid
   const m = CLIENT_ID_RE.exec(clientId);
   return m ? { tenantId: dashed(m[1]!), accountUuid: dashed(m[2]!) } : undefined;
 }
+
+/**
+ * The account as the user it acts as: an admin, active while the account is, named by its name. For what reads the
+ * acting user (a notice's actor, a webhook's creator); never stored, never listed as a user.
+ */
+export const serviceAccountAsUser = (a: ServiceAccountRecord): UserRecord =>
+  newUserRecord(
+    {
+      email: `${a.client_id}@service-accounts.invalid`,
+      display_name: a.name,
+      role: 'admin',
+      status: a.status === 'active' ? 'active' : 'inactive',
+      creator_uuid: a.creator_uuid,
+      display_name_source: 'service_account',
+    },
+    a.created_at,
+    a.uuid,
+  );
