@@ -57,10 +57,11 @@ const pascal = (s: string) =>
     .join('');
 
 /**
- * Paths the stack serves as its own token issuer (JWKS and discovery). With an external issuer that issuer
- * publishes its own, so these routes are left out rather than deployed to answer 500.
+ * Paths the stack serves as its own token issuer (JWKS and discovery, and the client credentials grant of service
+ * accounts, which signs with the stack's key). With an external issuer that issuer publishes its own and issues
+ * every token, so these routes are left out rather than deployed to answer 500.
  */
-const isSelfIssuerRoute = (r: Route) => r.path.startsWith('/.well-known/');
+const isSelfIssuerRoute = (r: Route) => r.path.startsWith('/.well-known/') || r.path === '/oauth/token';
 
 /** Routes use the one authorizer created in the parent stack, whichever nested stack they live in. */
 class SharedAuthorizer implements IHttpRouteAuthorizer {
@@ -206,7 +207,8 @@ export class GoalTrackingStack extends Stack {
           ...common,
           ISSUER_URL: this.issuerUrl,
           JWT_AUDIENCE: config.jwtAudience[0]!,
-          ...(route.auth === 'jwt' ? this.limitDefaults(config) : {}),
+          ...(route.auth === 'jwt' || route.rateLimited ? this.limitDefaults(config) : {}),
+          ...(route.scope ? { ROUTE_SCOPE: route.scope } : {}),
         },
       });
       if (access !== 'none') this.data.bindTable(fn, access);
@@ -226,6 +228,8 @@ export class GoalTrackingStack extends Stack {
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
         integration: new HttpLambdaIntegration(`${name}Integration`, fn.fn),
         authorizer,
+        // API Gateway refuses a token without the row's scope before the function runs (contract section 17)
+        ...(route.auth === 'jwt' && route.scope ? { authorizationScopes: [route.scope] } : {}),
       });
       if (route.tokenCheck === 'function') {
         Validations.of(httpRoute).acknowledge({

@@ -1,5 +1,6 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
+import { SCOPE_DESCRIPTIONS } from '#shared/auth/scopes.ts';
 import { routeName, routes, type Route } from '#shared/routes/index.ts';
 import { EVENT_SCHEMAS } from '#shared/schemas/events.ts';
 import { ScimErrorSchema } from '#shared/schemas/scim.ts';
@@ -44,6 +45,12 @@ export const operationId = (r: Pick<Route, 'method' | 'path'>) => {
 export function buildOpenApiDocument() {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  // Service accounts' tokens (contract section 17); a user's token carries the scopes of its role the same way.
+  registry.registerComponent('securitySchemes', 'oauth2', {
+    type: 'oauth2',
+    description: "A service account's client credentials, exchanged at POST /oauth/token for a 900 s token carrying its scopes",
+    flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS } },
+  });
   for (const r of routes) {
     const scim = isScim(r.path);
     const media = scim ? SCIM_MEDIA_TYPE : 'application/json';
@@ -54,8 +61,11 @@ export function buildOpenApiDocument() {
       path: r.path,
       operationId: operationId(r),
       summary: r.doc.summary,
+      // the scope also in words, where a reader (the docs page, the typed client's comments) sees it without `security`
+      ...(r.scope ? { description: `Needs the scope \`${r.scope}\` (a token without it: 403 insufficient_scope).` } : {}),
       tags: [r.doc.tag],
-      security: r.auth === 'jwt' ? [{ bearer: [] }] : [],
+      // the scope the route needs, under either scheme (3.1 allows scopes on http schemes)
+      security: r.auth === 'jwt' ? [{ bearer: r.scope ? [r.scope] : [] }, { oauth2: r.scope ? [r.scope] : [] }] : [],
       ...(r.doc.extension ? { 'x-extension': true } : {}),
       request: {
         ...(pathParams.length ? { params: z.object(Object.fromEntries(pathParams.map((p) => [p, z.string()]))) } : {}),
@@ -64,7 +74,7 @@ export function buildOpenApiDocument() {
           ? {
               body: {
                 content: {
-                  'application/json': { schema: r.doc.body },
+                  [r.doc.bodyMediaType ?? 'application/json']: { schema: r.doc.body },
                   ...(scim ? { [SCIM_MEDIA_TYPE]: { schema: r.doc.body } } : {}),
                   ...(r.accepts?.includes('text/csv')
                     ? { 'text/csv': { schema: z.string().meta({ description: 'CSV with a header row of the JSON row field names' }) } }
@@ -96,7 +106,9 @@ export function buildOpenApiDocument() {
                 description:
                   'Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape)',
               },
-              403: errorResponse('The caller may not do this'),
+              403: errorResponse(
+                `The caller may not do this (forbidden), or its token lacks the scope ${r.scope} (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="${r.scope}")`,
+              ),
               404: errorResponse('No such resource in the caller tenant'),
               409: errorResponse(
                 'conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request',
@@ -104,7 +116,17 @@ export function buildOpenApiDocument() {
               422: errorResponse('A rule is broken (validation_failed, taken, has_dependents)'),
               429: errorResponse('Rate limited; see Retry-After'),
             }
-          : { 429: { description: 'Throttled by API Gateway (its own body {"message":"Too Many Requests"})' } }),
+          : {
+              429: r.rateLimited
+                ? errorResponse('rate_limited: too many requests for this client; see Retry-After (or API Gateway throttling)')
+                : { description: 'Throttled by API Gateway (its own body {"message":"Too Many Requests"})' },
+            }),
+        ...Object.fromEntries(
+          (r.doc.refusals ?? []).map((x) => [
+            x.status,
+            { description: x.description, content: { 'application/json': { schema: x.schema } } },
+          ]),
+        ),
         500: errorResponse('Internal error; request_id identifies the log line'),
       },
     });

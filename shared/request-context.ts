@@ -22,6 +22,8 @@ export interface RequestContext {
   signals?: DomainSignals;
   /** Epoch ms by which the invocation must have answered (its timeout less a margin): retries stop there. */
   deadline?: number;
+  /** The OAuth scope of the route the local stack is serving (shared/auth/scopes.ts requiredScope; deployed: ROUTE_SCOPE). */
+  routeScope?: string;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();

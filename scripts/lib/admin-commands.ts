@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { configuredIssuer, DEFAULT_TTL_SECONDS } from '#shared/auth/issuer.ts';
+import { roleScopes } from '#shared/auth/scopes.ts';
 import { baseDb } from '#shared/db/client.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { setLimits } from './set-limits.ts';
@@ -37,7 +38,7 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
       adminEmail: values['admin-email'],
     });
     if (!issuer) return { tenant_uuid: tenant.uuid, user_uuid: admin.uuid, token: null };
-    const { token } = await issuer.sign({ tenantId: tenant.uuid, userId: admin.uuid, ttlSeconds });
+    const { token } = await issuer.sign({ tenantId: tenant.uuid, userId: admin.uuid, ttlSeconds, scope: roleScopes('admin').join(' ') });
     return { tenant_uuid: tenant.uuid, user_uuid: admin.uuid, token };
   }
   if (command === 'issue-token') {
@@ -51,7 +52,9 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
     const user = await getEntity({ tenantId: values.tenant, db }, userEntity, values.user);
     if (!user) throw new Error(`No user ${values.user} in tenant ${values.tenant}`);
     const issuer = await configuredIssuer();
-    const { token, expiresAt } = await issuer.sign({ tenantId: values.tenant, userId: values.user, ttlSeconds: ttl });
+    // the scopes the user's role allows now (contract section 17): a later role change needs a new token for new scopes
+    const scope = roleScopes(user.record.role).join(' ');
+    const { token, expiresAt } = await issuer.sign({ tenantId: values.tenant, userId: values.user, ttlSeconds: ttl, scope });
     return { token, expires_at: expiresAt };
   }
   if (command === 'redrive') {

@@ -11,6 +11,8 @@ import { routes, workers, type Route } from '#shared/routes/index.ts';
 import { streamProcessorRow } from '#shared/routes/stream.ts';
 import { tableAccessOf } from '#shared/routes/types.ts';
 import { requireQueueSend, withGrant, type Grant } from '#shared/grants.ts';
+import { scopesOfClaim } from '#shared/auth/scopes.ts';
+import { withContextValue } from '#shared/request-context.ts';
 import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
 import { MAX_BODY_BYTES } from '#shared/http/transport.ts';
 import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
@@ -349,7 +351,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         stage: '$default',
         time: now.toUTCString(),
         timeEpoch: now.getTime(),
-        ...(claims ? { authorizer: { principalId: '', integrationLatency: 0, jwt: { claims, scopes: [] } } } : {}),
+        ...(claims
+          ? { authorizer: { principalId: '', integrationLatency: 0, jwt: { claims, scopes: [...scopesOfClaim(claims.scope)] } } }
+          : {}),
       },
       ...(body ? { body } : {}),
       isBase64Encoded: false,
@@ -369,7 +373,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       succeed: () => undefined,
     } as unknown as Context;
     const handler = await load(route.handler);
-    const result = (await withGrant(grants.get(route)!, () => handler(event, context))) as ApiResult;
+    // The route's scope reaches its scopeCheck as ROUTE_SCOPE does deployed (every route shares this process's environment).
+    const result = (await withContextValue('routeScope', route.scope, () =>
+      withGrant(grants.get(route)!, () => handler(event, context)),
+    )) as ApiResult;
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) out[k] = String(v);
     // As API Gateway: a base64-encoded body (binary or compressed) goes out decoded.

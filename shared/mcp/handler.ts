@@ -1,3 +1,4 @@
+import { scopesOfClaim } from '#shared/auth/scopes.ts';
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { Context } from 'aws-lambda';
@@ -21,6 +22,8 @@ export interface McpCall {
   requestId: string;
   internal: ApiInternal;
   context: Context;
+  /** The token's scopes (contract section 17): each tool call needs its tool's (McpTool.scope). */
+  scopes: ReadonlySet<string>;
 }
 
 /** The MCP server, loaded on the first POST: the SDK, zod and the tool schemas stay out of the cold start. */
@@ -74,7 +77,8 @@ export function mcpHandler(opts: {
         refusal = err;
       }
       const serve = await opts.serve();
-      return serve(event, { ctx, refusal, requestId: internal.requestId, internal, context });
+      const scopes = scopesOfClaim(event.requestContext?.authorizer?.jwt?.claims?.scope);
+      return serve(event, { ctx, refusal, requestId: internal.requestId, internal, context, scopes });
     });
   return (event: ApiEvent, context: Context): Promise<ApiResult> =>
     withDbMetrics(newDbMetrics(), async () => (await handler(event, context, MIDDY_CALL_OPTIONS)) as ApiResult);

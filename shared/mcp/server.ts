@@ -1,3 +1,4 @@
+import { InsufficientScopeError } from '#shared/auth/scopes.ts';
 import type { Context } from 'aws-lambda';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
@@ -81,6 +82,7 @@ async function callTool(name: string, args: unknown, call: McpCall): Promise<Cal
   const log = call.ctx?.log ?? logger;
   try {
     if (call.refusal) throw call.refusal;
+    if (!call.scopes.has(tool.scope)) throw new InsufficientScopeError(tool.scope);
     const res = await runTool(tool, args ?? {}, call.ctx!, call);
     if ((res.statusCode ?? 200) >= 400) return refused(res);
     const structured = JSON.parse(res.body!) as Record<string, unknown>;

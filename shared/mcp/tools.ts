@@ -33,7 +33,7 @@ import { TimePeriodListResponse } from '#shared/schemas/time-periods.ts';
 import { UserListResponse } from '#shared/schemas/users.ts';
 import { todayUtc } from '#shared/clock.ts';
 
-/** The scopes of contract section 17 a tool needs; the token's scopes are checked against them where tokens carry scopes. */
+/** The scopes of contract section 17 a tool needs; a call whose token lacks its tool's is refused 403 insufficient_scope (shared/mcp/server.ts). */
 export const GOALS_READ = 'goals:read';
 export const GOALS_WRITE = 'goals:write';
 export const DIRECTORY_READ = 'directory:read';

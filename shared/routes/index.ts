@@ -14,6 +14,7 @@ import { importRoutes, importWorkers } from '#shared/routes/imports.ts';
 import { webhookRoutes, webhookWorkers } from '#shared/routes/webhooks.ts';
 import { mcpRoutes } from '#shared/routes/mcp.ts';
 import { scimRoutes } from '#shared/routes/scim.ts';
+import { serviceAccountRoutes } from '#shared/routes/service-accounts.ts';
 import type { Worker } from '#shared/routes/types.ts';
 
 export type { Route, Worker } from '#shared/routes/types.ts';
@@ -35,6 +36,7 @@ export const routes: Route[] = [
   ...webhookRoutes,
   ...mcpRoutes,
   ...scimRoutes,
+  ...serviceAccountRoutes,
 ];
 
 /** Queue consumers, one Lambda each behind an SQS queue with a dead-letter queue. */

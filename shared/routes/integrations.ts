@@ -16,6 +16,7 @@ export const integrationRoutes: Route[] = [
     path: '/connector_requests',
     handler: 'functions/integrations/create-connector-request.ts',
     auth: 'jwt',
+    scope: 'data_sources',
     table: 'write',
     sendsTo: [SUPPORT_ISSUE_QUEUE],
     doc: {
@@ -43,6 +44,7 @@ export const integrationRoutes: Route[] = [
     path: '/connector_requests',
     handler: 'functions/integrations/list-connector-requests.ts',
     auth: 'jwt',
+    scope: 'data_sources',
     table: 'read',
     doc: {
       summary: "The tenant's requested connections (admins), oldest first",
@@ -57,6 +59,7 @@ export const integrationRoutes: Route[] = [
     path: '/data_sources',
     handler: 'functions/integrations/create-data-source.ts',
     auth: 'jwt',
+    scope: 'data_sources',
     table: 'write',
     doc: {
       summary: "Add a data source to a goal the caller can update; the goal's data_sources_count moves with it",
@@ -71,6 +74,7 @@ export const integrationRoutes: Route[] = [
     path: '/data_sources/{id}',
     handler: 'functions/integrations/get-data-source.ts',
     auth: 'jwt',
+    scope: 'data_sources',
     table: 'read',
     doc: {
       summary:

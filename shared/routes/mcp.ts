@@ -14,6 +14,8 @@ export const mcpRoutes: Route[] = [
     handler: 'functions/mcp/mcp.ts',
     auth: 'jwt',
     tokenCheck: 'function',
+    // the least a token needs to use the server at all; each tool call also needs its own tool's scope
+    scope: 'goals:read',
     table: 'write',
     doc: {
       summary: 'Model Context Protocol (Streamable HTTP, stateless, JSON answers): tools for AI assistants over the same goals',

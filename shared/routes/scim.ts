@@ -12,7 +12,7 @@ import {
 
 /**
  * SCIM 2.0 provisioning (contract section 17; shared/scim/): answers in application/scim+json, errors in SCIM's
- * shape (the OpenAPI document says so for every path under /scim/v2). An admin's token until scopes land.
+ * shape (the OpenAPI document says so for every path under /scim/v2). A token with scope `scim` (a service account's, or an admin's), acting as an admin.
  */
 const row = (
   method: HttpMethod,
@@ -25,6 +25,7 @@ const row = (
   path: `/scim/v2${path}`,
   handler: `functions/scim/${handler}.ts`,
   auth: 'jwt',
+  scope: 'scim',
   table,
   doc: { ...doc, tag: 'scim', extension: true },
 });

@@ -96,10 +96,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List users */
+        /**
+         * List users
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Users"];
         put?: never;
-        /** Create a user (admins); email unique per tenant ignoring case */
+        /**
+         * Create a user (admins); email unique per tenant ignoring case
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Users"];
         delete?: never;
         options?: never;
@@ -114,9 +120,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a user */
+        /**
+         * Get a user
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2UsersId"];
-        /** Update a user (admins; members their own profile) */
+        /**
+         * Update a user (admins; members their own profile)
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2UsersId"];
         post?: never;
         delete?: never;
@@ -132,10 +144,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List teams */
+        /**
+         * List teams
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Teams"];
         put?: never;
-        /** Create a team with attributes, owners and members (admins) */
+        /**
+         * Create a team with attributes, owners and members (admins)
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Teams"];
         delete?: never;
         options?: never;
@@ -150,12 +168,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a team */
+        /**
+         * Get a team
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2TeamsId"];
-        /** Update attributes, owners and members (admins; owners except parent_uuid). A move re-depths the whole subtree atomically (422 when over 100 writes) */
+        /**
+         * Update attributes, owners and members (admins; owners except parent_uuid). A move re-depths the whole subtree atomically (422 when over 100 writes)
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2TeamsId"];
         post?: never;
-        /** Delete a team (admins); 422 has_dependents while it has active sub-teams or goals. Archived sub-teams become root teams. Returns the deleted team */
+        /**
+         * Delete a team (admins); 422 has_dependents while it has active sub-teams or goals. Archived sub-teams become root teams. Returns the deleted team
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2TeamsId"];
         options?: never;
         head?: never;
@@ -169,10 +196,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List labels and label groups */
+        /**
+         * List labels and label groups
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Labels"];
         put?: never;
-        /** Create a label or label group (admins and members); name unique per tenant ignoring case */
+        /**
+         * Create a label or label group (admins and members); name unique per tenant ignoring case
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Labels"];
         delete?: never;
         options?: never;
@@ -187,12 +220,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a label */
+        /**
+         * Get a label
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2LabelsId"];
-        /** Update a label (admins or its creator) */
+        /**
+         * Update a label (admins or its creator)
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2LabelsId"];
         post?: never;
-        /** Delete a label (admins or its creator); a group is deleted with its child labels. Returns the deleted label. */
+        /**
+         * Delete a label (admins or its creator); a group is deleted with its child labels. Returns the deleted label.
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2LabelsId"];
         options?: never;
         head?: never;
@@ -206,10 +248,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List time periods */
+        /**
+         * List time periods
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2TimePeriods"];
         put?: never;
-        /** Create a time period (admins) */
+        /**
+         * Create a time period (admins)
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2TimePeriods"];
         delete?: never;
         options?: never;
@@ -224,12 +272,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a time period */
+        /**
+         * Get a time period
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2TimePeriodsId"];
-        /** Update a time period (admins); dates cannot move past goals of the period */
+        /**
+         * Update a time period (admins); dates cannot move past goals of the period
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2TimePeriodsId"];
         post?: never;
-        /** Delete a time period (admins); refused (422 has_dependents) while non-discarded goals use it. Returns the deleted period. */
+        /**
+         * Delete a time period (admins); refused (422 has_dependents) while non-discarded goals use it. Returns the deleted period.
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2TimePeriodsId"];
         options?: never;
         head?: never;
@@ -243,10 +300,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List objectives the caller can see (deleted ones only when a filter names discarded_at) */
+        /**
+         * List objectives the caller can see (deleted ones only when a filter names discarded_at)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Objectives"];
         put?: never;
-        /** Create an objective (admins and members) */
+        /**
+         * Create an objective (admins and members)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Objectives"];
         delete?: never;
         options?: never;
@@ -261,12 +324,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an objective (a deleted one too, with discarded_at set) */
+        /**
+         * Get an objective (a deleted one too, with discarded_at set)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2ObjectivesId"];
-        /** Update an objective */
+        /**
+         * Update an objective
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2ObjectivesId"];
         post?: never;
-        /** Delete (discard) an objective, optionally with its children or whole hierarchy; returns the flat record */
+        /**
+         * Delete (discard) an objective, optionally with its children or whole hierarchy; returns the flat record
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2ObjectivesId"];
         options?: never;
         head?: never;
@@ -282,7 +354,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Archive an objective (sets archived_at, archived_by_uuid) */
+        /**
+         * Archive an objective (sets archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2ObjectivesIdArchive"];
         delete?: never;
         options?: never;
@@ -299,7 +374,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Unarchive an objective (clears archived_at, archived_by_uuid) */
+        /**
+         * Unarchive an objective (clears archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2ObjectivesIdUnarchive"];
         delete?: never;
         options?: never;
@@ -314,10 +392,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List key results the caller can see (deleted ones only when a filter names discarded_at) */
+        /**
+         * List key results the caller can see (deleted ones only when a filter names discarded_at)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2KeyResults"];
         put?: never;
-        /** Create a key result (admins and members) */
+        /**
+         * Create a key result (admins and members)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2KeyResults"];
         delete?: never;
         options?: never;
@@ -332,12 +416,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a key result (a deleted one too, with discarded_at set) */
+        /**
+         * Get a key result (a deleted one too, with discarded_at set)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2KeyResultsId"];
-        /** Update a key result */
+        /**
+         * Update a key result
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2KeyResultsId"];
         post?: never;
-        /** Delete (discard) a key result, optionally with its children or whole hierarchy; returns the flat record */
+        /**
+         * Delete (discard) a key result, optionally with its children or whole hierarchy; returns the flat record
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2KeyResultsId"];
         options?: never;
         head?: never;
@@ -353,7 +446,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Archive a key result (sets archived_at, archived_by_uuid) */
+        /**
+         * Archive a key result (sets archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2KeyResultsIdArchive"];
         delete?: never;
         options?: never;
@@ -370,7 +466,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Unarchive a key result (clears archived_at, archived_by_uuid) */
+        /**
+         * Unarchive a key result (clears archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2KeyResultsIdUnarchive"];
         delete?: never;
         options?: never;
@@ -385,10 +484,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List initiatives the caller can see (deleted ones only when a filter names discarded_at) */
+        /**
+         * List initiatives the caller can see (deleted ones only when a filter names discarded_at)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Initiatives"];
         put?: never;
-        /** Create an initiative (admins and members) */
+        /**
+         * Create an initiative (admins and members)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Initiatives"];
         delete?: never;
         options?: never;
@@ -403,12 +508,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an initiative (a deleted one too, with discarded_at set) */
+        /**
+         * Get an initiative (a deleted one too, with discarded_at set)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2InitiativesId"];
-        /** Update an initiative */
+        /**
+         * Update an initiative
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2InitiativesId"];
         post?: never;
-        /** Delete (discard) an initiative, optionally with its children or whole hierarchy; returns the flat record */
+        /**
+         * Delete (discard) an initiative, optionally with its children or whole hierarchy; returns the flat record
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2InitiativesId"];
         options?: never;
         head?: never;
@@ -424,7 +538,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Archive an initiative (sets archived_at, archived_by_uuid) */
+        /**
+         * Archive an initiative (sets archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2InitiativesIdArchive"];
         delete?: never;
         options?: never;
@@ -441,7 +558,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Unarchive an initiative (clears archived_at, archived_by_uuid) */
+        /**
+         * Unarchive an initiative (clears archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2InitiativesIdUnarchive"];
         delete?: never;
         options?: never;
@@ -456,7 +576,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Progress history of the objective: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal) */
+        /**
+         * Progress history of the objective: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2ObjectivesIdHistory"];
         put?: never;
         post?: never;
@@ -473,7 +596,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Line chart (SVG, 600x300 viewBox) of the objective's progress over its dates, with the expected-pace line dashed and today marked */
+        /**
+         * Line chart (SVG, 600x300 viewBox) of the objective's progress over its dates, with the expected-pace line dashed and today marked
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2ObjectivesIdProgressSvg"];
         put?: never;
         post?: never;
@@ -490,7 +616,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Progress history of the key result: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal) */
+        /**
+         * Progress history of the key result: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2KeyResultsIdHistory"];
         put?: never;
         post?: never;
@@ -507,7 +636,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Line chart (SVG, 600x300 viewBox) of the key result's progress over its dates, with the expected-pace line dashed and today marked */
+        /**
+         * Line chart (SVG, 600x300 viewBox) of the key result's progress over its dates, with the expected-pace line dashed and today marked
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2KeyResultsIdProgressSvg"];
         put?: never;
         post?: never;
@@ -524,7 +656,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Progress history of the initiative: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal) */
+        /**
+         * Progress history of the initiative: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2InitiativesIdHistory"];
         put?: never;
         post?: never;
@@ -541,7 +676,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Line chart (SVG, 600x300 viewBox) of the initiative's progress over its dates, with the expected-pace line dashed and today marked */
+        /**
+         * Line chart (SVG, 600x300 viewBox) of the initiative's progress over its dates, with the expected-pace line dashed and today marked
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2InitiativesIdProgressSvg"];
         put?: never;
         post?: never;
@@ -558,10 +696,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List check-ins of goals the caller can see */
+        /**
+         * List check-ins of goals the caller can see
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Checkins"];
         put?: never;
-        /** Check in on a goal (caller must be able to edit it); the goal follows its latest check-in */
+        /**
+         * Check in on a goal (caller must be able to edit it); the goal follows its latest check-in
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Checkins"];
         delete?: never;
         options?: never;
@@ -576,12 +720,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a check-in (its goal must be visible to the caller) */
+        /**
+         * Get a check-in (its goal must be visible to the caller)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2CheckinsId"];
-        /** Update a check-in; returns the flat check-in record */
+        /**
+         * Update a check-in; returns the flat check-in record
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2CheckinsId"];
         post?: never;
-        /** Delete a check-in; returns the flat deleted record. The goal follows the check-in latest afterwards. */
+        /**
+         * Delete a check-in; returns the flat deleted record. The goal follows the check-in latest afterwards.
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2CheckinsId"];
         options?: never;
         head?: never;
@@ -597,7 +750,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a okrs dashboard; the caller becomes its owner (not viewers) */
+        /**
+         * Create a okrs dashboard; the caller becomes its owner (not viewers)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postOkrsDashboards"];
         delete?: never;
         options?: never;
@@ -612,7 +768,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a okrs dashboard (owner, admins, or any grant; 403 otherwise) */
+        /**
+         * Get a okrs dashboard (owner, admins, or any grant; 403 otherwise)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getOkrsDashboardsShareableUuid"];
         put?: never;
         post?: never;
@@ -630,7 +789,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Grant a user a level on a okrs dashboard (owner, admins and manage grantees); resolves the user's pending access request it satisfies */
+        /**
+         * Grant a user a level on a okrs dashboard (owner, admins and manage grantees); resolves the user's pending access request it satisfies
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putOkrsDashboardsShareableUuidGrants"];
         post?: never;
         delete?: never;
@@ -648,7 +810,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request a level on a okrs dashboard (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created */
+        /**
+         * Request a level on a okrs dashboard (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postOkrsDashboardsShareableUuidAccessRequests"];
         delete?: never;
         options?: never;
@@ -663,7 +828,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's pending access request on a okrs dashboard, or null (self-scoped) */
+        /**
+         * The caller's pending access request on a okrs dashboard, or null (self-scoped)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getOkrsDashboardsShareableUuidAccessRequestsMine"];
         put?: never;
         post?: never;
@@ -682,7 +850,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send the caller's pending access request on a okrs dashboard (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included */
+        /**
+         * Re-send the caller's pending access request on a okrs dashboard (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postOkrsDashboardsShareableUuidAccessRequestsResend"];
         delete?: never;
         options?: never;
@@ -697,10 +868,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the documents the caller can see: owned, granted, or every document for admins. Filters: uuid, title, owner_uuid, created_at, updated_at */
+        /**
+         * List the documents the caller can see: owned, granted, or every document for admins. Filters: uuid, title, owner_uuid, created_at, updated_at
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getDocuments"];
         put?: never;
-        /** Create a document; the caller becomes its owner (not viewers) */
+        /**
+         * Create a document; the caller becomes its owner (not viewers)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postDocuments"];
         delete?: never;
         options?: never;
@@ -715,7 +892,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a document (owner, admins, or any grant; 403 otherwise) */
+        /**
+         * Get a document (owner, admins, or any grant; 403 otherwise)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getDocumentsShareableUuid"];
         put?: never;
         post?: never;
@@ -733,7 +913,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Grant a user a level on a document (owner, admins and manage grantees); resolves the user's pending access request it satisfies */
+        /**
+         * Grant a user a level on a document (owner, admins and manage grantees); resolves the user's pending access request it satisfies
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putDocumentsShareableUuidGrants"];
         post?: never;
         delete?: never;
@@ -751,7 +934,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request a level on a document (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created */
+        /**
+         * Request a level on a document (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postDocumentsShareableUuidAccessRequests"];
         delete?: never;
         options?: never;
@@ -766,7 +952,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's pending access request on a document, or null (self-scoped) */
+        /**
+         * The caller's pending access request on a document, or null (self-scoped)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getDocumentsShareableUuidAccessRequestsMine"];
         put?: never;
         post?: never;
@@ -785,7 +974,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send the caller's pending access request on a document (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included */
+        /**
+         * Re-send the caller's pending access request on a document (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postDocumentsShareableUuidAccessRequestsResend"];
         delete?: never;
         options?: never;
@@ -802,7 +994,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a explorer view; the caller becomes its owner (not viewers) */
+        /**
+         * Create a explorer view; the caller becomes its owner (not viewers)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postExplorerViews"];
         delete?: never;
         options?: never;
@@ -817,7 +1012,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a explorer view (owner, admins, or any grant; 403 otherwise) */
+        /**
+         * Get a explorer view (owner, admins, or any grant; 403 otherwise)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getExplorerViewsShareableUuid"];
         put?: never;
         post?: never;
@@ -835,7 +1033,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Grant a user a level on a explorer view (owner, admins and manage grantees); resolves the user's pending access request it satisfies */
+        /**
+         * Grant a user a level on a explorer view (owner, admins and manage grantees); resolves the user's pending access request it satisfies
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putExplorerViewsShareableUuidGrants"];
         post?: never;
         delete?: never;
@@ -853,7 +1054,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request a level on a explorer view (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created */
+        /**
+         * Request a level on a explorer view (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postExplorerViewsShareableUuidAccessRequests"];
         delete?: never;
         options?: never;
@@ -868,7 +1072,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's pending access request on a explorer view, or null (self-scoped) */
+        /**
+         * The caller's pending access request on a explorer view, or null (self-scoped)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getExplorerViewsShareableUuidAccessRequestsMine"];
         put?: never;
         post?: never;
@@ -887,7 +1094,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send the caller's pending access request on a explorer view (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included */
+        /**
+         * Re-send the caller's pending access request on a explorer view (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postExplorerViewsShareableUuidAccessRequestsResend"];
         delete?: never;
         options?: never;
@@ -904,7 +1114,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a playbook; the caller becomes its owner (not viewers) */
+        /**
+         * Create a playbook; the caller becomes its owner (not viewers)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postPlaybooks"];
         delete?: never;
         options?: never;
@@ -919,7 +1132,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a playbook (owner, admins, or any grant; 403 otherwise) */
+        /**
+         * Get a playbook (owner, admins, or any grant; 403 otherwise)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getPlaybooksShareableUuid"];
         put?: never;
         post?: never;
@@ -937,7 +1153,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Grant a user a level on a playbook (owner, admins and manage grantees); resolves the user's pending access request it satisfies */
+        /**
+         * Grant a user a level on a playbook (owner, admins and manage grantees); resolves the user's pending access request it satisfies
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putPlaybooksShareableUuidGrants"];
         post?: never;
         delete?: never;
@@ -955,7 +1174,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request a level on a playbook (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created */
+        /**
+         * Request a level on a playbook (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postPlaybooksShareableUuidAccessRequests"];
         delete?: never;
         options?: never;
@@ -970,7 +1192,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's pending access request on a playbook, or null (self-scoped) */
+        /**
+         * The caller's pending access request on a playbook, or null (self-scoped)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getPlaybooksShareableUuidAccessRequestsMine"];
         put?: never;
         post?: never;
@@ -989,7 +1214,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send the caller's pending access request on a playbook (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included */
+        /**
+         * Re-send the caller's pending access request on a playbook (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postPlaybooksShareableUuidAccessRequestsResend"];
         delete?: never;
         options?: never;
@@ -1004,7 +1232,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's own in-app notifications, newest first */
+        /**
+         * The caller's own in-app notifications, newest first
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getNotifications"];
         put?: never;
         post?: never;
@@ -1021,10 +1252,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's requested connections (admins), oldest first */
+        /**
+         * The tenant's requested connections (admins), oldest first
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getConnectorRequests"];
         put?: never;
-        /** Request a connector (any member, viewers included): recorded once per tenant and name ignoring case and repeated whitespace, idempotent per requester; each new requester's issue is filed with the support tool when one is configured */
+        /**
+         * Request a connector (any member, viewers included): recorded once per tenant and name ignoring case and repeated whitespace, idempotent per requester; each new requester's issue is filed with the support tool when one is configured
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postConnectorRequests"];
         delete?: never;
         options?: never;
@@ -1041,7 +1278,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a data source to a goal the caller can update; the goal's data_sources_count moves with it */
+        /**
+         * Add a data source to a goal the caller can update; the goal's data_sources_count moves with it
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postDataSources"];
         delete?: never;
         options?: never;
@@ -1056,7 +1296,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a data source; id is '<tenant_uuid>_<data_source_uuid>' or the uuid (another tenant's prefix: 404). Needs the linked goal visible (403 otherwise) */
+        /**
+         * Get a data source; id is '<tenant_uuid>_<data_source_uuid>' or the uuid (another tenant's prefix: 404). Needs the linked goal visible (403 otherwise)
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getDataSourcesId"];
         put?: never;
         post?: never;
@@ -1075,7 +1318,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start an on-demand refresh of a document (edit access: owner, admins, edit or manage grant; not viewers). While a refresh of the document runs, answers that run's thread_uuid (already_running: true) instead of starting another */
+        /**
+         * Start an on-demand refresh of a document (edit access: owner, admins, edit or manage grant; not viewers). While a refresh of the document runs, answers that run's thread_uuid (already_running: true) instead of starting another
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postDocumentsShareableUuidRefresh"];
         delete?: never;
         options?: never;
@@ -1090,7 +1336,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Status of a document refresh run; the thread uuid is the access proof within the tenant (another tenant's: 404). Poll until state is not running (typically 10-60 s) */
+        /**
+         * Status of a document refresh run; the thread uuid is the access proof within the tenant (another tenant's: 404). Poll until state is not running (typically 10-60 s)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getChatRefreshThreadsThreadUuidStatus"];
         put?: never;
         post?: never;
@@ -1107,10 +1356,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List imports, oldest first: the caller's own (every import of the tenant for admins). Filters: uuid, state, creator_uuid, created_at */
+        /**
+         * List imports, oldest first: the caller's own (every import of the tenant for admins). Filters: uuid, state, creator_uuid, created_at
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Imports"];
         put?: never;
-        /** Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed. Rows are created no faster than the tenant's rate limit allows (each costs the importing user a token, as a create would). At most 2 imports of a tenant queued or running: another is 429 rate_limited (detail imports_in_flight) with Retry-After */
+        /**
+         * Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed. Rows are created no faster than the tenant's rate limit allows (each costs the importing user a token, as a create would). At most 2 imports of a tenant queued or running: another is 429 rate_limited (detail imports_in_flight) with Retry-After
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Imports"];
         delete?: never;
         options?: never;
@@ -1125,7 +1380,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An import and its progress (its creator and admins): state, done of total, every error, created (ref → goal uuid) once succeeded */
+        /**
+         * An import and its progress (its creator and admins): state, done of total, every error, created (ref → goal uuid) once succeeded
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2ImportsId"];
         put?: never;
         post?: never;
@@ -1142,10 +1400,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's webhook endpoints (admins), oldest first */
+        /**
+         * The tenant's webhook endpoints (admins), oldest first
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getWebhooks"];
         put?: never;
-        /** Register a webhook endpoint (admins). The signing secret is in this response only; the url must be https and resolve to a public address (422) */
+        /**
+         * Register a webhook endpoint (admins). The signing secret is in this response only; the url must be https and resolve to a public address (422)
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postWebhooks"];
         delete?: never;
         options?: never;
@@ -1160,12 +1424,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a webhook endpoint (admins; never its secret) */
+        /**
+         * Get a webhook endpoint (admins; never its secret)
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getWebhooksId"];
-        /** Update a webhook endpoint: url, events, description, status (admins) */
+        /**
+         * Update a webhook endpoint: url, events, description, status (admins)
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putWebhooksId"];
         post?: never;
-        /** Delete a webhook endpoint (admins); returns it */
+        /**
+         * Delete a webhook endpoint (admins); returns it
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteWebhooksId"];
         options?: never;
         head?: never;
@@ -1179,7 +1452,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An endpoint's delivery log (admins), newest first */
+        /**
+         * An endpoint's delivery log (admins), newest first
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getWebhooksIdDeliveries"];
         put?: never;
         post?: never;
@@ -1198,7 +1474,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a delivery again, with the same webhook-id and body: a new round of attempts (admins; 422 while the endpoint is disabled) */
+        /**
+         * Send a delivery again, with the same webhook-id and body: a new round of attempts (admins; 422 while the endpoint is disabled)
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postWebhooksIdDeliveriesDeliveryUuidRedeliver"];
         delete?: never;
         options?: never;
@@ -1216,7 +1495,10 @@ export interface paths {
         /** Not offered: a stateless MCP server opens no server-to-client stream (405) */
         get: operations["getMcp"];
         put?: never;
-        /** Model Context Protocol (Streamable HTTP, stateless, JSON answers): tools for AI assistants over the same goals */
+        /**
+         * Model Context Protocol (Streamable HTTP, stateless, JSON answers): tools for AI assistants over the same goals
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postMcp"];
         /** Not offered: a stateless MCP server has no session to end (405) */
         delete: operations["deleteMcp"];
@@ -1249,10 +1531,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** SCIM: list users; filter eq, co or sw on userName, externalId, displayName; startIndex and count (at most 100) */
+        /**
+         * SCIM: list users; filter eq, co or sw on userName, externalId, displayName; startIndex and count (at most 100)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getScimV2Users"];
         put?: never;
-        /** SCIM: create a user (userName is the e-mail; 409 uniqueness when taken) */
+        /**
+         * SCIM: create a user (userName is the e-mail; 409 uniqueness when taken)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postScimV2Users"];
         delete?: never;
         options?: never;
@@ -1267,16 +1555,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** SCIM: get a user */
+        /**
+         * SCIM: get a user
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getScimV2UsersId"];
-        /** SCIM: replace a user (active false deactivates) */
+        /**
+         * SCIM: replace a user (active false deactivates)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putScimV2UsersId"];
         post?: never;
-        /** SCIM: deprovision a user: deactivated, never deleted (goals and check-ins stay) */
+        /**
+         * SCIM: deprovision a user: deactivated, never deleted (goals and check-ins stay)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteScimV2UsersId"];
         options?: never;
         head?: never;
-        /** SCIM: patch a user (add, remove, replace in any letter case; "True"/"False" strings read as booleans) */
+        /**
+         * SCIM: patch a user (add, remove, replace in any letter case; "True"/"False" strings read as booleans)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         patch: operations["patchScimV2UsersId"];
         trace?: never;
     };
@@ -1287,10 +1587,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** SCIM: list groups (teams); filter eq, co or sw on displayName, externalId; startIndex and count */
+        /**
+         * SCIM: list groups (teams); filter eq, co or sw on displayName, externalId; startIndex and count
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getScimV2Groups"];
         put?: never;
-        /** SCIM: create a group (a team with these members) */
+        /**
+         * SCIM: create a group (a team with these members)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postScimV2Groups"];
         delete?: never;
         options?: never;
@@ -1305,16 +1611,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** SCIM: get a group */
+        /**
+         * SCIM: get a group
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getScimV2GroupsId"];
-        /** SCIM: replace a group (name, external id, members) */
+        /**
+         * SCIM: replace a group (name, external id, members)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putScimV2GroupsId"];
         post?: never;
-        /** SCIM: delete a group: the team is deleted (409 while goals or active sub-teams use it) */
+        /**
+         * SCIM: delete a group: the team is deleted (409 while goals or active sub-teams use it)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteScimV2GroupsId"];
         options?: never;
         head?: never;
-        /** SCIM: patch a group (members add and remove, displayName) */
+        /**
+         * SCIM: patch a group (members add and remove, displayName)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         patch: operations["patchScimV2GroupsId"];
         trace?: never;
     };
@@ -1325,7 +1643,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** SCIM: what this service supports */
+        /**
+         * SCIM: what this service supports
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getScimV2ServiceProviderConfig"];
         put?: never;
         post?: never;
@@ -1342,7 +1663,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** SCIM: the resource types (User, Group) */
+        /**
+         * SCIM: the resource types (User, Group)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getScimV2ResourceTypes"];
         put?: never;
         post?: never;
@@ -1359,10 +1683,102 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** SCIM: the User and Group schemas */
+        /**
+         * SCIM: the User and Group schemas
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getScimV2Schemas"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service_accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's service accounts (admins), oldest first
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getServiceAccounts"];
+        put?: never;
+        /**
+         * Create a service account (admins). Its client_secret is in this response only
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        post: operations["postServiceAccounts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service_accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a service account (admins; never its secret)
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getServiceAccountsId"];
+        /**
+         * Update a service account: name, scopes, status (admins). Disabled, its tokens are refused at once
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        put: operations["putServiceAccountsId"];
+        post?: never;
+        /**
+         * Delete a service account (admins); its tokens are refused at once; returns it
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        delete: operations["deleteServiceAccountsId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service_accounts/{id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the client_secret (admins): the new one is in this response only, the old one gets no more tokens
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        post: operations["postServiceAccountsIdRotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OAuth 2.0 client credentials grant (RFC 6749 section 4.4), form-encoded; client authentication by HTTP Basic or in the body. A token lives 900 s */
+        post: operations["postOauthToken"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2558,6 +2974,66 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        ServiceAccount: {
+            uuid: string;
+            name: string;
+            scopes: ("goals:read" | "goals:write" | "directory:read" | "directory:write" | "data_sources" | "webhooks" | "events:read" | "scim")[];
+            /** @enum {string} */
+            status: "active" | "disabled";
+            /** @description The OAuth client_id for POST /oauth/token */
+            client_id: string;
+            secret_rotated_at: string;
+            created_at: string;
+            updated_at: string;
+        };
+        ServiceAccountWithSecret: {
+            uuid: string;
+            name: string;
+            scopes: ("goals:read" | "goals:write" | "directory:read" | "directory:write" | "data_sources" | "webhooks" | "events:read" | "scim")[];
+            /** @enum {string} */
+            status: "active" | "disabled";
+            /** @description The OAuth client_id for POST /oauth/token */
+            client_id: string;
+            /** @description Shown only in this response (create, rotate_secret): store it now. Only a hash is kept. */
+            client_secret: string;
+            secret_rotated_at: string;
+            created_at: string;
+            updated_at: string;
+        };
+        ServiceAccountCreateBody: {
+            name: string;
+            /** @description The scopes its tokens may carry (contract section 17); `service_accounts` is never grantable */
+            scopes: ("goals:read" | "goals:write" | "directory:read" | "directory:write" | "data_sources" | "webhooks" | "events:read" | "scim")[];
+        };
+        /** @description Disabling refuses the account's tokens at once, those already issued included; scopes apply to tokens issued after. */
+        ServiceAccountUpdateBody: {
+            name?: string;
+            /** @description The scopes its tokens may carry (contract section 17); `service_accounts` is never grantable */
+            scopes?: ("goals:read" | "goals:write" | "directory:read" | "directory:write" | "data_sources" | "webhooks" | "events:read" | "scim")[];
+            /** @enum {string} */
+            status?: "active" | "disabled";
+        };
+        TokenResponse: {
+            access_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+            expires_in: number;
+            scope: string;
+        };
+        OAuthError: {
+            /** @enum {string} */
+            error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope";
+            error_description: string;
+        };
+        TokenRequest: {
+            /** @enum {string} */
+            grant_type: "client_credentials";
+            /** @description With client_secret, unless sent as HTTP Basic */
+            client_id?: string;
+            client_secret?: string;
+            /** @description Space-separated; a subset of the account's scopes (default: all of them) */
+            scope?: string;
+        };
         Error: {
             error: {
                 status: number;
@@ -2905,7 +3381,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3121,7 +3597,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3316,7 +3792,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3530,7 +4006,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3769,7 +4245,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3985,7 +4461,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4180,7 +4656,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4394,7 +4870,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4613,7 +5089,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4843,7 +5319,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5059,7 +5535,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5254,7 +5730,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5468,7 +5944,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5687,7 +6163,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5917,7 +6393,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6133,7 +6609,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6328,7 +6804,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6542,7 +7018,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6761,7 +7237,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6991,7 +7467,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7207,7 +7683,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7402,7 +7878,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7616,7 +8092,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7828,7 +8304,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8055,7 +8531,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8258,7 +8734,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8473,7 +8949,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8689,7 +9165,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8884,7 +9360,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -9098,7 +9574,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -9310,7 +9786,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -9537,7 +10013,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -9740,7 +10216,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -9955,7 +10431,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -10171,7 +10647,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -10366,7 +10842,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -10580,7 +11056,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -10792,7 +11268,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -11019,7 +11495,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -11222,7 +11698,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -11439,7 +11915,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -11638,7 +12114,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -11870,7 +12346,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -12069,7 +12545,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -12301,7 +12777,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -12500,7 +12976,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -12730,7 +13206,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -12946,7 +13422,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -13141,7 +13617,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -13344,7 +13820,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -13552,7 +14028,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -13768,7 +14244,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -13963,7 +14439,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -14177,7 +14653,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -14393,7 +14869,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -14577,7 +15053,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -14784,7 +15260,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -14999,7 +15475,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -15215,7 +15691,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -15410,7 +15886,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -15624,7 +16100,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -15840,7 +16316,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -16024,7 +16500,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -16231,7 +16707,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -16432,7 +16908,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -16627,7 +17103,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -16841,7 +17317,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -17057,7 +17533,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -17241,7 +17717,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -17448,7 +17924,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -17649,7 +18125,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -17844,7 +18320,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -18058,7 +18534,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -18274,7 +18750,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -18458,7 +18934,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -18665,7 +19141,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -18880,7 +19356,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -19110,7 +19586,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -19349,7 +19825,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -19550,7 +20026,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -19745,7 +20221,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -19952,7 +20428,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -20136,7 +20612,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -20366,7 +20842,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -20583,7 +21059,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -20778,7 +21254,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -21008,7 +21484,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -21224,7 +21700,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -21419,7 +21895,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -21633,7 +22109,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -21852,7 +22328,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -22084,7 +22560,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -22288,7 +22764,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -22509,7 +22985,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -22762,7 +23238,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -22896,7 +23372,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -23032,7 +23508,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -23164,7 +23640,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -23298,7 +23774,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -23430,7 +23906,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -23564,7 +24040,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -23698,7 +24174,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -23834,7 +24310,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -23966,7 +24442,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24100,7 +24576,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24232,7 +24708,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24366,7 +24842,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24491,7 +24967,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24616,7 +25092,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24699,6 +25175,1354 @@ export interface operations {
                 };
                 content: {
                     "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    getServiceAccounts: {
+        parameters: {
+            query?: {
+                /** @description Page number (default 1) */
+                page?: string;
+                /** @description Records per page (default 20, clamped to 100) */
+                per_page?: string;
+                /** @description Alias for per_page */
+                limit?: string;
+                /** @description Maximum records per page */
+                limit_max?: string;
+                /** @description Records to skip before the page */
+                offset?: string;
+                /** @description 'true' adds data.pagy.count */
+                count?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            records: components["schemas"]["ServiceAccount"][];
+                            pagy: {
+                                page: number;
+                                per_page: number;
+                                offset: number;
+                                next: number | null;
+                                prev: number | null;
+                                count?: number;
+                            };
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            filters: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postServiceAccounts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ServiceAccountCreateBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            record: components["schemas"]["ServiceAccountWithSecret"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getServiceAccountsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            record: components["schemas"]["ServiceAccount"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putServiceAccountsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ServiceAccountUpdateBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            record: components["schemas"]["ServiceAccount"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteServiceAccountsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            record: components["schemas"]["ServiceAccount"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postServiceAccountsIdRotateSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            record: components["schemas"]["ServiceAccountWithSecret"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postOauthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenResponse"];
+                };
+            };
+            /** @description invalid_request, unsupported_grant_type or invalid_scope (RFC 6749 section 5.2) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_client: unknown client, wrong secret or disabled account, alike (WWW-Authenticate: Basic) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description rate_limited: too many requests for this client; see Retry-After (or API Gateway throttling) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
                 };
             };
         };

@@ -17,9 +17,8 @@ import {
   type WebhookRecord,
 } from '#shared/domain/webhooks/entity.ts';
 import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
-import { disableIfCreatorLostAccess, failingNotice, webhookDisabledNotices } from '#shared/domain/webhooks/disable.ts';
+import { disableIfCreatorLostAccess, failingNotice, readWebhookCreator, webhookDisabledNotices } from '#shared/domain/webhooks/disable.ts';
 import { decideRedeliver, holdsWebhookRights } from '#shared/domain/webhooks/decide.ts';
-import { userEntity } from '#shared/domain/users/entity.ts';
 import { postWebhook, type PostOutcome } from '#shared/domain/webhooks/post.ts';
 import { requireAdmin, secretContext, showWebhook, tenantWebhooks } from '#shared/domain/webhooks/service.ts';
 import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
@@ -193,8 +192,8 @@ export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messag
     return finish(ctx, stored, { ok: false, statusCode: null, error: 'webhook disabled' }, deps, true);
   // Its creator's rights, checked before every POST: an event in flight when the creator was demoted or
   // deactivated, before the creators projection disabled the endpoint, is not sent either.
-  const creator = await getEntity(ctx, userEntity, endpoint.record.creator_uuid, true);
-  if (!holdsWebhookRights(creator?.record)) {
+  const creator = await readWebhookCreator(ctx, endpoint.record.creator_uuid);
+  if (!holdsWebhookRights(creator.record)) {
     await disableIfCreatorLostAccess(ctx, endpoint.record.uuid, () => new Date(now()).toISOString(), endpoint.record.creator_uuid);
     return finish(ctx, stored, { ok: false, statusCode: null, error: CREATOR_REFUSAL }, deps, true);
   }
