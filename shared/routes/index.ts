@@ -12,6 +12,7 @@ import { integrationRoutes, integrationWorkers } from '#shared/routes/integratio
 import { documentRoutes, documentWorkers } from '#shared/routes/documents.ts';
 import { importRoutes, importWorkers } from '#shared/routes/imports.ts';
 import { webhookRoutes, webhookWorkers } from '#shared/routes/webhooks.ts';
+import { eventRoutes } from '#shared/routes/events.ts';
 import type { Worker } from '#shared/routes/types.ts';
 
 export type { Route, Worker } from '#shared/routes/types.ts';
@@ -31,6 +32,7 @@ export const routes: Route[] = [
   ...documentRoutes,
   ...importRoutes,
   ...webhookRoutes,
+  ...eventRoutes,
 ];
 
 /** Queue consumers, one Lambda each behind an SQS queue with a dead-letter queue. */
