@@ -198,6 +198,7 @@ export async function readFeed(ctx: DataCtx, q: FeedQuery): Promise<{ events: Fe
   ).map((h) => h.SK);
   const events: FeedEvent[] = [];
   let scanned = 0;
+  let last: FeedPosition | undefined; // the last item read
   for (const hour of hours.slice(0, MAX_HOURS_PER_PAGE)) {
     let after = hour === from.b ? from.k : undefined;
     for (;;) {
@@ -212,13 +213,14 @@ export async function readFeed(ctx: DataCtx, q: FeedQuery): Promise<{ events: Fe
       for (const item of items) {
         scanned++;
         if (!q.types || q.types.has(item.type as EventType)) {
-          // one more than the page: there is a next page, and it starts after the page's last event
-          if (events.length === q.perPage) return { events, next: { b: hour, k: after! } };
+          // one more than the page: there is a next page, and it starts after the item read before this one
+          if (events.length === q.perPage) return { events, next: last! };
           events.push({ id: item.id as string, ...(JSON.parse(item.body as string) as OutboundEvent) });
         }
         after = item.SK;
+        last = { b: hour, k: item.SK };
       }
-      if (scanned >= MAX_SCANNED_PER_PAGE && after !== undefined) return { events, next: { b: hour, k: after } };
+      if (scanned >= MAX_SCANNED_PER_PAGE && last) return { events, next: last };
       if (items.length < limit) break; // the hour is read to the end (up to now)
     }
   }
