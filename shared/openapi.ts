@@ -69,7 +69,7 @@ export function buildOpenApiDocument() {
       ...(r.doc.extension ? { 'x-extension': true } : {}),
       request: {
         ...(pathParams.length ? { params: z.object(Object.fromEntries(pathParams.map((p) => [p, z.string()]))) } : {}),
-        ...(r.doc.list ? { query: listQuery } : {}),
+        ...(r.doc.query ? { query: r.doc.query } : r.doc.list ? { query: listQuery } : {}),
         ...(r.doc.body
           ? {
               body: {

@@ -134,4 +134,7 @@ export const BUDGETS = {
   // the 16 shards; the spread is not bounded yet, so 2 round trips of headroom keep CI from failing on a seed)
   checkinPage1: { roundTrips: 8, rcu: 19 },
   usersPage1: { roundTrips: 2, rcu: 12 },
+  // GET /events: the caller, the hours directory (up to 7 entries), the page's hour (two when the page crosses an
+  // hour); the page and one event more (is there a next page?)
+  eventsPage1: { roundTrips: 4, rcu: 12, itemsRead: { perReturned: 1, plus: 1 + 7 + 1 } },
 } satisfies Record<string, Budget>;

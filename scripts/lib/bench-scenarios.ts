@@ -157,6 +157,7 @@ function scenarios(s: SeedRefs): Scenario[] {
     },
     { name: 'list check-ins, page 1', method: 'GET', path: '/rest/v2/checkins', budget: BUDGETS.checkinPage1 },
     { name: 'list users, page 1', method: 'GET', path: '/rest/v2/users', budget: BUDGETS.usersPage1 },
+    { name: 'event feed, first page (20)', method: 'GET', path: '/events', budget: BUDGETS.eventsPage1 },
   ];
 }
 

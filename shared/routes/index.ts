@@ -15,6 +15,7 @@ import { webhookRoutes, webhookWorkers } from '#shared/routes/webhooks.ts';
 import { mcpRoutes } from '#shared/routes/mcp.ts';
 import { scimRoutes } from '#shared/routes/scim.ts';
 import { serviceAccountRoutes } from '#shared/routes/service-accounts.ts';
+import { eventRoutes } from '#shared/routes/events.ts';
 import type { Worker } from '#shared/routes/types.ts';
 
 export type { Route, Worker } from '#shared/routes/types.ts';
@@ -37,6 +38,7 @@ export const routes: Route[] = [
   ...mcpRoutes,
   ...scimRoutes,
   ...serviceAccountRoutes,
+  ...eventRoutes,
 ];
 
 /** Queue consumers, one Lambda each behind an SQS queue with a dead-letter queue. */

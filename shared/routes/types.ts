@@ -70,6 +70,8 @@ export interface Route {
     alsoSuccess?: Array<{ status: number; description: string }>;
     /** Documented list endpoint (adds the common list parameters). */
     list?: boolean;
+    /** The query parameters, for an endpoint whose parameters are not the common list ones. */
+    query?: z.ZodObject;
   };
 }
 

@@ -1785,6 +1785,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's events of the last 30 days, oldest first, the same ones webhooks receive (admins). Resume with cursor (pagy.next_cursor) or after=<event id>; types= filters
+         * @description Needs the scope `events:read` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "goal.created": {
@@ -3033,6 +3053,108 @@ export interface components {
             client_secret?: string;
             /** @description Space-separated; a subset of the account's scopes (default: all of them) */
             scope?: string;
+        };
+        /** @description An outbound event as webhooks receive it (one of the event schemas), with its id */
+        FeedEvent: {
+            /** @enum {string} */
+            type: "goal.created";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Goal"];
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "goal.updated";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Goal"];
+                /** @description The changed fields' old values (presented names), on updates */
+                previous: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "goal.deleted";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Goal"];
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "goal.progress_changed";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Goal"];
+                /** @description The changed fields' old values (presented names), on updates */
+                previous: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "checkin.created";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Checkin"];
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "checkin.updated";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Checkin"];
+                /** @description The changed fields' old values (presented names), on updates */
+                previous: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "checkin.deleted";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Checkin"];
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "access_request.created";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["AccessRequest"];
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
         };
         Error: {
             error: {
@@ -26507,6 +26629,231 @@ export interface operations {
             /** @description Internal error; request_id identifies the log line */
             500: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getEvents: {
+        parameters: {
+            query?: {
+                /** @description Events per page (default 20, clamped to 100) */
+                per_page?: string;
+                /** @description Alias for per_page */
+                limit?: string;
+                /** @description pagy.next_cursor of the previous page: the page after it */
+                cursor?: string;
+                /** @description An event id: the events recorded after that event (the last one a client read) */
+                after?: string;
+                /** @description Comma-separated event types to return (goal.created, goal.updated, goal.deleted, goal.progress_changed, checkin.created, checkin.updated, checkin.deleted, access_request.created) */
+                types?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "event";
+                            records: components["schemas"]["FeedEvent"][];
+                            pagy: {
+                                per_page: number;
+                                /** @description Where the next page starts (pass as cursor); null when every event recorded so far is read */
+                                next_cursor: string | null;
+                            };
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            filters: {
+                                types?: string[];
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope events:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="events:read") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
