@@ -148,7 +148,7 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
     const all = await measured(t.admin, `${OBJ}?q[current_status_eq]=on_track&per_page=100&count=true`);
     expect(all.status).toBe(200);
     expect(uuids(all)).toEqual(want);
-    expect(all.body.data.pagy).toEqual({ page: 1, per_page: 100, offset: 0, next: null, prev: null, count: 30 });
+    expect(all.body.data.pagy).toEqual({ page: 1, per_page: 100, offset: 0, next: null, prev: null, count: 30, next_cursor: null });
     expect(all.body.data.filters).toEqual({ current_status_eq: 'on_track' });
     expect(all.itemsRead).toBeLessThanOrEqual(indexBound(30));
     const first = await measured(t.admin, `${OBJ}?q[current_status_eq]=on_track&per_page=20`);

@@ -2548,6 +2548,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -2575,6 +2577,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -3412,6 +3416,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -3439,6 +3445,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -4486,6 +4494,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -4513,6 +4523,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -5560,6 +5572,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -5587,6 +5601,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -6634,6 +6650,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -6661,6 +6679,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -8116,6 +8136,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -8143,6 +8165,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -9598,6 +9622,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -9625,6 +9651,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -11080,6 +11108,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -11109,6 +11139,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -11511,6 +11543,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -11540,6 +11574,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -11942,6 +11978,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -11971,6 +12009,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -12373,6 +12413,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -12400,6 +12442,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -14642,6 +14686,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -14669,6 +14715,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -18523,6 +18571,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -18550,6 +18600,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -18753,6 +18805,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -18780,6 +18834,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -20009,6 +20065,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -20036,6 +20094,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -20651,6 +20711,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -20678,6 +20740,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -21725,6 +21789,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -21754,6 +21820,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
