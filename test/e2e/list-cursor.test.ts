@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { ListPageError, pages, records } from '../../clients/typescript/src/index.ts';
 import { expectError, type Api } from '../support/api.ts';
+import { typed } from '../support/client.ts';
 import { eventually } from '../support/eventually.ts';
 import { goal, goalApi, goalTenant, P, uuids } from './goals.fixture.ts';
 
@@ -153,6 +155,25 @@ describe('cursor paging (contract 18)', () => {
     expect([uuids(page2.records), page2.pagy.next, page2.pagy.prev]).toEqual([made.slice(2, 4), 3, 1]);
     // a page size may change from page to page (the cursor is the position, not the size)
     expect(uuids((await pageOf(t.admin, `${OBJ}?per_page=3`, first.pagy.next_cursor!)).records)).toEqual(made.slice(2, 5));
+    // the typed client's iterators: pages by cursor, records across them, a walk resumed from a cursor, a page refused
+    const client = typed(t.admin);
+    const sizes: number[] = [];
+    for await (const p of pages(client, '/rest/v2/objectives', { query: { per_page: '2' } })) sizes.push(p.records.length);
+    expect(sizes).toEqual([2, 2, 1]);
+    const walked: string[] = [];
+    for await (const g of records(client, '/rest/v2/objectives', { query: { per_page: '2', 'q[s]': 'created_at desc' } }))
+      walked.push(g.uuid);
+    expect(walked).toEqual([...made].reverse());
+    const resumed: string[] = [];
+    for await (const g of records(client, '/rest/v2/objectives', { query: { per_page: '2' }, cursor: first.pagy.next_cursor! }))
+      resumed.push(g.uuid);
+    expect(resumed).toEqual(made.slice(2));
+    const refusedWalk = records(client, '/rest/v2/objectives', {
+      query: { per_page: '2', 'q[s]': 'title asc' },
+      cursor: first.pagy.next_cursor!,
+    });
+    await expect(refusedWalk.next()).rejects.toMatchObject({ status: 400 });
+    await expect(records(client, '/rest/v2/objectives', { cursor: 'x' }).next()).rejects.toBeInstanceOf(ListPageError);
     // other lists: users, labels, check-ins, a goal's history
     const labels: string[] = [];
     for (let i = 0; i < 3; i++) labels.push((await t.admin.post('/rest/v2/labels', { name: `l${i}` })).body.data.record.uuid);
