@@ -102,7 +102,7 @@ export class GoalTrackingStack extends Stack {
   readonly workerFunctions = new Map<Worker, ServiceFunction>();
   readonly mailer: Mailer;
   readonly outboundEvents: OutboundEvents;
-  /** Keys the ids of Idempotency-Key requests (shared/auth/id-seed-secret.ts): HMAC, only GenerateMac granted. */
+  /** Keys the ids of Idempotency-Key requests and the list cursors (shared/auth/id-seed-secret.ts): HMAC, only GenerateMac granted. */
   readonly idSeedKey: Key;
   readonly alarms: ServiceAlarms;
   /** The change stream's processor (shared/stream/) and its on-failure destination. */
@@ -214,8 +214,9 @@ export class GoalTrackingStack extends Stack {
       if (access !== 'none') this.data.bindTable(fn, access);
       this.bindQueues(fn, route.sendsTo ?? [], name);
       this.bindNeeds(fn, route.needs ?? [], name, config);
-      // Every authenticated POST honours Idempotency-Key (contract section 11), so each may seed ids.
-      if (route.auth === 'jwt' && route.method === 'POST') {
+      // Every authenticated POST honours Idempotency-Key (contract section 11), so each may seed ids; every list
+      // signs and checks its cursors (contract 18) with a key derived from the same secret (shared/list/cursor.ts).
+      if (route.auth === 'jwt' && (route.method === 'POST' || route.doc.list)) {
         fn.addToPolicy(new iam.PolicyStatement({ actions: ['kms:GenerateMac'], resources: [this.idSeedKey.keyArn] }));
         fn.addEnvironment('ID_SEED_KMS_KEY_ID', this.idSeedKey.keyArn);
       }

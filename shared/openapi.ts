@@ -26,6 +26,10 @@ const listQuery = z.object({
   limit_max: z.string().optional().meta({ description: 'Maximum records per page' }),
   offset: z.string().optional().meta({ description: 'Records to skip before the page' }),
   count: z.string().optional().meta({ description: "'true' adds data.pagy.count" }),
+  cursor: z.string().optional().meta({
+    description:
+      'data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile',
+  }),
 });
 
 /**

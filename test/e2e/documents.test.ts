@@ -125,7 +125,7 @@ describe('GET /documents', () => {
       const page = async (api: Api, query: string) => (await api.get(`/documents?${query}`)).body.data;
       const p1 = await page(owner.api, 'per_page=2&count=true');
       expect(uuidsOf(p1.records)).toEqual([docs[0].uuid, docs[1].uuid]);
-      expect(p1.pagy).toEqual({ page: 1, per_page: 2, offset: 0, next: 2, prev: null, count: 5 });
+      expect(p1.pagy).toEqual({ page: 1, per_page: 2, offset: 0, next: 2, prev: null, count: 5, next_cursor: expect.any(String) });
       const p3 = await page(owner.api, 'per_page=2&page=3');
       expect(uuidsOf(p3.records)).toEqual([docs[4].uuid]);
       expect(p3.pagy).toMatchObject({ page: 3, next: null, prev: 2 });

@@ -40,7 +40,8 @@ function expectedGrants(stack: GoalTrackingStack, row: { kind: 'route'; r: Route
       out.push(`${a} ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
   const sendsTo = row.kind === 'route' ? row.r.sendsTo : row.w.sendsTo;
   for (const q of sendsTo ?? []) out.push(`sqs:SendMessage ${id(stack, stack.queues.get(q)!.queue)}`);
-  if (row.kind === 'route' && row.r.auth === 'jwt' && row.r.method === 'POST') out.push(`kms:GenerateMac ${id(stack, stack.idSeedKey)}`);
+  if (row.kind === 'route' && row.r.auth === 'jwt' && (row.r.method === 'POST' || row.r.doc.list))
+    out.push(`kms:GenerateMac ${id(stack, stack.idSeedKey)}`);
   for (const need of row.kind === 'route' ? (row.r.needs ?? []) : [])
     if (need === 'kms:sign' || need === 'kms:public-key')
       out.push(`${need === 'kms:sign' ? 'kms:Sign' : 'kms:GetPublicKey'} ${id(stack, stack.issuerKey!.key)}`);
@@ -258,11 +259,11 @@ describe('CDK stack', () => {
       expect(actualGrants(template, id(stack, fn.role)).filter((g) => g.endsWith(keyId) || g.endsWith(busId))).toEqual([]);
   });
 
-  it("keys idempotent requests' ids with an HMAC key of its own, usable (GenerateMac only) by the authenticated POST routes", () => {
+  it("keys idempotent requests' ids and list cursors with an HMAC key of its own, usable (GenerateMac only) by the authenticated POST and list routes", () => {
     template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
     const keyId = id(stack, stack.idSeedKey);
     for (const [route, fn] of stack.routeFunctions) {
-      const post = route.auth === 'jwt' && route.method === 'POST';
+      const post = route.auth === 'jwt' && (route.method === 'POST' || !!route.doc.list);
       const env = t.Resources[id(stack, fn.fn)].Properties.Environment.Variables as Json;
       expect(env.ID_SEED_KMS_KEY_ID === undefined ? undefined : refId(env.ID_SEED_KMS_KEY_ID), `${route.method} ${route.path}`).toBe(
         post ? keyId : undefined,

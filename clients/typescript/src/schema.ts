@@ -3435,6 +3435,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -3462,6 +3464,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -4299,6 +4303,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -4326,6 +4332,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -5373,6 +5381,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -5400,6 +5410,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -6447,6 +6459,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -6474,6 +6488,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -7521,6 +7537,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -7548,6 +7566,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -9003,6 +9023,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -9030,6 +9052,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -10485,6 +10509,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -10512,6 +10538,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -11967,6 +11995,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -11996,6 +12026,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -12398,6 +12430,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -12427,6 +12461,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -12829,6 +12865,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -12858,6 +12896,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -13260,6 +13300,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -13287,6 +13329,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -15529,6 +15573,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -15556,6 +15602,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -19410,6 +19458,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -19437,6 +19487,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -19640,6 +19692,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -19667,6 +19721,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -20896,6 +20952,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -20923,6 +20981,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -21538,6 +21598,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -21565,6 +21627,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -22612,6 +22676,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -22641,6 +22707,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -25316,6 +25384,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -25343,6 +25413,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
