@@ -47,6 +47,9 @@ export function parsePageParams(
   const single = new Map<string, string>();
   const rest: Array<[string, string]> = [];
   for (const [k, v] of pairs) {
+    // two cursors name two positions: which one was meant is not for the service to guess
+    if (k === 'cursor' && single.has(k))
+      throw new BadRequestError('cursor is given twice', [{ field: k, code: 'invalid_cursor', message: 'send one cursor' }]);
     if (PAGE_KEYS.has(k)) single.set(k, v);
     else if (k.startsWith('q[') || extraKeys.includes(k)) rest.push([k, v]);
     else

@@ -139,8 +139,9 @@ export function parseFeedQuery(pairs: Array<[string, string]>): FeedQuery {
       throw new BadRequestError(`${k} does not apply to the event feed`, [
         { field: k, code: 'unknown_parameter', message: 'the feed pages with cursor (pagy.next_cursor) or after=<event id>' },
       ]);
-  const { page, rest } = parsePageParams(pairs, ['cursor', 'after', 'types']);
-  const cursor = single(rest, 'cursor');
+  // the list engine's page parameters take `cursor` too (contract 18); the feed's cursor is its own (position.ts)
+  const { page, rest } = parsePageParams(pairs, ['after', 'types']);
+  const cursor = page.cursor;
   const after = single(rest, 'after');
   if (cursor !== undefined && after !== undefined)
     throw new BadRequestError('Give cursor or after, not both', [
