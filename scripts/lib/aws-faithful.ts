@@ -15,7 +15,7 @@ import { TABLE_DEFINITION } from '#shared/db/table.ts';
  *    TransactionConflict reason): injected below the SDK's retry middleware, so the client's own retry
  *    strategy (the one deployed) retries what it would retry in AWS.
  */
-export interface FaithfulOptions {
+interface FaithfulOptions {
   /** How old an eventually consistent answer is (0: none is stale). */
   staleMs: number;
   /** The fraction of HTTP attempts that fail (0: none). */
@@ -53,7 +53,7 @@ interface Version {
 }
 
 /** The old image of every write this process made in the last `keepMs`, by key and in time order. */
-export class Versions {
+class Versions {
   private log: Version[] = [];
   private head = 0;
   private byKey = new Map<string, Version[]>();
@@ -121,8 +121,10 @@ function parseKeyCondition(input: Input): KeyCondition {
   if (beginsWith) return { ...cond, sk: { name: name(beginsWith[1]!), op: 'begins_with', values: [value(beginsWith[2]!)] } };
   const between = /^(\S+)\s+BETWEEN\s+(\S+)\s+AND\s+(\S+)$/i.exec(sk);
   if (between) return { ...cond, sk: { name: name(between[1]!), op: 'between', values: [value(between[2]!), value(between[3]!)] } };
-  const compare = /^(\S+)\s*(<=|>=|<|>|=)\s*(\S+)$/.exec(sk);
-  if (compare) return { ...cond, sk: { name: name(compare[1]!), op: compare[2]!, values: [value(compare[3]!)] } };
+  // `name op :value`, spaced as the store writes it
+  const [skName, op, skValue, ...more] = sk.split(' ').filter(Boolean);
+  if (skValue && !more.length && ['<=', '>=', '<', '>', '='].includes(op!))
+    return { ...cond, sk: { name: name(skName!), op: op!, values: [value(skValue)] } };
   throw new Error(`aws-faithful: unsupported key condition ${expr}`);
 }
 
