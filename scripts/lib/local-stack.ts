@@ -10,12 +10,14 @@ import { LocalQueues, installLocalQueues, type WorkerHandler } from '#shared/que
 import { routes, workers, type Route } from '#shared/routes/index.ts';
 import { streamProcessorRow } from '#shared/routes/stream.ts';
 import { tableAccessOf } from '#shared/routes/types.ts';
+import { layerClients } from '#shared/db/client.ts';
 import { requireQueueSend, withGrant, type Grant } from '#shared/grants.ts';
 import { scopesOfClaim } from '#shared/auth/scopes.ts';
 import { withContextValue } from '#shared/request-context.ts';
 import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
 import { MAX_BODY_BYTES } from '#shared/http/transport.ts';
 import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
+import { awsFaithfulLayer, faithfulSettings } from './aws-faithful.ts';
 import { faultInjecting } from './fault-injection.ts';
 import { StreamPoller, type StreamHandler } from './stream-poller.ts';
 
@@ -46,6 +48,11 @@ export interface LocalStackOptions {
   quiet?: boolean;
   /** A DynamoDB Local already running (and seeded) to serve instead of starting one; the stack stops it. */
   dynamo?: DynamoLocal;
+  /**
+   * Behave as DynamoDB in AWS may (scripts/lib/aws-faithful.ts): stale eventually consistent reads and index
+   * queries (AWS_FAITHFUL_STALE_MS), faults at a rate (AWS_FAITHFUL_FAULT_RATE).
+   */
+  awsFaithful?: boolean;
 }
 
 export interface LocalStack {
@@ -163,6 +170,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     ...(opts.quiet ? { POWERTOOLS_LOG_LEVEL: 'SILENT', LOG_LEVEL: 'SILENT' } : {}),
   });
+  // before any handler builds its client: every client the service builds in this process gets the layer
+  const faithful = opts.awsFaithful ? faithfulSettings() : undefined;
+  layerClients(faithful && awsFaithfulLayer({ ...faithful, endpoint: dynamo.endpoint }));
+  if (faithful) log('AWS-faithful mode', faithful);
   const issuer = await fileIssuer(keyFile(dataDir), process.env.ISSUER_URL!, process.env.JWT_AUDIENCE || undefined);
   const jwks = createLocalJWKSet(await issuer.jwks());
 
@@ -406,6 +417,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         server.closeAllConnections();
       });
       await dynamo.stop();
+      layerClients(undefined);
       rmSync(stackFile(dataDir), { force: true });
     },
   };

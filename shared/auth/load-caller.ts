@@ -20,7 +20,7 @@ export async function callerTeamUuids(ctx: DataCtx & { db: Db }, userId: string)
  * The caller's user and the entities the route reads first (`readAhead`), in one BatchGetItem; with `teams`,
  * the caller's team list is queried alongside (one round trip in sequence). 401 when the user is unknown or
  * not active. `data` is the token's tenant (its keys are built under it, so a read-ahead never leaves it); the
- * items read ahead are put on it for later eventually consistent reads.
+ * items read ahead (strongly consistent) are put on it for later reads by id.
  */
 export async function loadCaller(
   data: DataCtx & { db: Db },

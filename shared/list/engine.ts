@@ -228,7 +228,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
         ids.push(e.id);
         lastKey = e.sortKey;
       }
-      pageRecords.push(...(await run.loader.many(resource.entity, ids)).filter((r) => plan.verify!(r)));
+      pageRecords.push(...(await run.loader.many(resource.entity, ids, { listing: true })).filter((r) => plan.verify!(r)));
     }
     hasNext = !exhausted && (await nextAccepted()) !== undefined;
   } else if (!needItems) {
@@ -236,7 +236,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     let pageRead: Promise<R[]> | undefined;
     // the loader keeps id order and skips vanished items; awaited below, unless the count's walk fails first
     const readPage = () => {
-      if (!pageRead) (pageRead = run.loader.many(resource.entity, pageIds)).catch(() => undefined);
+      if (!pageRead) (pageRead = run.loader.many(resource.entity, pageIds, { listing: true })).catch(() => undefined);
       return pageRead;
     };
     // The keys left to count are read at once (whole 1 MB pages) while the page's items are read.
@@ -268,7 +268,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
       // a long walk reads up to 10 batches of 100 items at once (each BatchGetItem holds 100)
       const chunks: string[][] = [];
       for (let i = 0; i < batch.length; i += 100) chunks.push(batch.slice(i, i + 100).map((e) => e.id));
-      const records = (await Promise.all(chunks.map((ids) => run.loader.many(resource.entity, ids)))).flat();
+      const records = (await Promise.all(chunks.map((ids) => run.loader.many(resource.entity, ids, { listing: true })))).flat();
       batch = [];
       const keep = itemFilter ? await itemFilter(records) : undefined;
       for (const [i, r] of records.entries()) {

@@ -129,7 +129,7 @@ export async function* entryStream<R extends BaseRecord>(
   if ('entries' in source) {
     collected = source.entries;
   } else {
-    const found = await getEntities(ctx, entity, source.ids);
+    const found = await getEntities(ctx, entity, source.ids, false); // a list's records: may lag as the list does
     collected = [];
     for (const s of found.values()) {
       loader.prime(entity, s.record);

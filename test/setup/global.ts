@@ -22,7 +22,9 @@ export default async function setup(project: TestProject) {
   process.env.WEBHOOK_RETRY_SCHEDULE ??= '1,2';
   process.env.WEBHOOK_TIMEOUT_MS ??= '4000';
   const dataDir = mkdtempSync(join(tmpdir(), 'goal-tracking-test-'));
-  const stack = await startLocalStack({ port: 0, dataDir, inMemory: true, quiet: !process.env.TEST_LOGS });
+  // AWS_FAITHFUL=1: the suite against the AWS-faithful mode (stale reads, faults; scripts/lib/aws-faithful.ts)
+  const awsFaithful = process.env.AWS_FAITHFUL === '1';
+  const stack = await startLocalStack({ port: 0, dataDir, inMemory: true, quiet: !process.env.TEST_LOGS, awsFaithful });
   project.provide('apiUrl', stack.url);
   project.provide('dynamoEndpoint', stack.dynamoEndpoint);
   project.provide('tableName', stack.tableName);
