@@ -206,14 +206,14 @@ export class GoalTrackingStack extends Stack {
           ...common,
           ISSUER_URL: this.issuerUrl,
           JWT_AUDIENCE: config.jwtAudience[0]!,
-          ...(route.auth === 'jwt' ? this.limitDefaults(config) : {}),
+          ...(route.auth === 'jwt' || route.credential ? this.limitDefaults(config) : {}),
         },
       });
       if (access !== 'none') this.data.bindTable(fn, access);
       this.bindQueues(fn, route.sendsTo ?? [], name);
       this.bindNeeds(fn, route.needs ?? [], name, config);
       // Every authenticated POST honours Idempotency-Key (contract section 11), so each may seed ids.
-      if (route.auth === 'jwt' && route.method === 'POST') {
+      if ((route.auth === 'jwt' || route.credential) && route.method === 'POST') {
         fn.addToPolicy(new iam.PolicyStatement({ actions: ['kms:GenerateMac'], resources: [this.idSeedKey.keyArn] }));
         fn.addEnvironment('ID_SEED_KMS_KEY_ID', this.idSeedKey.keyArn);
       }
@@ -229,7 +229,9 @@ export class GoalTrackingStack extends Stack {
       if (route.auth === 'public') {
         Validations.of(httpRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
-          reason: `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document, its reference page and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,
+          reason: route.credential
+            ? `${route.method} ${route.path} takes no user token by design (a cron job or a script pushes with the data source's own secret): the function checks that credential (${route.credential}) itself, in constant time, and rate-limits it.`
+            : `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document, its reference page and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,
         });
       }
     }
