@@ -20,7 +20,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { goalEditRefusal } from '#shared/domain/goals/access.ts';
 import type { SyncSettings } from '#shared/domain/integrations/decide.ts';
-import { syncDueItem } from '#shared/domain/integrations/sync-due.ts';
+import { addDueItem, syncDueItem } from '#shared/domain/integrations/sync-due.ts';
 import { httpJsonSettings, nextRunAt, type HttpJsonConfig } from '#shared/domain/integrations/sync-rules.ts';
 import { DATA_SOURCE_SYNC_QUEUE, dataSourceSyncEntity, type DataSourceStatus } from '#shared/domain/integrations/entity.ts';
 import { headersContext, manualRun } from '#shared/domain/integrations/sync.ts';
@@ -68,7 +68,7 @@ export async function createDataSource(ctx: DomainCtx, input: DataSourceCommand)
       // identity and time are the command's: every attempt writes the same record
       const dataSource = newDataSource(ctx.caller, input, now, uuid, sync);
       tx.create(dataSourceEntity, dataSource).replace(goalEntity, s!.current, goal);
-      syncDueItem(tx, ctx.tenantId, dataSource, uuid);
+      if (dataSource.next_run_at) addDueItem(tx, ctx.tenantId, dataSource);
       return { dataSource, access: s!.access, ...(pushSecret ? { pushSecret } : {}) };
     },
   });

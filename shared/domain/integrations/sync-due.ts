@@ -11,7 +11,9 @@ import type { DataSourceRecord } from '#shared/domain/integrations/entity.ts';
  */
 export const DUE_SHARDS = 16;
 export const DUE_SK = 'DUE';
-export const duePartition = (shard: number) => `SYNCDUE#${shard}`;
+/** The due partitions' common prefix: the sweep's IAM grant is LeadingKeys `SYNCDUE#*` on GSI1. */
+export const duePartitionPrefix = 'SYNCDUE#';
+export const duePartition = (shard: number) => `${duePartitionPrefix}${shard}`;
 export const dueKey = (tenantId: string, sourceUuid: string) => keys.misc(tenantId, 'data_source', sourceUuid, DUE_SK);
 const shardOf = (uuid: string) => parseInt(uuid.slice(-1), 16) % DUE_SHARDS || 0;
 
