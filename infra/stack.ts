@@ -19,6 +19,10 @@ import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { DATA_SOURCE_SYNC_QUEUE } from '#shared/domain/integrations/entity.ts';
+import { duePartitionPrefix } from '#shared/domain/integrations/sync-due.ts';
 import type { Construct } from 'constructs';
 import { routeName, routes as routeTable, workers as workerTable, type Route, type Worker } from '#shared/routes/index.ts';
 import { streamProcessorRow } from '#shared/routes/stream.ts';
@@ -107,6 +111,8 @@ export class GoalTrackingStack extends Stack {
   readonly alarms: ServiceAlarms;
   /** The change stream's processor (shared/stream/) and its on-failure destination. */
   readonly streamProcessor: ServiceFunction;
+  /** The data-source schedule's sweep (EventBridge, every minute). */
+  readonly dataSourceSweep: ServiceFunction;
   readonly streamDeadLetters: Queue;
   private bedrockBound = false;
 
@@ -207,7 +213,7 @@ export class GoalTrackingStack extends Stack {
           ...common,
           ISSUER_URL: this.issuerUrl,
           JWT_AUDIENCE: config.jwtAudience[0]!,
-          ...(route.auth === 'jwt' || route.rateLimited ? this.limitDefaults(config) : {}),
+          ...(route.auth === 'jwt' || route.rateLimited || route.credential ? this.limitDefaults(config) : {}),
           ...(route.scope ? { ROUTE_SCOPE: route.scope } : {}),
         },
       });
@@ -216,7 +222,7 @@ export class GoalTrackingStack extends Stack {
       this.bindNeeds(fn, route.needs ?? [], name, config);
       // Every authenticated POST honours Idempotency-Key (contract section 11), so each may seed ids; every list
       // signs and checks its cursors (contract 18) with a key derived from the same secret (shared/list/cursor.ts).
-      if (route.auth === 'jwt' && (route.method === 'POST' || route.doc.list)) {
+      if ((route.auth === 'jwt' || route.credential) && (route.method === 'POST' || route.doc.list)) {
         fn.addToPolicy(new iam.PolicyStatement({ actions: ['kms:GenerateMac'], resources: [this.idSeedKey.keyArn] }));
         fn.addEnvironment('ID_SEED_KMS_KEY_ID', this.idSeedKey.keyArn);
       }
@@ -240,7 +246,9 @@ export class GoalTrackingStack extends Stack {
       } else if (route.auth === 'public') {
         Validations.of(httpRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
-          reason: `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document, its reference page and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,
+          reason: route.credential
+            ? `${route.method} ${route.path} takes no user token by design (a cron job or a script pushes with the data source's own secret): the function checks that credential (${route.credential}) itself, in constant time, and rate-limits it.`
+            : `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document, its reference page and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,
         });
       }
     }
@@ -332,6 +340,37 @@ export class GoalTrackingStack extends Stack {
       }),
     );
 
+    // ---- the data-source schedule: a sweep every minute puts due sources on the sync queue ----
+    // Its one table grant is a Query of the due index's partitions (SYNCDUE#<shard> on GSI1, by LeadingKeys): the
+    // only cross-tenant read in the service, and it sees tenant, source and due time only (sync-due.ts).
+    this.dataSourceSweep = new ServiceFunction(this, 'DataSourceSweep', {
+      handler: 'functions/workers/data-source-sweep.ts',
+      description: 'Data-source schedule: due http_json sources onto the data-source-syncs queue, every minute',
+      rolePath: this.data.rolePath('none'),
+      timeout: Duration.seconds(60),
+      logRetention: config.logRetention,
+      environment: { ...common, TABLE_NAME: this.data.table.tableName },
+    });
+    this.dataSourceSweep.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'DueIndexQuery',
+        actions: ['dynamodb:Query'],
+        resources: [`${this.data.table.tableArn}/index/GSI1`],
+        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${duePartitionPrefix}*`] } },
+      }),
+    );
+    this.bindQueues(this.dataSourceSweep, [DATA_SOURCE_SYNC_QUEUE], 'DataSourceSweep');
+    const sweepSchedule = new Rule(this, 'DataSourceSweepSchedule', {
+      description: 'Runs the data-source sweep every minute',
+      schedule: Schedule.rate(Duration.minutes(1)),
+      targets: [new LambdaFunction(this.dataSourceSweep.fn, { retryAttempts: 2 })],
+    });
+    Validations.of(sweepSchedule).acknowledge({
+      id: 'Serverless-EventBusDLQ',
+      reason:
+        'A missed sweep loses nothing: it carries no data, and the next minute’s sweep reads the same due index (unchanged until a sync is logged) and sends the same sources; a dead-letter queue would hold only empty schedule events.',
+    });
+
     if (config.bedrockModelId && !this.bedrockBound) {
       // Not an error: the writer falls back to its built-in implementation without BEDROCK_MODEL_ID.
       Annotations.of(this).addWarningV2(
@@ -345,7 +384,7 @@ export class GoalTrackingStack extends Stack {
     this.alarms.apiServerErrors(this.api);
     this.alarms.functionThrottles(
       'Throttles',
-      [...this.routeFunctions.values(), ...this.workerFunctions.values(), this.streamProcessor].map((f) => f.fn),
+      [...this.routeFunctions.values(), ...this.workerFunctions.values(), this.streamProcessor, this.dataSourceSweep].map((f) => f.fn),
     );
     this.alarms.workerErrors('StreamProcessorErrors', this.streamProcessor.fn);
     this.alarms.streamLag('StreamLag', this.streamProcessor.fn, 60);

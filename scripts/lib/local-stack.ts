@@ -9,6 +9,7 @@ import { fileIssuer, type Issuer } from '#shared/auth/issuer.ts';
 import { LocalQueues, installLocalQueues, type WorkerHandler } from '#shared/queue/queue.ts';
 import { routes, workers, type Route } from '#shared/routes/index.ts';
 import { streamProcessorRow } from '#shared/routes/stream.ts';
+import { DATA_SOURCE_SYNC_QUEUE } from '#shared/domain/integrations/entity.ts';
 import { tableAccessOf } from '#shared/routes/types.ts';
 import { layerClients } from '#shared/db/client.ts';
 import { requireQueueSend, withGrant, type Grant } from '#shared/grants.ts';
@@ -213,6 +214,16 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   }
   queues.start();
 
+  // The data-source schedule: the same sweep the deployed stack runs every minute (DATA_SOURCE_SWEEP_MS; 0: off).
+  const sweepMs = Number(process.env.DATA_SOURCE_SWEEP_MS ?? 60_000);
+  const sweepGrant: Grant = { name: 'data source sweep', table: 'read', sendsTo: [DATA_SOURCE_SYNC_QUEUE] };
+  const sweep = () =>
+    (load('functions/workers/data-source-sweep.ts') as Promise<() => Promise<unknown>>)
+      .then((h) => withGrant(sweepGrant, () => h()))
+      .catch((err) => log('data source sweep failed', { error: String(err) }));
+  const sweepTimer = Number.isFinite(sweepMs) && sweepMs > 0 ? setInterval(() => void sweep(), sweepMs) : undefined;
+  sweepTimer?.unref();
+
   // The change stream: the same processor the Lambda runs, fed from DynamoDB Local's stream.
   const stream = new StreamPoller({
     endpoint: dynamo.endpoint,
@@ -410,6 +421,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     issuer,
     queues,
     stop: async () => {
+      if (sweepTimer) clearInterval(sweepTimer);
       queues.stop();
       await stream.stop();
       await new Promise<void>((r) => {

@@ -31,6 +31,12 @@ export interface Route {
   /** A public route that meters its callers against the limiter (the token endpoint): gets the limiter's defaults as jwt routes do. */
   rateLimited?: boolean;
   /**
+   * A public route (no gateway authorizer) whose function checks a credential of its own (`push_secret`: a
+   * data source's push secret). It meters and seeds ids like a JWT route: the rate limiter's defaults and
+   * Idempotency-Key's id seed key are granted to it as to those.
+   */
+  credential?: 'push_secret';
+  /**
    * The record kind the row serves, when one handler file serves several rows of different kinds (the goal
    * kinds): the handler reads it from its row (`recordKindOf`), never from the path.
    */

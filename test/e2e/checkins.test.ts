@@ -38,6 +38,8 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
       note: null,
       creator_uuid: t.adminUuid,
       source_info: {},
+      source: 'api',
+      data_source_uuid: null,
       mentioned_entities: {},
       labels: [],
       checkin_date: new Date().toISOString().slice(0, 10), // today, UTC

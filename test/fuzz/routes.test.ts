@@ -67,6 +67,8 @@ const HUGE = ' (huge)';
  */
 const NO_2XX: Record<string, string> = {
   'POST /oauth/token': 'fuzzed input holds no client secret (and is JSON: the grant takes a form, test/e2e/service-accounts.test.ts)',
+  'POST /data_sources/{id}/sync': 'only an http_json source is fetched, and the fixture is not one (its URL would have to serve JSON)',
+  'POST /data_sources/{id}/values': "the credential is the push source's secret, which no fuzzed request holds",
 };
 
 /** Derived fields that the change stream may move between two reads of an unchanged record. */

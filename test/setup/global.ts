@@ -21,6 +21,8 @@ export default async function setup(project: TestProject) {
   // Webhook retries in seconds, not a day (test/e2e/webhooks*.test.ts wait for a delivery to end failed).
   process.env.WEBHOOK_RETRY_SCHEDULE ??= '1,2';
   process.env.WEBHOOK_TIMEOUT_MS ??= '4000';
+  // A data source that never answers fails its sync in seconds (test/e2e/data-sources-sync.test.ts).
+  process.env.DATA_SOURCE_TIMEOUT_MS ??= '1500';
   const dataDir = mkdtempSync(join(tmpdir(), 'goal-tracking-test-'));
   // AWS_FAITHFUL=1: the suite against the AWS-faithful mode (stale reads, faults; scripts/lib/aws-faithful.ts)
   const awsFaithful = process.env.AWS_FAITHFUL === '1';

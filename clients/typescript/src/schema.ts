@@ -1279,7 +1279,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Add a data source to a goal the caller can update; the goal's data_sources_count moves with it
+         * Add a data source to a goal the caller can update; the goal's data_sources_count moves with it. http_json sources are fetched on their schedule (header values sealed, never returned; the url follows the webhook rules, 422); a push source's push_secret is in this response only
          * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
          */
         post: operations["postDataSources"];
@@ -1301,8 +1301,73 @@ export interface paths {
          * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
          */
         get: operations["getDataSourcesId"];
+        /**
+         * Change a data source: name, config, status active or paused (the goal's editors; 403 otherwise, 404 outside the tenant)
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
+        put: operations["putDataSourcesId"];
+        post?: never;
+        /**
+         * Delete a data source and its schedule (the goal's editors); answers the flat deleted record
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
+        delete: operations["deleteDataSourcesId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/data_sources/{id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an http_json source's sync now (the goal's editors, whatever its status): 202, its attempt appears in GET /data_sources/{id}/syncs; another kind is 422
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
+        post: operations["postDataSourcesIdSync"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/data_sources/{id}/syncs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A data source's sync log, newest first (readable by whoever can see its goal; kept 90 days)
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getDataSourcesIdSyncs"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/data_sources/{id}/values": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Push a value to a push data source with Authorization: Bearer <push_secret> (no user token): 201 with the check-in, written by the source creator (Idempotency-Key honoured; a wrong or missing secret is 401) */
+        post: operations["postDataSourcesIdValues"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2109,6 +2174,13 @@ export interface components {
             source_info: {
                 [key: string]: unknown;
             };
+            /**
+             * @description Where the check-in came from: api (default), import, data_source (a data source sync or push).
+             * @enum {string}
+             */
+            source: "api" | "import" | "data_source";
+            /** @description The data source that wrote it (source data_source), else null. */
+            data_source_uuid: string | null;
             mentioned_entities: {
                 [key: string]: unknown;
             } | unknown[];
@@ -2631,12 +2703,12 @@ export interface components {
         Notification: {
             uuid: string;
             /** @enum {string} */
-            kind: "access_request.created" | "access_request.resent" | "webhook.disabled";
+            kind: "access_request.created" | "access_request.resent" | "webhook.disabled" | "data_source.failing";
             recipient_uuid: string;
             actor_uuid: string | null;
             actor_display_name: string;
             /** @enum {string} */
-            subject_type: "access_request" | "webhook";
+            subject_type: "access_request" | "webhook" | "data_source";
             subject_uuid: string;
             /** @enum {string|null} */
             shareable_type: "okrs-dashboards" | "documents" | "explorer-views" | "playbooks" | null;
@@ -2684,28 +2756,107 @@ export interface components {
              */
             request_source?: "catalog" | "by_name" | null;
         };
-        DataSource: {
+        DataSourceCreated: {
             uuid: string;
             goal_uuid: string;
             name: string;
             kind: string;
+            /** @description As sent, except an http_json source: header values are left out (header_names lists the names), every_minutes filled in. */
             config: {
                 [key: string]: unknown;
             };
             creator_uuid: string;
+            /**
+             * @description failing: 10 failed syncs in a row; tried hourly until one succeeds (then active). paused: no scheduled syncs.
+             * @enum {string}
+             */
+            status: "active" | "paused" | "failing";
+            last_synced_at: string | null;
+            last_value: number | null;
+            last_error: string | null;
             created_at: string;
             updated_at: string;
+            /** @description push sources: the bearer secret of POST /data_sources/{id}/values, in this response only (a hash is stored). */
+            push_secret?: string;
         };
         DataSourceCreateBody: {
             /** @description A goal of any kind the caller can update (403 otherwise); unknown in the tenant: 422. */
             goal_uuid: string;
             name: string;
-            /** @description The source type, e.g. a connector key. */
+            /** @description The source type. http_json and push are synced (contract section 16); any other (a connector key such as salesforce) is a record only. */
             kind: string;
-            /** @description Opaque settings, default {}, returned exactly as sent. Shown to everyone who can see the goal, so keys naming a credential (password, secret, token, api_key, ...) are refused (422). Keys are non-empty and not __proto__, constructor or prototype; at most 10 levels of objects and arrays and 16384 bytes as JSON (422 otherwise). */
+            /** @description http_json: { url (https; the local stack also accepts http on 127.0.0.1), json_pointer (RFC 6901), headers? (values write-only, sealed), every_minutes (15-1440, default 60) }; push: none. Other kinds: opaque settings, default {}, returned exactly as sent. Shown to everyone who can see the goal, so keys naming a credential (password, secret, token, api_key, ...) are refused (422). Keys are non-empty and not __proto__, constructor or prototype; at most 10 levels of objects and arrays and 16384 bytes as JSON (422 otherwise). */
             config?: {
                 [key: string]: unknown;
             };
+        };
+        DataSource: {
+            uuid: string;
+            goal_uuid: string;
+            name: string;
+            kind: string;
+            /** @description As sent, except an http_json source: header values are left out (header_names lists the names), every_minutes filled in. */
+            config: {
+                [key: string]: unknown;
+            };
+            creator_uuid: string;
+            /**
+             * @description failing: 10 failed syncs in a row; tried hourly until one succeeds (then active). paused: no scheduled syncs.
+             * @enum {string}
+             */
+            status: "active" | "paused" | "failing";
+            last_synced_at: string | null;
+            last_value: number | null;
+            last_error: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        DataSourceUpdateBody: {
+            name?: string;
+            /** @description http_json: fields not sent keep their values; headers sent replace all stored headers ({} removes them). Other kinds: replaces the config. The rules of the create apply (422). */
+            config?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description paused: no scheduled syncs. active (from paused or failing): scheduled again one period from now, its failures forgotten.
+             * @enum {string}
+             */
+            status?: "active" | "paused";
+        };
+        DataSourceSyncQueuedResponse: {
+            data: {
+                /** @enum {string} */
+                type: "data_source_sync_run";
+                record: {
+                    data_source_uuid: string;
+                    /** @description Names the run; its attempt appears in GET /data_sources/{id}/syncs once done. */
+                    run: string;
+                    /** @enum {string} */
+                    state: "queued";
+                };
+            };
+        };
+        DataSourceSync: {
+            uuid: string;
+            at: string;
+            /** @enum {string} */
+            trigger: "schedule" | "manual" | "push";
+            /**
+             * @description unchanged: the goal already held the value; nothing was written.
+             * @enum {string}
+             */
+            status: "succeeded" | "unchanged" | "failed";
+            value: number | null;
+            error: string | null;
+            /** @description The check-in written (succeeded), else null. */
+            checkin_uuid: string | null;
+        };
+        DataSourcePushBody: {
+            /** @description The number: becomes a check-in of the source goal, by its creator. */
+            value: number;
+            /** @description YYYY-MM-DD, default today (UTC). */
+            checkin_date?: string;
+            note?: string | null;
         };
         /** @description A document without content and grants (GET /documents/{shareable_uuid} returns them), so a page of 100 stays small */
         DocumentSummary: {
@@ -20164,7 +20315,7 @@ export interface operations {
                         data: {
                             /** @enum {string} */
                             type: "data_source";
-                            record: components["schemas"]["DataSource"];
+                            record: components["schemas"]["DataSourceCreated"];
                             checks: {
                                 [key: string]: boolean;
                             };
@@ -20526,6 +20677,908 @@ export interface operations {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putDataSourcesId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DataSourceUpdateBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "data_source";
+                            record: components["schemas"]["DataSource"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteDataSourcesId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataSource"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postDataSourcesIdSync: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataSourceSyncQueuedResponse"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getDataSourcesIdSyncs: {
+        parameters: {
+            query?: {
+                /** @description Page number (default 1) */
+                page?: string;
+                /** @description Records per page (default 20, clamped to 100) */
+                per_page?: string;
+                /** @description Alias for per_page */
+                limit?: string;
+                /** @description Maximum records per page */
+                limit_max?: string;
+                /** @description Records to skip before the page */
+                offset?: string;
+                /** @description 'true' adds data.pagy.count */
+                count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "data_source_sync";
+                            records: components["schemas"]["DataSourceSync"][];
+                            pagy: {
+                                page: number;
+                                per_page: number;
+                                offset: number;
+                                next: number | null;
+                                prev: number | null;
+                                count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
+                            };
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            filters: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postDataSourcesIdValues: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DataSourcePushBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "checkin";
+                            record: components["schemas"]["Checkin"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Throttled by API Gateway (its own body {"message":"Too Many Requests"}) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
