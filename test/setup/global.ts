@@ -14,6 +14,9 @@ declare module 'vitest' {
   }
 }
 
+/** The longest a change may wait for the stream processor in a test run (issue 20: under 30 s through the whole suite). */
+const MAX_STREAM_LAG_MS = 30_000;
+
 /** One local stack (DynamoDB Local in memory + the HTTP server running the real handlers) for the whole run. */
 export default async function setup(project: TestProject) {
   // Tests hammer single tenants (concurrency, pagination); the limiter is unit-tested in test/unit/rate-limit.test.ts.
@@ -29,9 +32,13 @@ export default async function setup(project: TestProject) {
   project.provide('dataDir', dataDir);
   project.provide('issuerUrl', stack.issuer.issuer);
   return async () => {
-    // how far the local change stream fell behind (tests waiting on derived state allow test/support/eventually.ts)
-    console.log(`change stream: ${JSON.stringify(stack.streamStats())}`);
+    // How far the local change stream fell behind: derived state must follow within the StreamLag alarm's 60 s
+    // (contract 14), and tests wait at most that long (test/support/eventually.ts), so the run fails past half of it.
+    const stats = stack.streamStats();
+    console.log(`change stream: ${JSON.stringify(stats)} (at most ${MAX_STREAM_LAG_MS} ms)`);
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    if (stats.maxLagMs > MAX_STREAM_LAG_MS)
+      throw new Error(`the change stream fell ${stats.maxLagMs} ms behind at ${stats.maxLagAt}, more than ${MAX_STREAM_LAG_MS} ms`);
   };
 }
