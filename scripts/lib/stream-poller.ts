@@ -17,8 +17,10 @@ export const STREAM_DEAD_LETTER_QUEUE = 'table-stream';
 const READ_LIMIT = 1000;
 /** Lanes of a read delivered at once by default (the mapping's ParallelizationFactor; DynamoDB Local has one shard). */
 const DEFAULT_PARALLELIZATION = 4;
-/** Reads that reached a shard's end kept per shard (a lane's batches of one read are timed against the marks before it). */
-const MARKS_KEPT = 4;
+/** What is known of commit times kept per shard (a batch is timed against the latest mark before its first record). */
+const MARKS_KEPT = 64;
+/** How often the lag sampler looks at each shard's end. */
+const SAMPLE_MS = 500;
 
 /**
  * The local stand-in for Lambda's DynamoDB Streams event source mapping: reads DynamoDB Local's stream of the
@@ -96,14 +98,19 @@ export class StreamPoller {
    * The longest a record waited between its commit and its delivery, and when (the test suite prints it). An
    * upper bound: DynamoDB Local truncates a record's creation time to the minute (AWS keeps it to the
    * millisecond), so a record is taken as committed no earlier than that, nor than the last read that found its
-   * shard caught up (`caughtUp`).
+   * shard caught up or the sampler saw it (`caughtUp`). `queuedMs`: how much of it the record spent read but
+   * waiting for its lane.
    */
-  maxLag = { ms: 0, at: '' };
+  maxLag = { ms: 0, at: '', queuedMs: 0 };
   /**
-   * Per shard, the last reads that reached its end: when each was sent, and the last sequence number it found.
-   * A record after `after` was committed after `at`.
+   * Per shard, what is known of when records were committed: a record after `after` was committed after `at`.
+   * From reads that reached the shard's end, and from the sampler (`sample`), which keeps the bound tight while
+   * the lanes are busy and no read reaches the end.
    */
   private caughtUp = new Map<string, Array<{ at: number; after: bigint }>>();
+  /** Per open shard, an iterator at the shard's end as of `at` (the sampler's probe). */
+  private probes = new Map<string, { at: number; it?: string }>();
+  private sampler?: Promise<void>;
   /** Passes begun so far, and who waits for empty ones (whenIdle): `from` the pass running when it asked, `need` empty passes in a row. */
   private passes = 0;
   private idleWaiters: Array<{ from: number; need: number; resolve: () => void }> = [];
@@ -123,12 +130,13 @@ export class StreamPoller {
     if (this.running) return;
     this.running = true;
     this.loop = this.run();
+    this.sampler = this.sample();
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.wake?.();
-    await this.loop;
+    await Promise.all([this.loop, this.sampler]);
     this.client.destroy();
   }
 
@@ -175,6 +183,7 @@ export class StreamPoller {
       // A child shard waits until its parent is read to its end: changes of one item stay in order.
       if (shard.ParentShardId && this.checkpoint.shards[shard.ParentShardId] && !this.checkpoint.shards[shard.ParentShardId]!.closed)
         continue;
+      if (!this.probes.has(id)) this.probes.set(id, { at: Date.now() });
       reads.push(this.readShard(id, cp));
     }
     // every read settled before the next pass (none of a shard runs twice at once), the first failure reported
@@ -213,17 +222,15 @@ export class StreamPoller {
       return false;
     }
     const read = out.Records ?? [];
+    const readAt = Date.now();
     // Fewer than asked for: the read reached the shard's end (DynamoDB Local returns all it has up to the limit,
     // with no 1 MB cut), so every later record was committed after `asked` (the lag's lower bound, below).
-    const marks = this.caughtUp.get(shardId) ?? [];
-    if (read.length < READ_LIMIT) {
-      marks.push({ at: asked, after: BigInt(read.at(-1)?.dynamodb?.SequenceNumber ?? cp.after ?? '0') });
-      this.caughtUp.set(shardId, marks.slice(-MARKS_KEPT));
-    }
+    if (read.length < READ_LIMIT) this.mark(shardId, asked, BigInt(read.at(-1)?.dynamodb?.SequenceNumber ?? cp.after ?? '0'));
     if (read.length === 0) {
       this.iterators.set(shardId, out.NextShardIterator);
       if (!out.NextShardIterator) {
         cp.closed = true; // a closed shard read to its end
+        this.probes.delete(shardId);
         this.save();
       }
       return false;
@@ -237,7 +244,7 @@ export class StreamPoller {
       batchSize: this.opts.batchSize ?? 100,
       maxAttempts: this.opts.maxAttempts ?? 3,
       running: () => this.running,
-      deliver: (batch) => this.deliver(shardId, batch),
+      deliver: (batch) => this.deliver(shardId, readAt, batch),
       retrying: (r, attempts, error) =>
         this.opts.log?.('stream: record failed, will retry', {
           event_id: r.eventID,
@@ -268,16 +275,54 @@ export class StreamPoller {
     return true;
   }
 
+  /** Records of `shardId` after sequence number `after` were committed after `at`. */
+  private mark(shardId: string, at: number, after: bigint): void {
+    const marks = this.caughtUp.get(shardId) ?? [];
+    // a later mark at the same position says more (an idle shard's reads all end at its checkpoint)
+    if (marks.at(-1)?.after === after) marks.pop();
+    marks.push({ at, after });
+    this.caughtUp.set(shardId, marks.slice(-MARKS_KEPT));
+  }
+
+  /**
+   * Every SAMPLE_MS, per open shard: an iterator taken at the shard's end (LATEST) at `at` is read one record
+   * far; the first record it finds was committed after `at`, and so was every later one. Only for the lag's
+   * bound: DynamoDB Local's creation times are truncated to the minute.
+   */
+  private async sample(): Promise<void> {
+    while (this.running) {
+      await new Promise((r) => setTimeout(r, SAMPLE_MS));
+      for (const shardId of this.probes.keys()) {
+        try {
+          const probe = this.probes.get(shardId)!;
+          if (probe.it) {
+            const first = (await this.client.send(new GetRecordsCommand({ ShardIterator: probe.it, Limit: 1 }))).Records?.[0];
+            if (first) this.mark(shardId, probe.at, BigInt(first.dynamodb!.SequenceNumber!) - 1n);
+          }
+          const at = Date.now();
+          const it = (
+            await this.client.send(
+              new GetShardIteratorCommand({ StreamArn: this.opts.streamArn, ShardId: shardId, ShardIteratorType: 'LATEST' }),
+            )
+          ).ShardIterator;
+          this.probes.set(shardId, { at, it });
+        } catch {
+          this.probes.set(shardId, { at: Date.now() }); // an expired or closed shard's iterator: taken again next time
+        }
+      }
+    }
+  }
+
   /** One batch to the handler: the index of its first failed record (-1: none); a throw fails all of it. */
-  private async deliver(shardId: string, batch: _Record[]): Promise<number> {
+  private async deliver(shardId: string, readAt: number, batch: _Record[]): Promise<number> {
     const event: DynamoDBStreamEvent = { Records: batch.map((r) => lambdaRecord(r, this.opts.streamArn)) };
     const first = event.Records[0]!.dynamodb!;
     // A record was committed no earlier than its (minute-truncated) creation time, nor than the last read that
     // reached the shard's end before it.
     const seq = BigInt(first.SequenceNumber!);
-    const mark = (this.caughtUp.get(shardId) ?? []).findLast((m) => m.after < seq);
-    const lag = Date.now() - Math.max(first.ApproximateCreationDateTime! * 1000, mark?.at ?? 0);
-    if (lag > this.maxLag.ms) this.maxLag = { ms: Math.round(lag), at: new Date().toISOString() };
+    const after = (this.caughtUp.get(shardId) ?? []).reduce((at, m) => (m.after < seq && m.at > at ? m.at : at), 0);
+    const lag = Date.now() - Math.max(first.ApproximateCreationDateTime! * 1000, after);
+    if (lag > this.maxLag.ms) this.maxLag = { ms: Math.round(lag), at: new Date().toISOString(), queuedMs: Date.now() - readAt };
     this.delivered += batch.length;
     const res = await (await this.opts.handler())(event);
     const failed = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));

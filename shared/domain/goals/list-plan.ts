@@ -158,6 +158,7 @@ export async function planGoalList(
     ordered: true,
     descending: sort!.direction === 'desc',
     verify: listed,
+    readModel: ['order' as const],
   });
   if (whole) {
     // the whole list in last-check-in order: the order's read model, read while the readiness is (else the generic plan)
@@ -249,6 +250,7 @@ export async function planGoalList(
     source: { partitions: best.partitions },
     served: best.served,
     ...(best.verify ? { verify: best.verify } : {}),
+    ...(best.exact ? {} : { readModel: ['filter' as const] }),
     count: counted(best, st),
   };
 }
@@ -308,7 +310,7 @@ async function anchoredPage(
     if (!ready) return undefined;
     const at = placePage(anchors, skip, all, settled);
     if (!at) return undefined;
-    return { source: { partitions: [list], from: bucketStart(at.bucket) }, served: [], skipped: at.before };
+    return { source: { partitions: [list], from: bucketStart(at.bucket) }, served: [], skipped: at.before, readModel: ['position'] };
   }
   const [ready, anchors, all, recent] = await Promise.all([
     atVersion(reads),
@@ -321,7 +323,7 @@ async function anchoredPage(
   if (!all && head.some((e) => e.vis === 'limited')) return undefined;
   const at = placePageNewestFirst(anchors, skip, all, settled, head.length);
   if (!at) return undefined;
-  return { source: { partitions: [list], from: bucketEnd(at.bucket) }, served: [], skipped: at.before };
+  return { source: { partitions: [list], from: bucketEnd(at.bucket) }, served: [], skipped: at.before, readModel: ['position'] };
 }
 
 /** Of the named labels, those that exist (a deleted label's entries outlive it; one batch read). */
