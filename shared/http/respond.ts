@@ -13,7 +13,7 @@ export function recordResponse(status: number, type: string, record: unknown, ch
  * `order`, `position`): they reflect a write once the stream has applied it (within 60 s, alarmed past that), not
  * at once. Absent when the answer was read exactly.
  */
-export const READ_MODEL_HEADER = 'x-read-model';
+const READ_MODEL_HEADER = 'x-read-model';
 
 /** `data = { type, records, pagy, checks, filters }` (contract section 2). */
 export function listResponse<R>(type: string, result: ListResult<R>, records: unknown[], checks: Checks): ApiResult {
