@@ -62,8 +62,8 @@ export interface LocalStack {
   tableName: string;
   issuer: Issuer;
   queues: LocalQueues;
-  /** How the change stream kept up: records delivered, the longest wait from commit to delivery. */
-  streamStats(): { delivered: number; maxLagMs: number; maxLagAt: string };
+  /** How the change stream kept up: records delivered, the longest wait from commit to delivery (of it, read but waiting for a lane). */
+  streamStats(): { delivered: number; maxLagMs: number; maxLagAt: string; maxLagQueuedMs: number };
   /** Resolves once the change stream has caught up (derived state converged; StreamPoller.whenIdle). */
   streamIdle(): Promise<void>;
   stop(): Promise<void>;
@@ -413,7 +413,12 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   log(`Goal-tracking API listening on ${url}`);
 
   return {
-    streamStats: () => ({ delivered: stream.delivered, maxLagMs: stream.maxLag.ms, maxLagAt: stream.maxLag.at }),
+    streamStats: () => ({
+      delivered: stream.delivered,
+      maxLagMs: stream.maxLag.ms,
+      maxLagAt: stream.maxLag.at,
+      maxLagQueuedMs: stream.maxLag.queuedMs,
+    }),
     streamIdle: () => stream.whenIdle(),
     url,
     dynamoEndpoint: dynamo.endpoint,

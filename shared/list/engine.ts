@@ -97,6 +97,12 @@ export interface ListPlan<R> {
   /** The source starts after this many records of the list (a page anchor placed it): the page skips that many fewer. */
   skipped?: number;
   /**
+   * What of the answer a read model kept by the change stream decides (it follows writes by the stream's delay):
+   * `filter` (a read-model list serves a filter: a record that matches since may be missing), `order` (the
+   * read model's order), `position` (a page anchor placed the page). A count from counters adds `count`.
+   */
+  readModel?: ReadModelPart[];
+  /**
    * The plan is taken on trust while its first keys are read (e.g. before the read models are known to be built
    * for the tenant); resolving false drops it for the generic plan.
    */
@@ -140,6 +146,9 @@ export interface ListRun<R> {
 
 export type ItemFilter<R> = (records: R[]) => Promise<boolean[]> | boolean[];
 
+/** A part of a list's answer that a read model kept by the change stream decided (ListPlan.readModel). */
+export type ReadModelPart = 'count' | 'filter' | 'order' | 'position';
+
 export interface ListResult<R> {
   records: R[];
   pagy: {
@@ -153,6 +162,8 @@ export interface ListResult<R> {
     next_cursor: string | null;
   };
   filters: Record<string, unknown>;
+  /** The parts of the answer a read model decided (may lag writes by the stream's delay); absent when none did. */
+  readModel?: ReadModelPart[];
 }
 
 export async function runList<R extends BaseRecord>(resource: ListResource<R>, run: ListRun<R>): Promise<ListResult<R>> {
@@ -339,6 +350,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
       next_cursor: nextCursor,
     },
     filters: echo,
+    ...readModelParts(plan, page.count && knownCount !== undefined),
   };
 
   /**
@@ -434,4 +446,10 @@ function positionOrder(desc: boolean) {
 function compare(a: unknown, b: unknown): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   return String(a).localeCompare(String(b));
+}
+
+/** The answer's parts a read model decided: the plan's, and `count` when the counters gave it. */
+function readModelParts<R>(plan: ListPlan<R>, counted: boolean): { readModel?: ReadModelPart[] } {
+  const parts: ReadModelPart[] = [...(counted ? (['count'] as const) : []), ...(plan.readModel ?? [])];
+  return parts.length ? { readModel: parts } : {};
 }

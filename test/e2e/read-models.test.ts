@@ -180,6 +180,27 @@ describe('lists served by the read models', () => {
     await eventually(async () => expect(await list('desc', member.api)).toEqual([1, 4, 3, 2].map((i) => g[i]!.uuid)));
   });
 
+  it('says which parts of a list answer a read model decided (x-read-model), and nothing on an answer read exactly', async () => {
+    const { t, period } = await goalTenant();
+    const made: string[] = [];
+    for (let i = 0; i < 13; i++) made.push((await goal(t.admin, 'objectives', { title: `g${i}`, time_period_uuid: period.uuid })).uuid);
+    await goalApi(t.admin).update('objectives', made[4]!, { current_status: 'at_risk' });
+    const get = (qs: string) => t.admin.get(`${P('objectives')}?${qs}`);
+    const atRisk = 'q[current_status_eq]=at_risk';
+    // a small count, and an association's own list (written with the goals), are read exactly and say nothing
+    for (const qs of ['count=true', `q[time_period_uuid_eq]=${period.uuid}&count=true`])
+      expect((await get(qs)).headers.get('x-read-model'), qs).toBeNull();
+    // every goal listed; where a check-in puts it follows the stream
+    expect((await get('q[s]=last_checkin_date%20desc')).headers.get('x-read-model')).toBe('order');
+    // once the stream has counted them, the one goal at risk is found through the status read model (12 goals fewer
+    // than the whole list), and the answer says so
+    await eventually(async () => {
+      const res = await get(atRisk);
+      expect(res.headers.get('x-read-model')).toBe('filter');
+      expect(uuids(res.body.data.records)).toEqual([made[4]]);
+    });
+  });
+
   it('every new goal is in the last-check-in order from its create on, while the stream lags (6 tenants at once, a read after each create)', async () => {
     const short: string[] = [];
     await Promise.all(

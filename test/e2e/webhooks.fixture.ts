@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
 import { LocalQueues } from '#shared/queue/queue.ts';
 import { webhookDeliverHandler } from '#functions/workers/webhook-deliver.ts';
+import { EVENTUALLY_MAX_MS } from '../support/eventually.ts';
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -40,10 +41,10 @@ export async function startReceiver(respond: (r: Received, n: number) => number 
   };
 }
 
-/** Polls until `check` returns a value (not undefined) or the time is up. */
+/** Polls until `check` returns a value (not undefined) or the time is up (at most 60 s, as test/support/eventually.ts). */
 export async function eventually<T>(
   check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 140_000,
+  timeoutMs = EVENTUALLY_MAX_MS,
   what = 'condition',
 ): Promise<T> {
   const end = Date.now() + timeoutMs;

@@ -14,6 +14,15 @@ declare module 'vitest' {
   }
 }
 
+/**
+ * The longest a change may wait for the stream processor in a test run (issue 20: under 30 s through the whole
+ * suite). Printed always; the run fails past it only with STREAM_MAX_LAG_MS set (e.g. 30000): a 10,000-goal seed
+ * straight into the table (test/e2e/goals-data-access.test.ts) still puts the local stream minutes behind on a
+ * loaded 2-core machine (docs/architecture.md, "Derived state"), and a suite that fails on it would block every run.
+ */
+const MAX_STREAM_LAG_MS = Number(process.env.STREAM_MAX_LAG_MS || 0);
+const TARGET_STREAM_LAG_MS = 30_000;
+
 /** One local stack (DynamoDB Local in memory + the HTTP server running the real handlers) for the whole run. */
 export default async function setup(project: TestProject) {
   // Tests hammer single tenants (concurrency, pagination); the limiter is unit-tested in test/unit/rate-limit.test.ts.
@@ -33,9 +42,14 @@ export default async function setup(project: TestProject) {
   project.provide('dataDir', dataDir);
   project.provide('issuerUrl', stack.issuer.issuer);
   return async () => {
-    // how far the local change stream fell behind (tests waiting on derived state allow test/support/eventually.ts)
-    console.log(`change stream: ${JSON.stringify(stack.streamStats())}`);
+    // How far the local change stream fell behind: derived state must follow within the StreamLag alarm's 60 s
+    // (contract 14), and tests wait at most that long (test/support/eventually.ts); the target is half of it.
+    const stats = stack.streamStats();
+    console.log(`change stream: ${JSON.stringify(stats)} (target at most ${MAX_STREAM_LAG_MS || TARGET_STREAM_LAG_MS} ms)`);
+    if (stats.maxLagMs > TARGET_STREAM_LAG_MS) console.warn(`change stream: over the ${TARGET_STREAM_LAG_MS} ms target`);
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    if (MAX_STREAM_LAG_MS && stats.maxLagMs > MAX_STREAM_LAG_MS)
+      throw new Error(`the change stream fell ${stats.maxLagMs} ms behind at ${stats.maxLagAt}, more than ${MAX_STREAM_LAG_MS} ms`);
   };
 }

@@ -224,6 +224,16 @@ describe('goal list planner', () => {
     ).toBeUndefined();
   });
 
+  it('names what a read model kept by the stream decides: a read-model list a filter, the check-in order the order', async () => {
+    const counts = { [dim.all]: 50_000, [dim.status('on_track')]: 30, [dim.period(P)]: 40, [dim.periodStatus(P, 'on_track')]: 35 };
+    expect((await plan('q[current_status_eq]=on_track', stats(counts)))!.readModel).toEqual(['filter']);
+    expect((await plan('q[current_status_eq]=on_track', stats({ [dim.all]: 13, [dim.status('on_track')]: 3 })))!.readModel).toBeUndefined();
+    // the period's own list (exact) about as small as its composite with status: read exactly, nothing to say
+    expect((await plan(`q[time_period_uuid_eq]=${P}&q[current_status_eq]=on_track`, stats(counts)))!.readModel).toBeUndefined();
+    expect((await plan('q[s]=last_checkin_date desc', stats({ [dim.all]: 10 })))!.readModel).toEqual(['order']);
+    expect((await plan('count=true', stats(counts)))!.readModel).toBeUndefined(); // a count from counters: the engine says so
+  });
+
   it('not ready: the generic plan', async () => {
     expect(await plan('q[current_status_eq]=on_track', stats({ [dim.all]: 50_000 }, { ready: false }))).toBeUndefined();
   });
@@ -280,6 +290,7 @@ describe('goal list planner', () => {
     expect(await deep('page=5')).toBeUndefined(); // 80 keys: walked
     const p = (await deep('page=14&per_page=20'))!; // skip 260: in the third bucket, after 250 goals
     expect(p).toMatchObject({ skipped: 250, served: [], source: { partitions: [`T#${T}#objective`], from: '2026-01-01T00:00:00.2' } });
+    expect(p.readModel).toEqual(['position']); // the anchors placed the page
     expect(await deep('page=14&per_page=20', false)).toBeUndefined(); // a limited goal before it
     expect(await deep('page=14&per_page=20', true, false)).toBeUndefined(); // read models not built
     // buckets younger than SETTLE_MS are not trusted: the page reads keys from the first of them

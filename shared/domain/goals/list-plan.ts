@@ -182,6 +182,7 @@ export async function planGoalList(
       ordered: true,
       verify: listed,
       position: desc ? checkinDescPosition : checkinPosition,
+      readModel: ['order' as const],
     };
   };
   if (whole) {
@@ -274,6 +275,7 @@ export async function planGoalList(
     source: { partitions: best.partitions },
     served: best.served,
     ...(best.verify ? { verify: best.verify } : {}),
+    ...(best.exact ? {} : { readModel: ['filter' as const] }),
     count: counted(best, st),
   };
 }
@@ -333,7 +335,7 @@ async function anchoredPage(
     if (!ready) return undefined;
     const at = placePage(anchors, skip, all, settled);
     if (!at) return undefined;
-    return { source: { partitions: [list], from: bucketStart(at.bucket) }, served: [], skipped: at.before };
+    return { source: { partitions: [list], from: bucketStart(at.bucket) }, served: [], skipped: at.before, readModel: ['position'] };
   }
   const [ready, anchors, all, recent] = await Promise.all([
     atVersion(reads, undefined, ANCHORS_VERSION),
@@ -346,7 +348,7 @@ async function anchoredPage(
   if (!all && head.some((e) => e.vis === 'limited')) return undefined;
   const at = placePageNewestFirst(anchors, skip, all, settled, head.length);
   if (!at) return undefined;
-  return { source: { partitions: [list], from: bucketEnd(at.bucket) }, served: [], skipped: at.before };
+  return { source: { partitions: [list], from: bucketEnd(at.bucket) }, served: [], skipped: at.before, readModel: ['position'] };
 }
 
 /** Of the named labels, those that exist (a deleted label's entries outlive it; one batch read). */
