@@ -233,7 +233,7 @@ export const TOOLS: McpTool[] = [
     result: listData(CheckinResponse),
     run: async (ctx, { idempotency_key: _, ...fields }) => {
       const body = validateBody(CheckinCreateBody, fields);
-      const { value: view, signals } = await collectSignals(() => createCheckin(ctx, body));
+      const { value: view, signals } = await collectSignals(() => createCheckin(ctx, { ...body, source: 'mcp' }));
       await emitMetrics({ CheckinsWritten: 1, RollupDepth: signals.rollupDepth });
       return dataOf(await checkinRecordResponse(ctx, 201, view));
     },

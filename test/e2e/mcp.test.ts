@@ -122,6 +122,7 @@ describe('MCP server', () => {
       await call(admin, 'create_checkin', { goal_uuid: kr.record.uuid, value: 42, status: 'on_track', idempotency_key: key }),
     );
     expect(again.record.uuid).toBe(first.record.uuid);
+    expect(first.record.source).toBe('mcp');
     const checkins = ok(await call(admin, 'list_checkins', { goal_uuid: kr.record.uuid }));
     expect(checkins.records.map((c: { uuid: string }) => c.uuid)).toEqual([first.record.uuid]);
 

@@ -2175,10 +2175,10 @@ export interface components {
                 [key: string]: unknown;
             };
             /**
-             * @description Where the check-in came from: api (default), import, data_source (a data source sync or push).
+             * @description Where the check-in came from: api (default), mcp (an AI assistant through /mcp), import, data_source (a data source sync or push).
              * @enum {string}
              */
-            source: "api" | "import" | "data_source";
+            source: "api" | "mcp" | "import" | "data_source";
             /** @description The data source that wrote it (source data_source), else null. */
             data_source_uuid: string | null;
             mentioned_entities: {

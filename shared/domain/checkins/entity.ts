@@ -4,8 +4,8 @@ import { entry, type BaseRecord, type EntityDef } from '#shared/db/model.ts';
 import type { GoalKind, GoalStatus } from '#shared/domain/goals/entity.ts';
 import type { LabelRef } from '#shared/domain/labels/entity.ts';
 
-/** Where a check-in came from: the REST API, an import, a data source's sync or push (more may join, e.g. `mcp`). */
-export const CHECKIN_SOURCES = ['api', 'import', 'data_source'] as const;
+/** Where a check-in came from: the REST API, an AI assistant's MCP tool call, an import, a data source's sync or push. */
+export const CHECKIN_SOURCES = ['api', 'mcp', 'import', 'data_source'] as const;
 export type CheckinSource = (typeof CHECKIN_SOURCES)[number];
 
 export interface CheckinRecord extends BaseRecord {
