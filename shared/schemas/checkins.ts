@@ -21,7 +21,8 @@ export const CheckinRecordSchema = z
     creator_uuid: z.string(),
     source_info: z.record(z.string(), z.unknown()),
     source: z.enum(CHECKIN_SOURCES).meta({
-      description: 'Where the check-in came from: api (default), mcp (an AI assistant through /mcp), import, data_source (a data source sync or push).',
+      description:
+        'Where the check-in came from: api (default), mcp (an AI assistant through /mcp), import, data_source (a data source sync or push).',
     }),
     data_source_uuid: z.string().nullable().meta({ description: 'The data source that wrote it (source data_source), else null.' }),
     mentioned_entities: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]),
