@@ -32,12 +32,18 @@ import { TeamListResponse } from '#shared/schemas/teams.ts';
 import { TimePeriodListResponse } from '#shared/schemas/time-periods.ts';
 import { UserListResponse } from '#shared/schemas/users.ts';
 import { todayUtc } from '#shared/clock.ts';
+import { checkFeedReader, parseFeedQuery, readFeed } from '#shared/domain/events/feed.ts';
+import { encodeCursor } from '#shared/domain/events/position.ts';
+import { EVENT_TYPES } from '#shared/domain/webhooks/entity.ts';
+import { BadRequestError } from '#shared/errors.ts';
+import { EventFeedResponse } from '#shared/schemas/event-feed.ts';
 
 /** The scopes of contract section 17 a tool needs; a call whose token lacks its tool's is refused 403 insufficient_scope (shared/mcp/server.ts). */
 export const GOALS_READ = 'goals:read';
 export const GOALS_WRITE = 'goals:write';
 export const DIRECTORY_READ = 'directory:read';
-export type McpScope = typeof GOALS_READ | typeof GOALS_WRITE | typeof DIRECTORY_READ;
+export const EVENTS_READ = 'events:read';
+export type McpScope = typeof GOALS_READ | typeof GOALS_WRITE | typeof DIRECTORY_READ | typeof EVENTS_READ;
 
 /**
  * One MCP tool: its arguments and result as zod schemas (the REST bodies and records, never a second copy; JSON
@@ -76,10 +82,15 @@ const kind = z
   .meta({ description: 'objective, key_result (a measurable result of an objective) or initiative (work that drives a key result).' });
 
 /** Query pairs of the list DSL (`q[<attribute>_<predicate>]`), `page` and `per_page`. */
-function pagePairs(a: { page?: number; per_page?: number }): Array<[string, string]> {
+const cursor = z.string().optional().meta({
+  description:
+    'pagy.next_cursor of the previous answer: the next page, with no record skipped or repeated while others are added or removed meanwhile. Send the same other arguments as before, and no page.',
+});
+function pagePairs(a: { page?: number; per_page?: number; cursor?: string }): Array<[string, string]> {
   return [
     ...(a.page ? [['page', String(a.page)] as [string, string]] : []),
     ...(a.per_page ? [['per_page', String(a.per_page)] as [string, string]] : []),
+    ...(a.cursor ? [['cursor', a.cursor] as [string, string]] : []),
   ];
 }
 function filterPairs(filters: Record<string, unknown>): Array<[string, string]> {
@@ -123,6 +134,7 @@ export const TOOLS: McpTool[] = [
       sort: z.string().optional().meta({ description: 'An attribute and a direction, e.g. "end_date asc" or "current_progress desc".' }),
       page,
       per_page: perPage,
+      cursor,
     }),
     result: z.object({
       records: z.array(GoalRecordSchema),
@@ -135,6 +147,11 @@ export const TOOLS: McpTool[] = [
         ...(a.sort ? [['q[s]', a.sort] as [string, string]] : []),
         ...pagePairs(a),
       ];
+      // a cursor is one list's position: it pages the kind it came from
+      if (a.cursor && !a.kind)
+        throw new BadRequestError('cursor pages one kind: send kind with it', [
+          { field: 'kind', code: 'required', message: 'the kind whose pages[].pagy.next_cursor this is' },
+        ]);
       const kinds = a.kind ? [a.kind] : [...GOAL_KINDS];
       const results = await Promise.all(kinds.map((k) => listGoals(ctx, k, pairs)));
       const records = (await Promise.all(results.map((r) => presentGoals(ctx, r.records)))).flat();
@@ -250,7 +267,7 @@ export const TOOLS: McpTool[] = [
     description: 'The check-ins of one goal, newest first: values, statuses and notes over time. Use it to see how a goal has moved.',
     scope: GOALS_READ,
     readOnly: true,
-    args: z.strictObject({ goal_uuid: uuid, page, per_page: perPage }),
+    args: z.strictObject({ goal_uuid: uuid, page, per_page: perPage, cursor }),
     result: listData(CheckinListResponse),
     run: async (ctx, a) => {
       const { goal } = await readableGoal(ctx, a.goal_uuid);
@@ -392,6 +409,44 @@ export const TOOLS: McpTool[] = [
       r.goals.length
         ? `${r.goals.length} goal(s) need attention: ${r.goals.map((g) => `${g.record.title}: ${g.reasons.map((x) => x.message).join('; ')}`).join(' | ')}`
         : 'No goal needs attention',
+  }),
+  tool({
+    name: 'list_events',
+    title: 'What changed',
+    description:
+      'The organisation\'s change events (goals, check-ins, users, teams, ... created, updated or deleted), oldest first, the same ones webhooks receive. Use it to answer "what changed since ...?": pass after = the id of the last event already seen, or cursor = pagy.next_cursor of the previous answer, and optionally types (e.g. ["checkin.created"]). Administrators only.',
+    scope: EVENTS_READ,
+    readOnly: true,
+    args: z.strictObject({
+      after: z.string().optional().meta({ description: 'An event id: the events recorded after it (the last one already read).' }),
+      cursor,
+      types: z
+        .array(z.enum(EVENT_TYPES))
+        .min(1)
+        .optional()
+        .meta({ description: 'Only these event types, e.g. ["checkin.created", "goal.updated"].' }),
+      per_page: perPage,
+    }),
+    result: listData(EventFeedResponse),
+    run: async (ctx, a) => {
+      checkFeedReader(ctx.caller);
+      const q = parseFeedQuery([
+        ...(a.after ? [['after', a.after] as [string, string]] : []),
+        ...(a.types ? [['types', a.types.join(',')] as [string, string]] : []),
+        ...pagePairs(a),
+      ]);
+      const { events, next } = await readFeed(ctx, q);
+      return {
+        type: 'event' as const,
+        // the feed's events are the webhook bodies (FeedEventSchema); the result schema's zod type widens them
+        records: events as unknown as Array<Record<string, unknown>>,
+        pagy: { per_page: q.perPage, next_cursor: next ? encodeCursor(ctx.tenantId, next) : null },
+        checks: {},
+        filters: q.types ? { types: [...q.types] } : {},
+      };
+    },
+    summary: (r) =>
+      `${r.records.length} event(s)${r.records.length ? `: ${r.records.map((e) => `${e.type} ${e.id}`).join(', ')}` : ''}${r.pagy.next_cursor ? ' (more: pass cursor)' : ''}`,
   }),
 ];
 

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { beforeAll, describe, expect, it, inject } from 'vitest';
 import { newTenant, type TenantFixture } from '../support/api.ts';
+import { eventually } from '../support/eventually.ts';
 
 /** The MCP server at /mcp through the SDK's own client (contract section 15). */
 const base = inject('apiUrl');
@@ -79,6 +80,7 @@ describe('MCP server', () => {
         'goal_history',
         'goals_needing_attention',
         'list_checkins',
+        'list_events',
         'list_teams',
         'list_time_periods',
         'list_users',
@@ -162,6 +164,44 @@ describe('MCP server', () => {
     const entry = attention.goals.find((g: { record: { uuid: string } }) => g.record.uuid === behind.record.uuid);
     if (behind.record.expected_progress >= 10) expect(entry.reasons.map((r: { code: string }) => r.code)).toContain('behind_pace');
     else expect(entry).toBeUndefined();
+  });
+
+  it('pages by cursor (contract 18) and reads the event feed', async () => {
+    const made: string[] = [];
+    for (const n of [1, 2, 3])
+      made.push(ok(await call(admin, 'create_goal', { kind: 'initiative', title: `Paged ${n}`, time_period_uuid: period })).record.uuid);
+    // every initiative of this tenant, one per page, by cursor: each exactly once, in creation order
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = ok(await call(admin, 'search_goals', { kind: 'initiative', per_page: 1, ...(cursor ? { cursor } : {}) }));
+      seen.push(...page.records.map((g: { uuid: string }) => g.uuid));
+      cursor = page.pages[0].pagy.next_cursor ?? undefined;
+    } while (cursor);
+    expect(seen.filter((u) => made.includes(u))).toEqual(made);
+    expect(new Set(seen).size).toBe(seen.length);
+    const first = ok(await call(admin, 'search_goals', { kind: 'initiative', per_page: 1 }));
+    const noKind = await call(admin, 'search_goals', { cursor: first.pages[0].pagy.next_cursor });
+    expect(errorOf(noKind)).toMatchObject({ status: 400 });
+
+    // the goals just made, in the feed once the stream has recorded them; after= the first resumes past it
+    const created = await eventually(async () => {
+      const feed = ok(await call(admin, 'list_events', { types: ['goal.created'], per_page: 100 }));
+      const mine = feed.records.filter((e: { data: { record: { uuid: string } } }) => made.includes(e.data.record.uuid));
+      expect(mine.map((e: { data: { record: { uuid: string } } }) => e.data.record.uuid)).toEqual(made);
+      return mine as Array<{ id: string; type: string }>;
+    });
+    expect(created.map((e) => e.type)).toEqual(['goal.created', 'goal.created', 'goal.created']);
+    const after = ok(await call(admin, 'list_events', { after: created[0]!.id, types: ['goal.created'], per_page: 100 }));
+    expect(after.records.map((e: { id: string }) => e.id).filter((id: string) => created.some((c) => c.id === id))).toEqual(
+      created.slice(1).map((e) => e.id),
+    );
+    // a member's token carries no events:read: refused as a tool result
+    const member = await t.user({ role: 'member' });
+    expect(errorOf(await call(await connect(member.api.token), 'list_events', {}))).toMatchObject({
+      status: 403,
+      code: 'insufficient_scope',
+    });
   });
 
   it('refuses as tool results: bad arguments, a member without rights, another tenant', async () => {
