@@ -151,6 +151,35 @@ describe('service accounts and the client credentials grant (contract section 17
     expect((await api.get(`/rest/v2/objectives/${limited.body.data.record.uuid}`)).status).toBe(200);
   });
 
+  it("an operator's long-lived token of an account (an identity provider's fixed SCIM token) stops with the account", async () => {
+    const a = await create(t.admin, { name: 'Okta provisioning', scopes: ['scim'] });
+    const issued = (await runAdmin([
+      'issue-token',
+      '--tenant',
+      t.tenantUuid,
+      '--service-account',
+      a.uuid,
+      '--ttl',
+      String(30 * 86400),
+    ])) as {
+      token: string;
+      scope: string;
+    };
+    expect(issued.scope).toBe('scim');
+    const idp = new Api(issued.token);
+    const found = await idp.get('/scim/v2/Users?filter=userName%20eq%20%22nobody%40example.test%22');
+    expect([found.status, found.body.totalResults]).toEqual([200, 0]);
+    expectInsufficientScope(await idp.get('/rest/v2/objectives'), 'goals:read');
+    expect((await t.admin.put(`/service_accounts/${a.uuid}`, { status: 'disabled' })).status).toBe(200);
+    const refused = await idp.get('/scim/v2/Users');
+    expect([refused.status, refused.body.status]).toEqual([401, '401']); // in SCIM's error shape
+    // no token for a disabled account, nor for another tenant's account
+    await expect(runAdmin(['issue-token', '--tenant', t.tenantUuid, '--service-account', a.uuid])).rejects.toThrow(/disabled/);
+    await expect(runAdmin(['issue-token', '--tenant', other.tenantUuid, '--service-account', a.uuid])).rejects.toThrow(
+      /No service account/,
+    );
+  });
+
   it('keeps a webhook it created sending while it is active with the webhooks scope; disabled, the webhook stops', async () => {
     const a = await create(t.admin, { name: 'hooks', scopes: ['webhooks'] });
     const receiver = await startReceiver();
