@@ -1,5 +1,4 @@
-import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { pinnedRequest } from '#shared/domain/webhooks/pinned-request.ts';
 import type { SafeTarget } from '#shared/domain/webhooks/url-safety.ts';
 
 /** A sync's fetch: the body read (at most the cap), or why there is none. Never throws. */
@@ -15,16 +14,7 @@ export async function fetchJson(
   headers: Record<string, string>,
   opts: { timeoutMs: number; bodyCap: number },
 ): Promise<FetchOutcome> {
-  const pinned: LookupFunction = (_host, options, callback) => {
-    const family = target.address.includes(':') ? 6 : 4;
-    if ((options as { all?: boolean }).all)
-      (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
-        { address: target.address, family },
-      ]);
-    else callback(null, target.address, family);
-  };
-  // http: only on the local stack (deployed sources are https), imported then, not at cold start
-  const send = target.url.protocol === 'https:' ? httpsRequest : (await import('node:http')).request;
+  const { send, lookup: pinned } = await pinnedRequest(target);
   return new Promise<FetchOutcome>((resolve) => {
     let settled = false;
     const done = (o: FetchOutcome) => {
