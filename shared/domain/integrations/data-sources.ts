@@ -83,6 +83,15 @@ export function dataSourceUuidOf(tenantId: string, id: string): string {
   return scopedUuidOf(tenantId, id, () => notFound(id));
 }
 
+const isDataSourceId = (tenantId: string, id: string) => {
+  try {
+    dataSourceUuidOf(tenantId, id);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** GET /data_sources/{id}: 404 outside the caller's tenant, 403 when the caller cannot see the goal. */
 export async function getDataSource(ctx: DomainCtx, id: string): Promise<DataSourceView> {
   const stored = await getEntity(ctx, dataSourceEntity, dataSourceUuidOf(ctx.tenantId, id));
@@ -270,7 +279,9 @@ const syncResource = (sourceUuid: string): ListResource<import('#shared/domain/i
 
 /** GET /data_sources/{id}/syncs: the source's attempts newest first (404 outside the tenant, 403 without the goal visible). */
 export async function listSyncs(ctx: DomainCtx, id: string, pairs: Array<[string, string]>) {
-  const uuid = dataSourceUuidOf(ctx.tenantId, id);
+  // as every list, the query is parsed before the source is looked up (afterParse: 404, visibility): a bad
+  // filter is 400 whatever the id, and a malformed id names a list nothing is in, never read past that 404
+  const uuid = isDataSourceId(ctx.tenantId, id) ? dataSourceUuidOf(ctx.tenantId, id) : id;
   const sorted = pairs.some(([k]) => k === 'q[s]') ? pairs : [...pairs, ['q[s]', 'created_at desc'] as [string, string]];
   return runList(syncResource(uuid), { ctx, loader: ctx.loader, pairs: sorted, afterParse: () => getDataSource(ctx, id) });
 }
