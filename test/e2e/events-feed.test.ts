@@ -199,9 +199,14 @@ describe('the event feed', () => {
   });
 
   it('answers admins only: a member and a viewer get 403', async () => {
+    // their tokens do not carry events:read (contract section 17)
     for (const role of ['member', 'viewer'] as const) {
       const u = await a.user({ role });
-      expectError(await u.api.get('/events'), 403, 'forbidden');
+      expectError(await u.api.get('/events'), 403, 'insufficient_scope');
     }
+    // an admin demoted to member keeps its token's scope (until reissued), not the role's rights
+    const demoted = await a.user({ role: 'admin' });
+    expect((await a.admin.put(`/rest/v2/users/${demoted.uuid}`, { user: { role: 'member' } })).status).toBe(200);
+    expectError(await demoted.api.get('/events'), 403, 'forbidden');
   });
 });
