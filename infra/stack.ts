@@ -236,7 +236,7 @@ export class GoalTrackingStack extends Stack {
         integration: new HttpLambdaIntegration(`${name}Integration`, fn.fn),
         authorizer,
         // API Gateway refuses a token without the row's scope before the function runs (contract section 17)
-        ...(route.auth === 'jwt' && route.scope ? { authorizationScopes: [route.scope] } : {}),
+        ...(route.auth === 'jwt' && route.tokenCheck !== 'function' && route.scope ? { authorizationScopes: [route.scope] } : {}),
       });
       if (route.tokenCheck === 'function') {
         Validations.of(httpRoute).acknowledge({

@@ -20,8 +20,6 @@ export interface RequestContext {
   trace?: ActiveTrace;
   /** What the domain reports for the operator's metrics (shared/signals.ts). */
   signals?: DomainSignals;
-  /** Epoch ms by which the invocation must have answered (its timeout less a margin): retries stop there. */
-  deadline?: number;
   /** The OAuth scope of the route the local stack is serving (shared/auth/scopes.ts requiredScope; deployed: ROUTE_SCOPE). */
   routeScope?: string;
 }

@@ -31,7 +31,6 @@ import { limitDefaultsFromEnv, RateLimiter } from '#shared/http/rate-limit.ts';
 import { transport } from '#shared/http/transport.ts';
 import { queryPairs } from '#shared/list/params.ts';
 import { withKeys, type Log } from '#shared/logger.ts';
-import { withContextValue } from '#shared/request-context.ts';
 import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
 
 export type { ApiEvent, ApiResult, BodySchema, EarlyRequest, ReadAhead, ReplayRequest, RequestCtx };
@@ -65,14 +64,9 @@ export const rateLimiter = new RateLimiter({ db: tenantDb, tableName: () => conf
 // options, so one never-aborted set serves every call instead of an AbortController per request
 const MIDDY_CALL_OPTIONS = { signal: new AbortController().signal };
 
-/** Time kept back from the function's timeout for answering after retries stop (the idempotency record, the response). */
-const ANSWER_MARGIN_MS = 1000;
-
 function wrap<I extends LoggingInternal>(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Context, I>) {
   return (event: ApiEvent, context: Context): Promise<ApiResult> =>
-    withContextValue('deadline', Date.now() + context.getRemainingTimeInMillis() - ANSWER_MARGIN_MS, () =>
-      withDbMetrics(newDbMetrics(), async () => (await handler(event, context, MIDDY_CALL_OPTIONS)) as ApiResult),
-    );
+    withDbMetrics(newDbMetrics(), async () => (await handler(event, context, MIDDY_CALL_OPTIONS)) as ApiResult);
 }
 
 /** The handler's context: middy's way to hand it what the middlewares put in request.internal. */

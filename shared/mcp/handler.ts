@@ -1,4 +1,5 @@
 import { scopesOfClaim } from '#shared/auth/scopes.ts';
+import { scopeCheck } from '#shared/http/middleware/scope-check.ts';
 import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { Context } from 'aws-lambda';
@@ -56,6 +57,7 @@ export function mcpHandler(opts: {
     .use(errorsAndLogging<ApiInternal>())
     .use(httpHeaderNormalizer())
     .use(bearer())
+    .use(scopeCheck()) // the row's scope (goals:read) to use the server at all; each tool call checks its own
     .use(tenantFromClaims())
     .use({ name: 'noReadAhead', before: (r) => void (r.internal.readAhead = { entities: [], teams: false }) })
     .use(caller())

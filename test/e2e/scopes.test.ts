@@ -28,16 +28,29 @@ describe('every route checks its scope', () => {
 
   const call = async (r: Route, token: string) => {
     const path = r.path.replace(/\{\w+\}/g, () => randomUUID());
-    const body = r.method === 'GET' || r.method === 'DELETE' ? undefined : '{}';
+    // MCP takes a JSON-RPC message and says which answers it accepts (its transport's 406 otherwise)
+    const mcp = r.path === '/mcp';
+    const body =
+      r.method === 'GET' || r.method === 'DELETE'
+        ? undefined
+        : mcp
+          ? JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' })
+          : '{}';
     const res = await fetch(`${process.env.ISSUER_URL}${path}`, {
       method: r.method,
-      headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body ? { 'content-type': 'application/json' } : {}),
+        ...(mcp ? { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' } : {}),
+      },
       body,
     });
     const text = await res.text();
     let code: string | undefined;
     try {
-      code = JSON.parse(text)?.error?.code;
+      const json = JSON.parse(text);
+      // SCIM answers its own error shape (RFC 7644 3.12): its status stands for the code
+      code = r.path.startsWith('/scim/') ? (json?.schemas?.[0]?.endsWith(':Error') ? `scim ${json.status}` : undefined) : json?.error?.code;
     } catch {
       code = undefined; // an SVG, or API Gateway's own body
     }
@@ -50,11 +63,12 @@ describe('every route checks its scope', () => {
     const without = await call(r, await tokenWith(SCOPES.filter((s) => s !== r.scope)));
     expect(without).toEqual({
       status: 403,
-      code: 'insufficient_scope',
+      code: r.path.startsWith('/scim/') ? 'scim 403' : 'insufficient_scope',
       challenge: `Bearer error="insufficient_scope", scope="${r.scope}"`,
     });
     const only = await call(r, await tokenWith([r.scope!]));
     expect(only.code, `${name} with only ${r.scope}: ${JSON.stringify(only)}`).not.toBe('insufficient_scope');
+    expect(only.challenge ?? '', `${name} with only ${r.scope}`).not.toContain('insufficient_scope');
     expect(only.status).not.toBe(401);
     expect(only.status).toBeLessThan(500);
   });

@@ -26,12 +26,18 @@ describe('authorization scopes in the synthesized template', () => {
         expect(p.AuthorizationScopes, `${p.RouteKey} has no authorization scopes`).toEqual([expect.any(String)]);
         expect(p.AuthorizationScopes).toEqual([row.scope]);
         expect(env.ROUTE_SCOPE, p.RouteKey).toBe(row.scope);
+      } else if (row.tokenCheck === 'function') {
+        // no gateway authorizer (POST /mcp: shared/mcp/token.ts checks the token): the function checks the scope
+        expect(p.AuthorizationScopes, p.RouteKey).toBeUndefined();
+        expect(env.ROUTE_SCOPE, p.RouteKey).toBe(row.scope);
       } else {
         expect(row.auth, p.RouteKey).toBe('public');
         expect(p.AuthorizationScopes, p.RouteKey).toBeUndefined();
       }
     }
-    expect(apiRoutes.filter((r) => r.Properties.AuthorizationType === 'JWT')).toHaveLength(routes.filter((r) => r.auth === 'jwt').length);
+    expect(apiRoutes.filter((r) => r.Properties.AuthorizationType === 'JWT')).toHaveLength(
+      routes.filter((r) => r.auth === 'jwt' && r.tokenCheck !== 'function').length,
+    );
   });
 
   it('meters the token endpoint against the limiter and lets it sign', () => {

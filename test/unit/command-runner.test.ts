@@ -146,34 +146,3 @@ describe('runCommand: one command shape', () => {
     await expect(run).rejects.toBeInstanceOf(AlreadyCreatedError);
   });
 });
-
-const { withContextValue } = await import('#shared/request-context.ts');
-
-describe('retryOnConflict: the invocation deadline', () => {
-  it('stops retrying before the deadline: the 409 comes while the function can still answer', async () => {
-    let attempts = 0;
-    const run = withContextValue('deadline', Date.now() + 50, () =>
-      retryOnConflict(async () => {
-        attempts++;
-        throw new ConcurrentUpdateError();
-      }),
-    );
-    await expect(run).rejects.toBeInstanceOf(ConcurrentUpdateError);
-    // back-off grows to 400 ms: with 50 ms left the budget ends after a few attempts, not CONFLICT_ATTEMPTS
-    expect(attempts).toBeLessThan(CONFLICT_ATTEMPTS);
-    expect(waits.count).toBe(attempts - 1);
-  });
-
-  it('a deadline already passed: one attempt, no wait', async () => {
-    let attempts = 0;
-    const run = withContextValue('deadline', Date.now() - 1, () =>
-      retryOnConflict(async () => {
-        attempts++;
-        throw new ConcurrentUpdateError();
-      }),
-    );
-    await expect(run).rejects.toBeInstanceOf(ConcurrentUpdateError);
-    expect(attempts).toBe(1);
-    expect(waits.count).toBe(0);
-  });
-});
