@@ -115,6 +115,8 @@ export interface ListResource<R extends BaseRecord> {
   entity: EntityDef<R>;
   /** GSI1 list partitions holding every record of the resource (creation order). */
   lists: string[];
+  /** Keys each of `lists` reads at least in its first Query when they are merged (IndexSource `firstRead`). */
+  listsFirstRead?: number;
   attributes: Record<string, AttrDef<R>>;
   /** Attributes tried as driver first, most selective first. Defaults to declaration order. */
   driverOrder?: string[];
@@ -403,7 +405,11 @@ async function genericPlan<R extends BaseRecord>(
   const driver = filters
     .filter((f) => (f.predicate === 'eq' || f.predicate === 'in') && attributes.get(f.attribute)!.index)
     .sort((a, b) => rank(order, a.attribute) - rank(order, b.attribute))[0];
-  if (!driver) return { source: { partitions: resource.lists.map((l) => keys.entityList(env.ctx.tenantId, l)) }, served: [] };
+  if (!driver)
+    return {
+      source: { partitions: resource.lists.map((l) => keys.entityList(env.ctx.tenantId, l)), firstRead: resource.listsFirstRead },
+      served: [],
+    };
   return {
     source: await attributes.get(driver.attribute)!.index!(driver.predicate === 'in' ? (driver.value as unknown[]) : [driver.value], env),
     served: [driver],

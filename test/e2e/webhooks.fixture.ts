@@ -56,15 +56,23 @@ export async function eventually<T>(
   }
 }
 
-/** In-process queues that run the real delivery worker on a test's own deliveries (start and stop them around the tests). */
-export function deliveryWorkerQueues(): LocalQueues {
+/**
+ * In-process queues that run the real delivery worker on a test's own deliveries (start and stop them around the
+ * tests). `handled`: the ids of the messages the worker has handled, as each batch ends.
+ */
+export function deliveryWorkerQueues(handled?: (messageIds: string[]) => void): LocalQueues {
   const queues = new LocalQueues({ pollMs: 50, baseBackoffMs: 100 });
+  const worker = webhookDeliverHandler(() => ({ queue: queues }));
   queues.register({
     queue: WEBHOOK_DELIVERY_QUEUE,
     maxReceiveCount: 5,
     batchSize: 10,
     timeoutSeconds: 30,
-    handler: async () => webhookDeliverHandler(() => ({ queue: queues })),
+    handler: async () => async (event) => {
+      const res = await worker(event);
+      handled?.(event.Records.map((r) => r.messageId));
+      return res;
+    },
   });
   return queues;
 }
