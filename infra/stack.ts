@@ -112,7 +112,7 @@ export class GoalTrackingStack extends Stack {
   /** The change stream's processor (shared/stream/) and its on-failure destination. */
   readonly streamProcessor: ServiceFunction;
   /** The data-source schedule's sweep (EventBridge, every minute). */
-  readonly dataSourceSweep: ServiceFunction;
+  readonly dataSourceSweep?: ServiceFunction;
   readonly streamDeadLetters: Queue;
   private bedrockBound = false;
 
@@ -343,33 +343,37 @@ export class GoalTrackingStack extends Stack {
     // ---- the data-source schedule: a sweep every minute puts due sources on the sync queue ----
     // Its one table grant is a Query of the due index's partitions (SYNCDUE#<shard> on GSI1, by LeadingKeys): the
     // only cross-tenant read in the service, and it sees tenant, source and due time only (sync-due.ts).
-    this.dataSourceSweep = new ServiceFunction(this, 'DataSourceSweep', {
-      handler: 'functions/workers/data-source-sweep.ts',
-      description: 'Data-source schedule: due http_json sources onto the data-source-syncs queue, every minute',
-      rolePath: this.data.rolePath('none'),
-      timeout: Duration.seconds(60),
-      logRetention: config.logRetention,
-      environment: { ...common, TABLE_NAME: this.data.table.tableName },
-    });
-    this.dataSourceSweep.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        sid: 'DueIndexQuery',
-        actions: ['dynamodb:Query'],
-        resources: [`${this.data.table.tableArn}/index/GSI1`],
-        conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${duePartitionPrefix}*`] } },
-      }),
-    );
-    this.bindQueues(this.dataSourceSweep, [DATA_SOURCE_SYNC_QUEUE], 'DataSourceSweep');
-    const sweepSchedule = new Rule(this, 'DataSourceSweepSchedule', {
-      description: 'Runs the data-source sweep every minute',
-      schedule: Schedule.rate(Duration.minutes(1)),
-      targets: [new LambdaFunction(this.dataSourceSweep.fn, { retryAttempts: 2 })],
-    });
-    Validations.of(sweepSchedule).acknowledge({
-      id: 'Serverless-EventBusDLQ',
-      reason:
-        'A missed sweep loses nothing: it carries no data, and the next minute’s sweep reads the same due index (unchanged until a sync is logged) and sends the same sources; a dead-letter queue would hold only empty schedule events.',
-    });
+    // only with its queue's worker (a stack built with a subset of the workers, as some tests build it, has none)
+    if (this.queues.has(DATA_SOURCE_SYNC_QUEUE)) {
+      const sweep = new ServiceFunction(this, 'DataSourceSweep', {
+        handler: 'functions/workers/data-source-sweep.ts',
+        description: 'Data-source schedule: due http_json sources onto the data-source-syncs queue, every minute',
+        rolePath: this.data.rolePath('none'),
+        timeout: Duration.seconds(60),
+        logRetention: config.logRetention,
+        environment: { ...common, TABLE_NAME: this.data.table.tableName },
+      });
+      sweep.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          sid: 'DueIndexQuery',
+          actions: ['dynamodb:Query'],
+          resources: [`${this.data.table.tableArn}/index/GSI1`],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${duePartitionPrefix}*`] } },
+        }),
+      );
+      this.bindQueues(sweep, [DATA_SOURCE_SYNC_QUEUE], 'DataSourceSweep');
+      const sweepSchedule = new Rule(this, 'DataSourceSweepSchedule', {
+        description: 'Runs the data-source sweep every minute',
+        schedule: Schedule.rate(Duration.minutes(1)),
+        targets: [new LambdaFunction(sweep.fn, { retryAttempts: 2 })],
+      });
+      Validations.of(sweepSchedule).acknowledge({
+        id: 'Serverless-EventBusDLQ',
+        reason:
+          'A missed sweep loses nothing: it carries no data, and the next minute’s sweep reads the same due index (unchanged until a sync is logged) and sends the same sources; a dead-letter queue would hold only empty schedule events.',
+      });
+      this.dataSourceSweep = sweep;
+    }
 
     if (config.bedrockModelId && !this.bedrockBound) {
       // Not an error: the writer falls back to its built-in implementation without BEDROCK_MODEL_ID.
@@ -384,7 +388,12 @@ export class GoalTrackingStack extends Stack {
     this.alarms.apiServerErrors(this.api);
     this.alarms.functionThrottles(
       'Throttles',
-      [...this.routeFunctions.values(), ...this.workerFunctions.values(), this.streamProcessor, this.dataSourceSweep].map((f) => f.fn),
+      [
+        ...this.routeFunctions.values(),
+        ...this.workerFunctions.values(),
+        this.streamProcessor,
+        ...(this.dataSourceSweep ? [this.dataSourceSweep] : []),
+      ].map((f) => f.fn),
     );
     this.alarms.workerErrors('StreamProcessorErrors', this.streamProcessor.fn);
     this.alarms.streamLag('StreamLag', this.streamProcessor.fn, 60);

@@ -194,7 +194,7 @@ describe('CDK stack', () => {
       // The stream processor reads the table's change stream (not its items) with its own role: the event source mapping polls with it.
       const isProcessor = rid === id(stack, stack.streamProcessor.role);
       // The data-source sweep Queries the due index's partitions only (below), no tenant's items.
-      if (rid === id(stack, stack.dataSourceSweep.role)) continue;
+      if (rid === id(stack, stack.dataSourceSweep!.role)) continue;
       const actions = roleStatements(template, rid)
         .flatMap((s) => asArray(s.Action))
         .filter((a) => !(isProcessor && STREAM_READ.includes(a)));
@@ -234,7 +234,7 @@ describe('CDK stack', () => {
   });
 
   it('runs the data-source sweep every minute with one grant: Query of the due index partitions on GSI1, and a send to the sync queue', () => {
-    const sweep = stack.dataSourceSweep;
+    const sweep = stack.dataSourceSweep!;
     const statements = roleStatements(template, id(stack, sweep.role));
     const dynamo = statements.filter((st) => asArray(st.Action).some((a) => a.startsWith('dynamodb:')));
     expect(dynamo).toHaveLength(1);
