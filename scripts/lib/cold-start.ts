@@ -195,6 +195,9 @@ export async function runColdBench({
     const floor = targets[0]!;
     const functions = targets.slice(1);
     const timed = sizeOnly ? [] : sample ? sampled(functions, sample) : functions;
+    // the floor is measured only beside a function: with none (COLD_ONLY matching nothing) there is no ratio to give
+    if (!sizeOnly && timed.length === 0)
+      throw new Error(`cold-start: no function to measure${only ? ` (COLD_ONLY=${only} matches none)` : ''}`);
     // The first round is not counted: the first import of a freshly written bundle also pays for the file
     // system's and the machine's cold caches, which is noise here (a deployed cold start reads from its own disk).
     for (const t of [floor, ...timed]) coldInit(t.file, env);
