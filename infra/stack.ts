@@ -19,6 +19,10 @@ import { FilterCriteria, StartingPosition } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq, SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { DATA_SOURCE_SYNC_QUEUE } from '#shared/domain/integrations/entity.ts';
+import { duePartitionPrefix } from '#shared/domain/integrations/sync-due.ts';
 import type { Construct } from 'constructs';
 import { routeName, routes as routeTable, workers as workerTable, type Route, type Worker } from '#shared/routes/index.ts';
 import { streamProcessorRow } from '#shared/routes/stream.ts';
@@ -57,10 +61,11 @@ const pascal = (s: string) =>
     .join('');
 
 /**
- * Paths the stack serves as its own token issuer (JWKS and discovery). With an external issuer that issuer
- * publishes its own, so these routes are left out rather than deployed to answer 500.
+ * Paths the stack serves as its own token issuer (JWKS and discovery, and the client credentials grant of service
+ * accounts, which signs with the stack's key). With an external issuer that issuer publishes its own and issues
+ * every token, so these routes are left out rather than deployed to answer 500.
  */
-const isSelfIssuerRoute = (r: Route) => r.path.startsWith('/.well-known/');
+const isSelfIssuerRoute = (r: Route) => r.path.startsWith('/.well-known/') || r.path === '/oauth/token';
 
 /** Routes use the one authorizer created in the parent stack, whichever nested stack they live in. */
 class SharedAuthorizer implements IHttpRouteAuthorizer {
@@ -101,11 +106,13 @@ export class GoalTrackingStack extends Stack {
   readonly workerFunctions = new Map<Worker, ServiceFunction>();
   readonly mailer: Mailer;
   readonly outboundEvents: OutboundEvents;
-  /** Keys the ids of Idempotency-Key requests (shared/auth/id-seed-secret.ts): HMAC, only GenerateMac granted. */
+  /** Keys the ids of Idempotency-Key requests and the list cursors (shared/auth/id-seed-secret.ts): HMAC, only GenerateMac granted. */
   readonly idSeedKey: Key;
   readonly alarms: ServiceAlarms;
   /** The change stream's processor (shared/stream/) and its on-failure destination. */
   readonly streamProcessor: ServiceFunction;
+  /** The data-source schedule's sweep (EventBridge, every minute). */
+  readonly dataSourceSweep?: ServiceFunction;
   readonly streamDeadLetters: Queue;
   private bedrockBound = false;
 
@@ -206,30 +213,42 @@ export class GoalTrackingStack extends Stack {
           ...common,
           ISSUER_URL: this.issuerUrl,
           JWT_AUDIENCE: config.jwtAudience[0]!,
-          ...(route.auth === 'jwt' ? this.limitDefaults(config) : {}),
+          ...(route.auth === 'jwt' || route.rateLimited || route.credential ? this.limitDefaults(config) : {}),
+          ...(route.scope ? { ROUTE_SCOPE: route.scope } : {}),
         },
       });
       if (access !== 'none') this.data.bindTable(fn, access);
       this.bindQueues(fn, route.sendsTo ?? [], name);
       this.bindNeeds(fn, route.needs ?? [], name, config);
-      // Every authenticated POST honours Idempotency-Key (contract section 11), so each may seed ids.
-      if (route.auth === 'jwt' && route.method === 'POST') {
+      // Every authenticated POST honours Idempotency-Key (contract section 11), so each may seed ids; every list
+      // signs and checks its cursors (contract 18) with a key derived from the same secret (shared/list/cursor.ts).
+      if ((route.auth === 'jwt' || route.credential) && (route.method === 'POST' || route.doc.list)) {
         fn.addToPolicy(new iam.PolicyStatement({ actions: ['kms:GenerateMac'], resources: [this.idSeedKey.keyArn] }));
         fn.addEnvironment('ID_SEED_KMS_KEY_ID', this.idSeedKey.keyArn);
       }
       this.routeFunctions.set(route, fn);
 
-      const authorizer: IHttpRouteAuthorizer = route.auth === 'jwt' ? jwt : new HttpNoneAuthorizer();
+      // a row whose function checks the token itself (tokenCheck) has no gateway authorizer
+      const authorizer: IHttpRouteAuthorizer = route.auth === 'jwt' && route.tokenCheck !== 'function' ? jwt : new HttpNoneAuthorizer();
       const httpRoute = new HttpRoute(group, `${name}Route`, {
         httpApi: this.api,
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
         integration: new HttpLambdaIntegration(`${name}Integration`, fn.fn),
         authorizer,
+        // API Gateway refuses a token without the row's scope before the function runs (contract section 17)
+        ...(route.auth === 'jwt' && route.tokenCheck !== 'function' && route.scope ? { authorizationScopes: [route.scope] } : {}),
       });
-      if (route.auth === 'public') {
+      if (route.tokenCheck === 'function') {
         Validations.of(httpRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
-          reason: `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document, its reference page and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,
+          reason: `${route.method} ${route.path} checks the bearer token in its function (tokenCheck in the route table): the JWT authorizer's 401 cannot carry the WWW-Authenticate resource_metadata header MCP clients need.`,
+        });
+      } else if (route.auth === 'public') {
+        Validations.of(httpRoute).acknowledge({
+          id: 'AwsSolutions-APIG4',
+          reason: route.credential
+            ? `${route.method} ${route.path} takes no user token by design (a cron job or a script pushes with the data source's own secret): the function checks that credential (${route.credential}) itself, in constant time, and rate-limits it.`
+            : `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document, its reference page and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,
         });
       }
     }
@@ -321,6 +340,41 @@ export class GoalTrackingStack extends Stack {
       }),
     );
 
+    // ---- the data-source schedule: a sweep every minute puts due sources on the sync queue ----
+    // Its one table grant is a Query of the due index's partitions (SYNCDUE#<shard> on GSI1, by LeadingKeys): the
+    // only cross-tenant read in the service, and it sees tenant, source and due time only (sync-due.ts).
+    // only with its queue's worker (a stack built with a subset of the workers, as some tests build it, has none)
+    if (this.queues.has(DATA_SOURCE_SYNC_QUEUE)) {
+      const sweep = new ServiceFunction(this, 'DataSourceSweep', {
+        handler: 'functions/workers/data-source-sweep.ts',
+        description: 'Data-source schedule: due http_json sources onto the data-source-syncs queue, every minute',
+        rolePath: this.data.rolePath('none'),
+        timeout: Duration.seconds(60),
+        logRetention: config.logRetention,
+        environment: { ...common, TABLE_NAME: this.data.table.tableName },
+      });
+      sweep.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          sid: 'DueIndexQuery',
+          actions: ['dynamodb:Query'],
+          resources: [`${this.data.table.tableArn}/index/GSI1`],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${duePartitionPrefix}*`] } },
+        }),
+      );
+      this.bindQueues(sweep, [DATA_SOURCE_SYNC_QUEUE], 'DataSourceSweep');
+      const sweepSchedule = new Rule(this, 'DataSourceSweepSchedule', {
+        description: 'Runs the data-source sweep every minute',
+        schedule: Schedule.rate(Duration.minutes(1)),
+        targets: [new LambdaFunction(sweep.fn, { retryAttempts: 2 })],
+      });
+      Validations.of(sweepSchedule).acknowledge({
+        id: 'Serverless-EventBusDLQ',
+        reason:
+          'A missed sweep loses nothing: it carries no data, and the next minute’s sweep reads the same due index (unchanged until a sync is logged) and sends the same sources; a dead-letter queue would hold only empty schedule events.',
+      });
+      this.dataSourceSweep = sweep;
+    }
+
     if (config.bedrockModelId && !this.bedrockBound) {
       // Not an error: the writer falls back to its built-in implementation without BEDROCK_MODEL_ID.
       Annotations.of(this).addWarningV2(
@@ -334,7 +388,12 @@ export class GoalTrackingStack extends Stack {
     this.alarms.apiServerErrors(this.api);
     this.alarms.functionThrottles(
       'Throttles',
-      [...this.routeFunctions.values(), ...this.workerFunctions.values(), this.streamProcessor].map((f) => f.fn),
+      [
+        ...this.routeFunctions.values(),
+        ...this.workerFunctions.values(),
+        this.streamProcessor,
+        ...(this.dataSourceSweep ? [this.dataSourceSweep] : []),
+      ].map((f) => f.fn),
     );
     this.alarms.workerErrors('StreamProcessorErrors', this.streamProcessor.fn);
     this.alarms.streamLag('StreamLag', this.streamProcessor.fn, 60);

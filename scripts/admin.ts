@@ -1,7 +1,7 @@
 /**
  * Operator commands (contract section 9). Each prints one JSON line.
  *   npm run admin -- create-tenant --name <name> --admin-email <email>
- *   npm run admin -- issue-token --tenant <tenant_uuid> --user <user_uuid> [--ttl <seconds>]
+ *   npm run admin -- issue-token --tenant <tenant_uuid> (--user <user_uuid> | --service-account <account_uuid>) [--ttl <seconds>]
  *   npm run admin -- redrive      (local stack: dead letters back to their queue; stream records applied again)
  *   npm run admin -- set-limits --tenant <tenant_uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset)
  *   npm run admin -- import FILE --tenant <tenant_uuid> [--user <user_uuid>]   (goals from CSV or JSON, progress on stderr)

@@ -1,16 +1,25 @@
 /**
- * `npm start` — the whole service on this machine. Options: `--in-memory` (throwaway data), `--port N`.
+ * `npm start` — the whole service on this machine. Options: `--in-memory` (throwaway data), `--port N`,
+ * `--aws-faithful` (DynamoDB as AWS may behave: stale eventually consistent reads, throttling and other faults;
+ * AWS_FAITHFUL_STALE_MS, default 1000, and AWS_FAITHFUL_FAULT_RATE, default 0.02).
  * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000 + random fallback), ISSUER_URL, JWT_AUDIENCE.
  */
 import { parseArgs } from 'node:util';
 import { startLocalStack } from './lib/local-stack.ts';
 
-const { values } = parseArgs({ options: { 'in-memory': { type: 'boolean', default: false }, port: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    'in-memory': { type: 'boolean', default: false },
+    port: { type: 'string' },
+    'aws-faithful': { type: 'boolean', default: false },
+  },
+});
 
 const stack = await startLocalStack({
   port: Number(values.port ?? process.env.PORT ?? 3000),
   dataDir: process.env.DATA_DIR ?? '.data',
   inMemory: values['in-memory'],
+  awsFaithful: values['aws-faithful'],
   dynamoPort: process.env.DYNAMODB_PORT ? Number(process.env.DYNAMODB_PORT) : undefined,
 }).catch((err: Error) => {
   console.error(err.message);

@@ -1,7 +1,13 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import * as z from 'zod';
+import { SCOPE_DESCRIPTIONS } from '#shared/auth/scopes.ts';
 import { routeName, routes, type Route } from '#shared/routes/index.ts';
 import { EVENT_SCHEMAS } from '#shared/schemas/events.ts';
+import { ScimErrorSchema } from '#shared/schemas/scim.ts';
+
+/** SCIM's rows (shared/routes/scim.ts) answer application/scim+json, their errors in SCIM's shape (RFC 7644 3.12). */
+const SCIM_MEDIA_TYPE = 'application/scim+json';
+const isScim = (path: string) => path.startsWith('/scim/');
 
 const ErrorBody = z.object({
   error: z.object({
@@ -20,6 +26,10 @@ const listQuery = z.object({
   limit_max: z.string().optional().meta({ description: 'Maximum records per page' }),
   offset: z.string().optional().meta({ description: 'Records to skip before the page' }),
   count: z.string().optional().meta({ description: "'true' adds data.pagy.count" }),
+  cursor: z.string().optional().meta({
+    description:
+      'data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile',
+  }),
 });
 
 /**
@@ -39,25 +49,37 @@ export const operationId = (r: Pick<Route, 'method' | 'path'>) => {
 export function buildOpenApiDocument() {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
-  const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: ErrorBody } } });
+  // Service accounts' tokens (contract section 17); a user's token carries the scopes of its role the same way.
+  registry.registerComponent('securitySchemes', 'oauth2', {
+    type: 'oauth2',
+    description: "A service account's client credentials, exchanged at POST /oauth/token for a 900 s token carrying its scopes",
+    flows: { clientCredentials: { tokenUrl: '/oauth/token', scopes: SCOPE_DESCRIPTIONS } },
+  });
   for (const r of routes) {
+    const scim = isScim(r.path);
+    const media = scim ? SCIM_MEDIA_TYPE : 'application/json';
+    const errorResponse = (description: string) => ({ description, content: { [media]: { schema: scim ? ScimErrorSchema : ErrorBody } } });
     const pathParams = [...r.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
     registry.registerPath({
       method: r.method.toLowerCase() as 'get',
       path: r.path,
       operationId: operationId(r),
       summary: r.doc.summary,
+      // the scope also in words, where a reader (the docs page, the typed client's comments) sees it without `security`
+      ...(r.scope ? { description: `Needs the scope \`${r.scope}\` (a token without it: 403 insufficient_scope).` } : {}),
       tags: [r.doc.tag],
-      security: r.auth === 'jwt' ? [{ bearer: [] }] : [],
+      // the scope the route needs, under either scheme (3.1 allows scopes on http schemes)
+      security: r.auth === 'jwt' ? [{ bearer: r.scope ? [r.scope] : [] }, { oauth2: r.scope ? [r.scope] : [] }] : [],
       ...(r.doc.extension ? { 'x-extension': true } : {}),
       request: {
         ...(pathParams.length ? { params: z.object(Object.fromEntries(pathParams.map((p) => [p, z.string()]))) } : {}),
-        ...(r.doc.list ? { query: listQuery } : {}),
+        ...(r.doc.query ? { query: r.doc.query } : r.doc.list ? { query: listQuery } : {}),
         ...(r.doc.body
           ? {
               body: {
                 content: {
-                  'application/json': { schema: r.doc.body },
+                  [r.doc.bodyMediaType ?? 'application/json']: { schema: r.doc.body },
+                  ...(scim ? { [SCIM_MEDIA_TYPE]: { schema: r.doc.body } } : {}),
                   ...(r.accepts?.includes('text/csv')
                     ? { 'text/csv': { schema: z.string().meta({ description: 'CSV with a header row of the JSON row field names' }) } }
                     : {}),
@@ -69,7 +91,7 @@ export function buildOpenApiDocument() {
       responses: {
         [r.doc.success.status]: {
           description: r.doc.success.description ?? 'Success',
-          ...(r.doc.success.schema ? { content: { 'application/json': { schema: r.doc.success.schema } } } : {}),
+          ...(r.doc.success.schema ? { content: { [media]: { schema: r.doc.success.schema } } } : {}),
           ...(r.doc.success.contentType ? { content: { [r.doc.success.contentType]: { schema: z.string() } } } : {}),
         },
         ...Object.fromEntries(
@@ -88,7 +110,9 @@ export function buildOpenApiDocument() {
                 description:
                   'Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape)',
               },
-              403: errorResponse('The caller may not do this'),
+              403: errorResponse(
+                `The caller may not do this (forbidden), or its token lacks the scope ${r.scope} (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="${r.scope}")`,
+              ),
               404: errorResponse('No such resource in the caller tenant'),
               409: errorResponse(
                 'conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request',
@@ -96,7 +120,17 @@ export function buildOpenApiDocument() {
               422: errorResponse('A rule is broken (validation_failed, taken, has_dependents)'),
               429: errorResponse('Rate limited; see Retry-After'),
             }
-          : { 429: { description: 'Throttled by API Gateway (its own body {"message":"Too Many Requests"})' } }),
+          : {
+              429: r.rateLimited
+                ? errorResponse('rate_limited: too many requests for this client; see Retry-After (or API Gateway throttling)')
+                : { description: 'Throttled by API Gateway (its own body {"message":"Too Many Requests"})' },
+            }),
+        ...Object.fromEntries(
+          (r.doc.refusals ?? []).map((x) => [
+            x.status,
+            { description: x.description, content: { 'application/json': { schema: x.schema } } },
+          ]),
+        ),
         500: errorResponse('Internal error; request_id identifies the log line'),
       },
     });
@@ -163,7 +197,8 @@ type Operation = {
 function withRetriesAndLimits(doc: OpenApiDoc): OpenApiDoc {
   const ref = (kind: string, name: string) => ({ $ref: `#/components/${kind}/${name}` });
   const components = (doc.components ??= {}) as Record<string, Record<string, unknown>>;
-  const error = { 'application/json': { schema: ref('schemas', 'Error') } };
+  const contractError = { 'application/json': { schema: ref('schemas', 'Error') } };
+  const scimErrorContent = { [SCIM_MEDIA_TYPE]: { schema: ref('schemas', 'ScimError') } };
   components.schemas = { ...components.schemas, Error: z.toJSONSchema(ErrorBody, { target: 'draft-2020-12' }) };
   components.headers = {
     ...components.headers,
@@ -194,8 +229,11 @@ function withRetriesAndLimits(doc: OpenApiDoc): OpenApiDoc {
     },
   };
   const limitHeaders = { 'RateLimit-Policy': ref('headers', 'RateLimit-Policy'), RateLimit: ref('headers', 'RateLimit') };
-  for (const [method, op] of Object.values(doc.paths ?? {}).flatMap((item) => Object.entries(item as Record<string, Operation>))) {
+  for (const [path, method, op] of Object.entries(doc.paths ?? {}).flatMap(([path, item]) =>
+    Object.entries(item as Record<string, Operation>).map(([m, o]) => [path, m, o] as const),
+  )) {
     if (!op.responses || !op.security?.length) continue; // public routes: no caller, no limits
+    const error = isScim(path) ? scimErrorContent : contractError;
     for (const [status, res] of Object.entries(op.responses)) if (status !== '401') res.headers = { ...res.headers, ...limitHeaders };
     op.responses['429'] = {
       description: 'rate_limited: the tenant or the caller is over its limit',

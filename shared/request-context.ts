@@ -20,6 +20,8 @@ export interface RequestContext {
   trace?: ActiveTrace;
   /** What the domain reports for the operator's metrics (shared/signals.ts). */
   signals?: DomainSignals;
+  /** The OAuth scope of the route the local stack is serving (shared/auth/scopes.ts requiredScope; deployed: ROUTE_SCOPE). */
+  routeScope?: string;
 }
 
 const storage = new AsyncLocalStorage<RequestContext>();

@@ -15,6 +15,8 @@ export interface TableChange {
   /** The tenant the item belongs to (from `T#<tenant>#` of its PK). */
   tenantId: string;
   keys: { PK: string; SK: string };
+  /** The stream record's sequence number (digits): increasing over the changes of one item, so it orders them. */
+  sequence?: string;
   oldImage?: Record<string, unknown>;
   newImage?: Record<string, unknown>;
 }

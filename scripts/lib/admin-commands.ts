@@ -1,9 +1,11 @@
 import { parseArgs } from 'node:util';
 import { configuredIssuer, DEFAULT_TTL_SECONDS } from '#shared/auth/issuer.ts';
+import { roleScopes } from '#shared/auth/scopes.ts';
 import { baseDb } from '#shared/db/client.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { setLimits } from './set-limits.ts';
 import { createTenant } from '#shared/domain/tenants.ts';
+import { serviceAccountEntity } from '#shared/domain/service-accounts/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { UUID_RE } from '#shared/ids.ts';
 import { runImportCommand } from './import-command.ts';
@@ -37,21 +39,42 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
       adminEmail: values['admin-email'],
     });
     if (!issuer) return { tenant_uuid: tenant.uuid, user_uuid: admin.uuid, token: null };
-    const { token } = await issuer.sign({ tenantId: tenant.uuid, userId: admin.uuid, ttlSeconds });
+    const { token } = await issuer.sign({ tenantId: tenant.uuid, userId: admin.uuid, ttlSeconds, scope: roleScopes('admin').join(' ') });
     return { tenant_uuid: tenant.uuid, user_uuid: admin.uuid, token };
   }
   if (command === 'issue-token') {
     const { values } = parseArgs({
       args: rest,
-      options: { tenant: { type: 'string' }, user: { type: 'string' }, ttl: { type: 'string' } },
+      options: { tenant: { type: 'string' }, user: { type: 'string' }, 'service-account': { type: 'string' }, ttl: { type: 'string' } },
     });
     if (!values.tenant || !UUID_RE.test(values.tenant)) throw new Error('--tenant <tenant_uuid> is required');
-    if (!values.user || !UUID_RE.test(values.user)) throw new Error('--user <user_uuid> is required');
+    const accountUuid = values['service-account'];
+    if (!values.user === !accountUuid) throw new Error('give one of --user <user_uuid> or --service-account <account_uuid>');
+    if (values.user && !UUID_RE.test(values.user)) throw new Error('--user <user_uuid> must be a uuid');
+    if (accountUuid && !UUID_RE.test(accountUuid)) throw new Error('--service-account <account_uuid> must be a uuid');
     const ttl = parseTtl(values.ttl);
-    const user = await getEntity({ tenantId: values.tenant, db }, userEntity, values.user);
-    if (!user) throw new Error(`No user ${values.user} in tenant ${values.tenant}`);
     const issuer = await configuredIssuer();
-    const { token, expiresAt } = await issuer.sign({ tenantId: values.tenant, userId: values.user, ttlSeconds: ttl });
+    if (accountUuid) {
+      // A long-lived token of a service account, for a client that takes only a fixed bearer token (an identity
+      // provider's SCIM connection: Okta's "HTTP Header", Entra ID's "Secret Token"). The account is read on
+      // every call, so disabling or deleting it stops this token at once, as it stops its 900 s tokens.
+      const account = await getEntity({ tenantId: values.tenant, db }, serviceAccountEntity, accountUuid);
+      if (!account) throw new Error(`No service account ${accountUuid} in tenant ${values.tenant}`);
+      if (account.record.status !== 'active') throw new Error(`Service account ${accountUuid} is ${account.record.status}`);
+      const { token, expiresAt } = await issuer.sign({
+        tenantId: values.tenant,
+        userId: accountUuid,
+        ttlSeconds: ttl,
+        scope: account.record.scopes.join(' '),
+        clientId: account.record.client_id,
+      });
+      return { token, expires_at: expiresAt, scope: account.record.scopes.join(' ') };
+    }
+    const user = await getEntity({ tenantId: values.tenant, db }, userEntity, values.user!);
+    if (!user) throw new Error(`No user ${values.user} in tenant ${values.tenant}`);
+    // the scopes the user's role allows now (contract section 17): a later role change needs a new token for new scopes
+    const scope = roleScopes(user.record.role).join(' ');
+    const { token, expiresAt } = await issuer.sign({ tenantId: values.tenant, userId: values.user!, ttlSeconds: ttl, scope });
     return { token, expires_at: expiresAt };
   }
   if (command === 'redrive') {
@@ -77,7 +100,7 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
   if (command === 'set-limits') return setLimits(db, rest);
   if (command === 'import') return runImportCommand(rest, db);
   throw new Error(
-    `Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> --user <uuid> [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset); redrive; import FILE --tenant <uuid> [--user <uuid>]; rebuild-read-models --tenant <uuid> [--concurrency <n>]; backfill-label-names --tenant <uuid> [--concurrency <n>]`,
+    `Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> (--user <uuid> | --service-account <uuid>) [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset); redrive; import FILE --tenant <uuid> [--user <uuid>]; rebuild-read-models --tenant <uuid> [--concurrency <n>]; backfill-label-names --tenant <uuid> [--concurrency <n>]`,
   );
 }
 

@@ -1,5 +1,5 @@
 import { BUDGETS, rowOf, worstOf, type Budget, type Row } from './bench-budgets.ts';
-import { call, recordsOf, type Measured } from './bench-http.ts';
+import { call, must, recordsOf, type Measured } from './bench-http.ts';
 import { SETTLE_MS } from '#shared/read-models/page-anchors.ts';
 
 /** What the scenarios name in a seeded tenant (over the API or straight into the table). */
@@ -18,7 +18,8 @@ export interface SeedRefs {
 interface Scenario {
   name: string;
   method: string;
-  path: string;
+  /** The path, or how to find it (a cursor page: its cursor read from page 1 first, unmeasured). */
+  path: string | ((url: string, token: string) => Promise<string>);
   body?: unknown | (() => unknown);
   budget: Budget;
   /** Sent as a member (not an admin): the caller's teams are read, and the goals it may see judged. */
@@ -33,6 +34,13 @@ export interface BenchCallers {
   /** Drops the limiter's leases and cached limits (RateLimiter.reset): the next request pays what a fresh container does. */
   resetLimiter: () => void;
 }
+
+/** A list's second page by cursor (contract 18): the cursor of `list`'s page 1, read once, unmeasured. */
+const cursorPage = (list: string) => async (url: string, token: string) => {
+  const cursor = (await must(url, token, 'GET', list)).body?.data?.pagy?.next_cursor;
+  if (typeof cursor !== 'string') throw new Error(`${list}: no next_cursor on page 1`);
+  return `${list}${list.includes('?') ? '&' : '?'}cursor=${encodeURIComponent(cursor)}`;
+};
 
 function scenarios(s: SeedRefs): Scenario[] {
   let created = 0;
@@ -157,6 +165,36 @@ function scenarios(s: SeedRefs): Scenario[] {
     },
     { name: 'list check-ins, page 1', method: 'GET', path: '/rest/v2/checkins', budget: BUDGETS.checkinPage1 },
     { name: 'list users, page 1', method: 'GET', path: '/rest/v2/users', budget: BUDGETS.usersPage1 },
+    { name: 'event feed, first page (20)', method: 'GET', path: '/events', budget: BUDGETS.eventsPage1 },
+    // a cursor page costs at most what page 1 costs (contract 18): each beside its list's page-1 row
+    { name: 'list objectives, cursor page', method: 'GET', path: cursorPage('/rest/v2/objectives'), budget: BUDGETS.page1 },
+    {
+      name: 'list objectives, cursor page, as a member',
+      method: 'GET',
+      path: cursorPage('/rest/v2/objectives'),
+      budget: BUDGETS.memberPage1,
+      asMember: true,
+    },
+    {
+      name: 'list initiatives, cursor page newest first',
+      method: 'GET',
+      path: cursorPage('/rest/v2/initiatives?q[s]=created_at%20desc'),
+      budget: BUDGETS.page1,
+    },
+    {
+      name: 'list key results, cursor page, last check-in desc',
+      method: 'GET',
+      path: cursorPage('/rest/v2/key_results?q[s]=last_checkin_date%20desc'),
+      budget: BUDGETS.page1,
+    },
+    {
+      name: 'list key results, cursor page, status on_track',
+      method: 'GET',
+      path: cursorPage('/rest/v2/key_results?q[current_status_eq]=on_track'),
+      budget: BUDGETS.indexedFilter,
+    },
+    { name: 'list check-ins, cursor page', method: 'GET', path: cursorPage('/rest/v2/checkins'), budget: BUDGETS.checkinPage1 },
+    { name: 'list users, cursor page', method: 'GET', path: cursorPage('/rest/v2/users'), budget: BUDGETS.usersPage1 },
   ];
 }
 
@@ -186,10 +224,11 @@ export async function runScenarios(url: string, callers: BenchCallers, refs: See
   for (const sc of scenarios(refs)) {
     const body = () => (typeof sc.body === 'function' ? (sc.body as () => unknown)() : sc.body);
     const token = sc.asMember ? callers.member : callers.admin;
-    await call(url, token, sc.method, sc.path, body());
-    const steady = await call(url, token, sc.method, sc.path, body());
+    const path = typeof sc.path === 'function' ? await sc.path(url, token) : sc.path;
+    await call(url, token, sc.method, path, body());
+    const steady = await call(url, token, sc.method, path, body());
     callers.resetLimiter();
-    const fresh = await call(url, token, sc.method, sc.path, body());
+    const fresh = await call(url, token, sc.method, path, body());
     const r = worstOf([steady, fresh]);
     // the seed fills every list a scenario reads: no record means a wrong measurement (e.g. before the stream converged)
     const extra = [steady, fresh].some((t) => Array.isArray(t.body?.data?.records) && recordsOf(t) === 0) ? ['no record returned'] : [];

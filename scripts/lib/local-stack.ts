@@ -9,11 +9,16 @@ import { fileIssuer, type Issuer } from '#shared/auth/issuer.ts';
 import { LocalQueues, installLocalQueues, type WorkerHandler } from '#shared/queue/queue.ts';
 import { routes, workers, type Route } from '#shared/routes/index.ts';
 import { streamProcessorRow } from '#shared/routes/stream.ts';
+import { DATA_SOURCE_SYNC_QUEUE } from '#shared/domain/integrations/entity.ts';
 import { tableAccessOf } from '#shared/routes/types.ts';
+import { layerClients } from '#shared/db/client.ts';
 import { requireQueueSend, withGrant, type Grant } from '#shared/grants.ts';
+import { scopesOfClaim } from '#shared/auth/scopes.ts';
+import { withContextValue } from '#shared/request-context.ts';
 import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
 import { MAX_BODY_BYTES } from '#shared/http/transport.ts';
 import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
+import { awsFaithfulLayer, faithfulSettings } from './aws-faithful.ts';
 import { faultInjecting } from './fault-injection.ts';
 import { StreamPoller, type StreamHandler } from './stream-poller.ts';
 
@@ -44,6 +49,11 @@ export interface LocalStackOptions {
   quiet?: boolean;
   /** A DynamoDB Local already running (and seeded) to serve instead of starting one; the stack stops it. */
   dynamo?: DynamoLocal;
+  /**
+   * Behave as DynamoDB in AWS may (scripts/lib/aws-faithful.ts): stale eventually consistent reads and index
+   * queries (AWS_FAITHFUL_STALE_MS), faults at a rate (AWS_FAITHFUL_FAULT_RATE).
+   */
+  awsFaithful?: boolean;
 }
 
 export interface LocalStack {
@@ -52,8 +62,8 @@ export interface LocalStack {
   tableName: string;
   issuer: Issuer;
   queues: LocalQueues;
-  /** How the change stream kept up: records delivered, the longest wait from commit to delivery. */
-  streamStats(): { delivered: number; maxLagMs: number; maxLagAt: string };
+  /** How the change stream kept up: records delivered, the longest wait from commit to delivery (of it, read but waiting for a lane). */
+  streamStats(): { delivered: number; maxLagMs: number; maxLagAt: string; maxLagQueuedMs: number };
   /** Resolves once the change stream has caught up (derived state converged; StreamPoller.whenIdle). */
   streamIdle(): Promise<void>;
   stop(): Promise<void>;
@@ -161,6 +171,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     POWERTOOLS_METRICS_DISABLED: process.env.POWERTOOLS_METRICS_DISABLED ?? 'true',
     ...(opts.quiet ? { POWERTOOLS_LOG_LEVEL: 'SILENT', LOG_LEVEL: 'SILENT' } : {}),
   });
+  // before any handler builds its client: every client the service builds in this process gets the layer
+  const faithful = opts.awsFaithful ? faithfulSettings() : undefined;
+  layerClients(faithful && awsFaithfulLayer({ ...faithful, endpoint: dynamo.endpoint }));
+  if (faithful) log('AWS-faithful mode', faithful);
   const issuer = await fileIssuer(keyFile(dataDir), process.env.ISSUER_URL!, process.env.JWT_AUDIENCE || undefined);
   const jwks = createLocalJWKSet(await issuer.jwks());
 
@@ -199,6 +213,16 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     });
   }
   queues.start();
+
+  // The data-source schedule: the same sweep the deployed stack runs every minute (DATA_SOURCE_SWEEP_MS; 0: off).
+  const sweepMs = Number(process.env.DATA_SOURCE_SWEEP_MS ?? 60_000);
+  const sweepGrant: Grant = { name: 'data source sweep', table: 'read', sendsTo: [DATA_SOURCE_SYNC_QUEUE] };
+  const sweep = () =>
+    (load('functions/workers/data-source-sweep.ts') as Promise<() => Promise<unknown>>)
+      .then((h) => withGrant(sweepGrant, () => h()))
+      .catch((err) => log('data source sweep failed', { error: String(err) }));
+  const sweepTimer = Number.isFinite(sweepMs) && sweepMs > 0 ? setInterval(() => void sweep(), sweepMs) : undefined;
+  sweepTimer?.unref();
 
   // The change stream: the same processor the Lambda runs, fed from DynamoDB Local's stream.
   const stream = new StreamPoller({
@@ -292,7 +316,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
 
     let claims: Record<string, string> | undefined;
-    if (route.auth === 'jwt') {
+    if (route.auth === 'jwt' && route.tokenCheck !== 'function') {
       // As the HTTP API JWT authorizer: the token (alone or after `Bearer `), signature against the issuer's JWKS, iss, aud, exp (required), nbf.
       const m = /^(?:Bearer\s+)?(\S+)$/i.exec(headers.authorization ?? '');
       try {
@@ -349,7 +373,9 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         stage: '$default',
         time: now.toUTCString(),
         timeEpoch: now.getTime(),
-        ...(claims ? { authorizer: { principalId: '', integrationLatency: 0, jwt: { claims, scopes: [] } } } : {}),
+        ...(claims
+          ? { authorizer: { principalId: '', integrationLatency: 0, jwt: { claims, scopes: [...scopesOfClaim(claims.scope)] } } }
+          : {}),
       },
       ...(body ? { body } : {}),
       isBase64Encoded: false,
@@ -369,7 +395,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       succeed: () => undefined,
     } as unknown as Context;
     const handler = await load(route.handler);
-    const result = (await withGrant(grants.get(route)!, () => handler(event, context))) as ApiResult;
+    // The route's scope reaches its scopeCheck as ROUTE_SCOPE does deployed (every route shares this process's environment).
+    const result = (await withContextValue('routeScope', route.scope, () =>
+      withGrant(grants.get(route)!, () => handler(event, context)),
+    )) as ApiResult;
     const out: Record<string, string> = {};
     for (const [k, v] of Object.entries(result.headers ?? {})) out[k] = String(v);
     // As API Gateway: a base64-encoded body (binary or compressed) goes out decoded.
@@ -384,7 +413,12 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   log(`Goal-tracking API listening on ${url}`);
 
   return {
-    streamStats: () => ({ delivered: stream.delivered, maxLagMs: stream.maxLag.ms, maxLagAt: stream.maxLag.at }),
+    streamStats: () => ({
+      delivered: stream.delivered,
+      maxLagMs: stream.maxLag.ms,
+      maxLagAt: stream.maxLag.at,
+      maxLagQueuedMs: stream.maxLag.queuedMs,
+    }),
     streamIdle: () => stream.whenIdle(),
     url,
     dynamoEndpoint: dynamo.endpoint,
@@ -392,6 +426,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     issuer,
     queues,
     stop: async () => {
+      if (sweepTimer) clearInterval(sweepTimer);
       queues.stop();
       await stream.stop();
       await new Promise<void>((r) => {
@@ -399,6 +434,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
         server.closeAllConnections();
       });
       await dynamo.stop();
+      layerClients(undefined);
       rmSync(stackFile(dataDir), { force: true });
     },
   };

@@ -6,6 +6,12 @@ export interface Caller {
   userId: string;
   role: Role;
   user: UserRecord;
+  /**
+   * Set when the token is a service account's (contract section 17): `userId` is the account's uuid (so its writes
+   * are attributed to it), `role` is admin, narrowed by the token's scopes at each route (scopeCheck), and `user`
+   * a stand-in carrying the account's name.
+   */
+  service?: { name: string; clientId: string };
 }
 
 export const isAdmin = (c: Caller) => c.role === 'admin';

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { KMSClient } from '@aws-sdk/client-kms';
 import { SignJWT, exportJWK, generateKeyPair, importJWK, type JWK } from 'jose';
+import { PRINCIPAL_TYPE_CLAIM, SERVICE_ACCOUNT_PRINCIPAL } from '#shared/auth/scopes.ts';
 import { config } from '#shared/config.ts';
 
 /**
@@ -13,8 +14,13 @@ import { config } from '#shared/config.ts';
  */
 export interface TokenClaims {
   tenantId: string;
+  /** The subject: a user's uuid, or a service account's. */
   userId: string;
   ttlSeconds: number;
+  /** Space-separated OAuth scopes (contract section 17): the JWT authorizer checks each route's against them. */
+  scope?: string;
+  /** Set for a service account's token (client credentials grant): its client_id. */
+  clientId?: string;
 }
 
 export interface Issuer {
@@ -27,8 +33,13 @@ export interface Issuer {
 export const DEFAULT_AUDIENCE = 'goal-tracking-api';
 export const DEFAULT_TTL_SECONDS = 3600;
 
-/** The tenant and user claims, under the names the API reads them by (TENANT_CLAIM / USER_CLAIM). */
-const payload = (c: TokenClaims) => ({ [config.tenantClaim]: c.tenantId, [config.userClaim]: c.userId });
+/** The tenant and user claims, under the names the API reads them by (TENANT_CLAIM / USER_CLAIM), the scopes, and for a service account its marks. */
+const payload = (c: TokenClaims) => ({
+  [config.tenantClaim]: c.tenantId,
+  [config.userClaim]: c.userId,
+  ...(c.scope !== undefined ? { scope: c.scope } : {}),
+  ...(c.clientId ? { [PRINCIPAL_TYPE_CLAIM]: SERVICE_ACCOUNT_PRINCIPAL, client_id: c.clientId } : {}),
+});
 
 const ALG = 'RS256';
 

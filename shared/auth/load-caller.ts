@@ -4,6 +4,7 @@ import { keys } from '#shared/db/keys.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity, readEntitiesAhead, type EntityRef } from '#shared/db/reads.ts';
+import { serviceAccountAsUser, serviceAccountEntity } from '#shared/domain/service-accounts/entity.ts';
 import { userEntity, type Role } from '#shared/domain/users/entity.ts';
 import { UnauthorizedError } from '#shared/errors.ts';
 
@@ -19,13 +20,14 @@ export async function callerTeamUuids(ctx: DataCtx & { db: Db }, userId: string)
  * The caller's user and the entities the route reads first (`readAhead`), in one BatchGetItem; with `teams`,
  * the caller's team list is queried alongside (one round trip in sequence). 401 when the user is unknown or
  * not active. `data` is the token's tenant (its keys are built under it, so a read-ahead never leaves it); the
- * items read ahead are put on it for later eventually consistent reads.
+ * items read ahead (strongly consistent) are put on it for later reads by id.
  */
 export async function loadCaller(
   data: DataCtx & { db: Db },
   userId: string,
-  opts: { readAhead?: EntityRef[]; teams?: boolean } = {},
+  opts: { readAhead?: EntityRef[]; teams?: boolean; service?: boolean } = {},
 ): Promise<{ caller: Caller; teams?: Promise<Set<string>> }> {
+  if (opts.service) return { caller: await loadServiceCaller(data, userId, opts.readAhead ?? []) };
   const who = `${data.tenantId}/${userId}`;
   // an admin's teams decide nothing: not queried ahead for a caller this container last saw as admin
   const teams = opts.teams && rolesSeen.get(who) !== 'admin' ? callerTeamUuids(data, userId) : undefined;
@@ -49,4 +51,23 @@ function rememberRole(who: string, role: Role): void {
   rolesSeen.delete(who); // re-inserted last: the oldest entry goes first
   rolesSeen.set(who, role);
   if (rolesSeen.size > ROLES_REMEMBERED) rolesSeen.delete(rolesSeen.keys().next().value!);
+}
+
+/**
+ * A service account's token (contract section 17): the account is read on every call, in the same BatchGetItem
+ * as what the route reads ahead (no cache, so no extra round trip and no delay): disabled or deleted, its tokens
+ * are refused at once (401). It acts as an admin, narrowed by its token's scopes (scopeCheck), under its own uuid;
+ * `user` is a stand-in with its name, for what shows the acting user's name (a notification's actor).
+ */
+async function loadServiceCaller(data: DataCtx & { db: Db }, accountUuid: string, readAhead: EntityRef[]): Promise<Caller> {
+  data.readAhead = await readEntitiesAhead(data, [{ type: serviceAccountEntity.type, id: accountUuid }, ...readAhead]);
+  const account = await getEntity(data, serviceAccountEntity, accountUuid);
+  if (account?.record.status !== 'active') throw new UnauthorizedError('Service account is unknown or disabled');
+  return {
+    tenantId: data.tenantId,
+    userId: accountUuid,
+    role: 'admin',
+    user: serviceAccountAsUser(account.record),
+    service: { name: account.record.name, clientId: account.record.client_id },
+  };
 }

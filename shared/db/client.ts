@@ -210,14 +210,26 @@ export function instrument(client: DynamoDBClient): Db {
   return documentClient(client);
 }
 
+/**
+ * What the local stack adds to every client built here (its AWS-faithful mode: stale reads and faults,
+ * scripts/lib/aws-faithful.ts). Only the local stack sets it; in a Lambda it stays unset.
+ */
+let localLayer: ((client: DynamoDBClient) => void) | undefined;
+export function layerClients(layer: ((client: DynamoDBClient) => void) | undefined): void {
+  localLayer = layer;
+}
+
+/** The same retry configuration deployed and locally: the SDK's standard strategy (its back-off, its retry quota), 5 attempts. */
 export function createDynamoClient(credentials?: AwsCredentialIdentity): DynamoDBClient {
   const endpoint = config.dynamoEndpoint;
-  return new DynamoDBClient({
+  const client = new DynamoDBClient({
     region: config.region,
     ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
     ...(credentials && !endpoint ? { credentials } : {}),
     maxAttempts: 5,
   });
+  localLayer?.(client);
+  return client;
 }
 
 let sharedClient: Db | undefined;

@@ -19,6 +19,10 @@
  *  - read-model counter shard: PK = T#t#goalcount#<kind>#<dimension>#<shard>  SK = #
  *  - page anchor (a kind's goals per creation-time bucket): PK = T#t#goalanchor#<kind>  SK = <bucket>#<shard>
  *  - read-model state (built for the tenant?): PK = T#t#read_models#goals  SK = #
+ *  - event feed (shared/domain/events/feed.ts), all kept 30 days by TTL:
+ *             event:  PK = T#t#events#<hour>           SK = <recorded at>#<stream sequence>#<n>
+ *             hour:   PK = T#t#eventhours              SK = <hour>          (the hours that hold events)
+ *             pointer: PK = T#t#eventid#<event id>     SK = #               (where an event is, for `after=<id>`)
  */
 export const ENTITY_SK = '#';
 export const ENTRY_SK_PREFIX = 'IX#';
@@ -70,6 +74,13 @@ export const keys = {
   goalAnchorPartition: (tenantId: string, kind: string) => goalAnchorPartition(tenantId, kind),
   /** Whether a tenant's goal read models are complete (written when the tenant is created, or by the backfill). */
   readModelState: (tenantId: string) => ({ PK: `${tenantPrefix(tenantId)}read_models#goals`, SK: ENTITY_SK }),
+  /** The event feed's partition of one hour (`YYYY-MM-DDTHH`): a tenant's events spread over hours, no partition takes them all. */
+  eventFeedHour: (tenantId: string, hour: string) => `${tenantPrefix(tenantId)}events#${hour}`,
+  /** The directory of the hours that hold a tenant's events: a reader skips empty hours without querying them. */
+  eventFeedHours: (tenantId: string) => `${tenantPrefix(tenantId)}eventhours`,
+  eventFeedHourEntry: (tenantId: string, hour: string) => ({ PK: `${tenantPrefix(tenantId)}eventhours`, SK: hour }),
+  /** Where the feed holds an event (its hour and sort key), by the event's id. */
+  eventPointer: (tenantId: string, eventId: string) => ({ PK: `${tenantPrefix(tenantId)}eventid#${eventId}`, SK: ENTITY_SK }),
 };
 
 export const READ_MODEL_SK_PREFIX = 'RM#';

@@ -9,7 +9,7 @@ import type { AppError } from '#shared/errors.ts';
 export interface DataCtx {
   tenantId: string;
   db: Db;
-  /** Items the request read ahead (readEntitiesAhead), by key; eventually consistent getEntity answers from it. */
+  /** Items the request read ahead (readEntitiesAhead, strongly consistent), by key; getEntity answers from it unless asked for a fresh read. */
   readAhead?: Map<string, Record<string, unknown> | null>;
 }
 

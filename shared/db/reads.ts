@@ -16,8 +16,12 @@ export const storable = (pk: string) => Buffer.byteLength(pk, 'utf8') <= MAX_PAR
 
 export type Key = { PK: string; SK: string };
 
-/** BatchGetItem of any keys (100 per call, unprocessed keys retried); returns the items found, in no particular order. */
-export async function batchGet(ctx: DataCtx, all: Key[], consistent = false): Promise<Record<string, unknown>[]> {
+/**
+ * BatchGetItem of any keys (100 per call, unprocessed keys retried); returns the items found, in no particular
+ * order. Strongly consistent unless `consistent` is false: every read by key reflects every acknowledged write
+ * (contract section 14); only index queries (lists, filters, counts, walks down the hierarchy) may lag.
+ */
+export async function batchGet(ctx: DataCtx, all: Key[], consistent = true): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   const wanted = all.filter((k) => storable(k.PK));
   for (let i = 0; i < wanted.length; i += 100) {
@@ -44,37 +48,44 @@ export interface EntityRef {
 const readAheadKey = (k: Key) => `${k.PK}\u0000${k.SK}`;
 
 /**
- * One BatchGetItem (eventually consistent) of `refs`: the items found by key, null where none is.
- * Put on a DataCtx as `readAhead`, later eventually consistent getEntity calls of those keys answer from it.
+ * One BatchGetItem of `refs`: the items found by key, null where none is. Strongly consistent, as every read by
+ * id (contract section 14: a GET by uuid reflects the caller's acknowledged write, and refuses a goal made
+ * limited at once; the caller's own user too). Put on a DataCtx as `readAhead`, later getEntity calls of those
+ * keys that need no fresher read answer from it.
  */
 export async function readEntitiesAhead(ctx: DataCtx, refs: EntityRef[]): Promise<Map<string, Record<string, unknown> | null>> {
   const wanted = refs.map((r) => keys.entity(ctx.tenantId, r.type, r.id)).filter((k) => storable(k.PK));
   const found = new Map<string, Record<string, unknown> | null>(wanted.map((k) => [readAheadKey(k), null]));
-  for (const item of await batchGet(ctx, wanted)) found.set(readAheadKey({ PK: item.PK as string, SK: item.SK as string }), item);
+  for (const item of await batchGet(ctx, wanted, true)) found.set(readAheadKey({ PK: item.PK as string, SK: item.SK as string }), item);
   return found;
 }
 
+/**
+ * One entity by id, always strongly consistent (contract section 14: reads by id reflect every acknowledged
+ * write; an eventually consistent GetItem may answer a version up to a second old in AWS). `fresh`: read it
+ * now, not from the request's read-ahead (a write's read, again on every attempt).
+ */
 export async function getEntity<R extends BaseRecord>(
   ctx: DataCtx,
   def: EntityDef<R>,
   id: string,
-  consistent = false,
+  fresh = false,
 ): Promise<Stored<R> | undefined> {
   const key = keys.entity(ctx.tenantId, def.type, id);
   if (!storable(key.PK)) return undefined;
-  const ahead = consistent ? undefined : ctx.readAhead?.get(readAheadKey(key));
+  const ahead = fresh ? undefined : ctx.readAhead?.get(readAheadKey(key));
   if (ahead !== undefined) return ahead ? { record: ahead.rec as R, version: ahead.v as number } : undefined;
-  const out = await ctx.db.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: consistent }));
+  const out = await ctx.db.send(new GetCommand({ TableName: tableName(), Key: key, ConsistentRead: true }));
   if (!out.Item) return undefined;
   return { record: out.Item.rec as R, version: out.Item.v as number };
 }
 
-/** Fetches many entities by id (BatchGetItem, 100 per call; `consistent` for strongly consistent reads). Missing ids are absent from the map. */
+/** Fetches many entities by id (BatchGetItem, 100 per call, strongly consistent as every read by key). Missing ids are absent from the map. */
 export async function getEntities<R extends BaseRecord>(
   ctx: DataCtx,
   def: EntityDef<R>,
   ids: Iterable<string>,
-  consistent = false,
+  consistent = true,
 ): Promise<Map<string, Stored<R>>> {
   const items = await batchGet(
     ctx,
@@ -85,17 +96,17 @@ export async function getEntities<R extends BaseRecord>(
 }
 
 /** The id holding a uniqueness claim, if any. */
-export async function findUnique(ctx: DataCtx, name: string, value: string, consistent = false): Promise<string | undefined> {
+export async function findUnique(ctx: DataCtx, name: string, value: string, consistent = true): Promise<string | undefined> {
   return (await findUniques(ctx, name, [value], consistent)).get(value);
 }
 
 /** The ids holding the uniqueness claims (name, value) for many values, in one BatchGetItem per 100: value → id, unclaimed values absent. */
-export async function findUniques(ctx: DataCtx, name: string, values: Iterable<string>, consistent = false): Promise<Map<string, string>> {
+export async function findUniques(ctx: DataCtx, name: string, values: Iterable<string>, consistent = true): Promise<Map<string, string>> {
   return new Map([...(await findClaims(ctx, name, values, consistent))].map(([value, claim]) => [value, claim.id]));
 }
 
 /** The uniqueness claims (name, value) for many values with what they carry (UniqueDef.data), one BatchGetItem per 100: value → claim, unclaimed values absent. */
-export async function findClaims(ctx: DataCtx, name: string, values: Iterable<string>, consistent = false): Promise<Map<string, Claim>> {
+export async function findClaims(ctx: DataCtx, name: string, values: Iterable<string>, consistent = true): Promise<Map<string, Claim>> {
   const unique = [...new Set(values)];
   const byPk = new Map(unique.map((v) => [keys.unique(ctx.tenantId, name, v).PK, v]));
   const items = await batchGet(
@@ -155,8 +166,8 @@ export class BatchRead {
     return () => this.found.get(`${key.PK}|${key.SK}`);
   }
 
-  /** Reads everything named so far (strongly consistent with `consistent`: versions a transaction will check). */
-  async run(consistent = false): Promise<this> {
+  /** Reads everything named so far (strongly consistent, as every read by key: versions a transaction will check). */
+  async run(consistent = true): Promise<this> {
     const unique = new Map(this.wanted.map((k) => [`${k.PK}|${k.SK}`, k]));
     for (const item of await batchGet(this.ctx, [...unique.values()], consistent))
       this.found.set(`${item.PK as string}|${item.SK as string}`, item);

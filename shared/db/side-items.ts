@@ -72,3 +72,28 @@ export async function querySidePage(
   );
   return { items: (out.Items ?? []).map((i) => ({ ...withoutKeys(i), SK: i.SK as string })), lastKey: out.LastEvaluatedKey };
 }
+
+/**
+ * Side items of one partition whose sort key lies in [`from`, `to`] and, with `after`, beyond `after` (which must
+ * itself lie in the range: it is the query's exclusive start), in sort-key order, at most `limit`. For partitions
+ * read by position (the event feed): a Query reads only the items it returns.
+ */
+export async function querySideRange(
+  ctx: DataCtx,
+  partitionKey: string,
+  opts: { from: string; to: string; after?: string; limit: number; consistent?: boolean },
+): Promise<Array<SideItem & { SK: string }>> {
+  if (!storable(partitionKey) || opts.from > opts.to || (opts.after !== undefined && (opts.after < opts.from || opts.after >= opts.to)))
+    return [];
+  const out = await ctx.db.send(
+    new QueryCommand({
+      TableName: tableName(),
+      KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': partitionKey, ':from': opts.from, ':to': opts.to },
+      ConsistentRead: opts.consistent ?? false,
+      Limit: opts.limit,
+      ...(opts.after !== undefined ? { ExclusiveStartKey: { PK: partitionKey, SK: opts.after } } : {}),
+    }),
+  );
+  return (out.Items ?? []).map((i) => ({ ...withoutKeys(i), SK: i.SK as string }));
+}

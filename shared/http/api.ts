@@ -25,6 +25,7 @@ import type {
 import { pathAndQuery } from '#shared/http/middleware/path-and-query.ts';
 import { rateLimit } from '#shared/http/middleware/rate-limit.ts';
 import { readAhead } from '#shared/http/middleware/read-ahead.ts';
+import { scopeCheck } from '#shared/http/middleware/scope-check.ts';
 import { tenantFromClaims } from '#shared/http/middleware/tenant-from-claims.ts';
 import { limitDefaultsFromEnv, RateLimiter } from '#shared/http/rate-limit.ts';
 import { transport } from '#shared/http/transport.ts';
@@ -89,7 +90,8 @@ const internalToContext = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context,
  *
  * The work before `handle` is a chain of middy middlewares under shared/http/middleware/, in this order; each puts
  * what it learns in request.internal, async prerequisites as promises: sizes and body read (413/431/415/400),
- * Idempotency-Key (400), the body schema's import started, the token's tenant (401), path and query, the read
+ * Idempotency-Key (400), the body schema's import started, the token's tenant (401), the route's scope (403
+ * insufficient_scope), path and query, the read
  * ahead, the caller's read started (its 401 comes from the promise), the admission by the limiter (429) as a
  * promise, the route's early start beside the caller's read. The handler then awaits the admitted caller (so a
  * 401 or 429 wins over a body's 400 found meanwhile), validates the body and runs `handle`, once per
@@ -119,6 +121,7 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(
     )
     .use(bodyValidation(opts.body))
     .use(tenantFromClaims())
+    .use(scopeCheck())
     .use(pathAndQuery())
     .use(readAhead(opts.readAhead))
     .use(caller())

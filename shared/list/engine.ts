@@ -3,6 +3,7 @@ import type { EntryList } from '#shared/db/entry-lists.ts';
 import { entryPartitionOf } from '#shared/db/index-queries.ts';
 import type { BaseRecord, DataCtx, EntityDef, ListEntry } from '#shared/db/model.ts';
 import { attributeMap, matchValue, parseFilters, type AttrType, type ParsedFilter, type ParsedSort } from '#shared/list/filter.ts';
+import { cursorBinding, openCursor, sealCursor, type Position } from '#shared/list/cursor.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 import { parsePageParams, type PageParams } from '#shared/list/params.ts';
 import { entryStream, started, type IndexSource, type Sizing } from '#shared/list/streams.ts';
@@ -21,6 +22,12 @@ import { entryStream, started, type IndexSource, type Sizing } from '#shared/lis
  *
  * A list may start before its caller is known (`ListRun.gate`): it then plans and reads its first chunk of keys
  * while the caller is read, and judges nothing (what the caller may see) until the gate opens.
+ *
+ * Order (contract 4): the sort attribute's value, records without one last in both directions, ties in creation
+ * order (oldest first) in both directions; every plan gives that one order. Every page answers the cursor of its
+ * last record (`pagy.next_cursor`, shared/list/cursor.ts); a cursor page starts right after that record's
+ * position: a stream in creation order (or a plan's ordered stream) from its key on (`IndexSource.from`), a sort
+ * in memory past it in the same order, so it reads what page 1 reads.
  */
 export type { IndexSource } from '#shared/list/streams.ts';
 
@@ -33,8 +40,12 @@ export interface AttrDef<R> {
   get(r: R, loader: Loader): unknown | Promise<unknown>;
   /** Serves `eq`/`in` from an index. `values` are the filter's (coerced) values. */
   index?(values: unknown[], env: IndexEnv): Promise<IndexSource>;
-  /** In a desc sort held in memory, ties come in reverse creation order (desc is asc reversed), as the read model serving this sort orders them. */
-  descReversesTies?: boolean;
+}
+
+/** How an ordered plan's stream keys (ListPlan.ordered) map to positions in the list's order and back. */
+export interface KeyPosition {
+  of(sortKey: string): Position;
+  key(p: Position): string;
 }
 
 export interface IndexEnv {
@@ -74,9 +85,9 @@ export interface ListPlan<R> {
   /** Filters the source serves: not residuals; `verify` re-checks them on the fetched items (read models lag the table). */
   served: ParsedFilter[];
   verify?(r: R): boolean;
-  /** The source yields records in the order `q[s]` asks (no in-memory sort), `descending` when read backwards. */
+  /** The source yields records in the order `q[s]` asks (no in-memory sort), read forwards; its keys map to positions by `position`. */
   ordered?: boolean;
-  descending?: boolean;
+  position?: KeyPosition;
   /**
    * The exact number of records the list holds for this caller (from counters): `count=true` walks nothing.
    * A promise lets the page's keys be read meanwhile; resolving undefined, on a plan without residuals, makes
@@ -85,6 +96,12 @@ export interface ListPlan<R> {
   count?: number | Promise<number | undefined>;
   /** The source starts after this many records of the list (a page anchor placed it): the page skips that many fewer. */
   skipped?: number;
+  /**
+   * What of the answer a read model kept by the change stream decides (it follows writes by the stream's delay):
+   * `filter` (a read-model list serves a filter: a record that matches since may be missing), `order` (the
+   * read model's order), `position` (a page anchor placed the page). A count from counters adds `count`.
+   */
+  readModel?: ReadModelPart[];
   /**
    * The plan is taken on trust while its first keys are read (e.g. before the read models are known to be built
    * for the tenant); resolving false drops it for the generic plan.
@@ -98,6 +115,8 @@ export interface ListResource<R extends BaseRecord> {
   entity: EntityDef<R>;
   /** GSI1 list partitions holding every record of the resource (creation order). */
   lists: string[];
+  /** Keys each of `lists` reads at least in its first Query when they are merged (IndexSource `firstRead`). */
+  listsFirstRead?: number;
   attributes: Record<string, AttrDef<R>>;
   /** Attributes tried as driver first, most selective first. Defaults to declaration order. */
   driverOrder?: string[];
@@ -129,10 +148,24 @@ export interface ListRun<R> {
 
 export type ItemFilter<R> = (records: R[]) => Promise<boolean[]> | boolean[];
 
+/** A part of a list's answer that a read model kept by the change stream decided (ListPlan.readModel). */
+export type ReadModelPart = 'count' | 'filter' | 'order' | 'position';
+
 export interface ListResult<R> {
   records: R[];
-  pagy: { page: number; per_page: number; offset: number; next: number | null; prev: number | null; count?: number };
+  pagy: {
+    page: number;
+    per_page: number;
+    offset: number;
+    next: number | null;
+    prev: number | null;
+    count?: number;
+    /** Where the next page starts (contract 18); null on the last page. */
+    next_cursor: string | null;
+  };
   filters: Record<string, unknown>;
+  /** The parts of the answer a read model decided (may lag writes by the stream's delay); absent when none did. */
+  readModel?: ReadModelPart[];
 }
 
 export async function runList<R extends BaseRecord>(resource: ListResource<R>, run: ListRun<R>): Promise<ListResult<R>> {
@@ -141,6 +174,15 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   const { page, rest } = parsePageParams(run.pairs);
   const attributes = attributeMap(resource.attributes); // client-named: looked up in a Map only
   const { filters, sort, echo } = parseFilters(rest, attributes);
+  // a cursor names its tenant, list, filters and sort: one of another is refused before anything is read
+  const binding = cursorBinding([
+    run.ctx.tenantId,
+    resource.type,
+    resource.lists,
+    filters.map((f) => JSON.stringify([f.attribute, f.predicate, f.value])).sort(),
+    sort ?? null,
+  ]);
+  const after = page.cursor === undefined ? undefined : await openCursor(binding, page.cursor);
   await run.afterParse?.();
   const gate = run.gate ?? Promise.resolve();
   const env: IndexEnv = { ctx: run.ctx, loader: run.loader, entryPartition: (of, value) => entryPartitionOf(run.ctx, of, value), gate };
@@ -171,9 +213,13 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   const walkAll = walksAll || (page.count && !speculative && knownCount === undefined);
   if (walkAll) sizing.toEnd = true;
   const accepted = (e: ListEntry) => !run.entryFilter || run.entryFilter(e, filters);
+  // the list sort key of each id read, for the page's last position (and a sort's tiebreak)
+  const keyOf = new Map<string, string>();
+  let lastKey: string | undefined;
 
   let total = 0;
   let pageRecords: R[] = [];
+  let memoryLast: Position | undefined;
   let hasNext = false;
 
   if (verifying) {
@@ -193,8 +239,9 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
           break;
         }
         ids.push(e.id);
+        lastKey = e.sortKey;
       }
-      pageRecords.push(...(await run.loader.many(resource.entity, ids)).filter((r) => plan.verify!(r)));
+      pageRecords.push(...(await run.loader.many(resource.entity, ids, { listing: true })).filter((r) => plan.verify!(r)));
     }
     hasNext = !exhausted && (await nextAccepted()) !== undefined;
   } else if (!needItems) {
@@ -202,7 +249,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     let pageRead: Promise<R[]> | undefined;
     // the loader keeps id order and skips vanished items; awaited below, unless the count's walk fails first
     const readPage = () => {
-      if (!pageRead) (pageRead = run.loader.many(resource.entity, pageIds)).catch(() => undefined);
+      if (!pageRead) (pageRead = run.loader.many(resource.entity, pageIds, { listing: true })).catch(() => undefined);
       return pageRead;
     };
     // The keys left to count are read at once (whole 1 MB pages) while the page's items are read.
@@ -213,7 +260,10 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     // next() by hand: a for-await `break` would close the stream, and a promised count that does not come walks on
     for (let r = await entries.next(); !r.done; r = await entries.next()) {
       if (!accepted(r.value)) continue;
-      if (total >= skip && total < skip + page.perPage) pageIds.push(r.value.id);
+      if (total >= skip && total < skip + page.perPage) {
+        pageIds.push(r.value.id);
+        lastKey = r.value.sortKey;
+      }
       total++;
       if (total >= wanted && !walkAll) break;
       if (total >= skip + page.perPage && walkAll && !pageRead) countOn();
@@ -231,7 +281,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
       // a long walk reads up to 10 batches of 100 items at once (each BatchGetItem holds 100)
       const chunks: string[][] = [];
       for (let i = 0; i < batch.length; i += 100) chunks.push(batch.slice(i, i + 100).map((e) => e.id));
-      const records = (await Promise.all(chunks.map((ids) => run.loader.many(resource.entity, ids)))).flat();
+      const records = (await Promise.all(chunks.map((ids) => run.loader.many(resource.entity, ids, { listing: true })))).flat();
       batch = [];
       const keep = itemFilter ? await itemFilter(records) : undefined;
       for (const [i, r] of records.entries()) {
@@ -240,7 +290,10 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
         if (await matchesAll(r, residual, attributes, run.loader)) {
           if (memorySort) matched.push(r);
           else {
-            if (total >= skip && total < skip + page.perPage) pageRecords.push(r);
+            if (total >= skip && total < skip + page.perPage) {
+              pageRecords.push(r);
+              lastKey = keyOf.get(r.uuid);
+            }
             total++;
           }
         }
@@ -252,6 +305,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     for await (const e of entries) {
       if (!accepted(e)) continue;
       batch.push(e);
+      keyOf.set(e.id, e.sortKey);
       const need = memorySort || walkAll ? 1000 : Math.min(1000, Math.max(wanted - total, lastBatch * 2, 1));
       if (batch.length >= need) {
         lastBatch = batch.length;
@@ -262,18 +316,28 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     if (batch.length) await flush();
     if (memorySort) {
       const attr = attributes.get(memorySort.attribute)!;
-      const keyed = await Promise.all(matched.map(async (r) => ({ r, k: await attr.get(r, run.loader) })));
-      // `matched` is in creation order and the sort is stable, so ties keep creation order in both directions,
-      // unless desc is asc reversed for this attribute (ties newest first, as its read model orders them)
-      const desc = memorySort.direction === 'desc';
-      const reverse = desc && !!attr.descReversesTies;
-      keyed.sort((a, b) => compare(a.k, b.k) * (desc && !reverse ? -1 : 1));
-      if (reverse) keyed.reverse();
-      total = keyed.length;
-      pageRecords = keyed.slice(skip, skip + page.perPage).map((x) => x.r);
+      const keyed = await Promise.all(
+        matched.map(async (r) => ({ r, p: { v: (await attr.get(r, run.loader)) ?? null, k: keyOf.get(r.uuid)! } as Position })),
+      );
+      const order = positionOrder(memorySort.direction === 'desc');
+      keyed.sort((a, b) => order(a.p, b.p));
+      // a cursor page: the records past the cursor's position in the same order
+      const rest = after ? keyed.filter((x) => order(x.p, after) > 0) : keyed;
+      total = rest.length;
+      const onPage = rest.slice(skip, skip + page.perPage);
+      pageRecords = onPage.map((x) => x.r);
+      memoryLast = onPage[onPage.length - 1]?.p;
     }
     hasNext = total > skip + page.perPage;
   }
+
+  const lastPosition = (): Position | undefined => {
+    if (memoryLast) return memoryLast;
+    if (lastKey === undefined) return undefined;
+    return plan.ordered && plan.position ? plan.position.of(lastKey) : { k: lastKey };
+  };
+  const position = hasNext ? lastPosition() : undefined;
+  const nextCursor = position ? await sealCursor(binding, position) : null;
 
   return {
     records: pageRecords,
@@ -281,11 +345,14 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
       page: page.page,
       per_page: page.perPage,
       offset: page.offset,
-      next: hasNext ? page.page + 1 : null,
-      prev: page.page > 1 ? page.page - 1 : null,
+      // a cursor page's place is its cursor: no page numbers around it
+      next: hasNext && !after ? page.page + 1 : null,
+      prev: page.page > 1 && !after ? page.page - 1 : null,
       ...(page.count ? { count: knownCount ?? total } : {}),
+      next_cursor: nextCursor,
     },
     filters: echo,
+    ...readModelParts(plan, page.count && knownCount !== undefined),
   };
 
   /**
@@ -294,7 +361,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
    */
   function shape(p: ListPlan<R>, filtering: boolean) {
     const residuals = filters.some((f) => !p.served.includes(f));
-    const descending = p.ordered ? !!p.descending : sort?.attribute === 'created_at' && sort.direction === 'desc';
+    const descending = !p.ordered && sort?.attribute === 'created_at' && sort.direction === 'desc';
     const memorySort = sort && sort.attribute !== 'created_at' && !p.ordered ? sort : undefined;
     const skip = (page.page - 1) * page.perPage + page.offset - (p.skipped ?? 0);
     // a first page of a read model's keys checks just its records; a later one (or a count) checks every record before it too
@@ -311,10 +378,16 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
     return { descending, memorySort, needItems, verifying, walkAll, speculative, skip, wanted, firstChunk };
   }
 
-  /** How a plan is read: its key stream (the first chunk started at once when small enough) and what the page needs of it. */
+  /**
+   * How a plan is read: its key stream (the first chunk started at once when small enough) and what the page needs
+   * of it. A cursor page of a stream in list order reads from the cursor's key on (inclusive: that key is passed).
+   */
   function open(p: ListPlan<R>, sizing: Sizing) {
     const s = shape(p, typeof run.itemFilter === 'function');
-    const stream = entryStream(run.ctx, run.loader, resource.entity, p.source, s.descending, s.firstChunk, s.wanted, sizing);
+    const from = after && !s.memorySort ? (p.ordered && p.position ? p.position.key(after) : after.k) : undefined;
+    const source = from !== undefined && 'partitions' in p.source ? { ...p.source, from } : p.source;
+    const read = entryStream(run.ctx, run.loader, resource.entity, source, s.descending, s.firstChunk, s.wanted, sizing);
+    const stream = from === undefined ? read : pastKey(read, from, s.descending);
     // the first chunk is read while the caller is, when it is small (a refused request reads no more than that)
     const early = s.firstChunk !== undefined && s.firstChunk <= EARLY_KEYS;
     return { entries: early ? started(stream) : stream };
@@ -332,7 +405,11 @@ async function genericPlan<R extends BaseRecord>(
   const driver = filters
     .filter((f) => (f.predicate === 'eq' || f.predicate === 'in') && attributes.get(f.attribute)!.index)
     .sort((a, b) => rank(order, a.attribute) - rank(order, b.attribute))[0];
-  if (!driver) return { source: { partitions: resource.lists.map((l) => keys.entityList(env.ctx.tenantId, l)) }, served: [] };
+  if (!driver)
+    return {
+      source: { partitions: resource.lists.map((l) => keys.entityList(env.ctx.tenantId, l)), firstRead: resource.listsFirstRead },
+      served: [],
+    };
   return {
     source: await attributes.get(driver.attribute)!.index!(driver.predicate === 'in' ? (driver.value as unknown[]) : [driver.value], env),
     served: [driver],
@@ -354,10 +431,31 @@ async function matchesAll<R extends BaseRecord>(
 
 const rank = (order: string[], a: string) => (order.indexOf(a) === -1 ? order.length : order.indexOf(a));
 
+/** The entries of a stream after `key` in its direction (a cursor's key, and any the source yields before it). */
+async function* pastKey(stream: AsyncGenerator<ListEntry>, key: string, descending: boolean): AsyncGenerator<ListEntry> {
+  for await (const e of stream) if (descending ? e.sortKey < key : e.sortKey > key) yield e;
+}
+
+/**
+ * The list order of positions (contract 4): by value, records without one last in both directions, then by
+ * creation key (oldest first) in both directions.
+ */
+function positionOrder(desc: boolean) {
+  return (a: Position, b: Position): number => {
+    const na = a.v === null || a.v === undefined;
+    const nb = b.v === null || b.v === undefined;
+    const byValue = na || nb ? (na === nb ? 0 : na ? 1 : -1) : compare(a.v, b.v) * (desc ? -1 : 1);
+    return byValue || (a.k < b.k ? -1 : a.k > b.k ? 1 : 0);
+  };
+}
+
 function compare(a: unknown, b: unknown): number {
-  const na = a === null || a === undefined;
-  const nb = b === null || b === undefined;
-  if (na || nb) return na === nb ? 0 : na ? 1 : -1; // nulls last
   if (typeof a === 'number' && typeof b === 'number') return a - b;
   return String(a).localeCompare(String(b));
+}
+
+/** The answer's parts a read model decided: the plan's, and `count` when the counters gave it. */
+function readModelParts<R>(plan: ListPlan<R>, counted: boolean): { readModel?: ReadModelPart[] } {
+  const parts: ReadModelPart[] = [...(counted ? (['count'] as const) : []), ...(plan.readModel ?? [])];
+  return parts.length ? { readModel: parts } : {};
 }

@@ -5,21 +5,22 @@ import { getEntities } from '#shared/db/reads.ts';
 export class Loader {
   private cache = new Map<string, BaseRecord | null>();
 
-  /** `consistent`: strongly consistent reads, for a write's own read plan (a request-wide cache is eventually consistent). */
-  constructor(
-    readonly ctx: DataCtx,
-    private readonly consistent = false,
-  ) {}
+  /** Strongly consistent reads, as every read by key (contract section 14: a write naming a record just created finds it). */
+  constructor(readonly ctx: DataCtx) {}
 
   prime<R extends BaseRecord>(def: EntityDef<R>, record: R): void {
     this.cache.set(`${def.type}#${record.uuid}`, record);
   }
 
-  async many<R extends BaseRecord>(def: EntityDef<R>, ids: Iterable<string>): Promise<R[]> {
+  /**
+   * `listing`: a list page's own records, read eventually consistent (half the read units; a list may lag a
+   * write by up to 2 s anyway, contract section 14). Every other read by id is strongly consistent.
+   */
+  async many<R extends BaseRecord>(def: EntityDef<R>, ids: Iterable<string>, opts: { listing?: boolean } = {}): Promise<R[]> {
     const list = [...ids];
     const missing = list.filter((id) => !this.cache.has(`${def.type}#${id}`));
     if (missing.length) {
-      const found = await getEntities(this.ctx, def, missing, this.consistent);
+      const found = await getEntities(this.ctx, def, missing, !opts.listing);
       for (const id of missing) this.cache.set(`${def.type}#${id}`, found.get(id)?.record ?? null);
     }
     return list.map((id) => this.cache.get(`${def.type}#${id}`)).filter((r): r is R => !!r) as R[];

@@ -10,9 +10,11 @@ export interface PageParams {
   perPage: number;
   offset: number;
   count: boolean;
+  /** `cursor` (contract 18): where the page starts instead of page and offset (shared/list/cursor.ts). */
+  cursor?: string;
 }
 
-const PAGE_KEYS = new Set(['page', 'per_page', 'limit', 'limit_max', 'offset', 'count']);
+const PAGE_KEYS = new Set(['page', 'per_page', 'limit', 'limit_max', 'offset', 'count', 'cursor']);
 
 /** Splits a raw query string into pairs, keeping repeated keys apart (API Gateway joins them with commas). */
 export function queryPairs(rawQueryString: string | undefined): Array<[string, string]> {
@@ -45,6 +47,9 @@ export function parsePageParams(
   const single = new Map<string, string>();
   const rest: Array<[string, string]> = [];
   for (const [k, v] of pairs) {
+    // two cursors name two positions: which one was meant is not for the service to guess
+    if (k === 'cursor' && single.has(k))
+      throw new BadRequestError('cursor is given twice', [{ field: k, code: 'invalid_cursor', message: 'send one cursor' }]);
     if (PAGE_KEYS.has(k)) single.set(k, v);
     else if (k.startsWith('q[') || extraKeys.includes(k)) rest.push([k, v]);
     else
@@ -61,8 +66,23 @@ export function parsePageParams(
   if (countRaw !== undefined && !['true', 'false', '1', '0'].includes(countRaw)) {
     throw new BadRequestError('count must be true or false', [{ field: 'count', code: 'invalid_value', message: `got '${countRaw}'` }]);
   }
+  const cursor = single.get('cursor');
+  // a cursor is the page's position: a page number, an offset or a count beside it would say something else
+  if (cursor !== undefined)
+    for (const k of ['page', 'offset', 'count'])
+      if (k === 'count' ? countRaw === 'true' || countRaw === '1' : single.has(k))
+        throw new BadRequestError(`cursor cannot be combined with ${k}`, [
+          { field: k, code: 'invalid_value', message: 'a cursor page starts where its cursor says; send page/offset/count without cursor' },
+        ]);
+  if (cursor === '')
+    throw new BadRequestError('cursor is empty', [
+      { field: 'cursor', code: 'invalid_cursor', message: 'send pagy.next_cursor as it came' },
+    ]);
   let perPage = perPageRaw ?? limitRaw ?? limitMax ?? DEFAULT_PER_PAGE;
   if (limitMax !== undefined) perPage = Math.min(perPage, limitMax);
   perPage = Math.min(perPage, MAX_PER_PAGE);
-  return { page: { page, perPage, offset, count: countRaw === 'true' || countRaw === '1' }, rest };
+  return {
+    page: { page, perPage, offset, count: countRaw === 'true' || countRaw === '1', ...(cursor === undefined ? {} : { cursor }) },
+    rest,
+  };
 }

@@ -9,8 +9,12 @@ import type { Loader } from '#shared/list/entity-cache.ts';
  * reads about what it needs.
  */
 
-/** Where the keys come from: GSI1 partitions (merged), entries found otherwise, or records by id. */
-export type IndexSource = { partitions: string[]; from?: string } | { entries: ListEntry[] } | { ids: string[] };
+/**
+ * Where the keys come from: GSI1 partitions (merged), entries found otherwise, or records by id. `firstRead`: the
+ * keys each merged partition reads at least in its first Query (bounded by what the page wants), for a list
+ * sharded many ways (see entryStream).
+ */
+export type IndexSource = { partitions: string[]; from?: string; firstRead?: number } | { entries: ListEntry[] } | { ids: string[] };
 
 /** How a stream sizes its Queries. The engine sets `toEnd` when it must read every key (a count walked): no Limit from then on. */
 export interface Sizing {
@@ -98,8 +102,8 @@ function mergeStreams(
 
 /**
  * The source's entries in list order. `firstChunk` bounds the first Query of a partition source, `wanted` the
- * keys a page needs of them: merged partitions each read their share of `wanted` and one more first, then at
- * most what the merge still owes (see partitionStream).
+ * keys a page needs of them: merged partitions each read their share of `wanted` and one more first (at least
+ * the source's `firstRead`), then at most what the merge still owes (see partitionStream).
  */
 export async function* entryStream<R extends BaseRecord>(
   ctx: DataCtx,
@@ -117,7 +121,11 @@ export async function* entryStream<R extends BaseRecord>(
       yield* partitionStream(ctx, partitions[0]!, descending, firstChunk, sizing, from);
       return;
     }
-    const perPartition = firstChunk === undefined ? undefined : Math.ceil(wanted / partitions.length) + 1; // each reads on when the merge needs more
+    // each reads on when the merge needs more
+    const perPartition =
+      firstChunk === undefined
+        ? undefined
+        : Math.max(Math.ceil(wanted / partitions.length) + 1, Math.min(source.firstRead ?? 0, firstChunk));
     yield* mergeStreams(
       (owed) => partitions.map((p) => partitionStream(ctx, p, descending, perPartition, sizing, from, owed)),
       descending,
@@ -129,7 +137,7 @@ export async function* entryStream<R extends BaseRecord>(
   if ('entries' in source) {
     collected = source.entries;
   } else {
-    const found = await getEntities(ctx, entity, source.ids);
+    const found = await getEntities(ctx, entity, source.ids, false); // a list's records: may lag as the list does
     collected = [];
     for (const s of found.values()) {
       loader.prime(entity, s.record);

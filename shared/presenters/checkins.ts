@@ -27,6 +27,8 @@ export async function presentCheckins(ctx: DomainCtx, checkins: CheckinRecord[])
       note: c.note,
       creator_uuid: c.creator_uuid,
       source_info: c.source_info,
+      source: c.source ?? 'api',
+      data_source_uuid: c.data_source_uuid ?? null,
       mentioned_entities: c.mentioned_entities,
       labels: labels(c),
       created_at: c.created_at,

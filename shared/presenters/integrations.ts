@@ -1,7 +1,12 @@
 /** Integrations presentation, above the domain: data sources and connector requests, typed by their response schemas. */
 import type { z } from 'zod';
-import type { ConnectorRequestRecord, DataSourceRecord } from '#shared/domain/integrations/entity.ts';
-import type { ConnectorRequestRecordSchema, DataSourceRecordSchema } from '#shared/schemas/integrations.ts';
+import type { ConnectorRequestRecord, DataSourceRecord, DataSourceSyncRecord } from '#shared/domain/integrations/entity.ts';
+import type {
+  ConnectorRequestRecordSchema,
+  DataSourceCreatedRecordSchema,
+  DataSourceRecordSchema,
+  DataSourceSyncRecordSchema,
+} from '#shared/schemas/integrations.ts';
 
 type Wire<S extends z.ZodType> = z.infer<S>;
 
@@ -12,8 +17,31 @@ export const presentDataSource = (d: DataSourceRecord): Wire<typeof DataSourceRe
   kind: d.kind,
   config: d.config,
   creator_uuid: d.creator_uuid,
+  status: d.status ?? 'active',
+  last_synced_at: d.last_synced_at ?? null,
+  last_value: d.last_value ?? null,
+  last_error: d.last_error ?? null,
   created_at: d.created_at,
   updated_at: d.updated_at,
+});
+
+/** The create's answer: a push source's secret appears here only. */
+export const presentCreatedDataSource = (
+  d: DataSourceRecord,
+  pushSecret: string | undefined,
+): Wire<typeof DataSourceCreatedRecordSchema> => ({
+  ...presentDataSource(d),
+  ...(pushSecret ? { push_secret: pushSecret } : {}),
+});
+
+export const presentDataSourceSync = (s: DataSourceSyncRecord): Wire<typeof DataSourceSyncRecordSchema> => ({
+  uuid: s.uuid,
+  at: s.at,
+  trigger: s.trigger,
+  status: s.status,
+  value: s.value,
+  error: s.error,
+  checkin_uuid: s.checkin_uuid,
 });
 
 export const presentConnectorRequest = (r: ConnectorRequestRecord): Wire<typeof ConnectorRequestRecordSchema> => ({

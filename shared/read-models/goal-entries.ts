@@ -13,7 +13,10 @@ import { goalAcl, goalState, type GoalKind, type GoalRecord } from '#shared/doma
  *  - `RM#label#<label>`  → `<kind>@rm_label_status#<label>#<status>`
  *  - `RM#team#<team>`    → `<kind>@rm_team_status#<team>#<status>`
  *  - `RM#checkin`        → `<kind>@rm_checkin#0`, sort key `<last_checkin_date|~>#<created_at>#<id>`
- *    (last check-in date order)
+ *    (last check-in date order, earliest first)
+ *  - `RM#checkin_desc`   → `<kind>@rm_checkin_desc#0`, sort key `<inverted last_checkin_date|~>#<created_at>#<id>`
+ *    (latest first: read forwards, so never-checked-in goals still come last and ties stay in creation order,
+ *    contract 4; reading the earliest-first order backwards would put both the other way round)
  * and counts along the dimensions it names (`dims`): an exact counter per dimension is the number of
  * entries naming it, kept in the same transaction as the entry (goal-sync.ts). The status entry also counts
  * the goal in its creation-time bucket (`created:<bucket>`): the page anchors (page-anchors.ts).
@@ -31,9 +34,10 @@ export const CHECKIN_SHARDS = 1;
 /**
  * The read models' layout version: the readiness marker names the version it was built at, and what a version
  * added is planned from only when the tenant's marker is at least that version (2: page anchors, the one-partition
- * last-check-in order). A new tenant is marked at the current version; an older one by the backfill.
+ * last-check-in order; 3: the latest-first last-check-in order). A new tenant is marked at the current version;
+ * an older one by the backfill.
  */
-export const READ_MODELS_VERSION = 2;
+export const READ_MODELS_VERSION = 3;
 /**
  * Each counter is split over this many items, so no counter item takes a large tenant's whole write rate. The
  * change stream adds a goal to the first STREAM_COUNTER_SHARDS (by its uuid); the backfill's workers each to
@@ -41,7 +45,7 @@ export const READ_MODELS_VERSION = 2;
  */
 export const COUNTER_SHARDS = 4;
 export const STREAM_COUNTER_SHARDS = 2;
-/** The sort key value of a goal never checked in: after every date, so `asc` lists them last (as the in-memory sort did). */
+/** The sort key value of a goal never checked in: after every date (and every inverted date), so both orders list them last. */
 export const NEVER_CHECKED_IN = '~';
 
 /** The creation-time bucket of a goal for the page anchors: its `created_at` to the tenth of a second (a prefix of its list sort key). */
@@ -72,6 +76,7 @@ export const RM_LIST = {
   labelStatus: 'rm_label_status',
   teamStatus: 'rm_team_status',
   checkin: 'rm_checkin',
+  checkinDesc: 'rm_checkin_desc',
 } as const;
 
 /** A stable small number from a goal uuid (its last hex digits), so one goal always lands on the same shard. */
@@ -111,6 +116,13 @@ export const rmPartition = (tenantId: string, kind: GoalKind, list: string, valu
 export const checkinSortKey = (g: Pick<GoalRecord, 'last_checkin_date' | 'created_at' | 'uuid'>) =>
   `${g.last_checkin_date ?? NEVER_CHECKED_IN}#${keys.listSortKey(g.created_at, g.uuid)}`;
 
+/** A YYYY-MM-DD date whose code-unit order is the dates' reverse: each digit d becomes 9 - d. */
+export const invertDate = (date: string) => date.replace(/\d/g, (d) => String(9 - Number(d)));
+
+/** The latest-first order's sort key: inverted date (an involution: inverting it again gives the date back), then creation. */
+export const checkinDescSortKey = (g: Pick<GoalRecord, 'last_checkin_date' | 'created_at' | 'uuid'>) =>
+  `${g.last_checkin_date ? invertDate(g.last_checkin_date) : NEVER_CHECKED_IN}#${keys.listSortKey(g.created_at, g.uuid)}`;
+
 /** The entries a goal should have now (none when it is discarded or gone). */
 export function desiredEntries(tenantId: string, g: GoalRecord | undefined): ReadModelEntry[] {
   if (!g || goalState(g) === 'discarded') return [];
@@ -135,6 +147,13 @@ export function desiredEntries(tenantId: string, g: GoalRecord | undefined): Rea
       ...env,
     },
     { sk: 'checkin', gsiPk: part(RM_LIST.checkin, String(shardOf(g.uuid, CHECKIN_SHARDS))), gsiSk: checkinSortKey(g), dims: [], ...env },
+    {
+      sk: 'checkin_desc',
+      gsiPk: part(RM_LIST.checkinDesc, String(shardOf(g.uuid, CHECKIN_SHARDS))),
+      gsiSk: checkinDescSortKey(g),
+      dims: [],
+      ...env,
+    },
   ];
   for (const u of new Set(g.owner_uuids))
     out.push({
@@ -165,7 +184,7 @@ export function desiredEntries(tenantId: string, g: GoalRecord | undefined): Rea
 
 /**
  * The entries a goal's create writes with the goal (read-your-writes): those that count nothing, i.e. the
- * last-check-in order's. A new goal is then in the order from its commit on, whenever the stream gets to it;
+ * last-check-in orders'. A new goal is then in the order from its commit on, whenever the stream gets to it;
  * entries with counters stay the stream's, since a counter must move in the transaction of its entry.
  */
 export const entriesWrittenAtCreate = (tenantId: string, g: GoalRecord): ReadModelEntry[] =>

@@ -13,6 +13,7 @@ export const checkinRoutes: Route[] = [
     path: '/rest/v2/checkins',
     handler: 'functions/checkins/list.ts',
     auth: 'jwt',
+    scope: 'goals:read',
     table: 'read',
     doc: {
       summary: 'List check-ins of goals the caller can see',
@@ -26,6 +27,7 @@ export const checkinRoutes: Route[] = [
     path: '/rest/v2/checkins',
     handler: 'functions/checkins/create.ts',
     auth: 'jwt',
+    scope: 'goals:write',
     table: 'write',
     doc: {
       summary: 'Check in on a goal (caller must be able to edit it); the goal follows its latest check-in',
@@ -39,6 +41,7 @@ export const checkinRoutes: Route[] = [
     path: '/rest/v2/checkins/{id}',
     handler: 'functions/checkins/get.ts',
     auth: 'jwt',
+    scope: 'goals:read',
     table: 'read',
     doc: {
       summary: 'Get a check-in (its goal must be visible to the caller)',
@@ -51,6 +54,7 @@ export const checkinRoutes: Route[] = [
     path: '/rest/v2/checkins/{id}',
     handler: 'functions/checkins/update.ts',
     auth: 'jwt',
+    scope: 'goals:write',
     table: 'write',
     doc: {
       summary: 'Update a check-in; returns the flat check-in record',
@@ -64,6 +68,7 @@ export const checkinRoutes: Route[] = [
     path: '/rest/v2/checkins/{id}',
     handler: 'functions/checkins/delete.ts',
     auth: 'jwt',
+    scope: 'goals:write',
     table: 'write',
     doc: {
       summary: 'Delete a check-in; returns the flat deleted record. The goal follows the check-in latest afterwards.',

@@ -12,17 +12,50 @@ type Wiring = Omit<Route, 'doc'>;
 export const goalRowsOf = (kind: GoalKind) => {
   const base = `/rest/v2/${PATH_BY_KIND[kind]}`;
   return {
-    list: { method: 'GET', path: base, record: kind, handler: 'functions/goals/list.ts', auth: 'jwt', table: 'read' },
-    create: { method: 'POST', path: base, record: kind, handler: 'functions/goals/create.ts', auth: 'jwt', table: 'write' },
-    get: { method: 'GET', path: `${base}/{id}`, record: kind, handler: 'functions/goals/get.ts', auth: 'jwt', table: 'read' },
-    update: { method: 'PUT', path: `${base}/{id}`, record: kind, handler: 'functions/goals/update.ts', auth: 'jwt', table: 'write' },
-    delete: { method: 'DELETE', path: `${base}/{id}`, record: kind, handler: 'functions/goals/delete.ts', auth: 'jwt', table: 'write' },
+    list: { method: 'GET', path: base, record: kind, handler: 'functions/goals/list.ts', auth: 'jwt', scope: 'goals:read', table: 'read' },
+    create: {
+      method: 'POST',
+      path: base,
+      record: kind,
+      handler: 'functions/goals/create.ts',
+      auth: 'jwt',
+      scope: 'goals:write',
+      table: 'write',
+    },
+    get: {
+      method: 'GET',
+      path: `${base}/{id}`,
+      record: kind,
+      handler: 'functions/goals/get.ts',
+      auth: 'jwt',
+      scope: 'goals:read',
+      table: 'read',
+    },
+    update: {
+      method: 'PUT',
+      path: `${base}/{id}`,
+      record: kind,
+      handler: 'functions/goals/update.ts',
+      auth: 'jwt',
+      scope: 'goals:write',
+      table: 'write',
+    },
+    delete: {
+      method: 'DELETE',
+      path: `${base}/{id}`,
+      record: kind,
+      handler: 'functions/goals/delete.ts',
+      auth: 'jwt',
+      scope: 'goals:write',
+      table: 'write',
+    },
     archive: {
       method: 'POST',
       path: `${base}/{id}/archive`,
       record: kind,
       handler: 'functions/goals/archive.ts',
       auth: 'jwt',
+      scope: 'goals:write',
       table: 'write',
     },
     unarchive: {
@@ -31,6 +64,7 @@ export const goalRowsOf = (kind: GoalKind) => {
       record: kind,
       handler: 'functions/goals/unarchive.ts',
       auth: 'jwt',
+      scope: 'goals:write',
       table: 'write',
     },
   } as const satisfies Record<string, Wiring>;
@@ -40,8 +74,24 @@ export const goalRowsOf = (kind: GoalKind) => {
 export const historyRowsOf = (kind: GoalKind) => {
   const base = `/rest/v2/${PATH_BY_KIND[kind]}/{id}`;
   return {
-    list: { method: 'GET', path: `${base}/history`, record: kind, handler: 'functions/history/list.ts', auth: 'jwt', table: 'read' },
-    chart: { method: 'GET', path: `${base}/progress.svg`, record: kind, handler: 'functions/history/chart.ts', auth: 'jwt', table: 'read' },
+    list: {
+      method: 'GET',
+      path: `${base}/history`,
+      record: kind,
+      handler: 'functions/history/list.ts',
+      auth: 'jwt',
+      scope: 'goals:read',
+      table: 'read',
+    },
+    chart: {
+      method: 'GET',
+      path: `${base}/progress.svg`,
+      record: kind,
+      handler: 'functions/history/chart.ts',
+      auth: 'jwt',
+      scope: 'goals:read',
+      table: 'read',
+    },
   } as const satisfies Record<string, Wiring>;
 };
 

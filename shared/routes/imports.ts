@@ -17,6 +17,7 @@ export const importRoutes: Route[] = [
     path: '/rest/v2/imports',
     handler: 'functions/imports/create.ts',
     auth: 'jwt',
+    scope: 'goals:write',
     table: 'write',
     sendsTo: [IMPORT_QUEUE],
     accepts: IMPORT_MEDIA_TYPES,
@@ -34,6 +35,7 @@ export const importRoutes: Route[] = [
     path: '/rest/v2/imports',
     handler: 'functions/imports/list.ts',
     auth: 'jwt',
+    scope: 'goals:read',
     table: 'read',
     doc: {
       summary:
@@ -49,6 +51,7 @@ export const importRoutes: Route[] = [
     path: '/rest/v2/imports/{id}',
     handler: 'functions/imports/get.ts',
     auth: 'jwt',
+    scope: 'goals:read',
     table: 'read',
     doc: {
       summary:

@@ -12,6 +12,10 @@ import { integrationRoutes, integrationWorkers } from '#shared/routes/integratio
 import { documentRoutes, documentWorkers } from '#shared/routes/documents.ts';
 import { importRoutes, importWorkers } from '#shared/routes/imports.ts';
 import { webhookRoutes, webhookWorkers } from '#shared/routes/webhooks.ts';
+import { mcpRoutes } from '#shared/routes/mcp.ts';
+import { scimRoutes } from '#shared/routes/scim.ts';
+import { serviceAccountRoutes } from '#shared/routes/service-accounts.ts';
+import { eventRoutes } from '#shared/routes/events.ts';
 import type { Worker } from '#shared/routes/types.ts';
 
 export type { Route, Worker } from '#shared/routes/types.ts';
@@ -31,6 +35,10 @@ export const routes: Route[] = [
   ...documentRoutes,
   ...importRoutes,
   ...webhookRoutes,
+  ...mcpRoutes,
+  ...scimRoutes,
+  ...serviceAccountRoutes,
+  ...eventRoutes,
 ];
 
 /** Queue consumers, one Lambda each behind an SQS queue with a dead-letter queue. */

@@ -1,3 +1,4 @@
+import { DATA_SOURCE_SYNC_QUEUE } from '#shared/domain/integrations/entity.ts';
 import { SUPPORT_ISSUE_QUEUE } from '#shared/domain/integrations/support.ts';
 import type { Route, Worker } from '#shared/routes/types.ts';
 import {
@@ -5,8 +6,15 @@ import {
   ConnectorRequestListResponse,
   ConnectorRequestResponse,
   DataSourceCreateBody,
+  DataSourceRecordSchema,
+  DataSourceCreatedResponse,
+  DataSourcePushBody,
   DataSourceResponse,
+  DataSourceSyncListResponse,
+  DataSourceSyncQueuedResponse,
+  DataSourceUpdateBody,
 } from '#shared/schemas/integrations.ts';
+import { CheckinResponse } from '#shared/schemas/checkins.ts';
 
 const tag = 'integrations';
 
@@ -16,6 +24,7 @@ export const integrationRoutes: Route[] = [
     path: '/connector_requests',
     handler: 'functions/integrations/create-connector-request.ts',
     auth: 'jwt',
+    scope: 'data_sources',
     table: 'write',
     sendsTo: [SUPPORT_ISSUE_QUEUE],
     doc: {
@@ -43,6 +52,7 @@ export const integrationRoutes: Route[] = [
     path: '/connector_requests',
     handler: 'functions/integrations/list-connector-requests.ts',
     auth: 'jwt',
+    scope: 'data_sources',
     table: 'read',
     doc: {
       summary: "The tenant's requested connections (admins), oldest first",
@@ -57,13 +67,16 @@ export const integrationRoutes: Route[] = [
     path: '/data_sources',
     handler: 'functions/integrations/create-data-source.ts',
     auth: 'jwt',
+    scope: 'data_sources',
     table: 'write',
+    needs: ['kms:webhook-secrets'],
     doc: {
-      summary: "Add a data source to a goal the caller can update; the goal's data_sources_count moves with it",
+      summary:
+        "Add a data source to a goal the caller can update; the goal's data_sources_count moves with it. http_json sources are fetched on their schedule (header values sealed, never returned; the url follows the webhook rules, 422); a push source's push_secret is in this response only",
       tag,
       extension: true,
       body: DataSourceCreateBody,
-      success: { status: 201, schema: DataSourceResponse },
+      success: { status: 201, schema: DataSourceCreatedResponse },
     },
   },
   {
@@ -71,6 +84,7 @@ export const integrationRoutes: Route[] = [
     path: '/data_sources/{id}',
     handler: 'functions/integrations/get-data-source.ts',
     auth: 'jwt',
+    scope: 'data_sources',
     table: 'read',
     doc: {
       summary:
@@ -79,9 +93,101 @@ export const integrationRoutes: Route[] = [
       success: { status: 200, schema: DataSourceResponse },
     },
   },
+  {
+    method: 'PUT',
+    path: '/data_sources/{id}',
+    handler: 'functions/integrations/update-data-source.ts',
+    auth: 'jwt',
+    scope: 'data_sources',
+    table: 'write',
+    needs: ['kms:webhook-secrets'],
+    doc: {
+      summary: "Change a data source: name, config, status active or paused (the goal's editors; 403 otherwise, 404 outside the tenant)",
+      tag,
+      extension: true,
+      body: DataSourceUpdateBody,
+      success: { status: 200, schema: DataSourceResponse },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/data_sources/{id}/sync',
+    handler: 'functions/integrations/sync-data-source.ts',
+    auth: 'jwt',
+    scope: 'data_sources',
+    // it writes nothing itself, but an Idempotency-Key's record is a write (read only, a keyed POST was a 500)
+    table: 'write',
+    sendsTo: [DATA_SOURCE_SYNC_QUEUE],
+    doc: {
+      summary:
+        "Run an http_json source's sync now (the goal's editors, whatever its status): 202, its attempt appears in GET /data_sources/{id}/syncs; another kind is 422",
+      tag,
+      extension: true,
+      success: { status: 202, schema: DataSourceSyncQueuedResponse },
+    },
+  },
+  {
+    method: 'GET',
+    path: '/data_sources/{id}/syncs',
+    handler: 'functions/integrations/list-data-source-syncs.ts',
+    auth: 'jwt',
+    scope: 'data_sources',
+    table: 'read',
+    doc: {
+      summary: "A data source's sync log, newest first (readable by whoever can see its goal; kept 90 days)",
+      tag,
+      extension: true,
+      list: true,
+      success: { status: 200, schema: DataSourceSyncListResponse },
+    },
+  },
+  {
+    method: 'POST',
+    path: '/data_sources/{id}/values',
+    handler: 'functions/integrations/push-data-source-value.ts',
+    // No JWT: the credential is the source's push secret (Authorization: Bearer <push_secret>), checked by the
+    // function in constant time; any mismatch is 401. Rate limited as requests of the source's creator.
+    auth: 'public',
+    credential: 'push_secret',
+    table: 'write',
+    doc: {
+      summary:
+        'Push a value to a push data source with Authorization: Bearer <push_secret> (no user token): 201 with the check-in, written by the source creator (Idempotency-Key honoured; a wrong or missing secret is 401)',
+      tag,
+      extension: true,
+      body: DataSourcePushBody,
+      success: { status: 201, schema: CheckinResponse },
+    },
+  },
+  // last of the data-source rows: the route table's order is the fuzzer's, and this one removes its fixture
+  {
+    method: 'DELETE',
+    path: '/data_sources/{id}',
+    handler: 'functions/integrations/delete-data-source.ts',
+    auth: 'jwt',
+    scope: 'data_sources',
+    table: 'write',
+    doc: {
+      summary: "Delete a data source and its schedule (the goal's editors); answers the flat deleted record",
+      tag,
+      extension: true,
+      success: { status: 200, schema: DataSourceRecordSchema },
+    },
+  },
 ];
 
 export const integrationWorkers: Worker[] = [
+  // One run of one http_json source per message: fetched under the SSRF guard, written as a check-in when the value changed.
+  {
+    queue: DATA_SOURCE_SYNC_QUEUE,
+    handler: 'functions/workers/data-source-sync.ts',
+    maxReceiveCount: 5,
+    batchSize: 5,
+    timeoutSeconds: 60,
+    table: 'write',
+    sendsEmail: true,
+    needs: ['kms:webhook-secrets'],
+  },
   // Files connector requests with the external support tool over its webhook. No table, no e-mail: the message carries everything.
   {
     queue: SUPPORT_ISSUE_QUEUE,

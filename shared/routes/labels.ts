@@ -7,6 +7,7 @@ export const labelRoutes: Route[] = [
     path: '/rest/v2/labels',
     handler: 'functions/labels/list.ts',
     auth: 'jwt',
+    scope: 'directory:read',
     table: 'read',
     doc: { summary: 'List labels and label groups', tag: 'labels', list: true, success: { status: 200, schema: LabelListResponse } },
   },
@@ -15,6 +16,7 @@ export const labelRoutes: Route[] = [
     path: '/rest/v2/labels',
     handler: 'functions/labels/create.ts',
     auth: 'jwt',
+    scope: 'directory:write',
     table: 'write',
     doc: {
       summary: 'Create a label or label group (admins and members); name unique per tenant ignoring case',
@@ -28,6 +30,7 @@ export const labelRoutes: Route[] = [
     path: '/rest/v2/labels/{id}',
     handler: 'functions/labels/get.ts',
     auth: 'jwt',
+    scope: 'directory:read',
     table: 'read',
     doc: { summary: 'Get a label', tag: 'labels', success: { status: 200, schema: LabelResponse } },
   },
@@ -36,6 +39,7 @@ export const labelRoutes: Route[] = [
     path: '/rest/v2/labels/{id}',
     handler: 'functions/labels/update.ts',
     auth: 'jwt',
+    scope: 'directory:write',
     table: 'write',
     doc: {
       summary: 'Update a label (admins or its creator)',
@@ -49,6 +53,7 @@ export const labelRoutes: Route[] = [
     path: '/rest/v2/labels/{id}',
     handler: 'functions/labels/delete.ts',
     auth: 'jwt',
+    scope: 'directory:write',
     table: 'write',
     doc: {
       summary: 'Delete a label (admins or its creator); a group is deleted with its child labels. Returns the deleted label.',

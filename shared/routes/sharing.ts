@@ -31,6 +31,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: base,
       handler: 'functions/sharing/create.ts',
       auth: 'jwt',
+      scope: 'goals:write',
       table: 'write',
       doc: {
         summary: `Create a ${name}; the caller becomes its owner (not viewers)`,
@@ -45,6 +46,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: item,
       handler: 'functions/sharing/get.ts',
       auth: 'jwt',
+      scope: 'goals:read',
       table: 'read',
       doc: {
         summary: `Get a ${name} (owner, admins, or any grant; 403 otherwise)`,
@@ -58,6 +60,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: `${item}/grants`,
       handler: 'functions/sharing/grant.ts',
       auth: 'jwt',
+      scope: 'goals:write',
       table: 'write',
       doc: {
         summary: `Grant a user a level on a ${name} (owner, admins and manage grantees); resolves the user's pending access request it satisfies`,
@@ -72,6 +75,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: `${item}/access_requests`,
       handler: 'functions/sharing/request-access.ts',
       auth: 'jwt',
+      scope: 'goals:write',
       table: 'write',
       sendsTo: [ACCESS_REQUEST_QUEUE],
       doc: {
@@ -86,6 +90,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: `${item}/access_requests/mine`,
       handler: 'functions/sharing/my-request.ts',
       auth: 'jwt',
+      scope: 'goals:read',
       table: 'read',
       doc: {
         summary: `The caller's pending access request on a ${name}, or null (self-scoped)`,
@@ -98,6 +103,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: `${item}/access_requests/resend`,
       handler: 'functions/sharing/resend.ts',
       auth: 'jwt',
+      scope: 'goals:write',
       table: 'write',
       sendsTo: [ACCESS_REQUEST_QUEUE],
       doc: {
@@ -117,6 +123,7 @@ export const sharingRoutes: Route[] = [
     path: '/notifications',
     handler: 'functions/sharing/notifications.ts',
     auth: 'jwt',
+    scope: 'goals:read',
     table: 'read',
     doc: {
       summary: "The caller's own in-app notifications, newest first",

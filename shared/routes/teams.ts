@@ -7,6 +7,7 @@ export const teamRoutes: Route[] = [
     path: '/rest/v2/teams',
     handler: 'functions/teams/list.ts',
     auth: 'jwt',
+    scope: 'directory:read',
     table: 'read',
     doc: { summary: 'List teams', tag: 'teams', list: true, success: { status: 200, schema: TeamListResponse } },
   },
@@ -15,6 +16,7 @@ export const teamRoutes: Route[] = [
     path: '/rest/v2/teams',
     handler: 'functions/teams/create.ts',
     auth: 'jwt',
+    scope: 'directory:write',
     table: 'write',
     doc: {
       summary: 'Create a team with attributes, owners and members (admins)',
@@ -28,6 +30,7 @@ export const teamRoutes: Route[] = [
     path: '/rest/v2/teams/{id}',
     handler: 'functions/teams/get.ts',
     auth: 'jwt',
+    scope: 'directory:read',
     table: 'read',
     doc: { summary: 'Get a team', tag: 'teams', success: { status: 200, schema: TeamResponse } },
   },
@@ -36,6 +39,7 @@ export const teamRoutes: Route[] = [
     path: '/rest/v2/teams/{id}',
     handler: 'functions/teams/update.ts',
     auth: 'jwt',
+    scope: 'directory:write',
     table: 'write',
     doc: {
       summary:
@@ -50,6 +54,7 @@ export const teamRoutes: Route[] = [
     path: '/rest/v2/teams/{id}',
     handler: 'functions/teams/delete.ts',
     auth: 'jwt',
+    scope: 'directory:write',
     table: 'write',
     doc: {
       summary:

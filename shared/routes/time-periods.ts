@@ -8,6 +8,7 @@ export const timePeriodRoutes: Route[] = [
     path: '/rest/v2/time_periods',
     handler: 'functions/time-periods/list.ts',
     auth: 'jwt',
+    scope: 'directory:read',
     table: 'read',
     doc: {
       summary: 'List time periods',
@@ -22,6 +23,7 @@ export const timePeriodRoutes: Route[] = [
     path: '/rest/v2/time_periods',
     handler: 'functions/time-periods/create.ts',
     auth: 'jwt',
+    scope: 'directory:write',
     table: 'write',
     doc: {
       summary: 'Create a time period (admins)',
@@ -36,6 +38,7 @@ export const timePeriodRoutes: Route[] = [
     path: '/rest/v2/time_periods/{id}',
     handler: 'functions/time-periods/get.ts',
     auth: 'jwt',
+    scope: 'directory:read',
     table: 'read',
     doc: { summary: 'Get a time period', tag: 'time_periods', extension: true, success: { status: 200, schema: TimePeriodResponse } },
   },
@@ -44,6 +47,7 @@ export const timePeriodRoutes: Route[] = [
     path: '/rest/v2/time_periods/{id}',
     handler: 'functions/time-periods/update.ts',
     auth: 'jwt',
+    scope: 'directory:write',
     table: 'write',
     doc: {
       summary: 'Update a time period (admins); dates cannot move past goals of the period',
@@ -58,6 +62,7 @@ export const timePeriodRoutes: Route[] = [
     path: '/rest/v2/time_periods/{id}',
     handler: 'functions/time-periods/delete.ts',
     auth: 'jwt',
+    scope: 'directory:write',
     table: 'write',
     doc: {
       summary: 'Delete a time period (admins); refused (422 has_dependents) while non-discarded goals use it. Returns the deleted period.',

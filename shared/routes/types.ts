@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Scope } from '#shared/auth/scopes.ts';
 
 /** Extra needs beyond table and queues, each mapped by infra/stack.ts to one grant (or, for support:webhook, the webhook URL). */
 export type Need = 'kms:sign' | 'kms:public-key' | 'bedrock:invoke' | 'support:webhook' | 'kms:webhook-secrets' | 'events:publish';
@@ -16,6 +17,25 @@ export interface Route {
   /** Repository-relative handler file exporting `handler`. One file per endpoint (goal kinds share theirs). */
   handler: string;
   auth: 'jwt' | 'public';
+  /**
+   * `function`: a JWT route without the gateway's authorizer, whose function checks the same token itself (the
+   * MCP route, which must answer its 401 with a header the authorizer cannot add; shared/mcp/token.ts).
+   */
+  tokenCheck?: 'function';
+  /**
+   * The OAuth scope a token needs for this route (contract section 17); every `jwt` row names one
+   * (test/unit/route-scopes.test.ts). infra/ puts it in the route's authorizationScopes, so API Gateway refuses
+   * first; the function checks it again (shared/http/middleware/scope-check.ts), locally the only check.
+   */
+  scope?: Scope;
+  /** A public route that meters its callers against the limiter (the token endpoint): gets the limiter's defaults as jwt routes do. */
+  rateLimited?: boolean;
+  /**
+   * A public route (no gateway authorizer) whose function checks a credential of its own (`push_secret`: a
+   * data source's push secret). It meters and seeds ids like a JWT route: the rate limiter's defaults and
+   * Idempotency-Key's id seed key are granted to it as to those.
+   */
+  credential?: 'push_secret';
   /**
    * The record kind the row serves, when one handler file serves several rows of different kinds (the goal
    * kinds): the handler reads it from its row (`recordKindOf`), never from the path.
@@ -41,6 +61,10 @@ export interface Route {
     /** Marked `x-extension: true` in OpenAPI: endpoints the contract adds to the spec (contract section 8). */
     extension?: boolean;
     body?: z.ZodType;
+    /** The request body's one media type when it is not JSON (the token endpoint's form). */
+    bodyMediaType?: string;
+    /** Refusals documented with their own schema (the token endpoint answers RFC 6749's, not the contract's shape). */
+    refusals?: Array<{ status: number; description: string; schema: z.ZodType }>;
     /** Success status and response schema. */
     success: {
       status: number;
@@ -52,6 +76,8 @@ export interface Route {
     alsoSuccess?: Array<{ status: number; description: string }>;
     /** Documented list endpoint (adds the common list parameters). */
     list?: boolean;
+    /** The query parameters, for an endpoint whose parameters are not the common list ones. */
+    query?: z.ZodObject;
   };
 }
 

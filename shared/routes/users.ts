@@ -7,6 +7,7 @@ export const userRoutes: Route[] = [
     path: '/rest/v2/users',
     handler: 'functions/users/list.ts',
     auth: 'jwt',
+    scope: 'directory:read',
     table: 'read',
     doc: { summary: 'List users', tag: 'users', list: true, success: { status: 200, schema: UserListResponse } },
   },
@@ -15,6 +16,7 @@ export const userRoutes: Route[] = [
     path: '/rest/v2/users',
     handler: 'functions/users/create.ts',
     auth: 'jwt',
+    scope: 'directory:write',
     table: 'write',
     doc: {
       summary: 'Create a user (admins); email unique per tenant ignoring case',
@@ -28,6 +30,7 @@ export const userRoutes: Route[] = [
     path: '/rest/v2/users/{id}',
     handler: 'functions/users/get.ts',
     auth: 'jwt',
+    scope: 'directory:read',
     table: 'read',
     doc: { summary: 'Get a user', tag: 'users', success: { status: 200, schema: UserResponse } },
   },
@@ -36,6 +39,7 @@ export const userRoutes: Route[] = [
     path: '/rest/v2/users/{id}',
     handler: 'functions/users/update.ts',
     auth: 'jwt',
+    scope: 'directory:write',
     table: 'write',
     doc: {
       summary: 'Update a user (admins; members their own profile)',

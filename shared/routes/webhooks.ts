@@ -20,6 +20,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks',
     handler: 'functions/webhooks/list.ts',
     auth: 'jwt',
+    scope: 'webhooks',
     table: 'read',
     doc: {
       summary: "The tenant's webhook endpoints (admins), oldest first",
@@ -34,6 +35,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks',
     handler: 'functions/webhooks/create.ts',
     auth: 'jwt',
+    scope: 'webhooks',
     table: 'write',
     needs: ['kms:webhook-secrets'],
     doc: {
@@ -50,6 +52,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks/{id}',
     handler: 'functions/webhooks/get.ts',
     auth: 'jwt',
+    scope: 'webhooks',
     table: 'read',
     doc: {
       summary: 'Get a webhook endpoint (admins; never its secret)',
@@ -63,6 +66,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks/{id}',
     handler: 'functions/webhooks/update.ts',
     auth: 'jwt',
+    scope: 'webhooks',
     table: 'write',
     doc: {
       summary: 'Update a webhook endpoint: url, events, description, status (admins)',
@@ -77,6 +81,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks/{id}',
     handler: 'functions/webhooks/delete.ts',
     auth: 'jwt',
+    scope: 'webhooks',
     table: 'write',
     doc: { summary: 'Delete a webhook endpoint (admins); returns it', tag, extension, success: { status: 200, schema: WebhookResponse } },
   },
@@ -85,6 +90,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks/{id}/deliveries',
     handler: 'functions/webhooks/deliveries.ts',
     auth: 'jwt',
+    scope: 'webhooks',
     table: 'read',
     doc: {
       summary: "An endpoint's delivery log (admins), newest first",
@@ -99,6 +105,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks/{id}/deliveries/{delivery_uuid}/redeliver',
     handler: 'functions/webhooks/redeliver.ts',
     auth: 'jwt',
+    scope: 'webhooks',
     table: 'write',
     sendsTo: [WEBHOOK_DELIVERY_QUEUE],
     doc: {

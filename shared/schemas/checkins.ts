@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { CHECKIN_SOURCES } from '#shared/domain/checkins/entity.ts';
 import { GOAL_STATUSES } from '#shared/domain/goals/entity.ts';
 import { listEnvelope, recordEnvelope } from '#shared/schemas/common.ts';
 
@@ -19,6 +20,11 @@ export const CheckinRecordSchema = z
     note: z.string().nullable(),
     creator_uuid: z.string(),
     source_info: z.record(z.string(), z.unknown()),
+    source: z.enum(CHECKIN_SOURCES).meta({
+      description:
+        'Where the check-in came from: api (default), mcp (an AI assistant through /mcp), import, data_source (a data source sync or push).',
+    }),
+    data_source_uuid: z.string().nullable().meta({ description: 'The data source that wrote it (source data_source), else null.' }),
     mentioned_entities: z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]),
     labels: z.array(z.object({ uuid: z.string(), name: z.string() })),
     created_at: z.string(),

@@ -10,6 +10,9 @@ export const pagy = z.object({
   next: z.number().nullable(),
   prev: z.number().nullable(),
   count: z.number().optional(),
+  next_cursor: z.string().nullable().meta({
+    description: 'Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page',
+  }),
 });
 
 export const recordEnvelope = <T extends z.ZodType>(type: string, record: T) =>

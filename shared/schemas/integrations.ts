@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { requestSource } from '#shared/schemas/bodies/connector-request-create.ts';
 import { listEnvelope, recordEnvelope } from '#shared/schemas/common.ts';
+import { DATA_SOURCE_STATUSES, SYNC_STATUSES, SYNC_TRIGGERS } from '#shared/domain/integrations/entity.ts';
 
 /** The integration bodies are built in shared/schemas/bodies/ (a handler loads its own on first use); re-exported for the route table. */
 export { ConnectorRequestCreateBody } from '#shared/schemas/bodies/connector-request-create.ts';
@@ -33,8 +34,17 @@ export const DataSourceRecordSchema = z
     goal_uuid: z.string(),
     name: z.string(),
     kind: z.string(),
-    config: z.record(z.string(), z.unknown()),
+    config: z.record(z.string(), z.unknown()).meta({
+      description:
+        'As sent, except an http_json source: header values are left out (header_names lists the names), every_minutes filled in.',
+    }),
     creator_uuid: z.string(),
+    status: z.enum(DATA_SOURCE_STATUSES).meta({
+      description: 'failing: 10 failed syncs in a row; tried hourly until one succeeds (then active). paused: no scheduled syncs.',
+    }),
+    last_synced_at: z.string().nullable(),
+    last_value: z.number().nullable(),
+    last_error: z.string().nullable(),
     created_at: z.string(),
     updated_at: z.string(),
   })
@@ -42,3 +52,40 @@ export const DataSourceRecordSchema = z
 
 /** checks.can_update: the caller can update the goal (and so manage its data sources); access_source is the goal's. */
 export const DataSourceResponse = recordEnvelope('data_source', DataSourceRecordSchema);
+
+export const DataSourceCreatedRecordSchema = DataSourceRecordSchema.extend({
+  push_secret: z
+    .string()
+    .optional()
+    .meta({ description: 'push sources: the bearer secret of POST /data_sources/{id}/values, in this response only (a hash is stored).' }),
+}).meta({ id: 'DataSourceCreated' });
+export const DataSourceCreatedResponse = recordEnvelope('data_source', DataSourceCreatedRecordSchema);
+
+export const DataSourceSyncRecordSchema = z
+  .object({
+    uuid: z.string(),
+    at: z.string(),
+    trigger: z.enum(SYNC_TRIGGERS),
+    status: z.enum(SYNC_STATUSES).meta({ description: 'unchanged: the goal already held the value; nothing was written.' }),
+    value: z.number().nullable(),
+    error: z.string().nullable(),
+    checkin_uuid: z.string().nullable().meta({ description: 'The check-in written (succeeded), else null.' }),
+  })
+  .meta({ id: 'DataSourceSync' });
+export const DataSourceSyncListResponse = listEnvelope('data_source_sync', DataSourceSyncRecordSchema);
+
+export const DataSourceSyncQueuedResponse = z
+  .object({
+    data: z.object({
+      type: z.literal('data_source_sync_run'),
+      record: z.object({
+        data_source_uuid: z.string(),
+        run: z.string().meta({ description: 'Names the run; its attempt appears in GET /data_sources/{id}/syncs once done.' }),
+        state: z.literal('queued'),
+      }),
+    }),
+  })
+  .meta({ id: 'DataSourceSyncQueuedResponse' });
+
+export { DataSourceUpdateBody } from '#shared/schemas/bodies/data-source-update.ts';
+export { DataSourcePushBody } from '#shared/schemas/bodies/data-source-push.ts';

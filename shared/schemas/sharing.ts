@@ -96,12 +96,13 @@ export const ResendResponse = z
 export const NotificationRecordSchema = z
   .object({
     uuid: z.string(),
-    // `webhook.disabled` (shared/domain/webhooks/disable.ts): subject is the webhook, no actor and no shareable.
-    kind: z.enum([...NOTIFICATION_KINDS, 'webhook.disabled']),
+    // `webhook.disabled` (shared/domain/webhooks/disable.ts): subject is the webhook, no actor and no shareable;
+    // `data_source.failing` (shared/domain/integrations/sync-notices.ts): subject is the data source, likewise.
+    kind: z.enum([...NOTIFICATION_KINDS, 'webhook.disabled', 'data_source.failing']),
     recipient_uuid: z.string(),
     actor_uuid: z.string().nullable(),
     actor_display_name: z.string(),
-    subject_type: z.enum(['access_request', 'webhook']),
+    subject_type: z.enum(['access_request', 'webhook', 'data_source']),
     subject_uuid: z.string(),
     shareable_type: shareablePath.nullable(),
     shareable_uuid: z.string().nullable(),

@@ -26,6 +26,7 @@ export function tableChange(record: DynamoDBRecord): TableChange | undefined {
     at: new Date(seconds * 1000).toISOString(),
     tenantId: tenant,
     keys: { PK: keys.PK, SK: keys.SK },
+    ...(typeof d!.SequenceNumber === 'string' ? { sequence: d!.SequenceNumber } : {}),
     oldImage: image(d!.OldImage),
     newImage: image(d!.NewImage),
   };

@@ -32,6 +32,24 @@ describe('check-in list, started beside the caller', () => {
     expect(sorted(uuids((await member.api.get(CHECKINS)).body.data.records))).toEqual(sorted([...made.open, ...made.hidden]));
   });
 
+  it('a page of 20 whose check-ins all fall in one of the 16 list shards is still at most 3 round trips, in creation order', async () => {
+    const { t, period } = await goalTenant();
+    const busy = await goal(t.admin, 'objectives', { title: 'busy', time_period_uuid: period.uuid });
+    const made: string[] = [];
+    // one goal's check-ins share its list shard: the first 21 keys (the page and the one telling `next`) all come from it
+    for (let i = 0; i < 24; i++) made.push((await checkin(t.admin, { goal_uuid: busy.uuid, value: i })).uuid);
+    const others = await Promise.all(['a', 'b', 'c'].map((title) => goal(t.admin, 'objectives', { title, time_period_uuid: period.uuid })));
+    for (const o of others) made.push((await checkin(t.admin, { goal_uuid: o.uuid, value: 1 })).uuid);
+    const page1 = await t.admin.get(`${CHECKINS}?per_page=20`);
+    expect(uuids(page1.body.data.records)).toEqual(made.slice(0, 20));
+    expect(page1.body.data.pagy.next).toBe(2);
+    // the caller beside every shard's first Query, one follow-up of the busy shard, then the check-ins
+    expect(rt(page1)).toBeLessThanOrEqual(3);
+    const page2 = await t.admin.get(`${CHECKINS}?per_page=20&page=2`);
+    expect(uuids(page2.body.data.records)).toEqual(made.slice(20));
+    expect(page2.body.data.pagy.next).toBeNull();
+  });
+
   it('a refused caller wins over anything the list found wrong meanwhile (401 before 400)', async () => {
     const { t } = await goalTenant();
     const member = await t.user();

@@ -24,6 +24,8 @@ export const CHECKIN_FIELDS = [
   'note',
   'creator_uuid',
   'source_info',
+  'source',
+  'data_source_uuid',
   'mentioned_entities',
   'labels',
   'created_at',

@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, listAll, type TenantFixture } from '../support/api.ts';
 import { goal, goalTenant, P, type GoalTenant } from './goals.fixture.ts';
 import { C, CHECKIN_FIELDS, CHECKINS, checkin, goalNow, checkinApi } from './checkins.fixture.ts';
+import { withinListLag } from '../support/list-lag.ts';
 
 const NIL = '00000000-0000-4000-8000-000000000000';
 
@@ -37,6 +38,8 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
       note: null,
       creator_uuid: t.adminUuid,
       source_info: {},
+      source: 'api',
+      data_source_uuid: null,
       mentioned_entities: {},
       labels: [],
       checkin_date: new Date().toISOString().slice(0, 10), // today, UTC
@@ -66,9 +69,10 @@ describe('check-ins: create, get, update, delete; rules and permissions', () => 
     });
     expect(rec).toMatchObject({ value: 40, progress: 80, status: 'closed', score: 0.8, note: 'done-ish', checkin_date: '2025-02-01' });
     expect(rec.labels.map((l: any) => l.name)).toEqual(['Checkin Label', 'other one']);
-    // unknown label names became labels of the tenant
-    const labels = await listAll(t.admin, '/rest/v2/labels?q[name_eq]=other one');
-    expect(labels.map((l) => l.uuid)).toEqual([rec.labels[1].uuid]);
+    // unknown label names became labels of the tenant (listed within the lists' 2 s)
+    await withinListLag(async () =>
+      expect((await listAll(t.admin, '/rest/v2/labels?q[name_eq]=other one')).map((l) => l.uuid)).toEqual([rec.labels[1].uuid]),
+    );
     const after = await goalNow(t.admin, g);
     expect(after).toMatchObject({
       current_value: 40,
@@ -350,6 +354,8 @@ describe('check-ins: filters and pagination', () => {
     for (let i = 0; i < 3; i++)
       all.push(await checkin(t.admin, { goal_uuid: obj.uuid, value: 100 + i, checkin_date: '2025-02-15', status: 'at_risk' }));
     for (let i = 0; i < 2; i++) all.push(await checkin(t.admin, { goal_uuid: init.uuid, checkin_date: '2025-03-01' }));
+    // the lists read an index: every check-in listed within 2 s of its write (contract section 14)
+    await withinListLag(async () => expect(await listAll(t.admin, CHECKINS)).toHaveLength(all.length));
   });
 
   const ids = (rs: any[]) => rs.map((r) => r.uuid);

@@ -12,7 +12,7 @@ import { countingCtx, createPeriod, goal, goalTenant, type GoalTenant, goalApi }
 
 /** Worst-case transaction items of a goal create and update within GOAL_LIMITS (the formulas in shared/domain/goals/rules.ts). */
 const GOAL_WRITE_ITEMS = {
-  create: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 4 + l.owners + l.delegates + 2 * l.teams + 3 * l.labels + 3 * l.parents,
+  create: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 5 + l.owners + l.delegates + 2 * l.teams + 3 * l.labels + 3 * l.parents,
   update: (l: typeof GOAL_LIMITS = GOAL_LIMITS) => 7 + 2 * l.owners + 2 * l.delegates + 3 * l.teams + 4 * l.labels + 5 * l.parents,
 };
 
@@ -84,7 +84,7 @@ describe('goals: per-field limits always fit one transaction', () => {
   });
 
   it('the worst cases computed next to GOAL_LIMITS stay within 100 items', () => {
-    expect(GOAL_WRITE_ITEMS.create()).toBe(63);
+    expect(GOAL_WRITE_ITEMS.create()).toBe(64);
     expect(GOAL_WRITE_ITEMS.update()).toBe(100); // 99 + the hierarchy guard (docs/data-model.md)
     expect(GOAL_WRITE_ITEMS.create()).toBeLessThanOrEqual(100);
     expect(GOAL_WRITE_ITEMS.update()).toBeLessThanOrEqual(100);

@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { GOAL_LIMITS } from '#shared/domain/goals/rules.ts';
 import { createPeriod, goal, goalApi, goalTenant, GOAL_FIELDS, KINDS, P, type GoalTenant } from './goals.fixture.ts';
+import { withinListLag } from '../support/list-lag.ts';
 
 describe('goals: create, get, update, archive; rules', () => {
   let g: GoalTenant;
@@ -117,8 +118,10 @@ describe('goals: create, get, update, archive; rules', () => {
     expect(rec.current_metric_uuid).toEqual(expect.any(String));
     expect(rec.labels[0]).toEqual({ uuid: existing.uuid, name: 'Existing label' });
     expect(rec.labels[1]).toMatchObject({ name: 'Brand New Label' });
-    const created = await listAll(t.admin, `/rest/v2/labels?q[name_eq]=${encodeURIComponent('brand new label')}`);
-    expect(created.map((l) => l.uuid)).toEqual([rec.labels[1].uuid]);
+    await withinListLag(async () => {
+      const created = await listAll(t.admin, `/rest/v2/labels?q[name_eq]=${encodeURIComponent('brand new label')}`);
+      expect(created.map((l) => l.uuid)).toEqual([rec.labels[1].uuid]);
+    });
   });
 
   it('accepts the earlier variants: delegate_uuid (string) and checkin_due_days; answers with both delegate fields', async () => {
@@ -275,8 +278,9 @@ describe('goals: create, get, update, archive; rules', () => {
       );
       expect(results.filter((r) => r.status === 200)).toHaveLength(1);
       for (const r of results.filter((r) => r.status !== 200)) expectError(r, 422, 'taken');
-      const holders = await listAll(t.admin, `${P('initiatives')}?q[short_id_eq]=${value.toLowerCase()}`);
-      expect(holders).toHaveLength(1);
+      await withinListLag(async () =>
+        expect(await listAll(t.admin, `${P('initiatives')}?q[short_id_eq]=${value.toLowerCase()}`)).toHaveLength(1),
+      );
     }
   });
 
@@ -492,11 +496,14 @@ describe('goals: create, get, update, archive; rules', () => {
     expect(a.body.data.checks).toMatchObject({ can_checkin: false, can_update: true });
     const again = await goalApi(t.admin).archive('initiatives', rec.uuid);
     expect(again.body.data.record.archived_at).toBe(a.body.data.record.archived_at);
-    const archivedOnly = await listAll(t.admin, `${P('initiatives')}?q[archived_at_not_null]=1`);
-    expect(archivedOnly.map((x) => x.uuid)).toContain(rec.uuid);
+    await withinListLag(async () =>
+      expect((await listAll(t.admin, `${P('initiatives')}?q[archived_at_not_null]=1`)).map((x) => x.uuid)).toContain(rec.uuid),
+    );
     const u = await goalApi(t.admin).unarchive('initiatives', rec.uuid);
     expect(u.body.data.record).toMatchObject({ archived_at: null, archived_by_uuid: null });
-    expect((await listAll(t.admin, `${P('initiatives')}?q[archived_at_not_null]=1`)).map((x) => x.uuid)).not.toContain(rec.uuid);
+    await withinListLag(async () =>
+      expect((await listAll(t.admin, `${P('initiatives')}?q[archived_at_not_null]=1`)).map((x) => x.uuid)).not.toContain(rec.uuid),
+    );
   });
 
   it('isolates tenants: another tenant’s goal is 404 for get, update, delete, archive; 422 as a parent', async () => {
@@ -588,8 +595,11 @@ describe('goals: permissions and limited visibility', () => {
     });
     const pub = await goal(t.admin, 'objectives', { title: 'Open', time_period_uuid: g.period.uuid });
 
-    const strangerList = (await listAll(stranger.api, P('objectives'))).map((x) => x.uuid);
-    expect(strangerList).toContain(pub.uuid);
+    const strangerList = await withinListLag(async () => {
+      const listed = (await listAll(stranger.api, P('objectives'))).map((x) => x.uuid);
+      expect(listed).toContain(pub.uuid);
+      return listed;
+    });
     expect(strangerList).not.toContain(limited.uuid);
     expectError(await goalApi(stranger.api).get('objectives', limited.uuid), 403, 'forbidden');
     expectError(await goalApi(stranger.api).update('objectives', limited.uuid, { title: 'x' }), 403, 'forbidden');
@@ -618,7 +628,7 @@ describe('goals: permissions and limited visibility', () => {
     expect((await goalApi(named.api).update('objectives', limited.uuid, { description: 'edited by a named editor' })).status).toBe(200);
     // the stranger now sees it (view), and lists show it
     expect((await goalApi(stranger.api).get('objectives', limited.uuid)).status).toBe(200);
-    expect((await listAll(stranger.api, P('objectives'))).map((x) => x.uuid)).toContain(limited.uuid);
+    await withinListLag(async () => expect((await listAll(stranger.api, P('objectives'))).map((x) => x.uuid)).toContain(limited.uuid));
     // making it public shows it to everyone
     await goalApi(t.admin).update('objectives', limited.uuid, { visibility: 'public', visible_entities: [] });
     expect((await goalApi(member.api).get('objectives', limited.uuid)).body.data.access_source).toBe('public');
@@ -632,8 +642,11 @@ describe('goals: permissions and limited visibility', () => {
       visibility: 'limited',
       visible_entities: [{ entity_type: 'team', entity_uuid: other.uuid }],
     });
-    expect((await goalApi(member.api).get('initiatives', limited.uuid)).body.data.access_source).toBe('visible_entity');
-    expect((await listAll(member.api, P('initiatives'))).map((x) => x.uuid)).toContain(limited.uuid);
+    // access through a team follows the team's member list, an index: within the lists' 2 s (contract section 14)
+    await withinListLag(async () =>
+      expect((await goalApi(member.api).get('initiatives', limited.uuid)).body.data.access_source).toBe('visible_entity'),
+    );
+    await withinListLag(async () => expect((await listAll(member.api, P('initiatives'))).map((x) => x.uuid)).toContain(limited.uuid));
     expectError(await goalApi(stranger.api).get('initiatives', limited.uuid), 403, 'forbidden');
   });
 

@@ -57,6 +57,11 @@ describe('data sources', () => {
       kind: 'salesforce',
       config: { report_id: 'R-1', filters: { region: 'EU' } },
       creator_uuid: owner.uuid,
+      // a kind the service does not sync stays a record: never synced (contract section 16)
+      status: 'active',
+      last_synced_at: null,
+      last_value: null,
+      last_error: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -393,7 +393,7 @@ describe('labels', () => {
 
       // limit is the per_page alias; count is absent unless asked for
       const first = await p.admin.get(`${L}?limit=4`);
-      expect(first.body.data.pagy).toEqual({ page: 1, per_page: 4, offset: 0, next: 2, prev: null });
+      expect(first.body.data.pagy).toEqual({ page: 1, per_page: 4, offset: 0, next: 2, prev: null, next_cursor: expect.any(String) });
 
       // offset skips records; the next page keeps the same offset
       const off1 = await p.admin.get(`${L}?offset=3&per_page=10`);

@@ -79,7 +79,7 @@ describe('JWT authorizer behaviour', () => {
     alg = 'RS256',
     k = kid,
   ) => {
-    const jwt = new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid, ...claims })
+    const jwt = new SignJWT({ tenant_uuid: t.tenantUuid, user_uuid: t.adminUuid, scope: 'directory:read', ...claims })
       .setProtectedHeader({ alg, kid: k })
       .setIssuer(opts.iss ?? inject('issuerUrl'))
       .setAudience(opts.aud ?? 'goal-tracking-api')

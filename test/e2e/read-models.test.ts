@@ -126,7 +126,7 @@ describe('goal read models (change stream)', () => {
 });
 
 describe('lists served by the read models', () => {
-  it('the whole list in last-check-in order: every goal listed at once, the order as the stream keeps it (both directions, same-date ties in creation order, desc reversed), a deleted goal left out at once, a limited one hidden', async () => {
+  it('the whole list in last-check-in order: every goal listed at once, the order as the stream keeps it (both directions, same-date ties in creation order and never-checked-in goals last both ways), a deleted goal left out at once, a limited one hidden', async () => {
     const { t, period } = await goalTenant();
     const ctx: DataCtx = { tenantId: t.tenantUuid, db: baseDb() };
     const order = rmPartition(t.tenantUuid, 'objective', RM_LIST.checkin, '0');
@@ -149,6 +149,7 @@ describe('lists served by the read models', () => {
     // An answer short of goals was seen in clean-clone runs while the stream lagged: the stream marked the new
     // tenant ready before it had synced its goals, which were in the order only once synced.
     const asc = [3, 1, 4, 0, 2, 5].map((i) => g[i]!.uuid); // dated first, earliest first; then never checked in, in creation order
+    const desc = [1, 4, 3, 0, 2, 5].map((i) => g[i]!.uuid); // latest first, the same ties in creation order; never checked in still last
     // (one page each: pages read one after the other may see a goal move between them, as any offset paging)
     const onePage = async (dir: string) =>
       uuids((await t.admin.get(`${P('objectives')}?q[s]=last_checkin_date%20${dir}`)).body.data.records);
@@ -156,7 +157,7 @@ describe('lists served by the read models', () => {
     await eventually(async () => {
       for (const answer of [await onePage('asc'), await onePage('desc')])
         if (JSON.stringify([...answer].sort()) !== JSON.stringify(all)) short.push(answer);
-      expect([await list('asc'), await list('desc')]).toEqual([asc, [...asc].reverse()]);
+      expect([await list('asc'), await list('desc')]).toEqual([asc, desc]);
     });
     expect(short).toEqual([]);
     // the order's read model synced too (not just the goals sorted in memory), and its create-written entries as the stream would write them
@@ -165,6 +166,9 @@ describe('lists served by the read models', () => {
       const entries: string[] = [];
       for await (const e of partitionEntries(ctx, order)) entries.push(e.id);
       expect(entries).toEqual(asc);
+      const latestFirst: string[] = [];
+      for await (const e of partitionEntries(ctx, rmPartition(t.tenantUuid, 'objective', RM_LIST.checkinDesc, '0'))) latestFirst.push(e.id);
+      expect(latestFirst).toEqual(desc);
     });
     for (const x of g) expect(await syncGoalReadModels(ctx, x.uuid)).toBe(0);
     // a goal deleted a moment ago is checked on its item: left out before the stream syncs the order
@@ -173,7 +177,28 @@ describe('lists served by the read models', () => {
     // a limited goal the member may not see is never listed
     const member = await t.user();
     await goalApi(t.admin).update('objectives', g[5]!.uuid, { visibility: 'limited' });
-    await eventually(async () => expect(await list('desc', member.api)).toEqual([2, 4, 1, 3].map((i) => g[i]!.uuid)));
+    await eventually(async () => expect(await list('desc', member.api)).toEqual([1, 4, 3, 2].map((i) => g[i]!.uuid)));
+  });
+
+  it('says which parts of a list answer a read model decided (x-read-model), and nothing on an answer read exactly', async () => {
+    const { t, period } = await goalTenant();
+    const made: string[] = [];
+    for (let i = 0; i < 13; i++) made.push((await goal(t.admin, 'objectives', { title: `g${i}`, time_period_uuid: period.uuid })).uuid);
+    await goalApi(t.admin).update('objectives', made[4]!, { current_status: 'at_risk' });
+    const get = (qs: string) => t.admin.get(`${P('objectives')}?${qs}`);
+    const atRisk = 'q[current_status_eq]=at_risk';
+    // a small count, and an association's own list (written with the goals), are read exactly and say nothing
+    for (const qs of ['count=true', `q[time_period_uuid_eq]=${period.uuid}&count=true`])
+      expect((await get(qs)).headers.get('x-read-model'), qs).toBeNull();
+    // every goal listed; where a check-in puts it follows the stream
+    expect((await get('q[s]=last_checkin_date%20desc')).headers.get('x-read-model')).toBe('order');
+    // once the stream has counted them, the one goal at risk is found through the status read model (12 goals fewer
+    // than the whole list), and the answer says so
+    await eventually(async () => {
+      const res = await get(atRisk);
+      expect(res.headers.get('x-read-model')).toBe('filter');
+      expect(uuids(res.body.data.records)).toEqual([made[4]]);
+    });
   });
 
   it('every new goal is in the last-check-in order from its create on, while the stream lags (6 tenants at once, a read after each create)', async () => {

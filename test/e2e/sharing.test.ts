@@ -7,7 +7,7 @@ import { baseDb } from '#shared/db/client.ts';
 import { accessRequestKey } from '#shared/domain/sharing/entity.ts';
 import type { ShareableType } from '#shared/domain/sharing/types.ts';
 import { type Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
-import { eventually } from '../support/eventually.ts';
+import { EVENTUALLY_MAX_MS, eventually } from '../support/eventually.ts';
 import { afterStreamPasses } from '../support/stream-marker.ts';
 
 // ---------- helpers: the outbox the local stack's worker writes, the resend clock, a shared document ----------
@@ -38,7 +38,7 @@ function emailsTo(to: string): OutboxEmail[] {
 }
 
 /** Polls the outbox (the stream and the worker run asynchronously; with the whole suite writing, the stream lags) until `to` has `count` e-mails, or fails after the timeout. */
-async function waitForEmails(to: string, count: number, timeoutMs = 140_000): Promise<OutboxEmail[]> {
+async function waitForEmails(to: string, count: number, timeoutMs = EVENTUALLY_MAX_MS): Promise<OutboxEmail[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const found = emailsTo(to);

@@ -52,20 +52,20 @@ describe("a webhook does not outlive its creator's admin rights", () => {
         const before = await goal(t.admin, 'objectives', { title: 'Before', time_period_uuid: period });
         await eventually(
           () => (goalsCreated(mine, before.uuid).length && goalsCreated(marker, before.uuid).length ? true : undefined),
-          140_000,
+          60_000,
           'the event before',
         );
 
         expect((await t.admin.put(`/rest/v2/users/${creator.uuid}`, { user: change })).status).toBe(200);
         const after = await goal(t.admin, 'objectives', { title: 'After', time_period_uuid: period, visibility: 'limited' });
-        await eventually(() => (goalsCreated(marker, after.uuid).length ? true : undefined), 140_000, 'the marker');
+        await eventually(() => (goalsCreated(marker, after.uuid).length ? true : undefined), 60_000, 'the marker');
         // Whatever the creator's endpoint got of it is settled: refused (or never made), not sent.
         const settled = await eventually(
           async () => {
             const ds = await listAll(t.admin, `/webhooks/${w.uuid}/deliveries`);
             return ds.every((d) => d.status !== 'pending') ? ds : undefined;
           },
-          140_000,
+          60_000,
           'no delivery pending',
         );
         expect(goalsCreated(mine, after.uuid)).toEqual([]);
@@ -77,13 +77,13 @@ describe("a webhook does not outlive its creator's admin rights", () => {
             const r = (await t.admin.get(`/webhooks/${w.uuid}`)).body.data.record;
             return r.status === 'disabled' ? r : undefined;
           },
-          140_000,
+          60_000,
           'disabled',
         );
         expect(disabled).toMatchObject({ uuid: w.uuid, status: 'disabled' });
         await eventually(
           async () => ((await t.admin.get(`/webhooks/${quiet.uuid}`)).body.data.record.status === 'disabled' ? true : undefined),
-          140_000,
+          60_000,
           'the quiet one disabled',
         );
         for (const api of [t.admin, otherAdmin.api])
@@ -110,7 +110,7 @@ describe("a webhook does not outlive its creator's admin rights", () => {
         // An admin turns it on again and becomes its creator: the next event is delivered.
         expect((await t.admin.put(`/webhooks/${w.uuid}`, { status: 'active' })).body.data.record.status).toBe('active');
         const again = await goal(t.admin, 'objectives', { title: 'Again', time_period_uuid: period });
-        await eventually(() => (goalsCreated(mine, again.uuid).length ? true : undefined), 140_000, 'the event after re-enabling');
+        await eventually(() => (goalsCreated(mine, again.uuid).length ? true : undefined), 60_000, 'the event after re-enabling');
         expect((await t.admin.get(`/webhooks/${w.uuid}`)).body.data.record.status).toBe('active');
       } finally {
         await Promise.all([mine.stop(), marker.stop()]);

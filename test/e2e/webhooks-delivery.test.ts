@@ -5,13 +5,15 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import type { DataCtx } from '#shared/db/model.ts';
-import { fanOut } from '#shared/domain/webhooks/deliveries.ts';
+import { fanOut, redeliver } from '#shared/domain/webhooks/deliveries.ts';
+import type { QueueSender } from '#shared/queue/queue.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
 import { DELIVERY_LOG_DAYS, WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
 import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
 import { expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { deliveryWorkerQueues, eventually, startReceiver } from './webhooks.fixture.ts';
+import { countingCtx } from './goals.fixture.ts';
 
 // The worker in this process follows the same short schedule the local stack uses in tests (test/setup/global.ts).
 Object.assign(process.env, { WEBHOOK_ALLOW_LOCAL_HTTP: 'true', WEBHOOK_RETRY_SCHEDULE: '1,2', WEBHOOK_TIMEOUT_MS: '4000' });
@@ -42,7 +44,9 @@ async function docsVerifier(): Promise<Verify> {
 describe('webhook deliveries', () => {
   let t: TenantFixture;
   let ctx: DataCtx;
-  const queues = deliveryWorkerQueues();
+  /** Messages the worker has handled (each batch's, once it ends). */
+  const handled = new Set<string>();
+  const queues = deliveryWorkerQueues((ids) => ids.forEach((id) => handled.add(id)));
   beforeAll(async () => {
     t = await newTenant();
     ctx = { tenantId: t.tenantUuid, db: baseDb() };
@@ -173,6 +177,35 @@ describe('webhook deliveries', () => {
       expect(receiver.received).toHaveLength(4);
       expect(receiver.received[3]!.headers['webhook-id']).toBe(e.id);
       expect(receiver.received[3]!.body).toBe(receiver.received[0]!.body);
+    } finally {
+      await receiver.stop();
+    }
+  });
+
+  it('a redelivery whose message the worker takes before the redeliver’s write lands (a slow write under load) is still sent, once', async () => {
+    let answer = 500;
+    const receiver = await startReceiver(() => answer);
+    try {
+      const w = await register(receiver.url);
+      const e = event('goal.updated');
+      await fanOut(ctx, [e], queues);
+      const failed = await eventually(async () => (await deliveries(w)).find((x) => x.status === 'failed'), 30_000, 'failed');
+      answer = 200;
+      // redeliver queues its message before its write (shared/domain/webhooks/deliveries.ts): here the write is
+      // held until the worker has handled the message, as a write stuck behind a busy table is
+      const held: QueueSender = {
+        send: async (queue, body, opts) => {
+          const id = await queues.send(queue, body, opts);
+          await eventually(() => (handled.has(id) ? true : undefined), 15_000, 'the worker handled the message');
+          return id;
+        },
+      };
+      const { ctx: admin } = await countingCtx(t, t.adminUuid);
+      expect(await redeliver(admin, w.uuid, failed.uuid, held)).toMatchObject({ uuid: failed.uuid, status: 'pending' });
+      const done = await eventually(async () => (await deliveries(w)).find((x) => x.status === 'succeeded'), 20_000, 'redelivered');
+      expect(done).toMatchObject({ uuid: failed.uuid, event_id: e.id, attempts: 4, last_status_code: 200 });
+      await drained();
+      expect(receiver.received.map((r) => r.headers['webhook-id'])).toEqual([e.id, e.id, e.id, e.id]);
     } finally {
       await receiver.stop();
     }

@@ -40,7 +40,7 @@ describe('events from the change stream to a registered webhook', () => {
         const found = find(type, uuid, where);
         return found.length ? found : undefined;
       },
-      90_000,
+      60_000,
       `${type} of ${uuid}`,
     );
 
@@ -124,7 +124,7 @@ describe('events from the change stream to a registered webhook', () => {
     await eventually(
       () =>
         receiverB.events().some((e: Got) => e.event.type === 'goal.created' && e.event.data.record.uuid === markB!.uuid) ? true : undefined,
-      90_000,
+      60_000,
       "tenant B's marker",
     );
     const ids = receiverA.received.map((r) => r.headers['webhook-id']);

@@ -2,6 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
 import { LocalQueues } from '#shared/queue/queue.ts';
 import { webhookDeliverHandler } from '#functions/workers/webhook-deliver.ts';
+import { EVENTUALLY_MAX_MS } from '../support/eventually.ts';
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -40,10 +41,10 @@ export async function startReceiver(respond: (r: Received, n: number) => number 
   };
 }
 
-/** Polls until `check` returns a value (not undefined) or the time is up. */
+/** Polls until `check` returns a value (not undefined) or the time is up (at most 60 s, as test/support/eventually.ts). */
 export async function eventually<T>(
   check: () => Promise<T | undefined> | T | undefined,
-  timeoutMs = 140_000,
+  timeoutMs = EVENTUALLY_MAX_MS,
   what = 'condition',
 ): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -55,15 +56,23 @@ export async function eventually<T>(
   }
 }
 
-/** In-process queues that run the real delivery worker on a test's own deliveries (start and stop them around the tests). */
-export function deliveryWorkerQueues(): LocalQueues {
+/**
+ * In-process queues that run the real delivery worker on a test's own deliveries (start and stop them around the
+ * tests). `handled`: the ids of the messages the worker has handled, as each batch ends.
+ */
+export function deliveryWorkerQueues(handled?: (messageIds: string[]) => void): LocalQueues {
   const queues = new LocalQueues({ pollMs: 50, baseBackoffMs: 100 });
+  const worker = webhookDeliverHandler(() => ({ queue: queues }));
   queues.register({
     queue: WEBHOOK_DELIVERY_QUEUE,
     maxReceiveCount: 5,
     batchSize: 10,
     timeoutSeconds: 30,
-    handler: async () => webhookDeliverHandler(() => ({ queue: queues })),
+    handler: async () => async (event) => {
+      const res = await worker(event);
+      handled?.(event.Records.map((r) => r.messageId));
+      return res;
+    },
   });
   return queues;
 }

@@ -40,7 +40,8 @@ function expectedGrants(stack: GoalTrackingStack, row: { kind: 'route'; r: Route
       out.push(`${a} ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
   const sendsTo = row.kind === 'route' ? row.r.sendsTo : row.w.sendsTo;
   for (const q of sendsTo ?? []) out.push(`sqs:SendMessage ${id(stack, stack.queues.get(q)!.queue)}`);
-  if (row.kind === 'route' && row.r.auth === 'jwt' && row.r.method === 'POST') out.push(`kms:GenerateMac ${id(stack, stack.idSeedKey)}`);
+  if (row.kind === 'route' && (row.r.auth === 'jwt' || row.r.credential) && (row.r.method === 'POST' || row.r.doc.list))
+    out.push(`kms:GenerateMac ${id(stack, stack.idSeedKey)}`);
   for (const need of row.kind === 'route' ? (row.r.needs ?? []) : [])
     if (need === 'kms:sign' || need === 'kms:public-key')
       out.push(`${need === 'kms:sign' ? 'kms:Sign' : 'kms:GetPublicKey'} ${id(stack, stack.issuerKey!.key)}`);
@@ -106,7 +107,7 @@ describe('CDK stack', () => {
       const matching = apiRoutes.filter((x) => x.Properties.RouteKey === `${r.method} ${r.path}`);
       expect(matching, `${r.method} ${r.path}`).toHaveLength(1);
       const p = matching[0]!.Properties;
-      if (r.auth === 'jwt') {
+      if (r.auth === 'jwt' && r.tokenCheck !== 'function') {
         expect(p.AuthorizationType, `${r.method} ${r.path}`).toBe('JWT');
         expect(p.AuthorizerId).toEqual({ Ref: authorizerId });
       } else {
@@ -154,7 +155,7 @@ describe('CDK stack', () => {
 
   it('builds every function the same way: Node.js 22 arm64 ESM bundle with source maps, X-Ray, its own log group', () => {
     const fns = template.findResources('AWS::Lambda::Function');
-    expect(Object.keys(fns)).toHaveLength(allRoutes.length + allWorkers.length + 1); // + the stream processor
+    expect(Object.keys(fns)).toHaveLength(allRoutes.length + allWorkers.length + 2); // + the stream processor and the data-source sweep
     for (const [fid, f] of Object.entries<Json>(fns)) {
       const p = f.Properties;
       expect(p.Runtime, fid).toBe('nodejs22.x');
@@ -192,6 +193,8 @@ describe('CDK stack', () => {
       if (!trustsLambda) continue;
       // The stream processor reads the table's change stream (not its items) with its own role: the event source mapping polls with it.
       const isProcessor = rid === id(stack, stack.streamProcessor.role);
+      // The data-source sweep Queries the due index's partitions only (below), no tenant's items.
+      if (rid === id(stack, stack.dataSourceSweep!.role)) continue;
       const actions = roleStatements(template, rid)
         .flatMap((s) => asArray(s.Action))
         .filter((a) => !(isProcessor && STREAM_READ.includes(a)));
@@ -230,6 +233,24 @@ describe('CDK stack', () => {
     expect(stack.streamProcessor.rolePath).toBe(stack.data.rolePath('write'));
   });
 
+  it('runs the data-source sweep every minute with one grant: Query of the due index partitions on GSI1, and a send to the sync queue', () => {
+    const sweep = stack.dataSourceSweep!;
+    const statements = roleStatements(template, id(stack, sweep.role));
+    const dynamo = statements.filter((st) => asArray(st.Action).some((a) => a.startsWith('dynamodb:')));
+    expect(dynamo).toHaveLength(1);
+    expect(asArray(dynamo[0]!.Action)).toEqual(['dynamodb:Query']);
+    expect(JSON.stringify(dynamo[0]!.Resource)).toContain('/index/GSI1');
+    expect(dynamo[0]!.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['SYNCDUE#*'] } });
+    expect(actualGrants(template, id(stack, sweep.role))).toContain(
+      `sqs:SendMessage ${id(stack, stack.queues.get('data-source-syncs')!.queue)}`,
+    );
+    expect(actualGrants(template, id(stack, sweep.role)).some((g) => g.startsWith('sts:'))).toBe(false); // no tenant role
+    template.hasResourceProperties('AWS::Events::Rule', {
+      ScheduleExpression: 'rate(1 minute)',
+      Targets: Match.arrayWith([Match.objectLike({ Arn: { 'Fn::GetAtt': [id(stack, sweep.fn), 'Arn'] } })]),
+    });
+  });
+
   it('sends outbound events to its own EventBridge bus and seals webhook secrets with its own KMS key, granted only where a row needs them', () => {
     template.hasResourceProperties('AWS::Events::EventBus', {});
     template.hasResourceProperties('AWS::KMS::Key', {
@@ -248,7 +269,10 @@ describe('CDK stack', () => {
       row.needs?.includes('kms:webhook-secrets'),
     );
     expect(sealing.map(([row]) => ('path' in row ? `${row.method} ${row.path}` : row.queue)).sort()).toEqual([
+      'POST /data_sources',
       'POST /webhooks',
+      'PUT /data_sources/{id}',
+      'data-source-syncs',
       'webhook-deliveries',
     ]);
     for (const [, fn] of sealing)
@@ -258,11 +282,11 @@ describe('CDK stack', () => {
       expect(actualGrants(template, id(stack, fn.role)).filter((g) => g.endsWith(keyId) || g.endsWith(busId))).toEqual([]);
   });
 
-  it("keys idempotent requests' ids with an HMAC key of its own, usable (GenerateMac only) by the authenticated POST routes", () => {
+  it("keys idempotent requests' ids and list cursors with an HMAC key of its own, usable (GenerateMac only) by the authenticated POST and list routes", () => {
     template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
     const keyId = id(stack, stack.idSeedKey);
     for (const [route, fn] of stack.routeFunctions) {
-      const post = route.auth === 'jwt' && route.method === 'POST';
+      const post = (route.auth === 'jwt' || !!route.credential) && (route.method === 'POST' || !!route.doc.list);
       const env = t.Resources[id(stack, fn.fn)].Properties.Environment.Variables as Json;
       expect(env.ID_SEED_KMS_KEY_ID === undefined ? undefined : refId(env.ID_SEED_KMS_KEY_ID), `${route.method} ${route.path}`).toBe(
         post ? keyId : undefined,

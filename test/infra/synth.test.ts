@@ -54,7 +54,7 @@ describe('cdk synth (offline, real bundling)', () => {
     expect(existsSync(join(out, 'GoalTracking.template.json'))).toBe(true);
     const groups = new Set(routes.map((r) => r.doc.tag));
     expect(templates).toHaveLength(1 + groups.size);
-    expect(lambdas()).toHaveLength(routes.length + workers.length + 1); // + the change-stream processor
+    expect(lambdas()).toHaveLength(routes.length + workers.length + 2); // + the change-stream processor and the data-source sweep
     expect(stdout).not.toMatch(/AwsSolutions-|Serverless-/); // nothing reported by the nag packs
   });
 

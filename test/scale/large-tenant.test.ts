@@ -148,7 +148,7 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
     const all = await measured(t.admin, `${OBJ}?q[current_status_eq]=on_track&per_page=100&count=true`);
     expect(all.status).toBe(200);
     expect(uuids(all)).toEqual(want);
-    expect(all.body.data.pagy).toEqual({ page: 1, per_page: 100, offset: 0, next: null, prev: null, count: 30 });
+    expect(all.body.data.pagy).toEqual({ page: 1, per_page: 100, offset: 0, next: null, prev: null, count: 30, next_cursor: null });
     expect(all.body.data.filters).toEqual({ current_status_eq: 'on_track' });
     expect(all.itemsRead).toBeLessThanOrEqual(indexBound(30));
     const first = await measured(t.admin, `${OBJ}?q[current_status_eq]=on_track&per_page=20`);
@@ -245,20 +245,71 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
     expect(uuids(newest)).toEqual([...all].reverse().slice(20, 30));
   });
 
-  it('last_checkin_date order over the whole list, both directions', async () => {
-    const listed = goals.filter((g) => !g.discarded_at);
-    const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0); // code-unit order, as DynamoDB sorts keys
-    const asc = [...listed]
-      .sort((a, b) => cmp(a.last_checkin_date ?? '~', b.last_checkin_date ?? '~') || cmp(a.created_at, b.created_at))
+  /** The listed goals in last-check-in order (contract 4): dated ones by date, never checked in last both ways, ties in creation order. */
+  const checkinOrder = (desc: boolean) => {
+    const cmp = (x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0);
+    return goals
+      .filter((g) => !g.discarded_at)
+      .sort(
+        (a, b) =>
+          Number(!a.last_checkin_date) - Number(!b.last_checkin_date) ||
+          cmp(a.last_checkin_date ?? '', b.last_checkin_date ?? '') * (desc ? -1 : 1) ||
+          cmp(a.created_at, b.created_at),
+      )
       .map((g) => g.uuid);
+  };
+
+  it('last_checkin_date order over the whole list, both directions: never checked in last, ties in creation order', async () => {
+    const asc = checkinOrder(false);
+    const desc = checkinOrder(true);
     const up = await measured(t.admin, `${OBJ}?q[s]=last_checkin_date%20asc&per_page=100`);
     expect(up.status).toBe(200);
     expect(uuids(up)).toEqual(asc.slice(0, 100)); // the checked-in goals first, earliest first
-    const desc = [...asc].reverse();
+    const latest = await measured(t.admin, `${OBJ}?q[s]=last_checkin_date%20desc&per_page=100`);
+    expect(uuids(latest)).toEqual(desc.slice(0, 100)); // the latest check-ins first, not the never-checked-in goals
     const down = await measured(t.admin, `${OBJ}?q[s]=last_checkin_date%20desc&per_page=50&page=200`);
-    expect(uuids(down)).toEqual(desc.slice(9950, 10000)); // past the never-checked-in goals, the latest check-ins
+    expect(uuids(down)).toEqual(desc.slice(9950, 10000)); // past the check-ins, the never-checked-in goals in creation order
     const filtered = await measured(t.admin, `${OBJ}?q[s]=last_checkin_date%20desc&q[last_checkin_date_not_null]=1&per_page=10`);
     expect(uuids(filtered)).toEqual(desc.filter((id) => goals.find((g) => g.uuid === id)!.last_checkin_date).slice(0, 10));
+    // a filtered list this large walks the order; one in memory gives the same order
+    const bobs = new Set(expected((g) => g.owner_uuids.includes(bob)));
+    const walked = await measured(t.admin, `${OBJ}?q[s]=last_checkin_date%20desc&q[owners_uuid_eq]=${bob}&per_page=100`);
+    expect(uuids(walked)).toEqual(desc.filter((id) => bobs.has(id)).slice(0, 100));
+  });
+
+  it('cursor pages of the read-model lists cost what page 1 costs and return every goal once while goals are created and deleted', async () => {
+    const desc = checkinOrder(true);
+    const bobs = new Set(expected((g) => g.owner_uuids.includes(bob)));
+    const onTrack = expected((g) => g.current_status === 'on_track');
+    const made: string[] = [];
+    // between two pages: a goal created (never checked in: it joins the end of the order) and the one before deleted
+    const churn = async () => {
+      made.push((await t.admin.post(OBJ, { title: 'churn', time_period_uuid: p1, owner_uuids: [bob] })).body.data.record.uuid);
+      if (made.length > 1) expect((await t.admin.delete(`${OBJ}/${made.at(-2)}`)).status).toBe(200);
+    };
+    const cases: Array<[string, string[], number]> = [
+      [`${OBJ}?q[s]=last_checkin_date%20desc&per_page=50`, desc.slice(0, 250), 5], // the latest-first order's read model
+      [`${OBJ}?q[s]=last_checkin_date%20desc&q[owners_uuid_eq]=${bob}&per_page=50`, desc.filter((id) => bobs.has(id)).slice(0, 150), 3], // walked
+      [`${OBJ}?q[current_status_eq]=on_track&per_page=7`, onTrack, 5], // the status read model
+      [`${OBJ}?per_page=50&q[s]=created_at%20desc`, [...expected(() => true)].reverse().slice(0, 150), 3],
+    ];
+    for (const [path, want, pageCount] of cases) {
+      const first = await measured(t.admin, path);
+      const seen = uuids(first);
+      let cursor: string | null = first.body.data.pagy.next_cursor;
+      for (let n = 1; n < pageCount && cursor; n++) {
+        await churn();
+        const next = await measured(t.admin, `${path}&cursor=${encodeURIComponent(cursor)}`);
+        expect(next.roundTrips, `${path}: round trips of cursor page ${n + 1}`).toBeLessThanOrEqual(first.roundTrips);
+        expect(next.itemsRead, `${path}: items read by cursor page ${n + 1}`).toBeLessThanOrEqual(first.itemsRead + 2);
+        seen.push(...uuids(next));
+        cursor = next.body.data.pagy.next_cursor;
+      }
+      const stable = seen.filter((id) => !made.includes(id));
+      expect(new Set(seen).size, path).toBe(seen.length);
+      expect(stable, path).toEqual(want.slice(0, stable.length));
+    }
+    for (const id of made) await t.admin.delete(`${OBJ}/${id}`);
   });
 
   it('a filter no index serves still answers over the whole list (no filter_too_broad)', async () => {

@@ -14,6 +14,15 @@ declare module 'vitest' {
   }
 }
 
+/**
+ * The longest a change may wait for the stream processor in a test run (issue 20: under 30 s through the whole
+ * suite). Printed always; the run fails past STREAM_MAX_LAG_MS when it is set: `scripts/dev test` sets 30000 for
+ * the main suite, not for the fuzz and scale lanes, whose thousands of writes at once (10,000 goals seeded straight
+ * into the table, test/scale/) put the local stream minutes behind on a loaded 2-core machine by design.
+ */
+const MAX_STREAM_LAG_MS = Number(process.env.STREAM_MAX_LAG_MS || 0);
+const TARGET_STREAM_LAG_MS = 30_000;
+
 /** One local stack (DynamoDB Local in memory + the HTTP server running the real handlers) for the whole run. */
 export default async function setup(project: TestProject) {
   // Tests hammer single tenants (concurrency, pagination); the limiter is unit-tested in test/unit/rate-limit.test.ts.
@@ -21,17 +30,26 @@ export default async function setup(project: TestProject) {
   // Webhook retries in seconds, not a day (test/e2e/webhooks*.test.ts wait for a delivery to end failed).
   process.env.WEBHOOK_RETRY_SCHEDULE ??= '1,2';
   process.env.WEBHOOK_TIMEOUT_MS ??= '4000';
+  // A data source that never answers fails its sync in seconds (test/e2e/data-sources-sync.test.ts).
+  process.env.DATA_SOURCE_TIMEOUT_MS ??= '1500';
   const dataDir = mkdtempSync(join(tmpdir(), 'goal-tracking-test-'));
-  const stack = await startLocalStack({ port: 0, dataDir, inMemory: true, quiet: !process.env.TEST_LOGS });
+  // AWS_FAITHFUL=1: the suite against the AWS-faithful mode (stale reads, faults; scripts/lib/aws-faithful.ts)
+  const awsFaithful = process.env.AWS_FAITHFUL === '1';
+  const stack = await startLocalStack({ port: 0, dataDir, inMemory: true, quiet: !process.env.TEST_LOGS, awsFaithful });
   project.provide('apiUrl', stack.url);
   project.provide('dynamoEndpoint', stack.dynamoEndpoint);
   project.provide('tableName', stack.tableName);
   project.provide('dataDir', dataDir);
   project.provide('issuerUrl', stack.issuer.issuer);
   return async () => {
-    // how far the local change stream fell behind (tests waiting on derived state allow test/support/eventually.ts)
-    console.log(`change stream: ${JSON.stringify(stack.streamStats())}`);
+    // How far the local change stream fell behind: derived state must follow within the StreamLag alarm's 60 s
+    // (contract 14), and tests wait at most that long (test/support/eventually.ts); the target is half of it.
+    const stats = stack.streamStats();
+    console.log(`change stream: ${JSON.stringify(stats)} (target at most ${MAX_STREAM_LAG_MS || TARGET_STREAM_LAG_MS} ms)`);
+    if (stats.maxLagMs > TARGET_STREAM_LAG_MS) console.warn(`change stream: over the ${TARGET_STREAM_LAG_MS} ms target`);
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    if (MAX_STREAM_LAG_MS && stats.maxLagMs > MAX_STREAM_LAG_MS)
+      throw new Error(`the change stream fell ${stats.maxLagMs} ms behind at ${stats.maxLagAt}, more than ${MAX_STREAM_LAG_MS} ms`);
   };
 }

@@ -25,7 +25,15 @@ interface Operation {
   responses: Record<string, Json>;
 }
 
-let state: { ajv: Ajv2020; operations: Operation[]; errorShape: ValidateFunction; cache: Map<string, ValidateFunction> } | undefined;
+let state:
+  | {
+      ajv: Ajv2020;
+      operations: Operation[];
+      errorShape: ValidateFunction;
+      scimErrorShape: ValidateFunction;
+      cache: Map<string, ValidateFunction>;
+    }
+  | undefined;
 
 /** Objects with `properties` and no rule for others accept no others (`unevaluatedProperties` also sees allOf/anyOf branches). */
 function strict(node: unknown): unknown {
@@ -91,7 +99,9 @@ function load() {
       },
     },
   });
-  state = { ajv, operations, errorShape, cache: new Map() };
+  // SCIM's paths answer errors in SCIM's shape (RFC 7644 section 3.12), as the document's ScimError says
+  const scimErrorShape = ajv.compile({ $ref: 'openapi#/components/schemas/ScimError' });
+  state = { ajv, operations, errorShape, scimErrorShape, cache: new Map() };
   return state;
 }
 
@@ -126,18 +136,27 @@ export function responseProblem(
   const where = `${method} ${op.template} -> ${status}`;
   if (status === 401 && isApiGatewayMessage(body)) return undefined;
   const documented = op.responses[String(status)];
-  const schema = (documented?.content as Json | undefined)?.['application/json'] as Json | undefined;
+  const scim = op.template.startsWith('/scim/');
+  const media = scim ? 'application/scim+json' : 'application/json';
+  const schema = (documented?.content as Json | undefined)?.[media] as Json | undefined;
   if (!documented) {
     if (status < 400) return `${where}: status not documented (documented: ${Object.keys(op.responses).join(', ')})`;
   }
-  if (status >= 400) {
+  // the token endpoint answers RFC 6749's refusals (contract section 17), documented as OAuthError: checked against that schema below
+  const oauthRefusal = (schema?.schema as Json | undefined)?.$ref === '#/components/schemas/OAuthError';
+  if (status >= 400 && scim) {
+    if (!s.scimErrorShape(body))
+      return `${where}: error not in SCIM's shape: ${s.ajv.errorsText(s.scimErrorShape.errors)}; body ${JSON.stringify(body).slice(0, 500)}`;
+    if ((body as { status: string }).status !== String(status)) return `${where}: SCIM error status differs from the HTTP status`;
+    if (!contentType?.includes(media)) return `${where}: content-type ${contentType}, documented ${media}`;
+  } else if (status >= 400 && !oauthRefusal) {
     if (!s.errorShape(body))
       return `${where}: error not in the contract's shape: ${s.ajv.errorsText(s.errorShape.errors)}; body ${JSON.stringify(body).slice(0, 500)}`;
     if ((body as { error: { status: number } }).error.status !== status)
       return `${where}: error.status ${(body as { error: { status: number } }).error.status} differs from the HTTP status`;
   }
   if (!schema?.schema) return undefined;
-  if (!contentType?.includes('application/json')) return `${where}: content-type ${contentType}, documented application/json`;
+  if (!contentType?.includes(media)) return `${where}: content-type ${contentType}, documented ${media}`;
   const key = `${op.method} ${op.template} ${status}`;
   let validate = s.cache.get(key);
   if (!validate) {

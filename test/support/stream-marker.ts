@@ -34,10 +34,10 @@ async function markerApplied(): Promise<void> {
 /**
  * Resolves once the change stream has applied every change committed before the call: what a negative check
  * ("no e-mail was queued", "no other tenant's event") waits for instead of a fixed sleep. The local poller
- * (scripts/lib/stream-poller.ts) hands the processor one batch at a time in commit order, but applies the
- * changes of a batch concurrently: a marker seen applied proves its batch was taken (so everything before it
- * too), and a second marker, written after that, is in a later batch, so seeing it applied proves every
- * earlier batch applied in full. What the stream queued for a worker is queued by then; a test that checks a
+ * (scripts/lib/stream-poller.ts) delivers each read of the shard (DynamoDB Local has one) in lanes at once, and
+ * reads on only once every lane of it is done: a marker seen applied proves its read was taken (so every earlier
+ * read is done), and a second marker, written after that, is in a later read, so seeing it applied proves the
+ * first one's read applied in full. What the stream queued for a worker is queued by then; a test that checks a
  * worker's effect then waits for a marker of that queue too.
  */
 export async function afterStreamPasses(): Promise<void> {

@@ -8,7 +8,16 @@ import type { Loader } from '#shared/list/entity-cache.ts';
 import { parseFilters } from '#shared/list/filter.ts';
 import { parsePageParams } from '#shared/list/params.ts';
 import { keys } from '#shared/db/keys.ts';
-import { counterDelta, counterKey, createdBucket, desiredEntries, dim, fingerprint, shardOf } from '#shared/read-models/goal-entries.ts';
+import {
+  counterDelta,
+  counterKey,
+  createdBucket,
+  desiredEntries,
+  dim,
+  fingerprint,
+  READ_MODELS_VERSION,
+  shardOf,
+} from '#shared/read-models/goal-entries.ts';
 import { bucketEnd, bucketStart, placePage, placePageNewestFirst, SETTLE_MS, type Anchor } from '#shared/read-models/page-anchors.ts';
 import type { GoalStats } from '#shared/read-models/goal-sync.ts';
 
@@ -40,7 +49,7 @@ const goal = (over: Partial<GoalRecord> = {}): GoalRecord =>
 describe('goal read-model entries', () => {
   it('one entry per list a goal is in, none when discarded', () => {
     const entries = desiredEntries(T, goal({ label_uuids: [V, V] }));
-    expect(entries.map((e) => e.sk).sort()).toEqual(['checkin', `label#${V}`, `owner#${U}`, 'period', 'status'].sort());
+    expect(entries.map((e) => e.sk).sort()).toEqual(['checkin', 'checkin_desc', `label#${V}`, `owner#${U}`, 'period', 'status'].sort());
     expect(entries.find((e) => e.sk === 'period')!.gsiPk).toBe(`T#${T}#objective@rm_period_status#${P}#on_track`);
     // the status entry also counts the goal in its creation bucket (the page anchor)
     expect(entries.find((e) => e.sk === 'status')!.dims).toEqual([dim.all, dim.status('on_track'), dim.created('2026-01-01T00:00:00.0')]);
@@ -51,6 +60,16 @@ describe('goal read-model entries', () => {
         .find((e) => e.sk === 'checkin')!
         .gsiSk.startsWith('2026-02-03#'),
     ).toBe(true);
+    // latest first is its own order, read forwards: the date inverted (later dates first), never checked in still last
+    const desc = (d: string | null) => desiredEntries(T, goal({ last_checkin_date: d })).find((e) => e.sk === 'checkin_desc')!;
+    expect(desc(null).gsiPk).toBe(`T#${T}#objective@rm_checkin_desc#0`);
+    expect(desc('2026-02-03').gsiSk.startsWith('7973-97-96#')).toBe(true);
+    expect([desc(null), desc('2026-02-03'), desc('2026-12-31'), desc('2025-01-01')].map((e) => e.gsiSk.slice(0, 10)).sort()).toEqual([
+      '7973-87-68',
+      '7973-97-96',
+      '7974-98-98',
+      '~#2026-01-',
+    ]);
     expect(desiredEntries(T, goal({ discarded_at: '2026-01-02T00:00:00.000Z' }))).toEqual([]);
     expect(desiredEntries(T, undefined)).toEqual([]);
   });
@@ -124,7 +143,7 @@ describe('goal list planner', () => {
       asked.push(dims);
       return {
         ready: opts.ready ?? true,
-        version: opts.ready === false ? 0 : 2,
+        version: opts.ready === false ? 0 : READ_MODELS_VERSION,
         count: (d) => ({ n: counts[d] ?? 0, nl: opts.limited?.[d] ?? 0 }),
       };
     };
@@ -205,14 +224,31 @@ describe('goal list planner', () => {
     ).toBeUndefined();
   });
 
+  it('names what a read model kept by the stream decides: a read-model list a filter, the check-in order the order', async () => {
+    const counts = { [dim.all]: 50_000, [dim.status('on_track')]: 30, [dim.period(P)]: 40, [dim.periodStatus(P, 'on_track')]: 35 };
+    expect((await plan('q[current_status_eq]=on_track', stats(counts)))!.readModel).toEqual(['filter']);
+    expect((await plan('q[current_status_eq]=on_track', stats({ [dim.all]: 13, [dim.status('on_track')]: 3 })))!.readModel).toBeUndefined();
+    // the period's own list (exact) about as small as its composite with status: read exactly, nothing to say
+    expect((await plan(`q[time_period_uuid_eq]=${P}&q[current_status_eq]=on_track`, stats(counts)))!.readModel).toBeUndefined();
+    expect((await plan('q[s]=last_checkin_date desc', stats({ [dim.all]: 10 })))!.readModel).toEqual(['order']);
+    expect((await plan('count=true', stats(counts)))!.readModel).toBeUndefined(); // a count from counters: the engine says so
+  });
+
   it('not ready: the generic plan', async () => {
     expect(await plan('q[current_status_eq]=on_track', stats({ [dim.all]: 50_000 }, { ready: false }))).toBeUndefined();
   });
 
   it('last_checkin_date order: the whole list from the order read model at any size (valid once the read models are built); a filtered small list in memory', async () => {
     const whole = (await plan('q[s]=last_checkin_date desc', stats({ [dim.all]: 10 })))!;
-    expect(whole).toMatchObject({ ordered: true, descending: true, served: [] });
-    expect('partitions' in whole.source && whole.source.partitions).toEqual([`T#${T}#objective@rm_checkin#0`]);
+    expect(whole).toMatchObject({ ordered: true, served: [] });
+    expect('partitions' in whole.source && whole.source.partitions).toEqual([`T#${T}#objective@rm_checkin_desc#0`]);
+    const up = (await plan('q[s]=last_checkin_date asc', stats({ [dim.all]: 10 })))!;
+    expect('partitions' in up.source && up.source.partitions).toEqual([`T#${T}#objective@rm_checkin#0`]);
+    // a position in the order and its key, both ways: never checked in is null, dates as they are
+    expect(whole.position!.of('7973-97-96#2026-01-01T00:00:00.000Z#g')).toEqual({ v: '2026-02-03', k: '2026-01-01T00:00:00.000Z#g' });
+    expect(whole.position!.key({ v: '2026-02-03', k: 'c#g' })).toBe('7973-97-96#c#g');
+    expect(whole.position!.key({ v: null, k: 'c#g' })).toBe('~#c#g');
+    expect(up.position!.of('~#c#g')).toEqual({ v: null, k: 'c#g' });
     expect(await whole.valid).toBe(true);
     expect(await (await plan('q[s]=last_checkin_date asc', stats({ [dim.all]: 10 }, { ready: false })))!.valid).toBe(false);
     // a tenant this container has seen ready at the version: nothing read to plan it
@@ -220,7 +256,7 @@ describe('goal list planner', () => {
     const known = (await planGoalList(
       { kind: 'objective', seesAll: Promise.resolve(true), listed: () => true },
       query('q[s]=last_checkin_date desc'),
-      { stats: quiet.read, known: 2, anchors: async () => [], recent: async () => [], now: 0 },
+      { stats: quiet.read, known: READ_MODELS_VERSION, anchors: async () => [], recent: async () => [], now: 0 },
     ))!;
     expect(await known.valid).toBe(true);
     expect(quiet.asked).toEqual([]);
@@ -232,7 +268,7 @@ describe('goal list planner', () => {
       'q[s]=last_checkin_date desc&q[current_status_eq]=behind',
       stats({ [dim.all]: 50_000, [dim.status('behind')]: 20_000 }),
     ))!;
-    expect(p).toMatchObject({ ordered: true, descending: true, served: [] });
+    expect(p).toMatchObject({ ordered: true, served: [] });
     expect('partitions' in p.source && p.source.partitions).toHaveLength(1);
   });
 
@@ -254,6 +290,7 @@ describe('goal list planner', () => {
     expect(await deep('page=5')).toBeUndefined(); // 80 keys: walked
     const p = (await deep('page=14&per_page=20'))!; // skip 260: in the third bucket, after 250 goals
     expect(p).toMatchObject({ skipped: 250, served: [], source: { partitions: [`T#${T}#objective`], from: '2026-01-01T00:00:00.2' } });
+    expect(p.readModel).toEqual(['position']); // the anchors placed the page
     expect(await deep('page=14&per_page=20', false)).toBeUndefined(); // a limited goal before it
     expect(await deep('page=14&per_page=20', true, false)).toBeUndefined(); // read models not built
     // buckets younger than SETTLE_MS are not trusted: the page reads keys from the first of them

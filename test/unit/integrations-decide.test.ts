@@ -95,6 +95,12 @@ describe('data source decisions', () => {
       kind: 'k',
       config: {},
       creator_uuid: 'bob',
+      status: 'active',
+      last_synced_at: null,
+      last_value: null,
+      last_error: null,
+      failures: 0,
+      next_run_at: null, // a kind the service does not sync has no schedule
       created_at: NOW,
       updated_at: NOW,
     });

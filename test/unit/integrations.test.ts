@@ -118,7 +118,7 @@ describe('support-issue worker', () => {
   });
 
   it('is declared as a table-less, mail-less worker with a dead-letter limit, the only one told the webhook URL', () => {
-    expect(integrationWorkers).toEqual([
+    expect(integrationWorkers.filter((w) => w.queue === 'support-issues' || w.needs?.includes('support:webhook'))).toEqual([
       {
         queue: 'support-issues',
         handler: 'functions/workers/support-issue.ts',

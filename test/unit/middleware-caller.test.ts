@@ -16,7 +16,7 @@ describe('caller middleware', () => {
     loadCaller.mockReturnValueOnce(new Promise((r) => (resolve = r)));
     const request = fakeRequest({ internal: { data, userId: USER, readAhead: read } });
     expect(await before(caller(), request)).toBeUndefined(); // returned while the read is still pending
-    expect(loadCaller).toHaveBeenCalledWith(data, USER, { readAhead: read.entities, teams: true });
+    expect(loadCaller).toHaveBeenCalledWith(data, USER, { readAhead: read.entities, teams: true, service: false });
     const who = { caller: { tenantId: TENANT, userId: USER, role: 'member' } as Caller };
     resolve(who);
     await expect(request.internal.caller).resolves.toBe(who);

@@ -27,7 +27,9 @@ describe('OpenAPI: safe retries and limits (contract section 11)', () => {
       expect(o.responses[String(r.doc.success.status)].headers['RateLimit-Policy']).toBeDefined();
       expect(o.responses['413']).toBeDefined();
       expect(o.responses['431']).toBeDefined();
-      if (r.doc.body) expect(o.responses['415'].content['application/json']).toBeDefined();
+      // SCIM's paths answer their errors as application/scim+json (shared/routes/scim.ts)
+      if (r.doc.body)
+        expect(o.responses['415'].content[r.path.startsWith('/scim/') ? 'application/scim+json' : 'application/json']).toBeDefined();
       if (r.method !== 'POST') expect(o.parameters ?? []).not.toContainEqual({ $ref: '#/components/parameters/IdempotencyKey' });
     }
   });

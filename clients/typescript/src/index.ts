@@ -42,3 +42,5 @@ export function createGoalTrackingClient({ token, ...options }: GoalTrackingClie
   if (token !== undefined) client.use(bearerToken(token));
   return client;
 }
+
+export { ListPageError, pages, records, type ListPath, type PagesOptions, type PageOf, type RecordOf } from './pages.ts';

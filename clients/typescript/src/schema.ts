@@ -96,10 +96,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List users */
+        /**
+         * List users
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Users"];
         put?: never;
-        /** Create a user (admins); email unique per tenant ignoring case */
+        /**
+         * Create a user (admins); email unique per tenant ignoring case
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Users"];
         delete?: never;
         options?: never;
@@ -114,9 +120,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a user */
+        /**
+         * Get a user
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2UsersId"];
-        /** Update a user (admins; members their own profile) */
+        /**
+         * Update a user (admins; members their own profile)
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2UsersId"];
         post?: never;
         delete?: never;
@@ -132,10 +144,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List teams */
+        /**
+         * List teams
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Teams"];
         put?: never;
-        /** Create a team with attributes, owners and members (admins) */
+        /**
+         * Create a team with attributes, owners and members (admins)
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Teams"];
         delete?: never;
         options?: never;
@@ -150,12 +168,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a team */
+        /**
+         * Get a team
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2TeamsId"];
-        /** Update attributes, owners and members (admins; owners except parent_uuid). A move re-depths the whole subtree atomically (422 when over 100 writes) */
+        /**
+         * Update attributes, owners and members (admins; owners except parent_uuid). A move re-depths the whole subtree atomically (422 when over 100 writes)
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2TeamsId"];
         post?: never;
-        /** Delete a team (admins); 422 has_dependents while it has active sub-teams or goals. Archived sub-teams become root teams. Returns the deleted team */
+        /**
+         * Delete a team (admins); 422 has_dependents while it has active sub-teams or goals. Archived sub-teams become root teams. Returns the deleted team
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2TeamsId"];
         options?: never;
         head?: never;
@@ -169,10 +196,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List labels and label groups */
+        /**
+         * List labels and label groups
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Labels"];
         put?: never;
-        /** Create a label or label group (admins and members); name unique per tenant ignoring case */
+        /**
+         * Create a label or label group (admins and members); name unique per tenant ignoring case
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Labels"];
         delete?: never;
         options?: never;
@@ -187,12 +220,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a label */
+        /**
+         * Get a label
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2LabelsId"];
-        /** Update a label (admins or its creator) */
+        /**
+         * Update a label (admins or its creator)
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2LabelsId"];
         post?: never;
-        /** Delete a label (admins or its creator); a group is deleted with its child labels. Returns the deleted label. */
+        /**
+         * Delete a label (admins or its creator); a group is deleted with its child labels. Returns the deleted label.
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2LabelsId"];
         options?: never;
         head?: never;
@@ -206,10 +248,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List time periods */
+        /**
+         * List time periods
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2TimePeriods"];
         put?: never;
-        /** Create a time period (admins) */
+        /**
+         * Create a time period (admins)
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2TimePeriods"];
         delete?: never;
         options?: never;
@@ -224,12 +272,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a time period */
+        /**
+         * Get a time period
+         * @description Needs the scope `directory:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2TimePeriodsId"];
-        /** Update a time period (admins); dates cannot move past goals of the period */
+        /**
+         * Update a time period (admins); dates cannot move past goals of the period
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2TimePeriodsId"];
         post?: never;
-        /** Delete a time period (admins); refused (422 has_dependents) while non-discarded goals use it. Returns the deleted period. */
+        /**
+         * Delete a time period (admins); refused (422 has_dependents) while non-discarded goals use it. Returns the deleted period.
+         * @description Needs the scope `directory:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2TimePeriodsId"];
         options?: never;
         head?: never;
@@ -243,10 +300,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List objectives the caller can see (deleted ones only when a filter names discarded_at) */
+        /**
+         * List objectives the caller can see (deleted ones only when a filter names discarded_at)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Objectives"];
         put?: never;
-        /** Create an objective (admins and members) */
+        /**
+         * Create an objective (admins and members)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Objectives"];
         delete?: never;
         options?: never;
@@ -261,12 +324,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an objective (a deleted one too, with discarded_at set) */
+        /**
+         * Get an objective (a deleted one too, with discarded_at set)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2ObjectivesId"];
-        /** Update an objective */
+        /**
+         * Update an objective
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2ObjectivesId"];
         post?: never;
-        /** Delete (discard) an objective, optionally with its children or whole hierarchy; returns the flat record */
+        /**
+         * Delete (discard) an objective, optionally with its children or whole hierarchy; returns the flat record
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2ObjectivesId"];
         options?: never;
         head?: never;
@@ -282,7 +354,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Archive an objective (sets archived_at, archived_by_uuid) */
+        /**
+         * Archive an objective (sets archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2ObjectivesIdArchive"];
         delete?: never;
         options?: never;
@@ -299,7 +374,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Unarchive an objective (clears archived_at, archived_by_uuid) */
+        /**
+         * Unarchive an objective (clears archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2ObjectivesIdUnarchive"];
         delete?: never;
         options?: never;
@@ -314,10 +392,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List key results the caller can see (deleted ones only when a filter names discarded_at) */
+        /**
+         * List key results the caller can see (deleted ones only when a filter names discarded_at)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2KeyResults"];
         put?: never;
-        /** Create a key result (admins and members) */
+        /**
+         * Create a key result (admins and members)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2KeyResults"];
         delete?: never;
         options?: never;
@@ -332,12 +416,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a key result (a deleted one too, with discarded_at set) */
+        /**
+         * Get a key result (a deleted one too, with discarded_at set)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2KeyResultsId"];
-        /** Update a key result */
+        /**
+         * Update a key result
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2KeyResultsId"];
         post?: never;
-        /** Delete (discard) a key result, optionally with its children or whole hierarchy; returns the flat record */
+        /**
+         * Delete (discard) a key result, optionally with its children or whole hierarchy; returns the flat record
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2KeyResultsId"];
         options?: never;
         head?: never;
@@ -353,7 +446,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Archive a key result (sets archived_at, archived_by_uuid) */
+        /**
+         * Archive a key result (sets archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2KeyResultsIdArchive"];
         delete?: never;
         options?: never;
@@ -370,7 +466,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Unarchive a key result (clears archived_at, archived_by_uuid) */
+        /**
+         * Unarchive a key result (clears archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2KeyResultsIdUnarchive"];
         delete?: never;
         options?: never;
@@ -385,10 +484,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List initiatives the caller can see (deleted ones only when a filter names discarded_at) */
+        /**
+         * List initiatives the caller can see (deleted ones only when a filter names discarded_at)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Initiatives"];
         put?: never;
-        /** Create an initiative (admins and members) */
+        /**
+         * Create an initiative (admins and members)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Initiatives"];
         delete?: never;
         options?: never;
@@ -403,12 +508,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get an initiative (a deleted one too, with discarded_at set) */
+        /**
+         * Get an initiative (a deleted one too, with discarded_at set)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2InitiativesId"];
-        /** Update an initiative */
+        /**
+         * Update an initiative
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2InitiativesId"];
         post?: never;
-        /** Delete (discard) an initiative, optionally with its children or whole hierarchy; returns the flat record */
+        /**
+         * Delete (discard) an initiative, optionally with its children or whole hierarchy; returns the flat record
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2InitiativesId"];
         options?: never;
         head?: never;
@@ -424,7 +538,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Archive an initiative (sets archived_at, archived_by_uuid) */
+        /**
+         * Archive an initiative (sets archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2InitiativesIdArchive"];
         delete?: never;
         options?: never;
@@ -441,7 +558,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Unarchive an initiative (clears archived_at, archived_by_uuid) */
+        /**
+         * Unarchive an initiative (clears archived_at, archived_by_uuid)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2InitiativesIdUnarchive"];
         delete?: never;
         options?: never;
@@ -456,7 +576,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Progress history of the objective: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal) */
+        /**
+         * Progress history of the objective: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2ObjectivesIdHistory"];
         put?: never;
         post?: never;
@@ -473,7 +596,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Line chart (SVG, 600x300 viewBox) of the objective's progress over its dates, with the expected-pace line dashed and today marked */
+        /**
+         * Line chart (SVG, 600x300 viewBox) of the objective's progress over its dates, with the expected-pace line dashed and today marked
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2ObjectivesIdProgressSvg"];
         put?: never;
         post?: never;
@@ -490,7 +616,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Progress history of the key result: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal) */
+        /**
+         * Progress history of the key result: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2KeyResultsIdHistory"];
         put?: never;
         post?: never;
@@ -507,7 +636,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Line chart (SVG, 600x300 viewBox) of the key result's progress over its dates, with the expected-pace line dashed and today marked */
+        /**
+         * Line chart (SVG, 600x300 viewBox) of the key result's progress over its dates, with the expected-pace line dashed and today marked
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2KeyResultsIdProgressSvg"];
         put?: never;
         post?: never;
@@ -524,7 +656,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Progress history of the initiative: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal) */
+        /**
+         * Progress history of the initiative: every change of its value, progress or status with its cause, oldest first (readable by whoever can read the goal)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2InitiativesIdHistory"];
         put?: never;
         post?: never;
@@ -541,7 +676,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Line chart (SVG, 600x300 viewBox) of the initiative's progress over its dates, with the expected-pace line dashed and today marked */
+        /**
+         * Line chart (SVG, 600x300 viewBox) of the initiative's progress over its dates, with the expected-pace line dashed and today marked
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2InitiativesIdProgressSvg"];
         put?: never;
         post?: never;
@@ -558,10 +696,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List check-ins of goals the caller can see */
+        /**
+         * List check-ins of goals the caller can see
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Checkins"];
         put?: never;
-        /** Check in on a goal (caller must be able to edit it); the goal follows its latest check-in */
+        /**
+         * Check in on a goal (caller must be able to edit it); the goal follows its latest check-in
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Checkins"];
         delete?: never;
         options?: never;
@@ -576,12 +720,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a check-in (its goal must be visible to the caller) */
+        /**
+         * Get a check-in (its goal must be visible to the caller)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2CheckinsId"];
-        /** Update a check-in; returns the flat check-in record */
+        /**
+         * Update a check-in; returns the flat check-in record
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putRestV2CheckinsId"];
         post?: never;
-        /** Delete a check-in; returns the flat deleted record. The goal follows the check-in latest afterwards. */
+        /**
+         * Delete a check-in; returns the flat deleted record. The goal follows the check-in latest afterwards.
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteRestV2CheckinsId"];
         options?: never;
         head?: never;
@@ -597,7 +750,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a okrs dashboard; the caller becomes its owner (not viewers) */
+        /**
+         * Create a okrs dashboard; the caller becomes its owner (not viewers)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postOkrsDashboards"];
         delete?: never;
         options?: never;
@@ -612,7 +768,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a okrs dashboard (owner, admins, or any grant; 403 otherwise) */
+        /**
+         * Get a okrs dashboard (owner, admins, or any grant; 403 otherwise)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getOkrsDashboardsShareableUuid"];
         put?: never;
         post?: never;
@@ -630,7 +789,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Grant a user a level on a okrs dashboard (owner, admins and manage grantees); resolves the user's pending access request it satisfies */
+        /**
+         * Grant a user a level on a okrs dashboard (owner, admins and manage grantees); resolves the user's pending access request it satisfies
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putOkrsDashboardsShareableUuidGrants"];
         post?: never;
         delete?: never;
@@ -648,7 +810,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request a level on a okrs dashboard (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created */
+        /**
+         * Request a level on a okrs dashboard (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postOkrsDashboardsShareableUuidAccessRequests"];
         delete?: never;
         options?: never;
@@ -663,7 +828,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's pending access request on a okrs dashboard, or null (self-scoped) */
+        /**
+         * The caller's pending access request on a okrs dashboard, or null (self-scoped)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getOkrsDashboardsShareableUuidAccessRequestsMine"];
         put?: never;
         post?: never;
@@ -682,7 +850,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send the caller's pending access request on a okrs dashboard (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included */
+        /**
+         * Re-send the caller's pending access request on a okrs dashboard (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postOkrsDashboardsShareableUuidAccessRequestsResend"];
         delete?: never;
         options?: never;
@@ -697,10 +868,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List the documents the caller can see: owned, granted, or every document for admins. Filters: uuid, title, owner_uuid, created_at, updated_at */
+        /**
+         * List the documents the caller can see: owned, granted, or every document for admins. Filters: uuid, title, owner_uuid, created_at, updated_at
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getDocuments"];
         put?: never;
-        /** Create a document; the caller becomes its owner (not viewers) */
+        /**
+         * Create a document; the caller becomes its owner (not viewers)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postDocuments"];
         delete?: never;
         options?: never;
@@ -715,7 +892,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a document (owner, admins, or any grant; 403 otherwise) */
+        /**
+         * Get a document (owner, admins, or any grant; 403 otherwise)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getDocumentsShareableUuid"];
         put?: never;
         post?: never;
@@ -733,7 +913,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Grant a user a level on a document (owner, admins and manage grantees); resolves the user's pending access request it satisfies */
+        /**
+         * Grant a user a level on a document (owner, admins and manage grantees); resolves the user's pending access request it satisfies
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putDocumentsShareableUuidGrants"];
         post?: never;
         delete?: never;
@@ -751,7 +934,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request a level on a document (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created */
+        /**
+         * Request a level on a document (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postDocumentsShareableUuidAccessRequests"];
         delete?: never;
         options?: never;
@@ -766,7 +952,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's pending access request on a document, or null (self-scoped) */
+        /**
+         * The caller's pending access request on a document, or null (self-scoped)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getDocumentsShareableUuidAccessRequestsMine"];
         put?: never;
         post?: never;
@@ -785,7 +974,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send the caller's pending access request on a document (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included */
+        /**
+         * Re-send the caller's pending access request on a document (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postDocumentsShareableUuidAccessRequestsResend"];
         delete?: never;
         options?: never;
@@ -802,7 +994,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a explorer view; the caller becomes its owner (not viewers) */
+        /**
+         * Create a explorer view; the caller becomes its owner (not viewers)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postExplorerViews"];
         delete?: never;
         options?: never;
@@ -817,7 +1012,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a explorer view (owner, admins, or any grant; 403 otherwise) */
+        /**
+         * Get a explorer view (owner, admins, or any grant; 403 otherwise)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getExplorerViewsShareableUuid"];
         put?: never;
         post?: never;
@@ -835,7 +1033,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Grant a user a level on a explorer view (owner, admins and manage grantees); resolves the user's pending access request it satisfies */
+        /**
+         * Grant a user a level on a explorer view (owner, admins and manage grantees); resolves the user's pending access request it satisfies
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putExplorerViewsShareableUuidGrants"];
         post?: never;
         delete?: never;
@@ -853,7 +1054,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request a level on a explorer view (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created */
+        /**
+         * Request a level on a explorer view (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postExplorerViewsShareableUuidAccessRequests"];
         delete?: never;
         options?: never;
@@ -868,7 +1072,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's pending access request on a explorer view, or null (self-scoped) */
+        /**
+         * The caller's pending access request on a explorer view, or null (self-scoped)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getExplorerViewsShareableUuidAccessRequestsMine"];
         put?: never;
         post?: never;
@@ -887,7 +1094,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send the caller's pending access request on a explorer view (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included */
+        /**
+         * Re-send the caller's pending access request on a explorer view (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postExplorerViewsShareableUuidAccessRequestsResend"];
         delete?: never;
         options?: never;
@@ -904,7 +1114,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create a playbook; the caller becomes its owner (not viewers) */
+        /**
+         * Create a playbook; the caller becomes its owner (not viewers)
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postPlaybooks"];
         delete?: never;
         options?: never;
@@ -919,7 +1132,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a playbook (owner, admins, or any grant; 403 otherwise) */
+        /**
+         * Get a playbook (owner, admins, or any grant; 403 otherwise)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getPlaybooksShareableUuid"];
         put?: never;
         post?: never;
@@ -937,7 +1153,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Grant a user a level on a playbook (owner, admins and manage grantees); resolves the user's pending access request it satisfies */
+        /**
+         * Grant a user a level on a playbook (owner, admins and manage grantees); resolves the user's pending access request it satisfies
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putPlaybooksShareableUuidGrants"];
         post?: never;
         delete?: never;
@@ -955,7 +1174,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request a level on a playbook (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created */
+        /**
+         * Request a level on a playbook (self-scoped, no access needed): creates or upgrades the caller's pending request; the owner and managers are notified (in-app and e-mail) only when one is created
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postPlaybooksShareableUuidAccessRequests"];
         delete?: never;
         options?: never;
@@ -970,7 +1192,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's pending access request on a playbook, or null (self-scoped) */
+        /**
+         * The caller's pending access request on a playbook, or null (self-scoped)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getPlaybooksShareableUuidAccessRequestsMine"];
         put?: never;
         post?: never;
@@ -989,7 +1214,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Re-send the caller's pending access request on a playbook (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included */
+        /**
+         * Re-send the caller's pending access request on a playbook (new in-app notices and e-mails), at most once an hour counted from the last e-mail, the one at creation included
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postPlaybooksShareableUuidAccessRequestsResend"];
         delete?: never;
         options?: never;
@@ -1004,7 +1232,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's own in-app notifications, newest first */
+        /**
+         * The caller's own in-app notifications, newest first
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getNotifications"];
         put?: never;
         post?: never;
@@ -1021,10 +1252,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's requested connections (admins), oldest first */
+        /**
+         * The tenant's requested connections (admins), oldest first
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getConnectorRequests"];
         put?: never;
-        /** Request a connector (any member, viewers included): recorded once per tenant and name ignoring case and repeated whitespace, idempotent per requester; each new requester's issue is filed with the support tool when one is configured */
+        /**
+         * Request a connector (any member, viewers included): recorded once per tenant and name ignoring case and repeated whitespace, idempotent per requester; each new requester's issue is filed with the support tool when one is configured
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postConnectorRequests"];
         delete?: never;
         options?: never;
@@ -1041,7 +1278,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a data source to a goal the caller can update; the goal's data_sources_count moves with it */
+        /**
+         * Add a data source to a goal the caller can update; the goal's data_sources_count moves with it. http_json sources are fetched on their schedule (header values sealed, never returned; the url follows the webhook rules, 422); a push source's push_secret is in this response only
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postDataSources"];
         delete?: never;
         options?: never;
@@ -1056,10 +1296,78 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a data source; id is '<tenant_uuid>_<data_source_uuid>' or the uuid (another tenant's prefix: 404). Needs the linked goal visible (403 otherwise) */
+        /**
+         * Get a data source; id is '<tenant_uuid>_<data_source_uuid>' or the uuid (another tenant's prefix: 404). Needs the linked goal visible (403 otherwise)
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getDataSourcesId"];
+        /**
+         * Change a data source: name, config, status active or paused (the goal's editors; 403 otherwise, 404 outside the tenant)
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
+        put: operations["putDataSourcesId"];
+        post?: never;
+        /**
+         * Delete a data source and its schedule (the goal's editors); answers the flat deleted record
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
+        delete: operations["deleteDataSourcesId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/data_sources/{id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run an http_json source's sync now (the goal's editors, whatever its status): 202, its attempt appears in GET /data_sources/{id}/syncs; another kind is 422
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
+        post: operations["postDataSourcesIdSync"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/data_sources/{id}/syncs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A data source's sync log, newest first (readable by whoever can see its goal; kept 90 days)
+         * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getDataSourcesIdSyncs"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/data_sources/{id}/values": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Push a value to a push data source with Authorization: Bearer <push_secret> (no user token): 201 with the check-in, written by the source creator (Idempotency-Key honoured; a wrong or missing secret is 401) */
+        post: operations["postDataSourcesIdValues"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1075,7 +1383,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start an on-demand refresh of a document (edit access: owner, admins, edit or manage grant; not viewers). While a refresh of the document runs, answers that run's thread_uuid (already_running: true) instead of starting another */
+        /**
+         * Start an on-demand refresh of a document (edit access: owner, admins, edit or manage grant; not viewers). While a refresh of the document runs, answers that run's thread_uuid (already_running: true) instead of starting another
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postDocumentsShareableUuidRefresh"];
         delete?: never;
         options?: never;
@@ -1090,7 +1401,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Status of a document refresh run; the thread uuid is the access proof within the tenant (another tenant's: 404). Poll until state is not running (typically 10-60 s) */
+        /**
+         * Status of a document refresh run; the thread uuid is the access proof within the tenant (another tenant's: 404). Poll until state is not running (typically 10-60 s)
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getChatRefreshThreadsThreadUuidStatus"];
         put?: never;
         post?: never;
@@ -1107,10 +1421,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List imports, oldest first: the caller's own (every import of the tenant for admins). Filters: uuid, state, creator_uuid, created_at */
+        /**
+         * List imports, oldest first: the caller's own (every import of the tenant for admins). Filters: uuid, state, creator_uuid, created_at
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2Imports"];
         put?: never;
-        /** Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed. Rows are created no faster than the tenant's rate limit allows (each costs the importing user a token, as a create would). At most 2 imports of a tenant queued or running: another is 429 rate_limited (detail imports_in_flight) with Retry-After */
+        /**
+         * Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed. Rows are created no faster than the tenant's rate limit allows (each costs the importing user a token, as a create would). At most 2 imports of a tenant queued or running: another is 429 rate_limited (detail imports_in_flight) with Retry-After
+         * @description Needs the scope `goals:write` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postRestV2Imports"];
         delete?: never;
         options?: never;
@@ -1125,7 +1445,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An import and its progress (its creator and admins): state, done of total, every error, created (ref → goal uuid) once succeeded */
+        /**
+         * An import and its progress (its creator and admins): state, done of total, every error, created (ref → goal uuid) once succeeded
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getRestV2ImportsId"];
         put?: never;
         post?: never;
@@ -1142,10 +1465,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The tenant's webhook endpoints (admins), oldest first */
+        /**
+         * The tenant's webhook endpoints (admins), oldest first
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getWebhooks"];
         put?: never;
-        /** Register a webhook endpoint (admins). The signing secret is in this response only; the url must be https and resolve to a public address (422) */
+        /**
+         * Register a webhook endpoint (admins). The signing secret is in this response only; the url must be https and resolve to a public address (422)
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postWebhooks"];
         delete?: never;
         options?: never;
@@ -1160,12 +1489,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a webhook endpoint (admins; never its secret) */
+        /**
+         * Get a webhook endpoint (admins; never its secret)
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getWebhooksId"];
-        /** Update a webhook endpoint: url, events, description, status (admins) */
+        /**
+         * Update a webhook endpoint: url, events, description, status (admins)
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         put: operations["putWebhooksId"];
         post?: never;
-        /** Delete a webhook endpoint (admins); returns it */
+        /**
+         * Delete a webhook endpoint (admins); returns it
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         delete: operations["deleteWebhooksId"];
         options?: never;
         head?: never;
@@ -1179,7 +1517,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An endpoint's delivery log (admins), newest first */
+        /**
+         * An endpoint's delivery log (admins), newest first
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         get: operations["getWebhooksIdDeliveries"];
         put?: never;
         post?: never;
@@ -1198,8 +1539,331 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a delivery again, with the same webhook-id and body: a new round of attempts (admins; 422 while the endpoint is disabled) */
+        /**
+         * Send a delivery again, with the same webhook-id and body: a new round of attempts (admins; 422 while the endpoint is disabled)
+         * @description Needs the scope `webhooks` (a token without it: 403 insufficient_scope).
+         */
         post: operations["postWebhooksIdDeliveriesDeliveryUuidRedeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Not offered: a stateless MCP server opens no server-to-client stream (405) */
+        get: operations["getMcp"];
+        put?: never;
+        /**
+         * Model Context Protocol (Streamable HTTP, stateless, JSON answers): tools for AI assistants over the same goals
+         * @description Needs the scope `goals:read` (a token without it: 403 insufficient_scope).
+         */
+        post: operations["postMcp"];
+        /** Not offered: a stateless MCP server has no session to end (405) */
+        delete: operations["deleteMcp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** OAuth protected resource metadata of /mcp (RFC 9728): the token issuer as its authorization server */
+        get: operations["getWellKnownOauthProtectedResource"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: list users; filter eq, co or sw on userName, externalId, displayName; startIndex and count (at most 100)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getScimV2Users"];
+        put?: never;
+        /**
+         * SCIM: create a user (userName is the e-mail; 409 uniqueness when taken)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        post: operations["postScimV2Users"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: get a user
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getScimV2UsersId"];
+        /**
+         * SCIM: replace a user (active false deactivates)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        put: operations["putScimV2UsersId"];
+        post?: never;
+        /**
+         * SCIM: deprovision a user: deactivated, never deleted (goals and check-ins stay)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        delete: operations["deleteScimV2UsersId"];
+        options?: never;
+        head?: never;
+        /**
+         * SCIM: patch a user (add, remove, replace in any letter case; "True"/"False" strings read as booleans)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        patch: operations["patchScimV2UsersId"];
+        trace?: never;
+    };
+    "/scim/v2/Groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: list groups (teams); filter eq, co or sw on displayName, externalId; startIndex and count
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getScimV2Groups"];
+        put?: never;
+        /**
+         * SCIM: create a group (a team with these members)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        post: operations["postScimV2Groups"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: get a group
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getScimV2GroupsId"];
+        /**
+         * SCIM: replace a group (name, external id, members)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        put: operations["putScimV2GroupsId"];
+        post?: never;
+        /**
+         * SCIM: delete a group: the team is deleted (409 while goals or active sub-teams use it)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        delete: operations["deleteScimV2GroupsId"];
+        options?: never;
+        head?: never;
+        /**
+         * SCIM: patch a group (members add and remove, displayName)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        patch: operations["patchScimV2GroupsId"];
+        trace?: never;
+    };
+    "/scim/v2/ServiceProviderConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: what this service supports
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getScimV2ServiceProviderConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/ResourceTypes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: the resource types (User, Group)
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getScimV2ResourceTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: the User and Group schemas
+         * @description Needs the scope `scim` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getScimV2Schemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service_accounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's service accounts (admins), oldest first
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getServiceAccounts"];
+        put?: never;
+        /**
+         * Create a service account (admins). Its client_secret is in this response only
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        post: operations["postServiceAccounts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service_accounts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a service account (admins; never its secret)
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getServiceAccountsId"];
+        /**
+         * Update a service account: name, scopes, status (admins). Disabled, its tokens are refused at once
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        put: operations["putServiceAccountsId"];
+        post?: never;
+        /**
+         * Delete a service account (admins); its tokens are refused at once; returns it
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        delete: operations["deleteServiceAccountsId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/service_accounts/{id}/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replace the client_secret (admins): the new one is in this response only, the old one gets no more tokens
+         * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
+         */
+        post: operations["postServiceAccountsIdRotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** OAuth 2.0 client credentials grant (RFC 6749 section 4.4), form-encoded; client authentication by HTTP Basic or in the body. A token lives 900 s */
+        post: operations["postOauthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tenant's events of the last 30 days, oldest first, the same ones webhooks receive (admins). Resume with cursor (pagy.next_cursor) or after=<event id>; types= filters
+         * @description Needs the scope `events:read` (a token without it: 403 insufficient_scope).
+         */
+        get: operations["getEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1510,6 +2174,13 @@ export interface components {
             source_info: {
                 [key: string]: unknown;
             };
+            /**
+             * @description Where the check-in came from: api (default), mcp (an AI assistant through /mcp), import, data_source (a data source sync or push).
+             * @enum {string}
+             */
+            source: "api" | "mcp" | "import" | "data_source";
+            /** @description The data source that wrote it (source data_source), else null. */
+            data_source_uuid: string | null;
             mentioned_entities: {
                 [key: string]: unknown;
             } | unknown[];
@@ -2032,12 +2703,12 @@ export interface components {
         Notification: {
             uuid: string;
             /** @enum {string} */
-            kind: "access_request.created" | "access_request.resent" | "webhook.disabled";
+            kind: "access_request.created" | "access_request.resent" | "webhook.disabled" | "data_source.failing";
             recipient_uuid: string;
             actor_uuid: string | null;
             actor_display_name: string;
             /** @enum {string} */
-            subject_type: "access_request" | "webhook";
+            subject_type: "access_request" | "webhook" | "data_source";
             subject_uuid: string;
             /** @enum {string|null} */
             shareable_type: "okrs-dashboards" | "documents" | "explorer-views" | "playbooks" | null;
@@ -2085,28 +2756,107 @@ export interface components {
              */
             request_source?: "catalog" | "by_name" | null;
         };
-        DataSource: {
+        DataSourceCreated: {
             uuid: string;
             goal_uuid: string;
             name: string;
             kind: string;
+            /** @description As sent, except an http_json source: header values are left out (header_names lists the names), every_minutes filled in. */
             config: {
                 [key: string]: unknown;
             };
             creator_uuid: string;
+            /**
+             * @description failing: 10 failed syncs in a row; tried hourly until one succeeds (then active). paused: no scheduled syncs.
+             * @enum {string}
+             */
+            status: "active" | "paused" | "failing";
+            last_synced_at: string | null;
+            last_value: number | null;
+            last_error: string | null;
             created_at: string;
             updated_at: string;
+            /** @description push sources: the bearer secret of POST /data_sources/{id}/values, in this response only (a hash is stored). */
+            push_secret?: string;
         };
         DataSourceCreateBody: {
             /** @description A goal of any kind the caller can update (403 otherwise); unknown in the tenant: 422. */
             goal_uuid: string;
             name: string;
-            /** @description The source type, e.g. a connector key. */
+            /** @description The source type. http_json and push are synced (contract section 16); any other (a connector key such as salesforce) is a record only. */
             kind: string;
-            /** @description Opaque settings, default {}, returned exactly as sent. Shown to everyone who can see the goal, so keys naming a credential (password, secret, token, api_key, ...) are refused (422). Keys are non-empty and not __proto__, constructor or prototype; at most 10 levels of objects and arrays and 16384 bytes as JSON (422 otherwise). */
+            /** @description http_json: { url (https; the local stack also accepts http on 127.0.0.1), json_pointer (RFC 6901), headers? (values write-only, sealed), every_minutes (15-1440, default 60) }; push: none. Other kinds: opaque settings, default {}, returned exactly as sent. Shown to everyone who can see the goal, so keys naming a credential (password, secret, token, api_key, ...) are refused (422). Keys are non-empty and not __proto__, constructor or prototype; at most 10 levels of objects and arrays and 16384 bytes as JSON (422 otherwise). */
             config?: {
                 [key: string]: unknown;
             };
+        };
+        DataSource: {
+            uuid: string;
+            goal_uuid: string;
+            name: string;
+            kind: string;
+            /** @description As sent, except an http_json source: header values are left out (header_names lists the names), every_minutes filled in. */
+            config: {
+                [key: string]: unknown;
+            };
+            creator_uuid: string;
+            /**
+             * @description failing: 10 failed syncs in a row; tried hourly until one succeeds (then active). paused: no scheduled syncs.
+             * @enum {string}
+             */
+            status: "active" | "paused" | "failing";
+            last_synced_at: string | null;
+            last_value: number | null;
+            last_error: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        DataSourceUpdateBody: {
+            name?: string;
+            /** @description http_json: fields not sent keep their values; headers sent replace all stored headers ({} removes them). Other kinds: replaces the config. The rules of the create apply (422). */
+            config?: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description paused: no scheduled syncs. active (from paused or failing): scheduled again one period from now, its failures forgotten.
+             * @enum {string}
+             */
+            status?: "active" | "paused";
+        };
+        DataSourceSyncQueuedResponse: {
+            data: {
+                /** @enum {string} */
+                type: "data_source_sync_run";
+                record: {
+                    data_source_uuid: string;
+                    /** @description Names the run; its attempt appears in GET /data_sources/{id}/syncs once done. */
+                    run: string;
+                    /** @enum {string} */
+                    state: "queued";
+                };
+            };
+        };
+        DataSourceSync: {
+            uuid: string;
+            at: string;
+            /** @enum {string} */
+            trigger: "schedule" | "manual" | "push";
+            /**
+             * @description unchanged: the goal already held the value; nothing was written.
+             * @enum {string}
+             */
+            status: "succeeded" | "unchanged" | "failed";
+            value: number | null;
+            error: string | null;
+            /** @description The check-in written (succeeded), else null. */
+            checkin_uuid: string | null;
+        };
+        DataSourcePushBody: {
+            /** @description The number: becomes a check-in of the source goal, by its creator. */
+            value: number;
+            /** @description YYYY-MM-DD, default today (UTC). */
+            checkin_date?: string;
+            note?: string | null;
         };
         /** @description A document without content and grants (GET /documents/{shareable_uuid} returns them), so a page of 100 stays small */
         DocumentSummary: {
@@ -2268,6 +3018,294 @@ export interface components {
                 type: "webhook_delivery";
                 record: components["schemas"]["WebhookDelivery"];
             };
+        };
+        ScimUserList: {
+            schemas: string[];
+            totalResults: number;
+            startIndex: number;
+            itemsPerPage: number;
+            Resources: components["schemas"]["ScimUser"][];
+        };
+        ScimUser: {
+            schemas: string[];
+            id: string;
+            externalId?: string;
+            userName?: string;
+            name?: {
+                givenName?: string;
+                familyName?: string;
+                formatted?: string;
+            };
+            displayName?: string;
+            emails?: {
+                value: string;
+                type: string;
+                primary: boolean;
+            }[];
+            active?: boolean;
+            meta?: {
+                resourceType: string;
+                created: string;
+                lastModified: string;
+                location: string;
+                version: string;
+            };
+        };
+        ScimError: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:Error"[];
+            status: string;
+            scimType?: string;
+            detail: string;
+        };
+        ScimUserBody: {
+            schemas?: string[];
+            /**
+             * Format: email
+             * @description The user's e-mail address, unique in the tenant ignoring case
+             */
+            userName: string;
+            externalId?: string | null;
+            name?: ({
+                givenName?: string | null;
+                familyName?: string | null;
+                formatted?: string | null;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+            displayName?: string | null;
+            /** @description Presented from userName; a different address sent here is not kept (userName is the address) */
+            emails?: ({
+                value: string;
+                type?: string;
+                primary?: boolean | string;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
+            /** @description `false` deactivates the user (status inactive); nothing is deleted */
+            active?: boolean | string;
+        } & {
+            [key: string]: unknown;
+        };
+        ScimPatchBody: {
+            schemas: string[];
+            Operations: ({
+                /** @description add, remove or replace, in any letter case */
+                op: ("add" | "remove" | "replace" | "Add" | "Remove" | "Replace") | string;
+                path?: string;
+                value?: unknown;
+            } & {
+                [key: string]: unknown;
+            })[];
+        } & {
+            [key: string]: unknown;
+        };
+        ScimGroupList: {
+            schemas: string[];
+            totalResults: number;
+            startIndex: number;
+            itemsPerPage: number;
+            Resources: components["schemas"]["ScimGroup"][];
+        };
+        ScimGroup: {
+            schemas: string[];
+            id: string;
+            externalId?: string;
+            displayName?: string;
+            members?: {
+                value: string;
+                display?: string;
+                $ref: string;
+            }[];
+            meta?: {
+                resourceType: string;
+                created: string;
+                lastModified: string;
+                location: string;
+                version: string;
+            };
+        };
+        ScimGroupBody: {
+            schemas?: string[];
+            /** @description The team's name */
+            displayName: string;
+            externalId?: string | null;
+            /** @description User ids: the team members (owners included) */
+            members?: ({
+                /** @description A user id */
+                value: string;
+                display?: string;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        ScimDiscovery: {
+            schemas: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        ServiceAccount: {
+            uuid: string;
+            name: string;
+            scopes: ("goals:read" | "goals:write" | "directory:read" | "directory:write" | "data_sources" | "webhooks" | "events:read" | "scim")[];
+            /** @enum {string} */
+            status: "active" | "disabled";
+            /** @description The OAuth client_id for POST /oauth/token */
+            client_id: string;
+            secret_rotated_at: string;
+            created_at: string;
+            updated_at: string;
+        };
+        ServiceAccountWithSecret: {
+            uuid: string;
+            name: string;
+            scopes: ("goals:read" | "goals:write" | "directory:read" | "directory:write" | "data_sources" | "webhooks" | "events:read" | "scim")[];
+            /** @enum {string} */
+            status: "active" | "disabled";
+            /** @description The OAuth client_id for POST /oauth/token */
+            client_id: string;
+            /** @description Shown only in this response (create, rotate_secret): store it now. Only a hash is kept. */
+            client_secret: string;
+            secret_rotated_at: string;
+            created_at: string;
+            updated_at: string;
+        };
+        ServiceAccountCreateBody: {
+            name: string;
+            /** @description The scopes its tokens may carry (contract section 17); `service_accounts` is never grantable */
+            scopes: ("goals:read" | "goals:write" | "directory:read" | "directory:write" | "data_sources" | "webhooks" | "events:read" | "scim")[];
+        };
+        /** @description Disabling refuses the account's tokens at once, those already issued included; scopes apply to tokens issued after. */
+        ServiceAccountUpdateBody: {
+            name?: string;
+            /** @description The scopes its tokens may carry (contract section 17); `service_accounts` is never grantable */
+            scopes?: ("goals:read" | "goals:write" | "directory:read" | "directory:write" | "data_sources" | "webhooks" | "events:read" | "scim")[];
+            /** @enum {string} */
+            status?: "active" | "disabled";
+        };
+        TokenResponse: {
+            access_token: string;
+            /** @enum {string} */
+            token_type: "Bearer";
+            expires_in: number;
+            scope: string;
+        };
+        OAuthError: {
+            /** @enum {string} */
+            error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope";
+            error_description: string;
+        };
+        TokenRequest: {
+            /** @enum {string} */
+            grant_type: "client_credentials";
+            /** @description With client_secret, unless sent as HTTP Basic */
+            client_id?: string;
+            client_secret?: string;
+            /** @description Space-separated; a subset of the account's scopes (default: all of them) */
+            scope?: string;
+        };
+        /** @description An outbound event as webhooks receive it (one of the event schemas), with its id */
+        FeedEvent: {
+            /** @enum {string} */
+            type: "goal.created";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Goal"];
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "goal.updated";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Goal"];
+                /** @description The changed fields' old values (presented names), on updates */
+                previous: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "goal.deleted";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Goal"];
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "goal.progress_changed";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Goal"];
+                /** @description The changed fields' old values (presented names), on updates */
+                previous: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "checkin.created";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Checkin"];
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "checkin.updated";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Checkin"];
+                /** @description The changed fields' old values (presented names), on updates */
+                previous: {
+                    [key: string]: unknown;
+                };
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "checkin.deleted";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["Checkin"];
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "access_request.created";
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            data: {
+                tenant_uuid: string;
+                record: components["schemas"]["AccessRequest"];
+            };
+            /** @description The event id: the webhook-id header of its deliveries */
+            id: string;
         };
         Error: {
             error: {
@@ -2548,6 +3586,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -2575,6 +3615,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -2616,7 +3658,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -2832,7 +3874,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3027,7 +4069,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3241,7 +4283,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3412,6 +4454,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -3439,6 +4483,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -3480,7 +4526,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3696,7 +4742,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -3891,7 +4937,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4105,7 +5151,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4324,7 +5370,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4486,6 +5532,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -4513,6 +5561,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -4554,7 +5604,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4770,7 +5820,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4965,7 +6015,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5179,7 +6229,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5398,7 +6448,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5560,6 +6610,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -5587,6 +6639,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -5628,7 +6682,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5844,7 +6898,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6039,7 +7093,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6253,7 +7307,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6472,7 +7526,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope directory:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="directory:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6634,6 +7688,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -6661,6 +7717,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -6702,7 +7760,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6918,7 +7976,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7113,7 +8171,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7327,7 +8385,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7539,7 +8597,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7766,7 +8824,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -7969,7 +9027,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8116,6 +9174,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -8143,6 +9203,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -8184,7 +9246,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8400,7 +9462,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8595,7 +9657,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -8809,7 +9871,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -9021,7 +10083,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -9248,7 +10310,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -9451,7 +10513,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -9598,6 +10660,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -9625,6 +10689,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -9666,7 +10732,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -9882,7 +10948,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -10077,7 +11143,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -10291,7 +11357,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -10503,7 +11569,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -10730,7 +11796,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -10933,7 +11999,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -11080,6 +12146,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -11109,6 +12177,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -11150,7 +12220,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -11349,7 +12419,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -11511,6 +12581,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -11540,6 +12612,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -11581,7 +12655,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -11780,7 +12854,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -11942,6 +13016,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -11971,6 +13047,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -12012,7 +13090,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -12211,7 +13289,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -12373,6 +13451,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -12400,6 +13480,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -12441,7 +13523,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -12657,7 +13739,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -12852,7 +13934,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -13055,7 +14137,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -13263,7 +14345,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -13479,7 +14561,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -13674,7 +14756,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -13888,7 +14970,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -14104,7 +15186,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -14288,7 +15370,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -14495,7 +15577,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -14642,6 +15724,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -14669,6 +15753,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -14710,7 +15796,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -14926,7 +16012,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -15121,7 +16207,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -15335,7 +16421,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -15551,7 +16637,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -15735,7 +16821,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -15942,7 +17028,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -16143,7 +17229,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -16338,7 +17424,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -16552,7 +17638,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -16768,7 +17854,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -16952,7 +18038,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -17159,7 +18245,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -17360,7 +18446,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -17555,7 +18641,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -17769,7 +18855,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -17985,7 +19071,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -18169,7 +19255,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -18376,7 +19462,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -18523,6 +19609,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -18550,6 +19638,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -18591,7 +19681,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -18753,6 +19843,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -18780,6 +19872,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -18821,7 +19915,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -19060,7 +20154,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -19221,7 +20315,7 @@ export interface operations {
                         data: {
                             /** @enum {string} */
                             type: "data_source";
-                            record: components["schemas"]["DataSource"];
+                            record: components["schemas"]["DataSourceCreated"];
                             checks: {
                                 [key: string]: boolean;
                             };
@@ -19261,7 +20355,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -19456,7 +20550,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -19603,6 +20697,908 @@ export interface operations {
             };
         };
     };
+    putDataSourcesId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DataSourceUpdateBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "data_source";
+                            record: components["schemas"]["DataSource"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteDataSourcesId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataSource"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postDataSourcesIdSync: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataSourceSyncQueuedResponse"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getDataSourcesIdSyncs: {
+        parameters: {
+            query?: {
+                /** @description Page number (default 1) */
+                page?: string;
+                /** @description Records per page (default 20, clamped to 100) */
+                per_page?: string;
+                /** @description Alias for per_page */
+                limit?: string;
+                /** @description Maximum records per page */
+                limit_max?: string;
+                /** @description Records to skip before the page */
+                offset?: string;
+                /** @description 'true' adds data.pagy.count */
+                count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "data_source_sync";
+                            records: components["schemas"]["DataSourceSync"][];
+                            pagy: {
+                                page: number;
+                                per_page: number;
+                                offset: number;
+                                next: number | null;
+                                prev: number | null;
+                                count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
+                            };
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            filters: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope data_sources (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="data_sources") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postDataSourcesIdValues: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["DataSourcePushBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "checkin";
+                            record: components["schemas"]["Checkin"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Throttled by API Gateway (its own body {"message":"Too Many Requests"}) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
     postDocumentsShareableUuidRefresh: {
         parameters: {
             query?: never;
@@ -19663,7 +21659,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -19847,7 +21843,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -20009,6 +22005,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -20036,6 +22034,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -20077,7 +22077,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -20294,7 +22294,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:write (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:write") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -20489,7 +22489,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -20651,6 +22651,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -20678,6 +22680,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -20719,7 +22723,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -20935,7 +22939,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -21130,7 +23134,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -21344,7 +23348,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -21563,7 +23567,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -21725,6 +23729,8 @@ export interface operations {
                 offset?: string;
                 /** @description 'true' adds data.pagy.count */
                 count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -21754,6 +23760,8 @@ export interface operations {
                                 next: number | null;
                                 prev: number | null;
                                 count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
                             };
                             checks: {
                                 [key: string]: boolean;
@@ -21795,7 +23803,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -21999,7 +24007,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The caller may not do this */
+            /** @description The caller may not do this (forbidden), or its token lacks the scope webhooks (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="webhooks") */
             403: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -22074,6 +24082,3875 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Throttled by API Gateway (its own body {"message":"Too Many Requests"}) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postMcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A JSON-RPC answer (202 with no body for a notification) */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope goals:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="goals:read") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteMcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Method not allowed */
+            405: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Throttled by API Gateway (its own body {"message":"Too Many Requests"}) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getWellKnownOauthProtectedResource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Throttled by API Gateway (its own body {"message":"Too Many Requests"}) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getScimV2Users: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUserList"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    postScimV2Users: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ScimUserBody"];
+                "application/scim+json": components["schemas"]["ScimUserBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    getScimV2UsersId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    putScimV2UsersId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ScimUserBody"];
+                "application/scim+json": components["schemas"]["ScimUserBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    deleteScimV2UsersId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deactivated */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    patchScimV2UsersId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ScimPatchBody"];
+                "application/scim+json": components["schemas"]["ScimPatchBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    getScimV2Groups: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroupList"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    postScimV2Groups: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ScimGroupBody"];
+                "application/scim+json": components["schemas"]["ScimGroupBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    getScimV2GroupsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    putScimV2GroupsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ScimGroupBody"];
+                "application/scim+json": components["schemas"]["ScimGroupBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    deleteScimV2GroupsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    patchScimV2GroupsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ScimPatchBody"];
+                "application/scim+json": components["schemas"]["ScimPatchBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    getScimV2ServiceProviderConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimDiscovery"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    getScimV2ResourceTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimDiscovery"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    getScimV2Schemas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimDiscovery"];
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope scim (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="scim") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimError"];
+                };
+            };
+        };
+    };
+    getServiceAccounts: {
+        parameters: {
+            query?: {
+                /** @description Page number (default 1) */
+                page?: string;
+                /** @description Records per page (default 20, clamped to 100) */
+                per_page?: string;
+                /** @description Alias for per_page */
+                limit?: string;
+                /** @description Maximum records per page */
+                limit_max?: string;
+                /** @description Records to skip before the page */
+                offset?: string;
+                /** @description 'true' adds data.pagy.count */
+                count?: string;
+                /** @description data.pagy.next_cursor of the page before: the page starting right after its last record (not with page, offset or count); every record that lives from the first page to the last and keeps its sort value comes exactly once, whatever is created or deleted meanwhile */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            records: components["schemas"]["ServiceAccount"][];
+                            pagy: {
+                                page: number;
+                                per_page: number;
+                                offset: number;
+                                next: number | null;
+                                prev: number | null;
+                                count?: number;
+                                /** @description Where the next page starts: send it as `cursor` (opaque; bound to the list, its filters and sort); null on the last page */
+                                next_cursor: string | null;
+                            };
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            filters: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postServiceAccounts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ServiceAccountCreateBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            record: components["schemas"]["ServiceAccountWithSecret"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getServiceAccountsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            record: components["schemas"]["ServiceAccount"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    putServiceAccountsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["ServiceAccountUpdateBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            record: components["schemas"]["ServiceAccount"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description unsupported_media_type: the body is not in a media type the operation takes */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    deleteServiceAccountsId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            record: components["schemas"]["ServiceAccount"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postServiceAccountsIdRotateSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes the POST safe to retry for 24 hours: the same key, caller, route, path and body get the first answer again (status and body, with Idempotent-Replayed: true, once the caller is still allowed to make the request) and nothing new is written. Another path or body is 422 idempotency_key_reused; while the first is running, 409 idempotency_key_in_use; a first attempt that ended in 5xx or 429 does not keep its key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "service_account";
+                            record: components["schemas"]["ServiceAccountWithSecret"];
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            /** @enum {string} */
+                            access_source: "admin" | "owner" | "creator" | "delegate" | "team" | "visible_entity" | "public";
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope service_accounts (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="service_accounts") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description rate_limited: the tenant or the caller is over its limit */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description headers_too_large: the request headers are over 8 KiB */
+            431: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    postOauthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenResponse"];
+                };
+            };
+            /** @description invalid_request, unsupported_grant_type or invalid_scope (RFC 6749 section 5.2) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description invalid_client: unknown client, wrong secret or disabled account, alike (WWW-Authenticate: Basic) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OAuthError"];
+                };
+            };
+            /** @description rate_limited: too many requests for this client; see Retry-After (or API Gateway throttling) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Internal error; request_id identifies the log line */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+        };
+    };
+    getEvents: {
+        parameters: {
+            query?: {
+                /** @description Events per page (default 20, clamped to 100) */
+                per_page?: string;
+                /** @description Alias for per_page */
+                limit?: string;
+                /** @description pagy.next_cursor of the previous page: the page after it */
+                cursor?: string;
+                /** @description An event id: the events recorded after that event (the last one a client read) */
+                after?: string;
+                /** @description Comma-separated event types to return (goal.created, goal.updated, goal.deleted, goal.progress_changed, checkin.created, checkin.updated, checkin.deleted, access_request.created) */
+                types?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            type: "event";
+                            records: components["schemas"]["FeedEvent"][];
+                            pagy: {
+                                per_page: number;
+                                /** @description Where the next page starts (pass as cursor); null when every event recorded so far is read */
+                                next_cursor: string | null;
+                            };
+                            checks: {
+                                [key: string]: boolean;
+                            };
+                            filters: {
+                                types?: string[];
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            400: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The caller may not do this (forbidden), or its token lacks the scope events:read (insufficient_scope, with WWW-Authenticate: Bearer error="insufficient_scope", scope="events:read") */
+            403: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description No such resource in the caller tenant */
+            404: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            409: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
+                };
+            };
+            /** @description payload_too_large: the body is over 1 MiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A rule is broken (validation_failed, taken, has_dependents) */
+            422: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        error: {
+                            status: number;
+                            code: string;
+                            message: string;
+                            details: {
+                                field?: string;
+                                code: string;
+                                message: string;
+                            }[];
+                            request_id: string;
+                        };
+                    };
                 };
             };
             /** @description rate_limited: the tenant or the caller is over its limit */

@@ -1,5 +1,5 @@
 import { todayUtc } from '#shared/clock.ts';
-import { checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { checkinOrderKey, type CheckinRecord, type CheckinSource } from '#shared/domain/checkins/entity.ts';
 import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import type { GoalRecord, GoalStatus } from '#shared/domain/goals/entity.ts';
 import type { HistoryCause } from '#shared/domain/history/progress-cause.ts';
@@ -25,6 +25,10 @@ export interface CheckinCreateCommand {
   score?: number | null;
   note?: string | null;
   checkin_date?: string;
+  /** Where the check-in came from (default `api`): set by the caller of the command, never by a request body. */
+  source?: CheckinSource;
+  /** The data source that wrote it (with `source: data_source`). */
+  data_source_uuid?: string | null;
 }
 export interface CheckinUpdateCommand {
   value?: number | null;
@@ -160,6 +164,8 @@ export function decideCreate(
     updated_by_uuid: ctx.callerUuid,
     source_type: null,
     source_info: {},
+    source: input.source ?? 'api',
+    data_source_uuid: input.data_source_uuid ?? null,
     mentioned_entities: {},
     ...labelFields(labels),
     created_at: now,

@@ -4,6 +4,10 @@ import { entry, type BaseRecord, type EntityDef } from '#shared/db/model.ts';
 import type { GoalKind, GoalStatus } from '#shared/domain/goals/entity.ts';
 import type { LabelRef } from '#shared/domain/labels/entity.ts';
 
+/** Where a check-in came from: the REST API, an AI assistant's MCP tool call, an import, a data source's sync or push. */
+export const CHECKIN_SOURCES = ['api', 'mcp', 'import', 'data_source'] as const;
+export type CheckinSource = (typeof CHECKIN_SOURCES)[number];
+
 export interface CheckinRecord extends BaseRecord {
   goal_uuid: string;
   /** Kind of the goal checked in on (`checkinable_type` filter). */
@@ -20,6 +24,9 @@ export interface CheckinRecord extends BaseRecord {
   updated_by_uuid: string;
   source_type: string | null;
   source_info: Record<string, unknown>;
+  /** Absent on check-ins written before it was kept: those came from the API. */
+  source?: CheckinSource;
+  data_source_uuid?: string | null;
   mentioned_entities: Record<string, unknown> | unknown[];
   label_uuids: string[];
   /**

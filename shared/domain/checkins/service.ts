@@ -146,10 +146,14 @@ export async function getCheckin(ctx: DomainCtx, id: string): Promise<CheckinVie
 
 const commandContext = (ctx: DomainCtx) => ({ callerUuid: ctx.caller.userId });
 
-export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput): Promise<CheckinView> {
+/**
+ * `opts.checkinUuid`: the check-in's uuid, derived by a caller that may run the same create again (a data
+ * source's sync run): a second run finds the check-in stored and answers it, so one run writes at most one.
+ */
+export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput, opts: { checkinUuid?: string } = {}): Promise<CheckinView> {
   const goalUuid = input.goal_uuid.toLowerCase();
   const hidden = () => unknownGoal(input.goal_uuid);
-  const ids = { checkin: newId(), labels: (input.labels ?? []).map(() => newId()) };
+  const ids = { checkin: opts.checkinUuid ?? newId(), labels: (input.labels ?? []).map(() => newId()) };
   return runCommand(ctx, {
     ids,
     read: ({ ids, now }) => readGoalState(ctx, goalUuid, 1, () => resolveLabelNames(ctx, input.labels ?? [], ids.labels, now)),

@@ -11,12 +11,14 @@ import {
   type GoalRecord,
 } from '#shared/domain/goals/entity.ts';
 import { labelEntity } from '#shared/domain/labels/entity.ts';
-import { EARLY_KEYS, type IndexEnv, type ListPlan, type ListQuery } from '#shared/list/engine.ts';
+import { EARLY_KEYS, type IndexEnv, type KeyPosition, type ListPlan, type ListQuery } from '#shared/list/engine.ts';
 import type { ParsedFilter } from '#shared/list/filter.ts';
 import {
   CHECKIN_SHARDS,
   createdBucket,
   dim,
+  invertDate,
+  NEVER_CHECKED_IN,
   READ_MODELS_VERSION,
   rmPartition,
   RM_LIST,
@@ -99,6 +101,19 @@ export interface GoalPlanInput {
   listed(g: GoalRecord): boolean;
 }
 
+/** A last-check-in order's key (`<date or ~>#<created_at>#<uuid>`) as a position in the list's order, and back. */
+const checkinPositionOf = (date: (d: string) => string): KeyPosition => ({
+  of: (sortKey) => {
+    const at = sortKey.indexOf('#');
+    const d = sortKey.slice(0, at);
+    return { v: d === NEVER_CHECKED_IN ? null : date(d), k: sortKey.slice(at + 1) };
+  },
+  key: (p) => `${typeof p.v === 'string' ? date(p.v) : NEVER_CHECKED_IN}#${p.k}`,
+});
+const checkinPosition = checkinPositionOf((d) => d);
+/** The latest-first order's: its dates inverted (invertDate is its own inverse). */
+const checkinDescPosition = checkinPositionOf(invertDate);
+
 /** Skips from which a page of the whole list is placed by its page anchor rather than by walking keys. */
 export const ANCHORED_SKIP = EARLY_KEYS;
 
@@ -114,9 +129,12 @@ export interface PlanReads {
   now: number;
 }
 
-/** Whether the tenant's read models are at READ_MODELS_VERSION: known, or read (with the counters of `dims`). */
-const atVersion = (reads: PlanReads, read?: Promise<GoalStats>) =>
-  reads.known >= READ_MODELS_VERSION ? Promise.resolve(true) : (read ?? reads.stats([])).then((st) => st.version >= READ_MODELS_VERSION);
+/** The read models' version that brought the page anchors (a tenant at it pages deeply from them). */
+const ANCHORS_VERSION = 2;
+
+/** Whether the tenant's read models are at `version` (READ_MODELS_VERSION): known, or read (with the counters of `dims`). */
+const atVersion = (reads: PlanReads, read?: Promise<GoalStats>, version = READ_MODELS_VERSION) =>
+  reads.known >= version ? Promise.resolve(true) : (read ?? reads.stats([])).then((st) => st.version >= version);
 
 /** The goal list's plan from its read models, or undefined to let the engine take its generic plan. */
 export async function planGoalList(
@@ -151,14 +169,22 @@ export async function planGoalList(
     return { source: { partitions: [keys.entityList(env.ctx.tenantId, kind)] }, served: [], count };
   }
   const part = (list: string, value: string) => rmPartition(env.ctx.tenantId, kind, list, value);
-  /** The goals in last-check-in order, from the order's read model (every filter checked on the goals read). */
-  const checkinOrder = () => ({
-    source: { partitions: Array.from({ length: CHECKIN_SHARDS }, (_, n) => part(RM_LIST.checkin, String(n))) },
-    served: [],
-    ordered: true,
-    descending: sort!.direction === 'desc',
-    verify: listed,
-  });
+  /**
+   * The goals in last-check-in order, from the order's read model (every filter checked on the goals read): each
+   * direction has its own, read forwards, so never-checked-in goals come last and ties in creation order both ways.
+   */
+  const checkinOrder = () => {
+    const desc = sort!.direction === 'desc';
+    const list = desc ? RM_LIST.checkinDesc : RM_LIST.checkin;
+    return {
+      source: { partitions: Array.from({ length: CHECKIN_SHARDS }, (_, n) => part(list, String(n))) },
+      served: [],
+      ordered: true,
+      verify: listed,
+      position: desc ? checkinDescPosition : checkinPosition,
+      readModel: ['order' as const],
+    };
+  };
   if (whole) {
     // the whole list in last-check-in order: the order's read model, read while the readiness is (else the generic plan)
     const reading = page.count ? stats([dim.all]) : undefined;
@@ -249,6 +275,7 @@ export async function planGoalList(
     source: { partitions: best.partitions },
     served: best.served,
     ...(best.verify ? { verify: best.verify } : {}),
+    ...(best.exact ? {} : { readModel: ['filter' as const] }),
     count: counted(best, st),
   };
 }
@@ -304,14 +331,14 @@ async function anchoredPage(
   const settled = createdBucket(new Date(reads.now - SETTLE_MS).toISOString());
   const list = keys.entityList(env.ctx.tenantId, kind);
   if (!newestFirst) {
-    const [ready, anchors, all] = await Promise.all([atVersion(reads), reads.anchors(skip), seesAll]);
+    const [ready, anchors, all] = await Promise.all([atVersion(reads, undefined, ANCHORS_VERSION), reads.anchors(skip), seesAll]);
     if (!ready) return undefined;
     const at = placePage(anchors, skip, all, settled);
     if (!at) return undefined;
-    return { source: { partitions: [list], from: bucketStart(at.bucket) }, served: [], skipped: at.before };
+    return { source: { partitions: [list], from: bucketStart(at.bucket) }, served: [], skipped: at.before, readModel: ['position'] };
   }
   const [ready, anchors, all, recent] = await Promise.all([
-    atVersion(reads),
+    atVersion(reads, undefined, ANCHORS_VERSION),
     reads.anchors(skip, { below: settled }),
     seesAll,
     reads.recent(settled, skip),
@@ -321,7 +348,7 @@ async function anchoredPage(
   if (!all && head.some((e) => e.vis === 'limited')) return undefined;
   const at = placePageNewestFirst(anchors, skip, all, settled, head.length);
   if (!at) return undefined;
-  return { source: { partitions: [list], from: bucketEnd(at.bucket) }, served: [], skipped: at.before };
+  return { source: { partitions: [list], from: bucketEnd(at.bucket) }, served: [], skipped: at.before, readModel: ['position'] };
 }
 
 /** Of the named labels, those that exist (a deleted label's entries outlive it; one batch read). */

@@ -224,8 +224,7 @@ function goalListResource(kind: GoalKind, sight: Promise<GoalSight>, seen: () =>
       progress_mode: attr('string', (g) => g.progress_mode),
       current_status: attr('string', (g) => g.current_status),
       status: attr('string', (g) => g.current_status), // earlier-variant name of current_status
-      // desc is asc reversed (ties newest first), as the last-check-in order's read model serves it
-      last_checkin_date: { ...attr('date', (g) => g.last_checkin_date), descReversesTies: true },
+      last_checkin_date: attr('date', (g) => g.last_checkin_date),
       start_date: attr('date', (g) => g.start_date),
       end_date: attr('date', (g) => g.end_date),
       created_at: attr('timestamp', (g) => g.created_at),

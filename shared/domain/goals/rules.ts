@@ -10,13 +10,14 @@ import type { GoalCreateCommand, GoalDeleteCommand, GoalUpdateCommand } from '#s
  * DynamoDB transaction (100 items): a goal write is never split, and never refused for its size.
  *
  * Items of a create, worst case (O owners, T teams, D delegates, L label names all new, P parents):
- *   goal item 1 + time period entry 1 + time period check 1 + its place in the last-check-in order 1
+ *   goal item 1 + time period entry 1 + time period check 1 + its places in the last-check-in orders 2 (ascending
+ *   and descending, each read forwards: shared/read-models/goal-entries.ts)
  *   + O owner entries + D delegate entries
  *   + 2T (team entry, team existence check)
  *   + 3L (label entry, new label item, its name claim)
  *   + 3P (parent entry, child_of entry, parent version check)
  *   (no short_id on create; visible entities live in the index envelope: no items)
- *   = 4 + O + D + 2T + 3L + 3P = 4 + 10 + 3 + 10 + 24 + 12 = 63
+ *   = 5 + O + D + 2T + 3L + 3P = 5 + 10 + 3 + 10 + 24 + 12 = 64
  * Items of an update, worst case (every association replaced by new values, a new time period, a new short_id
  * replacing an old one, and a visibility change, which re-writes every index entry):
  *   goal item 1 + period entry deleted and put 2 + period check 1 + short_id claim released and taken 2

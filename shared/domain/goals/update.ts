@@ -70,7 +70,7 @@ async function readUpdate(ctx: DomainCtx, g: GoalRecord, input: GoalUpdateComman
 
   for (const s of users().values()) ctx.loader.prime(userEntity, s.record);
   for (const s of teams().values()) ctx.loader.prime(teamEntity, s.record);
-  const lines = new Loader(ctx, true);
+  const lines = new Loader(ctx);
   const seen = new Map<string, SeenGoal>();
   const below = new Set<string>();
   const labelClaims = claimedLabels(claims());

@@ -14,7 +14,20 @@ import {
   type DataSourceCommand,
 } from '#shared/domain/integrations/decide.ts';
 import { dataSourceEntity, type DataSourceRecord } from '#shared/domain/integrations/entity.ts';
+import { dueKey as dueKeyOf } from '#shared/domain/integrations/sync-due.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { secretBox } from '#shared/auth/secret-box.ts';
+import { goalEditRefusal } from '#shared/domain/goals/access.ts';
+import type { SyncSettings } from '#shared/domain/integrations/decide.ts';
+import { addDueItem, syncDueItem } from '#shared/domain/integrations/sync-due.ts';
+import { httpJsonSettings, nextRunAt, type HttpJsonConfig } from '#shared/domain/integrations/sync-rules.ts';
+import { DATA_SOURCE_SYNC_QUEUE, dataSourceSyncEntity, type DataSourceStatus } from '#shared/domain/integrations/entity.ts';
+import { headersContext, manualRun } from '#shared/domain/integrations/sync.ts';
+import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
+import { accept, refuse } from '#shared/decision.ts';
+import type { QueueSender } from '#shared/queue/queue.ts';
+import { runList, type ListResource } from '#shared/list/engine.ts';
 
 /*
  * Data source commands: read, decide (decide.ts, where the rules are), write once. goal_uuid is a reference
@@ -32,13 +45,20 @@ export interface DataSourceView {
   access: GoalAccess;
 }
 
-export async function createDataSource(ctx: DomainCtx, input: DataSourceCommand): Promise<DataSourceView> {
+export async function createDataSource(ctx: DomainCtx, input: DataSourceCommand): Promise<DataSourceView & { pushSecret?: string }> {
   const uuid = newId();
   const goalUuid = input.goal_uuid.toLowerCase();
   const hidden = () => unknownGoal(goalUuid);
+  let sync: SyncSettings | undefined; // sealed once, in the precheck: every attempt writes the same
+  const pushSecret = input.kind === 'push' ? newPushSecret(ctx.tenantId) : undefined;
   // One read of the goal: the permission checks run on the consistent read the write is conditioned on.
   return runCommand(ctx, {
-    precheck: () => dataSourceConfigRefusal(input),
+    precheck: async () => {
+      const refusal = dataSourceConfigRefusal(input);
+      if (refusal) return refusal;
+      sync = await syncSettingsOf(ctx.tenantId, uuid, input.kind, input.config ?? {}, undefined, pushSecret);
+      return undefined;
+    },
     read: async () => {
       const current = await getEntity(ctx, goalEntity, goalUuid, true);
       return current && { current, access: await goalAccess(ctx, current.record) };
@@ -46,9 +66,10 @@ export async function createDataSource(ctx: DomainCtx, input: DataSourceCommand)
     decide: (s, now) => decideCreateDataSource(s?.current.record, s?.access, now, hidden),
     write: (tx, goal, s, { now }) => {
       // identity and time are the command's: every attempt writes the same record
-      const dataSource = newDataSource(ctx.caller, input, now, uuid);
+      const dataSource = newDataSource(ctx.caller, input, now, uuid, sync);
       tx.create(dataSourceEntity, dataSource).replace(goalEntity, s!.current, goal);
-      return { dataSource, access: s!.access };
+      if (dataSource.next_run_at) addDueItem(tx, ctx.tenantId, dataSource);
+      return { dataSource, access: s!.access, ...(pushSecret ? { pushSecret } : {}) };
     },
   });
 }
@@ -62,6 +83,15 @@ export function dataSourceUuidOf(tenantId: string, id: string): string {
   return scopedUuidOf(tenantId, id, () => notFound(id));
 }
 
+const isDataSourceId = (tenantId: string, id: string) => {
+  try {
+    dataSourceUuidOf(tenantId, id);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 /** GET /data_sources/{id}: 404 outside the caller's tenant, 403 when the caller cannot see the goal. */
 export async function getDataSource(ctx: DomainCtx, id: string): Promise<DataSourceView> {
   const stored = await getEntity(ctx, dataSourceEntity, dataSourceUuidOf(ctx.tenantId, id));
@@ -73,3 +103,185 @@ export async function getDataSource(ctx: DomainCtx, id: string): Promise<DataSou
 /** Managing a goal's data sources is editing the goal. */
 export const dataSourceChecks = (access: GoalAccess): Checks => ({ can_update: access.canEdit });
 export const dataSourceAccessSource = (access: GoalAccess): AccessSource => access.source ?? 'public';
+
+// ---------- sync settings (contract section 16) ----------
+
+/** A push secret: `dsp_` + the tenant (so the push route finds its tenant without a token) + 32 random bytes. */
+export function newPushSecret(tenantId: string): string {
+  return `dsp_${tenantId.replace(/-/g, '')}_${randomBytes(32).toString('base64url')}`;
+}
+const hashSecret = (secret: string) => createHash('sha256').update(secret, 'utf8').digest('hex');
+
+/** The tenant a push secret names (a uuid), or undefined for anything else. */
+export function tenantOfPushSecret(secret: string): string | undefined {
+  const m = /^dsp_([0-9a-f]{32})_[A-Za-z0-9_-]{43}$/.exec(secret);
+  if (!m) return undefined;
+  const h = m[1]!;
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+/** Whether `secret` is the source's push secret: hashes compared in constant time. */
+export function pushSecretMatches(source: DataSourceRecord, secret: string): boolean {
+  if (!source.push_secret_hash) return false;
+  const a = Buffer.from(hashSecret(secret), 'hex');
+  const b = Buffer.from(source.push_secret_hash, 'hex');
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/**
+ * What a synced kind stores (config as shown, sealed header values, push secret hash), or its 422: an
+ * http_json config's rules and its URL's (the webhook rules: https, and deployed, public addresses only, after
+ * DNS); a push source takes no config. Other kinds: undefined (config stays opaque). `current`: the stored
+ * source a PUT changes.
+ */
+async function syncSettingsOf(
+  tenantId: string,
+  uuid: string,
+  kind: string,
+  config: Record<string, unknown>,
+  current?: DataSourceRecord,
+  pushSecret?: string,
+): Promise<SyncSettings | undefined> {
+  if (kind === 'push') {
+    if (Object.keys(config).length)
+      throw ValidationError.field('config', 'not_allowed', 'a push source takes no config: its values are posted to it');
+    return { config: {}, ...(pushSecret ? { push_secret_hash: hashSecret(pushSecret) } : {}) };
+  }
+  if (kind !== 'http_json') return undefined;
+  const settings = httpJsonSettings(config, current?.config as HttpJsonConfig | undefined);
+  if ('errors' in settings) throw new ValidationError('config is not a valid http_json config', settings.errors);
+  try {
+    await resolveSafeTarget(settings.config.url);
+  } catch (err) {
+    throw ValidationError.field('config.url', 'unsafe_url', (err as Error).message);
+  }
+  const headers_sealed = settings.headers
+    ? Object.keys(settings.headers).length
+      ? await secretBox().seal(JSON.stringify(settings.headers), headersContext(tenantId, uuid))
+      : null
+    : current?.headers_sealed;
+  return { config: { ...settings.config }, ...(headers_sealed ? { headers_sealed } : {}) };
+}
+
+/** A source of the caller's tenant (404) with the caller's access to its goal and, unless it may edit it, the refusal (403). */
+async function editableSource(ctx: DomainCtx, id: string) {
+  const uuid = dataSourceUuidOf(ctx.tenantId, id);
+  const stored = await getEntity(ctx, dataSourceEntity, uuid, true);
+  if (!stored) throw notFound(id);
+  const goal = await getEntity(ctx, goalEntity, stored.record.goal_uuid, true);
+  if (!goal) throw notFound(id);
+  const access = await goalAccess(ctx, goal.record);
+  return { stored, access, refusal: goalEditRefusal(access) };
+}
+
+export interface DataSourceUpdateCommand {
+  name?: string;
+  config?: Record<string, unknown>;
+  status?: 'active' | 'paused';
+}
+
+/**
+ * PUT /data_sources/{id}: name, config (http_json: fields not sent stay; headers sent replace the old ones) and
+ * status (active or paused; `failing` is the service's to set). Pausing takes the source off the schedule;
+ * making it active again (from paused or failing) puts it back one period from now, its failures forgotten.
+ */
+export async function updateDataSource(ctx: DomainCtx, id: string, input: DataSourceUpdateCommand): Promise<DataSourceView> {
+  const first = await editableSource(ctx, id);
+  if (first.refusal) throw first.refusal;
+  const current0 = first.stored.record;
+  let sync: SyncSettings | undefined;
+  if (input.config !== undefined) {
+    const refusal = dataSourceConfigRefusal({ kind: current0.kind, config: input.config });
+    if (refusal) throw refusal;
+    sync = await syncSettingsOf(ctx.tenantId, current0.uuid, current0.kind, input.config, current0);
+  }
+  return runCommand(ctx, {
+    read: () => editableSource(ctx, id),
+    decide: (s, now) => {
+      if (s.refusal) return refuse(s.refusal);
+      const cur = s.stored.record;
+      const was: DataSourceStatus = cur.status ?? 'active';
+      const status: DataSourceStatus = input.status ?? was;
+      const restarted = input.status !== undefined && input.status !== was;
+      const next: DataSourceRecord = {
+        ...cur,
+        ...(input.name !== undefined ? { name: input.name } : {}),
+        ...(input.config !== undefined ? { config: sync?.config ?? input.config } : {}),
+        ...(sync?.headers_sealed !== undefined ? { headers_sealed: sync.headers_sealed } : {}),
+        ...(sync && sync.headers_sealed === undefined && cur.kind === 'http_json' ? { headers_sealed: null } : {}),
+        status,
+        ...(restarted ? { failures: 0 } : {}),
+        updated_at: now,
+      };
+      // a new period or a new status moves the next run; otherwise the schedule stays as it was
+      const reschedule = restarted || (input.config !== undefined && cur.kind === 'http_json');
+      return accept({ ...next, next_run_at: reschedule ? nextRunAt(next, now) : (cur.next_run_at ?? null) });
+    },
+    write: (tx, next, s) => {
+      tx.replace(dataSourceEntity, s.stored, next);
+      syncDueItem(tx, ctx.tenantId, next, next.uuid);
+      return { dataSource: next, access: s.access };
+    },
+  });
+}
+
+/** DELETE /data_sources/{id}: the source, its schedule, and one off its goal's data_sources_count. Its sync log expires with its TTL. */
+export async function deleteDataSource(ctx: DomainCtx, id: string): Promise<DataSourceView> {
+  return runCommand(ctx, {
+    read: async () => {
+      const s = await editableSource(ctx, id);
+      const goal = await getEntity(ctx, goalEntity, s.stored.record.goal_uuid, true);
+      return { ...s, goal };
+    },
+    decide: (s, now) => (s.refusal ? refuse(s.refusal) : accept(now)),
+    write: (tx, now, s) => {
+      tx.remove(dataSourceEntity, s.stored).deleteSide(dueKeyOf(ctx.tenantId, s.stored.record.uuid));
+      if (s.goal)
+        tx.replace(goalEntity, s.goal, {
+          ...s.goal.record,
+          data_sources_count: Math.max(0, (s.goal.record.data_sources_count ?? 1) - 1),
+          updated_at: now,
+        });
+      return { dataSource: s.stored.record, access: s.access };
+    },
+  });
+}
+
+/** A source the caller may manage (its goal's editors), thrown otherwise: 404 outside the tenant, 403. */
+export async function editableDataSource(ctx: DomainCtx, id: string): Promise<DataSourceRecord> {
+  const s = await editableSource(ctx, id);
+  if (s.refusal) throw s.refusal;
+  return s.stored.record;
+}
+
+/** POST /data_sources/{id}/sync: queues a run now (http_json only; any status: a paused or failing source may be tried by hand). */
+export async function requestSync(ctx: DomainCtx, id: string, queue: QueueSender): Promise<{ data_source_uuid: string; run: string }> {
+  const s = await editableSource(ctx, id);
+  if (s.refusal) throw s.refusal;
+  if (s.stored.record.kind !== 'http_json')
+    throw ValidationError.field('kind', 'not_fetched', `only http_json sources are fetched; this one is ${s.stored.record.kind}`);
+  const msg = manualRun(ctx.tenantId, s.stored.record.uuid);
+  await queue.send(DATA_SOURCE_SYNC_QUEUE, msg);
+  return { data_source_uuid: msg.data_source_uuid, run: msg.run };
+}
+
+const syncResource = (sourceUuid: string): ListResource<import('#shared/domain/integrations/entity.ts').DataSourceSyncRecord> => ({
+  type: 'data_source_sync',
+  entity: dataSourceSyncEntity,
+  lists: [`data_source_sync#${sourceUuid}`],
+  attributes: {
+    uuid: { type: 'string', get: (r) => r.uuid },
+    status: { type: 'string', get: (r) => r.status },
+    trigger: { type: 'string', get: (r) => r.trigger },
+    created_at: { type: 'timestamp', get: (r) => r.created_at },
+  },
+});
+
+/** GET /data_sources/{id}/syncs: the source's attempts newest first (404 outside the tenant, 403 without the goal visible). */
+export async function listSyncs(ctx: DomainCtx, id: string, pairs: Array<[string, string]>) {
+  // as every list, the query is parsed before the source is looked up (afterParse: 404, visibility): a bad
+  // filter is 400 whatever the id, and a malformed id names a list nothing is in, never read past that 404
+  const uuid = isDataSourceId(ctx.tenantId, id) ? dataSourceUuidOf(ctx.tenantId, id) : id;
+  const sorted = pairs.some(([k]) => k === 'q[s]') ? pairs : [...pairs, ['q[s]', 'created_at desc'] as [string, string]];
+  return runList(syncResource(uuid), { ctx, loader: ctx.loader, pairs: sorted, afterParse: () => getDataSource(ctx, id) });
+}

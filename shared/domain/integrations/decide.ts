@@ -30,6 +30,7 @@ import {
   type DataSourceRecord,
   type RequestSource,
 } from '#shared/domain/integrations/entity.ts';
+import { nextRunAt } from '#shared/domain/integrations/sync-rules.ts';
 import { accept, refuse, type Decision } from '#shared/decision.ts';
 import { ValidationError, type AppError } from '#shared/errors.ts';
 
@@ -107,9 +108,15 @@ export function credentialPaths(value: unknown, path = 'config'): string[] {
   );
 }
 
-/** Refused before anything is read (a create's precheck): a config carrying credentials. */
-export function dataSourceConfigRefusal(cmd: DataSourceCommand): AppError | undefined {
-  const secrets = credentialPaths(cmd.config);
+/**
+ * Refused before anything is read (a create's precheck): a config carrying credentials. An http_json
+ * source's `headers` are where its credentials belong: their values are sealed and never shown.
+ */
+export function dataSourceConfigRefusal(
+  cmd: Pick<DataSourceCommand, 'kind' | 'config'> & Partial<DataSourceCommand>,
+): AppError | undefined {
+  const shown = cmd.kind === 'http_json' && cmd.config ? { ...cmd.config, headers: undefined } : cmd.config;
+  const secrets = credentialPaths(shown);
   if (!secrets.length) return undefined;
   return new ValidationError(
     'config must not carry credentials: it is shown to everyone who can see the goal',
@@ -117,18 +124,33 @@ export function dataSourceConfigRefusal(cmd: DataSourceCommand): AppError | unde
   );
 }
 
-/** The data source record, fixed before any read so every retry writes the same one. */
-export function newDataSource(caller: Caller, cmd: DataSourceCommand, now: string, uuid: string): DataSourceRecord {
-  return {
+/** What a synced kind stores beside the record: its config as shown, sealed header values, the push secret's hash. */
+export interface SyncSettings {
+  config: Record<string, unknown>;
+  headers_sealed?: string | null;
+  push_secret_hash?: string | null;
+}
+
+/** The data source record, fixed before any read so every retry writes the same one. An http_json source is first due one period after its creation. */
+export function newDataSource(caller: Caller, cmd: DataSourceCommand, now: string, uuid: string, sync?: SyncSettings): DataSourceRecord {
+  const record: DataSourceRecord = {
     uuid,
     goal_uuid: cmd.goal_uuid.toLowerCase(),
     name: cmd.name,
     kind: cmd.kind,
-    config: cmd.config ?? {},
+    config: sync?.config ?? cmd.config ?? {},
     creator_uuid: caller.userId,
+    status: 'active',
+    last_synced_at: null,
+    last_value: null,
+    last_error: null,
+    failures: 0,
+    ...(sync?.headers_sealed ? { headers_sealed: sync.headers_sealed } : {}),
+    ...(sync?.push_secret_hash ? { push_secret_hash: sync.push_secret_hash } : {}),
     created_at: now,
     updated_at: now,
   };
+  return { ...record, next_run_at: nextRunAt(record, now) };
 }
 
 /** The goal (editable by the caller: checked by the goal's rules) with one more data source; a frozen goal takes none. */

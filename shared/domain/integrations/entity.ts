@@ -70,13 +70,30 @@ export interface ConnectorRequesterItem {
 
 // ---------- data sources ----------
 
-/** A data source feeding a goal (contract section 8). `config` is opaque to the service. */
+export const DATA_SOURCE_STATUSES = ['active', 'paused', 'failing'] as const;
+export type DataSourceStatus = (typeof DATA_SOURCE_STATUSES)[number];
+
+/** A data source feeding a goal (contract sections 8 and 16). `config` is opaque for kinds the service does not sync. */
 export interface DataSourceRecord extends BaseRecord {
   goal_uuid: string;
   name: string;
   kind: string;
+  /** As presented: an http_json source's header values are not here (`headers_sealed`), only their names. */
   config: Record<string, unknown>;
   creator_uuid: string;
+  /** Absent on records from before sync: `active`. */
+  status?: DataSourceStatus;
+  last_synced_at?: string | null;
+  last_value?: number | null;
+  last_error?: string | null;
+  /** Failed syncs in a row (10 make the source `failing`); 0 after a success. */
+  failures?: number;
+  /** http_json: the header values, sealed as webhook secrets are (secret-box), bound to the tenant and source. */
+  headers_sealed?: string | null;
+  /** push: SHA-256 of the push secret (hex); the secret itself is shown once, at creation. */
+  push_secret_hash?: string | null;
+  /** http_json: when the next scheduled sync is due (ISO), mirrored in the due-index item; null when paused. */
+  next_run_at?: string | null;
 }
 
 /** "The data sources of goal G" is one Query (GSI1 `data_source@goal#<G>`), for goal pages and clean-ups. */
@@ -86,3 +103,54 @@ export const dataSourceEntity: EntityDef<DataSourceRecord> = {
   type: 'data_source',
   entries: (d) => [entry(dataSourcesOfGoal, d.goal_uuid)],
 };
+
+// ---------- syncs ----------
+
+export const SYNC_TRIGGERS = ['schedule', 'manual', 'push'] as const;
+export type SyncTrigger = (typeof SYNC_TRIGGERS)[number];
+export const SYNC_STATUSES = ['succeeded', 'unchanged', 'failed'] as const;
+export type SyncStatus = (typeof SYNC_STATUSES)[number];
+
+/** One attempt of a source (its sync log, `GET /data_sources/{id}/syncs`). Its uuid is derived from the source and the run. */
+export interface DataSourceSyncRecord extends BaseRecord {
+  data_source_uuid: string;
+  at: string;
+  trigger: SyncTrigger;
+  status: SyncStatus;
+  value: number | null;
+  error: string | null;
+  checkin_uuid: string | null;
+}
+
+/** The sync log keeps 90 days (the table's TTL removes older attempts). */
+export const SYNC_LOG_DAYS = 90;
+
+export const dataSourceSyncEntity: EntityDef<DataSourceSyncRecord> = {
+  type: 'data_source_sync',
+  listName: (s) => `data_source_sync#${s.data_source_uuid}`,
+  expiresAt: (s) => Math.floor(Date.parse(s.created_at) / 1000) + SYNC_LOG_DAYS * 86_400,
+};
+
+/** The queue between the schedule (and POST /sync) and the sync worker. */
+export const DATA_SOURCE_SYNC_QUEUE = 'data-source-syncs';
+
+/** What a sync message carries; the source itself is read by the worker. */
+export interface SyncMessage {
+  version: 1;
+  tenant_uuid: string;
+  data_source_uuid: string;
+  /** Names the run: the due time of a scheduled run, a fresh id for a manual one. The check-in and sync ids derive from it. */
+  run: string;
+  trigger: 'schedule' | 'manual';
+}
+
+const SYNC_NAMESPACE = Buffer.from('3b8e0f6a51c94d27a1e2c7d90f4b6a13', 'hex');
+
+/** A uuid (v5 layout) derived from the source, the run and what it names (`checkin`, `sync`): a repeated run names the same records. */
+export function runUuid(dataSourceUuid: string, run: string, what: 'checkin' | 'sync'): string {
+  const hash = createHash('sha1').update(SYNC_NAMESPACE).update(`${dataSourceUuid}\n${run}\n${what}`, 'utf8').digest();
+  hash[6] = (hash[6]! & 0x0f) | 0x50;
+  hash[8] = (hash[8]! & 0x3f) | 0x80;
+  const h = hash.subarray(0, 16).toString('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}

@@ -42,6 +42,8 @@ export interface TeamCreate {
   member_uuids?: string[];
   status?: TeamStatus;
   is_org?: boolean;
+  /** SCIM provisioning only (the REST bodies have no such field): the identity provider's id of the group. */
+  scim_external_id?: string | null;
 }
 
 /** Fields left undefined are unchanged; `parent_uuid: null` makes the team a root team. */
@@ -107,6 +109,7 @@ export function decideCreateTeam(
     is_org: cmd.is_org ?? false,
     depth: read.parent ? read.parent.depth + 1 : 0,
     creator_uuid: caller.userId,
+    ...(cmd.scim_external_id ? { scim_external_id: cmd.scim_external_id } : {}),
     created_at: now,
     updated_at: now,
   });

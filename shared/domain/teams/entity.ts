@@ -16,6 +16,8 @@ export interface TeamRecord extends BaseRecord {
   /** 0 for a root team; parent's depth + 1 otherwise. */
   depth: number;
   creator_uuid: string | null;
+  /** The identity provider's id of the group (SCIM `externalId`), set by SCIM provisioning only; absent on older records. */
+  scim_external_id?: string | null;
 }
 
 /** Users on a team in any capacity (owners count as members for visibility and filters). */
@@ -49,6 +51,8 @@ export const subteamsOf = entryList('team', 'parent');
 export const teamsWithMember = entryList('team', 'member');
 /** The teams a user owns (`team@owner#<user>`). */
 export const teamsWithOwner = entryList('team', 'owner');
+/** The teams an identity provider knows by one SCIM `externalId` (`team@external_id#<id>`). */
+export const teamsByExternalId = entryList('team', 'external_id');
 
 export const teamEntity: EntityDef<TeamRecord> = {
   type: 'team',
@@ -56,6 +60,7 @@ export const teamEntity: EntityDef<TeamRecord> = {
     ...(t.parent_uuid ? [entry(subteamsOf, t.parent_uuid)] : []),
     ...teamUserUuids(t).map((u) => entry(teamsWithMember, u)),
     ...t.owner_uuids.map((u) => entry(teamsWithOwner, u)),
+    ...(t.scim_external_id ? [entry(teamsByExternalId, t.scim_external_id)] : []),
   ],
   envelope: (t) => ({ state: t.status }),
 };

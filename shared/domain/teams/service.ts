@@ -13,7 +13,7 @@ import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
-import { entryPartitionOf, partitionEntries } from '#shared/db/index-queries.ts';
+import { entriesOf, entryPartitionOf, partitionEntries } from '#shared/db/index-queries.ts';
 import type { DataCtx, ListEntry, Stored } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { referencesTo, removeUnreferenced, type ReferenceEntry } from '#shared/db/references.ts';
@@ -40,7 +40,7 @@ import {
   type TeamUpdate,
   type TeamUpdateReads,
 } from '#shared/domain/teams/decide.ts';
-import { subteamsOf, teamEntity, type TeamRecord } from '#shared/domain/teams/entity.ts';
+import { subteamsOf, teamEntity, teamsByExternalId, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
 
@@ -53,6 +53,14 @@ export async function getTeam(ctx: DomainCtx, id: string): Promise<TeamRecord> {
 }
 
 // ---------- reads ----------
+
+/** The teams whose SCIM externalId is `externalId` (exactly), from its entry list. */
+export async function findTeamsByExternalId(ctx: DomainCtx, externalId: string): Promise<TeamRecord[]> {
+  const ids: string[] = [];
+  for await (const e of entriesOf(ctx, teamsByExternalId, externalId)) ids.push(e.id);
+  // the index lags the table a little: a record is returned only while it still says so
+  return (await ctx.loader.many(teamEntity, ids)).filter((t) => t.scim_external_id === externalId);
+}
 
 /** The users of the tenant among those the command names (one read for owners and members). */
 async function knownUsers(ctx: DomainCtx, cmd: TeamUpdate): Promise<Set<string>> {

@@ -24,10 +24,12 @@ export interface UserCreate extends UserProfileInput {
   status?: UserStatus;
   manager_uuid?: string | null;
   license_type?: string;
+  /** SCIM provisioning only (the REST bodies have no such field): the identity provider's id of the user. */
+  scim_external_id?: string | null;
 }
 
-/** Fields left undefined are unchanged; `null` clears. */
-export type UserUpdate = Partial<Omit<UserCreate, 'email'>>;
+/** Fields left undefined are unchanged; `null` clears. `email` is changed by SCIM provisioning only (its userName). */
+export type UserUpdate = Partial<UserCreate>;
 
 /**
  * The longest manager chain a manager change accepts: every user on it is version-checked in the change's
@@ -76,7 +78,9 @@ export function updateRefusal(caller: Caller, id: string, cmd: UserUpdate, targe
       if (!target?.exists) return userNotFound(id);
       return new ForbiddenError(self ? 'Viewers cannot change their profile' : 'Only admins can update other users');
     }
-    const restricted = (['role', 'status', 'manager_uuid', 'license_type'] as const).filter((k) => cmd[k] !== undefined);
+    const restricted = (['role', 'status', 'manager_uuid', 'license_type', 'email', 'scim_external_id'] as const).filter(
+      (k) => cmd[k] !== undefined,
+    );
     if (restricted.length) return new ForbiddenError(`Only admins can change ${restricted.join(', ')}`);
   }
   if (id === caller.userId && ((cmd.role && cmd.role !== 'admin' && admin) || cmd.status === 'inactive')) {
@@ -114,8 +118,9 @@ export function managerChainRefusal(userUuid: string, managerUuid: string, chain
 
 /** The updated record (updateRefusal and, when the manager changes, managerChainRefusal have passed). */
 export function applyUserUpdate(current: UserRecord, cmd: UserUpdate, now: string): UserRecord {
-  const { profile_attributes, ...rest } = cmd;
+  const { profile_attributes, email, ...rest } = cmd;
   const sent = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined));
+  if (email !== undefined) sent.email = email.trim();
   return {
     ...current,
     ...sent,

@@ -39,16 +39,23 @@ export interface UserRecord extends BaseRecord {
   avatar_url: string | null;
   external_employee_id: string | null;
   profile_attributes: Partial<Record<(typeof PROFILE_WRITABLE)[number] | (typeof PROFILE_FILTERABLE)[number], string | null>>;
+  /** The identity provider's id of the user (SCIM `externalId`), set by SCIM provisioning only; absent on older records. */
+  scim_external_id?: string | null;
 }
 
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();
 
 /** The users reporting to a manager (`user@manager#<manager>`). */
 export const reportsOf = entryList('user', 'manager');
+/** The users an identity provider knows by one SCIM `externalId` (`user@external_id#<id>`): SCIM's `externalId eq` filter. */
+export const usersByExternalId = entryList('user', 'external_id');
 
 export const userEntity: EntityDef<UserRecord> = {
   type: 'user',
-  entries: (u) => (u.manager_uuid ? [entry(reportsOf, u.manager_uuid)] : []),
+  entries: (u) => [
+    ...(u.manager_uuid ? [entry(reportsOf, u.manager_uuid)] : []),
+    ...(u.scim_external_id ? [entry(usersByExternalId, u.scim_external_id)] : []),
+  ],
   uniques: (u) => [
     {
       name: 'email',
@@ -81,6 +88,7 @@ export function newUserRecord(
     avatar_url: input.avatar_url ?? null,
     external_employee_id: input.external_employee_id ?? null,
     profile_attributes: input.profile_attributes ?? {},
+    ...(input.scim_external_id ? { scim_external_id: input.scim_external_id } : {}),
     created_at: now,
     updated_at: now,
   };

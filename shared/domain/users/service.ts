@@ -3,7 +3,8 @@ import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
 import type { Stored } from '#shared/db/model.ts';
-import { getEntity } from '#shared/db/reads.ts';
+import { entriesOf } from '#shared/db/index-queries.ts';
+import { findUnique, getEntity } from '#shared/db/reads.ts';
 import { refuse } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import {
@@ -18,7 +19,7 @@ import {
   type UserCreate,
   type UserUpdate,
 } from '#shared/domain/users/decide.ts';
-import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
+import { normalizeEmail, userEntity, usersByExternalId, type UserRecord } from '#shared/domain/users/entity.ts';
 
 /** User commands: read, decide (decide.ts, where the rules are), write once. */
 
@@ -26,6 +27,20 @@ export async function getUser(ctx: DomainCtx, id: string): Promise<UserRecord> {
   const user = await ctx.loader.one(userEntity, id);
   if (!user) throw userNotFound(id);
   return user;
+}
+
+/** The user holding an e-mail address (any letter case), through its uniqueness claim: one read. */
+export async function findUserByEmail(ctx: DomainCtx, email: string): Promise<UserRecord | undefined> {
+  const id = await findUnique(ctx, 'email', normalizeEmail(email));
+  return id ? ctx.loader.one(userEntity, id) : undefined;
+}
+
+/** The users whose SCIM externalId is `externalId` (exactly), from its entry list. */
+export async function findUsersByExternalId(ctx: DomainCtx, externalId: string): Promise<UserRecord[]> {
+  const ids: string[] = [];
+  for await (const e of entriesOf(ctx, usersByExternalId, externalId)) ids.push(e.id);
+  // the index lags the table a little: a record is returned only while it still says so
+  return (await ctx.loader.many(userEntity, ids)).filter((u) => u.scim_external_id === externalId);
 }
 
 export async function createUser(ctx: DomainCtx, input: UserCreate): Promise<UserRecord> {

@@ -17,9 +17,8 @@ import {
   type WebhookRecord,
 } from '#shared/domain/webhooks/entity.ts';
 import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
-import { disableIfCreatorLostAccess, failingNotice, webhookDisabledNotices } from '#shared/domain/webhooks/disable.ts';
+import { disableIfCreatorLostAccess, failingNotice, readWebhookCreator, webhookDisabledNotices } from '#shared/domain/webhooks/disable.ts';
 import { decideRedeliver, holdsWebhookRights } from '#shared/domain/webhooks/decide.ts';
-import { userEntity } from '#shared/domain/users/entity.ts';
 import { postWebhook, type PostOutcome } from '#shared/domain/webhooks/post.ts';
 import { requireAdmin, secretContext, showWebhook, tenantWebhooks } from '#shared/domain/webhooks/service.ts';
 import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
@@ -162,14 +161,30 @@ export interface AttemptDeps {
 
 export type AttemptResult = { outcome: 'stale' | 'deferred' | 'succeeded' | 'retrying' | 'failed'; status_code?: number | null };
 
+/** How long a worker waits for the write that queued a message it found ahead of its delivery (longer than any write runs). */
+const WRITE_WAIT_MS = 60_000;
+/** How often it looks again meanwhile. */
+const WRITE_WAIT_RETRY_SECONDS = 1;
+
 /**
  * One message of the delivery queue: at most one POST. The outcome is written conditioned on the version
  * read; the next retry's message is queued before that write, so a crash between them leaves either a stale
  * message (dropped) or the current one redelivered by SQS (the attempt repeated: at least once).
+ *
+ * A retry's or a redeliver's message is queued before its write, so a worker may take it before the write lands
+ * (a write slowed by a busy table outlasts a queue's pickup): the delivery then shows an older `seq`. That is not
+ * stale: the message is looked at again each second until the write lands, for at most WRITE_WAIT_MS (a write
+ * that never landed left nothing to send).
  */
 export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messageId: string, deps: AttemptDeps): Promise<AttemptResult> {
   const now = deps.now ?? Date.now;
   let stored = await getEntity(ctx, deliveryEntity, msg.delivery_uuid, true);
+  if (stored && stored.record.seq < msg.seq) {
+    const until = msg.awaits_write_until ?? now() + WRITE_WAIT_MS;
+    if (now() >= until) return { outcome: 'stale' };
+    await deps.queue.send(WEBHOOK_DELIVERY_QUEUE, { ...msg, awaits_write_until: until }, { delaySeconds: WRITE_WAIT_RETRY_SECONDS });
+    return { outcome: 'deferred' };
+  }
   if (stored?.record.status !== 'pending' || stored.record.seq !== msg.seq) return { outcome: 'stale' };
   if (msg.not_before > now() + 500) {
     await deps.queue.send(WEBHOOK_DELIVERY_QUEUE, msg, { delaySeconds: delayUntil(msg.not_before) });
@@ -193,8 +208,8 @@ export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messag
     return finish(ctx, stored, { ok: false, statusCode: null, error: 'webhook disabled' }, deps, true);
   // Its creator's rights, checked before every POST: an event in flight when the creator was demoted or
   // deactivated, before the creators projection disabled the endpoint, is not sent either.
-  const creator = await getEntity(ctx, userEntity, endpoint.record.creator_uuid, true);
-  if (!holdsWebhookRights(creator?.record)) {
+  const creator = await readWebhookCreator(ctx, endpoint.record.creator_uuid);
+  if (!holdsWebhookRights(creator.record)) {
     await disableIfCreatorLostAccess(ctx, endpoint.record.uuid, () => new Date(now()).toISOString(), endpoint.record.creator_uuid);
     return finish(ctx, stored, { ok: false, statusCode: null, error: CREATOR_REFUSAL }, deps, true);
   }

@@ -1,7 +1,8 @@
 import { retryOnConflict } from '#shared/db/commands.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
+import { serviceAccountAsUser, serviceAccountEntity } from '#shared/domain/service-accounts/entity.ts';
 import { notificationEntity, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import { userListResource } from '#shared/domain/users/list.ts';
@@ -69,6 +70,20 @@ export async function webhookDisabledNotices(
 }
 
 /**
+ * An endpoint's creator as webhooks judge it (`record`): its user (`user`, stored, for a version check), or for an
+ * endpoint a service account created (contract section 17), the account as an admin, active while the account is
+ * active and still holds the webhooks scope. Undefined when neither exists.
+ */
+export async function readWebhookCreator(ctx: DataCtx, uuid: string): Promise<{ record?: UserRecord; user?: Stored<UserRecord> }> {
+  const user = await getEntity(ctx, userEntity, uuid, true);
+  if (user) return { record: user.record, user };
+  const account = (await getEntity(ctx, serviceAccountEntity, uuid, true))?.record;
+  if (!account) return {};
+  const record = serviceAccountAsUser(account);
+  return { record: account.scopes.includes('webhooks') ? record : { ...record, status: 'inactive' } };
+}
+
+/**
  * Disables the endpoint if its creator, as read now, no longer holds the rights webhooks require (`creatorUuid`:
  * only while that user is still its creator: an admin may have re-enabled it since, taking it over). The admins
  * are told in the same transaction, conditioned on the endpoint's and the creator's versions read, so a re-enable
@@ -83,18 +98,18 @@ export async function disableIfCreatorLostAccess(
   return retryOnConflict(async () => {
     const endpoint = await getEntity(ctx, webhookEntity, webhookUuid, true);
     if (!endpoint || (creatorUuid !== undefined && endpoint.record.creator_uuid !== creatorUuid)) return false;
-    const creator = await getEntity(ctx, userEntity, endpoint.record.creator_uuid, true);
+    const creator = await readWebhookCreator(ctx, endpoint.record.creator_uuid);
     const at = now();
-    const next = decideCreatorCheck(endpoint.record, creator?.record, at);
+    const next = decideCreatorCheck(endpoint.record, creator.record, at);
     if (!next) return false;
     const tx = new WriteTx(ctx).replace(webhookEntity, endpoint, next);
-    if (creator) tx.checkVersion(userEntity, creator);
+    if (creator.user) tx.checkVersion(userEntity, creator.user);
     await webhookDisabledNotices(
       ctx,
       tx,
       endpoint.record,
       at,
-      creatorLostAccessNotice(endpoint.record, creator?.record),
+      creatorLostAccessNotice(endpoint.record, creator.record),
       endpoint.record.creator_uuid,
     );
     await tx.commit();

@@ -89,6 +89,11 @@ export interface DeliveryMessage {
   seq: number;
   /** Epoch ms before which the attempt must not be made (SQS delays top out at 15 minutes). */
   not_before: number;
+  /**
+   * Epoch ms until which a worker that finds the delivery behind this message (its `seq` lower) waits for the
+   * write that queued it: set by the first such worker (attemptDelivery).
+   */
+  awaits_write_until?: number;
 }
 
 export const WEBHOOK_DELIVERY_QUEUE = 'webhook-deliveries';

@@ -1,5 +1,4 @@
-import { request as httpsRequest } from 'node:https';
-import type { LookupFunction } from 'node:net';
+import { pinnedRequest } from '#shared/domain/webhooks/pinned-request.ts';
 import type { SafeTarget } from '#shared/domain/webhooks/url-safety.ts';
 
 export interface PostOutcome {
@@ -20,17 +19,7 @@ export async function postWebhook(
   headers: Record<string, string>,
   opts: { timeoutMs: number; bodyCap: number },
 ): Promise<PostOutcome> {
-  const pinned: LookupFunction = (_host, options, callback) => {
-    const family = target.address.includes(':') ? 6 : 4;
-    if ((options as { all?: boolean }).all)
-      (callback as unknown as (e: null, a: Array<{ address: string; family: number }>) => void)(null, [
-        { address: target.address, family },
-      ]);
-    else callback(null, target.address, family);
-  };
-  // http: is for the local stack only (deployed webhooks are https). node:http is imported then, not at cold
-  // start: a static import of it cost the webhook worker ~9 ms of CPU at init (the AWS SDK imports it lazily too).
-  const send = target.url.protocol === 'https:' ? httpsRequest : (await import('node:http')).request;
+  const { send, lookup: pinned } = await pinnedRequest(target);
   return new Promise<PostOutcome>((resolve) => {
     let settled = false;
     const done = (o: PostOutcome) => {

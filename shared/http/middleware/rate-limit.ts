@@ -16,7 +16,7 @@ async function admit(internal: ApiInternal, limiter: Pick<RateLimiter, 'take'>):
   const log = withKeys({ request_id: requestId, tenant_uuid: caller.tenantId, user_uuid: caller.userId });
   let teams: Promise<Set<string>> | undefined = teamsAhead;
   const ctx: RequestCtx = { ...data, caller, requestId, log, loader, teams: () => (teams ??= callerTeamUuids(data, caller.userId)) };
-  loader.prime(userEntity, caller.user);
+  if (!caller.service) loader.prime(userEntity, caller.user); // a service account's stand-in is no user to find
   return ctx;
 }
 

@@ -37,7 +37,7 @@ function configIssues(config: unknown): Array<{ path: PropertyKey[]; message: st
   return issues;
 }
 
-const dataSourceConfig = z.preprocess(
+export const dataSourceConfig = z.preprocess(
   (value, ctx) => {
     for (const issue of configIssues(value))
       ctx.addIssue({ code: 'custom', input: value, path: issue.path, message: issue.message, params: { code: issue.code } });
@@ -50,9 +50,12 @@ export const DataSourceCreateBody = z
   .strictObject({
     goal_uuid: uuid.meta({ description: 'A goal of any kind the caller can update (403 otherwise); unknown in the tenant: 422.' }),
     name: nonBlank(200),
-    kind: nonBlank(100).meta({ description: 'The source type, e.g. a connector key.' }),
+    kind: nonBlank(100).meta({
+      description:
+        'The source type. http_json and push are synced (contract section 16); any other (a connector key such as salesforce) is a record only.',
+    }),
     config: dataSourceConfig.optional().meta({
-      description: `Opaque settings, default {}, returned exactly as sent. Shown to everyone who can see the goal, so keys naming a credential (password, secret, token, api_key, ...) are refused (422). Keys are non-empty and not __proto__, constructor or prototype; at most ${DATA_SOURCE_CONFIG_MAX_DEPTH} levels of objects and arrays and ${DATA_SOURCE_CONFIG_MAX_BYTES} bytes as JSON (422 otherwise).`,
+      description: `http_json: { url (https; the local stack also accepts http on 127.0.0.1), json_pointer (RFC 6901), headers? (values write-only, sealed), every_minutes (15-1440, default 60) }; push: none. Other kinds: opaque settings, default {}, returned exactly as sent. Shown to everyone who can see the goal, so keys naming a credential (password, secret, token, api_key, ...) are refused (422). Keys are non-empty and not __proto__, constructor or prototype; at most ${DATA_SOURCE_CONFIG_MAX_DEPTH} levels of objects and arrays and ${DATA_SOURCE_CONFIG_MAX_BYTES} bytes as JSON (422 otherwise).`,
     }),
   })
   .meta({ id: 'DataSourceCreateBody' });

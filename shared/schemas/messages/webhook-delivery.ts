@@ -9,4 +9,5 @@ export const DeliveryMessageSchema = z.object({
   delivery_uuid: z.string(),
   seq: z.number().int().nonnegative(),
   not_before: z.number(),
+  awaits_write_until: z.number().optional(),
 }) satisfies z.ZodType<DeliveryMessage>;

@@ -1,0 +1,12 @@
+import { mcpHandler } from '#shared/mcp/handler.ts';
+
+/**
+ * POST /mcp: the Model Context Protocol over Streamable HTTP (contract section 15). The SDK and the tools load on
+ * the first request. Each tool sending `idempotency_key` runs through its REST route's Idempotency-Key record,
+ * and a replay passes that route's permission check first (each tool's `idempotent.authorizeReplay`,
+ * shared/mcp/tools.ts).
+ */
+export const handler = mcpHandler({
+  serve: () => import('#shared/mcp/server.ts').then((m) => m.serve),
+  authorizeReplay: 'each tool its own',
+});

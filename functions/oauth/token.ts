@@ -1,0 +1,90 @@
+import { configuredIssuer } from '#shared/auth/issuer.ts';
+import { tenantDb } from '#shared/db/tenant-scope.ts';
+import type { OAuthRefusal } from '#shared/domain/service-accounts/decide.ts';
+import { parseClientId } from '#shared/domain/service-accounts/entity.ts';
+import { grantClientCredentials } from '#shared/domain/service-accounts/service.ts';
+import { json, publicHandler, rateLimiter, type ApiEvent } from '#shared/http/api.ts';
+
+const issuer = configuredIssuer();
+
+/** Access tokens of the client credentials grant live 15 minutes: a disabled account's stop at once anyway (the caller check). */
+const SERVICE_TOKEN_TTL_SECONDS = 900;
+
+// RFC 6749 section 5.1: token answers, refusals included, are never cached.
+const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' };
+
+/** A refusal in RFC 6749 section 5.2's shape; invalid_client is 401 with the Basic challenge (the client may authenticate that way). */
+function refusal(r: OAuthRefusal) {
+  const headers: Record<string, string> = { ...noStore };
+  if (r.error === 'invalid_client') headers['www-authenticate'] = 'Basic realm="goal-tracking-api", charset="UTF-8"';
+  return json(r.error === 'invalid_client' ? 401 : 400, { error: r.error, error_description: r.description }, headers);
+}
+
+const invalidRequest = (description: string) => refusal({ error: 'invalid_request', description });
+const invalidClient = () => refusal({ error: 'invalid_client', description: 'Client authentication failed' });
+
+/** The form's parameters, or a refusal: each parameter at most once (RFC 6749 section 3.2). */
+function formOf(event: ApiEvent): Map<string, string> | string {
+  const mediaType = event.headers?.['content-type']?.split(';')[0]?.trim().toLowerCase();
+  if (mediaType !== 'application/x-www-form-urlencoded') return 'The body must be application/x-www-form-urlencoded';
+  const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+  const form = new Map<string, string>();
+  for (const [k, v] of new URLSearchParams(raw)) {
+    if (form.has(k)) return `${k} is repeated`;
+    form.set(k, v);
+  }
+  return form;
+}
+
+/** HTTP Basic client credentials (RFC 6749 section 2.3.1: each part form-encoded before base64), or undefined without the header. */
+function basicCredentials(header: string | undefined): { id: string; secret: string } | 'malformed' | undefined {
+  if (!header) return undefined;
+  const m = /^Basic ([A-Za-z0-9+/]+={0,2})$/i.exec(header.trim());
+  if (!m) return 'malformed';
+  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return 'malformed';
+  try {
+    const plus = (s: string) => decodeURIComponent(s.replaceAll('+', ' '));
+    return { id: plus(decoded.slice(0, colon)), secret: plus(decoded.slice(colon + 1)) };
+  } catch {
+    return 'malformed';
+  }
+}
+
+/**
+ * POST /oauth/token: the OAuth 2.0 client credentials grant (RFC 6749 section 4.4) for service accounts. An
+ * unknown client, a wrong secret and a disabled account get one answer (invalid_client), after the same scrypt
+ * run; each client_id draws on the limiter's per-caller budget (429), so guessing a secret is throttled.
+ */
+export const handler = publicHandler(async ({ event }) => {
+  const form = formOf(event);
+  if (typeof form === 'string') return invalidRequest(form);
+  const grantType = form.get('grant_type');
+  if (!grantType) return invalidRequest('grant_type is required');
+  if (grantType !== 'client_credentials')
+    return refusal({ error: 'unsupported_grant_type', description: 'Only the client_credentials grant is supported' });
+  const basic = basicCredentials(event.headers?.authorization);
+  if (basic === 'malformed') return invalidClient();
+  const inBody = form.has('client_id') || form.has('client_secret');
+  if (basic && inBody) return invalidRequest('Authenticate the client one way: HTTP Basic or the body, not both');
+  const id = basic?.id ?? form.get('client_id');
+  const secret = basic?.secret ?? form.get('client_secret');
+  if (!id || !secret) return invalidClient();
+  const client = parseClientId(id);
+  if (!client) return invalidClient();
+  const scope = form.get('scope');
+  await rateLimiter.take(client.tenantId, client.accountUuid);
+  const data = { tenantId: client.tenantId, db: await tenantDb(client.tenantId) };
+  const outcome = await grantClientCredentials(data, client.accountUuid, secret, scope);
+  if ('error' in outcome) return refusal(outcome);
+  const granted = outcome.scopes.join(' ');
+  const { token } = await (await issuer).sign({
+    tenantId: client.tenantId,
+    userId: outcome.account.uuid,
+    ttlSeconds: SERVICE_TOKEN_TTL_SECONDS,
+    scope: granted,
+    clientId: outcome.account.client_id,
+  });
+  return json(200, { access_token: token, token_type: 'Bearer', expires_in: SERVICE_TOKEN_TTL_SECONDS, scope: granted }, noStore);
+});

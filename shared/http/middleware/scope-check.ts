@@ -1,0 +1,18 @@
+import type { MiddlewareObj } from '@middy/core';
+import type { Context } from 'aws-lambda';
+import { InsufficientScopeError, requiredScope, scopesOfClaim } from '#shared/auth/scopes.ts';
+import type { ApiEvent, ApiInternal, ApiResult } from '#shared/http/middleware/internal.ts';
+
+/**
+ * 403 `insufficient_scope` (RFC 6750) unless the token's `scope` claim holds the route's scope (contract section
+ * 17). Deployed, API Gateway's JWT authorizer checked the same before the function ran; locally this is the only
+ * check. It comes before the caller's read: a token refused here costs no read and no budget, as at the gateway.
+ */
+export const scopeCheck = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal> => ({
+  name: 'scopeCheck',
+  before: (request) => {
+    const needed = requiredScope();
+    const claims = request.event.requestContext?.authorizer?.jwt?.claims ?? {};
+    if (!scopesOfClaim(claims.scope).has(needed)) throw new InsufficientScopeError(needed);
+  },
+});

@@ -1,0 +1,97 @@
+import middy, { type MiddlewareObj } from '@middy/core';
+import httpHeaderNormalizer from '@middy/http-header-normalizer';
+import httpSecurityHeaders from '@middy/http-security-headers';
+import type { Context } from 'aws-lambda';
+import type * as z from 'zod';
+import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { tenantDb } from '#shared/db/tenant-scope.ts';
+import { dataSourceUuidOf, pushSecretMatches, tenantOfPushSecret } from '#shared/domain/integrations/data-sources.ts';
+import { dataSourceEntity, type DataSourceRecord } from '#shared/domain/integrations/entity.ts';
+import { UnauthorizedError } from '#shared/errors.ts';
+import { rateLimiter } from '#shared/http/api.ts';
+import { bodyValidation } from '#shared/http/middleware/body-validation.ts';
+import { caller } from '#shared/http/middleware/caller.ts';
+import { errorsAndLogging } from '#shared/http/middleware/errors-and-logging.ts';
+import { idempotency } from '#shared/http/middleware/idempotency.ts';
+import type { ApiEvent, ApiInternal, ApiResult, BodySchema, RequestCtx } from '#shared/http/middleware/internal.ts';
+import { pathAndQuery } from '#shared/http/middleware/path-and-query.ts';
+import { rateLimit } from '#shared/http/middleware/rate-limit.ts';
+import { readAhead } from '#shared/http/middleware/read-ahead.ts';
+import { transport } from '#shared/http/transport.ts';
+import { Loader } from '#shared/list/entity-cache.ts';
+import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
+
+type PushInternal = ApiInternal & { pushSource: DataSourceRecord };
+
+const refused = () => new UnauthorizedError('Authorization must be Bearer <push_secret> of this push data source');
+
+/**
+ * The push secret in place of the JWT (POST /data_sources/{id}/values, contract section 16): the route has no
+ * gateway authorizer, so this is its whole authentication. The secret names its tenant (`dsp_<tenant>_...`); the
+ * source is read in that tenant only and its secret hash compared in constant time. Whatever is wrong (no
+ * secret, another source's, another tenant's, not a push source) is the same 401: nothing says a source
+ * exists. The caller is then the source's creator, read (401 when inactive) and rate limited as any request of theirs.
+ */
+const pushSecretAuth = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, PushInternal> => ({
+  name: 'pushSecretAuth',
+  before: async (request) => {
+    const m = /^Bearer\s+(\S+)$/i.exec(request.event.headers?.authorization ?? '');
+    const tenantId = m ? tenantOfPushSecret(m[1]!) : undefined;
+    if (!m || !tenantId) throw refused();
+    const data = { tenantId, db: await tenantDb(tenantId) };
+    let uuid: string;
+    try {
+      uuid = dataSourceUuidOf(tenantId, request.event.pathParameters?.id ?? '');
+    } catch {
+      throw refused();
+    }
+    const source = (await getEntity(data, dataSourceEntity, uuid, true))?.record;
+    if (source?.kind !== 'push' || !pushSecretMatches(source, m[1]!)) throw refused();
+    request.internal.data = data;
+    request.internal.userId = source.creator_uuid;
+    request.internal.loader = new Loader(data);
+    request.internal.pushSource = source;
+  },
+});
+
+const MIDDY_CALL_OPTIONS = { signal: new AbortController().signal };
+
+/** request.internal onto the handler's context (as api.ts does). */
+const internalToContext = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, PushInternal> => ({
+  name: 'internalToContext',
+  before: (request) => void ((request.context as Context & { internal: PushInternal }).internal = request.internal),
+});
+
+type As = MiddlewareObj<ApiEvent, ApiResult, Error, Context, PushInternal>;
+
+/** apiHandler's chain with the push secret in place of the token's claims (shared/http/api.ts says what each step does). */
+export function pushHandler<S extends z.ZodType>(opts: {
+  body: BodySchema<S>;
+  handle: (req: { ctx: RequestCtx; body: z.infer<S>; params: Record<string, string>; source: DataSourceRecord }) => Promise<ApiResult>;
+}) {
+  const handler = middy<ApiEvent, ApiResult, Error, Context, PushInternal>()
+    .use(captureLambdaHandler(tracer, { captureResponse: false }))
+    .use(httpSecurityHeaders())
+    .use(errorsAndLogging<PushInternal>())
+    .use(httpHeaderNormalizer())
+    .use(transport({ withBody: true }) as As)
+    // a replay is answered only after the secret was checked again (pushSecretAuth runs before the handler)
+    .use(idempotency({ authorizeReplay: () => undefined }) as As)
+    .use(bodyValidation(opts.body) as As)
+    .use(pushSecretAuth())
+    .use(pathAndQuery() as As)
+    .use(readAhead(undefined) as As)
+    .use(caller() as As)
+    .use(rateLimit(rateLimiter) as As)
+    .use(internalToContext())
+    .handler(async (_event, context) => {
+      const internal = (context as Context & { internal: PushInternal }).internal;
+      const ctx = await internal.ctx;
+      return internal.respond(async () =>
+        opts.handle({ ctx, body: (await internal.body()) as z.infer<S>, params: internal.params, source: internal.pushSource }),
+      );
+    });
+  return (event: ApiEvent, context: Context): Promise<ApiResult> =>
+    withDbMetrics(newDbMetrics(), async () => (await handler(event, context, MIDDY_CALL_OPTIONS)) as ApiResult);
+}
