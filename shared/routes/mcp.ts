@@ -1,4 +1,5 @@
 import type { Route } from '#shared/routes/types.ts';
+import { JsonRpcErrorResponse } from '#shared/schemas/mcp.ts';
 
 /**
  * The MCP server (contract section 15). POST /mcp has no gateway authorizer (`tokenCheck: 'function'`): API
@@ -22,6 +23,11 @@ export const mcpRoutes: Route[] = [
       tag: 'mcp',
       extension: true,
       success: { status: 200, description: 'A JSON-RPC answer (202 with no body for a notification)' },
+      refusals: [
+        { status: 400, description: 'The body is not a JSON-RPC message (parse error or invalid request)', schema: JsonRpcErrorResponse },
+        { status: 406, description: 'Accept must list both application/json and text/event-stream', schema: JsonRpcErrorResponse },
+        { status: 415, description: 'Content-Type must be application/json', schema: JsonRpcErrorResponse },
+      ],
     },
   },
   {
@@ -34,7 +40,7 @@ export const mcpRoutes: Route[] = [
       summary: 'Not offered: a stateless MCP server opens no server-to-client stream (405)',
       tag: 'mcp',
       extension: true,
-      success: { status: 405, description: 'Method not allowed' },
+      success: { status: 405, description: 'Method not allowed (Allow: POST)', schema: JsonRpcErrorResponse },
     },
   },
   {
@@ -47,7 +53,7 @@ export const mcpRoutes: Route[] = [
       summary: 'Not offered: a stateless MCP server has no session to end (405)',
       tag: 'mcp',
       extension: true,
-      success: { status: 405, description: 'Method not allowed' },
+      success: { status: 405, description: 'Method not allowed (Allow: POST)', schema: JsonRpcErrorResponse },
     },
   },
   {

@@ -69,6 +69,9 @@ const NO_2XX: Record<string, string> = {
   'POST /oauth/token': 'fuzzed input holds no client secret (and is JSON: the grant takes a form, test/e2e/service-accounts.test.ts)',
   'POST /data_sources/{id}/sync': 'only an http_json source is fetched, and the fixture is not one (its URL would have to serve JSON)',
   'POST /data_sources/{id}/values': "the credential is the push source's secret, which no fuzzed request holds",
+  'POST /mcp': "a fuzzed request is no JSON-RPC call with the transport's Accept (the MCP SDK's client drives it: test/e2e/mcp.test.ts)",
+  'GET /mcp': 'a stateless MCP server offers no server-to-client stream: always 405',
+  'DELETE /mcp': 'a stateless MCP server has no session to end: always 405',
 };
 
 /** Derived fields that the change stream may move between two reads of an unchanged record. */
@@ -491,6 +494,9 @@ describe('route fuzz', () => {
           if (body?.kind === 'number' && r.path.startsWith('/scim/')) {
             // SCIM has no 422: a broken rule is 400 invalidValue in SCIM's shape (shared/scim/errors.ts)
             expect([res.status, res.body.scimType], what).toEqual([400, 'invalidValue']);
+          } else if (body?.kind === 'number' && r.path === '/mcp') {
+            // the MCP transport refuses what is no JSON-RPC call with its Accept first, in JSON-RPC's shape (405 off POST)
+            expect([res.status, res.body.jsonrpc], what).toEqual([r.method === 'POST' ? 406 : 405, '2.0']);
           } else if (body?.kind === 'number' && !r.doc.bodyMediaType) {
             // (a form-encoded route, the token endpoint, refuses a JSON body before reading its numbers)
             expect(res.status, what).toBe(422);

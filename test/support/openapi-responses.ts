@@ -142,14 +142,16 @@ export function responseProblem(
   if (!documented) {
     if (status < 400) return `${where}: status not documented (documented: ${Object.keys(op.responses).join(', ')})`;
   }
-  // the token endpoint answers RFC 6749's refusals (contract section 17), documented as OAuthError: checked against that schema below
-  const oauthRefusal = (schema?.schema as Json | undefined)?.$ref === '#/components/schemas/OAuthError';
+  // a refusal documented with its own schema (the token endpoint's RFC 6749 OAuthError, contract section 17; /mcp's
+  // JSON-RPC errors, section 15) is checked against that schema below, not the contract's shape
+  const ref = (schema?.schema as Json | undefined)?.$ref;
+  const ownShape = typeof ref === 'string' && ref !== '#/components/schemas/Error';
   if (status >= 400 && scim) {
     if (!s.scimErrorShape(body))
       return `${where}: error not in SCIM's shape: ${s.ajv.errorsText(s.scimErrorShape.errors)}; body ${JSON.stringify(body).slice(0, 500)}`;
     if ((body as { status: string }).status !== String(status)) return `${where}: SCIM error status differs from the HTTP status`;
     if (!contentType?.includes(media)) return `${where}: content-type ${contentType}, documented ${media}`;
-  } else if (status >= 400 && !oauthRefusal) {
+  } else if (status >= 400 && !ownShape) {
     if (!s.errorShape(body))
       return `${where}: error not in the contract's shape: ${s.ajv.errorsText(s.errorShape.errors)}; body ${JSON.stringify(body).slice(0, 500)}`;
     if ((body as { error: { status: number } }).error.status !== status)

@@ -3019,6 +3019,16 @@ export interface components {
                 record: components["schemas"]["WebhookDelivery"];
             };
         };
+        JsonRpcError: {
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            error: {
+                code: number;
+                message: string;
+                data?: unknown;
+            };
+            id: string | number | null;
+        };
         ScimUserList: {
             schemas: string[];
             totalResults: number;
@@ -24139,12 +24149,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Method not allowed */
+            /** @description Method not allowed (Allow: POST) */
             405: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
+                };
             };
             /** @description Throttled by API Gateway (its own body {"message":"Too Many Requests"}) */
             429: {
@@ -24198,7 +24210,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description The body is not a JSON-RPC message (parse error or invalid request) */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24206,19 +24218,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            status: number;
-                            code: string;
-                            message: string;
-                            details: {
-                                field?: string;
-                                code: string;
-                                message: string;
-                            }[];
-                            request_id: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["JsonRpcError"];
                 };
             };
             /** @description Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape) */
@@ -24274,6 +24274,17 @@ export interface operations {
                     };
                 };
             };
+            /** @description Accept must list both application/json and text/event-stream */
+            406: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
+                };
+            };
             /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
             409: {
                 headers: {
@@ -24292,6 +24303,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Content-Type must be application/json */
+            415: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
                 };
             };
             /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
@@ -24360,12 +24382,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Method not allowed */
+            /** @description Method not allowed (Allow: POST) */
             405: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["JsonRpcError"];
+                };
             };
             /** @description Throttled by API Gateway (its own body {"message":"Too Many Requests"}) */
             429: {
