@@ -115,7 +115,8 @@ export const integrationRoutes: Route[] = [
     handler: 'functions/integrations/sync-data-source.ts',
     auth: 'jwt',
     scope: 'data_sources',
-    table: 'read',
+    // it writes nothing itself, but an Idempotency-Key's record is a write (read only, a keyed POST was a 500)
+    table: 'write',
     sendsTo: [DATA_SOURCE_SYNC_QUEUE],
     doc: {
       summary:

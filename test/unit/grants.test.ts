@@ -82,6 +82,11 @@ describe('row grants on the local stack', () => {
   it('every authenticated row reads at least (the caller), as infra grants', () => {
     for (const r of routes) if (r.auth === 'jwt') expect(tableAccessOf(r), `${r.method} ${r.path}`).not.toBe('none');
   });
+
+  it("every authenticated POST row writes: apiHandler honours a POST's Idempotency-Key, and its record is a write", () => {
+    const readOnly = routes.filter((r) => r.auth === 'jwt' && r.method === 'POST' && tableAccessOf(r) !== 'write');
+    expect(readOnly.map((r) => `${r.method} ${r.path}`)).toEqual([]);
+  });
 });
 
 describe('stringLike (IAM StringLike without a regex)', () => {
