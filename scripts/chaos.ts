@@ -13,7 +13,12 @@
  * domain's own pure functions: decide.ts goalRepair, progress.ts), and every acknowledged re-parenting holds.
  * A webhook receiver on 127.0.0.1 (in this process, so it outlives the kill) is registered by each tenant for
  * every event type; afterwards every acknowledged check-in and create must have reached its own tenant's
- * receiver (at least once, correctly signed), and no event another tenant's.
+ * receiver (at least once, correctly signed), and no event another tenant's. A data source (contract 16) of the
+ * first tenant reads a JSON server on 127.0.0.1 (in this process too) that fails about half its requests (a 503
+ * or no answer: the sync times out), in streaks, one long enough to make the source `failing`; a syncer asks for
+ * one run after another (`POST /data_sources/{id}/sync`) through the kill, and afterwards every run is logged
+ * once, wrote at most one check-in (its id derived from the source and the run), the goal holds the last good
+ * sync's value, and the source's status, last value, last error and failing notices follow its sync log.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
@@ -23,11 +28,15 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { freePort } from './lib/dynamodb-local.ts';
+import { startJsonSource, type JsonAnswer } from './lib/json-source.ts';
 import { goalRepair } from '#shared/domain/checkins/decide.ts';
 import { checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { GOAL_STATUSES, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { aggregateOf, aggregateProgress } from '#shared/domain/goals/progress.ts';
 import { pathFor } from '#shared/domain/goals/rules.ts';
+import { runUuid } from '#shared/domain/integrations/entity.ts';
+import { DATA_SOURCE_FAILING_KIND, failingNoticeUuid } from '#shared/domain/integrations/sync-notices.ts';
+import { FAILURES_BEFORE_FAILING } from '#shared/domain/integrations/sync-rules.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,6 +50,7 @@ const CLIENTS = Math.max(16, Number(values.clients));
 const ROOT = resolve(import.meta.dirname, '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'goal-tracking-chaos-'));
 const ACCESS_QUEUE = 'access-request-notifications';
+const SYNC_TIMEOUT_MS = 1000;
 const say = (msg: string) => console.log(`[chaos ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -57,6 +67,8 @@ async function startStack(fault: boolean): Promise<void> {
     TENANT_RATE_LIMIT_RPS: '0',
     LOG_LEVEL: 'SILENT',
     POWERTOOLS_LOG_LEVEL: 'SILENT',
+    // a data source that does not answer fails its sync after this (10 s deployed): a run is short, so runs are many
+    DATA_SOURCE_TIMEOUT_MS: String(SYNC_TIMEOUT_MS),
     ...(fault ? { LOCAL_FAULT_QUEUE: ACCESS_QUEUE, LOCAL_FAULT_RATE: '0.3' } : { LOCAL_FAULT_QUEUE: '' }),
   };
   stack = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/local-stack.ts'), '--port', String(port)], {
@@ -390,6 +402,205 @@ async function client(t: Tenant): Promise<void> {
   }
 }
 
+// ---------- the data source ----------
+
+/**
+ * The JSON server's answers: streaks of good answers and of failures in turn (lengths cycling through these), so
+ * about half the requests fail and the source sees FAILURES_BEFORE_FAILING failures in a row early in the run
+ * (its 2nd streak: 11), then recovers. A failure is a 503 or no answer at all (the sync's timeout), in turn. A
+ * good answer's value moves every other time: runs that write a check-in and runs that find the value unchanged.
+ */
+const OK_STREAKS = [2, 3, 1, 6, 5, 11];
+const FAIL_STREAKS = [FAILURES_BEFORE_FAILING + 1, 2, 1, 4, 3, 7];
+const feed = { failing: false, left: OK_STREAKS[0]!, streaks: 0, fails: 0, oks: 0 };
+function syncAnswer(): JsonAnswer {
+  if (feed.left === 0) {
+    feed.failing = !feed.failing;
+    feed.streaks++;
+    feed.left = (feed.failing ? FAIL_STREAKS : OK_STREAKS)[Math.floor(feed.streaks / 2) % OK_STREAKS.length]!;
+  }
+  feed.left--;
+  if (feed.failing) return feed.fails++ % 2 ? 'hang' : { status: 503, body: { error: 'unavailable' } };
+  return { status: 200, body: { data: { total: 10 + Math.floor(feed.oks++ / 2) } } };
+}
+
+interface Synced {
+  tenant: Tenant;
+  source: string;
+  goal: string;
+  /** Runs the syncer asked for (POST /sync answered 202), in order; the kill's index among them. */
+  runs: string[];
+  runsBeforeKill: number;
+  /** POST /sync never answered: a run may exist that no answer named. */
+  lost: number;
+}
+let synced: Synced | undefined;
+
+async function setupDataSource(t: Tenant, url: string): Promise<Synced> {
+  const must = async (path: string, body: unknown) => {
+    const r = await call(t.admin, 'POST', path, body);
+    if (r?.status !== 201) throw new Error(`POST ${path}: ${r?.status} ${JSON.stringify(r?.body)}`);
+    return r.body.data.record;
+  };
+  const goal = await must('/rest/v2/key_results', {
+    title: 'Synced',
+    time_period_uuid: t.period,
+    metric: { start_value: 0, target_value: 1000, metric_type: 'reach' },
+  });
+  // the period is long: the schedule never runs it during the run, only the syncer's runs do (so they never overlap)
+  const source = await must('/data_sources', {
+    goal_uuid: goal.uuid,
+    name: 'Chaos feed',
+    kind: 'http_json',
+    config: { url, json_pointer: '/data/total', every_minutes: 1440 },
+  });
+  return { tenant: t, source: source.uuid, goal: goal.uuid, runs: [], runsBeforeKill: 0, lost: 0 };
+}
+
+/**
+ * One run after another: each asked for once the one before is in the sync log (or a minute passed). Runs go on
+ * after the clients stop until the feed has been through its long failing streak and answered again (a loaded
+ * machine runs few syncs in the writing time), for at most a minute more.
+ */
+async function syncer(s: Synced): Promise<void> {
+  const more = () => stoppedAt === undefined || (feed.streaks < 2 && Date.now() < stoppedAt + 60_000);
+  while (more()) {
+    const res = await call(s.tenant.admin, 'POST', `/data_sources/${s.source}/sync`);
+    if (!res) {
+      s.lost++;
+      continue;
+    }
+    if (res.status !== 202) {
+      runViolations.push(`POST /data_sources/${s.source}/sync: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+      await sleep(1000);
+      continue;
+    }
+    const run = res.body.data.record.run as string;
+    s.runs.push(run);
+    if (!killWindow) s.runsBeforeKill = s.runs.length;
+    count('data-source sync');
+    const want = runUuid(s.source, run, 'sync');
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const log = await call(s.tenant.admin, 'GET', `/data_sources/${s.source}/syncs?per_page=5`);
+      if (log?.status === 200 && log.body.data.records.some((r: any) => r.uuid === want)) break;
+      if (Date.now() > deadline) {
+        runViolations.push(`data-source run ${run}: not in the sync log a minute after it was asked for`);
+        break;
+      }
+      await sleep(150);
+    }
+  }
+}
+
+/**
+ * The data source's invariants, from its sync log: every run asked for logged once; every check-in of its goal
+ * written by one succeeded run, with the id derived from the source and that run (so a run replayed after the
+ * kill found its check-in instead of writing a second); the goal at the last good sync's value; the source's
+ * status, last value and last error what its log gives (`failing` from the 10th failure in a row to the next
+ * success), with one e-mailed notice each time it turned failing.
+ */
+async function verifySync(
+  s: Synced,
+  goals: Map<string, any>,
+  checkins: any[],
+  check: (ok: boolean, what: string) => void,
+  add: (k: string, n?: number) => void,
+) {
+  const t = s.tenant;
+  const log: any[] = await all(t.admin, `/data_sources/${s.source}/syncs`);
+  const source = (await call(t.admin, 'GET', `/data_sources/${s.source}`))?.body?.data?.record;
+  const runOf = new Map(s.runs.map((r) => [runUuid(s.source, r, 'sync'), r]));
+  const logged = new Map<string, any>();
+  for (const e of log) {
+    check(!logged.has(e.uuid), `data-source sync ${e.uuid} logged twice`);
+    logged.set(e.uuid, e);
+  }
+  for (const r of s.runs) check(logged.has(runUuid(s.source, r, 'sync')), `data-source run ${r}: never logged`);
+  const strays = log.filter((e) => !runOf.has(e.uuid));
+  check(strays.length <= s.lost, `data-source syncs [${strays.map((e) => e.uuid)}] of no run asked for (${s.lost} asks unanswered)`);
+  add('data-source runs logged', log.length);
+
+  // at most one check-in per run: each named by exactly one logged run, with the id that run derives
+  const mine = checkins.filter((c) => c.goal_uuid === s.goal);
+  for (const c of mine) {
+    const by = log.filter((e) => e.checkin_uuid === c.uuid);
+    check(
+      c.source === 'data_source' && c.data_source_uuid === s.source,
+      `check-in ${c.uuid} on the synced goal: source ${c.source}, data source ${c.data_source_uuid}`,
+    );
+    check(by.length === 1, `data-source check-in ${c.uuid} (value ${c.value}): named by ${by.length} logged runs`);
+    const run = by[0] && runOf.get(by[0].uuid);
+    if (run) check(c.uuid === runUuid(s.source, run, 'checkin'), `data-source check-in ${c.uuid}: not the id its run ${run} derives`);
+    if (by[0])
+      check(
+        by[0].status === 'succeeded' && by[0].value === c.value,
+        `data-source check-in ${c.uuid}: its run says ${by[0].status} ${by[0].value}`,
+      );
+    add('data-source check-ins checked');
+  }
+  const written = new Set(mine.map((c) => c.uuid));
+  for (const e of log.filter((e) => e.checkin_uuid))
+    check(written.has(e.checkin_uuid), `data-source sync ${e.uuid}: its check-in ${e.checkin_uuid} is missing`);
+
+  // the log in the order it was written (runs never overlap: one asked for once the one before is logged)
+  const ordered = [...log].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  let failures = 0;
+  let status = 'active';
+  const turnedFailing: string[] = [];
+  for (const e of ordered) {
+    if (e.status !== 'failed') {
+      failures = 0;
+      status = 'active';
+    } else if (++failures >= FAILURES_BEFORE_FAILING && status !== 'failing') {
+      status = 'failing';
+      turnedFailing.push(e.at);
+    }
+  }
+  const last = ordered.at(-1);
+  const good = ordered.filter((e) => e.status !== 'failed').at(-1);
+  check(
+    source?.status === status,
+    `data source: status ${source?.status}, its log gives ${status} (${failures} failures in a row at its end)`,
+  );
+  check(source?.last_value === (good?.value ?? null), `data source: last_value ${source?.last_value}, its last good sync ${good?.value}`);
+  check(
+    source?.last_error === (last?.status === 'failed' ? last.error : null),
+    `data source: last_error ${source?.last_error}, its last sync ${last?.status} ${last?.error}`,
+  );
+  if (good)
+    check(
+      goals.get(s.goal)?.current_value === good.value,
+      `synced goal: value ${goals.get(s.goal)?.current_value}, its source's last good sync ${good.value}`,
+    );
+  const notes = (await all(t.admin, '/notifications')).filter(
+    (n: any) => n.kind === DATA_SOURCE_FAILING_KIND && n.subject_uuid === s.source,
+  );
+  const want = turnedFailing.map((at) => failingNoticeUuid(s.source, at));
+  check(
+    notes.length === want.length && want.every((u) => notes.some((n: any) => n.uuid === u && n.email_sent_at)),
+    `data source turned failing at [${turnedFailing}]: notices [${notes.map((n: any) => `${n.created_at} e-mailed ${n.email_sent_at}`)}]`,
+  );
+  add('data-source failing turns', turnedFailing.length);
+  // too few runs prove nothing: runs on both sides of the kill, check-ins written, failures, the failing state and back
+  check(
+    s.runsBeforeKill > 0 && s.runs.length > s.runsBeforeKill,
+    `data-source runs: ${s.runsBeforeKill} before the kill, ${s.runs.length - s.runsBeforeKill} after`,
+  );
+  const outcome = (what: string, n: number) => (add(`data-source syncs ${what}`, n), n);
+  const errors = log.filter((e) => e.status === 'failed').map((e) => String(e.error));
+  check(
+    outcome('succeeded', log.filter((e) => e.status === 'succeeded').length) > 0 &&
+      outcome('unchanged', log.filter((e) => e.status === 'unchanged').length) > 0 &&
+      outcome('failed', errors.length) > 0 &&
+      errors.includes('HTTP 503') &&
+      errors.some((e) => e.startsWith('no answer within')) &&
+      turnedFailing.length > 0 &&
+      ordered.some((e) => e.at > turnedFailing[0]! && e.status !== 'failed'),
+    `too few data-source syncs to prove anything: ${log.length} logged, errors [${[...new Set(errors)].slice(0, 4)}], turned failing ${turnedFailing.length} times`,
+  );
+}
+
 // ---------- verification ----------
 
 const violations: string[] = [];
@@ -558,6 +769,7 @@ async function verify(tenants: Tenant[]): Promise<Record<string, number>> {
       deliveryLogs.set(t.name, [...byStatus].map(([k, v]) => `${v}x ${k}`).join('; '));
     }
     add('webhook deliveries received more than once (at least once)', events.length - new Set(events.map((e) => e.id)).size);
+    if (synced?.tenant === t) await verifySync(synced, goals, checkins, check, add);
     // every acknowledged access request notified (in-app) and e-mailed
     const notes = await all(t.owner.token, '/notifications');
     const notified = new Map(notes.map((n: any) => [n.subject_uuid, n]));
@@ -616,9 +828,11 @@ async function main(): Promise<number> {
   const { runAdmin } = await import('./lib/admin-commands.ts');
   const receiver = await startReceiver();
   const tenants = [await setupTenant(runAdmin, 'Chaos A', receiver), await setupTenant(runAdmin, 'Chaos B', receiver)];
+  const feedServer = await startJsonSource(syncAnswer);
+  synced = await setupDataSource(tenants[0]!, feedServer.url);
   say('tenants ready; writing');
 
-  const clients = Array.from({ length: CLIENTS }, (_, i) => client(tenants[i % 2]!));
+  const clients = [...Array.from({ length: CLIENTS }, (_, i) => client(tenants[i % 2]!)), syncer(synced)];
   await sleep(DURATION_MS * 0.4);
   const beforeKill = acked.checkins.length;
   say('SIGKILL of the whole stack');

@@ -16,9 +16,19 @@ export interface EntryList {
    * transaction, and found by the referenced entity's delete (references.ts removeUnreferenced).
    */
   readonly heldBy?: string;
+  /**
+   * The entity type the entry's value names when the entry is only kept in that entity's partition (a goal's
+   * `child_of` entries, in the parent's): a strongly consistent Query there lists every entry committed, where
+   * the list's index may lag. No existence check: the writer checks that entity itself (keptEntries in references.ts).
+   */
+  readonly keptBy?: string;
 }
 
-export const entryList = (list: string, name: string, opts: { heldBy?: string } = {}): EntryList => ({ list, name, ...opts });
+export const entryList = (list: string, name: string, opts: { heldBy?: string; keptBy?: string } = {}): EntryList => ({
+  list,
+  name,
+  ...opts,
+});
 
 /** The GSI1 partition of one value of an entry list. */
 export const entryListPartition = (tenantId: string, of: EntryList, value: string) => keys.entryList(tenantId, of.list, of.name, value);

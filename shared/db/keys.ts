@@ -8,7 +8,8 @@
  *  - entry:   PK = T#t#<type>#<id>            SK = IX#[<list>@]<name>#<v>GSI1PK = T#t#<list>@<name>#<v>   GSI1SK = <created_at>#<id>
  *             (<list> is the type, except goals, whose list is their kind)
  *             (one per association value: goal owner, label, team...; lists "<type>s whose <name> is <v>")
- *  - reference entry (an entry whose list declares `heldBy`, e.g. a goal's team and time period entries):
+ *  - reference entry (an entry whose list declares `heldBy`, e.g. a goal's team and time period entries, or
+ *             `keptBy`, a goal's `child_of` entries, kept in the parent's partition):
  *             PK = T#t#<heldBy>#<value>        SK = RF#<list>@<name>#<id> GSI1 as an entry
  *             (kept in the referenced entity's partition, so its delete finds every referrer with one
  *             strongly consistent Query: see references.ts removeUnreferenced and docs/data-model.md)
@@ -72,6 +73,8 @@ export const keys = {
     SK: `${bucket}#${shard}`,
   }),
   goalAnchorPartition: (tenantId: string, kind: string) => goalAnchorPartition(tenantId, kind),
+  /** Whether every goal of a tenant keeps its `child_of` entries in its parents' partitions (new tenants, or after the backfill). */
+  childRefsState: (tenantId: string) => ({ PK: `${tenantPrefix(tenantId)}goal_layout#child_refs`, SK: ENTITY_SK }),
   /** Whether a tenant's goal read models are complete (written when the tenant is created, or by the backfill). */
   readModelState: (tenantId: string) => ({ PK: `${tenantPrefix(tenantId)}read_models#goals`, SK: ENTITY_SK }),
   /** The event feed's partition of one hour (`YYYY-MM-DDTHH`): a tenant's events spread over hours, no partition takes them all. */

@@ -31,6 +31,8 @@ export interface EntryDef {
   list?: string;
   /** A reference (EntryList.heldBy): the entity type `value` names. */
   heldBy?: string;
+  /** Kept in the partition of the entity `value` names (EntryList.keptBy), without a reference's existence check. */
+  keptBy?: string;
   /** The error when a new reference names an entity that does not exist (any more). */
   onMissing?: () => AppError;
 }
@@ -41,6 +43,7 @@ export const entry = (of: EntryList, value: string, onMissing?: () => AppError):
   name: of.name,
   value,
   ...(of.heldBy ? { heldBy: of.heldBy, onMissing } : {}),
+  ...(of.keptBy ? { keptBy: of.keptBy } : {}),
 });
 
 /** A uniqueness claim: at most one entity of the tenant may hold (name, value). */
@@ -84,6 +87,11 @@ export interface EntityDef<R extends BaseRecord> {
    * delivery logs). Only for entities whose entries and claims are gone by then: TTL removes the item alone.
    */
   expiresAt?(r: R): number | undefined;
+  /**
+   * The record as this code stores it: a record stored under an older layout (entries kept elsewhere) is
+   * brought to the current one by its next write (WriteTx applies it to every record it creates or replaces).
+   */
+  layout?(r: R): R;
 }
 
 export interface Stored<R> {

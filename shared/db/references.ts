@@ -1,7 +1,8 @@
 import { QueryCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { nowIso } from '#shared/clock.ts';
 import { keys, REFERENCE_SK_PREFIX } from '#shared/db/keys.ts';
-import type { BaseRecord, DataCtx, EntityDef, Stored } from '#shared/db/model.ts';
+import type { EntryList } from '#shared/db/entry-lists.ts';
+import type { BaseRecord, DataCtx, EntityDef, ListEntry, Stored } from '#shared/db/model.ts';
 import { storable, tableName } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { ConcurrentUpdateError, type AppError } from '#shared/errors.ts';
@@ -19,35 +20,59 @@ export interface ReferenceEntry {
   state?: string;
 }
 
-/** Every reference entry naming an entity, strongly consistent (base-table Query of its partition). */
-export async function referencesTo(ctx: DataCtx, type: string, id: string): Promise<ReferenceEntry[]> {
+/** Every item of an entity's partition whose sort key starts with `prefix`, all pages, strongly consistent. */
+async function* partitionItems(ctx: DataCtx, type: string, id: string, prefix: string): AsyncGenerator<Record<string, unknown>> {
   const pk = keys.entity(ctx.tenantId, type, id).PK;
-  if (!storable(pk)) return [];
-  const out: ReferenceEntry[] = [];
+  if (!storable(pk)) return;
   let startKey: Record<string, unknown> | undefined;
   do {
     const page = await ctx.db.send(
       new QueryCommand({
         TableName: tableName(),
         KeyConditionExpression: 'PK = :pk AND begins_with(SK, :rf)',
-        ExpressionAttributeValues: { ':pk': pk, ':rf': REFERENCE_SK_PREFIX },
+        ExpressionAttributeValues: { ':pk': pk, ':rf': prefix },
         ConsistentRead: true,
         ExclusiveStartKey: startKey,
       }),
     );
-    for (const i of page.Items ?? []) {
-      const sk = (i.SK as string).slice(REFERENCE_SK_PREFIX.length);
-      const at = sk.indexOf('@');
-      out.push({
-        id: i.id as string,
-        list: sk.slice(0, at),
-        name: sk.slice(at + 1, sk.lastIndexOf('#')),
-        state: i.state as string | undefined,
-      });
-    }
+    yield* page.Items ?? [];
     startKey = page.LastEvaluatedKey;
   } while (startKey);
+}
+
+/** Every reference entry naming an entity, strongly consistent (base-table Query of its partition). */
+export async function referencesTo(ctx: DataCtx, type: string, id: string): Promise<ReferenceEntry[]> {
+  const out: ReferenceEntry[] = [];
+  for await (const i of partitionItems(ctx, type, id, REFERENCE_SK_PREFIX)) {
+    const sk = (i.SK as string).slice(REFERENCE_SK_PREFIX.length);
+    const at = sk.indexOf('@');
+    out.push({
+      id: i.id as string,
+      list: sk.slice(0, at),
+      name: sk.slice(at + 1, sk.lastIndexOf('#')),
+      state: i.state as string | undefined,
+    });
+  }
   return out;
+}
+
+/**
+ * The entries of one list kept in an entity's partition (EntryList.keptBy or heldBy: `keptEntries(ctx, 'goal',
+ * parent, childrenOfGoal)`), strongly consistent, as the list's index rows: every entry committed is there, where
+ * the index may lag. In the list's creation order.
+ */
+export async function keptEntries(ctx: DataCtx, type: string, id: string, of: EntryList): Promise<ListEntry[]> {
+  const out: ListEntry[] = [];
+  for await (const i of partitionItems(ctx, type, id, `${REFERENCE_SK_PREFIX}${of.list}@${of.name}#`)) {
+    out.push({
+      id: i.id as string,
+      sortKey: i.GSI1SK as string,
+      vis: i.vis as string | undefined,
+      acl: i.acl as string[] | undefined,
+      state: i.state as string | undefined,
+    });
+  }
+  return out.sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
 }
 
 /**

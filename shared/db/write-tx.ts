@@ -60,7 +60,8 @@ export class WriteTx {
     return this;
   }
 
-  create<R extends BaseRecord>(def: EntityDef<R>, record: R): this {
+  create<R extends BaseRecord>(def: EntityDef<R>, stated: R): this {
+    const record = def.layout?.(stated) ?? stated;
     const env = def.envelope?.(record) ?? {};
     // Under a seeded id the record can only be there because an earlier attempt of this request stored it.
     const seeded = idsAreSeeded();
@@ -92,7 +93,9 @@ export class WriteTx {
   }
 
   /** Replaces an entity read at `before.version`; fails with ConcurrentUpdateError if it changed since. */
-  replace<R extends BaseRecord>(def: EntityDef<R>, before: Stored<R>, after: R): this {
+  replace<R extends BaseRecord>(def: EntityDef<R>, before: Stored<R>, stated: R): this {
+    // a record stored under an older layout moves its entries now (their ids differ by where they are kept)
+    const after = def.layout?.(stated) ?? stated;
     const envBefore = def.envelope?.(before.record) ?? {};
     const env = def.envelope?.(after) ?? {};
     const envChanged = JSON.stringify(envBefore) !== JSON.stringify(env);
@@ -336,8 +339,9 @@ export class WriteTx {
   }
 
   private entryKey<R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) {
-    return e.heldBy
-      ? keys.reference(this.ctx.tenantId, e.heldBy, e.value, e.list ?? listNameOf(def, r), e.name, r.uuid)
+    const keeper = e.heldBy ?? e.keptBy;
+    return keeper
+      ? keys.reference(this.ctx.tenantId, keeper, e.value, e.list ?? listNameOf(def, r), e.name, r.uuid)
       : keys.entry(this.ctx.tenantId, def.type, r.uuid, entryName(def, r, e), e.value);
   }
 
@@ -390,4 +394,6 @@ export class WriteTx {
 // An entry's sort key names its list too, so two entries with the same name and value in different lists stay distinct.
 const entryName = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) =>
   e.list && e.list !== listNameOf(def, r) ? `${e.list}@${e.name}` : e.name;
-const entryId = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) => `${entryName(def, r, e)}#${e.value}`;
+// ...and where it is kept: the same entry moved to the named entity's partition (keptBy) is a delete and a put.
+const entryId = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) =>
+  `${e.heldBy || e.keptBy ? 'RF:' : ''}${entryName(def, r, e)}#${e.value}`;

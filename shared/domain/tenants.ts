@@ -6,6 +6,7 @@ import { WriteTx } from '#shared/db/write-tx.ts';
 import { newUserRecord } from '#shared/domain/users/entity.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
+import { putChildRefsMoved } from '#shared/domain/goals/child-refs.ts';
 import { putReadModelsReady } from '#shared/read-models/goal-sync.ts';
 
 export interface TenantRecord extends BaseRecord {
@@ -27,7 +28,8 @@ export async function createTenant(
   const now = nowIso();
   const tenant: TenantRecord = { uuid: tenantId, name: input.name, created_at: now, updated_at: now };
   const admin = newUserRecord({ email: input.adminEmail, role: 'admin', creator_uuid: null }, now);
-  await putReadModelsReady(new WriteTx(ctx).create(tenantEntity, tenant).create(userEntity, admin), tenantId, now).commit();
+  const tx = putReadModelsReady(new WriteTx(ctx).create(tenantEntity, tenant).create(userEntity, admin), tenantId, now);
+  await putChildRefsMoved(tx, tenantId, now).commit();
   return { tenant, admin };
 }
 

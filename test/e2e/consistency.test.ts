@@ -98,6 +98,43 @@ describe('consistency in the AWS-faithful mode (contract section 14)', () => {
     expect((await admin.get(`/rest/v2/objectives/${O}`)).body.data.record.current_progress).toBeNull();
   });
 
+  it('a goal switched to rollup right after a child is linked counts it at once (its child list is read strongly)', async () => {
+    const o = await admin.post('/rest/v2/objectives', { title: 'to roll up', time_period_uuid: period });
+    const metric = { start_value: 0, target_value: 10, metric_type: 'reach' };
+    const k = await admin.post('/rest/v2/key_results', { title: 'K', time_period_uuid: period, metric });
+    expect([o.status, k.status]).toEqual([201, 201]);
+    const [O, K] = [o.body.data.record.uuid, k.body.data.record.uuid];
+    expect((await admin.post('/rest/v2/checkins', { goal_uuid: K, value: 3 })).status).toBe(201);
+    // (each route warmed first: the switch must follow the link within the index's 1 s lag)
+    expect((await admin.put(`/rest/v2/objectives/${O}`, { title: 'to roll up' })).status).toBe(200);
+    // linked under a manual goal (nothing moves), then the goal switched: the recompute reads the child list
+    expect((await admin.put(`/rest/v2/key_results/${K}`, { parents: [O] })).status).toBe(200);
+    const switched = await admin.put(`/rest/v2/objectives/${O}`, { progress_mode: 'rollup' });
+    expect(switched.status).toBe(200);
+    expect(switched.body.data.record.current_progress).toBe(30);
+    expect((await admin.get(`/rest/v2/objectives/${O}`)).body.data.record.current_progress).toBe(30);
+  });
+
+  it('a member removed from a team is refused the team’s limited goal at once, and one added sees it at once', async () => {
+    const team = await admin.post('/rest/v2/teams', { name: `team ${randomUUID().slice(0, 8)}`, member_uuids: [memberUuid] });
+    expect(team.status).toBe(201);
+    const T = team.body.data.record.uuid;
+    const g = await admin.post('/rest/v2/objectives', {
+      title: 'team only',
+      time_period_uuid: period,
+      visibility: 'limited',
+      team_uuids: [T],
+    });
+    expect(g.status).toBe(201);
+    const G = g.body.data.record.uuid;
+    expect((await member.get(`/rest/v2/objectives/${G}`)).status).toBe(200);
+
+    expect((await admin.put(`/rest/v2/teams/${T}`, { member_uuids: [] })).status).toBe(200);
+    expectError(await member.get(`/rest/v2/objectives/${G}`), 403, 'forbidden');
+    expect((await admin.put(`/rest/v2/teams/${T}`, { member_uuids: [memberUuid] })).status).toBe(200);
+    expect((await member.get(`/rest/v2/objectives/${G}`)).status).toBe(200);
+  });
+
   it('a goal made limited is refused by GET at once and leaves the member’s list within 2 s; a new one is listed within 2 s', async () => {
     const g = await admin.post('/rest/v2/objectives', { title: 'soon limited', time_period_uuid: period });
     expect(g.status).toBe(201);

@@ -8,6 +8,7 @@ import { accessRequestKey } from '#shared/domain/sharing/entity.ts';
 import type { ShareableType } from '#shared/domain/sharing/types.ts';
 import { type Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { EVENTUALLY_MAX_MS, eventually } from '../support/eventually.ts';
+import { withinListLag } from '../support/list-lag.ts';
 import { afterStreamPasses } from '../support/stream-marker.ts';
 
 // ---------- helpers: the outbox the local stack's worker writes, the resend clock, a shared document ----------
@@ -287,8 +288,12 @@ describe('access requests', () => {
     expect(await mine(requester.api, `/documents/${doc.uuid}`)).toEqual(rec);
 
     for (const who of [doc.owner, doc.manager]) {
-      const notes = await notificationsOf(who.api);
-      expect(notes).toHaveLength(1);
+      // written in the request's own transaction; listed within the lists' 2 s (contract 14)
+      const notes = await withinListLag(async () => {
+        const listed = await notificationsOf(who.api);
+        expect(listed).toHaveLength(1);
+        return listed;
+      });
       expect(notes[0]).toMatchObject({
         kind: 'access_request.created',
         recipient_uuid: who.uuid,
@@ -308,7 +313,8 @@ describe('access requests', () => {
       expect(mail!.subject).toContain(doc.title);
       expect(mail!.text).toContain('Please let me comment');
     }
-    // Neither an edit grantee, nor an admin, nor the requester is told.
+    // Neither an edit grantee, nor an admin, nor the requester is told (their notices would be in the same
+    // transaction as those listed above, so listed by now).
     expect(await notificationsOf(editor.api)).toEqual([]);
     expect((await notificationsOf(t.admin)).filter((n) => n.subject_uuid === rec.uuid)).toEqual([]);
     expect(await notificationsOf(requester.api)).toEqual([]);
@@ -378,7 +384,7 @@ describe('access requests', () => {
       record: { requested_level: 'manage', status: 'pending' },
     });
     await afterStreamPasses(); // the stream writes a notice the request's own write missed
-    expect(await notificationsOf(doc.owner.api)).toHaveLength(1);
+    await withinListLag(async () => expect(await notificationsOf(doc.owner.api)).toHaveLength(1));
   });
 
   it('lets viewers request access, needing no existing access', async () => {
@@ -411,7 +417,9 @@ describe('access requests', () => {
     const next = (await requester.api.post(`${path}/access_requests`, { requested_level: 'manage' })).body.data;
     expect(next.outcome).toBe('created');
     expect(next.record.uuid).not.toBe(created.uuid);
-    expect((await notificationsOf(doc.owner.api)).map((n) => n.subject_uuid)).toEqual([next.record.uuid, created.uuid]);
+    await withinListLag(async () =>
+      expect((await notificationsOf(doc.owner.api)).map((n) => n.subject_uuid)).toEqual([next.record.uuid, created.uuid]),
+    );
 
     // Granting the same level again resolves nothing else and changes nothing.
     const again = await doc.owner.api.put(`${path}/grants`, { user_uuid: requester.uuid, level: 'edit' });
@@ -443,8 +451,11 @@ describe('access requests', () => {
     const record = await mine(requester.api, path);
     expect(Date.parse(record.last_email_sent_at)).toBe(Date.parse(resent.body.next_resend_at) - 3_600_000);
     for (const who of [doc.owner, doc.manager]) {
-      const notes = await notificationsOf(who.api);
-      expect(notes.map((n) => n.kind)).toEqual(['access_request.resent', 'access_request.created']);
+      const notes = await withinListLag(async () => {
+        const listed = await notificationsOf(who.api);
+        expect(listed.map((n) => n.kind)).toEqual(['access_request.resent', 'access_request.created']);
+        return listed;
+      });
       expect(notes.every((n) => n.subject_uuid === created.uuid)).toBe(true);
       const mails = await waitForEmails(who.email, 2);
       expect(mails.filter((m) => m.subject.startsWith('Reminder: '))).toHaveLength(1);
@@ -545,13 +556,17 @@ describe('GET /notifications', () => {
     for (const r of requesters)
       uuids.push((await r.api.post(`/playbooks/${doc.uuid}/access_requests`, { requested_level: 'view' })).body.data.record.uuid);
 
-    const page1 = await doc.owner.api.get('/notifications?per_page=2&count=true');
-    expect(page1.status).toBe(200);
-    expect(page1.body.data).toMatchObject({
-      type: 'notification',
-      checks: {},
-      filters: {},
-      pagy: { page: 1, per_page: 2, next: 2, prev: null, count: 3 },
+    // the notices were written with the requests; the list shows them within its 2 s (contract 14)
+    const page1 = await withinListLag(async () => {
+      const res = await doc.owner.api.get('/notifications?per_page=2&count=true');
+      expect(res.status).toBe(200);
+      expect(res.body.data).toMatchObject({
+        type: 'notification',
+        checks: {},
+        filters: {},
+        pagy: { page: 1, per_page: 2, next: 2, prev: null, count: 3 },
+      });
+      return res;
     });
     const page2 = await doc.owner.api.get('/notifications?per_page=2&page=2');
     expect(page2.body.data.pagy.next).toBeNull();

@@ -86,7 +86,7 @@ describe('goals: data access with 10,000 goals', () => {
     await runAdmin(['rebuild-read-models', '--tenant', t.tenantUuid]);
   }, 600_000);
 
-  it('a get reads the goal item once (plus the caller’s teams for a member)', async () => {
+  it('a get reads the goal item once (plus, for a member, the caller’s teams when the goal names a team)', async () => {
     const { ctx, counts } = await asAdmin();
     const view = await getGoal(ctx, 'objective', seeded[4321]!.uuid);
     await presentGoals(ctx, [view.goal]);
@@ -94,7 +94,11 @@ describe('goals: data access with 10,000 goals', () => {
     const m = await asMember();
     await getGoal(m.ctx, 'objective', seeded[4320]!.uuid);
     expect(m.counts.items).toBe(1);
-    expect(m.counts.queries).toBe(1); // the member's teams
+    expect(m.counts.queries).toBe(0); // a public goal without teams: the member's teams decide nothing
+    const withTeam = await asMember();
+    await getGoal(withTeam.ctx, 'objective', seeded[4309]!.uuid);
+    expect(withTeam.counts.items).toBe(1); // the member's teams do not name it: its team is not read
+    expect(withTeam.counts.queries).toBe(1); // the member's teams
   });
 
   const page = async (who: 'admin' | 'member', query: string) => {

@@ -51,6 +51,20 @@ describe('bench budgets (scripts/lib/bench-budgets.ts)', () => {
     expect(breaches(measured({ limiter: { ...cold, rcu: 1 }, rcu: 2 }), BUDGETS.get)).toEqual(['3 RCU > 2+0.5']);
   });
 
+  it("holds a worker's run (no rate limiter) to its budget without the limiter's allowance", () => {
+    const sync = measured({ roundTrips: BUDGETS.syncUnchanged.roundTrips, rcu: BUDGETS.syncUnchanged.rcu, writes: 1 });
+    expect(breaches(sync, BUDGETS.syncUnchanged)).toEqual([]);
+    expect(breaches({ ...sync, roundTrips: sync.roundTrips + 1 }, BUDGETS.syncUnchanged)).toEqual([
+      `${BUDGETS.syncUnchanged.roundTrips + 1} rt > ${BUDGETS.syncUnchanged.roundTrips}+0`,
+    ]);
+    expect(breaches({ ...sync, rcu: sync.rcu + 0.5 }, BUDGETS.syncUnchanged)).toEqual([
+      `${BUDGETS.syncUnchanged.rcu + 0.5} RCU > ${BUDGETS.syncUnchanged.rcu}+0`,
+    ]);
+    expect(rowOf('sync', sync, BUDGETS.syncUnchanged).budget).toBe(
+      `rt<=${BUDGETS.syncUnchanged.roundTrips} RCU<=${BUDGETS.syncUnchanged.rcu} writes=1`,
+    );
+  });
+
   it('keeps the worst try: most round trips with the limiter, then RCU; a failed try above all', () => {
     const warm = measured();
     const cold = measured({ limiter: { roundTrips: 3, calls: 3, writes: 2, rcu: 0.5, wcu: 2 } });

@@ -3,7 +3,7 @@ import type { AccessSource } from '#shared/auth/permissions.ts';
 import type { ListEntry } from '#shared/db/model.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
-import { teamEntity } from '#shared/domain/teams/entity.ts';
+import { teamEntity, teamUserUuids } from '#shared/domain/teams/entity.ts';
 import { ForbiddenError, type AppError } from '#shared/errors.ts';
 
 /**
@@ -30,7 +30,7 @@ export async function goalAccess(ctx: DomainCtx, goal: GoalRecord): Promise<Goal
   const delegate = goal.delegate_uuids.includes(me);
   // decided without the caller's teams (no read: a create answers for the goal its caller just made)
   if (owner || creator || delegate) return { canView: true, canEdit: writer, source: owner ? 'owner' : creator ? 'creator' : 'delegate' };
-  const myTeams = await ctx.teams();
+  const myTeams = await goalTeamsOf(ctx, goal);
   const onTeam = goal.team_uuids.some((t) => myTeams.has(t));
   const entity = goal.visible_entities.filter((e) => (e.entity_type === 'user' ? e.entity_uuid === me : myTeams.has(e.entity_uuid)));
   const ownsTeam = onTeam && (await ctx.loader.many(teamEntity, goal.team_uuids)).some((t) => t.owner_uuids.includes(me));
@@ -50,6 +50,26 @@ export async function goalAccess(ctx: DomainCtx, goal: GoalRecord): Promise<Goal
               : null;
   const canEdit = writer && (owner || creator || delegate || ownsTeam || entity.some((e) => e.mode === 'edit'));
   return { canView: source !== null, canEdit, source };
+}
+
+/**
+ * The teams of the goal (its own and those in visible_entities) the caller is on, as their records say now. The
+ * caller's team list (ctx.teams) is read from the index and may lag a membership change; a decision by uuid must
+ * not (contract 14: a GET refuses a goal the caller can no longer see at once). So when the list names one of
+ * the goal's teams, or when the goal is limited and the list names none (a membership added a moment ago), the
+ * goal's teams are read by key, strongly consistent (the request's loader; the edit check reads them anyway),
+ * and they decide. A public goal whose teams the list does not name reads nothing more.
+ */
+async function goalTeamsOf(ctx: DomainCtx, goal: GoalRecord): Promise<Set<string>> {
+  const teams = [
+    ...new Set([...goal.team_uuids, ...goal.visible_entities.filter((e) => e.entity_type === 'team').map((e) => e.entity_uuid)]),
+  ];
+  if (!teams.length) return new Set();
+  const listed = await ctx.teams();
+  if (goal.visibility !== 'limited' && !teams.some((t) => listed.has(t))) return new Set();
+  const me = ctx.caller.userId;
+  const records = await ctx.loader.many(teamEntity, teams);
+  return new Set(records.filter((t) => t.status !== 'archived' && teamUserUuids(t).includes(me)).map((t) => t.uuid));
 }
 
 /** The principals a caller matches in a limited goal's ACL (`u:<user>`, `t:<team>`). */

@@ -101,6 +101,11 @@ export interface GoalRecord extends BaseRecord {
   rollup?: { sum: number; weight: number } | null;
   /** The item version this record was written at when its parents' rollups moved in the same write (progress.ts); not presented. */
   rollup_synced_v?: number | null;
+  /**
+   * Its `child_of` entries are kept in its parents' partitions (childrenOfGoal); absent on a goal stored before
+   * they were (kept in its own partition): its next write moves them (goalEntity.layout). Not presented.
+   */
+  child_refs?: true;
 }
 
 /** Principals a limited goal is visible to without being admin: `u:<user>` and `t:<team>`. */
@@ -125,8 +130,14 @@ export const goalsByLabel = (kind: GoalKind): EntryList => entryList(kind, 'labe
 export const goalsByDelegate = (kind: GoalKind): EntryList => entryList(kind, 'delegate');
 /** The children of one kind of a goal: `<kind>@parent#<parent>`. */
 export const childrenOfKind = (kind: GoalKind): EntryList => entryList(kind, 'parent');
-/** Kind-agnostic child list: one Query finds every child of a goal (rollup, hierarchy delete, ancestors). */
-export const childrenOfGoal: EntryList = entryList('goal', 'child_of');
+/**
+ * Kind-agnostic child list: one Query finds every child of a goal (rollup, hierarchy delete, ancestors). Kept in
+ * the parent's partition, so a strongly consistent Query there lists a link the moment it commits (the index
+ * may lag): a rollup recompute counts every child (hierarchy.ts childEntries). Same index partition as before.
+ */
+export const childrenOfGoal: EntryList = entryList('goal', 'child_of', { keptBy: 'goal' });
+/** The same list as goals stored before `child_refs` keep it: in the child's own partition, only on the index. */
+const childrenOfGoalInChild: EntryList = entryList('goal', 'child_of');
 
 export const goalEntity: EntityDef<GoalRecord> = {
   type: 'goal',
@@ -140,10 +151,11 @@ export const goalEntity: EntityDef<GoalRecord> = {
     for (const d of g.delegate_uuids) e.push(entry(goalsByDelegate(g.type), d));
     for (const p of g.parent_links) {
       e.push(entry(childrenOfKind(g.type), p.parent_uuid));
-      e.push(entry(childrenOfGoal, p.parent_uuid));
+      e.push(entry(g.child_refs ? childrenOfGoal : childrenOfGoalInChild, p.parent_uuid));
     }
     return e;
   },
+  layout: (g) => (g.child_refs ? g : { ...g, child_refs: true }),
   uniques: (g) =>
     g.short_id
       ? [

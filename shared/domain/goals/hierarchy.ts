@@ -1,13 +1,16 @@
 import { entryPartitionOf, partitionEntries } from '#shared/db/index-queries.ts';
 import type { DataCtx, ListEntry } from '#shared/db/model.ts';
-import { childrenOfGoal, childrenOfKind, goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import { childLinks } from '#shared/domain/goals/child-refs.ts';
+import { childrenOfKind, goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 
 /**
- * Walking the goal hierarchy. Down: children are found from GSI1 entry lists (`goal@child_of#<parent>` for
- * every kind, `<kind>@parent#<parent>` for one kind), so a walk down reads index keys (id + envelope), never
- * goal items. GSI1 is eventually consistent: a link written a moment ago may not be seen yet (the same
- * window every list has). Up: parents are named on the goal records themselves (`parent_links`).
+ * Walking the goal hierarchy. Down: children are found from entry lists (`goal@child_of#<parent>` for every
+ * kind, `<kind>@parent#<parent>` for one kind), so a walk down reads entry keys (id + envelope), never goal
+ * items. The kind-agnostic list is kept in the parent's partition and read strongly consistent (child-refs.ts):
+ * every link committed is seen. The kind lists are GSI1 only, eventually consistent: a link written a moment
+ * ago may not be seen yet (the same window every list has). Up: parents are named on the goal records
+ * themselves (`parent_links`).
  */
 
 /** Every entry of one GSI1 partition, all pages, in creation order. */
@@ -17,8 +20,8 @@ async function allEntries(ctx: DataCtx, partition: string): Promise<ListEntry[]>
   return out;
 }
 
-/** Direct children of a goal, any kind (with their envelope). */
-export const childEntries = (ctx: DataCtx, parentUuid: string) => allEntries(ctx, entryPartitionOf(ctx, childrenOfGoal, parentUuid));
+/** Direct children of a goal, any kind (with their envelope), every link committed included (child-refs.ts). */
+export const childEntries = (ctx: DataCtx, parentUuid: string) => childLinks(ctx, parentUuid);
 
 /** Direct children of a goal of one kind. */
 export const childEntriesOfKind = (ctx: DataCtx, kind: GoalKind, parentUuid: string) =>

@@ -151,8 +151,9 @@ async function readRollupState(
     }
   }
   const rollups = [...stored.values()].map((s) => s.record).filter((g) => g.progress_mode === 'rollup');
+  // Strongly consistent (the parent's own partition: child-refs.ts), so every link committed before is counted.
   const childLists = await Promise.all(rollups.map((g) => childEntries(ctx, g.uuid)));
-  // The child index (GSI1) may not show a link written a moment ago: a start goal naming the parent is its child whatever the index says.
+  // A start goal the caller just wrote naming the parent is its child whatever was read.
   const startGoals = start.map((id) => goals.get(id)).filter((g): g is GoalRecord => !!g);
   const childrenOf = new Map(
     rollups.map((g, i) => [
@@ -172,6 +173,13 @@ async function readRollupState(
     if (s) goals.set(id, s.record);
     else goals.delete(id); // gone (a failed import's goals are hard-deleted)
   }
+  // A child is counted only while its record (read strongly) still names the parent: a list read from the index
+  // (a tenant not moved yet, child-refs.ts) may still show a link removed a moment ago.
+  for (const [parent, ids] of childrenOf)
+    childrenOf.set(
+      parent,
+      ids.filter((id) => goals.get(id)?.parent_links.some((l) => l.parent_uuid === parent)),
+    );
   return { state: { goals, childrenOf }, stored, truncated };
 }
 

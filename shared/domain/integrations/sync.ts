@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { callerTeamUuids } from '#shared/auth/load-caller.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
@@ -216,12 +215,16 @@ export async function runSync(
   return { ...base, outcome: outcome.status, ...(outcome.error ? { reason: outcome.error } : {}) };
 }
 
-/** The message of a run asked for now (POST /data_sources/{id}/sync). */
+/**
+ * The message of a run asked for now (POST /data_sources/{id}/sync). Its name is seeded under an Idempotency-Key
+ * (shared/ids.ts): a retry of a request that queued its run and died before answering names the same run, which
+ * the worker runs once, rather than a second one.
+ */
 export const manualRun = (tenantId: string, dataSourceUuid: string): SyncMessage => ({
   version: 1,
   tenant_uuid: tenantId,
   data_source_uuid: dataSourceUuid,
-  run: `manual-${randomUUID()}`,
+  run: `manual-${newId()}`,
   trigger: 'manual',
 });
 

@@ -1,0 +1,89 @@
+import { nowIso } from '#shared/clock.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
+import { partitionEntries } from '#shared/db/index-queries.ts';
+import { keys } from '#shared/db/keys.ts';
+import type { DataCtx, ListEntry } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { keptEntries } from '#shared/db/references.ts';
+import { getSide } from '#shared/db/side-items.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
+import { childrenOfGoal, GOAL_KINDS, goalEntity } from '#shared/domain/goals/entity.ts';
+
+/**
+ * A goal's children as its own partition lists them: each `child_of` entry is kept there (childrenOfGoal), put
+ * and deleted in the transaction that links or unlinks the child, so one strongly consistent Query sees every
+ * link committed, where the child index (GSI1) may lag. A rollup recompute that counted from the index could
+ * miss a child linked a moment ago and still mark itself synced (rollup-writes.ts).
+ *
+ * Goals stored before keep theirs in their own partition (GoalRecord.child_refs absent), found only on the
+ * index: until the tenant's marker says every goal moved (written with a new tenant, or by the backfill
+ * below), the index is read too, in parallel, and the two merged. That is correct under the index's lag: a
+ * link written since is in the parent's partition (every write moves the goal's entries: goalEntity.layout), an
+ * older one long on the index.
+ */
+
+/** Tenants this container has seen marked: every goal moved; stays so (goals are only ever written moved). */
+const movedTenants = new Set<string>();
+const MAX_MOVED_TENANTS = 10_000;
+
+/** Marks the tenant's goals all moved, as part of `tx` (a new tenant's create: it has no goals yet). */
+export const putChildRefsMoved = (tx: WriteTx, tenantId: string, at: string): WriteTx =>
+  tx.putSide(keys.childRefsState(tenantId), { kind: 'goal_layout', moved_at: at });
+
+/** Direct children of a goal, any kind (with their envelope), every link committed included; creation order. */
+export async function childLinks(ctx: DataCtx, parentUuid: string): Promise<ListEntry[]> {
+  const kept = keptEntries(ctx, goalEntity.type, parentUuid, childrenOfGoal);
+  if (movedTenants.has(ctx.tenantId)) return kept;
+  const [own, indexed, marker] = await Promise.all([
+    kept,
+    collect(partitionEntries(ctx, keys.entryList(ctx.tenantId, childrenOfGoal.list, childrenOfGoal.name, parentUuid))),
+    getSide(ctx, keys.childRefsState(ctx.tenantId), false),
+  ]);
+  if (marker) {
+    if (movedTenants.size >= MAX_MOVED_TENANTS) movedTenants.clear();
+    movedTenants.add(ctx.tenantId);
+  }
+  const ids = new Set(own.map((e) => e.id));
+  return [...own, ...indexed.filter((e) => !ids.has(e.id))].sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
+}
+
+async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const x of it) out.push(x);
+  return out;
+}
+
+/** Moves one goal's `child_of` entries to its parents' partitions (a write of the goal as it is); true when it wrote. */
+const moveGoal = (ctx: DataCtx, uuid: string): Promise<boolean> =>
+  retryOnConflict(async () => {
+    const stored = await getEntity(ctx, goalEntity, uuid, true);
+    if (!stored || stored.record.child_refs || !stored.record.parent_links.length) return false;
+    await new WriteTx(ctx).replace(goalEntity, stored, stored.record).commit();
+    return true;
+  });
+
+/**
+ * The backfill for goals stored before `child_of` entries were kept by their parents (`npm run admin --
+ * backfill-child-refs --tenant T`, once the code that keeps them is deployed everywhere): every goal with a
+ * parent written again as it is (its entries move; each write conditioned on the version read), then the
+ * tenant marked, so child lists stop reading the index. Idempotent: a second run writes nothing.
+ */
+export async function backfillChildRefs(ctx: DataCtx, opts: { concurrency?: number } = {}): Promise<{ goals: number; moved: number }> {
+  const concurrency = Math.max(1, Math.min(opts.concurrency ?? 4, 64));
+  let goals = 0;
+  let moved = 0;
+  for (const kind of GOAL_KINDS) {
+    const ids = partitionEntries(ctx, keys.entityList(ctx.tenantId, kind));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        // the workers share one key walk: each takes the next id when it is free
+        for (let r = await ids.next(); !r.done; r = await ids.next()) {
+          goals += 1;
+          if (await moveGoal(ctx, r.value.id)) moved += 1;
+        }
+      }),
+    );
+  }
+  await putChildRefsMoved(new WriteTx(ctx), ctx.tenantId, nowIso()).commit();
+  return { goals, moved };
+}
