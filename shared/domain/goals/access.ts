@@ -55,18 +55,21 @@ export async function goalAccess(ctx: DomainCtx, goal: GoalRecord): Promise<Goal
 /**
  * The teams of the goal (its own and those in visible_entities) the caller is on, as their records say now. The
  * caller's team list (ctx.teams) is read from the index and may lag a membership change; a decision by uuid must
- * not (contract 14: a GET refuses a goal the caller can no longer see at once). So when the list names one of
- * the goal's teams, or when the goal is limited and the list names none (a membership added a moment ago), the
- * goal's teams are read by key, strongly consistent (the request's loader; the edit check reads them anyway),
- * and they decide. A public goal whose teams the list does not name reads nothing more.
+ * not (contract 14: a GET refuses a goal the caller can no longer see at once, and a team owner or member added a
+ * moment ago may edit at once). So the goal's teams are read by key, strongly consistent (the request's loader),
+ * and they decide, whenever they can decide something: a limited goal's visibility, or a writer's edit right
+ * (team owner, or a team named with mode edit). Only a viewer's view of a public goal, which no team changes,
+ * takes its `team` source from the list, and reads the records only when the list names one of the teams.
  */
 async function goalTeamsOf(ctx: DomainCtx, goal: GoalRecord): Promise<Set<string>> {
   const teams = [
     ...new Set([...goal.team_uuids, ...goal.visible_entities.filter((e) => e.entity_type === 'team').map((e) => e.entity_uuid)]),
   ];
   if (!teams.length) return new Set();
-  const listed = await ctx.teams();
-  if (goal.visibility !== 'limited' && !teams.some((t) => listed.has(t))) return new Set();
+  if (goal.visibility !== 'limited' && ctx.caller.role === 'viewer') {
+    const listed = await ctx.teams();
+    if (!teams.some((t) => listed.has(t))) return new Set();
+  }
   const me = ctx.caller.userId;
   const records = await ctx.loader.many(teamEntity, teams);
   return new Set(records.filter((t) => t.status !== 'archived' && teamUserUuids(t).includes(me)).map((t) => t.uuid));
