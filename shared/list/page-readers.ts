@@ -29,7 +29,7 @@ export interface PageInput<R> {
 
 export interface PageFound<R> {
   records: R[];
-  /** The matching records counted: those up to the page and one past it, or all of them when walked. */
+  /** The matching records counted: those up to the page and one past it, or all of them when walked (0 on a verified page: it has no count). */
   total: number;
   hasNext: boolean;
   /** The list sort key of the page's last record. */
