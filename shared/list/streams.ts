@@ -168,3 +168,8 @@ export function started<T>(stream: AsyncGenerator<T>): AsyncGenerator<T> {
     yield* stream;
   })();
 }
+
+/** The entries of a stream after `key` in its direction (a cursor's key, and any the source yields before it). */
+export async function* pastKey(stream: AsyncGenerator<ListEntry>, key: string, descending: boolean): AsyncGenerator<ListEntry> {
+  for await (const e of stream) if (descending ? e.sortKey < key : e.sortKey > key) yield e;
+}

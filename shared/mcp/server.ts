@@ -19,7 +19,8 @@ import { errorResponse } from '#shared/http/middleware/errors-and-logging.ts';
 import { json } from '#shared/http/json.ts';
 import { baseUrlOf } from '#shared/mcp/base-url.ts';
 import type { McpCall } from '#shared/mcp/handler.ts';
-import { TOOLS, toolByName, type McpTool } from '#shared/mcp/tools.ts';
+import type { McpTool } from '#shared/mcp/tool.ts';
+import { TOOLS, toolByName } from '#shared/mcp/tools.ts';
 import { logger } from '#shared/logger.ts';
 
 /**

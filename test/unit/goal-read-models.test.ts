@@ -3,7 +3,7 @@ import { entryListPartition } from '#shared/db/entry-lists.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { planGoalList, SMALL } from '#shared/domain/goals/list-plan.ts';
 import type { ListEntry } from '#shared/db/model.ts';
-import type { IndexEnv } from '#shared/list/engine.ts';
+import type { IndexEnv } from '#shared/list/resource.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 import { parseFilters } from '#shared/list/filter.ts';
 import { parsePageParams } from '#shared/list/params.ts';

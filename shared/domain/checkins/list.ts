@@ -4,7 +4,8 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { listStart, type ListStart } from '#shared/list/start.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
-import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import { type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/resource.ts';
 
 const goalIndex: AttrDef<CheckinRecord> = {
   type: 'string',

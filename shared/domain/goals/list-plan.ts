@@ -11,7 +11,8 @@ import {
   type GoalRecord,
 } from '#shared/domain/goals/entity.ts';
 import { labelEntity } from '#shared/domain/labels/entity.ts';
-import { EARLY_KEYS, type IndexEnv, type KeyPosition, type ListPlan, type ListQuery } from '#shared/list/engine.ts';
+import { EARLY_KEYS } from '#shared/list/engine.ts';
+import type { IndexEnv, KeyPosition, ListPlan, ListQuery } from '#shared/list/resource.ts';
 import type { ParsedFilter } from '#shared/list/filter.ts';
 import {
   CHECKIN_SHARDS,

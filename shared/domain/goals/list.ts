@@ -22,7 +22,9 @@ import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domai
 import { teamEntity, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
-import { runList, type AttrDef, type IndexEnv, type IndexSource, type ListResource, entryIndex } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import { type AttrDef, type IndexEnv, type ListResource, entryIndex } from '#shared/list/resource.ts';
+import type { IndexSource } from '#shared/list/streams.ts';
 import type { AttrType } from '#shared/list/filter.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 import { listStart, type ListStart } from '#shared/list/start.ts';

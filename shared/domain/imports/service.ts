@@ -20,7 +20,8 @@ import {
 } from '#shared/domain/imports/entity.ts';
 import { claimSlot, releaseSlot } from '#shared/domain/imports/slots.ts';
 import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
-import { runList, uuidAttr, type ListResource, type ListResult } from '#shared/list/engine.ts';
+import { runList, type ListResult } from '#shared/list/engine.ts';
+import { uuidAttr, type ListResource } from '#shared/list/resource.ts';
 import { queueSender, type QueueSender } from '#shared/queue/queue.ts';
 
 /** Rows are stored in chunk items of at most this many bytes of JSON (DynamoDB items hold 400 KB). */

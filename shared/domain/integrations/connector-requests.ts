@@ -17,7 +17,8 @@ import {
 import { SUPPORT_ISSUE_QUEUE, supportIssueKey, type SupportIssueMessage } from '#shared/domain/integrations/support.ts';
 import { getTenant } from '#shared/domain/tenants.ts';
 import { AppError, ConcurrentUpdateError } from '#shared/errors.ts';
-import { runList, type ListResource, uuidAttr } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import { type ListResource, uuidAttr } from '#shared/list/resource.ts';
 import { queueSender } from '#shared/queue/queue.ts';
 
 /*

@@ -27,7 +27,8 @@ import { headersContext, manualRun } from '#shared/domain/integrations/sync.ts';
 import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
 import { accept, refuse } from '#shared/decision.ts';
 import type { QueueSender } from '#shared/queue/queue.ts';
-import { runList, type ListResource } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import type { ListResource } from '#shared/list/resource.ts';
 
 /*
  * Data source commands: read, decide (decide.ts, where the rules are), write once. goal_uuid is a reference

@@ -3,7 +3,8 @@ import { findUniques } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { labelEntity, labelsInGroup, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { listStart, type ListStart } from '#shared/list/start.ts';
-import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import { type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/resource.ts';
 
 /** Label uuids holding the given names, through the `label_name` uniqueness claims (one BatchGetItem). */
 async function idsByName(ctx: DataCtx, names: unknown[]): Promise<string[]> {

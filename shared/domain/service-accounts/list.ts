@@ -1,7 +1,8 @@
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { serviceAccountEntity, type ServiceAccountRecord } from '#shared/domain/service-accounts/entity.ts';
 import { checkServiceAccountAdmin } from '#shared/domain/service-accounts/service.ts';
-import { runList, uuidAttr, type ListResource } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import { uuidAttr, type ListResource } from '#shared/list/resource.ts';
 
 export const serviceAccountListResource: ListResource<ServiceAccountRecord> = {
   type: 'service_account',

@@ -5,7 +5,8 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { shareableEntryVisibility } from '#shared/domain/sharing/access.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { SHAREABLE_TYPE_BY_PATH } from '#shared/domain/sharing/types.ts';
-import { runList, type ListResource } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import type { ListResource } from '#shared/list/resource.ts';
 
 /**
  * GET /documents: the documents list `document` (one GSI1 partition, creation order), common list

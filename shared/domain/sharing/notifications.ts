@@ -10,7 +10,8 @@ import {
 import type { AccessRequestEmailMessage } from '#shared/domain/sharing/mail.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
-import { runList, type ListResource } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import type { ListResource } from '#shared/list/resource.ts';
 
 /**
  * The uuid of one recipient's notice of one access request event (the request's uuid and the event's time

@@ -1,7 +1,8 @@
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { subteamsOf, teamEntity, teamMemberships, teamsWithMember, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { listStart, type ListStart } from '#shared/list/start.ts';
-import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import { type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/resource.ts';
 
 /** A team matches a `team_memberships_*` filter when any of its memberships does (contract section 4). */
 const membershipAttr =

@@ -1,7 +1,8 @@
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { timePeriodEntity, type TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
 import { listStart, type ListStart } from '#shared/list/start.ts';
-import { runList, type ListResource, uuidAttr } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import { type ListResource, uuidAttr } from '#shared/list/resource.ts';
 
 export const timePeriodListResource: ListResource<TimePeriodRecord> = {
   type: 'time_period',

@@ -4,7 +4,8 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { teamEntity, teamMemberships, teamsWithMember, teamUserUuids, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { PROFILE_FILTERABLE, reportsOf, userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import { listStart, type ListStart } from '#shared/list/start.ts';
-import { runList, type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import { type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/resource.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 
 /** Per request (loader): user uuid → the user's teams, so several team filters on one user read its memberships once. */

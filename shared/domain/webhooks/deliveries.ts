@@ -25,7 +25,8 @@ import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
 import { webhookHeaders } from '#shared/domain/webhooks/signature.ts';
 import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
 import { ConcurrentUpdateError } from '#shared/errors.ts';
-import { runList, type ListResource } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import type { ListResource } from '#shared/list/resource.ts';
 import type { QueueSender } from '#shared/queue/queue.ts';
 
 /*

@@ -1,7 +1,8 @@
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
 import { requireAdmin } from '#shared/domain/webhooks/service.ts';
-import { runList, uuidAttr, type ListResource } from '#shared/list/engine.ts';
+import { runList } from '#shared/list/engine.ts';
+import { uuidAttr, type ListResource } from '#shared/list/resource.ts';
 
 export const webhookListResource: ListResource<WebhookRecord> = {
   type: 'webhook',
