@@ -19,6 +19,8 @@
  * one run after another (`POST /data_sources/{id}/sync`) through the kill, and afterwards every run is logged
  * once, wrote at most one check-in (its id derived from the source and the run), the goal holds the last good
  * sync's value, and the source's status, last value, last error and failing notices follow its sync log.
+ * The rate limiter is on (a limit that admits the run). `--aws-faithful` runs the stack in the AWS-like mode
+ * (stale eventually consistent reads, DynamoDB faults at a rate: contract section 14); the invariants are the same.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
@@ -27,6 +29,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { BENCH_RATE_LIMIT } from './lib/bench-budgets.ts';
 import { freePort } from './lib/dynamodb-local.ts';
 import { startJsonSource, type JsonAnswer } from './lib/json-source.ts';
 import { goalRepair } from '#shared/domain/checkins/decide.ts';
@@ -43,8 +46,11 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '75' },
     clients: { type: 'string', default: '16' },
     keep: { type: 'boolean', default: false },
+    // the stack as AWS may behave (scripts/lib/aws-faithful.ts: stale reads, throttling and conflicts at a rate)
+    'aws-faithful': { type: 'boolean', default: false },
   },
 });
+const FAITHFUL = values['aws-faithful'];
 const DURATION_MS = Number(values.duration) * 1000;
 const CLIENTS = Math.max(16, Number(values.clients));
 const ROOT = resolve(import.meta.dirname, '..');
@@ -64,14 +70,16 @@ async function startStack(fault: boolean): Promise<void> {
   const env = {
     ...process.env,
     DATA_DIR: dataDir,
-    TENANT_RATE_LIMIT_RPS: '0',
+    // the limiter on, as deployed, with a limit that admits the run (issue 20: no lane runs without it)
+    ...BENCH_RATE_LIMIT,
     LOG_LEVEL: 'SILENT',
     POWERTOOLS_LOG_LEVEL: 'SILENT',
     // a data source that does not answer fails its sync after this (10 s deployed): a run is short, so runs are many
     DATA_SOURCE_TIMEOUT_MS: String(SYNC_TIMEOUT_MS),
     ...(fault ? { LOCAL_FAULT_QUEUE: ACCESS_QUEUE, LOCAL_FAULT_RATE: '0.3' } : { LOCAL_FAULT_QUEUE: '' }),
   };
-  stack = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'scripts/local-stack.ts'), '--port', String(port)], {
+  const args = ['--import', 'tsx', join(ROOT, 'scripts/local-stack.ts'), '--port', String(port), ...(FAITHFUL ? ['--aws-faithful'] : [])];
+  stack = spawn(process.execPath, args, {
     cwd: ROOT,
     env,
     detached: true,
@@ -814,7 +822,7 @@ function deadLetters(): Array<{ queue: string }> {
 
 async function main(): Promise<number> {
   port = await freePort();
-  say(`data in ${dataDir}; API on ${base()}; ${CLIENTS} clients for ${DURATION_MS / 1000} s`);
+  say(`data in ${dataDir}; API on ${base()}; ${CLIENTS} clients for ${DURATION_MS / 1000} s${FAITHFUL ? '; AWS-faithful mode' : ''}`);
   await startStack(true);
   const stackInfo = JSON.parse(readFileSync(join(dataDir, 'stack.json'), 'utf8'));
   Object.assign(process.env, {
