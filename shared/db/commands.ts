@@ -36,7 +36,8 @@ export async function retryOnConflict<T>(attempt: (n: number) => Promise<T>): Pr
 /**
  * One command, the shape every domain write has (docs/architecture.md, "worked example"):
  *  - `ids` (drawn by the command's caller, once) and the clock are fixed before anything else: every attempt (and a replay of the request
- *    under the same Idempotency-Key, whose ids are seeded) writes the same records at the same time;
+ *    under the same Idempotency-Key, whose ids are seeded) writes the same records at the same time; `now` is the
+ *    instant when the caller's own clock fixes it (a worker under an injected clock), else the runner's;
  *  - `precheck`: a refusal that must answer before anything is read (e.g. a viewer creating), once;
  *  - `read` the state (again on every attempt; `attempt` counts from 0), `decide` purely on it (a Decision:
  *    its error is answered, nothing written), `write` the decision into one transaction, which the runner
@@ -49,6 +50,7 @@ export async function retryOnConflict<T>(attempt: (n: number) => Promise<T>): Pr
  */
 export interface Command<S, W, R, I, O> {
   ids?: I;
+  now?: string;
   precheck?: (ids: I) => AppError | undefined | Promise<AppError | undefined>;
   read: (run: CommandRun<I>) => Promise<S>;
   decide: (state: S, now: string, ids: I) => Decision<W>;
@@ -84,7 +86,7 @@ export const commandClock = { now: nowIso };
 
 export async function runCommand<S, W, R, I = undefined, O = R>(ctx: DataCtx, c: Command<S, W, R, I, O>): Promise<O> {
   const ids = c.ids as I;
-  const now = commandClock.now();
+  const now = c.now ?? commandClock.now();
   const refusal = await c.precheck?.(ids);
   if (refusal) throw refusal;
   const attempts = () =>
@@ -106,13 +108,6 @@ export async function runCommand<S, W, R, I = undefined, O = R>(ctx: DataCtx, c:
     });
   const result = c.stored ? await c.stored.answer(ctx, attempts) : await attempts();
   return c.after ? c.after(result) : (result as unknown as O);
-}
-
-export async function createEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, record: R): Promise<R> {
-  return createdOrStored(ctx, def, record.uuid, async () => {
-    await new WriteTx(ctx).create(def, record).commit();
-    return record;
-  });
 }
 
 /**
