@@ -46,6 +46,8 @@ export async function startRefresh(ctx: DomainCtx, shareableUuid: string): Promi
   const ids = { uuid: newId() };
   return runCommand(ctx, {
     ids,
+    // a start that waited for a run to end starts after it
+    clock: { perAttempt: true },
     // A retry reads again: a concurrent start that took the claim first (a lost race) is joined.
     read: async ({ attempt }) => (attempt === 0 ? live : runningThreadOf(ctx, doc.uuid)),
     decide: (running, now, { uuid }) =>

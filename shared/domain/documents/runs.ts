@@ -53,6 +53,7 @@ export async function finishRun(
   read?: Stored<RefreshThreadRecord>,
 ): Promise<{ applied: boolean; thread?: RefreshThreadRecord }> {
   return runCommand(ctx, {
+    clock: { perAttempt: true },
     read: async ({ attempt }) => {
       const first = attempt === 0;
       const thread = (first ? read : undefined) ?? (await getEntity(ctx, refreshThreadEntity, threadUuid, true));

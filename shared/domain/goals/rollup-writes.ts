@@ -209,6 +209,7 @@ export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRec
   // Busy parents (many children written at once) contend; the child's write is already committed by now, so a
   // 409 here would wrongly invite the client to repeat it: the one retry budget is sized for that burst.
   return runCommand(ctx, {
+    clock: { perAttempt: true },
     read: () => readRollupState(ctx, start, written),
     decide: (read, now) => decideRollupRecords(read, planRollupWrites(read.state, start), now),
     write: async (tx, changes, read) => {

@@ -107,7 +107,7 @@ export async function disableIfCreatorLostAccess(
   creatorUuid?: string,
 ): Promise<boolean> {
   return runCommand(ctx, {
-    now: now(),
+    clock: { now, perAttempt: true },
     read: async () => {
       const endpoint = await getEntity(ctx, webhookEntity, webhookUuid, true);
       if (!endpoint || (creatorUuid !== undefined && endpoint.record.creator_uuid !== creatorUuid)) return undefined;
