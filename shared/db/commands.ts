@@ -36,7 +36,11 @@ export async function retryOnConflict<T>(attempt: (n: number) => Promise<T>): Pr
 /**
  * One command, the shape every domain write has (docs/architecture.md, "worked example"):
  *  - `ids` (drawn by the command's caller, once) and the clock are fixed before anything else: every attempt (and a replay of the request
- *    under the same Idempotency-Key, whose ids are seeded) writes the same records at the same time;
+ *    under the same Idempotency-Key, whose ids are seeded) writes the same records at the same time. `clock`:
+ *    the caller's own (`now`: a worker under an injected clock), or read again on each attempt once its read is
+ *    done (`perAttempt`): a worker's or a derived write (a rollup refresh, a refresh run's start or end), whose
+ *    stamps must follow the write it lost a race to (a parent's updated_at never moves back; a run starts after
+ *    the one it waited for);
  *  - `precheck`: a refusal that must answer before anything is read (e.g. a viewer creating), once;
  *  - `read` the state (again on every attempt; `attempt` counts from 0), `decide` purely on it (a Decision:
  *    its error is answered, nothing written), `write` the decision into one transaction, which the runner
@@ -49,6 +53,7 @@ export async function retryOnConflict<T>(attempt: (n: number) => Promise<T>): Pr
  */
 export interface Command<S, W, R, I, O> {
   ids?: I;
+  clock?: { now?: () => string; perAttempt?: boolean };
   precheck?: (ids: I) => AppError | undefined | Promise<AppError | undefined>;
   read: (run: CommandRun<I>) => Promise<S>;
   decide: (state: S, now: string, ids: I) => Decision<W>;
@@ -84,14 +89,17 @@ export const commandClock = { now: nowIso };
 
 export async function runCommand<S, W, R, I = undefined, O = R>(ctx: DataCtx, c: Command<S, W, R, I, O>): Promise<O> {
   const ids = c.ids as I;
-  const now = commandClock.now();
+  const clock = c.clock?.now ?? commandClock.now;
+  const fixed = c.clock?.perAttempt ? undefined : clock();
   const refusal = await c.precheck?.(ids);
   if (refusal) throw refusal;
   const attempts = () =>
     retryOnConflict(async (n) => {
-      const run = { ids, now, attempt: n };
+      const run = { ids, now: fixed ?? clock(), attempt: n };
       const state = await c.read(run);
-      const decision = c.decide(state, now, ids);
+      // per attempt, the instant follows what the attempt read (a run ended just before is over by then)
+      if (fixed === undefined) run.now = clock();
+      const decision = c.decide(state, run.now, ids);
       if ('error' in decision) throw decision.error;
       const tx = new WriteTx(ctx);
       const result = await c.write(tx, decision.write, state, run);
@@ -106,13 +114,6 @@ export async function runCommand<S, W, R, I = undefined, O = R>(ctx: DataCtx, c:
     });
   const result = c.stored ? await c.stored.answer(ctx, attempts) : await attempts();
   return c.after ? c.after(result) : (result as unknown as O);
-}
-
-export async function createEntity<R extends BaseRecord>(ctx: DataCtx, def: EntityDef<R>, record: R): Promise<R> {
-  return createdOrStored(ctx, def, record.uuid, async () => {
-    await new WriteTx(ctx).create(def, record).commit();
-    return record;
-  });
 }
 
 /**

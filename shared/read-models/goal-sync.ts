@@ -123,6 +123,7 @@ function addTo(into: Map<string, { n: number; nl: number }>, d: string, v: { n: 
  */
 export async function syncGoals(ctx: DataCtx, goalUuids: string[], opts: { shard?: number } = {}): Promise<number> {
   if (goalUuids.length === 0) return 0;
+  // Not runCommand: one attempt packs many goals into several transactions, each committed as it fills (the runner commits one).
   return retryOnConflict(async () => {
     const goals = await getEntities(ctx, goalEntity, goalUuids, true);
     const changes = (await Promise.all(goalUuids.map((id) => pendingChange(ctx, id, goals.get(id))))).filter((c): c is GoalChange => !!c);

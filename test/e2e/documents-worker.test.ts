@@ -3,7 +3,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
-import { createEntity } from '#shared/db/commands.ts';
+import { createEntity } from '../support/seed.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { createEntity } from '#shared/db/commands.ts';
+import { createEntity } from '../support/seed.ts';
 import { REFRESH_STALE_AFTER_MS, refreshThreadEntity, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
 import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 

@@ -85,6 +85,25 @@ describe('runCommand: one command shape', () => {
     expect(tick).toBe(1);
   });
 
+  it("a per-attempt clock (the caller's own) is read again after each attempt's read: a retry stamps after what it read", async () => {
+    let tick = 0;
+    const clock = () => `2025-01-01T00:00:0${tick++}.000Z`;
+    const seen: Array<{ read: string; decided: string; written: string }> = [];
+    await runCommand(fakeCtx(), {
+      clock: { now: clock, perAttempt: true },
+      read: async (run) => run.now,
+      decide: (read, now) => ({ write: { read, decided: now } }),
+      write: (_tx, w, _s, run) => {
+        seen.push({ ...w, written: run.now });
+        if (seen.length < 2) throw new ConcurrentUpdateError();
+      },
+    });
+    expect(seen).toEqual([
+      { read: '2025-01-01T00:00:00.000Z', decided: '2025-01-01T00:00:01.000Z', written: '2025-01-01T00:00:01.000Z' },
+      { read: '2025-01-01T00:00:02.000Z', decided: '2025-01-01T00:00:03.000Z', written: '2025-01-01T00:00:03.000Z' },
+    ]);
+  });
+
   it('answers a refusal as decided: nothing written, no retry', async () => {
     let reads = 0;
     const write = vi.fn();

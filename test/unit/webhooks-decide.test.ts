@@ -90,7 +90,8 @@ describe('webhook commands (pure decide)', () => {
     const creator = user(admin.userId, { role: 'admin' });
     const w = decideCreateWebhook(admin, { url: 'https://a.test', events: ['*'] }, 0, NOW, ids);
     expect(holdsWebhookRights(creator)).toBe(true);
-    expect(decideCreatorCheck(w, creator, LATER)).toBeUndefined();
+    // a Decision like every decide: never a refusal, `write: undefined` when nothing changes
+    expect(decideCreatorCheck(w, creator, LATER)).toEqual({ write: undefined });
     for (const lost of [
       { ...creator, role: 'member' as const },
       { ...creator, role: 'viewer' as const },
@@ -99,18 +100,15 @@ describe('webhook commands (pure decide)', () => {
     ]) {
       expect(holdsWebhookRights(lost)).toBe(false);
       expect(decideCreatorCheck(w, lost, LATER)).toEqual({
-        ...w,
-        status: 'disabled',
-        disabled_reason: CREATOR_LOST_ACCESS,
-        updated_at: LATER,
+        write: { ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS, updated_at: LATER },
       });
     }
     // Already disabled (by an admin, for failing, or for its creator before): nothing to write, no second notice.
     const off = { ...w, status: 'disabled' as const, disabled_reason: 'disabled by an admin' };
-    expect(decideCreatorCheck(off, undefined, LATER)).toBeUndefined();
+    expect(decideCreatorCheck(off, undefined, LATER)).toEqual({ write: undefined });
     expect(
       decideCreatorCheck({ ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS }, { ...creator, role: 'member' }, LATER),
-    ).toBeUndefined();
+    ).toEqual({ write: undefined });
   });
 
   it('a demotion, deactivation or removal of an admin is a loss of webhook rights; any other user change is not', () => {

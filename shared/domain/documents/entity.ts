@@ -1,5 +1,5 @@
 import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
-import { AppError } from '#shared/errors.ts';
+import { ConcurrentUpdateError } from '#shared/errors.ts';
 
 /**
  * Document refresh runs ("threads", spec: States and transitions). A run is created `running` by
@@ -29,13 +29,6 @@ export interface RefreshThreadRecord extends BaseRecord {
 /** A run still running (the document's running claim names it). */
 export type RunningThread = RefreshThreadRecord & { state: 'running' };
 
-/** Internal signal: another run holds the document's running claim. Caught by startRefresh, never answered. */
-export class RefreshAlreadyRunning extends AppError {
-  constructor() {
-    super(409, 'refresh_running', 'A refresh of this document is already running');
-  }
-}
-
 /** Name of the uniqueness claim a running thread holds on its document. */
 export const RUNNING_CLAIM = 'document_refresh_running';
 
@@ -47,8 +40,9 @@ export const RUNNING_CLAIM = 'document_refresh_running';
  */
 export const refreshThreadEntity: EntityDef<RefreshThreadRecord> = {
   type: 'refresh_thread',
+  // A claim taken already is a start that lost the race to another: its retry reads that run again and joins it.
   uniques: (t) =>
-    t.state === 'running' ? [{ name: RUNNING_CLAIM, value: t.document_uuid, onTaken: () => new RefreshAlreadyRunning() }] : [],
+    t.state === 'running' ? [{ name: RUNNING_CLAIM, value: t.document_uuid, onTaken: () => new ConcurrentUpdateError() }] : [],
   // A finished run can be polled for 30 days, then the table's TTL removes it (a running one holds a claim: never).
   expiresAt: (t) =>
     t.state === 'running' ? undefined : Math.floor(Date.parse(t.completed_at ?? t.updated_at) / 1000) + RUN_RECORD_TTL_DAYS * 86_400,

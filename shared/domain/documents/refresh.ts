@@ -1,10 +1,9 @@
-import { nowIso } from '#shared/clock.ts';
-import { createEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/db/commands.ts';
+import { accept } from '#shared/decision.ts';
 import { newId, UUID_RE } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import {
   DOCUMENT_REFRESH_QUEUE,
-  RefreshAlreadyRunning,
   refreshThreadEntity,
   type RefreshThreadRecord,
   type RunningThread,
@@ -13,7 +12,7 @@ import { expireIfStale, finishRun, getThread, runningThreadOf } from '#shared/do
 import type { DocumentRefreshMessage } from '#shared/domain/documents/worker.ts';
 import { shareableAccess, shareableChecks } from '#shared/domain/sharing/access.ts';
 import { loadShareable } from '#shared/domain/sharing/load-shareable.ts';
-import { ConcurrentUpdateError, ForbiddenError, NotFoundError } from '#shared/errors.ts';
+import { ForbiddenError, NotFoundError } from '#shared/errors.ts';
 import { queueSender } from '#shared/queue/queue.ts';
 
 /*
@@ -31,8 +30,6 @@ export interface RefreshStart {
   alreadyRunning: boolean;
 }
 
-const MAX_START_ATTEMPTS = 5;
-
 /** The document, if the caller may refresh it: 404 when not in the tenant, 403 without edit access. */
 export async function refreshableDocument(ctx: DomainCtx, shareableUuid: string) {
   const { record: doc } = await loadShareable(ctx, 'documents', shareableUuid);
@@ -43,35 +40,46 @@ export async function refreshableDocument(ctx: DomainCtx, shareableUuid: string)
 
 export async function startRefresh(ctx: DomainCtx, shareableUuid: string): Promise<RefreshStart> {
   const doc = await refreshableDocument(ctx, shareableUuid);
-
-  for (let attempt = 1; attempt <= MAX_START_ATTEMPTS; attempt++) {
-    const running = await runningThreadOf(ctx, doc.uuid);
-    // A stale run (its message was lost) is ended here, releasing the claim for the new run.
-    if (running && (await expireIfStale(ctx, running)).state === 'running') return { thread: running, alreadyRunning: true };
-    const now = nowIso();
-    const thread: RunningThread = {
-      uuid: newId(),
-      document_uuid: doc.uuid,
-      state: 'running',
-      skill_status: null,
-      summary: null,
-      started_at: now,
-      completed_at: null,
-      requested_by_uuid: ctx.caller.userId,
-      created_at: now,
-      updated_at: now,
-    };
-    try {
-      await retryOnConflict(() => createEntity(ctx, refreshThreadEntity, thread));
-    } catch (err) {
-      // A concurrent start took the claim first: read it again and join that run.
-      if (err instanceof RefreshAlreadyRunning) continue;
-      throw err;
-    }
-    await enqueueRun(ctx, thread);
-    return { thread, alreadyRunning: false };
-  }
-  throw new ConcurrentUpdateError();
+  // A stale run (its message was lost) is ended first, its own command, releasing the claim for the new run.
+  const seen = await runningThreadOf(ctx, doc.uuid);
+  const live = seen && (await expireIfStale(ctx, seen)).state === 'running' ? seen : undefined;
+  const ids = { uuid: newId() };
+  return runCommand(ctx, {
+    ids,
+    // a start that waited for a run to end starts after it
+    clock: { perAttempt: true },
+    // A retry reads again: a concurrent start that took the claim first (a lost race) is joined.
+    read: async ({ attempt }) => (attempt === 0 ? live : runningThreadOf(ctx, doc.uuid)),
+    decide: (running, now, { uuid }) =>
+      accept<RefreshStart>(
+        running
+          ? { thread: running, alreadyRunning: true }
+          : {
+              thread: {
+                uuid,
+                document_uuid: doc.uuid,
+                state: 'running',
+                skill_status: null,
+                summary: null,
+                started_at: now,
+                completed_at: null,
+                requested_by_uuid: ctx.caller.userId,
+                created_at: now,
+                updated_at: now,
+              },
+              alreadyRunning: false,
+            },
+      ),
+    write: (tx, start) => {
+      if (!start.alreadyRunning) tx.create(refreshThreadEntity, start.thread);
+      return start;
+    },
+    stored: orStored(refreshThreadEntity, ids.uuid, (thread) => ({ thread: thread as RunningThread, alreadyRunning: false })),
+    after: async (start) => {
+      if (!start.alreadyRunning) await enqueueRun(ctx, start.thread);
+      return start;
+    },
+  });
 }
 
 /**

@@ -1,8 +1,7 @@
-import { nowIso } from '#shared/clock.ts';
-import { retryOnConflict } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/db/commands.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { findUnique, getEntity } from '#shared/db/reads.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import { accept, type Decision } from '#shared/decision.ts';
 import {
   REFRESH_STALE_AFTER_MS,
   refreshThreadEntity,
@@ -53,39 +52,60 @@ export async function finishRun(
   change?: ContentChange,
   read?: Stored<RefreshThreadRecord>,
 ): Promise<{ applied: boolean; thread?: RefreshThreadRecord }> {
-  let known: { thread?: Stored<RefreshThreadRecord>; document?: Stored<ShareableRecord> } = { thread: read, document: change?.document };
-  return retryOnConflict(async () => {
-    const { thread: knownThread, document: knownDocument } = known;
-    known = {};
-    const current = knownThread ?? (await getEntity(ctx, refreshThreadEntity, threadUuid, true));
-    if (current?.record.state !== 'running') return { applied: false, thread: current?.record };
-    const now = nowIso();
-    const tx = new WriteTx(ctx);
-    let final = outcome;
-    if (change) {
-      const doc = knownDocument ?? (await getEntity(ctx, shareableEntity, change.document.record.uuid, true));
-      if (!doc)
-        final = { state: 'failed', skill_status: outcome.skill_status, summary: 'The document was deleted while it was being refreshed' };
-      else if (doc.record.content !== change.document.record.content)
-        final = {
-          state: 'failed',
-          skill_status: outcome.skill_status,
-          summary: 'The document changed while it was being refreshed; the refreshed content was discarded. Refresh it again.',
-        };
-      else if (doc.record.content !== change.to) tx.replace(shareableEntity, doc, { ...doc.record, content: change.to, updated_at: now });
-    }
-    const thread: RefreshThreadRecord = {
-      ...current.record,
-      state: final.state,
-      skill_status: final.skill_status,
-      summary: final.summary,
-      completed_at: now,
-      updated_at: now,
-    };
-    tx.replace(refreshThreadEntity, current, thread);
-    await tx.commit();
-    return { applied: true, thread };
+  return runCommand(ctx, {
+    clock: { perAttempt: true },
+    read: async ({ attempt }) => {
+      const first = attempt === 0;
+      const thread = (first ? read : undefined) ?? (await getEntity(ctx, refreshThreadEntity, threadUuid, true));
+      if (!change || thread?.record.state !== 'running') return { thread };
+      return { thread, document: first ? change.document : await getEntity(ctx, shareableEntity, change.document.record.uuid, true) };
+    },
+    decide: (seen, now) => decideFinish(seen, outcome, change, now),
+    write: (tx, w, seen) => {
+      if (!w) return { applied: false, thread: seen.thread?.record };
+      if (w.content !== undefined)
+        tx.replace(shareableEntity, seen.document!, { ...seen.document!.record, content: w.content, updated_at: w.thread.updated_at });
+      tx.replace(refreshThreadEntity, seen.thread!, w.thread);
+      return { applied: true, thread: w.thread };
+    },
   });
+}
+
+/**
+ * The run as it ends (undefined: it is not running, nothing changes) and the refreshed content to store, if the
+ * document still holds what the writer was given; else the run ends `failed`, the content untouched.
+ */
+function decideFinish(
+  seen: { thread?: Stored<RefreshThreadRecord>; document?: Stored<ShareableRecord> },
+  outcome: RefreshOutcome,
+  change: ContentChange | undefined,
+  now: string,
+): Decision<{ thread: RefreshThreadRecord; content?: string } | undefined> {
+  const current = seen.thread?.record;
+  if (current?.state !== 'running') return accept(undefined);
+  let final = outcome;
+  let content: string | undefined;
+  if (change) {
+    const doc = seen.document?.record;
+    if (!doc)
+      final = { state: 'failed', skill_status: outcome.skill_status, summary: 'The document was deleted while it was being refreshed' };
+    else if (doc.content !== change.document.record.content)
+      final = {
+        state: 'failed',
+        skill_status: outcome.skill_status,
+        summary: 'The document changed while it was being refreshed; the refreshed content was discarded. Refresh it again.',
+      };
+    else if (doc.content !== change.to) content = change.to;
+  }
+  const thread: RefreshThreadRecord = {
+    ...current,
+    state: final.state,
+    skill_status: final.skill_status,
+    summary: final.summary,
+    completed_at: now,
+    updated_at: now,
+  };
+  return accept({ thread, content });
 }
 
 export const isStale = (t: RefreshThreadRecord, now = Date.now()) =>

@@ -1,5 +1,5 @@
 import { nowIso } from '#shared/clock.ts';
-import { retryOnConflict } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/db/commands.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
 import { keys } from '#shared/db/keys.ts';
 import type { DataCtx, ListEntry } from '#shared/db/model.ts';
@@ -7,6 +7,7 @@ import { getEntity } from '#shared/db/reads.ts';
 import { keptEntries } from '#shared/db/references.ts';
 import { getSide } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
+import { accept } from '#shared/decision.ts';
 import { childrenOfGoal, GOAL_KINDS, goalEntity } from '#shared/domain/goals/entity.ts';
 
 /**
@@ -55,11 +56,14 @@ async function collect<T>(it: AsyncIterable<T>): Promise<T[]> {
 
 /** Moves one goal's `child_of` entries to its parents' partitions (a write of the goal as it is); true when it wrote. */
 const moveGoal = (ctx: DataCtx, uuid: string): Promise<boolean> =>
-  retryOnConflict(async () => {
-    const stored = await getEntity(ctx, goalEntity, uuid, true);
-    if (!stored || stored.record.child_refs || !stored.record.parent_links.length) return false;
-    await new WriteTx(ctx).replace(goalEntity, stored, stored.record).commit();
-    return true;
+  runCommand(ctx, {
+    read: () => getEntity(ctx, goalEntity, uuid, true),
+    // moved already, or no parent to keep its entries: nothing to write
+    decide: (stored) => accept(stored && !stored.record.child_refs && stored.record.parent_links.length ? stored : undefined),
+    write: (tx, stored) => {
+      if (stored) tx.replace(goalEntity, stored, stored.record);
+      return !!stored;
+    },
   });
 
 /**

@@ -1,8 +1,9 @@
 import { nowIso } from '#shared/clock.ts';
-import { retryOnConflict } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/db/commands.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntities } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
+import { accept, type Decision } from '#shared/decision.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { childEntries } from '#shared/domain/goals/hierarchy.ts';
 import {
@@ -12,6 +13,7 @@ import {
   planAncestorDeltas,
   planRollupWrites,
   type RollupState,
+  type RollupWrite,
 } from '#shared/domain/goals/progress.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
 
@@ -195,7 +197,7 @@ async function readRollupState(
  *
  * Read (readRollupState, batched), decide (planRollupWrites, pure), write: the goals that changed, children
  * first, in transactions of at most 100 conditioned on the versions read, so a concurrent write of a shared
- * ancestor makes one of them read again (retryOnConflict): whoever commits last has seen every child write
+ * ancestor makes one of them read again (the runner's retry): whoever commits last has seen every child write
  * committed before it. A refresh whose writes fit one transaction (and whose walk was not cut at
  * MAX_ROLLUP_GOALS) marks them synced: their effect upwards is in that transaction. Returns the latest
  * record of every goal read (recomputed ones as written).
@@ -206,15 +208,45 @@ export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRec
   const start = [...new Set(goals.map((g) => (typeof g === 'string' ? g : g.uuid)))];
   // Busy parents (many children written at once) contend; the child's write is already committed by now, so a
   // 409 here would wrongly invite the client to repeat it: the one retry budget is sized for that burst.
-  return retryOnConflict(async () => {
-    const { state, stored, truncated } = await readRollupState(ctx, start, written);
-    const writes = planRollupWrites(state, start);
-    const atomic = !truncated && writes.size <= MAX_TRANSACTION_ITEMS;
-    const latest = new Map(state.goals);
-    const now = nowIso();
-    let tx = new WriteTx(ctx);
-    for (const [id, w] of writes) {
-      const before = stored.get(id)!;
+  return runCommand(ctx, {
+    clock: { perAttempt: true },
+    read: () => readRollupState(ctx, start, written),
+    decide: (read, now) => decideRollupRecords(read, planRollupWrites(read.state, start), now),
+    write: async (tx, changes, read) => {
+      // Over one transaction's size: the full parts commit here, children first; the last is the runner's.
+      let part = new WriteTx(ctx);
+      let lastStart = 0;
+      const full: WriteTx[] = [];
+      changes.forEach(({ before, after }, i) => {
+        if (part.size >= MAX_TRANSACTION_ITEMS) {
+          full.push(part);
+          part = new WriteTx(ctx);
+          lastStart = i;
+        }
+        part.replace(goalEntity, before, after);
+      });
+      for (const p of full) await p.commit();
+      for (const { before, after } of changes.slice(lastStart)) tx.replace(goalEntity, before, after);
+      const latest = new Map(read.state.goals);
+      for (const { after } of changes) latest.set(after.uuid, after);
+      return latest;
+    },
+  });
+}
+
+/**
+ * The recomputed goals as written (`writes`, planRollupWrites' values): moved progress is stamped `now` with the
+ * rollup as its cause; all of them marked synced when the refresh is atomic (one transaction, walk not cut).
+ */
+function decideRollupRecords(
+  read: { stored: Map<string, Stored<GoalRecord>>; truncated: boolean },
+  writes: Map<string, RollupWrite>,
+  now: string,
+): Decision<Array<{ before: Stored<GoalRecord>; after: GoalRecord }>> {
+  const atomic = !read.truncated && writes.size <= MAX_TRANSACTION_ITEMS;
+  return accept(
+    [...writes].map(([id, w]) => {
+      const before = read.stored.get(id)!;
       const moved = w.progress !== before.record.current_progress;
       const after: GoalRecord = {
         ...before.record,
@@ -223,14 +255,7 @@ export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRec
         rollup_synced_v: atomic ? before.version + 1 : null,
         ...(moved ? { updated_at: now, progress_cause: { cause: 'rollup' as const, at: now } } : {}),
       };
-      if (tx.size >= MAX_TRANSACTION_ITEMS) {
-        await tx.commit();
-        tx = new WriteTx(ctx);
-      }
-      tx.replace(goalEntity, before, after);
-      latest.set(id, after);
-    }
-    await tx.commit();
-    return latest;
-  });
+      return { before, after };
+    }),
+  );
 }

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { callerTeamUuids } from '#shared/auth/load-caller.ts';
 import { nowIso, sleep } from '#shared/clock.ts';
-import { mutateEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { mutateEntity, runCommand } from '#shared/db/commands.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import { accept } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
@@ -281,9 +281,10 @@ async function rollback(ctx: DomainCtx, importUuid: string, plan: PlannedRow[], 
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       for (let id = queue.shift(); id; id = queue.shift()) {
-        await retryOnConflict(async () => {
-          const stored = await getEntity(ctx, goalEntity, id, true);
-          if (stored) await new WriteTx(ctx).remove(goalEntity, stored).commit();
+        await runCommand(ctx, {
+          read: () => getEntity(ctx, goalEntity, id, true),
+          decide: (stored) => accept(stored),
+          write: (tx, stored) => void (stored && tx.remove(goalEntity, stored)),
         });
       }
     }),

@@ -98,10 +98,11 @@ export const losesWebhookRights = (before: UserRecord | undefined, after: UserRe
 /**
  * The endpoint disabled for its creator as read now (`creator`: the user named by `creator_uuid`, undefined when
  * gone), or undefined when nothing changes: the endpoint is not active, or its creator still holds the rights.
+ * Never refuses (a worker's check, not a caller's command).
  */
-export function decideCreatorCheck(w: WebhookRecord, creator: UserRecord | undefined, now: string): WebhookRecord | undefined {
-  if (w.status !== 'active' || holdsWebhookRights(creator)) return undefined;
-  return { ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS, updated_at: now };
+export function decideCreatorCheck(w: WebhookRecord, creator: UserRecord | undefined, now: string): Decision<WebhookRecord | undefined> {
+  if (w.status !== 'active' || holdsWebhookRights(creator)) return accept(undefined);
+  return accept({ ...w, status: 'disabled', disabled_reason: CREATOR_LOST_ACCESS, updated_at: now });
 }
 
 /**

@@ -1,7 +1,8 @@
-import { retryOnConflict } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/db/commands.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import type { WriteTx } from '#shared/db/write-tx.ts';
+import { accept } from '#shared/decision.ts';
 import { serviceAccountAsUser, serviceAccountEntity } from '#shared/domain/service-accounts/entity.ts';
 import { notificationEntity, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
@@ -37,6 +38,11 @@ export async function webhookDisabledNotices(
   message: string,
   except?: string,
 ): Promise<void> {
+  addDisabledNotices(tx, await notifiedAdmins(ctx), w, now, message, except);
+}
+
+/** The admins an endpoint's disabling tells: the tenant's active admins, at most MAX_NOTIFIED_ADMINS. */
+async function notifiedAdmins(ctx: DataCtx): Promise<UserRecord[]> {
   const admins = await runList(userListResource, {
     ctx,
     loader: new Loader(ctx),
@@ -46,8 +52,13 @@ export async function webhookDisabledNotices(
       ['per_page', String(MAX_NOTIFIED_ADMINS)],
     ],
   });
+  return admins.records.filter((u) => holdsWebhookRights(u));
+}
+
+/** The notices of webhookDisabledNotices, to `admins` as read (notifiedAdmins). */
+function addDisabledNotices(tx: WriteTx, admins: UserRecord[], w: WebhookRecord, now: string, message: string, except?: string): void {
   // The list reads an index, which can lag a role change: the creator who just lost the role is never told here.
-  for (const admin of admins.records.filter((u) => holdsWebhookRights(u) && u.uuid !== except)) {
+  for (const admin of admins.filter((u) => u.uuid !== except)) {
     const note = {
       uuid: crypto.randomUUID(),
       kind: WEBHOOK_DISABLED_KIND,
@@ -95,25 +106,32 @@ export async function disableIfCreatorLostAccess(
   now: () => string,
   creatorUuid?: string,
 ): Promise<boolean> {
-  return retryOnConflict(async () => {
-    const endpoint = await getEntity(ctx, webhookEntity, webhookUuid, true);
-    if (!endpoint || (creatorUuid !== undefined && endpoint.record.creator_uuid !== creatorUuid)) return false;
-    const creator = await readWebhookCreator(ctx, endpoint.record.creator_uuid);
-    const at = now();
-    const next = decideCreatorCheck(endpoint.record, creator.record, at);
-    if (!next) return false;
-    const tx = new WriteTx(ctx).replace(webhookEntity, endpoint, next);
-    if (creator.user) tx.checkVersion(userEntity, creator.user);
-    await webhookDisabledNotices(
-      ctx,
-      tx,
-      endpoint.record,
-      at,
-      creatorLostAccessNotice(endpoint.record, creator.record),
-      endpoint.record.creator_uuid,
-    );
-    await tx.commit();
-    return true;
+  return runCommand(ctx, {
+    clock: { now, perAttempt: true },
+    read: async () => {
+      const endpoint = await getEntity(ctx, webhookEntity, webhookUuid, true);
+      if (!endpoint || (creatorUuid !== undefined && endpoint.record.creator_uuid !== creatorUuid)) return undefined;
+      const creator = await readWebhookCreator(ctx, endpoint.record.creator_uuid);
+      // the admins to tell, read only when decideCreatorCheck is to disable it (its own rule)
+      const losing = endpoint.record.status === 'active' && !holdsWebhookRights(creator.record);
+      return { endpoint, creator, admins: losing ? await notifiedAdmins(ctx) : [] };
+    },
+    decide: (seen, at) => (seen ? decideCreatorCheck(seen.endpoint.record, seen.creator.record, at) : accept(undefined)),
+    write: (tx, next, seen, { now: at }) => {
+      if (!next || !seen) return false;
+      const { endpoint, creator } = seen;
+      tx.replace(webhookEntity, endpoint, next);
+      if (creator.user) tx.checkVersion(userEntity, creator.user);
+      addDisabledNotices(
+        tx,
+        seen.admins,
+        endpoint.record,
+        at,
+        creatorLostAccessNotice(endpoint.record, creator.record),
+        endpoint.record.creator_uuid,
+      );
+      return true;
+    },
   });
 }
 

@@ -1,10 +1,10 @@
 import { keys } from '#shared/db/keys.ts';
-import { mutateEntity, retryOnConflict } from '#shared/db/commands.ts';
+import { mutateEntity, runCommand } from '#shared/db/commands.ts';
 import type { EntryList } from '#shared/db/entry-lists.ts';
 import { entriesOf, partitionEntries } from '#shared/db/index-queries.ts';
 import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
 import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import { accept } from '#shared/decision.ts';
 import { CHECKIN_LISTS, checkinEntity, checkinsByLabel, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { GOAL_KINDS, goalEntity, goalsByLabel, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { decideLabelSync, labelNameChanged, labelsMayBeStale, type Labelled } from '#shared/domain/labels/decide.ts';
@@ -133,13 +133,18 @@ async function each(
 
 /** A label's name claim written again with the name it carries, when it carries none or another spelling; true when written. */
 async function claimWithName(data: DataCtx, uuid: string): Promise<boolean> {
-  return retryOnConflict(async () => {
-    const label = await getEntity(data, labelEntity, uuid, true);
-    if (!label) return false;
-    const claim = (await findClaims(data, 'label_name', [normalizeLabelName(label.record.name)], true)).values().next().value;
-    if (claim?.id === label.record.uuid && claim.data?.name === label.record.name) return false;
-    await new WriteTx(data).reclaim(labelEntity, label).commit();
-    return true;
+  return runCommand(data, {
+    read: async () => {
+      const label = await getEntity(data, labelEntity, uuid, true);
+      const claim = label && (await findClaims(data, 'label_name', [normalizeLabelName(label.record.name)], true)).values().next().value;
+      return { label, claim };
+    },
+    decide: ({ label, claim }) =>
+      accept(!label || (claim?.id === label.record.uuid && claim.data?.name === label.record.name) ? undefined : label),
+    write: (tx, label) => {
+      if (label) tx.reclaim(labelEntity, label);
+      return !!label;
+    },
   });
 }
 
