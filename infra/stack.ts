@@ -212,6 +212,8 @@ export class GoalTrackingStack extends Stack {
         environment: {
           ...common,
           ISSUER_URL: this.issuerUrl,
+          // the public base URL the service names itself by (MCP resource metadata, SCIM meta.location), never the Host header
+          API_BASE_URL: this.api.apiEndpoint,
           JWT_AUDIENCE: config.jwtAudience[0]!,
           ...(route.auth === 'jwt' || route.rateLimited || route.credential ? this.limitDefaults(config) : {}),
           ...(route.scope ? { ROUTE_SCOPE: route.scope } : {}),

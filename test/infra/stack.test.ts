@@ -143,6 +143,8 @@ describe('CDK stack', () => {
     for (const [r, fn] of stack.routeFunctions) {
       const env = (t.Resources[id(stack, fn.fn)].Properties.Environment.Variables ?? {}) as Json;
       expect(env.ISSUER_URL).toEqual({ 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
+      // the name the service gives itself (MCP resource, SCIM meta.location): the API, never a request's Host header
+      expect(env.API_BASE_URL).toEqual({ 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
       expect(env.JWT_AUDIENCE).toBe('goal-tracking-api');
       expect('ISSUER_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe(
         (r.needs ?? []).some((n) => n === 'kms:sign' || n === 'kms:public-key'),
@@ -574,6 +576,7 @@ describe('CDK stack with an external issuer (e.g. a Cognito user pool)', () => {
     expect(routeKeys).toContain('GET /openapi.json');
     for (const [, fn] of stack.routeFunctions) {
       const env = template.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;
+      expect(env.API_BASE_URL).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Api/), 'ApiEndpoint'] }); // the API, not the other issuer
       expect(env).toMatchObject({
         ISSUER_URL: issuerUrl,
         JWT_AUDIENCE: 'client-a',
