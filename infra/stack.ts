@@ -212,6 +212,8 @@ export class GoalTrackingStack extends Stack {
         environment: {
           ...common,
           ISSUER_URL: this.issuerUrl,
+          // the public base URL the service names itself by (MCP resource metadata, SCIM meta.location), never the Host header
+          API_BASE_URL: this.api.apiEndpoint,
           JWT_AUDIENCE: config.jwtAudience[0]!,
           ...(route.auth === 'jwt' || route.rateLimited || route.credential ? this.limitDefaults(config) : {}),
           ...(route.scope ? { ROUTE_SCOPE: route.scope } : {}),
@@ -222,7 +224,7 @@ export class GoalTrackingStack extends Stack {
       this.bindNeeds(fn, route.needs ?? [], name, config);
       // Every authenticated POST honours Idempotency-Key (contract section 11), so each may seed ids; every list
       // signs and checks its cursors (contract 18) with a key derived from the same secret (shared/list/cursor.ts).
-      if ((route.auth === 'jwt' || route.credential) && (route.method === 'POST' || route.doc.list)) {
+      if ((route.auth === 'jwt' || route.credential) && (route.method === 'POST' || route.doc.list || route.listEngine)) {
         fn.addToPolicy(new iam.PolicyStatement({ actions: ['kms:GenerateMac'], resources: [this.idSeedKey.keyArn] }));
         fn.addEnvironment('ID_SEED_KMS_KEY_ID', this.idSeedKey.keyArn);
       }

@@ -2,7 +2,8 @@
  * `npm start` — the whole service on this machine. Options: `--in-memory` (throwaway data), `--port N`,
  * `--aws-faithful` (DynamoDB as AWS may behave: stale eventually consistent reads, throttling and other faults;
  * AWS_FAITHFUL_STALE_MS, default 1000, and AWS_FAITHFUL_FAULT_RATE, default 0.02).
- * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000 + random fallback), ISSUER_URL, JWT_AUDIENCE.
+ * Environment: PORT (3000), DATA_DIR (.data), DYNAMODB_PORT (8000 + random fallback), ISSUER_URL, JWT_AUDIENCE,
+ * API_BASE_URL (the public URL the service names itself by; default: its own URL).
  */
 import { parseArgs } from 'node:util';
 import { startLocalStack } from './lib/local-stack.ts';

@@ -105,7 +105,11 @@ export function buildOpenApiDocument() {
         ),
         ...(r.auth === 'jwt'
           ? {
-              400: errorResponse('Malformed request: bad JSON, wrong types, unknown fields, unknown filters'),
+              400: errorResponse(
+                scim
+                  ? 'invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path'
+                  : 'Malformed request: bad JSON, wrong types, unknown fields, unknown filters',
+              ),
               401: {
                 description:
                   'Missing or invalid token ({"message":"Unauthorized"} from the authorizer), or unknown/inactive user (error shape)',
@@ -115,9 +119,10 @@ export function buildOpenApiDocument() {
               ),
               404: errorResponse('No such resource in the caller tenant'),
               409: errorResponse(
-                'conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request',
+                `${scim ? 'uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; ' : ''}conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request`,
               ),
-              422: errorResponse('A rule is broken (validation_failed, taken, has_dependents)'),
+              // SCIM answers a broken rule as 400 invalidValue (shared/scim/errors.ts): its rows document no 422
+              ...(scim ? {} : { 422: errorResponse('A rule is broken (validation_failed, taken, has_dependents)') }),
               429: errorResponse('Rate limited; see Retry-After'),
             }
           : {
@@ -254,6 +259,11 @@ function withRetriesAndLimits(doc: OpenApiDoc): OpenApiDoc {
       description: `${conflict ? `${conflict.description}; ` : ''}idempotency_key_in_use: a request with this Idempotency-Key is still running`,
       content: error,
     };
+    if (isScim(path)) {
+      const bad = op.responses['400'];
+      op.responses['400'] = { ...bad, description: `${bad?.description}; invalidValue: this Idempotency-Key was used with another body` };
+      continue;
+    }
     const rule = op.responses['422'];
     op.responses['422'] = {
       ...rule,

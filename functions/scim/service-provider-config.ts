@@ -1,4 +1,4 @@
 import { scimHandler, scimJson } from '#shared/scim/handler.ts';
-import { SERVICE_PROVIDER_CONFIG } from '#shared/scim/resources.ts';
+import { serviceProviderConfig } from '#shared/scim/resources.ts';
 
-export const handler = scimHandler({ handle: async () => scimJson(200, SERVICE_PROVIDER_CONFIG) });
+export const handler = scimHandler({ handle: async () => scimJson(200, serviceProviderConfig()) });

@@ -62,6 +62,7 @@ function deployedEnvironment(): NodeJS.ProcessEnv {
     LOG_LEVEL: 'SILENT',
     TABLE_NAME: 'cold-start',
     ISSUER_URL: 'https://issuer.example.test',
+    API_BASE_URL: 'https://api.example.test',
     JWT_AUDIENCE: 'goal-tracking',
     EMAIL_FROM: 'noreply@example.test',
     SES_CONFIGURATION_SET: 'cold-start',

@@ -162,6 +162,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     DYNAMODB_ENDPOINT: dynamo.endpoint,
     AWS_REGION: process.env.AWS_REGION ?? 'us-east-1',
     ISSUER_URL: process.env.ISSUER_URL ?? url,
+    // the name the service gives itself (MCP resource, SCIM meta.location): its own URL, or one set in front of it
+    API_BASE_URL: process.env.API_BASE_URL ?? url,
     ISSUER_KEY_FILE: keyFile(dataDir),
     EMAIL_OUTBOX_DIR: join(dataDir, 'outbox'),
     EXPOSE_DB_METRICS: process.env.EXPOSE_DB_METRICS ?? 'true',

@@ -12,7 +12,7 @@ import type { ApiInternal } from '#shared/http/middleware/internal.ts';
 import { rateLimit } from '#shared/http/middleware/rate-limit.ts';
 import { tenantFromClaims } from '#shared/http/middleware/tenant-from-claims.ts';
 import { checkSizes } from '#shared/http/transport.ts';
-import { baseUrlOf, PROTECTED_RESOURCE_PATH } from '#shared/mcp/base-url.ts';
+import { resourceMetadataUrl } from '#shared/mcp/base-url.ts';
 import { verifyBearer } from '#shared/mcp/token.ts';
 import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
 
@@ -35,7 +35,7 @@ const bearer = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInterna
   name: 'bearer',
   before: async (request) => {
     checkSizes(request.event);
-    await verifyBearer(request.event, `${baseUrlOf(request.event)}${PROTECTED_RESOURCE_PATH}`);
+    await verifyBearer(request.event, resourceMetadataUrl());
   },
 });
 
@@ -72,7 +72,7 @@ export function mcpHandler(opts: {
       } catch (err) {
         // who is calling is the transport's concern (an HTTP 401 with the header); a budget's refusal is the tool's
         if (err instanceof UnauthorizedError) {
-          Object.assign(err.headers, { 'WWW-Authenticate': `Bearer resource_metadata="${baseUrlOf(event)}${PROTECTED_RESOURCE_PATH}"` });
+          Object.assign(err.headers, { 'WWW-Authenticate': `Bearer resource_metadata="${resourceMetadataUrl()}"` });
           throw err;
         }
         if (!(err instanceof AppError)) throw err;

@@ -17,7 +17,7 @@ import { idempotencyKeyOf, IDEMPOTENCY_KEY_HEADER, runIdempotent } from '#shared
 import { validateBody } from '#shared/http/middleware/body-validation.ts';
 import { errorResponse } from '#shared/http/middleware/errors-and-logging.ts';
 import { json } from '#shared/http/json.ts';
-import { baseUrlOf } from '#shared/mcp/base-url.ts';
+import { mcpResourceUrl } from '#shared/mcp/base-url.ts';
 import type { McpCall } from '#shared/mcp/handler.ts';
 import type { McpTool } from '#shared/mcp/tool.ts';
 import { TOOLS, toolByName } from '#shared/mcp/tools.ts';
@@ -34,10 +34,6 @@ const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') =>
     target: 'draft-2020-12',
     io,
     unrepresentable: 'any',
-    // a record keyed by an enum (a user's profile_attributes) holds the keys that are set, as the OpenAPI document says, not every key
-    override: (ctx) => {
-      if (ctx.zodSchema._zod.def.type === 'record') delete ctx.jsonSchema.required;
-    },
   }) as Tool['inputSchema'];
 
 /** Each tool's listing, its JSON Schemas made from its zod schemas once per container. */
@@ -114,7 +110,7 @@ export async function serve(event: ApiEvent, call: McpCall): Promise<ApiResult> 
   for (const [k, v] of Object.entries(event.headers ?? {})) if (v !== undefined) headers.set(k, v);
   const body =
     event.body === undefined ? undefined : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
-  const request = new Request(`${baseUrlOf(event)}${event.rawPath}`, { method: event.requestContext.http.method, headers, body });
+  const request = new Request(mcpResourceUrl(), { method: event.requestContext.http.method, headers, body });
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   const server = newServer(call);
   try {

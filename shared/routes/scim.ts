@@ -20,6 +20,7 @@ const row = (
   handler: string,
   table: Route['table'],
   doc: Omit<Route['doc'], 'tag' | 'extension'>,
+  extra: Pick<Route, 'listEngine'> = {},
 ): Route => ({
   method,
   path: `/scim/v2${path}`,
@@ -28,13 +29,21 @@ const row = (
   scope: 'scim',
   table,
   doc: { ...doc, tag: 'scim', extension: true },
+  ...extra,
 });
 
 export const scimRoutes: Route[] = [
-  row('GET', '/Users', 'users-list', 'read', {
-    summary: 'SCIM: list users; filter eq, co or sw on userName, externalId, displayName; startIndex and count (at most 100)',
-    success: { status: 200, schema: ScimUserListSchema },
-  }),
+  row(
+    'GET',
+    '/Users',
+    'users-list',
+    'read',
+    {
+      summary: 'SCIM: list users; filter eq, co or sw on userName, externalId, displayName; startIndex and count (at most 100)',
+      success: { status: 200, schema: ScimUserListSchema },
+    },
+    { listEngine: true },
+  ),
   row('POST', '/Users', 'users-create', 'write', {
     summary: 'SCIM: create a user (userName is the e-mail; 409 uniqueness when taken)',
     body: ScimUserBody,
@@ -55,10 +64,17 @@ export const scimRoutes: Route[] = [
     summary: 'SCIM: deprovision a user: deactivated, never deleted (goals and check-ins stay)',
     success: { status: 204, description: 'Deactivated' },
   }),
-  row('GET', '/Groups', 'groups-list', 'read', {
-    summary: 'SCIM: list groups (teams); filter eq, co or sw on displayName, externalId; startIndex and count',
-    success: { status: 200, schema: ScimGroupListSchema },
-  }),
+  row(
+    'GET',
+    '/Groups',
+    'groups-list',
+    'read',
+    {
+      summary: 'SCIM: list groups (teams); filter eq, co or sw on displayName, externalId; startIndex and count',
+      success: { status: 200, schema: ScimGroupListSchema },
+    },
+    { listEngine: true },
+  ),
   row('POST', '/Groups', 'groups-create', 'write', {
     summary: 'SCIM: create a group (a team with these members)',
     body: ScimGroupBody,

@@ -41,6 +41,12 @@ export interface Route {
    * kinds): the handler reads it from its row (`recordKindOf`), never from the path.
    */
   record?: string;
+  /**
+   * The handler pages with the list engine, which signs each `pagy.next_cursor` with the id-seed key (contract
+   * 18), though the row is not a documented list (`doc.list`: SCIM's lists take their own query parameters):
+   * it gets that key as list rows do. Without it a page with a next page fails deployed (no key to sign with).
+   */
+  listEngine?: true;
   /** Table access the function needs: `read` (get/query) or `write` (read + write); `none` for no table access. */
   table: 'none' | 'read' | 'write';
   /** Queues the function sends to (names of the `workers` gathered in shared/routes/index.ts). */

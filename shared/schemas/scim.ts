@@ -7,7 +7,8 @@ const meta = z.object({
   resourceType: z.string(),
   created: z.string(),
   lastModified: z.string(),
-  location: z.string(),
+  // RFC 7643 section 3.1: the resource's URI, absolute
+  location: z.url({ protocol: /^https?$/ }),
   version: z.string(),
 });
 
@@ -32,7 +33,7 @@ export const ScimGroupSchema = z
     id: z.string(),
     externalId: z.string().optional(),
     displayName: z.string(),
-    members: z.array(z.object({ value: z.string(), display: z.string().optional(), $ref: z.string() })),
+    members: z.array(z.object({ value: z.string(), display: z.string().optional(), $ref: z.url({ protocol: /^https?$/ }) })),
     meta,
   })
   .partial({ displayName: true, members: true, meta: true })

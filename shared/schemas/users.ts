@@ -21,7 +21,8 @@ export const UserRecordSchema = z
     display_name_source: z.string(),
     avatar_url: z.string().nullable(),
     external_employee_id: z.string().nullable(),
-    profile_attributes: z.record(
+    // the keys that are set, each one of these names (a plain record keyed by an enum would require every key)
+    profile_attributes: z.partialRecord(
       z.enum([...new Set([...PROFILE_WRITABLE, ...PROFILE_FILTERABLE])] as [string, ...string[]]),
       z.string().nullable(),
     ),

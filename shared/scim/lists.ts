@@ -24,16 +24,22 @@ export async function pageOf<R>(ctx: DomainCtx, list: ListFn<R>, page: ScimPage)
   return { total: result.pagy.count ?? result.records.length, records: page.count === 0 ? [] : result.records };
 }
 
-/** Every record of the list that `keep` accepts, read page by page (Queries of the tenant's list, no Scan): `co`/`sw` filters. */
+/**
+ * Every record of the list that `keep` accepts (`co`/`sw` filters, and `eq` on displayName): the tenant's whole
+ * list, read in pages of 100, each a Query of the tenant's list partition (no Scan) starting at the previous
+ * page's cursor, so a walk reads each key once (linear in the tenant's records; `page=N` would re-read the N-1
+ * pages before it every time). Its cost is documented in the README's SCIM section.
+ */
 export async function walk<R>(ctx: DomainCtx, list: ListFn<R>, keep: (r: R) => boolean): Promise<R[]> {
   const out: R[] = [];
-  for (let page = 1; ; page++) {
-    const result = await list(ctx, [
-      ['page', String(page)],
+  for (let cursor: string | null = null; ; ) {
+    const result: ListResult<R> = await list(ctx, [
       ['per_page', '100'],
+      ...(cursor === null ? [] : [['cursor', cursor] as [string, string]]),
     ]);
     out.push(...result.records.filter(keep));
-    if (!result.pagy.next) return out;
+    cursor = result.pagy.next_cursor;
+    if (cursor === null) return out;
   }
 }
 

@@ -1,3 +1,4 @@
+import { config } from '#shared/config.ts';
 import type { TeamRecord } from '#shared/domain/teams/entity.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 
@@ -5,13 +6,18 @@ import type { UserRecord } from '#shared/domain/users/entity.ts';
 export const USER_URN = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const GROUP_URN = 'urn:ietf:params:scim:schemas:core:2.0:Group';
 export const LIST_URN = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
-export const SCIM_BASE = '/scim/v2';
+
+/**
+ * The absolute URL of a SCIM resource (RFC 7643 section 3.1: meta.location is the resource's URI), from the
+ * configured public base URL (shared/config.ts), never the request's Host.
+ */
+export const scimUrl = (path: string): string => `${config.apiBaseUrl}/scim/v2/${path}`;
 
 const meta = (resourceType: string, path: string, r: { created_at: string; updated_at: string }) => ({
   resourceType,
   created: r.created_at,
   lastModified: r.updated_at,
-  location: `${SCIM_BASE}/${path}`,
+  location: scimUrl(path),
   // the record's update time names its version: any write moves it
   version: `W/"${r.updated_at}"`,
 });
@@ -65,7 +71,7 @@ export function toScimGroup(t: TeamRecord, users: ReadonlyMap<string, UserRecord
     displayName: t.name,
     members: uuids.map((id) => {
       const display = users.get(id)?.display_name;
-      return { value: id, ...(display ? { display } : {}), $ref: `${SCIM_BASE}/Users/${id}` };
+      return { value: id, ...(display ? { display } : {}), $ref: scimUrl(`Users/${id}`) };
     }),
     meta: meta('Group', `Groups/${t.uuid}`, t),
   };
@@ -99,8 +105,8 @@ export function projectAttributes<T extends object>(resource: T, query: Readonly
   ) as Partial<T>;
 }
 
-/** RFC 7644 section 5 and RFC 7643 sections 5-7: what this service supports, for clients that read it. */
-export const SERVICE_PROVIDER_CONFIG = {
+/** RFC 7644 section 5 and RFC 7643 sections 5-7: what this service supports, for clients that read it (built per request: the base URL is read then). */
+export const serviceProviderConfig = () => ({
   schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
   patch: { supported: true },
   bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
@@ -116,8 +122,8 @@ export const SERVICE_PROVIDER_CONFIG = {
       primary: true,
     },
   ],
-  meta: { resourceType: 'ServiceProviderConfig', location: `${SCIM_BASE}/ServiceProviderConfig` },
-};
+  meta: { resourceType: 'ServiceProviderConfig', location: scimUrl('ServiceProviderConfig') },
+});
 
 const resourceType = (name: string, endpoint: string, schema: string, description: string) => ({
   schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'],
@@ -126,10 +132,11 @@ const resourceType = (name: string, endpoint: string, schema: string, descriptio
   endpoint,
   description,
   schema,
-  meta: { resourceType: 'ResourceType', location: `${SCIM_BASE}/ResourceTypes/${name}` },
+  meta: { resourceType: 'ResourceType', location: scimUrl(`ResourceTypes/${name}`) },
 });
 
-export const RESOURCE_TYPES = [
+/** `endpoint` stays relative: RFC 7643 section 6 defines it relative to the base URL. */
+export const resourceTypes = () => [
   resourceType('User', '/Users', USER_URN, "The tenant's users"),
   resourceType('Group', '/Groups', GROUP_URN, "The tenant's teams"),
 ];
@@ -146,7 +153,7 @@ const attr = (name: string, type: string, extra: Record<string, unknown> = {}) =
   ...extra,
 });
 
-export const SCHEMAS = [
+export const schemaDocuments = () => [
   {
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:Schema'],
     id: USER_URN,
@@ -165,7 +172,7 @@ export const SCHEMAS = [
       }),
       attr('active', 'boolean', { description: 'false: the user is deactivated (nothing is deleted)' }),
     ],
-    meta: { resourceType: 'Schema', location: `${SCIM_BASE}/Schemas/${USER_URN}` },
+    meta: { resourceType: 'Schema', location: scimUrl(`Schemas/${USER_URN}`) },
   },
   {
     schemas: ['urn:ietf:params:scim:schemas:core:2.0:Schema'],
@@ -180,6 +187,6 @@ export const SCHEMAS = [
         subAttributes: [attr('value', 'string', { mutability: 'immutable' }), attr('display', 'string', { mutability: 'readOnly' })],
       }),
     ],
-    meta: { resourceType: 'Schema', location: `${SCIM_BASE}/Schemas/${GROUP_URN}` },
+    meta: { resourceType: 'Schema', location: scimUrl(`Schemas/${GROUP_URN}`) },
   },
 ];

@@ -4,6 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { beforeAll, describe, expect, it, inject } from 'vitest';
 import { newTenant, type TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
+import { rawRequest } from '../support/raw-http.ts';
 
 /** The MCP server at /mcp through the SDK's own client (contract section 15). */
 const base = inject('apiUrl');
@@ -68,6 +69,20 @@ describe('MCP server', () => {
     expect(await doc.json()).toMatchObject({ resource: `${base}/mcp`, authorization_servers: [expect.stringMatching(/^http/)] });
     expect((await fetch(`${base}/mcp`)).status).toBe(405);
     expect((await fetch(`${base}/mcp`, { method: 'DELETE' })).status).toBe(405);
+  });
+
+  it('names itself by its configured URL, whatever Host and x-forwarded-proto a client sends', async () => {
+    const forged = { host: 'attacker.example', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'attacker.example' };
+    const res = await rawRequest(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...forged, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers['www-authenticate']).toBe(`Bearer resource_metadata="${base}/.well-known/oauth-protected-resource"`);
+    const doc = await rawRequest(`${base}/.well-known/oauth-protected-resource`, { method: 'GET', headers: forged });
+    expect(doc.status).toBe(200);
+    expect(JSON.parse(doc.body).resource).toBe(`${base}/mcp`);
   });
 
   it('lists the tools of contract section 15 with schemas and annotations', async () => {

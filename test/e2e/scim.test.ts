@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Api, expectError, newTenant, type Res, type TenantFixture } from '../support/api.ts';
+import { rawRequest } from '../support/raw-http.ts';
 
 /**
  * SCIM 2.0 provisioning (contract section 17): the request sequences Okta and Microsoft Entra ID document, sent
@@ -34,6 +35,9 @@ function expectScimError(res: Res, status: number, scimType?: string) {
   expect(res.headers.get('content-type')).toContain('application/scim+json');
   return res.body as { detail: string; scimType?: string };
 }
+
+/** The stack's own URL: the configured base every meta.location starts with (RFC 7643 3.1: absolute). */
+const base = inject('apiUrl');
 
 const q = (filter: string, extra = '') => `?filter=${encodeURIComponent(filter)}${extra}`;
 
@@ -76,9 +80,9 @@ describe('SCIM provisioning', () => {
       displayName: 'Test User',
       emails: [{ value: email, type: 'work', primary: true }],
       active: true,
-      meta: { resourceType: 'User', location: `/scim/v2/Users/${id}` },
+      meta: { resourceType: 'User', location: `${base}/scim/v2/Users/${id}` },
     });
-    expect(created.headers.get('location')).toBe(`/scim/v2/Users/${id}`);
+    expect(created.headers.get('location')).toBe(`${base}/scim/v2/Users/${id}`);
     // the REST record is the same user
     const rest = (await t.admin.get(`/rest/v2/users/${id}`)).body.data.record;
     expect(rest).toMatchObject({
@@ -121,7 +125,13 @@ describe('SCIM provisioning', () => {
     const created = await s.post('/Groups', { schemas: [GROUP], displayName: name, members: [] });
     expect(created.status).toBe(201);
     const gid = created.body.id as string;
-    expect(created.body).toMatchObject({ schemas: [GROUP], displayName: name, members: [], meta: { resourceType: 'Group' } });
+    expect(created.body).toMatchObject({
+      schemas: [GROUP],
+      displayName: name,
+      members: [],
+      meta: { resourceType: 'Group', location: `${base}/scim/v2/Groups/${created.body.id}` },
+    });
+    expect(created.headers.get('location')).toBe(`${base}/scim/v2/Groups/${created.body.id}`);
     expect((await s.get(`/Groups${q(`displayName eq "${name}"`)}`)).body).toMatchObject({ totalResults: 1, Resources: [{ id: gid }] });
     const added = await s.patch(`/Groups/${gid}`, {
       schemas: [PATCH],
@@ -408,5 +418,29 @@ describe('SCIM provisioning', () => {
     ]);
     const schemas = await s.get('/Schemas');
     expect(schemas.body.Resources.map((r: { id: string }) => r.id)).toEqual([USER, GROUP]);
+    // absolute locations from the configured base URL
+    expect(config.body.meta.location).toBe(`${base}/scim/v2/ServiceProviderConfig`);
+    expect(types.body.Resources[0].meta.location).toBe(`${base}/scim/v2/ResourceTypes/User`);
+    expect(schemas.body.Resources[0].meta.location).toBe(`${base}/scim/v2/Schemas/${USER}`);
+    // served to an authenticated SCIM client only, as Okta and Entra ID call them (README, SCIM)
+    for (const path of ['/ServiceProviderConfig', '/ResourceTypes', '/Schemas'])
+      expect((await fetch(`${base}/scim/v2${path}`)).status, path).toBe(401);
+  });
+
+  it('names its resources by its configured URL, whatever Host and x-forwarded-proto a client sends', async () => {
+    const res = await rawRequest(`${base}/scim/v2/Users`, {
+      method: 'POST',
+      headers: {
+        host: 'attacker.example',
+        'x-forwarded-proto': 'https',
+        authorization: `Bearer ${t.admin.token}`,
+        'content-type': 'application/scim+json',
+      },
+      body: JSON.stringify({ schemas: [USER], userName: `host.${randomUUID().slice(0, 8)}@example.test` }),
+    });
+    expect(res.status).toBe(201);
+    const id = JSON.parse(res.body).id as string;
+    expect(JSON.parse(res.body).meta.location).toBe(`${base}/scim/v2/Users/${id}`);
+    expect(res.headers.location).toBe(`${base}/scim/v2/Users/${id}`);
   });
 });

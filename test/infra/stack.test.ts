@@ -40,7 +40,7 @@ function expectedGrants(stack: GoalTrackingStack, row: { kind: 'route'; r: Route
       out.push(`${a} ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
   const sendsTo = row.kind === 'route' ? row.r.sendsTo : row.w.sendsTo;
   for (const q of sendsTo ?? []) out.push(`sqs:SendMessage ${id(stack, stack.queues.get(q)!.queue)}`);
-  if (row.kind === 'route' && (row.r.auth === 'jwt' || row.r.credential) && (row.r.method === 'POST' || row.r.doc.list))
+  if (row.kind === 'route' && (row.r.auth === 'jwt' || row.r.credential) && (row.r.method === 'POST' || row.r.doc.list || row.r.listEngine))
     out.push(`kms:GenerateMac ${id(stack, stack.idSeedKey)}`);
   for (const need of row.kind === 'route' ? (row.r.needs ?? []) : [])
     if (need === 'kms:sign' || need === 'kms:public-key')
@@ -143,6 +143,8 @@ describe('CDK stack', () => {
     for (const [r, fn] of stack.routeFunctions) {
       const env = (t.Resources[id(stack, fn.fn)].Properties.Environment.Variables ?? {}) as Json;
       expect(env.ISSUER_URL).toEqual({ 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
+      // the name the service gives itself (MCP resource, SCIM meta.location): the API, never a request's Host header
+      expect(env.API_BASE_URL).toEqual({ 'Fn::GetAtt': [apiId, 'ApiEndpoint'] });
       expect(env.JWT_AUDIENCE).toBe('goal-tracking-api');
       expect('ISSUER_KMS_KEY_ID' in env, `${r.method} ${r.path}`).toBe(
         (r.needs ?? []).some((n) => n === 'kms:sign' || n === 'kms:public-key'),
@@ -286,7 +288,10 @@ describe('CDK stack', () => {
     template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
     const keyId = id(stack, stack.idSeedKey);
     for (const [route, fn] of stack.routeFunctions) {
-      const post = (route.auth === 'jwt' || !!route.credential) && (route.method === 'POST' || !!route.doc.list);
+      const post = (route.auth === 'jwt' || !!route.credential) && (route.method === 'POST' || !!route.doc.list || !!route.listEngine);
+      // SCIM's lists page with the list engine, which signs next_cursor: without the key a second page is a 500 deployed
+      if (route.method === 'GET' && (route.path === '/scim/v2/Users' || route.path === '/scim/v2/Groups'))
+        expect(post, `${route.method} ${route.path}`).toBe(true);
       const env = t.Resources[id(stack, fn.fn)].Properties.Environment.Variables as Json;
       expect(env.ID_SEED_KMS_KEY_ID === undefined ? undefined : refId(env.ID_SEED_KMS_KEY_ID), `${route.method} ${route.path}`).toBe(
         post ? keyId : undefined,
@@ -574,6 +579,7 @@ describe('CDK stack with an external issuer (e.g. a Cognito user pool)', () => {
     expect(routeKeys).toContain('GET /openapi.json');
     for (const [, fn] of stack.routeFunctions) {
       const env = template.toJSON().Resources[logicalId(fn.fn)].Properties.Environment.Variables;
+      expect(env.API_BASE_URL).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^Api/), 'ApiEndpoint'] }); // the API, not the other issuer
       expect(env).toMatchObject({
         ISSUER_URL: issuerUrl,
         JWT_AUDIENCE: 'client-a',

@@ -62,4 +62,20 @@ describe('responses checked against docs/openapi.json', () => {
       responseProblem('GET', '/documents/abc/access_requests/mine', 200, { data: { type: 'access_request', record: null } }, json),
     ).toBeUndefined();
   });
+
+  it('takes no status a SCIM operation does not document, such as 422, and no relative meta.location', () => {
+    const scimError = { schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: '422', scimType: 'invalidValue', detail: 'd' };
+    expect(responseProblem('POST', '/scim/v2/Users', 422, scimError, 'application/scim+json')).toMatch(/status not documented/);
+    const at = '2026-01-01T00:00:00.000Z';
+    const user = (location: string) => ({
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'],
+      id: 'u1',
+      userName: 'a@b.test',
+      meta: { resourceType: 'User', created: at, lastModified: at, location, version: `W/"${at}"` },
+    });
+    expect(
+      responseProblem('GET', '/scim/v2/Users/u1', 200, user('https://api.example.test/scim/v2/Users/u1'), 'application/scim+json'),
+    ).toBeUndefined();
+    expect(responseProblem('GET', '/scim/v2/Users/u1', 200, user('/scim/v2/Users/u1'), 'application/scim+json')).toMatch(/location/);
+  });
 });

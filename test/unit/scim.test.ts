@@ -1,14 +1,27 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import type { ListResult } from '#shared/list/engine.ts';
+import { buildOpenApiDocument } from '#shared/openapi.ts';
+import { routes } from '#shared/routes/index.ts';
 import { newUserRecord } from '#shared/domain/users/entity.ts';
 import { validateBody } from '#shared/http/api.ts';
 import { ScimPatchBody, ScimUserBody } from '#shared/schemas/bodies/scim.ts';
 import { scimError, type ScimRefusal } from '#shared/scim/errors.ts';
 import { toScimAnswer } from '#shared/scim/handler.ts';
+import { walk } from '#shared/scim/lists.ts';
 import { applyPatch } from '#shared/scim/patch.ts';
 import { compare, listQuery, parseScimFilter } from '#shared/scim/query.ts';
 import { projectAttributes, toScimUser, USER_URN } from '#shared/scim/resources.ts';
 
 const ATTRS = ['userName', 'externalId', 'displayName'] as const;
+
+// meta.location is absolute, from the configured base URL (shared/config.ts); set before the suites below are collected
+const savedBase = process.env.API_BASE_URL;
+process.env.API_BASE_URL = 'https://api.example.test';
+afterAll(() => {
+  if (savedBase === undefined) delete process.env.API_BASE_URL;
+  else process.env.API_BASE_URL = savedBase;
+});
 const refusalOf = (f: () => unknown) => {
   try {
     f();
@@ -141,5 +154,64 @@ describe('SCIM answers', () => {
     ]);
     expect(projectAttributes(user, new Map([['excludedattributes', 'emails,id']]))).not.toHaveProperty('emails');
     expect(projectAttributes(user, new Map([['excludedattributes', 'emails,id']]))).toHaveProperty('id', 'u1');
+  });
+});
+
+describe('SCIM lists', () => {
+  /** A list as the engine serves it: `page=N` reads the keys of the pages before it, a cursor starts after its key. */
+  function fakeList(size: number) {
+    const keys = Array.from({ length: size }, (_, i) => `k${String(i).padStart(5, '0')}`);
+    const seen = { keys: 0, calls: [] as Array<Array<[string, string]>> };
+    const list = async (_ctx: DomainCtx, pairs: Array<[string, string]>): Promise<ListResult<string>> => {
+      seen.calls.push(pairs);
+      const p = new Map(pairs);
+      const perPage = Number(p.get('per_page') ?? 20);
+      const from = p.has('cursor') ? keys.indexOf(p.get('cursor')!) + 1 : (Number(p.get('page') ?? 1) - 1) * perPage;
+      const read = keys.slice(p.has('cursor') ? from : 0, from + perPage + 1); // one past the page tells `next`
+      seen.keys += read.length;
+      const records = keys.slice(from, from + perPage);
+      const more = from + perPage < keys.length;
+      return {
+        records,
+        pagy: {
+          page: Number(p.get('page') ?? 1),
+          per_page: perPage,
+          offset: 0,
+          next: more && !p.has('cursor') ? Number(p.get('page') ?? 1) + 1 : null,
+          prev: null,
+          next_cursor: more ? records.at(-1)! : null,
+        },
+        filters: {},
+      };
+    };
+    return { list, seen };
+  }
+
+  it('walks a co/sw filter through the whole list once, page after page by cursor, never re-reading earlier pages', async () => {
+    const { list, seen } = fakeList(1000);
+    const found = await walk({} as DomainCtx, list, (k) => k.endsWith('7'));
+    expect(found).toHaveLength(100);
+    expect(seen.calls).toHaveLength(10);
+    expect(seen.calls.every((c) => !c.some(([k]) => k === 'page' || k === 'offset'))).toBe(true);
+    // each key read once, plus the one past each page: linear, where page=N paging read about 5500 keys
+    expect(seen.keys).toBeLessThanOrEqual(1000 + 10);
+  });
+});
+
+describe('SCIM in the OpenAPI document', () => {
+  const doc = buildOpenApiDocument() as unknown as {
+    paths: Record<string, Record<string, { responses: Record<string, { description: string }> }>>;
+  };
+
+  it('documents no 422 on any SCIM operation (a broken rule is 400 invalidValue, RFC 7644 section 3.12), and says so under 400', () => {
+    const scim = routes.filter((r) => r.path.startsWith('/scim/'));
+    expect(scim.length).toBeGreaterThan(0);
+    for (const r of scim) {
+      const op = doc.paths[r.path]![r.method.toLowerCase()]!;
+      expect(Object.keys(op.responses), `${r.method} ${r.path}`).not.toContain('422');
+      expect(op.responses['400']!.description, `${r.method} ${r.path}`).toContain('invalidValue');
+    }
+    // REST rows keep theirs
+    expect(Object.keys(doc.paths['/rest/v2/users']!.post!.responses)).toContain('422');
   });
 });

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import * as z from 'zod';
 import { decided } from '#shared/decision.ts';
 import {
   applyUserUpdate,
@@ -115,5 +116,21 @@ describe('user decisions', () => {
       profile_attributes: { job_title: 'Dev', locale: 'fr' },
       updated_at: LATER,
     });
+  });
+});
+
+describe('the user record schema (OpenAPI, MCP output schemas)', () => {
+  it('takes the profile keys that are set, any subset of the named ones, and no other key', async () => {
+    const { UserRecordSchema } = await import('#shared/schemas/users.ts');
+    const { presentUser } = await import('#shared/presenters/directory.ts');
+    const profile = UserRecordSchema.shape.profile_attributes;
+    const wire = presentUser(user('u-1', { profile_attributes: { first_name: 'Ann', job_title: null } }));
+    expect(UserRecordSchema.safeParse(wire).success).toBe(true);
+    expect(profile.safeParse({}).success).toBe(true);
+    expect(profile.safeParse({ favourite_colour: 'red' }).success).toBe(false);
+    // the JSON Schema the MCP tools publish: named keys, none required
+    const json = z.toJSONSchema(profile) as { required?: string[]; propertyNames?: { enum: string[] } };
+    expect(json.required).toBeUndefined();
+    expect(json.propertyNames?.enum).toEqual(expect.arrayContaining(['first_name', 'department_name']));
   });
 });

@@ -3057,6 +3057,7 @@ export interface components {
                 resourceType: string;
                 created: string;
                 lastModified: string;
+                /** Format: uri */
                 location: string;
                 version: string;
             };
@@ -3124,12 +3125,14 @@ export interface components {
             members?: {
                 value: string;
                 display?: string;
+                /** Format: uri */
                 $ref: string;
             }[];
             meta?: {
                 resourceType: string;
                 created: string;
                 lastModified: string;
+                /** Format: uri */
                 location: string;
                 version: string;
             };
@@ -24487,7 +24490,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimUserList"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24527,7 +24530,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24541,17 +24544,6 @@ export interface operations {
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24621,7 +24613,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path; invalidValue: this Idempotency-Key was used with another body */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24661,7 +24653,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24684,17 +24676,6 @@ export interface operations {
             /** @description unsupported_media_type: the body is not in a media type the operation takes */
             415: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24757,7 +24738,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24797,7 +24778,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24811,17 +24792,6 @@ export interface operations {
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -24889,7 +24859,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24929,7 +24899,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24952,17 +24922,6 @@ export interface operations {
             /** @description unsupported_media_type: the body is not in a media type the operation takes */
             415: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25023,7 +24982,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25063,7 +25022,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25077,17 +25036,6 @@ export interface operations {
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25155,7 +25103,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimUser"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25195,7 +25143,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25218,17 +25166,6 @@ export interface operations {
             /** @description unsupported_media_type: the body is not in a media type the operation takes */
             415: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25289,7 +25226,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimGroupList"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25329,7 +25266,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25343,17 +25280,6 @@ export interface operations {
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25423,7 +25349,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path; invalidValue: this Idempotency-Key was used with another body */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25463,7 +25389,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25486,17 +25412,6 @@ export interface operations {
             /** @description unsupported_media_type: the body is not in a media type the operation takes */
             415: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents); idempotency_key_reused: this Idempotency-Key was used with another body */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25559,7 +25474,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25599,7 +25514,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25613,17 +25528,6 @@ export interface operations {
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25691,7 +25595,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25731,7 +25635,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25754,17 +25658,6 @@ export interface operations {
             /** @description unsupported_media_type: the body is not in a media type the operation takes */
             415: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25825,7 +25718,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25865,7 +25758,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25879,17 +25772,6 @@ export interface operations {
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -25957,7 +25839,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimGroup"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25997,7 +25879,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -26020,17 +25902,6 @@ export interface operations {
             /** @description unsupported_media_type: the body is not in a media type the operation takes */
             415: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26091,7 +25962,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimDiscovery"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -26131,7 +26002,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -26145,17 +26016,6 @@ export interface operations {
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26216,7 +26076,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimDiscovery"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -26256,7 +26116,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -26270,17 +26130,6 @@ export interface operations {
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -26341,7 +26190,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimDiscovery"];
                 };
             };
-            /** @description Malformed request: bad JSON, wrong types, unknown fields, unknown filters */
+            /** @description invalidSyntax: bad JSON, wrong types; invalidFilter: a filter this service does not answer; invalidValue: a broken rule (SCIM has no 422: RFC 7644 section 3.12), a bad startIndex or count; invalidPath, noTarget: a PATCH path */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -26381,7 +26230,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -26395,17 +26244,6 @@ export interface operations {
             /** @description payload_too_large: the body is over 1 MiB */
             413: {
                 headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/scim+json": components["schemas"]["ScimError"];
-                };
-            };
-            /** @description A rule is broken (validation_failed, taken, has_dependents) */
-            422: {
-                headers: {
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    RateLimit: components["headers"]["RateLimit"];
                     [name: string]: unknown;
                 };
                 content: {
