@@ -8,7 +8,10 @@ import { scimError } from '#shared/scim/errors.ts';
 
 export const SCIM_MEDIA_TYPE = 'application/scim+json';
 
-/** Until service accounts and scopes land (scope `scim`), SCIM is an admin's: a member's or viewer's token is 403. */
+/**
+ * SCIM is an admin's: a member's or viewer's token is 403. A service account's token is an admin's narrowed by
+ * its scopes, so it reaches here only with scope `scim` (the routes' scope check).
+ */
 export function scimCallerRefusal(ctx: DomainCtx): ForbiddenError | undefined {
   return isAdmin(ctx.caller) ? undefined : new ForbiddenError("SCIM provisioning needs an admin's token");
 }
