@@ -6,13 +6,19 @@ import type { Decision } from '#shared/decision.ts';
 import { ConcurrentUpdateError, type AppError } from '#shared/errors.ts';
 
 /**
- * The one retry budget of a write that lost an optimistic race (ConcurrentUpdateError): attempts in all,
- * never nested. Sized for the worst burst the service promises to absorb without a 409: many concurrent
+ * The one retry budget of a write that lost an optimistic race (ConcurrentUpdateError): attempts in all (and
+ * CONFLICT_DEADLINE_MS in time), never nested. Sized for the worst burst the service promises to absorb without a 409: many concurrent
  * check-ins under one rollup parent (each round of retries lets at least one writer of each contended item
  * through; test/e2e/checkins-progress.test.ts runs 40 under one parent). Back-off is exponential with full
  * jitter, capped, so a burst spreads out instead of colliding in lockstep.
  */
 export const CONFLICT_ATTEMPTS = 64;
+/**
+ * And a time budget: no retry starts (back-off included) past this long after the first attempt, so a request
+ * answers 409 conflict ("retry the request") well inside its function's 10 s timeout instead of being cut off
+ * mid-write by Lambda (64 attempts at up to 400 ms of back-off each could outlast it).
+ */
+export const CONFLICT_DEADLINE_MS = 7_000;
 const BACKOFF_CAP_MS = 400;
 const backoff = (n: number) => Math.random() * Math.min(BACKOFF_CAP_MS, 10 * 2 ** n);
 
@@ -23,12 +29,15 @@ const backoff = (n: number) => Math.random() * Math.min(BACKOFF_CAP_MS, 10 * 2 *
  * because they are conditioned on the version read. Commands use runCommand, which retries through this.
  */
 export async function retryOnConflict<T>(attempt: (n: number) => Promise<T>): Promise<T> {
+  const started = Date.now();
   for (let n = 0; ; n++) {
     try {
       return await attempt(n);
     } catch (err) {
       if (!(err instanceof ConcurrentUpdateError) || n >= CONFLICT_ATTEMPTS - 1) throw err;
-      await sleep(backoff(n));
+      const wait = backoff(n);
+      if (Date.now() - started + wait > CONFLICT_DEADLINE_MS) throw err;
+      await sleep(wait);
     }
   }
 }

@@ -9,7 +9,9 @@ vi.mock('#shared/clock.ts', async (original) => ({
   },
 }));
 
-const { CONFLICT_ATTEMPTS, commandClock, orStored, retryOnConflict, runCommand } = await import('#shared/db/commands.ts');
+const { CONFLICT_ATTEMPTS, CONFLICT_DEADLINE_MS, commandClock, orStored, retryOnConflict, runCommand } = await import(
+  '#shared/db/commands.ts'
+);
 const { AlreadyCreatedError } = await import('#shared/db/write-tx.ts');
 const { ConcurrentUpdateError, ForbiddenError, NotFoundError } = await import('#shared/errors.ts');
 import type { Db } from '#shared/db/client.ts';
@@ -61,6 +63,29 @@ describe('runCommand: one command shape', () => {
     ).rejects.toBeInstanceOf(ConcurrentUpdateError);
     expect(attempts).toBe(CONFLICT_ATTEMPTS);
     expect(CONFLICT_ATTEMPTS).toBeGreaterThanOrEqual(32);
+  });
+
+  it('starts no retry past CONFLICT_DEADLINE_MS: a slow race answers the 409 inside the route timeout', async () => {
+    let now = 0;
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => now);
+    vi.spyOn(Math, 'random').mockReturnValue(0.5);
+    let attempts = 0;
+    try {
+      await expect(
+        retryOnConflict(async () => {
+          attempts++;
+          now += 1000; // each attempt takes a second
+          throw new ConcurrentUpdateError();
+        }),
+      ).rejects.toBeInstanceOf(ConcurrentUpdateError);
+    } finally {
+      clock.mockRestore();
+      vi.mocked(Math.random).mockRestore();
+    }
+    // after the 7th attempt 7 s have gone: a retry (and its back-off) would start past the deadline
+    expect(CONFLICT_DEADLINE_MS).toBe(7000);
+    expect(attempts).toBe(7);
+    expect(waits.count).toBe(6);
   });
 
   it('fixes the ids and the clock once: every retried attempt reads, decides and writes with the same ones', async () => {
