@@ -27,6 +27,7 @@ import { callerTeamUuids } from '#shared/auth/load-caller.ts';
 import { ENTRY_SK_PREFIX, keys, REFERENCE_SK_PREFIX } from '#shared/db/keys.ts';
 import { createTableInput } from '#shared/db/table.ts';
 import { sleep } from '#shared/clock.ts';
+import { commandClock } from '#shared/db/commands.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { createCheckin } from '#shared/domain/checkins/service.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
@@ -269,17 +270,20 @@ export interface StraightSeedOptions {
  * Items no later operation of the plan reads are dropped from memory once written: check-ins, their order items
  * and entries, history items, a goal's association entries other than its parent links (owner, team, label,
  * period: only lists read them, and a label's rename, which the plan never makes) and the references goals keep
- * in periods and teams (only a delete reads them).
+ * in periods and teams (only a delete reads them); not the `child_of` references parents keep (rollups read them).
  * Goals, their parent links (rollups walk them), the directory and team memberships stay.
  */
 const evictable = (pk: string, sk: string, tenant: string) => {
   const t = keys.tenantPrefix(tenant);
-  if (sk.startsWith(HISTORY_SK_PREFIX) || sk.startsWith(REFERENCE_SK_PREFIX)) return true;
+  if (sk.startsWith(HISTORY_SK_PREFIX)) return true;
+  // a goal's `child_of` entries, kept in its parent's partition as references, are what rollups walk: they stay
+  if (sk.startsWith(REFERENCE_SK_PREFIX)) return !sk.startsWith(KEPT_CHILD_REFS);
   if (pk.startsWith(`${t}checkin#`) || pk.startsWith(`${t}checkin_order#`)) return true;
   return (
     pk.startsWith(`${t}${goalEntity.type}#`) && sk.startsWith(ENTRY_SK_PREFIX) && !KEPT_GOAL_ENTRIES.some((prefix) => sk.startsWith(prefix))
   );
 };
+const KEPT_CHILD_REFS = `${REFERENCE_SK_PREFIX}${childrenOfGoal.list}@${childrenOfGoal.name}#`;
 const KEPT_GOAL_ENTRIES = [
   `${ENTRY_SK_PREFIX}${childrenOfGoal.list}@${childrenOfGoal.name}#`,
   ...GOAL_KINDS.map((k) => `${ENTRY_SK_PREFIX}${childrenOfKind(k).name}#`),
@@ -288,6 +292,10 @@ const KEPT_GOAL_ENTRIES = [
 export async function seedStraight(opts: StraightSeedOptions): Promise<StraightSeed> {
   const started = performance.now();
   process.env.TABLE_NAME ??= opts.tableName; // the store names it in every command (the in-process table answers any)
+  // Each command at its own millisecond, as over HTTP: in process, two check-ins of one goal can run within one, and
+  // a tie in created_at orders them by uuid where the command took the one it wrote as the newest
+  let lastMs = 0;
+  commandClock.now = () => new Date((lastMs = Math.max(Date.now(), lastMs + 1))).toISOString();
   const mem = new MemoryTable(opts.tableName);
   const doc = DynamoDBDocumentClient.from(
     new DynamoDBClient({
@@ -340,8 +348,35 @@ export async function seedStraight(opts: StraightSeedOptions): Promise<StraightS
     }
   };
 
-  const writeItems = async (items: ReturnType<MemoryTable['takeDirty']>) => {
-    const concurrency = opts.concurrency ?? 16;
+  type Dirty = ReturnType<MemoryTable['takeDirty']>;
+  /**
+   * A table with its stream on (the fidelity test's: the stack runs beside the seed) hands these writes to the
+   * live projections, which read the table as they find it: a goal's repair after a check-in must find the goal,
+   * its check-in order and its newest check-in already there, or it moves the goal back to an older value (each
+   * move a history point the API never made). So the check-ins go last, each goal's newest first, one call at a
+   * time; the rest before them, goals after what they name. (The full seed's table has no stream yet: same order.)
+   */
+  const writeItems = async (items: Dirty) => {
+    const isCheckin = (i: Dirty[number]) => i.key.PK.startsWith(`${keys.tenantPrefix(tenant.uuid)}checkin#`) && i.key.SK === '#';
+    const isGoal = (i: Dirty[number]) => i.key.PK.startsWith(`${keys.tenantPrefix(tenant.uuid)}${goalEntity.type}#`) && i.key.SK === '#';
+    const newestFirst = (a: Dirty[number], b: Dirty[number]) => {
+      const ra = (a.item?.rec ?? {}) as { goal_uuid?: string; created_at?: string };
+      const rb = (b.item?.rec ?? {}) as { goal_uuid?: string; created_at?: string };
+      return (ra.goal_uuid ?? '').localeCompare(rb.goal_uuid ?? '') || (rb.created_at ?? '').localeCompare(ra.created_at ?? '');
+    };
+    await writeBatches(
+      items.filter((i) => !isCheckin(i) && !isGoal(i)),
+      opts.concurrency ?? 16,
+    );
+    await writeBatches(items.filter(isGoal), opts.concurrency ?? 16);
+    await writeBatches(items.filter(isCheckin).sort(newestFirst), 1);
+    written += items.filter((i) => i.item).length;
+    mem.evict(
+      items.map((i) => i.key),
+      (pk, sk) => evictable(pk, sk, tenant.uuid),
+    );
+  };
+  const writeBatches = async (items: Dirty, concurrency: number) => {
     let next = 0;
     await Promise.all(
       Array.from({ length: concurrency }, async () => {
@@ -358,11 +393,6 @@ export async function seedStraight(opts: StraightSeedOptions): Promise<StraightS
           }
         }
       }),
-    );
-    written += items.filter((i) => i.item).length;
-    mem.evict(
-      items.map((i) => i.key),
-      (pk, sk) => evictable(pk, sk, tenant.uuid),
     );
   };
 
