@@ -46,7 +46,7 @@ export interface CheckinRecord extends BaseRecord {
  * The tenant-wide check-in list is written on every check-in, the busiest write of a large tenant (integrations
  * check in by machine), so it is split into CHECKIN_LIST_SHARDS GSI1 partitions by goal (the goal uuid's last hex
  * digit); lists merge them back in creation order. Two, because every shard costs a list page: each first Query
- * reads at least 0.5 RCU, and page 1 (20 check-ins at 0.5 RCU, the caller at 0.5) has 12 RCU in all (issue 20), so
+ * reads at least 0.5 RCU, and page 1 (20 check-ins at 0.5 RCU, the caller at 1) has 12 RCU in all (issue 20), so
  * 2 shards (1 RCU) fit where 16 (8 RCU) did not. Two still take 2,000 check-ins/s a tenant (1,000 WCU/s a GSI
  * partition), 40 times the default tenant rate limit (50 rps), which every check-in passes first.
  */

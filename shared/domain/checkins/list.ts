@@ -42,13 +42,14 @@ const drives = (f: ParsedFilter) => (f.predicate === 'eq' || f.predicate === 'in
 /**
  * The whole list from the current shards, taken on trust while the tenant's marker is read (list-shards.ts:
  * known to the container once seen): a tenant not resharded falls back to the generic plan over every old name.
- * A page of 20 and one key more reads 12 keys of each shard first (3 KB: 0.5 RCU each), and at most one follow-up
- * of a shard holding more of them.
+ * Each shard's first Query reads 16 keys: a check-in's list key is 247 bytes, so 16 (3,952 bytes) cost the 0.5
+ * RCU any Query costs, and a page of 20 and the key telling `next` reads on (one follow-up, 0.5 RCU more) only
+ * when one shard holds more than 16 of those 21.
  */
 function currentShards({ filters, env }: ListQuery): Promise<ListPlan<CheckinRecord> | undefined> {
   if (filters.some(drives)) return Promise.resolve(undefined);
   return Promise.resolve({
-    source: { partitions: CHECKIN_LISTS.map((l) => keys.entityList(env.ctx.tenantId, l)) },
+    source: { partitions: CHECKIN_LISTS.map((l) => keys.entityList(env.ctx.tenantId, l)), firstRead: 16 },
     served: [],
     valid: checkinListsResharded(env.ctx),
   });
