@@ -103,10 +103,16 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
     const { backfillChildRefs } = await import('#shared/domain/goals/child-refs.ts');
     return { tenant_uuid: tenant, ...(await backfillChildRefs({ tenantId: tenant, db }, { concurrency })) };
   }
+  if (command === 'reshard-checkin-lists') {
+    // Check-ins written under the 16 old list shards: moved to the current 2, then the tenant marked; idempotent.
+    const { tenant, concurrency } = tenantWalkArgs(rest, 4);
+    const { reshardCheckinLists } = await import('#shared/domain/checkins/list-shards.ts');
+    return { tenant_uuid: tenant, ...(await reshardCheckinLists({ tenantId: tenant, db }, { concurrency })) };
+  }
   if (command === 'set-limits') return setLimits(db, rest);
   if (command === 'import') return runImportCommand(rest, db);
   throw new Error(
-    `Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> (--user <uuid> | --service-account <uuid>) [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset); redrive; import FILE --tenant <uuid> [--user <uuid>]; rebuild-read-models --tenant <uuid> [--concurrency <n>]; backfill-label-names --tenant <uuid> [--concurrency <n>]; backfill-child-refs --tenant <uuid> [--concurrency <n>]`,
+    `Unknown command ${command ?? ''}. Commands: create-tenant --name <name> --admin-email <email>; issue-token --tenant <uuid> (--user <uuid> | --service-account <uuid>) [--ttl <seconds>]; set-limits --tenant <uuid> (--rps <n> [--burst <n>] [--user-rps <n>] [--user-burst <n>] | --reset); redrive; import FILE --tenant <uuid> [--user <uuid>]; rebuild-read-models --tenant <uuid> [--concurrency <n>]; backfill-label-names --tenant <uuid> [--concurrency <n>]; backfill-child-refs --tenant <uuid> [--concurrency <n>]; reshard-checkin-lists --tenant <uuid> [--concurrency <n>]`,
   );
 }
 

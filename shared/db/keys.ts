@@ -75,6 +75,8 @@ export const keys = {
   goalAnchorPartition: (tenantId: string, kind: string) => goalAnchorPartition(tenantId, kind),
   /** Whether every goal of a tenant keeps its `child_of` entries in its parents' partitions (new tenants, or after the backfill). */
   childRefsState: (tenantId: string) => ({ PK: `${tenantPrefix(tenantId)}goal_layout#child_refs`, SK: ENTITY_SK }),
+  /** Whether every check-in of a tenant names the current list shards (new tenants, or after the reshard command). */
+  checkinListsState: (tenantId: string) => ({ PK: `${tenantPrefix(tenantId)}checkin_layout#list_shards`, SK: ENTITY_SK }),
   /** Whether a tenant's goal read models are complete (written when the tenant is created, or by the backfill). */
   readModelState: (tenantId: string) => ({ PK: `${tenantPrefix(tenantId)}read_models#goals`, SK: ENTITY_SK }),
   /** The event feed's partition of one hour (`YYYY-MM-DDTHH`): a tenant's events spread over hours, no partition takes them all. */

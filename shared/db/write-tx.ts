@@ -120,7 +120,10 @@ export class WriteTx {
     const newEntries = new Map((def.entries?.(after) ?? []).map((e) => [entryId(def, after, e), e]));
     for (const [k, e] of oldEntries) if (!newEntries.has(k)) this.deleteEntry(def, before.record, e);
     for (const [k, e] of newEntries) {
-      if (envChanged || !oldEntries.has(k)) this.putEntry(def, after, e, env);
+      const old = oldEntries.get(k);
+      // an entry kept at its key may still move to another list (its GSI1 partition: a check-in's list shard)
+      const listMoved = !!old && entryListOf(def, before.record, old) !== entryListOf(def, after, e);
+      if (envChanged || !old || listMoved) this.putEntry(def, after, e, env);
       if (e.heldBy && !oldEntries.has(k)) this.checkAlive(e.heldBy, e.value, e.onMissing ?? (() => new ConcurrentUpdateError()));
     }
     const oldUniques = new Map((def.uniques?.(before.record) ?? []).map((u) => [`${u.name}#${u.value}`, u]));
@@ -351,7 +354,7 @@ export class WriteTx {
         TableName: tableName(),
         Item: {
           ...this.entryKey(def, r, e),
-          GSI1PK: keys.entryList(this.ctx.tenantId, e.list ?? listNameOf(def, r), e.name, e.value),
+          GSI1PK: keys.entryList(this.ctx.tenantId, entryListOf(def, r, e), e.name, e.value),
           GSI1SK: keys.listSortKey(r.created_at, r.uuid),
           id: r.uuid,
           kind: 'entry',
@@ -391,6 +394,7 @@ export class WriteTx {
   }
 }
 
+const entryListOf = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) => e.list ?? listNameOf(def, r);
 // An entry's sort key names its list too, so two entries with the same name and value in different lists stay distinct.
 const entryName = <R extends BaseRecord>(def: EntityDef<R>, r: R, e: EntryDef) =>
   e.list && e.list !== listNameOf(def, r) ? `${e.list}@${e.name}` : e.name;

@@ -7,6 +7,7 @@ import { newUserRecord } from '#shared/domain/users/entity.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { putChildRefsMoved } from '#shared/domain/goals/child-refs.ts';
+import { putCheckinListsResharded } from '#shared/domain/checkins/list-shards.ts';
 import { putReadModelsReady } from '#shared/read-models/goal-sync.ts';
 
 export interface TenantRecord extends BaseRecord {
@@ -17,7 +18,8 @@ export const tenantEntity: EntityDef<TenantRecord> = { type: 'tenant' };
 
 /**
  * Operator path: a new tenant and its first admin, written atomically, with its goal read models marked ready
- * (it has no goals, and the stream syncs each one it gets): its lists use them from the first request on.
+ * (it has no goals, and the stream syncs each one it gets): its lists use them from the first request on. Its goals'
+ * child links and its check-in lists are marked in their current layout (it has none stored before).
  */
 export async function createTenant(
   dataFor: (tenantId: string) => Promise<DataCtx>,
@@ -29,7 +31,7 @@ export async function createTenant(
   const tenant: TenantRecord = { uuid: tenantId, name: input.name, created_at: now, updated_at: now };
   const admin = newUserRecord({ email: input.adminEmail, role: 'admin', creator_uuid: null }, now);
   const tx = putReadModelsReady(new WriteTx(ctx).create(tenantEntity, tenant).create(userEntity, admin), tenantId, now);
-  await putChildRefsMoved(tx, tenantId, now).commit();
+  await putCheckinListsResharded(putChildRefsMoved(tx, tenantId, now), tenantId, now).commit();
   return { tenant, admin };
 }
 

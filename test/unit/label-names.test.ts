@@ -213,6 +213,12 @@ describe('check-in label entries', () => {
   const ci = (over: Partial<CheckinRecord>) => ({ uuid: 'c', goal_uuid: '0000000a', label_uuids: ['l1', 'l2'], ...over }) as CheckinRecord;
 
   it('are declared for check-ins keeping names, in the check-in list shard; a check-in written before names were kept has none (as in the table)', () => {
+    expect(checkinEntity.entries!(ci({ labels: [], list_shards: 2 })).map((e) => `${e.list}@${e.name}#${e.value}`)).toEqual([
+      'checkin@goal#0000000a',
+      'checkin#0@label#l1',
+      'checkin#0@label#l2',
+    ]);
+    // written under the 16 old shards (no list_shards): where they still are, until its next write
     expect(checkinEntity.entries!(ci({ labels: [] })).map((e) => `${e.list}@${e.name}#${e.value}`)).toEqual([
       'checkin@goal#0000000a',
       'checkin#10@label#l1',

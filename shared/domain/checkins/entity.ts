@@ -35,16 +35,32 @@ export interface CheckinRecord extends BaseRecord {
    * was kept: those are presented by reading the labels.
    */
   labels?: LabelRef[];
+  /**
+   * How many list shards its list names were computed with (checkinListName): absent on check-ins written before
+   * the list went from 16 shards to 2, whose entries are still in the old ones; the next write moves them.
+   */
+  list_shards?: number;
 }
 
 /**
  * The tenant-wide check-in list is written on every check-in, the busiest write of a large tenant (integrations
- * check in by machine), so it is split into CHECKIN_LIST_SHARDS GSI1 partitions by goal (the goal uuid's last
- * hex digit); lists merge them back in creation order. Each partition then takes 1/16 of the tenant's rate.
+ * check in by machine), so it is split into CHECKIN_LIST_SHARDS GSI1 partitions by goal (the goal uuid's last hex
+ * digit); lists merge them back in creation order. Two, because every shard costs a list page: each first Query
+ * reads at least 0.5 RCU, and page 1 (20 check-ins at 0.5 RCU, the caller at 1) has 12 RCU in all (issue 20), so
+ * 2 shards (1 RCU) fit where 16 (8 RCU) did not. Two still take 2,000 check-ins/s a tenant (1,000 WCU/s a GSI
+ * partition), 40 times the default tenant rate limit (50 rps), which every check-in passes first.
  */
-export const CHECKIN_LIST_SHARDS = 16;
-export const checkinListName = (goalUuid: string) => `checkin#${parseInt(goalUuid.slice(-1), 16) % CHECKIN_LIST_SHARDS || 0}`;
-export const CHECKIN_LISTS = Array.from({ length: CHECKIN_LIST_SHARDS }, (_, i) => `checkin#${i}`);
+export const CHECKIN_LIST_SHARDS = 2;
+/** The shards before (`checkin#0` … `#15`): still read for a tenant not yet resharded (list-shards.ts). */
+export const LEGACY_CHECKIN_LIST_SHARDS = 16;
+export const checkinListName = (goalUuid: string, shards: number = CHECKIN_LIST_SHARDS) =>
+  `checkin#${parseInt(goalUuid.slice(-1), 16) % shards || 0}`;
+const listNames = (shards: number) => Array.from({ length: shards }, (_, i) => `checkin#${i}`);
+export const CHECKIN_LISTS = listNames(CHECKIN_LIST_SHARDS);
+/** Every name the list had: the old 16, which include the 2 current ones (a check-in written since is in one of them). */
+export const LEGACY_CHECKIN_LISTS = listNames(LEGACY_CHECKIN_LIST_SHARDS);
+/** A check-in's list name as stored: under the shard count it was written with. */
+const listOf = (c: CheckinRecord) => checkinListName(c.goal_uuid, c.list_shards ?? LEGACY_CHECKIN_LIST_SHARDS);
 
 /** The check-ins of a goal (`checkin@goal#<goal>`): one goal's check-ins stay in one entry list, whatever the shard. */
 export const checkinsOfGoal = entryList('checkin', 'goal');
@@ -52,7 +68,7 @@ export const checkinsOfGoal = entryList('checkin', 'goal');
 /**
  * The check-ins naming a label, in the check-in's list shard (`checkin#<n>@label#<label>`): read only by the
  * change stream, to bring a renamed or deleted label's name up to date on the check-ins that show it. Sharded
- * like the check-in list, so a label every machine check-in carries spreads its writes over 16 partitions.
+ * like the check-in list (and moved with it), so a label every machine check-in carries spreads its writes.
  * Declared only for check-ins that keep names (`labels`): one written before has no such entries in the table,
  * and the store writes them (its entries diffed) with the write that first gives it names.
  */
@@ -60,11 +76,13 @@ export const checkinsByLabel = (shardList: string) => entryList(shardList, 'labe
 
 export const checkinEntity: EntityDef<CheckinRecord> = {
   type: 'checkin',
-  listName: (c) => checkinListName(c.goal_uuid),
+  listName: listOf,
   entries: (c) => [
     entry(checkinsOfGoal, c.goal_uuid),
-    ...(c.labels === undefined ? [] : [...new Set(c.label_uuids)].map((l) => entry(checkinsByLabel(checkinListName(c.goal_uuid)), l))),
+    ...(c.labels === undefined ? [] : [...new Set(c.label_uuids)].map((l) => entry(checkinsByLabel(listOf(c)), l))),
   ],
+  // every write names the current shards: a check-in written before moves its list and label entries (WriteTx.replace)
+  layout: (c) => (c.list_shards === CHECKIN_LIST_SHARDS ? c : { ...c, list_shards: CHECKIN_LIST_SHARDS }),
 };
 
 /**

@@ -1,11 +1,14 @@
 import { isAdmin } from '#shared/auth/caller.ts';
-import { CHECKIN_LISTS, checkinEntity, checkinsOfGoal, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { keys } from '#shared/db/keys.ts';
+import { CHECKIN_LISTS, checkinEntity, checkinsOfGoal, LEGACY_CHECKIN_LISTS, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { checkinListsResharded } from '#shared/domain/checkins/list-shards.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { listStart, type ListStart } from '#shared/list/start.ts';
 import { goalEntryVisibility } from '#shared/domain/goals/access.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import { runList } from '#shared/list/engine.ts';
-import { type AttrDef, type ListResource, uuidAttr, entryIndex } from '#shared/list/resource.ts';
+import type { ParsedFilter } from '#shared/list/filter.ts';
+import { type AttrDef, type ListPlan, type ListQuery, type ListResource, uuidAttr, entryIndex } from '#shared/list/resource.ts';
 
 const goalIndex: AttrDef<CheckinRecord> = {
   type: 'string',
@@ -15,31 +18,56 @@ const goalIndex: AttrDef<CheckinRecord> = {
 };
 
 /** Filterable attributes: the spec's list, plus `goal_uuid` (alias of checkinable_uuid) and a few record fields. */
+const attributes: Record<string, AttrDef<CheckinRecord>> = {
+  uuid: uuidAttr(),
+  checkinable_type: { type: 'string', get: (c) => c.goal_type },
+  checkinable_uuid: goalIndex,
+  goal_uuid: goalIndex,
+  checkin_date: { type: 'date', get: (c) => c.checkin_date },
+  created_at: { type: 'timestamp', get: (c) => c.created_at },
+  updated_at: { type: 'timestamp', get: (c) => c.updated_at },
+  status: { type: 'string', get: (c) => c.status },
+  value: { type: 'number', get: (c) => c.value },
+  progress: { type: 'number', get: (c) => c.progress },
+  score: { type: 'number', get: (c) => c.score },
+  source_type: { type: 'string', get: (c) => c.source_type },
+  creator_uuid: { type: 'string', get: (c) => c.creator_uuid },
+  metric_uuid: { type: 'string', get: (c) => c.metric_uuid },
+};
+
+// the attributes whose eq/in an index serves: such a filter drives the list (the engine's generic plan)
+const indexed = new Set(Object.entries(attributes).flatMap(([name, a]) => (a.index ? [name] : [])));
+const drives = (f: ParsedFilter) => (f.predicate === 'eq' || f.predicate === 'in') && indexed.has(f.attribute);
+
+/**
+ * The whole list from the current shards, taken on trust while the tenant's marker is read (list-shards.ts:
+ * known to the container once seen): a tenant not resharded falls back to the generic plan over every old name.
+ * Each shard's first Query reads 16 keys: a check-in's list key is 247 bytes, so 16 (3,952 bytes) cost the 0.5
+ * RCU any Query costs, and a page of 20 and the key telling `next` reads on (one follow-up, 0.5 RCU more) only
+ * when one shard holds more than 16 of those 21.
+ */
+function currentShards({ filters, env }: ListQuery): Promise<ListPlan<CheckinRecord> | undefined> {
+  if (filters.some(drives)) return Promise.resolve(undefined);
+  return Promise.resolve({
+    source: { partitions: CHECKIN_LISTS.map((l) => keys.entityList(env.ctx.tenantId, l)), firstRead: 16 },
+    served: [],
+    valid: checkinListsResharded(env.ctx),
+  });
+}
+
 export const checkinListResource: ListResource<CheckinRecord> = {
   type: 'checkin',
   entity: checkinEntity,
-  lists: CHECKIN_LISTS,
+  // every name the list had (the current shards among them): a tenant's check-ins until it is resharded, and what
+  // a cursor is bound to, so one taken before the reshard still pages on after it
+  lists: LEGACY_CHECKIN_LISTS,
   // Every shard's first Query costs at least 0.5 RCU, and up to 4 KB of keys (~250 bytes each) cost no more: 12
   // keys each make a page of 20 (and the key telling `next`) need a follow-up of one shard at most, however its
-  // check-ins fall over the 16 shards (a share of 3 each took up to four follow-ups in sequence).
+  // check-ins fall over the 16 old shards (a share of 3 each took up to four follow-ups in sequence).
   listsFirstRead: 12,
   driverOrder: ['uuid', 'checkinable_uuid', 'goal_uuid'],
-  attributes: {
-    uuid: uuidAttr(),
-    checkinable_type: { type: 'string', get: (c) => c.goal_type },
-    checkinable_uuid: goalIndex,
-    goal_uuid: goalIndex,
-    checkin_date: { type: 'date', get: (c) => c.checkin_date },
-    created_at: { type: 'timestamp', get: (c) => c.created_at },
-    updated_at: { type: 'timestamp', get: (c) => c.updated_at },
-    status: { type: 'string', get: (c) => c.status },
-    value: { type: 'number', get: (c) => c.value },
-    progress: { type: 'number', get: (c) => c.progress },
-    score: { type: 'number', get: (c) => c.score },
-    source_type: { type: 'string', get: (c) => c.source_type },
-    creator_uuid: { type: 'string', get: (c) => c.creator_uuid },
-    metric_uuid: { type: 'string', get: (c) => c.metric_uuid },
-  },
+  attributes,
+  plan: currentShards,
 };
 
 /**

@@ -5,7 +5,8 @@ import { entriesOf, partitionEntries } from '#shared/db/index-queries.ts';
 import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
 import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';
 import { accept } from '#shared/decision.ts';
-import { CHECKIN_LISTS, checkinEntity, checkinsByLabel, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { checkinEntity, checkinsByLabel, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { checkinListsOf } from '#shared/domain/checkins/list-shards.ts';
 import { GOAL_KINDS, goalEntity, goalsByLabel, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { decideLabelSync, labelNameChanged, labelsMayBeStale, type Labelled } from '#shared/domain/labels/decide.ts';
 import { labelEntity, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';
@@ -57,7 +58,7 @@ async function idsIn(data: DataCtx, list: EntryList, value: string): Promise<str
 async function holdersOf(data: DataCtx, labelUuid: string): Promise<Array<() => Promise<boolean>>> {
   const [goals, checkins] = await Promise.all([
     Promise.all(GOAL_KINDS.map((k) => idsIn(data, goalsByLabel(k), labelUuid))),
-    Promise.all(CHECKIN_LISTS.map((shard) => idsIn(data, checkinsByLabel(shard), labelUuid))),
+    checkinListsOf(data).then((shards) => Promise.all(shards.map((shard) => idsIn(data, checkinsByLabel(shard), labelUuid)))),
   ]);
   return [
     ...goals.flat().map((id) => () => syncLabelNames(data, goalEntity, id)),
@@ -172,7 +173,7 @@ export async function backfillLabelNames(
     goals += r.seen;
     named += r.changed;
   }
-  for (const shard of CHECKIN_LISTS) {
+  for (const shard of await checkinListsOf(data)) {
     const r = await each(partitionEntries(data, keys.entityList(data.tenantId, shard)), concurrency, (id) =>
       syncLabelNames(data, checkinEntity, id),
     );

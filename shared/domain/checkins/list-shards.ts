@@ -1,0 +1,82 @@
+import { nowIso } from '#shared/clock.ts';
+import { runCommand } from '#shared/db/commands.ts';
+import { partitionEntries } from '#shared/db/index-queries.ts';
+import { keys } from '#shared/db/keys.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { getEntity } from '#shared/db/reads.ts';
+import { getSide } from '#shared/db/side-items.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
+import { accept } from '#shared/decision.ts';
+import { CHECKIN_LIST_SHARDS, CHECKIN_LISTS, checkinEntity, LEGACY_CHECKIN_LISTS } from '#shared/domain/checkins/entity.ts';
+
+/**
+ * The check-in list went from 16 shards to CHECKIN_LIST_SHARDS (entity.ts). Every write names the current ones
+ * (checkin#0, #1, themselves among the old names), so a tenant's check-ins written before stay in the old 16
+ * until written again: until the tenant's marker says every check-in moved (written with a new tenant, or by the
+ * reshard below), its readers (the list, the label-names fan-out) read all 16 old names, which hold every
+ * check-in, old or new. A marker read stale only makes a reader read the 16.
+ */
+
+/** Tenants this container has seen marked: every check-in moved; stays so (check-ins are only ever written moved). */
+const reshardedTenants = new Set<string>();
+const MAX_RESHARDED_TENANTS = 10_000;
+
+/** Marks the tenant's check-ins all in the current list shards, as part of `tx` (a new tenant's create: it has none yet). */
+export const putCheckinListsResharded = (tx: WriteTx, tenantId: string, at: string): WriteTx =>
+  tx.putSide(keys.checkinListsState(tenantId), { kind: 'checkin_layout', list_shards: CHECKIN_LIST_SHARDS, resharded_at: at });
+
+/** Whether the tenant is marked resharded: read once (eventually consistent), then known to this container. */
+export async function checkinListsResharded(ctx: DataCtx): Promise<boolean> {
+  if (reshardedTenants.has(ctx.tenantId)) return true;
+  const marker = await getSide(ctx, keys.checkinListsState(ctx.tenantId), false);
+  if (marker?.list_shards !== CHECKIN_LIST_SHARDS) return false;
+  if (reshardedTenants.size >= MAX_RESHARDED_TENANTS) reshardedTenants.clear();
+  reshardedTenants.add(ctx.tenantId);
+  return true;
+}
+
+/** The list names holding every check-in of the tenant: the current shards once marked, else all 16 old names. */
+export const checkinListsOf = async (ctx: DataCtx): Promise<string[]> =>
+  (await checkinListsResharded(ctx)) ? CHECKIN_LISTS : LEGACY_CHECKIN_LISTS;
+
+/** Writes one check-in again as it is (its list and label entries move, WriteTx.replace); true when it wrote. */
+const moveCheckin = (ctx: DataCtx, uuid: string): Promise<boolean> =>
+  runCommand(ctx, {
+    read: () => getEntity(ctx, checkinEntity, uuid, true),
+    // deleted since the walk found it, or already in the current shards: nothing to write
+    decide: (stored) => accept(stored?.record.list_shards === CHECKIN_LIST_SHARDS ? undefined : stored),
+    write: (tx, stored) => {
+      if (stored) tx.replace(checkinEntity, stored, stored.record);
+      return !!stored;
+    },
+  });
+
+/**
+ * The reshard for check-ins written under 16 list shards (`npm run admin -- reshard-checkin-lists --tenant T`, once
+ * the code writing 2 is deployed everywhere: an old writer could still put a check-in in an old shard): every
+ * check-in in the old 16 list partitions written again as it is (its list and label entries move to the current
+ * shard; each write conditioned on the version read, so it is safe beside live writes), then the tenant marked,
+ * so its readers stop reading the old shards. Idempotent: a second run writes nothing. A check-in moved a moment
+ * before the mark may show in neither shard for as long as the index lags (lists may lag 2 s: contract 14).
+ */
+export async function reshardCheckinLists(ctx: DataCtx, opts: { concurrency?: number } = {}): Promise<{ checkins: number; moved: number }> {
+  const concurrency = Math.max(1, Math.min(opts.concurrency ?? 4, 64));
+  let checkins = 0;
+  let moved = 0;
+  for (const list of LEGACY_CHECKIN_LISTS) {
+    const ids = partitionEntries(ctx, keys.entityList(ctx.tenantId, list));
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        // the workers share one key walk: each takes the next id when it is free
+        for (let r = await ids.next(); !r.done; r = await ids.next()) {
+          checkins += 1;
+          if (await moveCheckin(ctx, r.value.id)) moved += 1;
+        }
+      }),
+    );
+  }
+  // marked already (a run before, or a new tenant): nothing to write
+  if ((await getSide(ctx, keys.checkinListsState(ctx.tenantId)))?.list_shards !== CHECKIN_LIST_SHARDS)
+    await putCheckinListsResharded(new WriteTx(ctx), ctx.tenantId, nowIso()).commit();
+  return { checkins, moved };
+}
