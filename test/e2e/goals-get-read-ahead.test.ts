@@ -58,13 +58,15 @@ describe('GET goal: the goal is read ahead with the caller', () => {
     const asAdmin = await x.api.get(`${P('objectives')}/${onTeam.uuid}`);
     expect([asAdmin.status, asAdmin.body.data.access_source, calls(asAdmin), rt(asAdmin)]).toEqual([200, 'admin', 1, 1]);
     expect((await g.t.admin.put(`/rest/v2/users/${x.uuid}`, { user: { role: 'member' } })).status).toBe(200);
-    // the remembered role is stale: the teams are read on first use (a round trip more), the answer is the member's
+    // the remembered role is stale: the answer is the member's, at a member's cost (a writer's access to a goal
+    // naming teams reads those teams by key, strongly, whatever the caller's team list says: goals/access.ts)
     const stale = await x.api.get(`${P('objectives')}/${onTeam.uuid}`);
-    expect([stale.status, stale.body.data.access_source]).toEqual([200, 'team']);
-    // a member's read: user + goal and its teams at once, then the goal's teams (whether it owns one)
+    expect([stale.status, stale.body.data.access_source, rt(stale)]).toEqual([200, 'team', 2]);
+    // a member's read: user + goal at once (with the caller's teams, when the container reads them ahead for a
+    // member it knows: a third call in the same round trip), then the goal's teams by key
     const member = await x.api.get(`${P('objectives')}/${onTeam.uuid}`);
-    expect([member.status, member.body.data.access_source, calls(member), rt(member)]).toEqual([200, 'team', 3, 2]);
-    expect(rt(stale)).toBe(rt(member) + 1);
+    expect([member.status, member.body.data.access_source, rt(member)]).toEqual([200, 'team', 2]);
+    expect([2, 3]).toContain(calls(member));
   });
 
   it('one round trip for a goal with labels too: the goal keeps their names (1 read unit)', async () => {
