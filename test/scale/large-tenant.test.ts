@@ -293,10 +293,12 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
     // [path, the goals in order, pages read, the page whose cost bounds the later ones]. The walked case's bound is
     // its page 2: its page 1 walks the 100 checked-in goals first, half of them bob's, and past them one goal in
     // four is his, so a page there walks twice the keys; from page 2 on every page walks the same density.
-    const cases: Array<[string, string[], number, number]> = [
+    const cases: Array<[string, string[], number, number, number?]> = [
       [`${OBJ}?q[s]=last_checkin_date%20desc&per_page=50`, desc.slice(0, 250), 5, 1], // the latest-first order's read model
       [`${OBJ}?q[s]=last_checkin_date%20desc&q[owners_uuid_eq]=${bob}&per_page=50`, desc.filter((id) => bobs.has(id)).slice(0, 200), 4, 2], // walked
-      [`${OBJ}?q[current_status_eq]=on_track&per_page=7`, onTrack, 5, 1], // the status read model
+      // the status read model, 2 shards merged: a page may need one follow-up Query of one shard that another did
+      // not (the list engine's; up to per_page + 3 more keys), whatever its depth
+      [`${OBJ}?q[current_status_eq]=on_track&per_page=7`, onTrack, 5, 1, 10],
       [`${OBJ}?per_page=50&q[s]=created_at%20desc`, [...expected(() => true)].reverse().slice(0, 150), 3, 1],
     ];
     const pages = async (path: string, pageCount: number, between?: () => Promise<void>) => {
@@ -311,7 +313,7 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
       }
       return out;
     };
-    for (const [path, want, pageCount, boundPage] of cases) {
+    for (const [path, want, pageCount, boundPage, keySlack = 2] of cases) {
       // The cost, with no write between pages (a read right after a write may read more, whatever the depth): a
       // cursor page reads from its position on, nothing before it, however deep. Counted in calls and items, which
       // the page's reads alone decide (round trips, calls in sequence, are bench's: overlap as timed).
@@ -321,7 +323,7 @@ describe(`a tenant of ${N.toLocaleString('en')} objectives`, () => {
         if (i < boundPage) continue;
         // (+1: a sharded list's page may need one follow-up Query of one shard that another page did not: list engine)
         expect(next.calls, `${path}: DynamoDB calls of cursor page ${i + 1}`).toBeLessThanOrEqual(bound.calls + 1);
-        expect(next.itemsRead, `${path}: items read by cursor page ${i + 1}`).toBeLessThanOrEqual(bound.itemsRead + 2);
+        expect(next.itemsRead, `${path}: items read by cursor page ${i + 1}`).toBeLessThanOrEqual(bound.itemsRead + keySlack);
       }
       // The answer, with a goal created and one deleted between pages: every goal once, in order.
       const seen = (await pages(path, pageCount, churn)).flatMap(uuids);
