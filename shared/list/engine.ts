@@ -8,7 +8,7 @@ import { pageShape } from '#shared/list/page-shape.ts';
 import { readItemsPage, readKeysPage, readVerifiedPage, type PageInput } from '#shared/list/page-readers.ts';
 import { parsePageParams } from '#shared/list/params.ts';
 import type { AttrDef, IndexEnv, ListPlan, ListResource, ReadModelPart } from '#shared/list/resource.ts';
-import { entryStream, pastKey, started, type Sizing } from '#shared/list/streams.ts';
+import { entriesFrom, started, type Sizing } from '#shared/list/streams.ts';
 
 /**
  * The list planner and executor shared by every list endpoint.
@@ -172,9 +172,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   function open(p: ListPlan<R>, sizing: Sizing) {
     const s = pageShape(p, { filters, sort, page }, typeof run.itemFilter === 'function');
     const from = after && !s.memorySort ? (p.ordered && p.position ? p.position.key(after) : after.k) : undefined;
-    const source = from !== undefined && 'partitions' in p.source ? { ...p.source, from } : p.source;
-    const read = entryStream(run.ctx, run.loader, resource.entity, source, s.descending, s.firstChunk, s.wanted, sizing);
-    const stream = from === undefined ? read : pastKey(read, from, s.descending);
+    const stream = entriesFrom(run.ctx, run.loader, resource.entity, p.source, s, sizing, from);
     // the first chunk is read while the caller is, when it is small (a refused request reads no more than that)
     const early = s.firstChunk !== undefined && s.firstChunk <= EARLY_KEYS;
     return { entries: early ? started(stream) : stream };

@@ -170,6 +170,36 @@ export function started<T>(stream: AsyncGenerator<T>): AsyncGenerator<T> {
 }
 
 /** The entries of a stream after `key` in its direction (a cursor's key, and any the source yields before it). */
-export async function* pastKey(stream: AsyncGenerator<ListEntry>, key: string, descending: boolean): AsyncGenerator<ListEntry> {
+async function* pastKey(stream: AsyncGenerator<ListEntry>, key: string, descending: boolean): AsyncGenerator<ListEntry> {
   for await (const e of stream) if (descending ? e.sortKey < key : e.sortKey > key) yield e;
+}
+
+/**
+ * A page's key stream: the source's entries in list order, after `from` when a cursor page reads a stream in list
+ * order. A partition source then reads from that key on, inclusive: the cursor's own key comes first and is
+ * passed, so it is one more key to read (first chunk and wanted), or a merged shard's follow-up Query would ask
+ * for one key too few and need a second one.
+ */
+export function entriesFrom<R extends BaseRecord>(
+  ctx: DataCtx,
+  loader: Loader,
+  entity: EntityDef<R>,
+  source: IndexSource,
+  { descending, firstChunk, wanted }: { descending: boolean; firstChunk: number | undefined; wanted: number },
+  sizing: Sizing,
+  from?: string,
+): AsyncGenerator<ListEntry> {
+  if (from === undefined) return entryStream(ctx, loader, entity, source, descending, firstChunk, wanted, sizing);
+  const extra = 'partitions' in source ? 1 : 0;
+  const read = entryStream(
+    ctx,
+    loader,
+    entity,
+    'partitions' in source ? { ...source, from } : source,
+    descending,
+    firstChunk === undefined ? undefined : firstChunk + extra,
+    wanted + extra,
+    sizing,
+  );
+  return pastKey(read, from, descending);
 }

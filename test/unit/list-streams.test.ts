@@ -3,7 +3,7 @@ import type { Db } from '#shared/db/client.ts';
 import type { DataCtx, ListEntry } from '#shared/db/model.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
-import { entryStream, type Sizing } from '#shared/list/streams.ts';
+import { entriesFrom, type Sizing } from '#shared/list/streams.ts';
 import { MemoryTable } from '../../scripts/lib/bench-full-seed-memory.ts';
 
 /**
@@ -41,20 +41,23 @@ function table(order: number[][]) {
   return { ctx: { tenantId: 't1', db } as DataCtx, queries };
 }
 
-/** Takes `take` entries of the merged shards as the engine reads a page of `wanted` keys (first chunk as the engine sizes it). */
-async function read(order: number[][], wanted: number, take = wanted) {
+/**
+ * Takes `take` entries of the merged shards as the engine reads a page of `wanted` keys (first chunk as the engine
+ * sizes it); `from`: a cursor page's position (the sort key of the page before's last entry, at that position).
+ */
+async function read(order: number[][], wanted: number, take = wanted, from?: number) {
   const { ctx, queries } = table(order);
   const sizing: Sizing = { toEnd: false };
   const firstChunk = wanted + Math.min(10, Math.ceil(wanted / 4));
-  const stream = entryStream(
+  const source = { partitions: order.map((_, n) => shard(n)) };
+  const stream = entriesFrom(
     ctx,
     {} as Loader,
     goalEntity,
-    { partitions: order.map((_, n) => shard(n)) },
-    false,
-    firstChunk,
-    wanted,
+    source,
+    { descending: false, firstChunk, wanted },
     sizing,
+    from === undefined ? undefined : sortKey(from),
   );
   const got: ListEntry[] = [];
   for (let r = await stream.next(); !r.done && got.length < take; r = got.length < take ? await stream.next() : r) got.push(r.value);
@@ -105,6 +108,23 @@ describe('merged shards (a status list in 2 shards, a page of 20 and one more)',
     expect(r.ids).toEqual(range(0, 100));
     // 9 owed, then nothing: the follow-ups double from the usual step (12 → 24, 48, 96) as if the cap had not been
     expect(r.limits).toEqual([12, 12, 9, 24, 48, 96]);
+  });
+});
+
+describe('a cursor page of merged shards (a page of 7 and one more, after position 9)', () => {
+  it("reads the cursor's own key as one more: a shard holding the whole page needs one follow-up Query, not two", async () => {
+    // the cursor's key (position 9) and the next page's 8 keys all in shard 0
+    const r = await read([range(0, 30), range(30, 60)], 8, 8, 9);
+    expect(r.ids).toEqual(range(10, 18));
+    // each shard reads ceil(9 / 2) + 1 from the cursor's key on; shard 0 then the 3 it still owes
+    expect(r.limits).toEqual([6, 6, 3]);
+    expect(r.keys).toBe(6 + 6 + 3);
+  });
+
+  it('an even split needs nothing more', async () => {
+    const r = await read([range(0, 60).filter((i) => i % 2 === 0), range(0, 60).filter((i) => i % 2 === 1)], 8, 8, 9);
+    expect(r.ids).toEqual(range(10, 18));
+    expect(r.limits).toEqual([6, 6]);
   });
 });
 
