@@ -81,6 +81,18 @@ export class ConcurrentUpdateError extends AppError {
   }
 }
 
+/**
+ * A transaction DynamoDB cancelled because another one was under way on one of its items
+ * (TransactionConflict): nothing was written and no condition failed, so the same write may simply be made
+ * again. A ConcurrentUpdateError, so every read-decide-write retry takes it as a lost race; a write that reads
+ * a failed condition as "already done" must not (conditionFailed).
+ */
+export class TransactionConflictError extends ConcurrentUpdateError {}
+
+/** A write's condition failed: the item is not as the write required (already there, changed, gone), unlike a transaction conflict. */
+export const conditionFailed = (err: unknown): err is ConcurrentUpdateError =>
+  err instanceof ConcurrentUpdateError && !(err instanceof TransactionConflictError);
+
 /** DynamoDB's TransactWriteItems limit: a change needing more is refused whole (never split, never half-applied). */
 export const MAX_TRANSACTION_ITEMS = 100;
 

@@ -233,6 +233,8 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     checkpointFile: join(dataDir, 'stream-checkpoint.json'),
     deadLetterFile: dlqFile,
     batchSize: streamProcessorRow.batchSize,
+    // as deployed: the first delivery and the mapping's retries (a record failing under AWS's transient faults is not dead-lettered sooner here)
+    maxAttempts: streamProcessorRow.retryAttempts + 1,
     skip: (r) => !streamProcessorRow.sortKeys.includes(r.dynamodb?.Keys?.SK?.S ?? ''),
     handler: () =>
       (load(streamProcessorRow.handler) as Promise<StreamHandler>).then(

@@ -3,7 +3,7 @@ import type { BaseRecord, DataCtx, EntityDef, Stored } from '#shared/db/model.ts
 import { getEntity } from '#shared/db/reads.ts';
 import { AlreadyCreatedError, WriteTx } from '#shared/db/write-tx.ts';
 import type { Decision } from '#shared/decision.ts';
-import { ConcurrentUpdateError, type AppError } from '#shared/errors.ts';
+import { ConcurrentUpdateError, TransactionConflictError, type AppError } from '#shared/errors.ts';
 
 /**
  * The one retry budget of a write that lost an optimistic race (ConcurrentUpdateError): attempts in all (and
@@ -28,19 +28,29 @@ const backoff = (n: number) => Math.random() * Math.min(BACKOFF_CAP_MS, 10 * 2 *
  * cancelled as a conflict rather than a failed condition (the retry then sees the claim: 422 taken); deletes
  * because they are conditioned on the version read. Commands use runCommand, which retries through this.
  */
-export async function retryOnConflict<T>(attempt: (n: number) => Promise<T>): Promise<T> {
+export async function retryOnConflict<T>(
+  attempt: (n: number) => Promise<T>,
+  retries: (err: unknown) => boolean = (err) => err instanceof ConcurrentUpdateError,
+): Promise<T> {
   const started = Date.now();
   for (let n = 0; ; n++) {
     try {
       return await attempt(n);
     } catch (err) {
-      if (!(err instanceof ConcurrentUpdateError) || n >= CONFLICT_ATTEMPTS - 1) throw err;
+      if (!retries(err) || n >= CONFLICT_ATTEMPTS - 1) throw err;
       const wait = backoff(n);
       if (Date.now() - started + wait > CONFLICT_DEADLINE_MS) throw err;
       await sleep(wait);
     }
   }
 }
+
+/**
+ * Makes a conditioned write that reads a failed condition as its answer (already done, taken by another) again
+ * while DynamoDB cancels it for a transaction conflict (nothing written, nothing decided), within the one budget.
+ */
+export const retryTransactionConflicts = <T>(write: () => Promise<T>): Promise<T> =>
+  retryOnConflict(write, (err) => err instanceof TransactionConflictError);
 
 /**
  * One command, the shape every domain write has (docs/architecture.md, "worked example"):

@@ -6,7 +6,7 @@ import type { BaseRecord, DataCtx, EntityDef, EntryDef, Envelope, Stored, Unique
 import { tableName } from '#shared/db/reads.ts';
 import type { SideItem, SideKey } from '#shared/db/side-items.ts';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
-import { AppError, ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, TooManyWritesError } from '#shared/errors.ts';
+import { AppError, ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, TooManyWritesError, TransactionConflictError } from '#shared/errors.ts';
 import { idsAreSeeded } from '#shared/ids.ts';
 
 const TTL_ATTRIBUTE = TABLE_DEFINITION.ttlAttribute;
@@ -330,7 +330,7 @@ export class WriteTx {
         // "Already created" explains every other failed condition of the replayed transaction (claims taken by itself).
         const failure = failures.find((f) => f instanceof AlreadyCreatedError) ?? failures[0];
         if (failure) throw failure;
-        if (reasons.some((r) => r.Code === 'TransactionConflict')) throw new ConcurrentUpdateError();
+        if (reasons.some((r) => r.Code === 'TransactionConflict')) throw new TransactionConflictError();
       }
       if (err instanceof ConditionalCheckFailedException) throw this.failures[0]!({});
       throw err;

@@ -5,14 +5,14 @@ import { describe, expect, it } from 'vitest';
 import { awsFaithfulLayer, injectedFaults } from '../../scripts/lib/aws-faithful.ts';
 import { config } from '#shared/config.ts';
 import { instrument } from '#shared/db/client.ts';
-import { retryOnConflict } from '#shared/db/commands.ts';
+import { retryOnConflict, retryTransactionConflicts } from '#shared/db/commands.ts';
 import { entryList, entryListPartition } from '#shared/db/entry-lists.ts';
 import { entriesOf, queryList } from '#shared/db/index-queries.ts';
 import { keys } from '#shared/db/keys.ts';
 import { entry, type BaseRecord, type DataCtx, type EntityDef } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
-import { ConcurrentUpdateError } from '#shared/errors.ts';
+import { conditionFailed, ConcurrentUpdateError, TransactionConflictError } from '#shared/errors.ts';
 
 /** The AWS-faithful layer (scripts/lib/aws-faithful.ts) on its own, against DynamoDB Local, under the store. */
 interface Thing extends BaseRecord {
@@ -159,5 +159,33 @@ describe('AWS-faithful layer', () => {
     expect(created).toBe(1);
     expect((await getEntity(c, thing, a.uuid, true))?.record.uuid).toBe(a.uuid);
     expect(injectedFaults.get('TransactionCanceledException')).toBe(1);
+  });
+
+  it('tells a transaction conflict (nothing written: the same write made again) from a failed condition (an answer)', async () => {
+    // A write that reads "already there" as done (a notice, a delivery's claim) must not read a conflict so: the
+    // chaos run in this mode lost webhook deliveries that way.
+    let draws = [0, 0.99]; // the next attempt conflicts (its second draw picks the conflict)
+    const c: DataCtx = { tenantId: randomUUID(), db: layered({ faultRate: 0.5, random: () => draws.shift() ?? 0.9 }) };
+    const a = newThing(randomUUID());
+    const before = injectedFaults.get('TransactionCanceledException') ?? 0;
+    const conflict = await new WriteTx(c)
+      .create(thing, a)
+      .commit()
+      .catch((e: unknown) => e);
+    expect(conflict).toBeInstanceOf(TransactionConflictError);
+    expect(conditionFailed(conflict)).toBe(false);
+    expect(await getEntity(c, thing, a.uuid, true)).toBeUndefined();
+    // made again while it conflicts: the first attempt conflicts, the second passes
+    draws = [0, 0.99];
+    let attempts = 0;
+    await retryTransactionConflicts(() => (attempts++, new WriteTx(c).create(thing, a).commit()));
+    expect(attempts).toBe(2);
+    expect(injectedFaults.get('TransactionCanceledException')).toBe(before + 2);
+    expect((await getEntity(c, thing, a.uuid, true))?.record.uuid).toBe(a.uuid);
+    // a failed condition is the answer: thrown at once, not made again
+    attempts = 0;
+    const taken = await retryTransactionConflicts(() => (attempts++, new WriteTx(c).create(thing, a).commit())).catch((e: unknown) => e);
+    expect(conditionFailed(taken)).toBe(true);
+    expect(attempts).toBe(1);
   });
 });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { isAdmin } from '#shared/auth/caller.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { nowIso } from '#shared/clock.ts';
-import { runCommand } from '#shared/db/commands.ts';
+import { retryTransactionConflicts, runCommand } from '#shared/db/commands.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
@@ -24,7 +24,7 @@ import { requireAdmin, secretContext, showWebhook, tenantWebhooks } from '#share
 import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
 import { webhookHeaders } from '#shared/domain/webhooks/signature.ts';
 import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
-import { ConcurrentUpdateError } from '#shared/errors.ts';
+import { conditionFailed, ConcurrentUpdateError } from '#shared/errors.ts';
 import { runList } from '#shared/list/engine.ts';
 import type { ListResource } from '#shared/list/resource.ts';
 import type { QueueSender } from '#shared/queue/queue.ts';
@@ -195,9 +195,10 @@ export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messag
   if (!stored.record.claim) {
     const claimed = { ...stored.record, claim: messageId };
     try {
-      await new WriteTx(ctx).replace(deliveryEntity, stored, claimed).commit();
+      await retryTransactionConflicts(() => new WriteTx(ctx).replace(deliveryEntity, stored!, claimed).commit());
     } catch (err) {
-      if (err instanceof ConcurrentUpdateError) return { outcome: 'stale' }; // a duplicate message claimed it first
+      // a duplicate message claimed it first (a transaction conflict wrote nothing: made again above, never taken for that)
+      if (conditionFailed(err)) return { outcome: 'stale' };
       throw err;
     }
     stored = { record: claimed, version: stored.version + 1 };
@@ -262,10 +263,10 @@ async function finish(
     await deps.queue.send(WEBHOOK_DELIVERY_QUEUE, message(ctx.tenantId, next, notBefore), { delaySeconds: delayUntil(notBefore) });
   }
   try {
-    await new WriteTx(ctx).replace(deliveryEntity, stored, next).commit();
+    await retryTransactionConflicts(() => new WriteTx(ctx).replace(deliveryEntity, stored, next).commit());
   } catch (err) {
     // A redeliver moved the delivery on meanwhile: its round stands, this attempt's record does not.
-    if (!(err instanceof ConcurrentUpdateError)) throw err;
+    if (!conditionFailed(err)) throw err;
     return { outcome: 'stale' };
   }
   return {
@@ -283,26 +284,29 @@ async function recordHealth(ctx: DataCtx, endpoint: Stored<WebhookRecord>, ok: b
   const w = endpoint.record;
   const at = new Date(nowMs).toISOString();
   try {
-    if (ok) {
-      if (w.failing_since) await new WriteTx(ctx).replace(webhookEntity, endpoint, { ...w, failing_since: null }).commit();
-      return;
-    }
-    if (!w.failing_since) {
-      await new WriteTx(ctx).replace(webhookEntity, endpoint, { ...w, failing_since: at }).commit();
-      return;
-    }
-    if (w.status === 'active' && nowMs - Date.parse(w.failing_since) >= webhookSettings.disableAfterMs) {
-      const tx = new WriteTx(ctx).replace(webhookEntity, endpoint, {
-        ...w,
-        status: 'disabled',
-        disabled_reason: `every delivery failed since ${w.failing_since}`,
-        updated_at: at,
-      });
-      await webhookDisabledNotices(ctx, tx, w, at, failingNotice(w));
-      await tx.commit();
-    }
+    // (a transaction conflict wrote nothing: the same write again)
+    await retryTransactionConflicts(async () => {
+      if (ok) {
+        if (w.failing_since) await new WriteTx(ctx).replace(webhookEntity, endpoint, { ...w, failing_since: null }).commit();
+        return;
+      }
+      if (!w.failing_since) {
+        await new WriteTx(ctx).replace(webhookEntity, endpoint, { ...w, failing_since: at }).commit();
+        return;
+      }
+      if (w.status === 'active' && nowMs - Date.parse(w.failing_since) >= webhookSettings.disableAfterMs) {
+        const tx = new WriteTx(ctx).replace(webhookEntity, endpoint, {
+          ...w,
+          status: 'disabled',
+          disabled_reason: `every delivery failed since ${w.failing_since}`,
+          updated_at: at,
+        });
+        await webhookDisabledNotices(ctx, tx, w, at, failingNotice(w));
+        await tx.commit();
+      }
+    });
   } catch (err) {
     // Another attempt updated the endpoint first; it judged the same clock.
-    if (!(err instanceof ConcurrentUpdateError)) throw err;
+    if (!conditionFailed(err)) throw err;
   }
 }
