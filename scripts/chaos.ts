@@ -21,11 +21,12 @@
  * sync's value, and the source's status, last value, last error and failing notices follow its sync log.
  * The rate limiter is on (a limit that admits the run). `--aws-faithful` runs the stack in the AWS-like mode
  * (stale eventually consistent reads, DynamoDB faults at a rate: contract section 14); the invariants are the same.
+ * `--keep` leaves the data directory; `--log` writes the stack's log into it (stack.log) to read after a violation.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -46,6 +47,8 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '75' },
     clients: { type: 'string', default: '16' },
     keep: { type: 'boolean', default: false },
+    // the stack's own log (info and up) appended to DATA_DIR/stack.log, to read with --keep after a violation
+    log: { type: 'boolean', default: false },
     // the stack as AWS may behave (scripts/lib/aws-faithful.ts: stale reads, throttling and conflicts at a rate)
     'aws-faithful': { type: 'boolean', default: false },
   },
@@ -72,8 +75,8 @@ async function startStack(fault: boolean): Promise<void> {
     DATA_DIR: dataDir,
     // the limiter on, as deployed, with a limit that admits the run (issue 20: no lane runs without it)
     ...BENCH_RATE_LIMIT,
-    LOG_LEVEL: 'SILENT',
-    POWERTOOLS_LOG_LEVEL: 'SILENT',
+    LOG_LEVEL: values.log ? 'INFO' : 'SILENT',
+    POWERTOOLS_LOG_LEVEL: values.log ? 'INFO' : 'SILENT',
     // a data source that does not answer fails its sync after this (10 s deployed): a run is short, so runs are many
     DATA_SOURCE_TIMEOUT_MS: String(SYNC_TIMEOUT_MS),
     ...(fault ? { LOCAL_FAULT_QUEUE: ACCESS_QUEUE, LOCAL_FAULT_RATE: '0.3' } : { LOCAL_FAULT_QUEUE: '' }),
@@ -83,7 +86,7 @@ async function startStack(fault: boolean): Promise<void> {
     cwd: ROOT,
     env,
     detached: true,
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', values.log ? openSync(join(dataDir, 'stack.log'), 'a') : 'ignore', 'inherit'],
   });
   const deadline = Date.now() + 90_000;
   for (;;) {

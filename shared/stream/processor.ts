@@ -30,14 +30,16 @@ const itemKey = (r: DynamoDBRecord) => JSON.stringify(r.dynamodb?.Keys ?? r.even
  * processor fell behind a busy tenant's writes.
  */
 export function streamProcessor(deps: ProcessorDeps) {
-  const processor = new BatchProcessor(EventType.DynamoDBStreams);
   const record = async (r: DynamoDBRecord) => {
     const change = tableChange(r);
     if (!change) return;
     await applyChange(change, deps.projections, { data: await deps.data(change.tenantId), log: deps.log });
   };
   return (event: DynamoDBStreamEvent, context?: Context): Promise<DynamoDBBatchResponse> =>
-    processPartialResponse(event, perItemInOrder(itemKey, deps.concurrency ?? 16, record), processor, {
+    // A processor per batch: it holds the batch's failures, and batches of one handler may run at once (the local
+    // poller's lanes). One shared across them reported a failed record of one batch in another's answer, or in
+    // none: the record was passed as done and its projections never ran again (a lost webhook event).
+    processPartialResponse(event, perItemInOrder(itemKey, deps.concurrency ?? 16, record), new BatchProcessor(EventType.DynamoDBStreams), {
       context,
       processInParallel: true,
     }) as Promise<DynamoDBBatchResponse>;
