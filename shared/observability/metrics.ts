@@ -110,7 +110,8 @@ export function publishMetrics(values: Partial<Record<MetricName, number | reado
         added++;
       }
     }
-    if (added > 0) m.publishStoredMetrics();
+    // (another caller in this process may have published these with its own: the local stack serves requests at once)
+    if (added > 0 && m.hasStoredMetrics()) m.publishStoredMetrics();
   } catch {
     m.clearMetrics(); // nothing half-added stays for the next emission
   }
