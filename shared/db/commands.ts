@@ -1,7 +1,8 @@
 import { nowIso, sleep } from '#shared/clock.ts';
 import type { BaseRecord, DataCtx, EntityDef, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
-import { AlreadyCreatedError, WriteTx } from '#shared/db/write-tx.ts';
+import { AlreadyCreatedError } from '#shared/db/tx-errors.ts';
+import { WriteTx } from '#shared/db/write-tx.ts';
 import type { Decision } from '#shared/decision.ts';
 import { ConcurrentUpdateError, TransactionConflictError, type AppError } from '#shared/errors.ts';
 

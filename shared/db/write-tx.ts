@@ -1,32 +1,18 @@
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { TransactionCanceledException, ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { Expr, type ItemCondition } from '#shared/db/expressions.ts';
 import { keys } from '#shared/db/keys.ts';
 import type { BaseRecord, DataCtx, EntityDef, EntryDef, Envelope, Stored, UniqueDef } from '#shared/db/model.ts';
 import { tableName } from '#shared/db/reads.ts';
 import type { SideItem, SideKey } from '#shared/db/side-items.ts';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
-import { AppError, ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, TooManyWritesError, TransactionConflictError } from '#shared/errors.ts';
+import { AlreadyCreatedError, transactionError, type ConditionFailure } from '#shared/db/tx-errors.ts';
+import { AppError, ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, TooManyWritesError } from '#shared/errors.ts';
 import { idsAreSeeded } from '#shared/ids.ts';
 
 const TTL_ATTRIBUTE = TABLE_DEFINITION.ttlAttribute;
 
 /** A delete marker older than this no longer blocks new references (a crashed delete frees them again; references.ts). */
 export const DELETE_MARKER_TTL_MS = 30_000;
-
-/**
- * A create found its record already stored under an id seeded by the request's Idempotency-Key (shared/ids.ts):
- * an earlier attempt of this very request committed and died before its answer was recorded. The command
- * answers with the stored record instead of writing a second one (`createdOrStored`).
- */
-export class AlreadyCreatedError extends AppError {
-  constructor(
-    readonly type: string,
-    readonly uuid: string,
-  ) {
-    super(409, 'conflict', 'The record this request creates is already stored');
-  }
-}
 
 const listNameOf = <R extends BaseRecord>(def: EntityDef<R>, r: R) => def.listName?.(r) ?? def.type;
 const expiryOf = <R extends BaseRecord>(def: EntityDef<R>, r: R) => {
@@ -43,7 +29,7 @@ type TxItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
  */
 export class WriteTx {
   private items: TxItem[] = [];
-  private failures: Array<(reason: { Item?: unknown }) => AppError> = [];
+  private failures: ConditionFailure[] = [];
   private tooMany: { field?: string; hint?: string } = {};
   private alive = new Set<string>();
 
@@ -54,7 +40,7 @@ export class WriteTx {
   }
 
   /** Adds a raw operation (Put/Update/Delete/ConditionCheck) with the error its failed condition means. Store-internal: callers use the typed operations. */
-  private add(item: TxItem, onConditionFail: (reason: { Item?: unknown }) => AppError = () => new ConcurrentUpdateError()): this {
+  private add(item: TxItem, onConditionFail: ConditionFailure = () => new ConcurrentUpdateError()): this {
     this.items.push(item);
     this.failures.push(onConditionFail);
     return this;
@@ -324,16 +310,7 @@ export class WriteTx {
     try {
       await this.ctx.db.send(new TransactWriteCommand({ TransactItems: this.items }));
     } catch (err) {
-      if (err instanceof TransactionCanceledException || (err as Error).name === 'TransactionCanceledException') {
-        const reasons = (err as TransactionCanceledException).CancellationReasons ?? [];
-        const failures = reasons.flatMap((r, i) => (r.Code === 'ConditionalCheckFailed' ? [this.failures[i]!(r)] : []));
-        // "Already created" explains every other failed condition of the replayed transaction (claims taken by itself).
-        const failure = failures.find((f) => f instanceof AlreadyCreatedError) ?? failures[0];
-        if (failure) throw failure;
-        if (reasons.some((r) => r.Code === 'TransactionConflict')) throw new TransactionConflictError();
-      }
-      if (err instanceof ConditionalCheckFailedException) throw this.failures[0]!({});
-      throw err;
+      throw transactionError(err, this.failures);
     }
   }
 

@@ -12,7 +12,7 @@ vi.mock('#shared/clock.ts', async (original) => ({
 const { CONFLICT_ATTEMPTS, CONFLICT_DEADLINE_MS, commandClock, orStored, retryOnConflict, runCommand } = await import(
   '#shared/db/commands.ts'
 );
-const { AlreadyCreatedError } = await import('#shared/db/write-tx.ts');
+const { AlreadyCreatedError } = await import('#shared/db/tx-errors.ts');
 const { ConcurrentUpdateError, ForbiddenError, NotFoundError } = await import('#shared/errors.ts');
 import type { Db } from '#shared/db/client.ts';
 import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
