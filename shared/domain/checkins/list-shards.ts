@@ -1,11 +1,9 @@
 import { nowIso } from '#shared/clock.ts';
 import { runCommand } from '#shared/db/commands.ts';
-import { partitionEntries } from '#shared/db/index-queries.ts';
 import { keys } from '#shared/db/keys.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
-import { getSide } from '#shared/db/side-items.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import { layoutMove } from '#shared/db/tenant-layouts.ts';
 import { accept } from '#shared/decision.ts';
 import { CHECKIN_LIST_SHARDS, CHECKIN_LISTS, checkinEntity, LEGACY_CHECKIN_LISTS } from '#shared/domain/checkins/entity.ts';
 
@@ -17,23 +15,18 @@ import { CHECKIN_LIST_SHARDS, CHECKIN_LISTS, checkinEntity, LEGACY_CHECKIN_LISTS
  * check-in, old or new. A marker read stale only makes a reader read the 16.
  */
 
-/** Tenants this container has seen marked: every check-in moved; stays so (check-ins are only ever written moved). */
-const reshardedTenants = new Set<string>();
-const MAX_RESHARDED_TENANTS = 10_000;
+/** The tenant's check-ins all in the current list shards (a new tenant's, or after the reshard below). */
+const resharded = layoutMove({
+  key: keys.checkinListsState,
+  item: (at) => ({ kind: 'checkin_layout', list_shards: CHECKIN_LIST_SHARDS, resharded_at: at }),
+  holds: (marker) => marker.list_shards === CHECKIN_LIST_SHARDS,
+});
 
 /** Marks the tenant's check-ins all in the current list shards, as part of `tx` (a new tenant's create: it has none yet). */
-export const putCheckinListsResharded = (tx: WriteTx, tenantId: string, at: string): WriteTx =>
-  tx.putSide(keys.checkinListsState(tenantId), { kind: 'checkin_layout', list_shards: CHECKIN_LIST_SHARDS, resharded_at: at });
+export const putCheckinListsResharded = resharded.mark;
 
 /** Whether the tenant is marked resharded: read once (eventually consistent), then known to this container. */
-export async function checkinListsResharded(ctx: DataCtx): Promise<boolean> {
-  if (reshardedTenants.has(ctx.tenantId)) return true;
-  const marker = await getSide(ctx, keys.checkinListsState(ctx.tenantId), false);
-  if (marker?.list_shards !== CHECKIN_LIST_SHARDS) return false;
-  if (reshardedTenants.size >= MAX_RESHARDED_TENANTS) reshardedTenants.clear();
-  reshardedTenants.add(ctx.tenantId);
-  return true;
-}
+export const checkinListsResharded = (ctx: DataCtx): Promise<boolean> => resharded.marked(ctx);
 
 /** The list names holding every check-in of the tenant: the current shards once marked, else all 16 old names. */
 export const checkinListsOf = async (ctx: DataCtx): Promise<string[]> =>
@@ -60,23 +53,7 @@ const moveCheckin = (ctx: DataCtx, uuid: string): Promise<boolean> =>
  * before the mark may show in neither shard for as long as the index lags (lists may lag 2 s: contract 14).
  */
 export async function reshardCheckinLists(ctx: DataCtx, opts: { concurrency?: number } = {}): Promise<{ checkins: number; moved: number }> {
-  const concurrency = Math.max(1, Math.min(opts.concurrency ?? 4, 64));
-  let checkins = 0;
-  let moved = 0;
-  for (const list of LEGACY_CHECKIN_LISTS) {
-    const ids = partitionEntries(ctx, keys.entityList(ctx.tenantId, list));
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        // the workers share one key walk: each takes the next id when it is free
-        for (let r = await ids.next(); !r.done; r = await ids.next()) {
-          checkins += 1;
-          if (await moveCheckin(ctx, r.value.id)) moved += 1;
-        }
-      }),
-    );
-  }
-  // marked already (a run before, or a new tenant): nothing to write
-  if ((await getSide(ctx, keys.checkinListsState(ctx.tenantId)))?.list_shards !== CHECKIN_LIST_SHARDS)
-    await putCheckinListsResharded(new WriteTx(ctx), ctx.tenantId, nowIso()).commit();
-  return { checkins, moved };
+  const partitions = LEGACY_CHECKIN_LISTS.map((list) => keys.entityList(ctx.tenantId, list));
+  const { seen, moved } = await resharded.moveAll(ctx, partitions, (id) => moveCheckin(ctx, id), { ...opts, at: nowIso() });
+  return { checkins: seen, moved };
 }

@@ -5,8 +5,7 @@ import { keys } from '#shared/db/keys.ts';
 import type { DataCtx, ListEntry } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { keptEntries } from '#shared/db/references.ts';
-import { getSide } from '#shared/db/side-items.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import { layoutMove } from '#shared/db/tenant-layouts.ts';
 import { accept } from '#shared/decision.ts';
 import { childrenOfGoal, GOAL_KINDS, goalEntity } from '#shared/domain/goals/entity.ts';
 
@@ -23,27 +22,21 @@ import { childrenOfGoal, GOAL_KINDS, goalEntity } from '#shared/domain/goals/ent
  * older one long on the index.
  */
 
-/** Tenants this container has seen marked: every goal moved; stays so (goals are only ever written moved). */
-const movedTenants = new Set<string>();
-const MAX_MOVED_TENANTS = 10_000;
+/** The tenant's goals all keep their children's links (a new tenant's, or after the backfill below). */
+const moved = layoutMove({ key: keys.childRefsState, item: (at) => ({ kind: 'goal_layout', moved_at: at }) });
 
 /** Marks the tenant's goals all moved, as part of `tx` (a new tenant's create: it has no goals yet). */
-export const putChildRefsMoved = (tx: WriteTx, tenantId: string, at: string): WriteTx =>
-  tx.putSide(keys.childRefsState(tenantId), { kind: 'goal_layout', moved_at: at });
+export const putChildRefsMoved = moved.mark;
 
 /** Direct children of a goal, any kind (with their envelope), every link committed included; creation order. */
 export async function childLinks(ctx: DataCtx, parentUuid: string): Promise<ListEntry[]> {
   const kept = keptEntries(ctx, goalEntity.type, parentUuid, childrenOfGoal);
-  if (movedTenants.has(ctx.tenantId)) return kept;
-  const [own, indexed, marker] = await Promise.all([
+  if (moved.known(ctx.tenantId)) return kept;
+  const [own, indexed] = await Promise.all([
     kept,
     collect(partitionEntries(ctx, keys.entryList(ctx.tenantId, childrenOfGoal.list, childrenOfGoal.name, parentUuid))),
-    getSide(ctx, keys.childRefsState(ctx.tenantId), false),
+    moved.marked(ctx), // known from now on when marked
   ]);
-  if (marker) {
-    if (movedTenants.size >= MAX_MOVED_TENANTS) movedTenants.clear();
-    movedTenants.add(ctx.tenantId);
-  }
   const ids = new Set(own.map((e) => e.id));
   return [...own, ...indexed.filter((e) => !ids.has(e.id))].sort((a, b) => (a.sortKey < b.sortKey ? -1 : a.sortKey > b.sortKey ? 1 : 0));
 }
@@ -73,21 +66,7 @@ const moveGoal = (ctx: DataCtx, uuid: string): Promise<boolean> =>
  * tenant marked, so child lists stop reading the index. Idempotent: a second run writes nothing.
  */
 export async function backfillChildRefs(ctx: DataCtx, opts: { concurrency?: number } = {}): Promise<{ goals: number; moved: number }> {
-  const concurrency = Math.max(1, Math.min(opts.concurrency ?? 4, 64));
-  let goals = 0;
-  let moved = 0;
-  for (const kind of GOAL_KINDS) {
-    const ids = partitionEntries(ctx, keys.entityList(ctx.tenantId, kind));
-    await Promise.all(
-      Array.from({ length: concurrency }, async () => {
-        // the workers share one key walk: each takes the next id when it is free
-        for (let r = await ids.next(); !r.done; r = await ids.next()) {
-          goals += 1;
-          if (await moveGoal(ctx, r.value.id)) moved += 1;
-        }
-      }),
-    );
-  }
-  await putChildRefsMoved(new WriteTx(ctx), ctx.tenantId, nowIso()).commit();
-  return { goals, moved };
+  const partitions = GOAL_KINDS.map((kind) => keys.entityList(ctx.tenantId, kind));
+  const done = await moved.moveAll(ctx, partitions, (id) => moveGoal(ctx, id), { ...opts, at: nowIso() });
+  return { goals: done.seen, moved: done.moved };
 }
