@@ -10,40 +10,68 @@ import { presentTeam, presentTimePeriod, presentUser } from '#shared/presenters/
 import { TeamListResponse } from '#shared/schemas/teams.ts';
 import { TimePeriodListResponse } from '#shared/schemas/time-periods.ts';
 import { UserListResponse } from '#shared/schemas/users.ts';
+import type { Checks } from '#shared/auth/permissions.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
+import type { ListResult } from '#shared/list/engine.ts';
 import { dataOf, DIRECTORY_READ, listData, tool, type McpTool } from '#shared/mcp/tool.ts';
 import { page, pagePairs, perPage } from '#shared/mcp/tool-args.ts';
 
 /** The directory tools: time periods, teams and people, mostly to find the uuids other tools take. */
 
+/**
+ * A directory list with nothing to filter by: its page, presented as its REST list answers, and one line a
+ * record for the assistant (list_time_periods, list_teams).
+ */
+function plainList<T extends z.ZodType, Rec>(t: {
+  name: string;
+  title: string;
+  description: string;
+  type: string;
+  list: (ctx: DomainCtx, pairs: Array<[string, string]>) => Promise<ListResult<Rec>>;
+  present: (r: Rec) => unknown;
+  checks: (ctx: DomainCtx) => Checks;
+  result: z.ZodObject<{ data: T }>;
+  summary: (data: z.infer<T>) => string;
+}): McpTool {
+  return tool({
+    name: t.name,
+    title: t.title,
+    description: t.description,
+    scope: DIRECTORY_READ,
+    readOnly: true,
+    args: z.strictObject({ page, per_page: perPage }),
+    result: listData(t.result),
+    run: async (ctx, a) => {
+      const result = await t.list(ctx, pagePairs(a));
+      return dataOf(listResponse(t.type, result, result.records.map(t.present), t.checks(ctx)));
+    },
+    summary: t.summary,
+  });
+}
+
 export const DIRECTORY_TOOLS: McpTool[] = [
-  tool({
+  plainList({
     name: 'list_time_periods',
     title: 'List time periods',
     description:
       'The time periods (quarters, years) goals belong to, with their dates. Use it to find time_period_uuid for create_goal or goals_needing_attention.',
-    scope: DIRECTORY_READ,
-    readOnly: true,
-    args: z.strictObject({ page, per_page: perPage }),
-    result: listData(TimePeriodListResponse),
-    run: async (ctx, a) => {
-      const result = await listTimePeriods(ctx, pagePairs(a));
-      return dataOf(listResponse('time_period', result, result.records.map(presentTimePeriod), timePeriodCollectionChecks(ctx)));
-    },
+    type: 'time_period',
+    list: listTimePeriods,
+    present: presentTimePeriod,
+    checks: timePeriodCollectionChecks,
+    result: TimePeriodListResponse,
     summary: (r) =>
       `${r.records.length} time period(s): ${r.records.map((p) => `${p.name} (${p.start_date}..${p.end_date}, uuid ${p.uuid})`).join('; ')}`,
   }),
-  tool({
+  plainList({
     name: 'list_teams',
     title: 'List teams',
     description: 'The teams of the organisation. Use it to find team uuids for goal owners, filters or visibility.',
-    scope: DIRECTORY_READ,
-    readOnly: true,
-    args: z.strictObject({ page, per_page: perPage }),
-    result: listData(TeamListResponse),
-    run: async (ctx, a) => {
-      const result = await listTeams(ctx, pagePairs(a));
-      return dataOf(listResponse('team', result, result.records.map(presentTeam), teamCollectionChecks(ctx)));
-    },
+    type: 'team',
+    list: listTeams,
+    present: presentTeam,
+    checks: teamCollectionChecks,
+    result: TeamListResponse,
     summary: (r) => `${r.records.length} team(s): ${r.records.map((t) => `${t.name} (uuid ${t.uuid})`).join('; ')}`,
   }),
   tool({
