@@ -290,12 +290,22 @@ const KEPT_GOAL_ENTRIES = [
 ];
 
 export async function seedStraight(opts: StraightSeedOptions): Promise<StraightSeed> {
-  const started = performance.now();
-  process.env.TABLE_NAME ??= opts.tableName; // the store names it in every command (the in-process table answers any)
   // Each command at its own millisecond, as over HTTP: in process, two check-ins of one goal can run within one, and
-  // a tie in created_at orders them by uuid where the command took the one it wrote as the newest
+  // a tie in created_at orders them by uuid where the command took the one it wrote as the newest. Only while
+  // the seed runs: the clock is the process's again after it.
+  const processClock = commandClock.now;
   let lastMs = 0;
   commandClock.now = () => new Date((lastMs = Math.max(Date.now(), lastMs + 1))).toISOString();
+  try {
+    return await seed(opts);
+  } finally {
+    commandClock.now = processClock;
+  }
+}
+
+async function seed(opts: StraightSeedOptions): Promise<StraightSeed> {
+  const started = performance.now();
+  process.env.TABLE_NAME ??= opts.tableName; // the store names it in every command (the in-process table answers any)
   const mem = new MemoryTable(opts.tableName);
   const doc = DynamoDBDocumentClient.from(
     new DynamoDBClient({
