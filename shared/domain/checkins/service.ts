@@ -19,7 +19,7 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { addGoalWrite, refreshRollups, rollupsWithGoalWrite } from '#shared/domain/goals/rollup-writes.ts';
+import { addGoalWrite, refreshRollupsAfterWrite, rollupsWithGoalWrite } from '#shared/domain/goals/rollup-writes.ts';
 import { reportSignal } from '#shared/signals.ts';
 import { primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/service.ts';
@@ -120,7 +120,7 @@ async function withRollups(ctx: DomainCtx, tx: WriteTx, before: Stored<GoalRecor
 
 /** After the commit: ancestors that could not move in it (one without its aggregate yet) are recomputed before the request returns. */
 async function afterCheckinWrite(ctx: DomainCtx, w: CheckinWritten): Promise<CheckinView> {
-  if (!w.synced) await refreshRollups(ctx, [w.goal.uuid]);
+  if (!w.synced) await refreshRollupsAfterWrite(ctx, [w.goal.uuid]);
   else if (w.rollupDepth !== undefined) reportSignal('rollupDepth', w.rollupDepth); // the operator's RollupDepth metric (not on a replay)
   ctx.loader.prime(goalEntity, w.goal);
   primeLabels(ctx.loader, w.createdLabels);

@@ -7,7 +7,7 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { decideArchive, editRefusal, goalNotFound } from '#shared/domain/goals/decide.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
-import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
+import { refreshRollupsAfterWrite } from '#shared/domain/goals/rollup-writes.ts';
 import type { GoalView } from '#shared/domain/goals/service.ts';
 
 /** Sets (archive) or clears (unarchive) archived_at/archived_by_uuid; doing it twice changes nothing. */
@@ -25,7 +25,7 @@ export async function setArchived(ctx: DomainCtx, kind: GoalKind, id: string, ar
     },
     after: async ({ before, after }) => {
       // archived children leave their parents' rollup
-      if (after !== before) await refreshRollups(ctx, [after]);
+      if (after !== before) await refreshRollupsAfterWrite(ctx, [after]);
       return { goal: after, access: await goalAccess(ctx, after) };
     },
   });

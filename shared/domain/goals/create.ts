@@ -18,7 +18,7 @@ import { labelNamesOf } from '#shared/domain/labels/decide.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind } from '#shared/domain/goals/entity.ts';
-import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
+import { refreshRollupsAfterWrite } from '#shared/domain/goals/rollup-writes.ts';
 import { delegatesOf, heaviestField, parentLinksOf } from '#shared/domain/goals/rules.ts';
 import { uniq } from '#shared/domain/fields.ts';
 import { requireUnchanged } from '#shared/domain/goals/reads.ts';
@@ -128,7 +128,7 @@ export async function createGoal(
     after: async ({ goal, created }) => {
       ctx.loader.prime(goalEntity, goal);
       primeLabels(ctx.loader, created);
-      if (goal.parent_links.length) await refreshRollups(ctx, [goal]);
+      if (goal.parent_links.length) await refreshRollupsAfterWrite(ctx, [goal]);
       return { goal, access: await goalAccess(ctx, goal) };
     },
   });

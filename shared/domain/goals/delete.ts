@@ -10,7 +10,7 @@ import { decideDelete, deleteBlame, goalNotFound, immediateKinds, type SeenGoal 
 import { goalAccess } from '#shared/domain/goals/access.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { childEntriesOfKind, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
-import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
+import { refreshRollupsAfterWrite } from '#shared/domain/goals/rollup-writes.ts';
 import { MAX_TX_ITEMS } from '#shared/domain/goals/rules.ts';
 
 const seen = async (ctx: DomainCtx, stored: Stored<GoalRecord>): Promise<SeenGoal> => ({
@@ -55,7 +55,7 @@ export async function deleteGoal(ctx: DomainCtx, kind: GoalKind, id: string, inp
       };
     },
     after: async ({ goal, discarded }) => {
-      if (discarded.length) await refreshRollups(ctx, discarded);
+      if (discarded.length) await refreshRollupsAfterWrite(ctx, discarded);
       return goal;
     },
   });

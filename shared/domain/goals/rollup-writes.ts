@@ -4,6 +4,7 @@ import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntities } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { accept, type Decision } from '#shared/decision.ts';
+import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { childEntries } from '#shared/domain/goals/hierarchy.ts';
 import {
@@ -15,7 +16,7 @@ import {
   type RollupState,
   type RollupWrite,
 } from '#shared/domain/goals/progress.ts';
-import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
+import { ConcurrentUpdateError, MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
 
 // The rollup writes of shared/domain/goals/progress.ts (read, decide there, write): OWNED BY THE CHECK-INS WORK too.
 
@@ -232,6 +233,25 @@ export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRec
       return latest;
     },
   });
+}
+
+/**
+ * refreshRollups after a request's write committed. When the refresh runs out of its retry budget (an ancestor
+ * busier than the budget absorbs), the request still answers its 2xx: the write happened, and an error would
+ * tell the client it did not (a retry without the Idempotency-Key would make it twice). The change stream's
+ * rollups projection then brings the ancestors up to date, as derived state (contract 14, docs/architecture.md:
+ * the one case where an ancestor's rollup follows a 2xx late). Returns what refreshRollups returns, or nothing then.
+ */
+export async function refreshRollupsAfterWrite(ctx: DomainCtx, goals: Array<string | GoalRecord>): Promise<Map<string, GoalRecord>> {
+  try {
+    return await refreshRollups(ctx, goals);
+  } catch (err) {
+    if (!(err instanceof ConcurrentUpdateError)) throw err;
+    ctx.log.warn('rollup refresh left to the change stream: its retry budget ran out', {
+      goals: goals.map((g) => (typeof g === 'string' ? g : g.uuid)),
+    });
+    return new Map();
+  }
 }
 
 /**

@@ -24,7 +24,7 @@ import {
 import { labelNamesOf } from '#shared/domain/labels/decide.ts';
 import { goalEntity, hierarchyGuardKey, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { closesCycle, walkDescendants } from '#shared/domain/goals/hierarchy.ts';
-import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
+import { refreshRollupsAfterWrite } from '#shared/domain/goals/rollup-writes.ts';
 import { requireUnchanged } from '#shared/domain/goals/reads.ts';
 import { delegatesOf, heaviestField } from '#shared/domain/goals/rules.ts';
 import { uniq } from '#shared/domain/fields.ts';
@@ -150,7 +150,7 @@ async function afterGoalUpdate(ctx: DomainCtx, g: GoalRecord, write: UpdateWrite
   if (rollupInputsChanged) {
     // the goal itself (when in rollup mode), its ancestors, and the parents it left; a rollup goal's own
     // progress was just recomputed: answer with it
-    goal = (await refreshRollups(ctx, [after, ...write.removedParents])).get(after.uuid) ?? after;
+    goal = (await refreshRollupsAfterWrite(ctx, [after, ...write.removedParents])).get(after.uuid) ?? after;
   }
   if (after.path !== g.path) await refreshDescendantPaths(ctx, after);
   return { goal, access: await goalAccess(ctx, goal) };
