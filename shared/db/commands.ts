@@ -3,7 +3,7 @@ import type { BaseRecord, DataCtx, EntityDef, Stored } from '#shared/db/model.ts
 import { getEntity } from '#shared/db/reads.ts';
 import { AlreadyCreatedError } from '#shared/db/tx-errors.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
-import type { Decision } from '#shared/decision.ts';
+import { accept, refuse, type Decision } from '#shared/decision.ts';
 import { ConcurrentUpdateError, TransactionConflictError, type AppError } from '#shared/errors.ts';
 
 /**
@@ -158,9 +158,10 @@ export async function createdOrStored<R extends BaseRecord, T = R>(
 }
 
 /**
- * Optimistic read-modify-write: reads the entity, lets `change` compute the new record (and add related
- * writes to the same transaction), commits conditioned on the version read, and retries on a lost race.
- * `change` must be side-effect free apart from `tx` because it may run more than once.
+ * Optimistic read-modify-write of one entity, as a command (runCommand): reads it (strongly), lets `change`
+ * compute the new record (and add related writes to the same transaction), commits conditioned on the version
+ * read; a lost race runs it again in the one budget. `change` must be side-effect free apart from `tx`, since it
+ * may run more than once; undefined: nothing to write. A missing entity answers `onMissing()`.
  */
 export async function mutateEntity<R extends BaseRecord>(
   ctx: DataCtx,
@@ -169,14 +170,13 @@ export async function mutateEntity<R extends BaseRecord>(
   change: (current: Stored<R>, tx: WriteTx) => Promise<R | undefined> | R | undefined,
   onMissing: () => AppError,
 ): Promise<{ before: Stored<R>; after: R }> {
-  return retryOnConflict(async () => {
-    const current = await getEntity(ctx, def, id, true);
-    if (!current) throw onMissing();
-    const tx = new WriteTx(ctx);
-    const next = await change(current, tx);
-    if (next === undefined) return { before: current, after: current.record };
-    tx.replace(def, current, next);
-    await tx.commit();
-    return { before: current, after: next };
+  return runCommand(ctx, {
+    read: () => getEntity(ctx, def, id, true),
+    decide: (current) => (current ? accept(current) : refuse(onMissing())),
+    write: async (tx, current) => {
+      const next = await change(current, tx);
+      if (next !== undefined) tx.replace(def, current, next);
+      return { before: current, after: next ?? current.record };
+    },
   });
 }

@@ -4,6 +4,7 @@ import {
   CREATOR_LOST_ACCESS,
   decideCreateWebhook as decideCreate,
   decideCreatorCheck,
+  decideHealth,
   decideUpdateWebhook as decideUpdate,
   holdsWebhookRights,
   losesWebhookRights,
@@ -155,5 +156,23 @@ describe('webhook commands (pure decide)', () => {
     });
     expect(decideUpdateWebhook(other, lost, { description: 'x' }, LATER)).toMatchObject({ status: 'disabled', creator_uuid: admin.userId });
     expect(decideUpdateWebhook(other, w, { status: 'active', url: 'https://b.test' }, LATER)).toMatchObject({ creator_uuid: admin.userId });
+  });
+  it("moves the endpoint's failure clock only when it flips, and disables an active endpoint failing for the whole window", () => {
+    const w = decideCreateWebhook(admin, { url: 'https://a.test', events: ['*'] }, 0, NOW, ids);
+    const at = (ms: number) => new Date(Date.parse(NOW) + ms).toISOString();
+    const HOUR = 3_600_000;
+    // healthy: a success writes nothing, the first failure starts the clock
+    expect(decided(decideHealth(w, true, at(0), HOUR))).toBeUndefined();
+    expect(decided(decideHealth(w, false, at(0), HOUR))).toEqual({ endpoint: { ...w, failing_since: at(0) }, disabled: false });
+    const failing = { ...w, failing_since: at(0) };
+    // failing: a success stops it; a failure within the window writes nothing; at the window's end it disables
+    expect(decided(decideHealth(failing, true, at(1), HOUR))).toEqual({ endpoint: { ...failing, failing_since: null }, disabled: false });
+    expect(decided(decideHealth(failing, false, at(HOUR - 1), HOUR))).toBeUndefined();
+    expect(decided(decideHealth(failing, false, at(HOUR), HOUR))).toEqual({
+      endpoint: { ...failing, status: 'disabled', disabled_reason: `every delivery failed since ${at(0)}`, updated_at: at(HOUR) },
+      disabled: true,
+    });
+    // disabled already: nothing more
+    expect(decided(decideHealth({ ...failing, status: 'disabled' }, false, at(2 * HOUR), HOUR))).toBeUndefined();
   });
 });

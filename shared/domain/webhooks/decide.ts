@@ -106,6 +106,30 @@ export function decideCreatorCheck(w: WebhookRecord, creator: UserRecord | undef
 }
 
 /**
+ * The endpoint's failure clock after one delivery attempt (`ok`: it succeeded) at `now`, or undefined when
+ * nothing changes: the first failure after a success starts it, a success stops it (each a write only when the
+ * state flips, so a busy healthy endpoint costs nothing), and once every attempt has failed for `disableAfterMs`
+ * an active endpoint is disabled (`disabled`: its admins are told in the same transaction). Never refuses.
+ */
+export function decideHealth(
+  w: WebhookRecord,
+  ok: boolean,
+  now: string,
+  disableAfterMs: number,
+): Decision<{ endpoint: WebhookRecord; disabled: boolean } | undefined> {
+  if (ok) return accept(w.failing_since ? { endpoint: { ...w, failing_since: null }, disabled: false } : undefined);
+  if (!w.failing_since) return accept({ endpoint: { ...w, failing_since: now }, disabled: false });
+  if (w.status !== 'active' || Date.parse(now) - Date.parse(w.failing_since) < disableAfterMs) return accept(undefined);
+  const disabled = {
+    ...w,
+    status: 'disabled' as const,
+    disabled_reason: `every delivery failed since ${w.failing_since}`,
+    updated_at: now,
+  };
+  return accept({ endpoint: disabled, disabled: true });
+}
+
+/**
  * A redelivery of `delivery` as read (undefined, or of another endpoint: 404) on the endpoint `w`: a new round of
  * attempts with the same event id and body, under the next seq; an endpoint not active is 422 webhook_disabled.
  */

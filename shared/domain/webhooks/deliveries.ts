@@ -3,6 +3,7 @@ import { isAdmin } from '#shared/auth/caller.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { nowIso } from '#shared/clock.ts';
 import { retryTransactionConflicts, runCommand } from '#shared/db/commands.ts';
+import { accept } from '#shared/decision.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
@@ -18,7 +19,7 @@ import {
 } from '#shared/domain/webhooks/entity.ts';
 import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
 import { disableIfCreatorLostAccess, failingNotice, readWebhookCreator, webhookDisabledNotices } from '#shared/domain/webhooks/disable.ts';
-import { decideRedeliver, holdsWebhookRights } from '#shared/domain/webhooks/decide.ts';
+import { decideHealth, decideRedeliver, holdsWebhookRights } from '#shared/domain/webhooks/decide.ts';
 import { postWebhook, type PostOutcome } from '#shared/domain/webhooks/post.ts';
 import { requireAdmin, secretContext, showWebhook, tenantWebhooks } from '#shared/domain/webhooks/service.ts';
 import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
@@ -276,37 +277,20 @@ async function finish(
 }
 
 /**
- * The endpoint's failure clock: the first failure after a success starts it, a success stops it (each a
- * write only when the state flips, so a busy healthy endpoint costs nothing). Once every attempt has failed
- * for `disableAfterMs`, the endpoint is disabled and the tenant's admins get an in-app notice, in one transaction.
+ * The endpoint's failure clock after an attempt (decideHealth), as a command: the endpoint as the attempt read
+ * it first, read again only after a lost race (an attempt beside it moved the clock: decided again on what it
+ * wrote); disabling tells the tenant's admins in the same transaction.
  */
 async function recordHealth(ctx: DataCtx, endpoint: Stored<WebhookRecord>, ok: boolean, nowMs: number): Promise<void> {
-  const w = endpoint.record;
   const at = new Date(nowMs).toISOString();
-  try {
-    // (a transaction conflict wrote nothing: the same write again)
-    await retryTransactionConflicts(async () => {
-      if (ok) {
-        if (w.failing_since) await new WriteTx(ctx).replace(webhookEntity, endpoint, { ...w, failing_since: null }).commit();
-        return;
-      }
-      if (!w.failing_since) {
-        await new WriteTx(ctx).replace(webhookEntity, endpoint, { ...w, failing_since: at }).commit();
-        return;
-      }
-      if (w.status === 'active' && nowMs - Date.parse(w.failing_since) >= webhookSettings.disableAfterMs) {
-        const tx = new WriteTx(ctx).replace(webhookEntity, endpoint, {
-          ...w,
-          status: 'disabled',
-          disabled_reason: `every delivery failed since ${w.failing_since}`,
-          updated_at: at,
-        });
-        await webhookDisabledNotices(ctx, tx, w, at, failingNotice(w));
-        await tx.commit();
-      }
-    });
-  } catch (err) {
-    // Another attempt updated the endpoint first; it judged the same clock.
-    if (!conditionFailed(err)) throw err;
-  }
+  await runCommand(ctx, {
+    clock: { now: () => at },
+    read: ({ attempt }) => (attempt === 0 ? Promise.resolve(endpoint) : getEntity(ctx, webhookEntity, endpoint.record.uuid, true)),
+    decide: (current, now) => (current ? decideHealth(current.record, ok, now, webhookSettings.disableAfterMs) : accept(undefined)),
+    write: async (tx, next, current) => {
+      if (!next || !current) return;
+      tx.replace(webhookEntity, current, next.endpoint);
+      if (next.disabled) await webhookDisabledNotices(ctx, tx, current.record, at, failingNotice(current.record));
+    },
+  });
 }
