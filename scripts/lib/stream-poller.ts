@@ -94,6 +94,8 @@ export class StreamPoller {
   private wake?: () => void;
   /** Records handed to the processor since start (for tests and the chaos report). */
   delivered = 0;
+  /** Passes that failed (a stream call refused or timed out) since start, and the last one's error: a stalled stream says why. */
+  pollFailures = { count: 0, last: '' };
   /**
    * The longest a record waited between its commit and its delivery, and when (the test suite prints it). An
    * upper bound: DynamoDB Local truncates a record's creation time to the minute (AWS keeps it to the
@@ -120,6 +122,8 @@ export class StreamPoller {
       endpoint: opts.endpoint,
       region: 'local',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+      // a call DynamoDB Local never answers fails and is made again (the loop's retry), never stalls the stream for good
+      requestHandler: { connectionTimeout: 5_000, requestTimeout: 30_000 },
     });
     const saved = existsSync(opts.checkpointFile) ? (JSON.parse(readFileSync(opts.checkpointFile, 'utf8')) as Checkpoint) : undefined;
     // A checkpoint of another stream (the table was re-created) means nothing here.
@@ -162,6 +166,7 @@ export class StreamPoller {
         busy = await this.pollOnce();
       } catch (err) {
         busy = true; // not known to be idle
+        this.pollFailures = { count: this.pollFailures.count + 1, last: (err as Error).message };
         this.opts.log?.('stream: poll failed, will retry', { error: (err as Error).message });
       }
       // a pass already running when a waiter asked does not count for it; a busy one starts its count again
