@@ -63,7 +63,14 @@ export interface LocalStack {
   issuer: Issuer;
   queues: LocalQueues;
   /** How the change stream kept up: records delivered, the longest wait from commit to delivery (of it, read but waiting for a lane). */
-  streamStats(): { delivered: number; maxLagMs: number; maxLagAt: string; maxLagQueuedMs: number; pollFailures: number; lastPollFailure: string };
+  streamStats(): {
+    delivered: number;
+    maxLagMs: number;
+    maxLagAt: string;
+    maxLagQueuedMs: number;
+    pollFailures: number;
+    lastPollFailure: string;
+  };
   /** Resolves once the change stream has caught up (derived state converged; StreamPoller.whenIdle). */
   streamIdle(): Promise<void>;
   stop(): Promise<void>;

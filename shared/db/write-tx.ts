@@ -6,7 +6,7 @@ import { tableName } from '#shared/db/reads.ts';
 import type { SideItem, SideKey } from '#shared/db/side-items.ts';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
 import { AlreadyCreatedError, transactionError, type ConditionFailure } from '#shared/db/tx-errors.ts';
-import { AppError, ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, TooManyWritesError } from '#shared/errors.ts';
+import { type AppError, ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, TooManyWritesError } from '#shared/errors.ts';
 import { idsAreSeeded } from '#shared/ids.ts';
 
 const TTL_ATTRIBUTE = TABLE_DEFINITION.ttlAttribute;
