@@ -4,7 +4,7 @@ import { getEntity } from '#shared/db/reads.ts';
 import { AlreadyCreatedError } from '#shared/db/tx-errors.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { accept, refuse, type Decision } from '#shared/decision.ts';
-import { ConcurrentUpdateError, TransactionConflictError, type AppError } from '#shared/errors.ts';
+import { conditionFailed, ConcurrentUpdateError, TransactionConflictError, type AppError } from '#shared/errors.ts';
 
 /**
  * The one retry budget of a write that lost an optimistic race (ConcurrentUpdateError): attempts in all (and
@@ -52,6 +52,21 @@ export async function retryOnConflict<T>(
  */
 export const retryTransactionConflicts = <T>(write: () => Promise<T>): Promise<T> =>
   retryOnConflict(write, (err) => err instanceof TransactionConflictError);
+
+/**
+ * Commits a conditioned write whose failed condition is an answer (already there, taken by another, moved on):
+ * true when it committed, false when its condition failed; a transaction conflict makes it again
+ * (retryTransactionConflicts), never reads as that answer.
+ */
+export async function committedUnlessConditionFails(write: () => WriteTx): Promise<boolean> {
+  try {
+    await retryTransactionConflicts(() => write().commit());
+    return true;
+  } catch (err) {
+    if (conditionFailed(err)) return false;
+    throw err;
+  }
+}
 
 /**
  * One command, the shape every domain write has (docs/architecture.md, "worked example"):

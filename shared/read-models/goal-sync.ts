@@ -1,13 +1,13 @@
 import { keys, READ_MODEL_SK_PREFIX } from '#shared/db/keys.ts';
 import { nowIso } from '#shared/clock.ts';
-import { retryOnConflict, retryTransactionConflicts } from '#shared/db/commands.ts';
+import { committedUnlessConditionFails, retryOnConflict } from '#shared/db/commands.ts';
 import { queryList } from '#shared/db/index-queries.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntities } from '#shared/db/reads.ts';
 import { getSides, querySidePage, type SideItem } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { conditionFailed, MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
+import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
 import {
   COUNTER_SHARDS,
   READ_MODELS_VERSION,
@@ -198,19 +198,14 @@ export async function markReadModelsReady(ctx: DataCtx): Promise<void> {
  */
 export async function markNewTenantReady(ctx: DataCtx): Promise<void> {
   const at = nowIso();
-  try {
-    await retryTransactionConflicts(() =>
-      new WriteTx(ctx)
-        .putSide(
-          keys.readModelState(ctx.tenantId),
-          { kind: 'read_models', ready_at: at, version: READ_MODELS_VERSION },
-          { if: { exists: false } },
-        )
-        .commit(),
-    );
-  } catch (err) {
-    if (!conditionFailed(err)) throw err; // marked already
-  }
+  // a failed condition: marked already
+  await committedUnlessConditionFails(() =>
+    new WriteTx(ctx).putSide(
+      keys.readModelState(ctx.tenantId),
+      { kind: 'read_models', ready_at: at, version: READ_MODELS_VERSION },
+      { if: { exists: false } },
+    ),
+  );
 }
 
 export interface CounterValue {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { isAdmin } from '#shared/auth/caller.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { nowIso } from '#shared/clock.ts';
-import { retryTransactionConflicts, runCommand } from '#shared/db/commands.ts';
+import { committedUnlessConditionFails, runCommand } from '#shared/db/commands.ts';
 import { accept } from '#shared/decision.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
@@ -25,7 +25,7 @@ import { requireAdmin, secretContext, showWebhook, tenantWebhooks } from '#share
 import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
 import { webhookHeaders } from '#shared/domain/webhooks/signature.ts';
 import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
-import { conditionFailed, ConcurrentUpdateError } from '#shared/errors.ts';
+import { ConcurrentUpdateError } from '#shared/errors.ts';
 import { runList } from '#shared/list/engine.ts';
 import type { ListResource } from '#shared/list/resource.ts';
 import type { QueueSender } from '#shared/queue/queue.ts';
@@ -195,13 +195,9 @@ export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messag
   if (stored.record.claim && stored.record.claim !== messageId) return { outcome: 'stale' };
   if (!stored.record.claim) {
     const claimed = { ...stored.record, claim: messageId };
-    try {
-      await retryTransactionConflicts(() => new WriteTx(ctx).replace(deliveryEntity, stored!, claimed).commit());
-    } catch (err) {
-      // a duplicate message claimed it first (a transaction conflict wrote nothing: made again above, never taken for that)
-      if (conditionFailed(err)) return { outcome: 'stale' };
-      throw err;
-    }
+    // a failed condition: a duplicate message claimed it first
+    if (!(await committedUnlessConditionFails(() => new WriteTx(ctx).replace(deliveryEntity, stored!, claimed))))
+      return { outcome: 'stale' };
     stored = { record: claimed, version: stored.version + 1 };
   }
   const endpoint = await getEntity(ctx, webhookEntity, msg.webhook_uuid, true);
@@ -263,13 +259,8 @@ async function finish(
     const notBefore = nowMs + retryIn * 1000;
     await deps.queue.send(WEBHOOK_DELIVERY_QUEUE, message(ctx.tenantId, next, notBefore), { delaySeconds: delayUntil(notBefore) });
   }
-  try {
-    await retryTransactionConflicts(() => new WriteTx(ctx).replace(deliveryEntity, stored, next).commit());
-  } catch (err) {
-    // A redeliver moved the delivery on meanwhile: its round stands, this attempt's record does not.
-    if (!conditionFailed(err)) throw err;
-    return { outcome: 'stale' };
-  }
+  // a failed condition: a redeliver moved the delivery on meanwhile; its round stands, this attempt's record does not
+  if (!(await committedUnlessConditionFails(() => new WriteTx(ctx).replace(deliveryEntity, stored, next)))) return { outcome: 'stale' };
   return {
     outcome: next.status === 'succeeded' ? 'succeeded' : next.status === 'failed' ? 'failed' : 'retrying',
     status_code: outcome.statusCode,

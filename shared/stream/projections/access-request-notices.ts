@@ -1,7 +1,7 @@
 import { ENTITY_SK } from '#shared/db/keys.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
-import { retryTransactionConflicts } from '#shared/db/commands.ts';
+import { committedUnlessConditionFails } from '#shared/db/commands.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { AccessRequestRecord } from '#shared/domain/sharing/entity.ts';
 import { notificationEntity } from '#shared/domain/sharing/entity.ts';
@@ -9,7 +9,6 @@ import { ACCESS_REQUEST_QUEUE } from '#shared/domain/sharing/mail.ts';
 import { requestEmailMessage, requestNotifications } from '#shared/domain/sharing/notifications.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { queueSender } from '#shared/queue/queue.ts';
-import { conditionFailed } from '#shared/errors.ts';
 import type { Projection } from '#shared/stream/projection.ts';
 import type { TableChange } from '#shared/table-change.ts';
 
@@ -33,11 +32,8 @@ export function noticeEvent(change: TableChange): AccessRequestRecord | undefine
 
 /** Writes the notice unless it exists (its uuid is derived from the event, so this is the once-only check). */
 async function ensureNotification(ctx: DataCtx, n: ReturnType<typeof requestNotifications>[number]): Promise<void> {
-  try {
-    await retryTransactionConflicts(() => new WriteTx(ctx).create(notificationEntity, n).commit()); // conditioned on the item being absent
-  } catch (err) {
-    if (!conditionFailed(err)) throw err; // written meanwhile: the same notice
-  }
+  // conditioned on the item being absent; a failed condition: written meanwhile, the same notice
+  await committedUnlessConditionFails(() => new WriteTx(ctx).create(notificationEntity, n));
 }
 
 /**
