@@ -1,5 +1,6 @@
 import { isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { nowIso } from '#shared/clock.ts';
+import { committedUnlessConditionFails } from '#shared/db/commands.ts';
 import { keys } from '#shared/db/keys.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getSide, querySideRange } from '#shared/db/side-items.ts';
@@ -51,25 +52,38 @@ const versionOrder = (change: TableChange) => {
   return String(2 * v + (change.eventName === 'REMOVE' ? 1 : 0));
 };
 
-async function storeEvent(ctx: DataCtx, e: IdentifiedEvent, order: string, n: number, moving?: FeedPosition): Promise<FeedPosition> {
+/**
+ * Writes one event at its recorded position: the position, or undefined when the pointer's condition failed (the
+ * event is in the feed already: first write wins; or, moving, a concurrent replay moved it already).
+ */
+async function storeEvent(
+  ctx: DataCtx,
+  e: IdentifiedEvent,
+  order: string,
+  n: number,
+  moving?: FeedPosition,
+): Promise<FeedPosition | undefined> {
   const recordedAt = nowIso();
   const at: FeedPosition = { b: hourOf(recordedAt), k: feedSortKey(recordedAt, order, n) };
   const hourKey = `${ctx.tenantId} ${at.b}`;
   const pointer = keys.eventPointer(ctx.tenantId, e.id);
-  const tx = new WriteTx(ctx).putSide(
-    { PK: keys.eventFeedHour(ctx.tenantId, at.b), SK: at.k },
-    { kind: 'event', id: e.id, type: e.event.type, body: JSON.stringify(e.event), [TTL]: retentionEnd(recordedAt) },
-  );
-  // a new event claims its id; a late one moves only from where it is (a concurrent replay may have moved it already)
-  tx.putSide(
-    pointer,
-    { kind: 'event_pointer', hour: at.b, key: at.k, [TTL]: retentionEnd(recordedAt) },
-    { if: moving ? { equals: { key: moving.k } } : { exists: false } },
-  );
-  if (moving) tx.deleteSide({ PK: keys.eventFeedHour(ctx.tenantId, moving.b), SK: moving.k });
-  if (!hoursWritten.has(hourKey))
-    tx.putSide(keys.eventFeedHourEntry(ctx.tenantId, at.b), { kind: 'event_hour', [TTL]: retentionEnd(recordedAt) + 3600 });
-  await tx.commit();
+  const write = () => {
+    const tx = new WriteTx(ctx).putSide(
+      { PK: keys.eventFeedHour(ctx.tenantId, at.b), SK: at.k },
+      { kind: 'event', id: e.id, type: e.event.type, body: JSON.stringify(e.event), [TTL]: retentionEnd(recordedAt) },
+    );
+    // a new event claims its id; a late one moves only from where it is (a concurrent replay may have moved it already)
+    tx.putSide(
+      pointer,
+      { kind: 'event_pointer', hour: at.b, key: at.k, [TTL]: retentionEnd(recordedAt) },
+      { if: moving ? { equals: { key: moving.k } } : { exists: false } },
+    );
+    if (moving) tx.deleteSide({ PK: keys.eventFeedHour(ctx.tenantId, moving.b), SK: moving.k });
+    if (!hoursWritten.has(hourKey))
+      tx.putSide(keys.eventFeedHourEntry(ctx.tenantId, at.b), { kind: 'event_hour', [TTL]: retentionEnd(recordedAt) + 3600 });
+    return tx;
+  };
+  if (!(await committedUnlessConditionFails(write))) return undefined;
   hoursWritten.add(hourKey);
   // Readers may have passed this position while the write was under way: move it past them (they see it once more, never not at all).
   if (Date.now() - Date.parse(recordedAt) >= FEED_SETTLE_MS) return storeEvent(ctx, e, order, n, at);
@@ -85,15 +99,13 @@ export async function recordEvents(ctx: DataCtx, change: TableChange, events: Id
   const order = change.sequence ?? versionOrder(change);
   const out: IdentifiedEvent[] = [];
   for (const [n, e] of events.entries()) {
-    try {
-      await storeEvent(ctx, e, order, n);
+    if (await storeEvent(ctx, e, order, n)) {
       out.push(e);
-    } catch (err) {
-      if (!(err instanceof ConcurrentUpdateError)) throw err;
-      const stored = await storedEvent(ctx, e.id);
-      if (!stored) throw err;
-      out.push(stored);
+      continue;
     }
+    const stored = await storedEvent(ctx, e.id);
+    if (!stored) throw new ConcurrentUpdateError();
+    out.push(stored);
   }
   return out;
 }
