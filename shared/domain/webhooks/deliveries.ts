@@ -91,12 +91,10 @@ export async function fanOut(ctx: DataCtx, events: IdentifiedEvent[], queue: Que
         updated_at: now,
       };
       let toSend: DeliveryRecord | undefined = d;
-      try {
-        await new WriteTx(ctx).create(deliveryEntity, d).commit();
-      } catch (err) {
-        if (!(err instanceof ConcurrentUpdateError)) throw err;
+      // a failed condition: the delivery exists (a replayed change)
+      if (!(await committedUnlessConditionFails(() => new WriteTx(ctx).create(deliveryEntity, d)))) {
         const existing = await getEntity(ctx, deliveryEntity, d.uuid, true);
-        if (!existing) throw err;
+        if (!existing) throw new ConcurrentUpdateError();
         const e = existing.record;
         toSend = e.status === 'pending' && e.attempts === 0 && e.seq === 0 && !e.claim ? e : undefined;
       }
