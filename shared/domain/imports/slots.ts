@@ -1,3 +1,4 @@
+import { committedUnlessConditionFails } from '#shared/db/commands.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntities } from '#shared/db/reads.ts';
 import { querySide } from '#shared/db/side-items.ts';
@@ -63,17 +64,8 @@ export async function claimSlot(ctx: DataCtx, tx: WriteTx, importUuid: string): 
 
 /** Frees the import's slot, unless another import holds it by now (taken as stale): then nothing changes. */
 export async function releaseSlot(ctx: DataCtx, importUuid: string, n: number): Promise<void> {
-  try {
-    await new WriteTx(ctx)
-      .deleteSide(importSlotKey(ctx.tenantId, n), { if: { equals: { import_uuid: importUuid } }, onFail: () => new SlotNotHeld() })
-      .commit();
-  } catch (err) {
-    if (!(err instanceof SlotNotHeld)) throw err;
-  }
-}
-
-class SlotNotHeld extends AppError {
-  constructor() {
-    super(409, 'conflict', 'The import no longer holds its slot');
-  }
+  // a failed condition: another import holds the slot by now
+  await committedUnlessConditionFails(() =>
+    new WriteTx(ctx).deleteSide(importSlotKey(ctx.tenantId, n), { if: { equals: { import_uuid: importUuid } } }),
+  );
 }
