@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
+import { committedUnlessConditionFails } from '#shared/db/commands.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DataSourceRecord } from '#shared/domain/integrations/entity.ts';
 import { FAILURES_BEFORE_FAILING, FAILING_RETRY_MINUTES } from '#shared/domain/integrations/sync-rules.ts';
@@ -71,6 +72,9 @@ export async function emailFailingNotice(
       text: `${note.record.message ?? ''}\n\nFix the source, then run POST /data_sources/${note.record.subject_uuid}/sync.`,
     });
   const at = now();
-  await new WriteTx(data).replace(notificationEntity, note, { ...note.record, email_sent_at: at, updated_at: at }).commit();
+  // a failed condition: another run of the worker marked it first (only this mark rewrites a notice)
+  await committedUnlessConditionFails(() =>
+    new WriteTx(data).replace(notificationEntity, note, { ...note.record, email_sent_at: at, updated_at: at }),
+  );
   return true;
 }

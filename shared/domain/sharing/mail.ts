@@ -1,6 +1,7 @@
 import { nowIso } from '#shared/clock.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
+import { committedUnlessConditionFails } from '#shared/db/commands.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { notificationEntity, type NotificationKind, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import type { Level, ShareablePath } from '#shared/domain/sharing/types.ts';
@@ -50,7 +51,10 @@ export function storeInbox(ctx: DataCtx): InboxPort {
     notification: (uuid) => getEntity(ctx, notificationEntity, uuid, true),
     users: async (uuids) => new Map([...(await getEntities(ctx, userEntity, uuids)).values()].map((u) => [u.record.uuid, u.record])),
     async markEmailed(note, at) {
-      await new WriteTx(ctx).replace(notificationEntity, note, { ...note.record, email_sent_at: at, updated_at: at }).commit();
+      // a failed condition: a duplicate delivery of the message marked it first (only this mark rewrites a notice)
+      await committedUnlessConditionFails(() =>
+        new WriteTx(ctx).replace(notificationEntity, note, { ...note.record, email_sent_at: at, updated_at: at }),
+      );
     },
   };
 }
