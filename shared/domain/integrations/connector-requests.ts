@@ -1,7 +1,7 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
 import { nowIso } from '#shared/clock.ts';
-import { runCommand } from '#shared/db/commands.ts';
+import { committedUnlessConditionFails, runCommand } from '#shared/db/commands.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { getSide } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
@@ -108,9 +108,13 @@ async function raiseSupportIssue(ctx: DomainCtx, record: ConnectorRequestRecord,
     requested_at: requestedAt,
   };
   await queueSender().send(SUPPORT_ISSUE_QUEUE, message);
-  await new WriteTx(ctx)
-    .updateSide(connectorRequesterKey(ctx.tenantId, record.uuid, user.uuid), { set: { issue_queued_at: nowIso() }, if: { exists: true } })
-    .commit();
+  // a failed condition: the requester item is gone (the mark never creates one), nothing to mark
+  await committedUnlessConditionFails(() =>
+    new WriteTx(ctx).updateSide(connectorRequesterKey(ctx.tenantId, record.uuid, user.uuid), {
+      set: { issue_queued_at: nowIso() },
+      if: { exists: true },
+    }),
+  );
 }
 
 // ---------- presentation and the admin list ----------
