@@ -20,6 +20,7 @@ export const historyProjection: Projection = {
     const point = historyPoint(entityRecord<GoalRecord>(change, 'goal', 'old'), goal, change.at);
     const version = versionOf(change.newImage);
     if (!point || !goal || !version) return;
+    // unconditioned (no failed condition to answer): a replay puts the same item again; a conflict fails the change, which the stream retries
     await new WriteTx(ctx.data)
       .putSide(historyKey(ctx.data.tenantId, goal.uuid, version), { kind: 'history', id: goal.uuid, v: version, rec: point })
       .commit();
