@@ -164,15 +164,25 @@ async function syncSettingsOf(
   return { config: { ...settings.config }, ...(headers_sealed ? { headers_sealed } : {}) };
 }
 
-/** A source of the caller's tenant (404) with the caller's access to its goal and, unless it may edit it, the refusal (403). */
-async function editableSource(ctx: DomainCtx, id: string) {
+/**
+ * A source of the caller's tenant with the caller's access to its goal and, unless it may edit it, the refusal
+ * (403); undefined when the source or its goal is not there (a command's read: its decide answers 404).
+ */
+async function readEditableSource(ctx: DomainCtx, id: string) {
   const uuid = dataSourceUuidOf(ctx.tenantId, id);
   const stored = await getEntity(ctx, dataSourceEntity, uuid, true);
-  if (!stored) throw notFound(id);
+  if (!stored) return undefined;
   const goal = await getEntity(ctx, goalEntity, stored.record.goal_uuid, true);
-  if (!goal) throw notFound(id);
+  if (!goal) return undefined;
   const access = await goalAccess(ctx, goal.record);
   return { stored, access, refusal: goalEditRefusal(access) };
+}
+
+/** As readEditableSource, 404 thrown (a gate before a command, or a read outside one). */
+async function editableSource(ctx: DomainCtx, id: string) {
+  const s = await readEditableSource(ctx, id);
+  if (!s) throw notFound(id);
+  return s;
 }
 
 export interface DataSourceUpdateCommand {
@@ -197,8 +207,9 @@ export async function updateDataSource(ctx: DomainCtx, id: string, input: DataSo
     sync = await syncSettingsOf(ctx.tenantId, current0.uuid, current0.kind, input.config, current0);
   }
   return runCommand(ctx, {
-    read: () => editableSource(ctx, id),
+    read: () => readEditableSource(ctx, id),
     decide: (s, now) => {
+      if (!s) return refuse(notFound(id));
       if (s.refusal) return refuse(s.refusal);
       const cur = s.stored.record;
       const was: DataSourceStatus = cur.status ?? 'active';
@@ -219,9 +230,9 @@ export async function updateDataSource(ctx: DomainCtx, id: string, input: DataSo
       return accept({ ...next, next_run_at: reschedule ? nextRunAt(next, now) : (cur.next_run_at ?? null) });
     },
     write: (tx, next, s) => {
-      tx.replace(dataSourceEntity, s.stored, next);
+      tx.replace(dataSourceEntity, s!.stored, next);
       syncDueItem(tx, ctx.tenantId, next, next.uuid);
-      return { dataSource: next, access: s.access };
+      return { dataSource: next, access: s!.access };
     },
   });
 }
@@ -230,12 +241,12 @@ export async function updateDataSource(ctx: DomainCtx, id: string, input: DataSo
 export async function deleteDataSource(ctx: DomainCtx, id: string): Promise<DataSourceView> {
   return runCommand(ctx, {
     read: async () => {
-      const s = await editableSource(ctx, id);
-      const goal = await getEntity(ctx, goalEntity, s.stored.record.goal_uuid, true);
-      return { ...s, goal };
+      const s = await readEditableSource(ctx, id);
+      return s && { ...s, goal: await getEntity(ctx, goalEntity, s.stored.record.goal_uuid, true) };
     },
-    decide: (s, now) => (s.refusal ? refuse(s.refusal) : accept(now)),
-    write: (tx, now, s) => {
+    decide: (s, now) => (!s ? refuse(notFound(id)) : s.refusal ? refuse(s.refusal) : accept(now)),
+    write: (tx, now, found) => {
+      const s = found!;
       tx.remove(dataSourceEntity, s.stored).deleteSide(dueKeyOf(ctx.tenantId, s.stored.record.uuid));
       if (s.goal)
         tx.replace(goalEntity, s.goal, {
