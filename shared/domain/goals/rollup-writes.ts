@@ -246,6 +246,7 @@ export async function refreshRollupsAfterWrite(ctx: DomainCtx, goals: Array<stri
   try {
     return await refreshRollups(ctx, goals);
   } catch (err) {
+    // the runner's exhausted budget, not one write's failed condition read as an answer (committedUnlessConditionFails)
     if (!(err instanceof ConcurrentUpdateError)) throw err;
     ctx.log.warn('rollup refresh left to the change stream: its retry budget ran out', {
       goals: goals.map((g) => (typeof g === 'string' ? g : g.uuid)),
