@@ -10,5 +10,8 @@ export default defineConfig({
     testTimeout: 300_000,
     hookTimeout: 120_000,
     pool: 'forks',
+    // Vitest's default on a 2-core machine is one worker: the files would run one after another while the stack
+    // (the global setup's process) and DynamoDB Local wait on each other. Three overlap those waits.
+    maxWorkers: 3,
   },
 });

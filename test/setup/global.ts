@@ -17,8 +17,9 @@ declare module 'vitest' {
 /**
  * The longest a change may wait for the stream processor in a test run (issue 20: under 30 s through the whole
  * suite). Printed always; the run fails past STREAM_MAX_LAG_MS when it is set: `scripts/dev test` sets 30000 for
- * the main suite, not for the fuzz and scale lanes, whose thousands of writes at once (10,000 goals seeded straight
- * into the table, test/scale/) put the local stream minutes behind on a loaded 2-core machine by design.
+ * the main suite, the faithful lanes and the fuzz lane, and 240000 for the scale lane, whose two seeds of 10,000
+ * goals each straight into the table (no API client can write that fast) put the local stream 150-210 s behind
+ * on the 2-core machine: there the bound catches a stream that stalls or slows, not the 30 s target.
  */
 const MAX_STREAM_LAG_MS = Number(process.env.STREAM_MAX_LAG_MS || 0);
 const TARGET_STREAM_LAG_MS = 30_000;
