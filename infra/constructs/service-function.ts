@@ -1,13 +1,13 @@
-import { existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { type Duration, Validations } from 'aws-cdk-lib';
+import { AssetHashType, DockerImage, type Duration, type ILocalBundling, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import { Architecture, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Code, Function as LambdaFunction, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, type RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { buildSync } from 'esbuild';
 import { REPO_ROOT } from '../paths.ts';
-import { SERVICE_BUNDLING, splitBundleHooks } from './service-bundling.ts';
+import { esbuildOptionsOf, SERVICE_BUNDLING } from './service-bundling.ts';
 import type { TableBindable } from './tenant-data.ts';
 
 export interface ServiceFunctionProps {
@@ -24,25 +24,41 @@ export interface ServiceFunctionProps {
   bundleFiles?: string[];
 }
 
-/** Bundling hooks that copy files (repository-relative) next to the bundle, where shared/docs/bundled-file.ts reads them. */
-function copyIntoBundle(files: string[]): ICommandHooks {
-  for (const file of files) if (!existsSync(join(REPO_ROOT, file))) throw new Error(`bundle file ${file} does not exist`);
-  return {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    afterBundling: (inputDir, outputDir) =>
-      files.map((f) => `mkdir -p "${join(outputDir, dirname(f))}" && cp "${join(inputDir, f)}" "${join(outputDir, f)}"`),
-  };
+/**
+ * Bundles one handler in-process with the esbuild JS API (esbuildOptionsOf: index.mjs, its source map and
+ * chunks), then copies `files` (repository-relative) to the same relative path in the bundle, where
+ * shared/docs/bundled-file.ts reads them. Local bundling of a plain lambda.Function rather than NodejsFunction,
+ * which always bundles to one file and runs esbuild through a fresh `npx` process: splitting afterwards meant
+ * bundling every function twice. `entry` and `files` are data fields on purpose: AssetStaging caches staged
+ * assets by the JSON of the bundling options, where a function does not show, so without them every function
+ * would get the first one's bundle.
+ */
+class EsbuildBundling implements ILocalBundling {
+  constructor(
+    readonly entry: string,
+    readonly files: readonly string[],
+  ) {
+    for (const file of files) if (!existsSync(join(REPO_ROOT, file))) throw new Error(`bundle file ${file} does not exist`);
+  }
+
+  tryBundle(outputDir: string): boolean {
+    buildSync({ ...esbuildOptionsOf(SERVICE_BUNDLING, outputDir), entryPoints: [join(REPO_ROOT, this.entry)], absWorkingDir: REPO_ROOT });
+    for (const file of this.files) {
+      mkdirSync(dirname(join(outputDir, file)), { recursive: true });
+      copyFileSync(join(REPO_ROOT, file), join(outputDir, file));
+    }
+    return true;
+  }
 }
 
 /**
  * One Lambda function with the service's fixed defaults, so every route and worker is built the same way:
- * Node.js 22 on arm64, bundled as SERVICE_BUNDLING says (service-bundling.ts), its own log group with retention,
+ * Node.js 22 on arm64, bundled once, in-process, as SERVICE_BUNDLING says (service-bundling.ts), its own log group with retention,
  * active X-Ray tracing, and its own execution role holding nothing but log and trace writes until a grant
  * helper adds exactly what its row declares.
  */
 export class ServiceFunction extends Construct implements TableBindable, iam.IGrantable {
-  readonly fn: NodejsFunction;
+  readonly fn: LambdaFunction;
   readonly role: iam.Role;
   readonly rolePath: string;
   readonly logGroup: LogGroup;
@@ -60,9 +76,20 @@ export class ServiceFunction extends Construct implements TableBindable, iam.IGr
     this.logGroup = new LogGroup(this, 'Logs', { retention: props.logRetention });
     this.logGroup.grantWrite(this.role);
 
-    this.fn = new NodejsFunction(this, 'Function', {
-      entry: join(REPO_ROOT, props.handler),
-      handler: 'handler',
+    this.fn = new LambdaFunction(this, 'Function', {
+      // The handler's directory is only the nominal source: the asset is the bundle, hashed by its content
+      // (OUTPUT, as NodejsFunction does), and nothing is fingerprinted or copied from the source. A stack
+      // synthesized without bundling (not in aws:cdk:bundling-stacks, as in the other infra tests) skips
+      // tryBundle and stages this directory unbuilt.
+      code: Code.fromAsset(dirname(join(REPO_ROOT, props.handler)), {
+        assetHashType: AssetHashType.OUTPUT,
+        bundling: {
+          local: new EsbuildBundling(props.handler, props.bundleFiles ?? []),
+          // Required by the type, used only when tryBundle returns false, which it never does.
+          image: DockerImage.fromRegistry('unused-local-bundling-only'),
+        },
+      }),
+      handler: 'index.handler',
       description: props.description,
       runtime: Runtime.NODEJS_22_X,
       architecture: Architecture.ARM_64,
@@ -71,19 +98,11 @@ export class ServiceFunction extends Construct implements TableBindable, iam.IGr
       role: this.role,
       logGroup: this.logGroup,
       tracing: Tracing.ACTIVE,
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: join(REPO_ROOT, 'package-lock.json'),
       environment: {
         NODE_OPTIONS: '--enable-source-maps',
         POWERTOOLS_SERVICE_NAME: 'goal-tracking',
         LOG_LEVEL: 'INFO',
         ...props.environment,
-      },
-      bundling: {
-        ...SERVICE_BUNDLING,
-        externalModules: [...SERVICE_BUNDLING.externalModules],
-        mainFields: [...SERVICE_BUNDLING.mainFields],
-        commandHooks: splitBundleHooks(props.handler, props.bundleFiles?.length ? copyIntoBundle(props.bundleFiles) : undefined),
       },
     });
 
