@@ -11,5 +11,7 @@ export default defineConfig({
     env: { TABLE_NAME: 'unit-tests-have-no-table', AWS_REGION: 'us-east-1', POWERTOOLS_METRICS_DISABLED: 'true' },
     testTimeout: 20_000,
     pool: 'threads',
+    // Vitest's default is one worker on a 2-core machine; the lane is CPU-bound (imports, transforms), so use both.
+    maxWorkers: 2,
   },
 });
