@@ -28,10 +28,20 @@ export async function syncRows(url: string, callers: BenchCallers, refs: SeedRef
   let value = 1;
   const server = await startJsonSource(() => ({ status: 200, body: { data: { total: value } } }));
   try {
+    // A key result of its own, with no check-in: the full seed's key results hold check-ins dated in their 2027
+    // periods, later than a run's (today's), so the goal's current value would never become the synced one and
+    // every run would differ from it (contract 16: a check-in each time), leaving no "unchanged" run to measure.
+    const goal = (
+      await must(url, callers.admin, 'POST', '/rest/v2/key_results', {
+        title: 'bench data source',
+        time_period_uuid: refs.periods[0],
+        metric: { name: 'm', start_value: 0, target_value: 200_000, unit: '#', metric_type: 'reach' },
+      })
+    ).body.data.record.uuid as string;
     // a day's period: the local stack's own sweep (every minute) never finds it due during the bench
     const http = (
       await must(url, callers.admin, 'POST', '/data_sources', {
-        goal_uuid: refs.keyResults[1],
+        goal_uuid: goal,
         name: 'bench http_json',
         kind: 'http_json',
         config: { url: server.url, json_pointer: '/data/total', every_minutes: 1440 },
