@@ -175,7 +175,7 @@ async function readEditableSource(ctx: DomainCtx, id: string) {
   const goal = await getEntity(ctx, goalEntity, stored.record.goal_uuid, true);
   if (!goal) return undefined;
   const access = await goalAccess(ctx, goal.record);
-  return { stored, access, refusal: goalEditRefusal(access) };
+  return { stored, goal, access, refusal: goalEditRefusal(access) };
 }
 
 /** As readEditableSource, 404 thrown (a gate before a command, or a read outside one). */
@@ -240,21 +240,18 @@ export async function updateDataSource(ctx: DomainCtx, id: string, input: DataSo
 /** DELETE /data_sources/{id}: the source, its schedule, and one off its goal's data_sources_count. Its sync log expires with its TTL. */
 export async function deleteDataSource(ctx: DomainCtx, id: string): Promise<DataSourceView> {
   return runCommand(ctx, {
-    read: async () => {
-      const s = await readEditableSource(ctx, id);
-      return s && { ...s, goal: await getEntity(ctx, goalEntity, s.stored.record.goal_uuid, true) };
-    },
+    // the goal the access check read is the one whose count goes down: no second read of it
+    read: () => readEditableSource(ctx, id),
     decide: (s, now) => (!s ? refuse(notFound(id)) : s.refusal ? refuse(s.refusal) : accept(now)),
     write: (tx, now, found) => {
-      const s = found!;
-      tx.remove(dataSourceEntity, s.stored).deleteSide(dueKeyOf(ctx.tenantId, s.stored.record.uuid));
-      if (s.goal)
-        tx.replace(goalEntity, s.goal, {
-          ...s.goal.record,
-          data_sources_count: Math.max(0, (s.goal.record.data_sources_count ?? 1) - 1),
-          updated_at: now,
-        });
-      return { dataSource: s.stored.record, access: s.access };
+      const { stored, goal, access } = found!;
+      tx.remove(dataSourceEntity, stored).deleteSide(dueKeyOf(ctx.tenantId, stored.record.uuid));
+      tx.replace(goalEntity, goal, {
+        ...goal.record,
+        data_sources_count: Math.max(0, (goal.record.data_sources_count ?? 1) - 1),
+        updated_at: now,
+      });
+      return { dataSource: stored.record, access };
     },
   });
 }
