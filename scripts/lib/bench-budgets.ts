@@ -10,8 +10,9 @@ export const BENCH_RATE_LIMIT = { TENANT_RATE_LIMIT_RPS: '100000', TENANT_RATE_L
 /**
  * What the rate limiter adds to a request whose container holds no lease and has not read the tenant's limits
  * for 10 s, in sequence after the caller's read: the limits read, then the user's lease, then the tenant's, each
- * lease one UpdateItem, or two when its shard is full (idle) or new: the common conditional update fails and the
- * shard's time is reset (shared/db/rate-limit-store.ts `leaseTokens`). A container holding both leases pays nothing.
+ * lease one UpdateItem, or two when its shard is not as the container assumed (a new one assumes full: idle or
+ * new), and the write for a full shard fails before the one for a shard in use (shared/db/rate-limit-store.ts
+ * `leaseTokens`). A container holding both leases pays nothing.
  */
 export const LIMITER_ALLOWANCE = { roundTrips: 5, rcu: 0.5 };
 

@@ -27,7 +27,8 @@ export interface Cell {
   capacityMs: number;
 }
 
-export type LeaseResult = { granted: number; tat: number } | { granted: 0; tat: number; retryAfterMs: number };
+/** `full`: the shard was full (idle or new) and its time started over at this lease. */
+export type LeaseResult = { granted: number; tat: number; full: boolean } | { granted: 0; tat: number; retryAfterMs: number; full: false };
 
 const STATE_TTL_SECONDS = 3600;
 
@@ -66,7 +67,11 @@ function oldTat(item: Record<string, unknown> | undefined): number | undefined {
 
 /**
  * Takes up to `want` tokens from one shard: all of them when available, else as many as are available, else
- * none with the time until one is. A few attempts cover the races between containers.
+ * none with the time until one is. A shard is either full (idle: `tat` in the past, or new), whose lease starts
+ * its time over, or in use, whose lease moves `tat` on; each is its own conditional UpdateItem, and a failed one
+ * returns the item, so the other follows without a read. `assumeFull` picks which to try first: the caller
+ * remembers what the last lease found, so a lease costs one write while a bucket stays in one state. A few
+ * attempts cover the races between containers.
  */
 export async function leaseTokens(
   db: Db,
@@ -75,12 +80,28 @@ export async function leaseTokens(
   cell: Cell,
   want: number,
   now = Date.now(),
+  assumeFull = false,
 ): Promise<LeaseResult> {
   let n = Math.max(1, Math.floor(want));
+  let full = assumeFull;
   for (let attempt = 0; attempt < 4; attempt++) {
     const expires = Math.floor(now / 1000) + STATE_TTL_SECONDS;
     try {
-      // The common case: the bucket is not full (tat in the future) and has room for n more.
+      if (full) {
+        // A full bucket (or a new one): its time starts now.
+        await db.send(
+          new UpdateCommand({
+            TableName: tableName,
+            Key: key,
+            UpdateExpression: 'SET tat = :tat, expires_at = :exp',
+            ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
+            ExpressionAttributeValues: { ':tat': now + n * cell.intervalMs, ':now': now, ':exp': expires },
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        return { granted: n, tat: now + n * cell.intervalMs, full: true };
+      }
+      // In use (tat in the future) with room for n more.
       const out = await db.send(
         new UpdateCommand({
           TableName: tableName,
@@ -97,34 +118,19 @@ export async function leaseTokens(
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
         }),
       );
-      return { granted: n, tat: Number(out.Attributes?.tat) };
+      return { granted: n, tat: Number(out.Attributes?.tat), full: false };
     } catch (err) {
       if (!conditionFailed(err)) throw err;
       const tat = oldTat((err as ConditionalCheckFailedException).Item);
-      if (tat === undefined || tat < now) {
-        // A full bucket (or a new one): its time starts now.
-        try {
-          await db.send(
-            new UpdateCommand({
-              TableName: tableName,
-              Key: key,
-              UpdateExpression: 'SET tat = :tat, expires_at = :exp',
-              ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
-              ExpressionAttributeValues: { ':tat': now + n * cell.intervalMs, ':now': now, ':exp': expires },
-            }),
-          );
-          return { granted: n, tat: now + n * cell.intervalMs };
-        } catch (err2) {
-          if (!conditionFailed(err2)) throw err2;
-          continue; // another container got there first: try again with the fresh state
-        }
-      }
+      // full after all (or another container's lease raced this one's): start its time
+      full = tat === undefined || tat < now;
+      if (tat === undefined || full) continue;
       const available = Math.floor((now + cell.capacityMs - tat) / cell.intervalMs);
-      if (available < 1) return { granted: 0, tat, retryAfterMs: Math.max(1, tat + cell.intervalMs - cell.capacityMs - now) };
+      if (available < 1) return { granted: 0, tat, retryAfterMs: Math.max(1, tat + cell.intervalMs - cell.capacityMs - now), full: false };
       n = Math.min(n, available);
     }
   }
-  return { granted: 0, tat: now + cell.capacityMs, retryAfterMs: cell.intervalMs }; // contention: refuse briefly rather than loop
+  return { granted: 0, tat: now + cell.capacityMs, retryAfterMs: cell.intervalMs, full: false }; // contention: refuse briefly rather than loop
 }
 
 /** Limits an operator set for a tenant; absent fields take the service defaults. `rps: 0` means unlimited. */

@@ -20,9 +20,17 @@ export interface EffectiveLimits {
 /** Shards of a bucket: about one per 200 rps, each with at least one token of burst. */
 export const shardsFor = (limit: Limit) => Math.max(1, Math.min(16, Math.ceil(limit.rps / 200), Math.floor(limit.burst)));
 
-/** Tokens a container leases at once: about 100 ms of its shard's rate, 1 to 20, never more than the shard's burst. */
+/** Tokens a container first leases at once: about 100 ms of its shard's rate, 1 to 20, never more than the shard's burst. */
 export const blockFor = (limit: Limit, shards: number) =>
   Math.max(1, Math.min(20, Math.floor(limit.burst / shards), Math.round(limit.rps / shards / 10)));
+
+/**
+ * The most a lease grows to for a busy container: about 100 ms of the shard's rate, at most its burst and 1,000.
+ * A container that spends its leases fast leases more at once (doubling from `blockFor`), one that lets them
+ * expire less, so a lease costs few requests a write at any rate while a quiet container holds little budget.
+ */
+export const maxBlockFor = (limit: Limit, shards: number) =>
+  Math.max(1, Math.min(1000, Math.floor(limit.burst / shards), Math.round(limit.rps / shards / 10)));
 
 const cellOf = (limit: Limit, shards: number): Cell => {
   const intervalMs = 1000 / (limit.rps / shards);
@@ -62,6 +70,14 @@ interface LocalBucket {
   denyUntil: number;
   /** Latest known `tat` per shard (for the RateLimit header's remaining estimate). */
   tat: number;
+  /** Tokens the next lease asks for (between blockFor and maxBlockFor), and when and how many the last one got. */
+  block: number;
+  leasedAt: number;
+  leased: number;
+  /** Whether the last lease found its shard full (idle): the next one tries that write first. */
+  full: boolean;
+  /** The lease in flight: concurrent requests of this container wait for it rather than each leasing its own. */
+  leasing?: Promise<'granted' | 'refused' | 'unavailable'>;
 }
 
 export interface RateLimiterOptions {
@@ -158,7 +174,7 @@ export class RateLimiter {
     const bucketId = `${id}@${limit.rps}/${limit.burst}`;
     let b = this.buckets.get(bucketId);
     if (!b) {
-      b = { tokens: 0, leaseExpiresAt: 0, denyUntil: 0, tat: 0 };
+      b = { tokens: 0, leaseExpiresAt: 0, denyUntil: 0, tat: 0, block: 0, leasedAt: 0, leased: 0, full: true };
       this.buckets.set(bucketId, b);
       if (this.buckets.size > 10_000) this.buckets.delete(this.buckets.keys().next().value!); // bound memory
     }
@@ -194,6 +210,7 @@ export class RateLimiter {
           cell,
           Math.min(want, Math.max(1, Math.floor(limit.burst / shards))),
           now,
+          b.full,
         ),
       );
     } catch (err) {
@@ -202,6 +219,7 @@ export class RateLimiter {
       return { granted: want, retryAfterMs: 0, bucket: b };
     }
     b.tat = res.tat;
+    b.full = res.full;
     if (res.granted > 0) return { granted: res.granted, retryAfterMs: 0, bucket: b };
     return { granted: 0, retryAfterMs: 'retryAfterMs' in res ? res.retryAfterMs : cell.intervalMs, bucket: b };
   }
@@ -213,14 +231,37 @@ export class RateLimiter {
     limit: Limit,
     keyOf: (shard: number) => Record<string, string>,
   ): Promise<number | undefined> {
-    const now = this.now();
-    const shards = shardsFor(limit);
     const b = this.bucketOf(id, limit);
-    if (b.tokens >= 1 && now < b.leaseExpiresAt) {
-      b.tokens -= 1;
-      return undefined;
+    // Each pass takes a leased token, refuses, or waits for a lease (its own or one already in flight) and looks
+    // again: a lease's tokens go to the requests that waited for it, and the one left without leases again.
+    for (;;) {
+      const now = this.now();
+      if (b.tokens >= 1 && now < b.leaseExpiresAt) {
+        b.tokens -= 1;
+        return undefined;
+      }
+      if (now < b.denyUntil) return b.denyUntil - now; // known empty: refuse without a write
+      b.leasing ??= this.lease(tenantId, b, limit, keyOf).finally(() => (b.leasing = undefined));
+      // The limiter must not turn a DynamoDB hiccup into an outage: admit (the lease logged it).
+      if ((await b.leasing) === 'unavailable') return undefined;
     }
-    if (now < b.denyUntil) return b.denyUntil - now; // known empty: refuse without a write
+  }
+
+  /** Leases the bucket's next block into `b` (tokens, or a time to refuse until). */
+  private async lease(
+    tenantId: string,
+    b: LocalBucket,
+    limit: Limit,
+    keyOf: (shard: number) => Record<string, string>,
+  ): Promise<'granted' | 'refused' | 'unavailable'> {
+    const now = this.now();
+    const leaseMs = this.opts.leaseMs ?? 1000;
+    const shards = shardsFor(limit);
+    // Grow the block while leases are spent within a quarter of their time, shrink it while they expire half unspent.
+    if (b.block === 0) b.block = blockFor(limit, shards);
+    else if (b.tokens < 1 && now - b.leasedAt < leaseMs / 4) b.block = Math.min(maxBlockFor(limit, shards), b.block * 2);
+    else if (now >= b.leaseExpiresAt && b.tokens > b.leased / 2) b.block = Math.max(blockFor(limit, shards), Math.floor(b.block / 2));
+    b.tokens = 0;
     const cell = cellOf(limit, shards);
     const first = Math.floor(this.random() * shards);
     let retryAfterMs = Infinity;
@@ -229,25 +270,28 @@ export class RateLimiter {
       let res;
       try {
         res = await withDbMetrics(limiterDbMetrics(), async () =>
-          leaseTokens(await this.opts.db(tenantId), this.opts.tableName(), keyOf(shard), cell, blockFor(limit, shards), now),
+          leaseTokens(await this.opts.db(tenantId), this.opts.tableName(), keyOf(shard), cell, b.block, now, b.full),
         );
       } catch (err) {
-        // The limiter must not turn a DynamoDB hiccup into an outage: admit, and say so in the log.
         logger.warn('rate limiter unavailable, request admitted', { error: String(err) });
-        return undefined;
+        return 'unavailable';
       }
       b.tat = res.tat;
+      b.full = res.full;
       if (res.granted > 0) {
-        b.tokens = res.granted - 1;
-        b.leaseExpiresAt = now + (this.opts.leaseMs ?? 1000);
-        return undefined;
+        b.tokens = res.granted;
+        b.leased = res.granted;
+        b.leasedAt = now;
+        // from the answer: a lease slower than its time still serves the requests that waited for it
+        b.leaseExpiresAt = this.now() + leaseMs;
+        return 'granted';
       }
       retryAfterMs = Math.min(retryAfterMs, 'retryAfterMs' in res ? res.retryAfterMs : cell.intervalMs);
     }
     // Refuse locally until about a block has refilled (at most half the shard's capacity, so nothing overflows
     // meanwhile): a flood of refused requests then costs few writes.
     b.denyUntil = now + Math.max(retryAfterMs, Math.min(blockFor(limit, shards) * cell.intervalMs, cell.capacityMs / 2));
-    return retryAfterMs;
+    return 'refused';
   }
 
   /** IETF httpapi ratelimit-headers: `RateLimit-Policy: "tenant";q=<burst>;w=<s>` and `RateLimit: "tenant";r=<left>;t=<s>`. */

@@ -8,24 +8,33 @@ export interface DbCall {
 }
 
 /**
- * A client that records what it is sent. A lease's first UpdateItem of a shard fails its condition as on a new
- * bucket, so both of leaseTokens' writes (the common one and the reset) are recorded; GetItem of the config
- * returns limits high enough for many shards per bucket.
+ * A client that records what it is sent. A lease's first UpdateItem of a shard (a fresh container tries the
+ * full bucket's reset first) fails its condition as on a bucket in use, so both of leaseTokens' writes (the
+ * reset and the common one) are recorded; GetItem of the config returns limits high enough for many shards per
+ * bucket.
  */
 export function recordingDb(calls: DbCall[]): Db {
   const seen = new Set<string>();
   return {
     send: async (cmd: {
       constructor: { name: string };
-      input: { Key?: { PK: string }; Item?: { PK: string }; ConditionExpression?: string };
+      input: {
+        Key?: { PK: string };
+        Item?: { PK: string };
+        ConditionExpression?: string;
+        ExpressionAttributeValues?: Record<string, number>;
+      };
     }) => {
       const action = `dynamodb:${cmd.constructor.name.replace(/Command$/, '')}Item`;
       const pk = (cmd.input.Key ?? cmd.input.Item)!.PK;
       calls.push({ action, pk });
       if (action === 'dynamodb:GetItem') return { Item: { rps: 3200, burst: 6400, user_rps: 1600, user_burst: 3200 } };
-      if (action === 'dynamodb:UpdateItem' && cmd.input.ConditionExpression?.startsWith('tat >=') && !seen.has(pk)) {
+      if (action === 'dynamodb:UpdateItem' && cmd.input.ConditionExpression?.startsWith('attribute_not_exists') && !seen.has(pk)) {
         seen.add(pk);
-        throw Object.assign(new Error('The conditional request failed'), { name: 'ConditionalCheckFailedException' });
+        throw Object.assign(new Error('The conditional request failed'), {
+          name: 'ConditionalCheckFailedException',
+          Item: { tat: { N: String(cmd.input.ExpressionAttributeValues![':now']! + 1) } },
+        });
       }
       return { Attributes: { tat: 0 } };
     },
