@@ -2,7 +2,7 @@
  * The clients of `npm run load`, in a worker thread of their own: the local stack under test keeps the main
  * thread (as a deployed service would not share its CPU with its callers), and the raw DynamoDB calls it is
  * compared with run from here too, through the same kind of client loop. The main thread posts
- * `{ scenario, clients }`; this answers with the measured `LoadResult`.
+ * `{ scenario, clients, seconds }`; this answers with the measured `LoadResult`.
  */
 import { randomUUID } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
@@ -11,6 +11,8 @@ import { DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-d
 
 export interface LoadSetup {
   url: string;
+  /** The floor: a bare HTTP server in the stack's thread answering each request with one GetItem of the goal. */
+  floorUrl: string;
   token: string;
   goalId: string;
   keyResultIds: string[];
@@ -18,7 +20,6 @@ export interface LoadSetup {
   tableName: string;
   goalKey: Record<string, string>;
   listPartition: string;
-  seconds: number;
   maxRequests: number;
 }
 
@@ -31,14 +32,18 @@ export interface LoadResult {
   errors: number;
   /** 2xx answers per second. */
   perSecond: number;
-  p50: number;
-  p95: number;
-  p99: number;
+  /** How long the row ran, in s. */
+  elapsed: number;
+  /** This thread's CPU time over the row, in µs: what the load generator itself cost. */
+  clientCpuMicros: number;
+  /** The 2xx answers' latencies in ms (the main thread merges a row's rounds and takes the percentiles). */
+  latencies: number[];
 }
 
 export const SCENARIOS = [
   'raw DynamoDB Local GetItem',
   'raw DynamoDB Local Query (21 keys)',
+  'floor: bare HTTP server + GetItem',
   'GET goal',
   'list page (20)',
   'filtered list (label)',
@@ -55,8 +60,8 @@ const raw = DynamoDBDocumentClient.from(
   }),
 );
 
-const http = async (method: string, path: string, body?: unknown) => {
-  const res = await fetch(`${setup.url}${path}`, {
+const http = async (method: string, path: string, body?: unknown, base = setup.url) => {
+  const res = await fetch(`${base}${path}`, {
     method,
     headers: {
       authorization: `Bearer ${setup.token}`,
@@ -84,6 +89,7 @@ const ops: Record<Scenario, (client: number, i: number) => Promise<boolean>> = {
         }),
       )
       .then((o) => (o.Count ?? 0) > 0),
+  'floor: bare HTTP server + GetItem': () => http('GET', '/', undefined, setup.floorUrl),
   'GET goal': () => http('GET', `/rest/v2/objectives/${setup.goalId}`),
   'list page (20)': () => http('GET', '/rest/v2/objectives'),
   'filtered list (label)': () => http('GET', '/rest/v2/objectives?q[labels_name_eq]=l1'),
@@ -92,18 +98,16 @@ const ops: Record<Scenario, (client: number, i: number) => Promise<boolean>> = {
     http('POST', '/rest/v2/checkins', { goal_uuid: setup.keyResultIds[client % setup.keyResultIds.length], value: i % 100 }),
 };
 
-const quantile = (sorted: number[], q: number) =>
-  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]! : NaN;
-
-/** `clients` loops calling the scenario until the time or the request count is used up. */
-async function measure(name: Scenario, clients: number): Promise<LoadResult> {
+/** `clients` loops calling the scenario until `seconds` or the request count is used up. */
+async function measure(name: Scenario, clients: number, seconds: number): Promise<LoadResult> {
   const op = ops[name];
   if (!(await op(0, 0))) throw new Error(`${name}: the warm-up call failed`);
   const latencies: number[] = [];
   let errors = 0;
   let issued = 0;
+  const cpuBefore = process.threadCpuUsage();
   const started = performance.now();
-  const deadline = started + setup.seconds * 1000;
+  const deadline = started + seconds * 1000;
   await Promise.all(
     Array.from({ length: clients }, async (_, client) => {
       while (performance.now() < deadline && issued < setup.maxRequests) {
@@ -116,22 +120,22 @@ async function measure(name: Scenario, clients: number): Promise<LoadResult> {
       }
     }),
   );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
+  const elapsed = (performance.now() - started) / 1000;
+  const cpu = process.threadCpuUsage(cpuBefore);
   return {
     name,
     clients,
     requests: latencies.length,
     errors,
-    perSecond: latencies.length / seconds,
-    p50: quantile(latencies, 0.5),
-    p95: quantile(latencies, 0.95),
-    p99: quantile(latencies, 0.99),
+    perSecond: latencies.length / elapsed,
+    elapsed,
+    clientCpuMicros: cpu.user + cpu.system,
+    latencies,
   };
 }
 
-parentPort?.on('message', (m: { scenario: Scenario; clients: number }) => {
-  measure(m.scenario, m.clients).then(
+parentPort?.on('message', (m: { scenario: Scenario; clients: number; seconds: number }) => {
+  measure(m.scenario, m.clients, m.seconds).then(
     (result) => parentPort!.postMessage({ result }),
     (err: Error) => parentPort!.postMessage({ error: err.message }),
   );
