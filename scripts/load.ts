@@ -20,6 +20,8 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
+import { Session } from 'node:inspector/promises';
+import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -37,6 +39,8 @@ const MAX_REQUESTS = Number(process.env.LOAD_MAX_REQUESTS ?? 200_000);
 const CONCURRENCIES = (process.env.LOAD_CLIENTS ?? '1,16').split(',').map(Number);
 const ONLY = process.env.LOAD_ONLY;
 const CHECK = process.argv.slice(2).includes('--check');
+/** LOAD_PROFILE=<dir>: a CPU profile of the stack's thread per API row (its slices only), written there. */
+const PROFILE_DIR = process.env.LOAD_PROFILE;
 /** The goal of issue 9: GET goal at least half as many requests/s as raw GetItem, at one client and at 16. */
 const GET_GOAL = { ratio: 0.5, clients: [1, 16] };
 
@@ -152,6 +156,11 @@ try {
     /** GET goal's requests/s over the floor's, per round. */
     floorRatios: number[];
   }
+  const profiler = new Session();
+  if (PROFILE_DIR) {
+    profiler.connect();
+    await profiler.post('Profiler.enable');
+  }
   const lines: string[] = [];
   const getRatios = new Map<number, { raw: number; floor: number; floorToRaw: number }>();
   const quantile = (sorted: number[], q: number) =>
@@ -173,7 +182,14 @@ try {
     for (let round = 0; round < ROUNDS; round++) {
       const perSecond = new Map<Scenario, number>();
       for (const name of order) {
+        const profiling = PROFILE_DIR && !name.startsWith('raw ');
+        if (profiling) await profiler.post('Profiler.start');
         const r = await measure(name, clients);
+        if (profiling) {
+          const { profile } = await profiler.post('Profiler.stop');
+          const file = join(PROFILE_DIR, `${name.replace(/\W+/g, '-')}-${clients}-${round}.cpuprofile`);
+          writeFileSync(file, JSON.stringify(profile));
+        }
         const row = rows.get(name)!;
         row.requests += r.requests;
         row.errors += r.errors;
