@@ -233,7 +233,8 @@ export class RateLimiter {
   ): Promise<number | undefined> {
     const b = this.bucketOf(id, limit);
     // Each pass takes a leased token, refuses, or waits for a lease (its own or one already in flight) and looks
-    // again: a lease's tokens go to the requests that waited for it, and the one left without leases again.
+    // again: a granted lease's tokens go to the requests that waited for it, and one left without a token leases
+    // again; a refused lease refuses every request that waited for it, however long the refusal took.
     for (;;) {
       const now = this.now();
       if (b.tokens >= 1 && now < b.leaseExpiresAt) {
@@ -242,8 +243,10 @@ export class RateLimiter {
       }
       if (now < b.denyUntil) return b.denyUntil - now; // known empty: refuse without a write
       b.leasing ??= this.lease(tenantId, b, limit, keyOf).finally(() => (b.leasing = undefined));
+      const outcome = await b.leasing;
       // The limiter must not turn a DynamoDB hiccup into an outage: admit (the lease logged it).
-      if ((await b.leasing) === 'unavailable') return undefined;
+      if (outcome === 'unavailable') return undefined;
+      if (outcome === 'refused') return Math.max(1, b.denyUntil - this.now());
     }
   }
 

@@ -98,6 +98,23 @@ describe('the rate limiter`s leases (shared/http/rate-limit.ts)', () => {
     expect(writes).toMatchObject([{ form: 'step', ok: false }]); // in use now: the step first, refused
   });
 
+  it('a refusal slower than its refusal time still refuses its waiters, with no second write', async () => {
+    const writes: Write[] = [];
+    const clock = { t: 1_000_000 };
+    const inner = memoryDb(writes);
+    let slowMs = 0;
+    // each call takes `slowMs` of the clock: the refusal's local refusal time (about 100 ms here) is over by its answer
+    const slow = { send: async (cmd: never) => inner.send(cmd).finally(() => (clock.t += slowMs)) } as unknown as Db;
+    const limiter = limiterOf(writes, { rps: 10, burst: 2 }, clock, slow);
+    await limiter.take('t1', 'u1');
+    await limiter.take('t1', 'u1');
+    writes.length = 0;
+    slowMs = 500;
+    const results = await Promise.all(Array.from({ length: 8 }, () => outcome(limiter.take('t1', 'u1'))));
+    expect(results).toEqual(Array(8).fill('refused'));
+    expect(writes).toMatchObject([{ form: 'step', ok: false }]);
+  });
+
   it('a busy container leases larger blocks, up to 100 ms of the shard`s rate; a quiet one shrinks them back', async () => {
     const writes: Write[] = [];
     const limit = { rps: 100_000, burst: 400_000 };
