@@ -115,6 +115,18 @@ describe('the rate limiter`s leases (shared/http/rate-limit.ts)', () => {
     expect(writes).toMatchObject([{ form: 'step', ok: false }]);
   });
 
+  it('a container using its whole shard leases with one write each, once the first lease has found it in use', async () => {
+    const writes: Write[] = [];
+    const clock = { t: 1_000_000 };
+    const limiter = limiterOf(writes, { rps: 100, burst: 20 }, clock); // one shard, blocks of 10 (100 ms of its rate)
+    for (let i = 0; i < 200; i++) {
+      await limiter.take('t1', 'u1');
+      clock.t += 10; // 100 requests/s: the shard's whole rate
+    }
+    // the first lease starts the new shard's time; the second expects it full again and is told it is in use
+    expect(writes.map((w) => `${w.form} ${w.ok}`)).toEqual(['reset true', 'reset false', ...Array(19).fill('step true')]);
+  });
+
   it('a busy container leases larger blocks, up to 100 ms of the shard`s rate; a quiet one shrinks them back', async () => {
     const writes: Write[] = [];
     const limit = { rps: 100_000, burst: 400_000 };
@@ -127,10 +139,10 @@ describe('the rate limiter`s leases (shared/http/rate-limit.ts)', () => {
     }
     const max = maxBlockFor(limit, shardsFor(limit));
     expect(max).toBe(625);
-    // 20, 40, 80, 160, 320, then 625 each: 5 + ceil((4000 - 620) / 625) leases, one write each after the first
-    // (the first finds the bucket full, then it stays in use)
+    // 20, 40, 80, 160, 320, then 625 each: 5 + ceil((4000 - 620) / 625) leases, one write each (below the shard's
+    // rate, the shard refills between leases: each finds it full, as the one before did)
     expect(writes.length).toBe(5 + Math.ceil((4000 - 620) / 625));
-    expect(writes.every((w) => w.ok)).toBe(true);
+    expect(writes.every((w) => w.form === 'reset' && w.ok)).toBe(true);
     // Then one request a second: each lease expires nearly unspent, so the block halves back to where it started.
     writes.length = 0;
     for (let i = 0; i < 8; i++) {
