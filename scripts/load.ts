@@ -18,10 +18,9 @@
  * The rate limiter is on, with a limit that admits everything (scripts/lib/bench-budgets.ts BENCH_RATE_LIMIT): its
  * leases are part of what a request costs. Only 2xx answers count as requests.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { Session } from 'node:inspector/promises';
-import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -141,8 +140,8 @@ try {
       ['check-in', RAW_QUERY],
     ] as Array<[Scenario, Scenario]>
   ).filter(([name]) => !ONLY || name === FLOOR || name.toLowerCase().includes(ONLY.toLowerCase()));
-  const order: Scenario[] = [RAW_GET, ...chosen.filter(([, raw]) => raw === RAW_GET).map(([n]) => n), RAW_QUERY];
-  order.push(...chosen.filter(([, raw]) => raw === RAW_QUERY).map(([n]) => n));
+  const comparedWith = (base: Scenario) => chosen.filter(([, against]) => against === base).map(([name]) => name);
+  const order: Scenario[] = [RAW_GET, ...comparedWith(RAW_GET), RAW_QUERY, ...comparedWith(RAW_QUERY)];
   const againstOf = new Map<Scenario, Scenario>(chosen);
 
   interface Row {
