@@ -23,7 +23,7 @@ export const importRoutes: Route[] = [
     accepts: IMPORT_MEDIA_TYPES,
     doc: {
       summary:
-        "Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed. Rows are created no faster than the tenant's rate limit allows (each costs the importing user a token, as a create would). At most 2 imports of a tenant queued or running: another is 429 rate_limited (detail imports_in_flight) with Retry-After",
+        "Import goals in bulk (JSON or CSV, up to 10,000 rows; members and admins). All or nothing: validated whole first, then created by a worker; poll the import until state is succeeded or failed. Rows are created no faster than the tenant's rate limit allows (each costs the importing user a token, as a create would). At most 2 imports of a tenant queued or running: another is 429 rate_limited (detail imports_in_flight) with Retry-After. The body is at most 1 MB like any other (413 payload_too_large): 10,000 rows fit as CSV of about 100 bytes a row, while JSON rows of a typical shape (about 170 bytes, more with a metric) fit about 6,000; split a larger file into several imports",
       tag,
       extension: true,
       body: ImportBody,
