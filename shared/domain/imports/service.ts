@@ -125,10 +125,11 @@ export async function finishImport(
     ctx,
     importEntity,
     importUuid,
-    (cur, tx) => {
+    async (cur, tx) => {
       const r = cur.record;
       if (r.state === 'succeeded' || r.state === 'failed') return undefined;
       if (leaseOwner && r.lease?.owner !== leaseOwner) throw new LeaseLost();
+      if (r.slot !== undefined) await releaseSlot(ctx, tx, importUuid, r.slot);
       if (errors.length > IMPORT_ITEM_ERRORS) {
         for (let n = 0, i = 0; i < errors.length; n++, i += 2000) {
           tx.putSide(importChunkKey(ctx.tenantId, importUuid, 'errors', n), {
@@ -151,8 +152,6 @@ export async function finishImport(
     },
     () => new NotFoundError('Import', importUuid),
   );
-  // after the import's end is stored: a crash in between leaves the slot to an ended import, which claimSlot frees
-  if (after.slot !== undefined) await releaseSlot(ctx, importUuid, after.slot);
   return after;
 }
 

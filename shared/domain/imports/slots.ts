@@ -1,8 +1,7 @@
-import { committedUnlessConditionFails } from '#shared/db/commands.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntities } from '#shared/db/reads.ts';
-import { querySide } from '#shared/db/side-items.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import { getSide, querySide } from '#shared/db/side-items.ts';
+import type { WriteTx } from '#shared/db/write-tx.ts';
 import { IMPORT_MAX_IN_FLIGHT, IMPORT_STALE_SECONDS, importEntity, importSlotKey } from '#shared/domain/imports/entity.ts';
 import { AppError, ConcurrentUpdateError } from '#shared/errors.ts';
 
@@ -30,7 +29,7 @@ export class ImportsInFlightError extends AppError {
 
 /**
  * Adds the claim of one of the tenant's in-flight slots to `tx` (the transaction creating the import) and
- * returns its number. A slot is free when absent (released by the import's end, releaseSlot), or when the
+ * returns its number. A slot is free when absent (released with the import's end, releaseSlot), or when the
  * import holding it has ended, is gone, or was not touched for IMPORT_STALE_SECONDS (its worker died for good):
  * the cap is not leaked by a crash. Race-safe: the put is conditioned on the slot being as read, so of two
  * requests taking the last slot one commits and the other's transaction fails (ConcurrentUpdateError: the
@@ -62,10 +61,13 @@ export async function claimSlot(ctx: DataCtx, tx: WriteTx, importUuid: string): 
   return claim(done, held.get(done));
 }
 
-/** Frees the import's slot, unless another import holds it by now (taken as stale): then nothing changes. */
-export async function releaseSlot(ctx: DataCtx, importUuid: string, n: number): Promise<void> {
-  // a failed condition: another import holds the slot by now
-  await committedUnlessConditionFails(() =>
-    new WriteTx(ctx).deleteSide(importSlotKey(ctx.tenantId, n), { if: { equals: { import_uuid: importUuid } } }),
-  );
+/**
+ * Adds the release of the import's slot to `tx` (the transaction storing the import's end), so an ended import
+ * never holds a slot: the slot is read first and left alone when another import holds it by now (taken as
+ * stale). Should that change before the commit, the delete's condition fails and the command runs again.
+ */
+export async function releaseSlot(ctx: DataCtx, tx: WriteTx, importUuid: string, n: number): Promise<void> {
+  const key = importSlotKey(ctx.tenantId, n);
+  if ((await getSide(ctx, key))?.import_uuid !== importUuid) return;
+  tx.deleteSide(key, { if: { equals: { import_uuid: importUuid } }, onFail: () => new ConcurrentUpdateError() });
 }
