@@ -129,26 +129,40 @@ const DOCUMENT_COMMANDS = new Map<Function, { lowLevel: new (input: never) => ob
   ],
 ]);
 
-/** A copy of `node` with the values at `paths` converted by `convert` (lib-dynamodb's processObj). */
+/** `out[k] = v` as an own property, whatever `k` is (`__proto__` too), as Object.fromEntries sets it. */
+const setOwn = (out: Record<string, unknown>, k: string, v: unknown) => {
+  if (k === '__proto__') Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else out[k] = v;
+};
+
+/**
+ * A copy of `node` with the values at `paths` converted by `convert` (lib-dynamodb's processObj). Plain loops,
+ * not Object.entries/fromEntries: it runs twice on every call of every request.
+ */
 function convertAt(node: unknown, paths: ValuePaths, convert: (value: unknown) => unknown): unknown {
   if (node === undefined || node === null || typeof node !== 'object') return paths === VALUE && node !== undefined ? convert(node) : node;
   if (paths === VALUE) return convert(node);
-  if (paths === VALUES)
-    return Array.isArray(node)
-      ? node.map(convert)
-      : Object.fromEntries(
-          Object.entries(node)
-            .filter(([, v]) => v !== undefined)
-            .map(([k, v]) => [k, convert(v)]),
-        );
+  if (paths === VALUES) {
+    if (Array.isArray(node)) return node.map(convert);
+    const out: Record<string, unknown> = {};
+    for (const k in node) {
+      const v = (node as Record<string, unknown>)[k];
+      if (Object.hasOwn(node, k) && v !== undefined) setOwn(out, k, convert(v));
+    }
+    return out;
+  }
   const every = paths['*'];
-  if (every !== undefined)
-    return Array.isArray(node)
-      ? node.map((v) => convertAt(v, every, convert))
-      : Object.fromEntries(Object.entries(node).map(([k, v]) => [k, convertAt(v, every, convert)]));
+  if (every !== undefined) {
+    if (Array.isArray(node)) return node.map((v) => convertAt(v, every, convert));
+    const out: Record<string, unknown> = {};
+    for (const k in node) if (Object.hasOwn(node, k)) setOwn(out, k, convertAt((node as Record<string, unknown>)[k], every, convert));
+    return out;
+  }
   const copy: Record<string, unknown> = { ...(node as Record<string, unknown>) };
-  for (const [member, inner] of Object.entries(paths))
-    if (copy[member] !== undefined) copy[member] = convertAt(copy[member], inner, convert);
+  for (const member in paths) {
+    const value = copy[member];
+    if (value !== undefined) copy[member] = convertAt(value, (paths as Record<string, ValuePaths>)[member]!, convert);
+  }
   return copy;
 }
 
