@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { SESv2Client } from '@aws-sdk/client-sesv2';
 
@@ -20,10 +20,13 @@ export async function sendEmail(email: Email): Promise<string> {
   if (outbox) {
     mkdirSync(outbox, { recursive: true });
     const id = `${new Date().toISOString().replace(/[:.]/g, '-')}-${randomUUID()}`;
+    // written aside, then renamed: a reader of the outbox never sees half a message
+    const partial = join(outbox, `.${id}.partial`);
     writeFileSync(
-      join(outbox, `${id}.json`),
+      partial,
       JSON.stringify({ ...email, from: process.env.EMAIL_FROM ?? 'noreply@localhost', sent_at: new Date().toISOString() }, null, 2),
     );
+    renameSync(partial, join(outbox, `${id}.json`));
     return id;
   }
   const from = process.env.EMAIL_FROM;

@@ -1,8 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
@@ -11,6 +8,7 @@ import { dataSourceEntity, runUuid } from '#shared/domain/integrations/entity.ts
 import { applyValue, runSync } from '#shared/domain/integrations/sync.ts';
 import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { eventually } from './webhooks.fixture.ts';
+import { outboxEmails } from '../support/outbox.ts';
 import { createPeriod, goal } from './goals.fixture.ts';
 
 /** A JSON server on 127.0.0.1 whose answer per path the test sets (a status and body, or 'hang'). */
@@ -176,12 +174,7 @@ describe('data-source sync', () => {
     const notes = await listAll(owner.api, '/notifications');
     const note = notes.find((n) => n.subject_uuid === src.uuid);
     expect(note).toMatchObject({ kind: 'data_source.failing', subject_type: 'data_source', recipient_uuid: owner.uuid });
-    const outbox = join(inject('dataDir'), 'outbox');
-    const mail = await eventually(() =>
-      readdirSync(outbox)
-        .map((f) => JSON.parse(readFileSync(join(outbox, f), 'utf8')))
-        .find((m) => m.text.includes(`Data source "${src.name}"`)),
-    );
+    const mail = await eventually(() => outboxEmails().find((m) => m.text.includes(`Data source "${src.name}"`)));
     expect(mail).toMatchObject({ to: [owner.record.email], subject: 'A data source stopped syncing' });
     // the e-mail marker is set once it went out
     await eventually(async () =>

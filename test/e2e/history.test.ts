@@ -52,9 +52,10 @@ describe('goal history (from the change stream)', () => {
       expect([...times].sort()).toEqual(times);
       expect(Object.keys(krHistory[0]).sort()).toEqual(['at', 'cause', 'progress', 'status', 'value']);
 
+      // the parent's points follow its own changes, which the stream applies apart from the key result's: wait for all six
       const parentHistory = await eventually(async () => {
         const h = await history(t.admin, 'objectives', parent.uuid);
-        expect(h.at(-1)?.progress).toBe(50);
+        expect(h.length).toBeGreaterThanOrEqual(6);
         return h;
       }, STREAM_LAG_MS);
       expect(parentHistory.every((r) => r.cause === 'rollup')).toBe(true);

@@ -14,6 +14,7 @@ import { projections } from '#shared/stream/projections.ts';
 import { backfillLabelNames } from '#shared/stream/projections/label-names.ts';
 import { listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
+import { afterStreamPasses } from '../support/stream-marker.ts';
 import { streamRecord } from '../support/stream-records.ts';
 import { checkin, checkinApi } from './checkins.fixture.ts';
 import { goal, goalApi, goalTenant, KINDS, P, type GoalTenant } from './goals.fixture.ts';
@@ -139,6 +140,8 @@ describe('label names on goals and check-ins', () => {
     const probe = await labelled('Probe');
     expect((await t.admin.put(`${L}/${probe.label.uuid}`, { name: 'Probe 2' })).status).toBe(200);
     await eventually(async () => expect(await checkinNames(probe.c.uuid)).toEqual(['Probe 2']));
+    // the stream applies changes of different items side by side: the other tenant's rename is applied by now
+    await afterStreamPasses();
     expect(await goalNames(mine)).toEqual(['Shared name']);
   });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { Api, expectError, listAll, newTenant, type Res, type TenantFixture } from '../support/api.ts';
-import { eventually, startReceiver } from './webhooks.fixture.ts';
+import { deliveriesSettled, eventually, startReceiver } from './webhooks.fixture.ts';
 
 /** POST /oauth/token with a form body (and HTTP Basic when `basic` is given). */
 async function tokenRequest(form: Record<string, string> | string, basic?: { id: string; secret: string }): Promise<Res> {
@@ -199,6 +199,7 @@ describe('service accounts and the client credentials grant (contract section 17
         140_000,
         'the webhook disabled with its creator',
       );
+      await deliveriesSettled(t.admin, w.uuid);
       expect(sent(second.uuid)).toBe(false);
     } finally {
       await receiver.stop();

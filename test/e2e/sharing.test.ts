@@ -1,7 +1,5 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { config } from '#shared/config.ts';
 import { baseDb } from '#shared/db/client.ts';
 import { accessRequestKey } from '#shared/domain/sharing/entity.ts';
@@ -10,33 +8,12 @@ import { type Api, expectError, listAll, newTenant, type TenantFixture } from '.
 import { EVENTUALLY_MAX_MS, eventually } from '../support/eventually.ts';
 import { withinListLag } from '../support/list-lag.ts';
 import { afterStreamPasses } from '../support/stream-marker.ts';
+import { type OutboxEmail, outboxEmails } from '../support/outbox.ts';
 
 // ---------- helpers: the outbox the local stack's worker writes, the resend clock, a shared document ----------
 
-interface OutboxEmail {
-  to: string[];
-  subject: string;
-  text: string;
-  from: string;
-  sent_at: string;
-}
-
-/** Every e-mail the local stack's workers wrote to DATA_DIR/outbox addressed to `to`. */
-function emailsTo(to: string): OutboxEmail[] {
-  const dir = join(inject('dataDir'), 'outbox');
-  if (!existsSync(dir)) return [];
-  const out: OutboxEmail[] = [];
-  for (const f of readdirSync(dir)) {
-    if (!f.endsWith('.json')) continue;
-    try {
-      const e = JSON.parse(readFileSync(join(dir, f), 'utf8')) as OutboxEmail;
-      if (e.to.includes(to)) out.push(e);
-    } catch {
-      /* a file being written: read it on the next poll */
-    }
-  }
-  return out;
-}
+/** Every e-mail the local stack's workers wrote addressed to `to`. */
+const emailsTo = (to: string): OutboxEmail[] => outboxEmails().filter((e) => e.to.includes(to));
 
 /** Polls the outbox (the stream and the worker run asynchronously; with the whole suite writing, the stream lags) until `to` has `count` e-mails, or fails after the timeout. */
 async function waitForEmails(to: string, count: number, timeoutMs = EVENTUALLY_MAX_MS): Promise<OutboxEmail[]> {
@@ -318,6 +295,7 @@ describe('access requests', () => {
     expect(await notificationsOf(editor.api)).toEqual([]);
     expect((await notificationsOf(t.admin)).filter((n) => n.subject_uuid === rec.uuid)).toEqual([]);
     expect(await notificationsOf(requester.api)).toEqual([]);
+    await afterEmailsPass(t); // the e-mail worker has worked everything queued with the two e-mails above
     expect(emailsTo(editor.record.email)).toEqual([]);
     // The worker marks each notification once its e-mail went out.
     await eventually(async () => expect((await notificationsOf(doc.owner.api))[0].email_sent_at).not.toBeNull());

@@ -3,7 +3,7 @@ import { signPayload } from '#shared/domain/webhooks/signature.ts';
 import { C, checkin, goalNow } from './checkins.fixture.ts';
 import { createPeriod, goal, P } from './goals.fixture.ts';
 import { newTenant, type TenantFixture } from '../support/api.ts';
-import { eventually, startReceiver } from './webhooks.fixture.ts';
+import { deliveriesSettled, eventually, startReceiver } from './webhooks.fixture.ts';
 import { afterStreamPasses } from '../support/stream-marker.ts';
 
 type Got = {
@@ -21,11 +21,14 @@ describe('events from the change stream to a registered webhook', () => {
   let receiverA: Awaited<ReturnType<typeof startReceiver>>;
   let receiverB: Awaited<ReturnType<typeof startReceiver>>;
   let secretA: string;
+  let hookA: string;
+  let hookB: string;
   beforeAll(async () => {
     [a, b] = await Promise.all([newTenant(), newTenant()]);
     [receiverA, receiverB] = await Promise.all([startReceiver(), startReceiver()]);
-    secretA = (await a.admin.post('/webhooks', { url: receiverA.url, events: ['*'] })).body.data.record.secret;
-    await b.admin.post('/webhooks', { url: receiverB.url, events: ['*'] });
+    const createdA = (await a.admin.post('/webhooks', { url: receiverA.url, events: ['*'] })).body.data.record;
+    [secretA, hookA] = [createdA.secret, createdA.uuid];
+    hookB = (await b.admin.post('/webhooks', { url: receiverB.url, events: ['*'] })).body.data.record.uuid;
   });
   afterAll(async () => {
     await receiverA.stop();
@@ -127,6 +130,8 @@ describe('events from the change stream to a registered webhook', () => {
       60_000,
       "tenant B's marker",
     );
+    // the worker sends a batch at once: the markers may arrive before what was queued with them
+    await Promise.all([deliveriesSettled(a.admin, hookA), deliveriesSettled(b.admin, hookB)]);
     const ids = receiverA.received.map((r) => r.headers['webhook-id']);
     expect(new Set(ids).size).toBe(ids.length);
     for (const r of receiverA.received) {

@@ -2,7 +2,9 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
 import { LocalQueues } from '#shared/queue/queue.ts';
 import { webhookDeliverHandler } from '#functions/workers/webhook-deliver.ts';
+import { type Api, listAll } from '../support/api.ts';
 import { EVENTUALLY_MAX_MS } from '../support/eventually.ts';
+import { afterStreamPasses } from '../support/stream-marker.ts';
 
 export interface Received {
   headers: IncomingHttpHeaders;
@@ -54,6 +56,24 @@ export async function eventually<T>(
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 200));
   }
+}
+
+/**
+ * Resolves once everything committed before the call has gone as far toward the endpoint as it will: the stream
+ * applied it (every delivery it fans out is made and queued), then no delivery of the endpoint is pending (each
+ * sent or given up). What a check that something was NOT sent waits for: the delivery worker sends a batch's
+ * messages at once, so a later event arriving proves nothing of the earlier ones in its batch.
+ */
+export async function deliveriesSettled(api: Api, webhookUuid: string): Promise<void> {
+  await afterStreamPasses();
+  await eventually(
+    async () =>
+      (await listAll(api, `/webhooks/${webhookUuid}/deliveries`)).every((d: { status: string }) => d.status !== 'pending')
+        ? true
+        : undefined,
+    EVENTUALLY_MAX_MS,
+    `no pending delivery of webhook ${webhookUuid}`,
+  );
 }
 
 /**
