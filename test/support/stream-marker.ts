@@ -14,8 +14,11 @@ async function markerTenant() {
   return { t, period: res.body.data.record.uuid as string };
 }
 
-/** Writes a marker goal and waits until the stream has applied it (its status list entry is written by the stream only). */
-async function markerApplied(): Promise<void> {
+/**
+ * Writes a marker goal and waits until the stream has applied it (its status list entry is written by the stream
+ * only): every read of the shard before the marker's is applied by then, its own perhaps not in full (see below).
+ */
+export async function markerApplied(): Promise<void> {
   const { t, period } = await (marker ??= markerTenant().catch((err) => {
     marker = undefined;
     throw err;
