@@ -17,6 +17,7 @@ export async function pacedByStream<T>(items: T[], write: (chunk: T[]) => Promis
     await write(items.slice(i, i + SEED_CHUNK));
     await reached;
     reached = markerApplied();
+    reached.catch(() => {}); // awaited on the next turn (which throws it), not unhandled while the next chunk is written
   }
   await reached;
   await afterStreamPasses();
