@@ -3,9 +3,9 @@ import { BlockList, isIP } from 'node:net';
 import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
 
 /**
- * Where a webhook may point. Deployed: https only, and every address the host resolves to must be public
- * (no private, loopback, link-local, CGNAT, metadata, multicast or reserved ranges), so a tenant cannot make
- * the service call into its own network. Checked at registration and again before every attempt (DNS can
+ * Where a webhook (or a data source's fetch) may point. Deployed: https only, and every address the host resolves
+ * to must be public (no private, loopback, link-local, CGNAT, metadata, multicast or reserved ranges, nor an IPv6
+ * form that carries one: isBlockedAddress), so a tenant cannot make the service call into its own network. Checked at registration and again before every attempt (DNS can
  * change), and the attempt connects to the address that was checked (no second lookup to rebind).
  */
 const blocked = new BlockList();
@@ -27,30 +27,61 @@ for (const [net, prefix] of [
   ['240.0.0.0', 4],
 ] as const)
   blocked.addSubnet(net, prefix, 'ipv4');
+// IPv6 is judged in isBlockedAddress: only global unicast (2000::/3) is a public destination, less these ranges
+// in it; the forms that embed an IPv4 address are judged by that address or refused.
 for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['64:ff9b::', 96],
-  ['64:ff9b:1::', 48],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['2002::', 16],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['fec0::', 10],
-  ['ff00::', 8],
+  ['2001::', 23], // IETF protocol assignments: Teredo (2001::/32, the client's IPv4 address obfuscated inside), benchmarking, ORCHID
+  ['2001:db8::', 32], // documentation
+  ['2002::', 16], // 6to4: an IPv4 address inside, reached through a relay
+  ['3fff::', 20], // documentation (RFC 9637)
 ] as const)
   blocked.addSubnet(net, prefix, 'ipv6');
 
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost']);
 
-/** Whether an IP address is one a webhook must never reach. IPv4-mapped IPv6 addresses are judged as IPv4. */
+/** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail read as the last two), or undefined (a zone id included). */
+function ipv6Groups(address: string): number[] | undefined {
+  if (isIP(address) !== 6 || address.includes('%')) return undefined;
+  let text = address;
+  const lastColon = text.lastIndexOf(':');
+  const tail = text.slice(lastColon + 1);
+  if (tail.includes('.')) {
+    if (isIP(tail) !== 4) return undefined;
+    const [a, b, c, d] = tail.split('.').map(Number) as [number, number, number, number];
+    text = `${text.slice(0, lastColon + 1)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const halves = text.split('::');
+  if (halves.length > 2) return undefined;
+  const part = (h: string | undefined) => (h ? h.split(':') : []);
+  const head = part(halves[0]);
+  const rest = part(halves[1]);
+  const missing = 8 - head.length - rest.length;
+  if (halves.length === 1 ? missing !== 0 : missing < 1) return undefined;
+  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...rest];
+  if (groups.some((g) => !/^[0-9a-fA-F]{1,4}$/.test(g))) return undefined;
+  return groups.map((g) => parseInt(g, 16));
+}
+
+const embeddedIpv4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+
+/**
+ * Whether an IP address is one a webhook or a data source must never reach (anything that is not an IP address
+ * included). IPv4: the ranges above. IPv6: only global unicast (2000::/3) less the ranges above; of the forms
+ * that carry an IPv4 address, IPv4-mapped (`::ffff:0:0/96`, any spelling) and NAT64 (`64:ff9b::/96`) reach that
+ * address, so they are judged by it; IPv4-compatible (`::/96`, `::` and `::1` among them), IPv4-translated
+ * (`::ffff:0:0:0/96`), local-use NAT64 (`64:ff9b:1::/48`), Teredo and 6to4 are refused whatever they carry.
+ */
 export function isBlockedAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return isBlockedAddress(mapped[1]!);
   const family = isIP(address);
-  if (family === 0) return true;
-  return blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+  if (family === 4) return blocked.check(address, 'ipv4');
+  if (family !== 6) return true;
+  const g = ipv6Groups(address);
+  if (!g) return true;
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && g[5] === 0xffff) return isBlockedAddress(embeddedIpv4(g[6]!, g[7]!)); // ::ffff:a.b.c.d
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return isBlockedAddress(embeddedIpv4(g[6]!, g[7]!)); // 64:ff9b::a.b.c.d
+  if ((g[0]! & 0xe000) !== 0x2000) return true; // not global unicast: ::/8 (with ::/96), ULA, link-local, multicast, ...
+  return blocked.check(address, 'ipv6');
 }
 
 export type Resolve = (host: string) => Promise<string[]>;
