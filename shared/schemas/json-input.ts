@@ -11,6 +11,11 @@ import { BadRequestError, ValidationError, type ErrorDetail } from '#shared/erro
  *    `invalid_number` naming the field.
  *  - Strings and object keys are well-formed UTF-16 (no lone surrogate, which UTF-8 and so DynamoDB cannot
  *    hold) and carry no NUL. Else 422 `invalid_string` naming the field.
+ *  - No object key, at any depth, is `__proto__`, `constructor` or `prototype` (PROTOTYPE_NAMES). JSON.parse
+ *    keeps `__proto__` as an own key, but any code that later copies the body by assignment (`{ ...a }` is
+ *    safe, `Object.assign`, a merge, a library walking a path is not) would reach a prototype through it. Else
+ *    400 `bad_request` naming the field, detail code PROTOTYPE_KEY, before any other rule: no door passes such
+ *    a key on (contract section 19).
  *
  * 1e400 parses to Infinity and 9007199254740993 to 9007199254740992: the parser's view of a number is not
  * enough, so the exact-precision rule reads the number's source text (JSON.parse's reviver context, Node 22).
@@ -36,7 +41,15 @@ class OverlongNumber {
   constructor(readonly length: number) {}
 }
 
-/** Parses a request body: 400 when it is not JSON, 422 naming each value that breaks the rules above. */
+/** Keys no body may hold, at any depth: through them an assignment reaches an object's prototype. */
+export const PROTOTYPE_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+/** The detail code of a key in PROTOTYPE_NAMES (400 bad_request; SCIM answers it as invalidPath, shared/scim/errors.ts). */
+export const PROTOTYPE_KEY = 'prototype_key';
+
+/**
+ * Parses a request body: 400 when it is not JSON or holds a key in PROTOTYPE_NAMES, 422 naming each value that
+ * breaks the rules above.
+ */
 export function readJsonBody(text: string): unknown {
   let value: unknown;
   try {
@@ -44,14 +57,14 @@ export function readJsonBody(text: string): unknown {
   } catch {
     throw new BadRequestError('Request body is not valid JSON (or nests too deeply to read)'); // a stack overflow in the reviver lands here too
   }
-  assertStorable(value);
+  const { prototypeKeys, hostile } = bodyProblems(value);
+  if (prototypeKeys.length)
+    throw new BadRequestError(
+      `The body may not hold a key named __proto__, constructor or prototype: ${prototypeKeys.map((d) => d.field).join(', ')}`,
+      prototypeKeys,
+    );
+  if (hostile.length) throw new ValidationError(hostile.map((d) => `${d.field ?? 'body'}: ${d.message}`).join('; '), hostile);
   return value;
-}
-
-/** 422 naming each number, string and key of a parsed body (parsed with `reviveNumber`) that breaks the rules above. */
-export function assertStorable(value: unknown): void {
-  const details = hostileValueDetails(value);
-  if (details.length) throw new ValidationError(details.map((d) => `${d.field ?? 'body'}: ${d.message}`).join('; '), details);
 }
 
 /** JSON.parse reviver that marks numbers whose source text says more than their double keeps (checked by `hostileValueDetails`). */
@@ -64,31 +77,44 @@ export function reviveNumber(this: unknown, _key: string, value: unknown, contex
   return value;
 }
 
-/** Each number, string and key of a parsed JSON value that breaks the rules, with its dotted path (`metric.target_value`, `labels.0`). */
-export function hostileValueDetails(root: unknown): ErrorDetail[] {
-  const details: ErrorDetail[] = [];
+/** The most details an answer names of each kind: the first ones, in the body's order. */
+const DETAILS_MAX = 20;
+
+/**
+ * What a parsed JSON value (parsed with `reviveNumber`) breaks of the rules, each with its dotted path
+ * (`metric.target_value`, `labels.0`): keys in PROTOTYPE_NAMES, and each number, string and key that cannot be
+ * stored. One walk over the whole value (a prototype key after twenty bad numbers is still found).
+ */
+function bodyProblems(root: unknown): { prototypeKeys: ErrorDetail[]; hostile: ErrorDetail[] } {
+  const prototypeKeys: ErrorDetail[] = [];
+  const hostile: ErrorDetail[] = [];
+  const note = (list: ErrorDetail[], d: ErrorDetail) => list.length < DETAILS_MAX && list.push(d);
   // iterative: a body of a million nested arrays must not overflow the stack
   const stack: Array<{ value: unknown; path: string }> = [{ value: root, path: '' }];
-  while (stack.length && details.length < 20) {
+  while (stack.length && prototypeKeys.length < DETAILS_MAX) {
     const { value, path } = stack.pop()!;
     const field = path || undefined;
+    const full = hostile.length >= DETAILS_MAX; // then only prototype keys are still looked for
     if (typeof value === 'number' || value instanceof InexactNumber || value instanceof OverlongNumber) {
-      const problem = numberProblem(value);
-      if (problem) details.push({ field, code: 'invalid_number', message: problem });
+      const problem = full ? undefined : numberProblem(value);
+      if (problem) note(hostile, { field, code: 'invalid_number', message: problem });
     } else if (typeof value === 'string') {
-      const problem = stringProblem(value);
-      if (problem) details.push({ field, code: 'invalid_string', message: problem });
+      const problem = full ? undefined : stringProblem(value);
+      if (problem) note(hostile, { field, code: 'invalid_string', message: problem });
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: join(path, String(i)) });
     } else if (value !== null && typeof value === 'object') {
-      for (const [k, v] of Object.entries(value).reverse()) {
-        const keyProblem = stringProblem(k);
-        if (keyProblem) details.push({ field: join(path, k), code: 'invalid_string', message: `key ${keyProblem}` });
-        stack.push({ value: v, path: join(path, k) });
+      const entries = Object.entries(value);
+      for (const [k] of entries) {
+        if (PROTOTYPE_NAMES.has(k))
+          note(prototypeKeys, { field: join(path, k), code: PROTOTYPE_KEY, message: `a key may not be named ${k}` });
+        const keyProblem = full ? undefined : stringProblem(k);
+        if (keyProblem) note(hostile, { field: join(path, k), code: 'invalid_string', message: `key ${keyProblem}` });
       }
+      for (let i = entries.length - 1; i >= 0; i--) stack.push({ value: entries[i]![1], path: join(path, entries[i]![0]) });
     }
   }
-  return details;
+  return { prototypeKeys, hostile };
 }
 
 const join = (path: string, key: string) => (path ? `${path}.${key}` : key);

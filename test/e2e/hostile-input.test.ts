@@ -47,12 +47,20 @@ describe('hostile input', () => {
       }
     });
 
-    it('a body field named after the prototype is an unknown field (400), and changes nothing', async () => {
+    it('a body key named __proto__, constructor or prototype, at any depth, is 400 naming it, and changes nothing', async () => {
       const before = await listAll(t.admin, LABELS);
-      for (const raw of ['{"name":"p1","__proto__":{"is_group":true}}', '{"name":"p2","constructor":1}', '{"name":"p3","toString":"x"}']) {
-        const e = expectError(await t.admin.request('POST', LABELS, raw), 400, 'bad_request');
-        expect(e.details.map((d) => d.code)).toContain('unknown_field');
+      for (const [raw, field] of [
+        ['{"name":"p1","__proto__":{"is_group":true}}', '__proto__'],
+        ['{"name":"p2","constructor":1}', 'constructor'],
+        ['{"name":"p3","x":[{"prototype":{"a":1}}]}', 'x.0.prototype'],
+        ['{"name":"p4","\\u005f_proto__":{"is_group":true}}', '__proto__'],
+      ]) {
+        const e = expectError(await t.admin.request('POST', LABELS, raw!), 400, 'bad_request');
+        expect(e.details[0], raw).toMatchObject({ field, code: 'prototype_key' });
       }
+      // another inherited name is only an unknown field of the strict body
+      const e = expectError(await t.admin.request('POST', LABELS, '{"name":"p5","toString":"x"}'), 400, 'bad_request');
+      expect(e.details.map((d) => d.code)).toContain('unknown_field');
       expect(await listAll(t.admin, LABELS)).toEqual(before);
     });
   });
@@ -196,10 +204,21 @@ describe('hostile input', () => {
     const count = async () => (await t.admin.get(`/rest/v2/key_results/${goalUuid}`)).body.data.record.data_sources_count;
 
     it.each([
-      ['an empty key', '{"":1}', 'config.'],
       ['__proto__', '{"__proto__":{"polluted":true}}', 'config.__proto__'],
       ['constructor', '{"constructor":{"name":"x"}}', 'config.constructor'],
       ['prototype deep down', '{"a":[{"prototype":1}]}', 'config.a.0.prototype'],
+    ])(
+      'refuses a key named %s with 400 naming it (the body read refuses it in any body), and writes nothing',
+      async (_what, config, field) => {
+        const before = await count();
+        const e = expectError(await create(config), 400, 'bad_request');
+        expect(e.details[0]).toMatchObject({ field, code: 'prototype_key' });
+        expect(await count()).toBe(before);
+      },
+    );
+
+    it.each([
+      ['an empty key', '{"":1}', 'config.'],
       ['40 levels of nesting', `${'{"a":'.repeat(40)}1${'}'.repeat(40)}`, undefined],
       ['nested arrays 40 deep', `{"a":${'['.repeat(40)}${']'.repeat(40)}}`, undefined],
       ['more than 16 KB', `{"a":"${'x'.repeat(17_000)}"}`, 'config'],

@@ -65,7 +65,14 @@ describe('HTTP transport (contract section 11)', () => {
     const t = await newTenant();
     expectError(await t.admin.request('POST', '/rest/v2/labels', '{"name": '), 400, 'bad_request');
     const e = expectError(await t.admin.request('POST', '/rest/v2/labels', '{"name":"x","__proto__":{"admin":true}}'), 400, 'bad_request');
-    expect(e.details[0]?.field).toBe('__proto__');
+    expect(e.details[0]).toMatchObject({ field: '__proto__', code: 'prototype_key' });
+    // at any depth, and constructor and prototype too (contract section 19: no body key reaches a prototype)
+    const deep = expectError(
+      await t.admin.request('POST', '/rest/v2/labels', '{"name":"x","a":{"constructor":{"prototype":{"admin":true}}}}'),
+      400,
+      'bad_request',
+    );
+    expect(deep.details.map((d) => d.field)).toEqual(['a.constructor', 'a.constructor.prototype']);
     expect(await labelCount(t.admin)).toBe(0);
   });
 

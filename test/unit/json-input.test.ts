@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, ValidationError } from '#shared/errors.ts';
-import { decimalParts, NUMBER_TEXT_MAX, readJsonBody } from '#shared/schemas/json-input.ts';
+import { decimalParts, NUMBER_TEXT_MAX, PROTOTYPE_KEY, readJsonBody } from '#shared/schemas/json-input.ts';
 
 /** The best of a few runs of `f`, in ms (the least disturbed by the rest of the machine). */
 const fastest = (f: () => unknown, runs = 5) => {
@@ -151,9 +151,25 @@ describe('readJsonBody', () => {
     expect(refusal(`${'['.repeat(500_000)}${']'.repeat(500_000)}`)).toBeInstanceOf(BadRequestError);
   });
 
-  it('keeps __proto__ as an own key, for the schema to refuse', () => {
-    const v = readJsonBody('{"__proto__":{"x":1}}') as object;
-    expect(Object.keys(v)).toEqual(['__proto__']);
-    expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
+  it('refuses a key named __proto__, constructor or prototype at any depth with 400 naming it, before the other rules', () => {
+    for (const [text, fields] of [
+      ['{"__proto__":{"x":1}}', ['__proto__']],
+      ['{"\\u005f_proto__":{"x":1}}', ['__proto__']], // written with an escape: the parsed key is what counts
+      ['{"a":{"constructor":{"prototype":{"x":1}}}}', ['a.constructor', 'a.constructor.prototype']],
+      ['{"a":[1,{"b":[{"prototype":1}]}]}', ['a.1.b.0.prototype']],
+      // twenty broken numbers first: the prototype key is still found, and it is what the answer is about
+      [`{"n":[${Array(30).fill('1e400').join(',')}],"z":{"__proto__":1}}`, ['z.__proto__']],
+    ] as const) {
+      const err = refusal(text);
+      expect(err, text).toBeInstanceOf(BadRequestError);
+      expect((err as BadRequestError).details.map((d) => d.field)).toEqual(fields);
+      expect((err as BadRequestError).details.map((d) => d.code)).toEqual(fields.map(() => PROTOTYPE_KEY));
+    }
+    expect(Object.prototype).not.toHaveProperty('x');
+  });
+
+  it('keeps keys that only look like prototype names, and inherited method names', () => {
+    const text = '{"__proto__.x":1,"Constructor":2,"prototypes":3,"toString":4,"hasOwnProperty":5,"a":{"proto":6}}';
+    expect(readJsonBody(text)).toStrictEqual(JSON.parse(text));
   });
 });

@@ -6,10 +6,11 @@ import { routes } from '#shared/routes/index.ts';
 import { newUserRecord } from '#shared/domain/users/entity.ts';
 import { validateBody } from '#shared/http/api.ts';
 import { ScimPatchBody, ScimUserBody } from '#shared/schemas/bodies/scim.ts';
+import { PROTOTYPE_KEY } from '#shared/schemas/json-input.ts';
 import { scimError, type ScimRefusal } from '#shared/scim/errors.ts';
 import { toScimAnswer } from '#shared/scim/handler.ts';
 import { walk } from '#shared/scim/lists.ts';
-import { applyPatch } from '#shared/scim/patch.ts';
+import { applyPatch, NAME_MAX, OPERATIONS_MAX } from '#shared/scim/patch.ts';
 import { compare, listQuery, parseScimFilter } from '#shared/scim/query.ts';
 import { projectAttributes, toScimUser, USER_URN } from '#shared/scim/resources.ts';
 
@@ -94,6 +95,93 @@ describe('SCIM PATCH', () => {
     expect(user.active).toBe(true);
   });
 
+  // Each of these, given to scim-patch, wrote into Object.prototype or onto a built-in function every request of
+  // the process shares (checked when this test was written: scim-patch walks each part of a path and of a key)
+  const hostile: Array<[string, { op: string; path?: string; value?: unknown }, () => unknown]> = [
+    ['a dotted key', { op: 'add', value: { '__proto__.x': 1 } }, () => ({}) as Record<string, unknown>],
+    ['constructor.prototype in a key', { op: 'add', value: { 'constructor.prototype.x': 1 } }, () => ({}) as Record<string, unknown>],
+    ['a URN-prefixed key', { op: 'add', value: { 'urn:x:__proto__.x': 1 } }, () => ({}) as Record<string, unknown>],
+    ['a URN that is a prototype name', { op: 'add', value: { '__proto__:x': 1 } }, () => ({}) as Record<string, unknown>],
+    ['a key under a path', { op: 'replace', path: 'name', value: { '__proto__.x': 1 } }, () => ({}) as Record<string, unknown>],
+    ['a path under a filter', { op: 'add', path: 'emails[type eq "work"].__proto__.x', value: 1 }, () => ({}) as Record<string, unknown>],
+    ['a filtered prototype', { op: 'add', path: '__proto__[x eq 1]', value: 1 }, () => ({}) as Record<string, unknown>],
+    ['a URN-prefixed path', { op: 'add', path: 'urn:x:constructor.prototype.x', value: 1 }, () => ({}) as Record<string, unknown>],
+    ['an inherited method in a key', { op: 'add', value: { 'hasOwnProperty.x': 1 } }, () => Object.prototype.hasOwnProperty],
+    ['a string method in a path', { op: 'add', path: 'displayName.trim.x', value: 1 }, () => String.prototype.trim],
+    ['an array method in a key', { op: 'add', value: { 'emails.push.x': 1 } }, () => Array.prototype.push],
+    ['a boolean method in a path', { op: 'replace', path: 'active.valueOf.x', value: 1 }, () => Boolean.prototype.valueOf],
+    ['a method in a path', { op: 'add', path: 'name.toString.x', value: 1 }, () => Object.prototype.toString],
+    ['an array length in a key', { op: 'add', value: { 'emails.length': 'x' } }, () => user.emails],
+    [
+      'a prototype name deep in a value',
+      { op: 'add', value: { name: { a: [{ 'b.prototype': 1 }] } } },
+      () => ({}) as Record<string, unknown>,
+    ],
+  ];
+  it.each(hostile)('refuses %s with 400 invalidPath, before scim-patch reaches anything shared', (_what, op, target) => {
+    const err = refusalOf(() => applyPatch(user, [{ op: 'replace', path: 'displayName', value: 'B' }, op]));
+    expect(err).toMatchObject({ status: 400, code: 'scim:invalidPath' });
+    expect(err.message).toMatch(/names (__proto__|constructor|prototype|hasOwnProperty|trim|push|valueOf|toString|length),/);
+    expect((target() as Record<string, unknown>).x).toBeUndefined();
+    expect(user.displayName).toBe('A');
+  });
+
+  it('keeps names that only look like prototype names', () => {
+    const patched = applyPatch(user, [
+      {
+        op: 'add',
+        value: { 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber': '42', protos: 1, Constructor: 2 },
+      },
+      { op: 'add', path: 'name.givenName', value: 'Anne' },
+      { op: 'replace', path: 'emails[type eq "work"].value', value: 'c@d.test' },
+    ]);
+    expect(patched).toMatchObject({
+      'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User': { employeeNumber: '42' },
+      protos: 1,
+      Constructor: 2,
+      name: { givenName: 'Anne' },
+      emails: [{ value: 'c@d.test', type: 'work' }],
+    });
+  });
+
+  it(`refuses names over ${NAME_MAX} characters (paths, and value keys at any depth) with 400 invalidPath before scim-patch splits them`, () => {
+    const long = 'a'.repeat(60_000);
+    for (const op of [
+      { op: 'add', path: `name.${'b'.repeat(NAME_MAX)}`, value: 1 },
+      { op: 'add', value: { [long]: 1 } },
+      { op: 'add', value: { [`${'a.'.repeat(30_000)}b`]: 1 } }, // short parts, a long name: the regex's cost is the name's
+      { op: 'add', value: { name: { [long]: 1 } } },
+      { op: 'add', value: [{ [long]: 1 }] },
+    ]) {
+      const err = refusalOf(() => applyPatch(user, [op]));
+      expect(err).toMatchObject({ status: 400, code: 'scim:invalidPath' });
+      expect(err.message).toContain(`at most ${NAME_MAX} characters`);
+    }
+    expect(applyPatch(user, [{ op: 'add', value: { ['c'.repeat(NAME_MAX)]: 1 } }])['c'.repeat(NAME_MAX)]).toBe(1);
+  });
+
+  it(`refuses more than ${OPERATIONS_MAX} operations with 400 invalidValue, as the body schema does`, () => {
+    const op = { op: 'replace', path: 'displayName', value: 'Many' };
+    expect(refusalOf(() => applyPatch(user, Array(OPERATIONS_MAX + 1).fill(op)))).toMatchObject({ status: 400, code: 'scim:invalidValue' });
+    expect(applyPatch(user, Array(OPERATIONS_MAX).fill(op)).displayName).toBe('Many');
+    expect(() => validateBody(ScimPatchBody, { schemas: [], Operations: Array(OPERATIONS_MAX + 1).fill(op) })).toThrow();
+  });
+
+  it('answers a value nested past the stack with 400 invalidValue, not an internal error', () => {
+    // scim-patch compares an added value with what is there by a recursive deep equality; the body read refuses
+    // nesting long before that overflows, and this holds if it ever did not
+    const deep = () => {
+      let v: unknown = 1;
+      for (let i = 0; i < 100_000; i++) v = [v];
+      return v;
+    };
+    const ops = [
+      { op: 'replace', path: 'x', value: [deep()] },
+      { op: 'add', path: 'x', value: [deep()] },
+    ];
+    expect(refusalOf(() => applyPatch({ ...user, x: [] }, ops))).toMatchObject({ status: 400, code: 'scim:invalidValue' });
+  });
+
   it('keeps scim-patch refusals as 400 with their scimType', () => {
     const err = refusalOf(() => applyPatch(user, [{ op: 'remove' }]));
     expect(err.status).toBe(400);
@@ -118,6 +206,12 @@ describe('SCIM answers', () => {
       detail: 'bad; userName: not an e-mail',
     });
     expect(scimError(400, 'bad_request', 'x', [])).toMatchObject({ httpStatus: 400, scimType: 'invalidSyntax' });
+    // a body key named after a prototype (refused by the body read) is a name no attribute may have
+    expect(scimError(400, 'bad_request', 'x', [{ field: 'name.__proto__', code: PROTOTYPE_KEY, message: 'm' }])).toMatchObject({
+      httpStatus: 400,
+      scimType: 'invalidPath',
+      detail: 'x; name.__proto__: m',
+    });
     expect(scimError(404, 'not_found', 'User x not found', [])).toEqual({
       httpStatus: 404,
       schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
