@@ -3,7 +3,9 @@ import { tenantDb } from '#shared/db/tenant-scope.ts';
 import type { OAuthRefusal } from '#shared/domain/service-accounts/decide.ts';
 import { parseClientId } from '#shared/domain/service-accounts/entity.ts';
 import { grantClientCredentials } from '#shared/domain/service-accounts/service.ts';
+import { RateLimitedError } from '#shared/errors.ts';
 import { json, publicHandler, rateLimiter, type ApiEvent } from '#shared/http/api.ts';
+import { credentialBudget } from '#shared/http/credential-budget.ts';
 
 const issuer = configuredIssuer();
 
@@ -14,11 +16,22 @@ const SERVICE_TOKEN_TTL_SECONDS = 900;
 const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' };
 
 /** A refusal in RFC 6749 section 5.2's shape; invalid_client is 401 with the Basic challenge (the client may authenticate that way). */
-function refusal(r: OAuthRefusal) {
-  const headers: Record<string, string> = { ...noStore };
+function refusal(r: OAuthRefusal, extra: Record<string, string> = {}) {
+  const headers: Record<string, string> = { ...noStore, ...extra };
   if (r.error === 'invalid_client') headers['www-authenticate'] = 'Basic realm="goal-tracking-api", charset="UTF-8"';
   return json(r.error === 'invalid_client' ? 401 : 400, { error: r.error, error_description: r.description }, headers);
 }
+
+/**
+ * 429 in the endpoint's own dialect (RFC 6749 section 5.2's shape; `rate_limited` is this service's error code, as
+ * in the REST shape), with Retry-After, and the RateLimit headers when the tenant's budget refused.
+ */
+const rateLimited = (err: RateLimitedError) =>
+  json(
+    429,
+    { error: 'rate_limited', error_description: 'Too many requests: retry after the Retry-After seconds' },
+    { ...noStore, ...err.headers },
+  );
 
 const invalidRequest = (description: string) => refusal({ error: 'invalid_request', description });
 const invalidClient = () => refusal({ error: 'invalid_client', description: 'Client authentication failed' });
@@ -55,7 +68,10 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
 /**
  * POST /oauth/token: the OAuth 2.0 client credentials grant (RFC 6749 section 4.4) for service accounts. An
  * unknown client, a wrong secret and a disabled account get one answer (invalid_client), after the same scrypt
- * run; each client_id draws on the limiter's per-caller budget (429), so guessing a secret is throttled.
+ * run. Nothing is charged to the tenant named before the secret is proved (contract section 19): a failure
+ * spends the failed-credential budget of its client id and of the tenant named (shared/http/credential-budget.ts),
+ * checked before the tenant's session and scrypt, so guessing is throttled (429 with Retry-After) while the
+ * tenant's own callers are served as before; a proved client then draws on its tenant's budget as any caller.
  */
 export const handler = publicHandler(async ({ event }) => {
   const form = formOf(event);
@@ -74,17 +90,34 @@ export const handler = publicHandler(async ({ event }) => {
   const client = parseClientId(id);
   if (!client) return invalidClient();
   const scope = form.get('scope');
-  await rateLimiter.take(client.tenantId, client.accountUuid);
-  const data = { tenantId: client.tenantId, db: await tenantDb(client.tenantId) };
-  const outcome = await grantClientCredentials(data, client.accountUuid, secret, scope);
-  if ('error' in outcome) return refusal(outcome);
-  const granted = outcome.scopes.join(' ');
-  const { token } = await (await issuer).sign({
-    tenantId: client.tenantId,
-    userId: outcome.account.uuid,
-    ttlSeconds: SERVICE_TOKEN_TTL_SECONDS,
-    scope: granted,
-    clientId: outcome.account.client_id,
-  });
-  return json(200, { access_token: token, token_type: 'Bearer', expires_in: SERVICE_TOKEN_TTL_SECONDS, scope: granted }, noStore);
+  const named = { tenantId: client.tenantId, client: `sa_${client.accountUuid}` };
+  try {
+    credentialBudget.check(named);
+    const data = { tenantId: client.tenantId, db: await tenantDb(client.tenantId) };
+    const outcome = await grantClientCredentials(data, client.accountUuid, secret, scope);
+    if ('error' in outcome && outcome.error === 'invalid_client') {
+      await credentialBudget.failed(named);
+      return refusal(outcome);
+    }
+    // the secret matched (an invalid_scope too): from here the request is the account's, charged to its tenant
+    credentialBudget.proved(named);
+    const limitHeaders = (await rateLimiter.take(client.tenantId, client.accountUuid)) ?? {};
+    if ('error' in outcome) return refusal(outcome, limitHeaders);
+    const granted = outcome.scopes.join(' ');
+    const { token } = await (await issuer).sign({
+      tenantId: client.tenantId,
+      userId: outcome.account.uuid,
+      ttlSeconds: SERVICE_TOKEN_TTL_SECONDS,
+      scope: granted,
+      clientId: outcome.account.client_id,
+    });
+    return json(
+      200,
+      { access_token: token, token_type: 'Bearer', expires_in: SERVICE_TOKEN_TTL_SECONDS, scope: granted },
+      { ...noStore, ...limitHeaders },
+    );
+  } catch (err) {
+    if (err instanceof RateLimitedError) return rateLimited(err);
+    throw err;
+  }
 });

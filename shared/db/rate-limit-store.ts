@@ -10,6 +10,10 @@ import { keys } from '#shared/db/keys.ts';
  *                                       read-only tenant role may read it, never write it
  *  - `T#<t>#rl#tenant#<shard>`          one shard of the tenant's bucket
  *  - `T#<t>#rl#user#<user>#<shard>`     one shard of a user's bucket
+ *  - `T#<t>#rl#fail#tenant#<shard>`     one shard of the failed-credential budget of the tenant named (contract
+ *                                       section 19: anonymous doors, shared/http/credential-budget.ts)
+ *  - `T#<t>#rl#fail#client#<id>#<shard>` one shard of the failed-credential budget of one client id in it
+ *                                       (`sa_<account>` at the token endpoint, `ds_<source>` at the push route)
  *
  * A bucket shard is a GCRA cell (the token bucket as one number): `tat`, the theoretical arrival time in ms.
  * Taking n tokens moves `tat` forward by n emission intervals; it is allowed while `tat` stays within
@@ -42,17 +46,22 @@ export const limiterKeys = {
   config: (tenantId: string) => keys.misc(tenantId, RL_KIND, 'config', LIMITER_SK),
   tenantShard: (tenantId: string, shard: number | '*') => keys.misc(tenantId, RL_KIND, `tenant#${shard}`, LIMITER_SK),
   userShard: (tenantId: string, userId: string, shard: number | '*') => keys.misc(tenantId, RL_KIND, `user#${userId}#${shard}`, LIMITER_SK),
+  failedTenantShard: (tenantId: string, shard: number | '*') => keys.misc(tenantId, RL_KIND, `fail#tenant#${shard}`, LIMITER_SK),
+  failedClientShard: (tenantId: string, client: string, shard: number | '*') =>
+    keys.misc(tenantId, RL_KIND, `fail#client#${client}#${shard}`, LIMITER_SK),
 };
 
 /**
- * The partition keys a lease writes (the bucket shards, not the config item), as IAM LeadingKeys patterns for
- * `tenant`: a uuid, `?` × 36 (any tenant, for the local grant check) or the tenant tag's policy variable (the
- * read-only tenant role, which may update these: a GET leases tokens too). Built from limiterKeys, so a new
- * key layout changes the grant with it.
+ * The partition keys a lease writes (the bucket shards, the failed-credential budget's too; not the config item),
+ * as IAM LeadingKeys patterns for `tenant`: a uuid, `?` × 36 (any tenant, for the local grant check) or the
+ * tenant tag's policy variable (the read-only tenant role, which may update these: a GET leases tokens too, and
+ * the token endpoint is a read row). Built from limiterKeys, so a new key layout changes the grant with it.
  */
 export const limiterLeaseLeadingKeys = (tenant: string): string[] => [
   limiterKeys.tenantShard(tenant, '*').PK,
   limiterKeys.userShard(tenant, '*', '*').PK,
+  limiterKeys.failedTenantShard(tenant, '*').PK,
+  limiterKeys.failedClientShard(tenant, '*', '*').PK,
 ];
 
 const conditionFailed = (err: unknown): err is ConditionalCheckFailedException =>

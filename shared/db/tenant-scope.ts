@@ -68,6 +68,12 @@ const stsClient = () =>
   })));
 const scoped = new Map<string, { db: Db; expiresAt: number }>();
 const REFRESH_MARGIN_MS = 5 * 60_000;
+/**
+ * Tenant sessions a container keeps, the least recently used dropped first: a tenant named by an anonymous request
+ * (a made-up client id or push secret, contract section 19) gets a session too, and must not grow the map for the
+ * container's life.
+ */
+const MAX_SESSIONS = 1000;
 
 /**
  * The DynamoDB client a request uses for its tenant. Locally (no TENANT_ROLE_ARN) it is the shared client;
@@ -77,7 +83,11 @@ export async function tenantDb(tenantId: string): Promise<Db> {
   const roleArn = config.tenantRoleArn;
   if (!roleArn) return baseDb();
   const cached = scoped.get(tenantId);
-  if (cached && cached.expiresAt - REFRESH_MARGIN_MS > Date.now()) return cached.db;
+  if (cached && cached.expiresAt - REFRESH_MARGIN_MS > Date.now()) {
+    scoped.delete(tenantId); // most recently used last
+    scoped.set(tenantId, cached);
+    return cached.db;
+  }
   const tableArn = process.env.TABLE_ARN;
   if (!tableArn) throw new Error('TABLE_ARN is required with TENANT_ROLE_ARN');
   const { client, AssumeRoleCommand } = await stsClient();
@@ -91,6 +101,8 @@ export async function tenantDb(tenantId: string): Promise<Db> {
       expiration: c.Expiration,
     }),
   );
+  scoped.delete(tenantId);
   scoped.set(tenantId, { db, expiresAt: c.Expiration?.getTime() ?? Date.now() + 3600_000 });
+  if (scoped.size > MAX_SESSIONS) scoped.delete(scoped.keys().next().value!);
   return db;
 }

@@ -10,6 +10,7 @@ import { dataSourceUuidOf, pushSecretMatches, tenantOfPushSecret } from '#shared
 import { dataSourceEntity, type DataSourceRecord } from '#shared/domain/integrations/entity.ts';
 import { UnauthorizedError } from '#shared/errors.ts';
 import { rateLimiter } from '#shared/http/api.ts';
+import { credentialBudget } from '#shared/http/credential-budget.ts';
 import { bodyValidation } from '#shared/http/middleware/body-validation.ts';
 import { caller } from '#shared/http/middleware/caller.ts';
 import { errorsAndLogging } from '#shared/http/middleware/errors-and-logging.ts';
@@ -31,7 +32,10 @@ const refused = () => new UnauthorizedError('Authorization must be Bearer <push_
  * gateway authorizer, so this is its whole authentication. The secret names its tenant (`dsp_<tenant>_...`); the
  * source is read in that tenant only and its secret hash compared in constant time. Whatever is wrong (no
  * secret, another source's, another tenant's, not a push source) is the same 401: nothing says a source
- * exists. The caller is then the source's creator, read (401 when inactive) and rate limited as any request of theirs.
+ * exists. A secret that names a tenant and fails spends the failed-credential budget of the source (its client
+ * id) and of the tenant named, checked before the tenant's session and the read (429 with Retry-After past it;
+ * shared/http/credential-budget.ts, contract section 19); nothing is charged to the tenant before the secret
+ * matched. The caller is then the source's creator, read (401 when inactive) and rate limited as any request of theirs.
  */
 const pushSecretAuth = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, PushInternal> => ({
   name: 'pushSecretAuth',
@@ -39,15 +43,21 @@ const pushSecretAuth = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, Pu
     const m = /^Bearer\s+(\S+)$/i.exec(request.event.headers?.authorization ?? '');
     const tenantId = m ? tenantOfPushSecret(m[1]!) : undefined;
     if (!m || !tenantId) throw refused();
-    const data = { tenantId, db: await tenantDb(tenantId) };
     let uuid: string;
     try {
       uuid = dataSourceUuidOf(tenantId, request.event.pathParameters?.id ?? '');
     } catch {
       throw refused();
     }
+    const named = { tenantId, client: `ds_${uuid}` };
+    credentialBudget.check(named);
+    const data = { tenantId, db: await tenantDb(tenantId) };
     const source = (await getEntity(data, dataSourceEntity, uuid, true))?.record;
-    if (source?.kind !== 'push' || !pushSecretMatches(source, m[1]!)) throw refused();
+    if (source?.kind !== 'push' || !pushSecretMatches(source, m[1]!)) {
+      await credentialBudget.failed(named);
+      throw refused();
+    }
+    credentialBudget.proved(named);
     request.internal.data = data;
     request.internal.userId = source.creator_uuid;
     request.internal.loader = new Loader(data);

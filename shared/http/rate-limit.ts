@@ -37,9 +37,17 @@ const cellOf = (limit: Limit, shards: number): Cell => {
   return { intervalMs, capacityMs: (limit.burst / shards) * intervalMs };
 };
 
+/** One bucket of the table's limiter: its name (for the RateLimit headers), its id in this container, its limit and its shard keys. */
+export interface Bucket {
+  name: string;
+  id: string;
+  limit: Limit;
+  key: (shard: number) => Record<string, string>;
+}
+
 /** The buckets a request of the user draws from, the user's first, then the tenant's (none when unlimited). */
 function bucketsOf(limits: EffectiveLimits, tenantId: string, userId: string) {
-  const out: Array<{ name: string; limit: Limit; key: (shard: number) => Record<string, string>; id: string }> = [];
+  const out: Bucket[] = [];
   if (limits.user)
     out.push({ name: 'user', limit: limits.user, key: (s) => limiterKeys.userShard(tenantId, userId, s), id: `${tenantId}/${userId}` });
   if (limits.tenant) out.push({ name: 'tenant', limit: limits.tenant, key: (s) => limiterKeys.tenantShard(tenantId, s), id: tenantId });
@@ -136,6 +144,31 @@ export class RateLimiter {
       }
     }
     return this.headers(checks);
+  }
+
+  /**
+   * Takes one token from each of `buckets` in turn, leased in `tenantId`'s partition with its credentials, as `take`
+   * does for a request (no round trip while this container's lease lasts); stops at the first refusal and returns
+   * it: the bucket's name and the ms until it may have a token. For budgets that are not a tenant's requests (the
+   * failed-credential budget, shared/http/credential-budget.ts).
+   */
+  async spend(tenantId: string, buckets: readonly Bucket[]): Promise<{ name: string; retryAfterMs: number } | undefined> {
+    for (const c of buckets) {
+      const retryAfterMs = await this.takeOne(tenantId, c.id, c.limit, c.key);
+      if (retryAfterMs !== undefined) return { name: c.name, retryAfterMs };
+    }
+    return undefined;
+  }
+
+  /**
+   * The ms until `bucket` may have a token, when this container already knows it has none (its last lease was
+   * refused and the refusal holds), else undefined. No round trip: a check before work that a refusal should spare.
+   */
+  knownRefusal(bucket: Pick<Bucket, 'id' | 'limit'>): number | undefined {
+    const b = this.buckets.get(`${bucket.id}@${bucket.limit.rps}/${bucket.limit.burst}`);
+    const now = this.now();
+    if (!b || (b.tokens >= 1 && now < b.leaseExpiresAt)) return undefined;
+    return now < b.denyUntil ? b.denyUntil - now : undefined;
   }
 
   /**
@@ -358,4 +391,27 @@ export const limitDefaultsFromEnv = () => ({
   burst: Math.max(1, envNumber('TENANT_RATE_LIMIT_BURST') ?? 200),
   userRps: envNumber('USER_RATE_LIMIT_RPS'),
   userBurst: envNumber('USER_RATE_LIMIT_BURST'),
+});
+
+/** The failed-credential budget's limits (contract section 19); an absent one is off. */
+export interface FailedCredentialLimits {
+  /** Failures per client id (a service account's `client_id`, a push source). */
+  client?: Limit;
+  /** Failures naming one tenant, whatever the client id. */
+  tenant?: Limit;
+  /** Failures naming a tenant no credential was proved for in this container yet, all such tenants together (in memory). */
+  unproved?: Limit;
+}
+
+const limitOf = (rps: number, burst: number): Limit | undefined => (rps > 0 ? { rps, burst: Math.max(1, burst) } : undefined);
+
+/**
+ * The failed-credential budget's limits from the environment (`<NAME>_RPS`, `<NAME>_BURST`; an rps of 0 turns a
+ * bucket off): FAILED_CREDENTIAL_CLIENT_* (default 10, then one a minute), FAILED_CREDENTIAL_TENANT_* (default 20,
+ * then one every 5 s) and FAILED_CREDENTIAL_UNPROVED_* (default 20, then one a second, per container).
+ */
+export const failedCredentialLimitsFromEnv = (): FailedCredentialLimits => ({
+  client: limitOf(envNumber('FAILED_CREDENTIAL_CLIENT_RPS') ?? 1 / 60, envNumber('FAILED_CREDENTIAL_CLIENT_BURST') ?? 10),
+  tenant: limitOf(envNumber('FAILED_CREDENTIAL_TENANT_RPS') ?? 0.2, envNumber('FAILED_CREDENTIAL_TENANT_BURST') ?? 20),
+  unproved: limitOf(envNumber('FAILED_CREDENTIAL_UNPROVED_RPS') ?? 1, envNumber('FAILED_CREDENTIAL_UNPROVED_BURST') ?? 20),
 });
