@@ -4,6 +4,7 @@ import { keys } from '#shared/db/keys.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity, readEntitiesAhead, type EntityRef } from '#shared/db/reads.ts';
+import { decideServiceToken, type ServiceToken } from '#shared/domain/service-accounts/decide.ts';
 import { serviceAccountAsUser, serviceAccountEntity } from '#shared/domain/service-accounts/entity.ts';
 import { userEntity, type Role } from '#shared/domain/users/entity.ts';
 import { UnauthorizedError } from '#shared/errors.ts';
@@ -20,14 +21,17 @@ export async function callerTeamUuids(ctx: DataCtx & { db: Db }, userId: string)
  * The caller's user and the entities the route reads first (`readAhead`), in one BatchGetItem; with `teams`,
  * the caller's team list is queried alongside (one round trip in sequence). 401 when the user is unknown or
  * not active. `data` is the token's tenant (its keys are built under it, so a read-ahead never leaves it); the
- * items read ahead (strongly consistent) are put on it for later reads by id.
+ * items read ahead (strongly consistent) are put on it for later reads by id. `service`: the token is a service
+ * account's, `userId` the account's uuid, and what the token presents (loadServiceCaller).
  */
 export async function loadCaller(
   data: DataCtx & { db: Db },
   userId: string,
-  opts: { readAhead?: EntityRef[]; teams?: boolean; service?: boolean } = {},
+  opts:
+    | { readAhead?: EntityRef[]; teams?: boolean; service?: false }
+    | { readAhead?: EntityRef[]; teams?: boolean; service: ServiceToken } = {},
 ): Promise<{ caller: Caller; teams?: Promise<Set<string>> }> {
-  if (opts.service) return { caller: await loadServiceCaller(data, userId, opts.readAhead ?? []) };
+  if (opts.service) return { caller: await loadServiceCaller(data, userId, opts.readAhead ?? [], opts.service) };
   const who = `${data.tenantId}/${userId}`;
   // an admin's teams decide nothing: not queried ahead for a caller this container last saw as admin
   const teams = opts.teams && rolesSeen.get(who) !== 'admin' ? callerTeamUuids(data, userId) : undefined;
@@ -54,20 +58,31 @@ function rememberRole(who: string, role: Role): void {
 }
 
 /**
- * A service account's token (contract section 17): the account is read on every call, in the same BatchGetItem
- * as what the route reads ahead (no cache, so no extra round trip and no delay): disabled or deleted, its tokens
- * are refused at once (401). It acts as an admin, narrowed by its token's scopes (scopeCheck), under its own uuid;
- * `user` is a stand-in with its name, for what shows the acting user's name (a notification's actor).
+ * A service account's token (contract sections 17 and 19): the account is read on every call, in the same
+ * BatchGetItem as what the route reads ahead (no cache, so no extra round trip and no delay), and the token acts
+ * with the account as it is now: disabled or deleted, or rotated since the token was issued, its tokens are
+ * refused at once (401); its scopes are those of the token the account still holds, and the route's scope must be
+ * one of them (403 insufficient_scope; decideServiceToken). This is the function's own check of the narrowed
+ * scopes: the gateway's authorizer and scopeCheck see the token's claim only. It acts as an admin under its own
+ * uuid; `user` is a stand-in with its name, for what shows the acting user's name (a notification's actor).
  */
-async function loadServiceCaller(data: DataCtx & { db: Db }, accountUuid: string, readAhead: EntityRef[]): Promise<Caller> {
+async function loadServiceCaller(
+  data: DataCtx & { db: Db },
+  accountUuid: string,
+  readAhead: EntityRef[],
+  token: ServiceToken,
+): Promise<Caller> {
   data.readAhead = await readEntitiesAhead(data, [{ type: serviceAccountEntity.type, id: accountUuid }, ...readAhead]);
   const account = await getEntity(data, serviceAccountEntity, accountUuid);
   if (account?.record.status !== 'active') throw new UnauthorizedError('Service account is unknown or disabled');
+  const admitted = decideServiceToken(account.record, token);
+  if ('error' in admitted) throw admitted.error;
   return {
     tenantId: data.tenantId,
     userId: accountUuid,
     role: 'admin',
     user: serviceAccountAsUser(account.record),
     service: { name: account.record.name, clientId: account.record.client_id },
+    scopes: admitted.scopes,
   };
 }

@@ -67,6 +67,15 @@ export function scopesOfClaim(claim: unknown): Set<string> {
   );
 }
 
+/**
+ * A token's `iat` (RFC 7519 section 4.1.6, seconds since the epoch): a number as the local stack hands the claims
+ * over, a string of digits as API Gateway's JWT authorizer does; undefined for anything else.
+ */
+export function issuedAtOfClaim(claim: unknown): number | undefined {
+  const n = typeof claim === 'number' ? claim : typeof claim === 'string' && /^\d{1,12}$/.test(claim) ? Number(claim) : Number.NaN;
+  return Number.isSafeInteger(n) && n >= 0 ? n : undefined;
+}
+
 /** 403 `insufficient_scope` (RFC 6750 section 3.1) in the contract's error shape, naming the scope needed. */
 export class InsufficientScopeError extends AppError {
   constructor(needed: string) {

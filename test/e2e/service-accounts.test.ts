@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { Api, expectError, listAll, newTenant, type Res, type TenantFixture } from '../support/api.ts';
+import { EVENTUALLY_MAX_MS } from '../support/eventually.ts';
 import { deliveriesSettled, eventually, startReceiver } from './webhooks.fixture.ts';
 
 /** POST /oauth/token with a form body (and HTTP Basic when `basic` is given). */
@@ -49,11 +50,20 @@ describe('service accounts and the client credentials grant (contract section 17
     period = p.body.data.record;
   });
 
+  type Account = { uuid: string; client_id: string; client_secret: string; scopes: string[]; status: string };
   const create = async (api: Api, body: unknown) => {
     const res = await api.post('/service_accounts', body);
     expect(res.status).toBe(201);
-    return res.body.data.record as { uuid: string; client_id: string; client_secret: string; scopes: string[]; status: string };
+    return res.body.data.record as Account;
   };
+  const rotate = async (uuid: string) => {
+    const res = await t.admin.post(`/service_accounts/${uuid}/rotate_secret`);
+    expect(res.status).toBe(200);
+    return res.body.data.record as Account;
+  };
+  /** The operator's long-lived token of an account (issue-token --service-account). */
+  const operatorToken = async (uuid: string) =>
+    new Api(((await runAdmin(['issue-token', '--tenant', t.tenantUuid, '--service-account', uuid])) as { token: string }).token);
 
   it('lives its life: create, token, call, rotate, old secret refused, disable refuses its token at once, delete', async () => {
     const res = await t.admin.post('/service_accounts', { name: 'BI reader', scopes: ['goals:read', 'directory:read'] });
@@ -95,21 +105,22 @@ describe('service accounts and the client credentials grant (contract section 17
     expectInsufficientScope(await sa.post('/rest/v2/objectives', { title: 'No', time_period_uuid: period.uuid }), 'goals:write');
     expectInsufficientScope(await sa.get('/webhooks'), 'webhooks');
 
-    // rotate: the new secret works, the old one gets no token; tokens already issued run out on their own
+    // rotate: the new secret works, the old one gets no token, and the tokens issued before the rotation end with it
     const rotated = await t.admin.post(`/service_accounts/${a.uuid}/rotate_secret`);
     expect(rotated.status).toBe(200);
     const b = rotated.body.data.record;
     expect(b.client_id).toBe(a.client_id);
     expect(b.client_secret).not.toBe(a.client_secret);
     expectOAuthError(await tokenRequest(credentials(a)), 401, 'invalid_client');
-    const fresh = await tokenFor(b);
+    expectError(await sa.get('/rest/v2/objectives'), 401, 'unauthorized');
+    expectError(await new Api(basic.body.access_token).get('/rest/v2/users'), 401, 'unauthorized');
+    const fresh = await tokenFor(b); // asked for at once: not taken for one issued before the rotation
     expect((await fresh.get('/rest/v2/objectives')).status).toBe(200);
 
     // disabled: its tokens are refused at once, and it gets no new one; enabled again, they work again
     const disabled = await t.admin.put(`/service_accounts/${a.uuid}`, { status: 'disabled' });
     expect(disabled.body.data.record.status).toBe('disabled');
     expectError(await fresh.get('/rest/v2/objectives'), 401, 'unauthorized');
-    expectError(await sa.get('/rest/v2/objectives'), 401, 'unauthorized');
     expectOAuthError(await tokenRequest(credentials(b)), 401, 'invalid_client');
     expect((await t.admin.put(`/service_accounts/${a.uuid}`, { status: 'active' })).status).toBe(200);
     expect((await fresh.get('/rest/v2/objectives')).status).toBe(200);
@@ -135,6 +146,51 @@ describe('service accounts and the client credentials grant (contract section 17
     expect(updated.body.data.record).toMatchObject({ name: 'narrower', scopes: ['goals:read'] });
     expectOAuthError(await tokenRequest({ ...credentials(a), scope: 'directory:read' }), 400, 'invalid_scope');
     expect((await tokenRequest(credentials(a))).body.scope).toBe('goals:read');
+  });
+
+  it('narrows the tokens already issued when the account`s scopes are narrowed, through every door (contract 19)', async () => {
+    const a = await create(t.admin, { name: 'narrowed later', scopes: ['goals:read', 'directory:read', 'directory:write', 'scim'] });
+    const api = await tokenFor(a);
+    expect((await api.get('/rest/v2/objectives')).status).toBe(200);
+    expect((await api.get('/scim/v2/Users?count=1')).status).toBe(200);
+
+    // the token still claims every scope (the gateway's authorizer would let it through): the function refuses it
+    expect((await t.admin.put(`/service_accounts/${a.uuid}`, { scopes: ['directory:read'] })).status).toBe(200);
+    expectInsufficientScope(await api.get('/rest/v2/objectives'), 'goals:read');
+    const member = await t.user({ role: 'member' });
+    expectInsufficientScope(await api.put(`/rest/v2/users/${member.uuid}`, { user: { display_name: 'Renamed' } }), 'directory:write');
+    expect((await t.admin.get(`/rest/v2/users/${member.uuid}`)).body.data.record.display_name).not.toBe('Renamed');
+    const scim = await api.get('/scim/v2/Users?count=1');
+    expect([scim.status, scim.body.status, scim.headers.get('www-authenticate')]).toEqual([
+      403,
+      '403',
+      'Bearer error="insufficient_scope", scope="scim"',
+    ]);
+    expect((await api.get('/rest/v2/users')).status).toBe(200); // what it still holds works
+
+    // widened again, it acts with what both its claim and the account hold: never beyond the claim
+    const wider = ['goals:read', 'goals:write', 'directory:read', 'directory:write', 'scim'];
+    expect((await t.admin.put(`/service_accounts/${a.uuid}`, { scopes: wider })).status).toBe(200);
+    expect((await api.get('/rest/v2/objectives')).status).toBe(200);
+    expect((await api.put(`/rest/v2/users/${member.uuid}`, { user: { display_name: 'Renamed' } })).status).toBe(200);
+    expectInsufficientScope(await api.post('/rest/v2/objectives', { title: 'No', time_period_uuid: period.uuid }), 'goals:write');
+  });
+
+  it('ends every token issued before a rotation, an operator`s long-lived one too, and none issued after it', async () => {
+    let current = await create(t.admin, { name: 'rotated', scopes: ['goals:read', 'scim'] });
+    for (let round = 0; round < 5; round++) {
+      // issued just before the rotation, often within the same second of the clock as the rotation
+      const [viaGrant, viaOperator] = await Promise.all([tokenFor(current), operatorToken(current.uuid)]);
+      expect((await viaGrant.get('/rest/v2/objectives')).status).toBe(200);
+      current = await rotate(current.uuid);
+      expectError(await viaGrant.get('/rest/v2/objectives'), 401, 'unauthorized');
+      const idp = await viaOperator.get('/scim/v2/Users?count=1');
+      expect([idp.status, idp.body.status]).toEqual([401, '401']); // in SCIM's error shape
+      // a token asked for right after the rotation works at once
+      const after = await tokenFor(current);
+      expect((await after.get('/rest/v2/objectives')).status).toBe(200);
+      expect((await after.get('/scim/v2/Users?count=1')).status).toBe(200);
+    }
   });
 
   it('acts as an admin narrowed to its scopes, its writes attributed to the account', async () => {
@@ -188,15 +244,21 @@ describe('service accounts and the client credentials grant (contract section 17
       expect(created.status).toBe(201);
       const w = created.body.data.record;
       const sent = (uuid: string) => receiver.events().some((e) => e.event.type === 'goal.created' && e.event.data.record.uuid === uuid);
+      // the fan-out finds the tenant's endpoints through their list, an index that may lag the create: listed first
+      await eventually(
+        async () => ((await listAll(t.admin, '/webhooks')).some((x) => x.uuid === w.uuid) ? true : undefined),
+        EVENTUALLY_MAX_MS,
+        'the endpoint listed',
+      );
       const first = (await t.admin.post('/rest/v2/objectives', { title: 'Seen', time_period_uuid: period.uuid })).body.data.record;
-      await eventually(() => (sent(first.uuid) ? true : undefined), 140_000, 'the delivery of a service account`s webhook');
+      await eventually(() => (sent(first.uuid) ? true : undefined), EVENTUALLY_MAX_MS, 'the delivery of a service account`s webhook');
       expect((await t.admin.get(`/webhooks/${w.uuid}`)).body.data.record.status).toBe('active');
 
       expect((await t.admin.put(`/service_accounts/${a.uuid}`, { status: 'disabled' })).status).toBe(200);
       const second = (await t.admin.post('/rest/v2/objectives', { title: 'Unseen', time_period_uuid: period.uuid })).body.data.record;
       await eventually(
         async () => ((await t.admin.get(`/webhooks/${w.uuid}`)).body.data.record.status === 'disabled' ? true : undefined),
-        140_000,
+        EVENTUALLY_MAX_MS,
         'the webhook disabled with its creator',
       );
       await deliveriesSettled(t.admin, w.uuid);

@@ -3,10 +3,10 @@
  * or secret generation). service.ts hashes the new secret, reads the account, calls these, and writes once.
  */
 import { isAdmin, type Caller } from '#shared/auth/caller.ts';
-import type { GrantableScope } from '#shared/auth/scopes.ts';
+import { InsufficientScopeError, type GrantableScope } from '#shared/auth/scopes.ts';
 import { accept, type Decision } from '#shared/decision.ts';
 import type { ServiceAccountRecord, ServiceAccountStatus } from '#shared/domain/service-accounts/entity.ts';
-import { ForbiddenError, type AppError } from '#shared/errors.ts';
+import { ForbiddenError, UnauthorizedError, type AppError } from '#shared/errors.ts';
 
 export interface ServiceAccountCreateInput {
   name: string;
@@ -54,7 +54,10 @@ export function decideUpdateServiceAccount(
   });
 }
 
-/** A new secret replaces the old one at once: the old one gets no new token (tokens already issued run out within 900 s). */
+/**
+ * A new secret replaces the old one at once: the old one gets no new token, and the tokens issued before the
+ * rotation are refused from now on (serviceTokenRefusal: `secret_rotated_at` is the instant they end at).
+ */
 export const decideRotateSecret = (a: ServiceAccountRecord, secretHash: string, now: string): Decision<ServiceAccountRecord> =>
   accept({ ...a, secret_hash: secretHash, secret_rotated_at: now, updated_at: now });
 
@@ -84,4 +87,48 @@ export function decideTokenGrant(
   if (wanted.length === 0 || outside.length)
     return { error: 'invalid_scope', description: outside.length ? `Not granted to this client: ${outside.join(' ')}` : 'scope is empty' };
   return { scopes: wanted };
+}
+
+/**
+ * The first `iat` (whole seconds, as a JWT carries it) a token of the account may have: the second after its last
+ * rotation began, so every token issued before the rotation (its `iat` at most the rotation's second) is refused,
+ * and the token endpoint holds a token asked for within the rotation's second until the next one begins
+ * (tokenIssuableInMs). Undefined for an account never rotated: no token of it predates its secret.
+ */
+export function tokensValidFrom(a: Pick<ServiceAccountRecord, 'secret_rotated_at' | 'created_at'>): number | undefined {
+  if (a.secret_rotated_at === a.created_at) return undefined;
+  const at = Date.parse(a.secret_rotated_at);
+  return Number.isFinite(at) ? Math.ceil(at / 1000) : undefined;
+}
+
+/** How long from `nowMs` until a token of the account may be issued (0: now): its `iat` must not precede tokensValidFrom. */
+export function tokenIssuableInMs(a: Pick<ServiceAccountRecord, 'secret_rotated_at' | 'created_at'>, nowMs: number): number {
+  const from = tokensValidFrom(a);
+  return from === undefined ? 0 : Math.max(0, from * 1000 - nowMs);
+}
+
+/** What a service account's token presents: its `scope` claim, its `iat` and the scope of the route it calls. */
+export interface ServiceToken {
+  scopes: ReadonlySet<string>;
+  issuedAt: number | undefined;
+  needs: string;
+}
+
+/**
+ * A service account's token acts with the account as it is now (contract section 19), the account read in this
+ * request: a token issued before the account's last rotation (or without an `iat`) is 401; the token's scopes are
+ * those of its claim the account still holds, and the route's scope must be among them (403 insufficient_scope, as
+ * the gateway would answer had the token been issued with the account's scopes of now). Else those scopes.
+ */
+export function decideServiceToken(
+  account: Pick<ServiceAccountRecord, 'scopes' | 'secret_rotated_at' | 'created_at'>,
+  token: ServiceToken,
+): { scopes: ReadonlySet<string> } | { error: AppError } {
+  const from = tokensValidFrom(account);
+  if (token.issuedAt === undefined || (from !== undefined && token.issuedAt < from))
+    return { error: new UnauthorizedError("This token was issued before the service account's secret was rotated") };
+  const held = new Set<string>(account.scopes);
+  const scopes = new Set([...token.scopes].filter((s) => held.has(s)));
+  if (!scopes.has(token.needs)) return { error: new InsufficientScopeError(token.needs) };
+  return { scopes };
 }

@@ -1,3 +1,4 @@
+import { sleep } from '#shared/clock.ts';
 import { hashClientSecret, newClientSecret, UNKNOWN_CLIENT_HASH, verifyClientSecret } from '#shared/auth/client-secret.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
@@ -10,6 +11,7 @@ import {
   decideTokenGrant,
   decideUpdateServiceAccount,
   serviceAccountAdminRefusal,
+  tokenIssuableInMs,
   type OAuthRefusal,
   type ServiceAccountCreateInput,
   type ServiceAccountUpdateInput,
@@ -102,7 +104,8 @@ export async function deleteServiceAccount(ctx: DomainCtx, id: string): Promise<
 /**
  * The client credentials grant's check (RFC 6749 section 4.4): the account `accountUuid` of the tenant `ctx`
  * (read strongly: a rotation or a disable just made counts), its secret checked against the stored hash, or
- * against a hash nothing matches when the account is unknown, so both cost the same scrypt run.
+ * against a hash nothing matches when the account is unknown, so both cost the same scrypt run. Granted, it
+ * returns once a token signed now is not older than the account's last rotation (tokenIssuableInMs).
  */
 export async function grantClientCredentials(
   ctx: DataCtx,
@@ -113,7 +116,12 @@ export async function grantClientCredentials(
   const account = (await getEntity(ctx, serviceAccountEntity, accountUuid, true))?.record;
   const matches = await verifyClientSecret(secret, account?.secret_hash ?? UNKNOWN_CLIENT_HASH);
   const outcome = decideTokenGrant(account, matches, requestedScope);
-  return 'error' in outcome ? outcome : { account: account!, scopes: outcome.scopes };
+  if ('error' in outcome) return outcome;
+  // A token's `iat` is in whole seconds: one asked for within the second of a rotation waits for the next second
+  // (at most 1 s), so that it is not refused as one issued before the rotation (decideServiceToken).
+  const wait = tokenIssuableInMs(account!, Date.now());
+  if (wait > 0) await sleep(wait);
+  return { account: account!, scopes: outcome.scopes };
 }
 
 export const serviceAccountChecks = (ctx: DomainCtx): Checks => {
