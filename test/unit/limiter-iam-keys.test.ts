@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LIMITER_ACTIONS, limiterKeys, limiterLeaseLeadingKeys, writeTenantLimits } from '#shared/db/rate-limit-store.ts';
 import { TENANT_TAG_VARIABLE } from '#shared/db/tenant-scope.ts';
+import { CredentialBudget } from '#shared/http/credential-budget.ts';
+import { RateLimiter } from '#shared/http/rate-limit.ts';
 import { conditionHolds } from '../support/iam.ts';
 import { limiterCalls, recordingDb, type DbCall } from '../support/limiter-calls.ts';
 
@@ -49,5 +51,36 @@ describe('the read role’s limiter grant against the keys the limiter actually 
     expect(readRoleAllowsUpdate(tenant, calls[0]!.pk)).toBe(false);
     expect(readRoleAllowsUpdate(tenant, `T#${tenant}#rl#tenant#0`)).toBe(true);
     expect(readRoleAllowsUpdate(tenant, `T#${tenant}#rl#user#${tenant}#3`)).toBe(true);
+  });
+
+  it('admits the failed-credential budget`s writes (the token endpoint is a read row), for the tenant named only', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.uuid(), fc.uuid(), fc.array(fc.uuid(), { minLength: 1, maxLength: 3 }), async (tenant, other, clients) => {
+        fc.pre(tenant !== other);
+        const calls: DbCall[] = [];
+        const db = recordingDb(calls);
+        let t = 1_000_000;
+        const budget = new CredentialBudget({
+          limiter: new RateLimiter({ db: async () => db, tableName: () => 't', defaults: () => ({ rps: 0, burst: 1 }), now: () => t }),
+          limits: () => ({ client: { rps: 1, burst: 10 }, tenant: { rps: 1, burst: 10 } }),
+          now: () => t,
+        });
+        for (const c of clients) {
+          for (const client of [`sa_${c}`, `ds_${c}`]) {
+            await budget.failed({ tenantId: tenant, client });
+            t += 2_000;
+          }
+        }
+        expect(calls.length).toBeGreaterThanOrEqual(clients.length * 2 * 2);
+        for (const w of calls) {
+          expect(w.action).toBe('dynamodb:UpdateItem');
+          expect(readRoleAllowsUpdate(tenant, w.pk), w.pk).toBe(true);
+          expect(readRoleAllowsUpdate(other, w.pk), `${w.pk} with another tenant's tag`).toBe(false);
+          expect(readRoleAllowsUpdate(undefined, w.pk), `${w.pk} untagged`).toBe(false);
+        }
+      }),
+      { numRuns: 30 },
+    );
+    expect(readRoleAllowsUpdate('00000000-0000-4000-8000-000000000001', 'T#00000000-0000-4000-8000-000000000001#rl#config')).toBe(false);
   });
 });
