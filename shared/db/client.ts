@@ -1,15 +1,18 @@
+import { isDeepStrictEqual } from 'node:util';
 import {
   BatchGetItemCommand,
   BatchWriteItemCommand,
+  type ConditionalCheckFailedException,
   DeleteItemCommand,
   DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
+  type PutItemCommandInput,
   QueryCommand as QueryItemsCommand,
   TransactWriteItemsCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { AwsCredentialIdentity } from '@aws-sdk/types';
+import type { AwsCredentialIdentity, FinalizeRequestMiddleware, InitializeMiddleware } from '@aws-sdk/types';
 import {
   BatchGetCommand,
   BatchWriteCommand,
@@ -233,7 +236,65 @@ export function layerClients(layer: ((client: DynamoDBClient) => void) | undefin
   localLayer = layer;
 }
 
-/** The same retry configuration deployed and locally: the SDK's standard strategy (its back-off, its retry quota), 5 attempts. */
+/** Set on a call's context (shared by its attempts) once an attempt answered 5xx or not at all: a write may have applied. */
+const AMBIGUOUS_ATTEMPT = Symbol('ambiguousAttempt');
+type CallContext = { [AMBIGUOUS_ATTEMPT]?: boolean };
+
+/**
+ * Each attempt's outcome, below the SDK's retries: an attempt answered 5xx or not at all marks the call (its write
+ * may have taken effect, and the retry then meets it); a single-item write rejected for a transaction under way
+ * on its item (TransactionConflictException: nothing written) is made again as a throttled attempt is, which the
+ * SDK does not do on its own.
+ */
+const attemptOutcomes: FinalizeRequestMiddleware<object, object> = (next, context) => async (args) => {
+  try {
+    return await next(args);
+  } catch (err) {
+    const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; $retryable?: object };
+    const status = e.$metadata?.httpStatusCode;
+    if (status === undefined || status >= 500) (context as CallContext)[AMBIGUOUS_ATTEMPT] = true;
+    if (e.name === 'TransactionConflictException') e.$retryable ??= {};
+    throw err;
+  }
+};
+
+/**
+ * A conditional PutItem whose earlier attempt answered 5xx or nothing (it took effect, as AWS may answer a write
+ * that applied) and whose retry then failed its condition: when the item stored is exactly the one it put, the
+ * write was its own and it succeeded (Powertools' idempotency record: without this the request would find "its"
+ * record in progress and answer 409). Any other item, or a failed condition after clear answers, is the answer.
+ */
+const ownPutAfterAmbiguousAttempt =
+  (client: DynamoDBClient): InitializeMiddleware<object, object> =>
+  (next, context) =>
+  async (args) => {
+    try {
+      return await next(args);
+    } catch (err) {
+      const input = args.input as PutItemCommandInput;
+      if (
+        context.commandName !== 'PutItemCommand' ||
+        !(context as CallContext)[AMBIGUOUS_ATTEMPT] ||
+        !input.ConditionExpression ||
+        (err as Error).name !== 'ConditionalCheckFailedException'
+      )
+        throw err;
+      const key = { PK: input.Item!.PK!, SK: input.Item!.SK! };
+      const stored =
+        (err as ConditionalCheckFailedException).Item ??
+        (await client.send(new GetItemCommand({ TableName: input.TableName, Key: key, ConsistentRead: true }))).Item;
+      if (!stored || !isDeepStrictEqual(unmarshall(stored), unmarshall(input.Item!))) throw err;
+      return { output: { $metadata: { ...(err as ConditionalCheckFailedException).$metadata, httpStatusCode: 200 } }, response: undefined };
+    }
+  };
+
+/**
+ * The same retry configuration deployed and locally: the SDK's standard strategy (its back-off, its retry quota),
+ * 5 attempts; a single-item write's transaction conflict retried as well, and a conditional put that meets its own
+ * applied write answered as done (attemptOutcomes, ownPutAfterAmbiguousAttempt). A TransactWriteItems needs
+ * neither: the SDK sends one ClientRequestToken with all its attempts, so a retry of one that applied succeeds
+ * without writing again.
+ */
 export function createDynamoClient(credentials?: AwsCredentialIdentity): DynamoDBClient {
   const endpoint = config.dynamoEndpoint;
   const client = new DynamoDBClient({
@@ -242,6 +303,8 @@ export function createDynamoClient(credentials?: AwsCredentialIdentity): DynamoD
     ...(credentials && !endpoint ? { credentials } : {}),
     maxAttempts: 5,
   });
+  client.middlewareStack.add(ownPutAfterAmbiguousAttempt(client) as never, { step: 'initialize', name: 'ownPutAfterAmbiguousAttempt' });
+  client.middlewareStack.add(attemptOutcomes as never, { step: 'finalizeRequest', priority: 'low', name: 'attemptOutcomes' });
   localLayer?.(client);
   return client;
 }
