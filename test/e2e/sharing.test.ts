@@ -14,6 +14,8 @@ import { type OutboxEmail, outboxEmails } from '../support/outbox.ts';
 
 /** Every e-mail the local stack's workers wrote addressed to `to`. */
 const emailsTo = (to: string): OutboxEmail[] => outboxEmails().filter((e) => e.to.includes(to));
+/** Every e-mail about the shareable titled `title` (a test's titles are unique: the subject names the title). */
+const emailsAbout = (title: string): OutboxEmail[] => outboxEmails().filter((e) => e.subject.includes(`"${title}"`));
 
 /** Polls the outbox (the stream and the worker run asynchronously; with the whole suite writing, the stream lags) until `to` has `count` e-mails, or fails after the timeout. */
 async function waitForEmails(to: string, count: number, timeoutMs = EVENTUALLY_MAX_MS): Promise<OutboxEmail[]> {
@@ -284,19 +286,26 @@ describe('access requests', () => {
         requested_level: 'comment',
         message: 'Please let me comment',
       });
-      const [mail] = await waitForEmails(who.email, 1);
-      expect(mail!.to).toEqual([who.email]);
-      expect(mail!.subject).toContain('Rita Requester');
-      expect(mail!.subject).toContain(doc.title);
-      expect(mail!.text).toContain('Please let me comment');
     }
     // Neither an edit grantee, nor an admin, nor the requester is told (their notices would be in the same
     // transaction as those listed above, so listed by now).
     expect(await notificationsOf(editor.api)).toEqual([]);
     expect((await notificationsOf(t.admin)).filter((n) => n.subject_uuid === rec.uuid)).toEqual([]);
     expect(await notificationsOf(requester.api)).toEqual([]);
-    await afterEmailsPass(t); // the e-mail worker has worked everything queued with the two e-mails above
-    expect(emailsTo(editor.record.email)).toEqual([]);
+    // By e-mail too: exactly one to the owner and one to the manager, and none to anyone else. Counted once the
+    // e-mail worker has worked everything the request queued (the marker), not as soon as some e-mail arrived.
+    await afterEmailsPass(t);
+    const mails = emailsAbout(doc.title);
+    expect(mails.map((m) => m.to).sort()).toEqual([[doc.owner.email], [doc.manager.email]].sort());
+    for (const who of [doc.owner, doc.manager]) {
+      const [mail, ...more] = emailsTo(who.email);
+      expect(more).toEqual([]);
+      expect(mail!.subject).toContain('Rita Requester');
+      expect(mail!.subject).toContain(doc.title);
+      expect(mail!.subject.startsWith('Reminder: ')).toBe(false);
+      expect(mail!.text).toContain('Please let me comment');
+    }
+    for (const nobody of [editor.record.email, requester.record.email]) expect(emailsTo(nobody)).toEqual([]);
     // The worker marks each notification once its e-mail went out.
     await eventually(async () => expect((await notificationsOf(doc.owner.api))[0].email_sent_at).not.toBeNull());
   });
@@ -435,9 +444,21 @@ describe('access requests', () => {
         return listed;
       });
       expect(notes.every((n) => n.subject_uuid === created.uuid)).toBe(true);
-      const mails = await waitForEmails(who.email, 2);
-      expect(mails.filter((m) => m.subject.startsWith('Reminder: '))).toHaveLength(1);
     }
+    // Once everything queued has gone out (the marker): the creation's e-mail and one reminder to each of the
+    // owner and the manager, four in all, and nothing to the requester.
+    await afterEmailsPass(t);
+    expect(
+      emailsAbout(doc.title)
+        .map((m) => m.to[0])
+        .sort(),
+    ).toEqual([doc.owner.email, doc.owner.email, doc.manager.email, doc.manager.email].sort());
+    for (const who of [doc.owner, doc.manager]) {
+      const mails = emailsTo(who.email);
+      expect(mails.map((m) => m.to)).toEqual([[who.email], [who.email]]);
+      expect(mails.map((m) => m.subject.startsWith('Reminder: ')).sort()).toEqual([false, true]);
+    }
+    expect(emailsTo(requester.record.email)).toEqual([]);
   });
 
   it('creates exactly one request and one set of notices under concurrent requests', async () => {
