@@ -1,11 +1,13 @@
 import { tenantDb } from '#shared/db/tenant-scope.ts';
-import { runSync, type SyncDeps } from '#shared/domain/integrations/sync.ts';
+import { DATA_SOURCE_SYNC_QUEUE } from '#shared/domain/integrations/entity.ts';
+import { runSync, type SyncBudget, type SyncDeps } from '#shared/domain/integrations/sync.ts';
 import { sendEmail } from '#shared/email/mailer.ts';
+import { RateLimitedError } from '#shared/errors.ts';
 import { logger } from '#shared/logger.ts';
-import type { WorkerHandler } from '#shared/queue/queue.ts';
+import { queueSender, type QueueSender, type WorkerHandler } from '#shared/queue/queue.ts';
 import { batchHandler } from '#functions/workers/batch.ts';
 
-/** The worker over any fetch, DNS and mailer (fakes in tests); `handler` below is the deployed one. */
+/** The worker over any fetch, DNS, mailer, budget and queue (fakes in tests); `handler` below is the deployed one. */
 export const dataSourceSyncHandler = (deps: () => SyncDeps): WorkerHandler =>
   batchHandler({
     name: 'data source sync',
@@ -15,5 +17,26 @@ export const dataSourceSyncHandler = (deps: () => SyncDeps): WorkerHandler =>
     process: async (msg) => runSync({ tenantId: msg.tenant_uuid, db: await tenantDb(msg.tenant_uuid) }, msg, deps()),
   });
 
-/** Consumer of the data-source-syncs queue: one run of one http_json source per message. */
-export const handler = dataSourceSyncHandler(() => ({ sendEmail, log: logger }));
+/**
+ * A sync's charge on the tenant's budget: the API's own limiter (`rateLimiter` of shared/http/api.ts, the same
+ * buckets and limits as the tenant's requests), loaded with the first sync rather than at cold start.
+ */
+async function chargeSync(tenantId: string, userId: string): Promise<SyncBudget> {
+  const { rateLimiter } = await import('#shared/http/api.ts');
+  try {
+    await rateLimiter.take(tenantId, userId);
+    return { granted: true };
+  } catch (err) {
+    if (!(err instanceof RateLimitedError)) throw err;
+    return { granted: false, retryAfterSeconds: Number(err.headers['Retry-After']) || 1 };
+  }
+}
+
+/** A run sent again to the sync queue after `delaySeconds`. */
+const sendLater =
+  (queue: QueueSender): SyncDeps['later'] =>
+  async (msg, delaySeconds) =>
+    void (await queue.send(DATA_SOURCE_SYNC_QUEUE, msg, { delaySeconds }));
+
+/** Consumer of the data-source-syncs queue: one run of one http_json source per message, charged to its tenant's budget. */
+export const handler = dataSourceSyncHandler(() => ({ sendEmail, log: logger, budget: chargeSync, later: sendLater(queueSender()) }));

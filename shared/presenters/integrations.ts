@@ -10,12 +10,22 @@ import type {
 
 type Wire<S extends z.ZodType> = z.infer<S>;
 
+/**
+ * The config as shown: an http_json source's always lists the header names it keeps (`header_names`, sorted,
+ * [] when none: contract 19), never their values, which are not in it.
+ */
+const presentedConfig = (d: DataSourceRecord): Record<string, unknown> => {
+  if (d.kind !== 'http_json') return d.config;
+  const names = d.config.header_names;
+  return { ...d.config, header_names: Array.isArray(names) ? names.map(String).sort() : [] };
+};
+
 export const presentDataSource = (d: DataSourceRecord): Wire<typeof DataSourceRecordSchema> => ({
   uuid: d.uuid,
   goal_uuid: d.goal_uuid,
   name: d.name,
   kind: d.kind,
-  config: d.config,
+  config: presentedConfig(d),
   creator_uuid: d.creator_uuid,
   status: d.status ?? 'active',
   last_synced_at: d.last_synced_at ?? null,

@@ -1,4 +1,4 @@
-import { DATA_SOURCE_SYNC_QUEUE } from '#shared/domain/integrations/entity.ts';
+import { DATA_SOURCE_SYNC_CONCURRENCY, DATA_SOURCE_SYNC_QUEUE } from '#shared/domain/integrations/entity.ts';
 import { SUPPORT_ISSUE_QUEUE } from '#shared/domain/integrations/support.ts';
 import type { Route, Worker } from '#shared/routes/types.ts';
 import {
@@ -72,7 +72,7 @@ export const integrationRoutes: Route[] = [
     needs: ['kms:webhook-secrets'],
     doc: {
       summary:
-        "Add a data source to a goal the caller can update; the goal's data_sources_count moves with it. http_json sources are fetched on their schedule (header values sealed, never returned; the url follows the webhook rules, 422); a push source's push_secret is in this response only",
+        "Add a data source to a goal the caller can update; the goal's data_sources_count moves with it, and a tenant has at most 100 (422 too_many). http_json sources are fetched on their schedule (header values sealed, never returned, sent only to the url's origin; the url follows the webhook rules, 422); a push source's push_secret is in this response only",
       tag,
       extension: true,
       body: DataSourceCreateBody,
@@ -177,7 +177,9 @@ export const integrationRoutes: Route[] = [
 ];
 
 export const integrationWorkers: Worker[] = [
-  // One run of one http_json source per message: fetched under the SSRF guard, written as a check-in when the value changed.
+  // One run of one http_json source per message: charged one unit of its tenant's budget (a refused run is sent
+  // again later, to its own queue), fetched under the SSRF guard, written as a check-in when the value changed.
+  // A bounded number of invocations at once, across tenants: syncs never hold the account's functions.
   {
     queue: DATA_SOURCE_SYNC_QUEUE,
     handler: 'functions/workers/data-source-sync.ts',
@@ -186,7 +188,10 @@ export const integrationWorkers: Worker[] = [
     timeoutSeconds: 60,
     table: 'write',
     sendsEmail: true,
+    sendsTo: [DATA_SOURCE_SYNC_QUEUE],
     needs: ['kms:webhook-secrets'],
+    maxConcurrency: DATA_SOURCE_SYNC_CONCURRENCY,
+    rateLimited: true,
   },
   // Files connector requests with the external support tool over its webhook. No table, no e-mail: the message carries everything.
   {

@@ -36,7 +36,7 @@ export const DataSourceRecordSchema = z
     kind: z.string(),
     config: z.record(z.string(), z.unknown()).meta({
       description:
-        'As sent, except an http_json source: header values are left out (header_names lists the names), every_minutes filled in.',
+        "As sent, except an http_json source's: header values are left out and header_names lists the names kept (sorted; [] when none), every_minutes filled in. Header values go only to the origin (scheme, host, port) of the url they were given with.",
     }),
     creator_uuid: z.string(),
     status: z.enum(DATA_SOURCE_STATUSES).meta({

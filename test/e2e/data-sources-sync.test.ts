@@ -6,6 +6,9 @@ import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { dataSourceEntity, runUuid } from '#shared/domain/integrations/entity.ts';
 import { applyValue, runSync } from '#shared/domain/integrations/sync.ts';
+import { sweepDue } from '#shared/domain/integrations/sync-sweep.ts';
+import type { SyncMessage } from '#shared/domain/integrations/entity.ts';
+import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { Api, expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { eventually } from './webhooks.fixture.ts';
 import { outboxEmails } from '../support/outbox.ts';
@@ -38,6 +41,8 @@ async function startJsonServer() {
 }
 
 const data = (tenantId: string): DataCtx => ({ tenantId, db: baseDb() });
+/** Deps of a direct runSync whose budget always grants (the worker's is the API's limiter). */
+const granted = { budget: async () => ({ granted: true as const }), later: async () => {} };
 
 describe('data-source sync', () => {
   let t: TenantFixture;
@@ -45,15 +50,17 @@ describe('data-source sync', () => {
   let owner: { uuid: string; api: Api; record: any };
   let bystander: { uuid: string; api: Api };
   let json: Awaited<ReturnType<typeof startJsonServer>>;
+  /** Another origin: the same host, another port. */
+  let json2: Awaited<ReturnType<typeof startJsonServer>>;
   let period: { uuid: string };
 
   beforeAll(async () => {
-    json = await startJsonServer();
+    [json, json2] = await Promise.all([startJsonServer(), startJsonServer()]);
     [t, other] = await Promise.all([newTenant(), newTenant()]);
     [owner, bystander] = await Promise.all([t.user(), t.user()]);
     period = await createPeriod(t.admin, 'Q1', '2025-01-01', '2025-03-31');
   });
-  afterAll(() => json.stop());
+  afterAll(() => Promise.all([json.stop(), json2.stop()]));
 
   /** A key result (reach 0 -> 200) owned by `owner` under a rollup objective. */
   async function keyResultUnderParent() {
@@ -255,6 +262,7 @@ describe('data-source sync', () => {
       ctx,
       { version: 1, tenant_uuid: t.tenantUuid, data_source_uuid: src.uuid, run: 'manual-rebind', trigger: 'manual' },
       {
+        ...granted,
         sendEmail: async () => 'x',
         resolve: async () => (resolved++, ['169.254.169.254']),
         fetch: async () => (fetched++, { ok: true, body: '{}' }),
@@ -262,6 +270,192 @@ describe('data-source sync', () => {
     );
     expect(out).toMatchObject({ outcome: 'failed', reason: expect.stringMatching(/private, loopback, link-local or metadata/) });
     expect([resolved, fetched]).toEqual([1, 0]);
+  });
+
+  it("sends a source's header values only to the origin they were given with (contract 19)", async () => {
+    const { kr } = await keyResultUnderParent();
+    for (const [server, path] of [
+      [json, '/origin-a'],
+      [json, '/origin-b'],
+      [json2, '/origin-a'],
+      [json2, '/origin-c'],
+    ] as const)
+      server.set(path, { status: 200, body: { data: { total: 1 } } });
+    const src = await httpSource(kr.uuid, '/origin-a', { headers: { 'X-Api-Key': 'key-one', Authorization: 'Bearer first' } });
+    expect(src.config.header_names).toEqual(['Authorization', 'X-Api-Key']); // sorted, names only
+    const lastSeen = (server: typeof json, path: string) => server.seen.filter((r) => r.path === path).at(-1)?.headers;
+    const put = async (config: Record<string, unknown>) => {
+      const res = await owner.api.put(`/data_sources/${src.uuid}`, { config });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return res.body.data.record;
+    };
+    const shownNames = async () => (await owner.api.get(`/data_sources/${src.uuid}`)).body.data.record.config.header_names;
+
+    await syncNow(src.uuid);
+    expect(lastSeen(json, '/origin-a')).toMatchObject({ authorization: 'Bearer first', 'x-api-key': 'key-one' });
+
+    // the same origin, another path: the values stay and go there
+    expect((await put({ url: json.url('/origin-b') })).config).toEqual({
+      url: json.url('/origin-b'),
+      json_pointer: '/data/total',
+      every_minutes: 60,
+      header_names: ['Authorization', 'X-Api-Key'],
+    });
+    await syncNow(src.uuid);
+    expect(lastSeen(json, '/origin-b')).toMatchObject({ authorization: 'Bearer first', 'x-api-key': 'key-one' });
+
+    // another port is another origin: a PUT moving the URL there without headers drops them
+    expect((await put({ url: json2.url('/origin-a') })).config.header_names).toEqual([]);
+    expect(await shownNames()).toEqual([]);
+    await syncNow(src.uuid);
+    const second = lastSeen(json2, '/origin-a');
+    expect(second).toBeDefined(); // it was fetched, without the values
+    expect([second!.authorization, second!['x-api-key']]).toEqual([undefined, undefined]);
+    expect(JSON.stringify(json2.seen)).not.toMatch(/Bearer first|key-one/);
+
+    // moved back to the first origin, the dropped values do not come back
+    expect((await put({ url: json.url('/origin-b') })).config.header_names).toEqual([]);
+    await syncNow(src.uuid);
+    expect(lastSeen(json, '/origin-b')!.authorization).toBeUndefined();
+
+    // new headers with a new origin: the new values go there
+    const rebound = await put({ url: json2.url('/origin-c'), headers: { Authorization: 'Bearer second', 'X-Api-Key': 'key-two' } });
+    expect(rebound.config.header_names).toEqual(['Authorization', 'X-Api-Key']);
+    expect(JSON.stringify(rebound)).not.toMatch(/Bearer second|key-two/);
+    await syncNow(src.uuid);
+    expect(lastSeen(json2, '/origin-c')).toMatchObject({ authorization: 'Bearer second', 'x-api-key': 'key-two' });
+    expect(await shownNames()).toEqual(['Authorization', 'X-Api-Key']);
+    // header_names is the service's to set
+    const e = expectError(await owner.api.put(`/data_sources/${src.uuid}`, { config: { header_names: [] } }), 422, 'validation_failed');
+    expect(e.details).toEqual([expect.objectContaining({ field: 'config.header_names', code: 'read_only' })]);
+  });
+
+  it('checks the origin again at the fetch: values bound to another origin, or to none (an old record), are not sent and nothing is fetched', async () => {
+    const { kr } = await keyResultUnderParent();
+    json.set('/bound', { status: 200, body: { data: { total: 3 } } });
+    const src = await httpSource(kr.uuid, '/bound', { headers: { Authorization: 'Bearer bound' } });
+    const ctx = data(t.tenantUuid);
+    const first = new URL(json.url('/')).origin;
+    const other = new URL(json2.url('/')).origin;
+    const stored = (await getEntity(ctx, dataSourceEntity, src.uuid, true))!;
+    expect(stored.record.headers_origin).toBe(first);
+    // a record whose URL moved without the PUT's rule (a direct write): the fetch itself refuses to send the values
+    await new WriteTx(ctx)
+      .replace(dataSourceEntity, stored, { ...stored.record, config: { ...stored.record.config, url: json2.url('/stolen') } })
+      .commit();
+    const run = (name: string): SyncMessage => ({
+      version: 1,
+      tenant_uuid: t.tenantUuid,
+      data_source_uuid: src.uuid,
+      run: name,
+      trigger: 'manual',
+    });
+    const deps = { ...granted, sendEmail: async () => 'x' };
+    expect(await runSync(ctx, run('manual-moved'), deps)).toEqual({
+      data_source_uuid: src.uuid,
+      run: 'manual-moved',
+      outcome: 'failed',
+      reason: `its header values were given for ${first} and are not sent to ${other}: send config.headers again`,
+    });
+    // an old record: values stored before they were bound to an origin are sent nowhere, not even to its own URL
+    const moved = (await getEntity(ctx, dataSourceEntity, src.uuid, true))!;
+    const { headers_origin: _, ...unbound } = moved.record;
+    await new WriteTx(ctx)
+      .replace(dataSourceEntity, moved, { ...unbound, config: { ...unbound.config, url: json.url('/bound') } })
+      .commit();
+    expect(await runSync(ctx, run('manual-old'), deps)).toMatchObject({
+      outcome: 'failed',
+      reason: 'its header values were stored before they were bound to an origin and are not sent: send config.headers again',
+    });
+    expect(json2.seen.filter((r) => r.path === '/stolen')).toEqual([]);
+    expect(json.seen.filter((r) => r.path === '/bound')).toEqual([]);
+    const log = (await owner.api.get(`/data_sources/${src.uuid}/syncs`)).body.data.records;
+    expect(log.map((l: any) => l.status)).toEqual(['failed', 'failed']);
+  });
+
+  it("charges each sync one unit of its tenant's budget, as a request of the source's creator (contract 19)", async () => {
+    const lim = await newTenant();
+    // One token per 100 s: nothing refills during the test. Users get the tenant's whole burst, so the tenant's bucket binds.
+    await runAdmin([
+      'set-limits',
+      '--tenant',
+      lim.tenantUuid,
+      '--rps',
+      '0.01',
+      '--burst',
+      '10',
+      '--user-rps',
+      '0.01',
+      '--user-burst',
+      '10',
+    ]);
+    const reader = await lim.user(); // tenant: 1
+    const tp = await createPeriod(lim.admin, 'Q1', '2025-01-01', '2025-03-31'); // 2
+    const g = await goal(lim.admin, 'objectives', { title: 'Metered', time_period_uuid: tp.uuid }); // 3
+    json.set('/charged', { status: 200, body: { data: { total: 5 } } });
+    const created = await lim.admin.post('/data_sources', {
+      goal_uuid: g.uuid,
+      name: 'metered',
+      kind: 'http_json',
+      config: { url: json.url('/charged'), json_pointer: '/data/total' },
+    }); // 4
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect((await lim.admin.post(`/data_sources/${created.body.data.record.uuid}/sync`)).status).toBe(202); // 5
+    // the fetch comes after the sync's charge (6)
+    await eventually(() => (json.seen.some((r) => r.path === '/charged') ? true : undefined), 30_000, 'the sync to fetch');
+    // 10 - 6 = 4 left: the reader gets exactly those
+    for (let i = 0; i < 4; i++) expect((await reader.api.get('/rest/v2/labels')).status).toBe(200);
+    const refused = await reader.api.get('/rest/v2/labels');
+    expectError(refused, 429, 'rate_limited');
+    expect(refused.headers.get('ratelimit')).toMatch(/"tenant";r=0/);
+  });
+
+  it('defers a run its budget refuses: nothing fetched, logged or counted as a failure; a manual run is sent again, a scheduled one stays due', async () => {
+    const { kr } = await keyResultUnderParent();
+    json.set('/deferred', { status: 200, body: { data: { total: 9 } } });
+    const src = await httpSource(kr.uuid, '/deferred');
+    const ctx = data(t.tenantUuid);
+    const charged: string[] = [];
+    const later: Array<[SyncMessage, number]> = [];
+    const refusing = {
+      sendEmail: async () => 'x',
+      budget: async (tenantId: string, userId: string) => (
+        charged.push(`${tenantId}/${userId}`), { granted: false as const, retryAfterSeconds: 7.2 }
+      ),
+      later: async (msg: SyncMessage, delay: number) => void later.push([msg, delay]),
+    };
+    const manual: SyncMessage = {
+      version: 1,
+      tenant_uuid: t.tenantUuid,
+      data_source_uuid: src.uuid,
+      run: 'manual-deferred',
+      trigger: 'manual',
+    };
+    expect(await runSync(ctx, manual, refusing)).toMatchObject({ outcome: 'deferred', reason: expect.stringMatching(/rate limit.*8 s/) });
+    expect(charged).toEqual([`${t.tenantUuid}/${owner.uuid}`]); // the creator's request
+    expect(later).toEqual([[manual, 8]]);
+
+    const source = (await getEntity(ctx, dataSourceEntity, src.uuid, true))!.record;
+    const scheduled: SyncMessage = { ...manual, run: source.next_run_at!, trigger: 'schedule' };
+    expect(await runSync(ctx, scheduled, refusing)).toMatchObject({ outcome: 'deferred', reason: expect.stringMatching(/next sweep/) });
+    expect(later).toHaveLength(1); // the sweep names it again: it is still due
+    const swept: SyncMessage[] = [];
+    await sweepDue(baseDb(), { send: async (_q, body) => (swept.push(body as SyncMessage), 'x') }, '9999-12-31T00:00:00.000Z');
+    expect(swept.filter((m) => m.data_source_uuid === src.uuid)).toEqual([scheduled]);
+
+    // nothing was fetched, logged or counted against the source
+    expect(json.seen.filter((r) => r.path === '/deferred')).toEqual([]);
+    expect((await owner.api.get(`/data_sources/${src.uuid}/syncs`)).body.data.records).toEqual([]);
+    expect((await getEntity(ctx, dataSourceEntity, src.uuid, true))!.record).toMatchObject({
+      status: 'active',
+      failures: 0,
+      last_error: null,
+      next_run_at: source.next_run_at,
+    });
+    // once the budget grants, the run that came back runs once
+    expect(await runSync(ctx, later[0]![0], { ...refusing, ...granted })).toMatchObject({ outcome: 'succeeded' });
+    expect(await runSync(ctx, later[0]![0], { ...refusing })).toMatchObject({ outcome: 'skipped', reason: 'already logged' });
+    expect(charged).toHaveLength(2); // a run already logged costs nothing
   });
 
   it('writes at most one check-in for a run whose worker died after its check-in', async () => {
@@ -275,7 +469,7 @@ describe('data-source sync', () => {
     const firstTry = await applyValue(ctx, source, 80, runUuid(src.uuid, run, 'checkin'));
     expect(firstTry.status).toBe('succeeded');
     const msg = { version: 1 as const, tenant_uuid: t.tenantUuid, data_source_uuid: src.uuid, run, trigger: 'manual' as const };
-    const deps = { sendEmail: async () => 'x' };
+    const deps = { ...granted, sendEmail: async () => 'x' };
     expect(await runSync(ctx, msg, deps)).toMatchObject({ outcome: 'succeeded' });
     expect(await runSync(ctx, msg, deps)).toMatchObject({ outcome: 'skipped', reason: 'already logged' });
     const checkins = await listAll(owner.api, `/rest/v2/checkins?q[goal_uuid_eq]=${kr.uuid}`);

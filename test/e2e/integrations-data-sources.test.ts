@@ -171,4 +171,59 @@ describe('data sources', () => {
     );
     expect(secret.details.map((d) => d.field).sort()).toEqual(['config.auth.api_key', 'config.password']);
   });
+
+  it('caps a tenant at 100 data sources, exactly under concurrent creates and deletes (422 too_many)', async () => {
+    const cap = await newTenant();
+    const tp = await period(cap.admin);
+    // one goal per concurrent create: nothing but the tenant's count makes them meet
+    const goals = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => goal(cap.admin, 'objectives', { title: `Goal ${i}`, time_period_uuid: tp })),
+    );
+    const create = (i: number) => cap.admin.post(SOURCES, { goal_uuid: goals[i % goals.length].uuid, name: `S${i}`, kind: 'sheet' });
+    const total = async () => (await Promise.all(goals.map((g) => goalCount(cap.admin, g.uuid)))).reduce((a, b) => a + b, 0);
+    const tooMany = (res: Awaited<ReturnType<typeof create>>) => {
+      const e = expectError(res, 422, 'validation_failed');
+      expect(e.details).toEqual([expect.objectContaining({ code: 'too_many' })]);
+    };
+    const created: string[] = [];
+    for (let i = 0; i < 95; i += 5) {
+      for (const res of await Promise.all([0, 1, 2, 3, 4].map((j) => create(i + j)))) {
+        expect(res.status, JSON.stringify(res.body)).toBe(201);
+        created.push(res.body.data.record.uuid);
+      }
+    }
+
+    // ten at once at 95: exactly five pass
+    const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => create(100 + i)));
+    const passed = burst.filter((r) => r.status === 201);
+    expect(passed).toHaveLength(5);
+    for (const res of burst.filter((r) => r.status !== 201)) tooMany(res);
+    created.push(...passed.map((r) => r.body.data.record.uuid));
+    expect(await total()).toBe(100);
+    tooMany(await create(150));
+
+    // deletes and creates at once: never past 100, and the count stays exact
+    const victims = created.splice(0, 4);
+    const mixed = await Promise.all([
+      ...victims.map((id) => cap.admin.delete(`${SOURCES}/${id}`)),
+      ...Array.from({ length: 8 }, (_, i) => create(200 + i)),
+    ]);
+    expect(mixed.slice(0, 4).map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    const madeNow = mixed.slice(4).filter((r) => r.status === 201);
+    for (const res of mixed.slice(4).filter((r) => r.status !== 201)) tooMany(res);
+    expect(madeNow.length).toBeLessThanOrEqual(4);
+    expect(await total()).toBe(96 + madeNow.length);
+    // what is left under the cap, and not one more
+    let added = 0;
+    for (;;) {
+      const res = await create(300 + added);
+      if (res.status !== 201) {
+        tooMany(res);
+        break;
+      }
+      added++;
+    }
+    expect(96 + madeNow.length + added).toBe(100);
+    expect(await total()).toBe(100);
+  });
 });

@@ -2,10 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { DataSourceRecord } from '#shared/domain/integrations/entity.ts';
 import {
   atPointer,
+  headersKept,
+  headersRefusal,
   httpJsonSettings,
   isJsonPointer,
   nextRunAt,
+  NO_HEADERS,
   numberAt,
+  originOf,
+  sortedHeaderNames,
   sourceAfterSync,
 } from '#shared/domain/integrations/sync-rules.ts';
 import { parseDueSortKey, dueSortKey } from '#shared/domain/integrations/sync-due.ts';
@@ -49,33 +54,68 @@ describe('data-source sync rules', () => {
 
   it('validates an http_json config, keeps header values apart and fills every_minutes', () => {
     expect(httpJsonSettings({ url: 'https://x.test', json_pointer: '/a', headers: { 'X-Key': 'k' } })).toEqual({
-      config: { url: 'https://x.test', json_pointer: '/a', every_minutes: 60, header_names: ['X-Key'] },
+      config: { url: 'https://x.test', json_pointer: '/a', every_minutes: 60 },
       headers: { 'X-Key': 'k' },
     });
     const bad = httpJsonSettings({
       json_pointer: 'a',
       every_minutes: 10.5,
-      headers: { 'Bad Name': 'v', Host: 'h', 'X-A': 'a\nb' },
+      headers: { 'Bad Name': 'v', Host: 'h', 'X-A': 'a\nb', 'x-key': '1', 'X-KEY': '2' },
       other: 1,
+      header_names: ['X-A'],
     });
-    expect('errors' in bad && bad.errors.map((e) => e.field).sort()).toEqual(
+    expect('errors' in bad && bad.errors.map((e) => `${e.field} ${e.code}`).sort()).toEqual(
       [
-        'config.every_minutes',
-        'config.headers.Bad Name',
-        'config.headers.Host',
-        'config.headers.X-A',
-        'config.json_pointer',
-        'config.other',
-        'config.url',
+        'config.every_minutes out_of_range',
+        'config.headers.Bad Name invalid',
+        'config.headers.Host reserved',
+        'config.headers.X-A invalid',
+        'config.headers.X-KEY duplicate',
+        'config.json_pointer invalid',
+        'config.other unknown_field',
+        'config.header_names read_only',
+        'config.url required',
       ].sort(),
     );
-    // a change keeps what is not sent
+    // a change keeps what is not sent; which header values stay is headersKept's
     expect(
       httpJsonSettings({ every_minutes: 15 }, { url: 'https://x.test', json_pointer: '/a', every_minutes: 60, header_names: ['K'] }),
     ).toEqual({
-      config: { url: 'https://x.test', json_pointer: '/a', every_minutes: 15, header_names: ['K'] },
+      config: { url: 'https://x.test', json_pointer: '/a', every_minutes: 15 },
       headers: undefined,
     });
+  });
+
+  it('keeps header values on their origin only: another path keeps them, another scheme, host or port drops them', () => {
+    const bound = source({
+      config: { url: 'https://api.x.test/v1/total', json_pointer: '/a', every_minutes: 30, header_names: ['X-Key', 'Authorization'] },
+      headers_sealed: 'sealed',
+      headers_origin: 'https://api.x.test',
+    });
+    const kept = { headers_sealed: 'sealed', headers_origin: 'https://api.x.test', header_names: ['Authorization', 'X-Key'] };
+    for (const url of ['https://api.x.test/v2/other?q=1', 'https://API.x.test:443/v1/total#f', 'https://api.x.test'])
+      expect(headersKept(bound, url), url).toEqual(kept);
+    for (const url of ['http://api.x.test/v1/total', 'https://api.x.test:8443/v1/total', 'https://evil.test/v1/total', 'https://x.test/'])
+      expect(headersKept(bound, url), url).toEqual(NO_HEADERS);
+    expect(NO_HEADERS).toEqual({ headers_sealed: null, headers_origin: null, header_names: [] });
+    // values stored before they were bound to an origin: where they were given is unknown, so nowhere
+    expect(headersKept({ ...bound, headers_origin: undefined }, 'https://api.x.test/v1/total')).toEqual(NO_HEADERS);
+    expect(headersKept(source(), 'https://x.test/v')).toEqual(NO_HEADERS);
+    expect(originOf('HTTP://127.0.0.1:80/a')).toBe('http://127.0.0.1');
+    expect(sortedHeaderNames({ b: '1', A: '2', a: '3' })).toEqual(['A', 'a', 'b']);
+  });
+
+  it('checks at the fetch that the header values go to their origin, whatever wrote the record', () => {
+    const bound = source({ headers_sealed: 'sealed', headers_origin: 'https://api.x.test' });
+    expect(headersRefusal(bound, new URL('https://api.x.test/other'))).toBeUndefined();
+    expect(headersRefusal(source(), new URL('https://evil.test/'))).toBeUndefined(); // nothing to send
+    expect(headersRefusal(bound, new URL('https://evil.test/v'))).toBe(
+      'its header values were given for https://api.x.test and are not sent to https://evil.test: send config.headers again',
+    );
+    expect(headersRefusal(bound, new URL('https://api.x.test:444/v'))).toMatch(/not sent to https:\/\/api.x.test:444/);
+    expect(headersRefusal({ ...bound, headers_origin: undefined }, new URL('https://api.x.test/v'))).toMatch(
+      /stored before they were bound to an origin/,
+    );
   });
 
   it('turns failing on the 10th failure in a row, hourly then, and active again on a success', () => {

@@ -8,10 +8,12 @@ import {
   decideConnectorRequest as decideRequest,
   decideCreateDataSource,
   newDataSource,
+  updatedDataSource,
 } from '#shared/domain/integrations/decide.ts';
 
 const decideConnectorRequest = (...args: Parameters<typeof decideRequest>) => decided(decideRequest(...args));
-import { REQUESTERS_LISTED } from '#shared/domain/integrations/entity.ts';
+import { MAX_DATA_SOURCES_PER_TENANT, REQUESTERS_LISTED } from '#shared/domain/integrations/entity.ts';
+import type { HeaderBinding } from '#shared/domain/integrations/sync-rules.ts';
 import { ValidationError } from '#shared/errors.ts';
 import { callerAs, LATER, NOW, TENANT } from './directory.fixture.ts';
 
@@ -109,15 +111,81 @@ describe('data source decisions', () => {
     expect(() => decided(attachDataSource({ ...goal, archived_at: NOW }, LATER))).toThrow('archived');
     // the whole create, as read: unknown or invisible goal (hidden), 403 for one it sees but cannot edit, then frozen
     const hidden = () => new ValidationError('unknown goal');
-    expect(() => decided(decideCreateDataSource(undefined, undefined, LATER, hidden))).toThrow('unknown goal');
-    expect(() => decided(decideCreateDataSource(goal, { canView: false, canEdit: false, source: null }, LATER, hidden))).toThrow(
+    expect(() => decided(decideCreateDataSource(undefined, undefined, 0, LATER, hidden))).toThrow('unknown goal');
+    expect(() => decided(decideCreateDataSource(goal, { canView: false, canEdit: false, source: null }, 0, LATER, hidden))).toThrow(
       'unknown goal',
     );
-    expect(() => decided(decideCreateDataSource(goal, { canView: true, canEdit: false, source: 'public' }, LATER, hidden))).toThrow(
+    expect(() => decided(decideCreateDataSource(goal, { canView: true, canEdit: false, source: 'public' }, 0, LATER, hidden))).toThrow(
       'You cannot change this goal',
     );
-    expect(decided(decideCreateDataSource(goal, { canView: true, canEdit: true, source: 'owner' }, LATER, hidden)).data_sources_count).toBe(
-      3,
-    );
+    expect(
+      decided(decideCreateDataSource(goal, { canView: true, canEdit: true, source: 'owner' }, 0, LATER, hidden)).data_sources_count,
+    ).toBe(3);
+  });
+
+  it("refuses the tenant's 101st data source with 422 too_many, after the goal's own refusals", () => {
+    const hidden = () => new ValidationError('unknown goal');
+    const editor = { canView: true, canEdit: true, source: 'owner' as const };
+    expect(MAX_DATA_SOURCES_PER_TENANT).toBe(100);
+    expect(decided(decideCreateDataSource(goal, editor, 99, LATER, hidden)).data_sources_count).toBe(3);
+    for (const n of [100, 250]) {
+      const d = decideCreateDataSource(goal, editor, n, LATER, hidden);
+      expect('error' in d && d.error).toMatchObject({ status: 422, code: 'validation_failed', details: [{ code: 'too_many' }] });
+    }
+    // who may not create, or on a frozen goal, learns that first
+    expect(() => decided(decideCreateDataSource(goal, { ...editor, canEdit: false }, 100, LATER, hidden))).toThrow('You cannot change');
+    expect(() => decided(decideCreateDataSource({ ...goal, archived_at: NOW }, editor, 100, LATER, hidden))).toThrow('archived');
+  });
+
+  describe("an http_json source's header values follow its origin (contract 19)", () => {
+    const cur = newDataSource(bob, { goal_uuid: 'g', name: 'n', kind: 'http_json' }, NOW, 'ds', {
+      config: { url: 'https://api.x.test/v1', json_pointer: '/a', every_minutes: 60 },
+      headers: { headers_sealed: 'sealed-1', headers_origin: 'https://api.x.test', header_names: ['Authorization'] },
+    });
+    const moved = (url: string, headers?: HeaderBinding) =>
+      updatedDataSource(
+        cur,
+        { config: { url } },
+        { config: { url, json_pointer: '/a', every_minutes: 60 }, ...(headers ? { headers } : {}) },
+        LATER,
+      );
+
+    it('a new source keeps them bound to the origin they came with, names listed', () => {
+      expect(cur).toMatchObject({
+        config: { url: 'https://api.x.test/v1', header_names: ['Authorization'] },
+        headers_sealed: 'sealed-1',
+        headers_origin: 'https://api.x.test',
+      });
+      const none = newDataSource(bob, { goal_uuid: 'g', name: 'n', kind: 'http_json' }, NOW, 'ds', {
+        config: { url: 'https://api.x.test/v1', json_pointer: '/a', every_minutes: 60 },
+      });
+      expect(none).toMatchObject({ config: { header_names: [] }, headers_sealed: null, headers_origin: null });
+    });
+
+    it('a PUT moving the URL to another origin without headers drops them; another path keeps them', () => {
+      expect(moved('https://evil.test/v1')).toMatchObject({
+        config: { url: 'https://evil.test/v1', header_names: [] },
+        headers_sealed: null,
+        headers_origin: null,
+      });
+      for (const url of ['http://api.x.test/v1', 'https://api.x.test:8443/v1'])
+        expect(moved(url), url).toMatchObject({ config: { header_names: [] }, headers_sealed: null });
+      expect(moved('https://api.x.test/v2?x=1')).toMatchObject({
+        config: { url: 'https://api.x.test/v2?x=1', header_names: ['Authorization'] },
+        headers_sealed: 'sealed-1',
+        headers_origin: 'https://api.x.test',
+      });
+    });
+
+    it('headers sent with the PUT replace them, bound to the new origin; name or status alone changes nothing of them', () => {
+      const sent = { headers_sealed: 'sealed-2', headers_origin: 'https://other.test', header_names: ['X-Key'] };
+      expect(moved('https://other.test/v', sent)).toMatchObject({
+        config: { url: 'https://other.test/v', header_names: ['X-Key'] },
+        headers_sealed: 'sealed-2',
+        headers_origin: 'https://other.test',
+      });
+      const renamed = updatedDataSource(cur, { name: 'renamed', status: 'paused' }, undefined, LATER);
+      expect(renamed).toMatchObject({ name: 'renamed', status: 'paused', headers_sealed: 'sealed-1', config: cur.config });
+    });
   });
 });

@@ -2,7 +2,7 @@ import { scopedUuidOf } from '#shared/domain/scoped-id.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { runCommand } from '#shared/db/commands.ts';
-import { getEntity } from '#shared/db/reads.ts';
+import { BatchRead, getEntity } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
@@ -11,7 +11,10 @@ import {
   dataSourceConfigRefusal,
   decideCreateDataSource,
   newDataSource,
+  tooManyDataSources,
+  updatedDataSource,
   type DataSourceCommand,
+  type DataSourceUpdateCommand,
 } from '#shared/domain/integrations/decide.ts';
 import { dataSourceEntity, type DataSourceRecord } from '#shared/domain/integrations/entity.ts';
 import { dueKey as dueKeyOf } from '#shared/domain/integrations/sync-due.ts';
@@ -21,11 +24,17 @@ import { secretBox } from '#shared/auth/secret-box.ts';
 import { goalEditRefusal } from '#shared/domain/goals/access.ts';
 import type { SyncSettings } from '#shared/domain/integrations/decide.ts';
 import { addDueItem, syncDueItem } from '#shared/domain/integrations/sync-due.ts';
-import { httpJsonSettings, nextRunAt, type HttpJsonConfig } from '#shared/domain/integrations/sync-rules.ts';
-import { DATA_SOURCE_SYNC_QUEUE, dataSourceSyncEntity, type DataSourceStatus } from '#shared/domain/integrations/entity.ts';
+import { httpJsonSettings, originOf, sortedHeaderNames, type HttpJsonConfig } from '#shared/domain/integrations/sync-rules.ts';
+import { DATA_SOURCE_SYNC_QUEUE, dataSourceSyncEntity, MAX_DATA_SOURCES_PER_TENANT } from '#shared/domain/integrations/entity.ts';
 import { headersContext, manualRun } from '#shared/domain/integrations/sync.ts';
 import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
 import { accept, refuse } from '#shared/decision.ts';
+import type { DataCtx } from '#shared/db/model.ts';
+import { keys } from '#shared/db/keys.ts';
+import { partitionEntries } from '#shared/db/index-queries.ts';
+import { getSide, type SideItem } from '#shared/db/side-items.ts';
+import type { WriteTx } from '#shared/db/write-tx.ts';
+import { ConcurrentUpdateError } from '#shared/errors.ts';
 import type { QueueSender } from '#shared/queue/queue.ts';
 import { runList } from '#shared/list/engine.ts';
 import type { ListResource } from '#shared/list/resource.ts';
@@ -61,18 +70,58 @@ export async function createDataSource(ctx: DomainCtx, input: DataSourceCommand)
       return undefined;
     },
     read: async () => {
-      const current = await getEntity(ctx, goalEntity, goalUuid, true);
-      return current && { current, access: await goalAccess(ctx, current.record) };
+      // the goal and the tenant's count in one BatchGetItem (strongly consistent)
+      const batch = new BatchRead(ctx);
+      const goals = batch.entities(goalEntity, [goalUuid]);
+      const counter = batch.side(sourceCountKey(ctx.tenantId));
+      await batch.run();
+      const current = goals().get(goalUuid);
+      if (!current) return undefined;
+      const [count, access] = await Promise.all([sourceCount(ctx, counter()), goalAccess(ctx, current.record)]);
+      return { current, count, access };
     },
-    decide: (s, now) => decideCreateDataSource(s?.current.record, s?.access, now, hidden),
+    decide: (s, now) => decideCreateDataSource(s?.current.record, s?.access, s?.count.n ?? 0, now, hidden),
     write: (tx, goal, s, { now }) => {
       // identity and time are the command's: every attempt writes the same record
       const dataSource = newDataSource(ctx.caller, input, now, uuid, sync);
       tx.create(dataSourceEntity, dataSource).replace(goalEntity, s!.current, goal);
+      countSources(ctx, tx, s!.count, +1);
       if (dataSource.next_run_at) addDueItem(tx, ctx.tenantId, dataSource);
       return { dataSource, access: s!.access, ...(pushSecret ? { pushSecret } : {}) };
     },
   });
+}
+
+/**
+ * The tenant's count of data sources (contract 19: at most MAX_DATA_SOURCES_PER_TENANT), one side item that every
+ * create and delete writes in its own transaction, so it is exact under concurrent creates and deletes: a create
+ * adds one only while the count is below the cap (a failed condition is the 422; two creates racing for the last
+ * place conflict, and the retry reads the count again), a delete takes one off. A tenant without the item
+ * (sources from before it) starts from its list of sources, and that first write is conditioned on the item
+ * still being absent, so two first writes cannot both start it.
+ */
+const sourceCountKey = (tenantId: string) => keys.misc(tenantId, 'data_source_count', 'all');
+
+interface SourceCount {
+  n: number;
+  stored: boolean;
+}
+
+/** The count as its item holds it (read by the caller), or counted from the tenant's list of sources without one. */
+async function sourceCount(ctx: DataCtx, counter: SideItem | undefined): Promise<SourceCount> {
+  if (counter) return { n: Number(counter.n), stored: true };
+  let n = 0;
+  for await (const _ of partitionEntries(ctx, keys.entityList(ctx.tenantId, dataSourceEntity.type))) n++;
+  return { n, stored: false };
+}
+
+function countSources(ctx: DataCtx, tx: WriteTx, count: SourceCount, by: 1 | -1): void {
+  const key = sourceCountKey(ctx.tenantId);
+  if (!count.stored)
+    tx.putSide(key, { n: Math.max(0, count.n + by) }, { if: { exists: false }, onFail: () => new ConcurrentUpdateError() });
+  else if (by > 0)
+    tx.updateSide(key, { set: {}, add: { n: 1 }, if: { atMost: { n: MAX_DATA_SOURCES_PER_TENANT - 1 } } }, tooManyDataSources);
+  else tx.updateSide(key, { set: {}, add: { n: -1 }, if: { exists: true } }, () => new ConcurrentUpdateError());
 }
 
 /**
@@ -156,12 +205,21 @@ async function syncSettingsOf(
   } catch (err) {
     throw ValidationError.field('config.url', 'unsafe_url', (err as Error).message);
   }
-  const headers_sealed = settings.headers
-    ? Object.keys(settings.headers).length
-      ? await secretBox().seal(JSON.stringify(settings.headers), headersContext(tenantId, uuid))
-      : null
-    : current?.headers_sealed;
-  return { config: { ...settings.config }, ...(headers_sealed ? { headers_sealed } : {}) };
+  // header values sent are bound to the origin of the URL they come with (the seal's context names it too);
+  // what a PUT without headers keeps of the stored ones is decided on the record it changes (updatedDataSource)
+  if (!settings.headers) return { config: { ...settings.config } };
+  const origin = originOf(settings.config.url);
+  const names = sortedHeaderNames(settings.headers);
+  return {
+    config: { ...settings.config },
+    headers: names.length
+      ? {
+          headers_sealed: await secretBox().seal(JSON.stringify(settings.headers), headersContext(tenantId, uuid, origin)),
+          headers_origin: origin,
+          header_names: names,
+        }
+      : { headers_sealed: null, headers_origin: null, header_names: [] },
+  };
 }
 
 /**
@@ -185,16 +243,13 @@ async function editableSource(ctx: DomainCtx, id: string) {
   return s;
 }
 
-export interface DataSourceUpdateCommand {
-  name?: string;
-  config?: Record<string, unknown>;
-  status?: 'active' | 'paused';
-}
+export type { DataSourceUpdateCommand };
 
 /**
- * PUT /data_sources/{id}: name, config (http_json: fields not sent stay; headers sent replace the old ones) and
- * status (active or paused; `failing` is the service's to set). Pausing takes the source off the schedule;
- * making it active again (from paused or failing) puts it back one period from now, its failures forgotten.
+ * PUT /data_sources/{id}: name, config (http_json: fields not sent stay; headers sent replace the old ones; a URL
+ * on another origin without headers drops them) and status (active or paused; `failing` is the service's to set).
+ * Pausing takes the source off the schedule; making it active again (from paused or failing) puts it back one
+ * period from now, its failures forgotten. The rules: updatedDataSource (decide.ts).
  */
 export async function updateDataSource(ctx: DomainCtx, id: string, input: DataSourceUpdateCommand): Promise<DataSourceView> {
   const first = await editableSource(ctx, id);
@@ -211,23 +266,7 @@ export async function updateDataSource(ctx: DomainCtx, id: string, input: DataSo
     decide: (s, now) => {
       if (!s) return refuse(notFound(id));
       if (s.refusal) return refuse(s.refusal);
-      const cur = s.stored.record;
-      const was: DataSourceStatus = cur.status ?? 'active';
-      const status: DataSourceStatus = input.status ?? was;
-      const restarted = input.status !== undefined && input.status !== was;
-      const next: DataSourceRecord = {
-        ...cur,
-        ...(input.name !== undefined ? { name: input.name } : {}),
-        ...(input.config !== undefined ? { config: sync?.config ?? input.config } : {}),
-        ...(sync?.headers_sealed !== undefined ? { headers_sealed: sync.headers_sealed } : {}),
-        ...(sync && sync.headers_sealed === undefined && cur.kind === 'http_json' ? { headers_sealed: null } : {}),
-        status,
-        ...(restarted ? { failures: 0 } : {}),
-        updated_at: now,
-      };
-      // a new period or a new status moves the next run; otherwise the schedule stays as it was
-      const reschedule = restarted || (input.config !== undefined && cur.kind === 'http_json');
-      return accept({ ...next, next_run_at: reschedule ? nextRunAt(next, now) : (cur.next_run_at ?? null) });
+      return accept(updatedDataSource(s.stored.record, input, sync, now));
     },
     write: (tx, next, s) => {
       tx.replace(dataSourceEntity, s!.stored, next);
@@ -237,15 +276,19 @@ export async function updateDataSource(ctx: DomainCtx, id: string, input: DataSo
   });
 }
 
-/** DELETE /data_sources/{id}: the source, its schedule, and one off its goal's data_sources_count. Its sync log expires with its TTL. */
+/** DELETE /data_sources/{id}: the source, its schedule, one off its goal's data_sources_count and one off the tenant's count. Its sync log expires with its TTL. */
 export async function deleteDataSource(ctx: DomainCtx, id: string): Promise<DataSourceView> {
   return runCommand(ctx, {
     // the goal the access check read is the one whose count goes down: no second read of it
-    read: () => readEditableSource(ctx, id),
+    read: async () => {
+      const [s, counter] = await Promise.all([readEditableSource(ctx, id), getSide(ctx, sourceCountKey(ctx.tenantId))]);
+      return s && { ...s, count: await sourceCount(ctx, counter) };
+    },
     decide: (s, now) => (!s ? refuse(notFound(id)) : s.refusal ? refuse(s.refusal) : accept(now)),
     write: (tx, now, found) => {
-      const { stored, goal, access } = found!;
+      const { stored, goal, access, count } = found!;
       tx.remove(dataSourceEntity, stored).deleteSide(dueKeyOf(ctx.tenantId, stored.record.uuid));
+      countSources(ctx, tx, count, -1);
       tx.replace(goalEntity, goal, {
         ...goal.record,
         data_sources_count: Math.max(0, (goal.record.data_sources_count ?? 1) - 1),

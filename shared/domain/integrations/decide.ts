@@ -13,7 +13,9 @@
  * Data sources (contract section 8 adds the create; the spec only reads):
  *  - A data source belongs to one goal (any kind); creating one is a change of the goal (permission checked
  *    by the goal's own rules). A deleted (discarded) or archived goal is frozen and takes no new data source.
- *  - The goal's data_sources_count moves with the data source's creation.
+ *  - The goal's data_sources_count moves with the data source's creation; a tenant has at most
+ *    MAX_DATA_SOURCES_PER_TENANT (100) of them, counted exactly (data-sources.ts) and refused past that (422 too_many).
+ *  - An http_json source's header values go only to the origin they were given with (headersKept, sync-rules.ts).
  *  - config is opaque, but not a vault: it is returned to everyone who can see the goal, so keys that name
  *    a credential are refused (422) rather than stored in clear and shown to the tenant.
  */
@@ -27,10 +29,12 @@ import {
   REQUESTERS_LISTED,
   type ConnectorRequesterItem,
   type ConnectorRequestRecord,
+  MAX_DATA_SOURCES_PER_TENANT,
   type DataSourceRecord,
+  type DataSourceStatus,
   type RequestSource,
 } from '#shared/domain/integrations/entity.ts';
-import { nextRunAt } from '#shared/domain/integrations/sync-rules.ts';
+import { headersKept, nextRunAt, NO_HEADERS, type HeaderBinding } from '#shared/domain/integrations/sync-rules.ts';
 import { accept, refuse, type Decision } from '#shared/decision.ts';
 import { ValidationError, type AppError } from '#shared/errors.ts';
 
@@ -124,12 +128,22 @@ export function dataSourceConfigRefusal(
   );
 }
 
-/** What a synced kind stores beside the record: its config as shown, sealed header values, the push secret's hash. */
+/**
+ * What a synced kind stores beside the record: its config as shown (http_json: without header_names), the header
+ * values sent (sealed, bound to the config URL's origin; undefined when the command sent none), the push secret's hash.
+ */
 export interface SyncSettings {
   config: Record<string, unknown>;
-  headers_sealed?: string | null;
+  headers?: HeaderBinding;
   push_secret_hash?: string | null;
 }
+
+/** An http_json source's config and header fields under a header binding: `config.header_names` lists what is kept. */
+const withHeaders = (config: Record<string, unknown>, b: HeaderBinding) => ({
+  config: { ...config, header_names: b.header_names },
+  headers_sealed: b.headers_sealed,
+  headers_origin: b.headers_origin,
+});
 
 /** The data source record, fixed before any read so every retry writes the same one. An http_json source is first due one period after its creation. */
 export function newDataSource(caller: Caller, cmd: DataSourceCommand, now: string, uuid: string, sync?: SyncSettings): DataSourceRecord {
@@ -145,13 +159,54 @@ export function newDataSource(caller: Caller, cmd: DataSourceCommand, now: strin
     last_value: null,
     last_error: null,
     failures: 0,
-    ...(sync?.headers_sealed ? { headers_sealed: sync.headers_sealed } : {}),
+    ...(cmd.kind === 'http_json' && sync ? withHeaders(sync.config, sync.headers ?? NO_HEADERS) : {}),
     ...(sync?.push_secret_hash ? { push_secret_hash: sync.push_secret_hash } : {}),
     created_at: now,
     updated_at: now,
   };
   return { ...record, next_run_at: nextRunAt(record, now) };
 }
+
+export interface DataSourceUpdateCommand {
+  name?: string;
+  config?: Record<string, unknown>;
+  status?: 'active' | 'paused';
+}
+
+/**
+ * The source after a PUT (the goal's edit permission checked before): name; config (http_json: `sync`, merged
+ * with the stored config; header values sent replace the stored ones, else headersKept: kept on the same origin,
+ * dropped when the URL moves to another); status active or paused, a change of which restarts the schedule
+ * with its failures forgotten. A new period or status moves the next run; otherwise the schedule stays.
+ */
+export function updatedDataSource(
+  cur: DataSourceRecord,
+  input: DataSourceUpdateCommand,
+  sync: SyncSettings | undefined,
+  now: string,
+): DataSourceRecord {
+  const was: DataSourceStatus = cur.status ?? 'active';
+  const status: DataSourceStatus = input.status ?? was;
+  const restarted = input.status !== undefined && input.status !== was;
+  const httpJson = cur.kind === 'http_json' && input.config !== undefined && sync !== undefined;
+  const next: DataSourceRecord = {
+    ...cur,
+    ...(input.name !== undefined ? { name: input.name } : {}),
+    ...(input.config !== undefined ? { config: sync?.config ?? input.config } : {}),
+    ...(httpJson ? withHeaders(sync.config, sync.headers ?? headersKept(cur, String(sync.config.url))) : {}),
+    status,
+    ...(restarted ? { failures: 0 } : {}),
+    updated_at: now,
+  };
+  const reschedule = restarted || (input.config !== undefined && cur.kind === 'http_json');
+  return { ...next, next_run_at: reschedule ? nextRunAt(next, now) : (cur.next_run_at ?? null) };
+}
+
+/** A tenant's data sources are capped (contract 19): the create that would pass the cap is 422 `too_many`. */
+export const tooManyDataSources = () =>
+  new ValidationError(`A tenant has at most ${MAX_DATA_SOURCES_PER_TENANT} data sources: delete one to add another`, [
+    { code: 'too_many', message: `at most ${MAX_DATA_SOURCES_PER_TENANT} data sources per tenant` },
+  ]);
 
 /** The goal (editable by the caller: checked by the goal's rules) with one more data source; a frozen goal takes none. */
 export function attachDataSource(goal: GoalRecord, now: string): Decision<GoalRecord> {
@@ -161,14 +216,22 @@ export function attachDataSource(goal: GoalRecord, now: string): Decision<GoalRe
   return accept({ ...goal, data_sources_count: (goal.data_sources_count ?? 0) + 1, updated_at: now });
 }
 
-/** A data source create once its goal is read (undefined: unknown) with the caller's access: the goal's edit refusal (`hidden` for one it cannot see), then attachDataSource. */
+/**
+ * A data source create once its goal is read (undefined: unknown) with the caller's access and the tenant's
+ * count of data sources: the goal's edit refusal (`hidden` for one it cannot see), then attachDataSource, then
+ * the tenant's cap.
+ */
 export function decideCreateDataSource(
   goal: GoalRecord | undefined,
   access: GoalAccess | undefined,
+  tenantSources: number,
   now: string,
   hidden: () => AppError,
 ): Decision<GoalRecord> {
   if (!goal || !access) return refuse(hidden());
   const refusal = goalEditRefusal(access, hidden);
-  return refusal ? refuse(refusal) : attachDataSource(goal, now);
+  if (refusal) return refuse(refusal);
+  const attached = attachDataSource(goal, now);
+  if ('error' in attached) return attached;
+  return tenantSources >= MAX_DATA_SOURCES_PER_TENANT ? refuse(tooManyDataSources()) : attached;
 }

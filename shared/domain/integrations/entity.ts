@@ -88,13 +88,21 @@ export interface DataSourceRecord extends BaseRecord {
   last_error?: string | null;
   /** Failed syncs in a row (10 make the source `failing`); 0 after a success. */
   failures?: number;
-  /** http_json: the header values, sealed as webhook secrets are (secret-box), bound to the tenant and source. */
+  /** http_json: the header values, sealed as webhook secrets are (secret-box), bound to the tenant, the source and headers_origin. */
   headers_sealed?: string | null;
+  /**
+   * http_json: the origin (scheme, host, port) of the URL the header values were given with, the only one they
+   * are sent to (contract 19). Absent with values stored before it was kept: those are sent nowhere.
+   */
+  headers_origin?: string | null;
   /** push: SHA-256 of the push secret (hex); the secret itself is shown once, at creation. */
   push_secret_hash?: string | null;
   /** http_json: when the next scheduled sync is due (ISO), mirrored in the due-index item; null when paused. */
   next_run_at?: string | null;
 }
+
+/** A tenant's data sources at most (contract 19): the create past it is 422 too_many. */
+export const MAX_DATA_SOURCES_PER_TENANT = 100;
 
 /** "The data sources of goal G" is one Query (GSI1 `data_source@goal#<G>`), for goal pages and clean-ups. */
 export const dataSourcesOfGoal = entryList('data_source', 'goal');
@@ -133,6 +141,11 @@ export const dataSourceSyncEntity: EntityDef<DataSourceSyncRecord> = {
 
 /** The queue between the schedule (and POST /sync) and the sync worker. */
 export const DATA_SOURCE_SYNC_QUEUE = 'data-source-syncs';
+/**
+ * Sync worker invocations at once, across tenants (the event source's maximum concurrency, the worker row's
+ * `maxConcurrency`): each takes a batch of up to 5 runs, so at most 25 fetches are in flight.
+ */
+export const DATA_SOURCE_SYNC_CONCURRENCY = 5;
 
 /** What a sync message carries; the source itself is read by the worker. */
 export interface SyncMessage {

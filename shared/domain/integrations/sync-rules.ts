@@ -19,7 +19,7 @@ const MAX_HEADER_VALUE = 4096;
 const RESERVED_HEADERS = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'upgrade', 'te', 'trailer']);
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** An http_json config as stored: header values are apart (sealed), only their names kept. */
+/** An http_json config as stored: header values are apart (sealed), only their names kept (sorted; absent on old records: none). */
 export interface HttpJsonConfig {
   url: string;
   json_pointer: string;
@@ -27,26 +27,81 @@ export interface HttpJsonConfig {
   header_names?: string[];
 }
 
-/** A valid config split into what is stored in clear and the header values to seal. */
+/**
+ * A valid config split into what is stored in clear and the header values to seal (`headers`: sent, else
+ * undefined). Which header values the source keeps is not decided here: see headersKept.
+ */
 export interface HttpJsonSettings {
-  config: HttpJsonConfig;
+  config: Omit<HttpJsonConfig, 'header_names'>;
   headers: Record<string, string> | undefined;
 }
 
+/**
+ * The header values a source holds (contract 19: "a secret is sent only where it was given"): sealed, bound to
+ * the origin (scheme, host, port) of the URL they were given with, which the seal's context names too; their
+ * names sorted, as `config.header_names` presents them.
+ */
+export interface HeaderBinding {
+  headers_sealed: string | null;
+  headers_origin: string | null;
+  header_names: string[];
+}
+
+export const NO_HEADERS: HeaderBinding = { headers_sealed: null, headers_origin: null, header_names: [] };
+
+/** The origin of a URL already judged valid (`https://host:port`, the default port left out, the host lower-cased). */
+export const originOf = (url: string): string => new URL(url).origin;
+
+/** Header names as presented and stored: sorted (code-point order). */
+export const sortedHeaderNames = (headers: Record<string, string>): string[] => Object.keys(headers).sort();
+
+/**
+ * What a source keeps of its header values when a PUT moves its URL to `url` without sending headers: all of
+ * them while the origin stays the one they were given with (another path, query or fragment), none when it
+ * moves (another scheme, host or port), and none for values stored before they were bound to an origin (where
+ * they were given is unknown).
+ */
+export function headersKept(current: Pick<DataSourceRecord, 'headers_sealed' | 'headers_origin' | 'config'>, url: string): HeaderBinding {
+  if (!current.headers_sealed || !current.headers_origin || current.headers_origin !== originOf(url)) return NO_HEADERS;
+  const names = (current.config as Partial<HttpJsonConfig>).header_names;
+  return {
+    headers_sealed: current.headers_sealed,
+    headers_origin: current.headers_origin,
+    header_names: Array.isArray(names) ? [...names].sort() : [],
+  };
+}
+
+/**
+ * Whether a fetch of `url` may carry the source's header values, and why not: only to the origin they were bound
+ * to (checked again at every fetch, whatever wrote the record).
+ */
+export function headersRefusal(source: Pick<DataSourceRecord, 'headers_sealed' | 'headers_origin'>, url: URL): string | undefined {
+  if (!source.headers_sealed) return undefined;
+  if (!source.headers_origin)
+    return 'its header values were stored before they were bound to an origin and are not sent: send config.headers again';
+  if (source.headers_origin !== url.origin)
+    return `its header values were given for ${source.headers_origin} and are not sent to ${url.origin}: send config.headers again`;
+  return undefined;
+}
+
 const KNOWN_KEYS = new Set(['url', 'json_pointer', 'headers', 'every_minutes']);
+/** What a client reads in a config but may not send: the service's (a client changes header names by sending headers). */
+const READ_ONLY_KEYS = new Set(['header_names']);
 
 /** Whether a string is an RFC 6901 JSON pointer ('' or '/'-separated tokens, `~` only as `~0` or `~1`). */
 export const isJsonPointer = (p: string) => p === '' || (p.startsWith('/') && !/~(?![01])/.test(p));
 
 /**
  * An http_json config's problems as 422 details (field paths under `config`), or its settings. `current`: the
- * stored config a PUT changes (its fields stay unless sent; headers sent replace the old ones).
+ * stored config a PUT changes (its fields stay unless sent; headers sent replace the old ones, headersKept says
+ * what stays of them otherwise).
  */
 export function httpJsonSettings(raw: Record<string, unknown>, current?: HttpJsonConfig): { errors: ErrorDetail[] } | HttpJsonSettings {
   const errors: ErrorDetail[] = [];
   const bad = (field: string, code: string, message: string) => errors.push({ field: `config.${field}`, code, message });
   for (const k of Object.keys(raw))
-    if (!KNOWN_KEYS.has(k)) bad(k, 'unknown_field', `${k} is not an http_json setting (url, json_pointer, headers, every_minutes)`);
+    if (READ_ONLY_KEYS.has(k)) bad(k, 'read_only', `${k} is the service's: send headers to set the header values (and so their names)`);
+    else if (!KNOWN_KEYS.has(k)) bad(k, 'unknown_field', `${k} is not an http_json setting (url, json_pointer, headers, every_minutes)`);
   const url = raw.url ?? current?.url;
   if (typeof url !== 'string' || !url) bad('url', 'required', 'url is required: the https URL of a JSON document');
   const pointer = raw.json_pointer ?? current?.json_pointer;
@@ -63,7 +118,11 @@ export function httpJsonSettings(raw: Record<string, unknown>, current?: HttpJso
     else {
       const entries = Object.entries(raw.headers);
       if (entries.length > MAX_HEADERS) bad('headers', 'too_many', `at most ${MAX_HEADERS} headers`);
+      const seen = new Set<string>();
       for (const [name, value] of entries) {
+        const lower = name.toLowerCase();
+        if (seen.has(lower)) bad(`headers.${name}`, 'duplicate', 'header names are case-insensitive: this one is sent twice');
+        seen.add(lower);
         if (!TOKEN.test(name)) bad(`headers.${name}`, 'invalid', 'not a valid header name');
         else if (RESERVED_HEADERS.has(name.toLowerCase())) bad(`headers.${name}`, 'reserved', `${name} is set by the service`);
         else if (typeof value !== 'string' || value.length > MAX_HEADER_VALUE || /[\r\n\0]/.test(value))
@@ -73,16 +132,7 @@ export function httpJsonSettings(raw: Record<string, unknown>, current?: HttpJso
     }
   }
   if (errors.length) return { errors };
-  const names = headers ? Object.keys(headers) : current?.header_names;
-  return {
-    config: {
-      url: url as string,
-      json_pointer: pointer as string,
-      every_minutes: every as number,
-      ...(names?.length ? { header_names: names } : {}),
-    },
-    headers,
-  };
+  return { config: { url: url as string, json_pointer: pointer as string, every_minutes: every as number }, headers };
 }
 
 /** The value at an RFC 6901 pointer, or `missing`. Own properties only (never the prototype's). */

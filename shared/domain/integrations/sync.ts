@@ -20,7 +20,7 @@ import {
   type SyncTrigger,
 } from '#shared/domain/integrations/entity.ts';
 import { fetchJson, type FetchOutcome } from '#shared/domain/integrations/fetch-json.ts';
-import { numberAt, SYNC_BODY_CAP, sourceAfterSync, type HttpJsonConfig } from '#shared/domain/integrations/sync-rules.ts';
+import { headersRefusal, numberAt, SYNC_BODY_CAP, sourceAfterSync, type HttpJsonConfig } from '#shared/domain/integrations/sync-rules.ts';
 import { syncDueItem } from '#shared/domain/integrations/sync-due.ts';
 import { addFailingNotice, emailFailingNotice, failingNoticeUuid } from '#shared/domain/integrations/sync-notices.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
@@ -41,8 +41,15 @@ import { nowIso } from '#shared/clock.ts';
  * most one check-in for that run and logs it once.
  */
 
-/** The sealing of a source's header values is bound to its tenant and source: a sealed value copied elsewhere does not open. */
-export const headersContext = (tenantId: string, dataSourceUuid: string) => ({ tenant_uuid: tenantId, data_source_uuid: dataSourceUuid });
+/**
+ * The sealing of a source's header values is bound to its tenant, its source and the origin they were given for
+ * (contract 19): a sealed value copied to another source, or opened for another origin, does not open.
+ */
+export const headersContext = (tenantId: string, dataSourceUuid: string, origin: string) => ({
+  tenant_uuid: tenantId,
+  data_source_uuid: dataSourceUuid,
+  origin,
+});
 
 export const syncSettings = {
   /** A source must answer within this (contract: 10 s); the tests shorten it. */
@@ -52,9 +59,19 @@ export const syncSettings = {
   },
 };
 
+/** The tenant's budget's answer to one sync: granted, or refused until about `retryAfterSeconds` from now. */
+export type SyncBudget = { granted: true } | { granted: false; retryAfterSeconds: number };
+
 export interface SyncDeps {
   /** Sends the creator's e-mail when a source turns failing (workers only). */
   sendEmail: (e: Email) => Promise<string>;
+  /**
+   * Charges one unit of the tenant's budget for a sync (contract 19), as a request of the source's creator (the
+   * worker passes the API's limiter, RateLimiter.take, so a sync shares the budget with the tenant's requests).
+   */
+  budget: (tenantId: string, userId: string) => Promise<SyncBudget>;
+  /** Sends a run again after a delay (the sync queue): a manual run the budget refused is tried again, not lost. */
+  later: (msg: SyncMessage, delaySeconds: number) => Promise<void>;
   /** DNS (tests pass a fake: an SSRF test never connects anywhere). */
   resolve?: Resolve;
   /** The fetch of a checked target (tests may fake it). */
@@ -135,8 +152,14 @@ async function fetchValue(data: DataCtx, source: DataSourceRecord, deps: SyncDep
   } catch (err) {
     return { error: (err as Error).message };
   }
+  // the header values go only to the origin they were given for, whatever wrote the record (contract 19)
+  const refusal = headersRefusal(source, target.url);
+  if (refusal) return { error: refusal };
   const headers = source.headers_sealed
-    ? (JSON.parse(await secretBox().open(source.headers_sealed, headersContext(data.tenantId, source.uuid))) as Record<string, string>)
+    ? (JSON.parse(await secretBox().open(source.headers_sealed, headersContext(data.tenantId, source.uuid, target.url.origin))) as Record<
+        string,
+        string
+      >)
     : {};
   const fetched = await (deps.fetch ?? fetchJson)(target, headers, { timeoutMs: syncSettings.timeoutMs, bodyCap: SYNC_BODY_CAP });
   if (!fetched.ok) return { error: fetched.error };
@@ -182,12 +205,21 @@ export async function recordSync(
   });
 }
 
-/** The worker's one message: a run of an http_json source (scheduled or asked for). */
+/** SQS delays a message at most 15 minutes. */
+const MAX_DELAY_SECONDS = 900;
+
+/**
+ * The worker's one message: a run of an http_json source (scheduled or asked for). A run about to fetch is first
+ * charged one unit of the tenant's budget (deps.budget); refused, it is `deferred`: nothing is fetched, logged or
+ * counted as a failure, and it is tried again later: a scheduled run by the sweep, which names it every minute
+ * while the source stays due (its due time moves only once a run is logged), a manual one by a delayed message of
+ * its own (deps.later). Runs that end without a fetch (stale, already logged, recovered) cost nothing.
+ */
 export async function runSync(
   data: DataCtx,
   msg: SyncMessage,
   deps: SyncDeps,
-): Promise<{ data_source_uuid: string; run: string; outcome: SyncStatus | 'skipped'; reason?: string }> {
+): Promise<{ data_source_uuid: string; run: string; outcome: SyncStatus | 'skipped' | 'deferred'; reason?: string }> {
   const base = { data_source_uuid: msg.data_source_uuid, run: msg.run };
   const source = (await getEntity(data, dataSourceEntity, msg.data_source_uuid, true))?.record;
   if (source?.kind !== 'http_json') return { ...base, outcome: 'skipped', reason: 'no such http_json source' };
@@ -206,6 +238,13 @@ export async function runSync(
   let outcome: Outcome;
   if (earlier) outcome = { status: 'succeeded', value: earlier.value, error: null, checkin_uuid: earlier.uuid };
   else {
+    const budget = await deps.budget(data.tenantId, source.creator_uuid);
+    if (!budget.granted) {
+      const delay = Math.min(MAX_DELAY_SECONDS, Math.max(1, Math.ceil(budget.retryAfterSeconds)));
+      if (msg.trigger === 'manual') await deps.later(msg, delay);
+      const when = msg.trigger === 'manual' ? `in about ${delay} s` : 'by the next sweep';
+      return { ...base, outcome: 'deferred', reason: `refused by the tenant's rate limit: tried again ${when}` };
+    }
     const fetched = await fetchValue(data, source, deps);
     outcome = 'error' in fetched ? failed(fetched.error) : await applyValue(data, source, fetched.value, checkinUuid);
   }

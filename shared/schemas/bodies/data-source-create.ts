@@ -55,7 +55,7 @@ export const DataSourceCreateBody = z
         'The source type. http_json and push are synced (contract section 16); any other (a connector key such as salesforce) is a record only.',
     }),
     config: dataSourceConfig.optional().meta({
-      description: `http_json: { url (https; the local stack also accepts http on 127.0.0.1), json_pointer (RFC 6901), headers? (values write-only, sealed), every_minutes (15-1440, default 60) }; push: none. Other kinds: opaque settings, default {}, returned exactly as sent. Shown to everyone who can see the goal, so keys naming a credential (password, secret, token, api_key, ...) are refused (422). Keys are non-empty and not __proto__, constructor or prototype; at most ${DATA_SOURCE_CONFIG_MAX_DEPTH} levels of objects and arrays and ${DATA_SOURCE_CONFIG_MAX_BYTES} bytes as JSON (422 otherwise).`,
+      description: `http_json: { url (https; the local stack also accepts http on 127.0.0.1), json_pointer (RFC 6901), headers? (values write-only, sealed, sent only to the origin of url), every_minutes (15-1440, default 60) }; push: none. Other kinds: opaque settings, default {}, returned exactly as sent. Shown to everyone who can see the goal, so keys naming a credential (password, secret, token, api_key, ...) are refused (422). Keys are non-empty and not __proto__, constructor or prototype; at most ${DATA_SOURCE_CONFIG_MAX_DEPTH} levels of objects and arrays and ${DATA_SOURCE_CONFIG_MAX_BYTES} bytes as JSON (422 otherwise).`,
     }),
   })
   .meta({ id: 'DataSourceCreateBody' });

@@ -7,7 +7,7 @@ export const DataSourceUpdateBody = z
     name: nonBlank(200).optional(),
     config: dataSourceConfig.optional().meta({
       description:
-        'http_json: fields not sent keep their values; headers sent replace all stored headers ({} removes them). Other kinds: replaces the config. The rules of the create apply (422).',
+        'http_json: fields not sent keep their values; headers sent replace all stored headers ({} removes them); a url on another origin (scheme, host or port) sent without headers removes them, as header values go only to the origin they were given for (another path keeps them). Other kinds: replaces the config. The rules of the create apply (422).',
     }),
     status: z.enum(['active', 'paused']).optional().meta({
       description:
