@@ -1279,7 +1279,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Add a data source to a goal the caller can update; the goal's data_sources_count moves with it. http_json sources are fetched on their schedule (header values sealed, never returned; the url follows the webhook rules, 422); a push source's push_secret is in this response only
+         * Add a data source to a goal the caller can update; the goal's data_sources_count moves with it, and a tenant has at most 100 (422 too_many). http_json sources are fetched on their schedule (header values sealed, never returned, sent only to the url's origin; the url follows the webhook rules, 422); a push source's push_secret is in this response only
          * @description Needs the scope `data_sources` (a token without it: 403 insufficient_scope).
          */
         post: operations["postDataSources"];
@@ -2761,7 +2761,7 @@ export interface components {
             goal_uuid: string;
             name: string;
             kind: string;
-            /** @description As sent, except an http_json source: header values are left out (header_names lists the names), every_minutes filled in. */
+            /** @description As sent, except an http_json source's: header values are left out and header_names lists the names kept (sorted; [] when none), every_minutes filled in. Header values go only to the origin (scheme, host, port) of the url they were given with. */
             config: {
                 [key: string]: unknown;
             };
@@ -2785,7 +2785,7 @@ export interface components {
             name: string;
             /** @description The source type. http_json and push are synced (contract section 16); any other (a connector key such as salesforce) is a record only. */
             kind: string;
-            /** @description http_json: { url (https; the local stack also accepts http on 127.0.0.1), json_pointer (RFC 6901), headers? (values write-only, sealed), every_minutes (15-1440, default 60) }; push: none. Other kinds: opaque settings, default {}, returned exactly as sent. Shown to everyone who can see the goal, so keys naming a credential (password, secret, token, api_key, ...) are refused (422). Keys are non-empty and not __proto__, constructor or prototype; at most 10 levels of objects and arrays and 16384 bytes as JSON (422 otherwise). */
+            /** @description http_json: { url (https; the local stack also accepts http on 127.0.0.1), json_pointer (RFC 6901), headers? (values write-only, sealed, sent only to the origin of url), every_minutes (15-1440, default 60) }; push: none. Other kinds: opaque settings, default {}, returned exactly as sent. Shown to everyone who can see the goal, so keys naming a credential (password, secret, token, api_key, ...) are refused (422). Keys are non-empty and not __proto__, constructor or prototype; at most 10 levels of objects and arrays and 16384 bytes as JSON (422 otherwise). */
             config?: {
                 [key: string]: unknown;
             };
@@ -2795,7 +2795,7 @@ export interface components {
             goal_uuid: string;
             name: string;
             kind: string;
-            /** @description As sent, except an http_json source: header values are left out (header_names lists the names), every_minutes filled in. */
+            /** @description As sent, except an http_json source's: header values are left out and header_names lists the names kept (sorted; [] when none), every_minutes filled in. Header values go only to the origin (scheme, host, port) of the url they were given with. */
             config: {
                 [key: string]: unknown;
             };
@@ -2813,7 +2813,7 @@ export interface components {
         };
         DataSourceUpdateBody: {
             name?: string;
-            /** @description http_json: fields not sent keep their values; headers sent replace all stored headers ({} removes them). Other kinds: replaces the config. The rules of the create apply (422). */
+            /** @description http_json: fields not sent keep their values; headers sent replace all stored headers ({} removes them); a url on another origin (scheme, host or port) sent without headers removes them, as header values go only to the origin they were given for (another path keeps them). Other kinds: replaces the config. The rules of the create apply (422). */
             config?: {
                 [key: string]: unknown;
             };
