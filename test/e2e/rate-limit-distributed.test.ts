@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import { writeTenantLimits } from '#shared/db/rate-limit-store.ts';
 import { RateLimitedError } from '#shared/errors.ts';
+import { CredentialBudget } from '#shared/http/credential-budget.ts';
 import { RateLimiter, blockFor, shardsFor, type Limit } from '#shared/http/rate-limit.ts';
 
 const table = () => process.env.TABLE_NAME!;
@@ -121,6 +122,59 @@ describe('distributed rate limiter (budget in DynamoDB, leased in blocks)', () =
     // Another user of the tenant is not refused by u1's limit.
     await limiter.take(tenantId, 'u2');
   });
+
+  it('holds failed credentials naming a tenant to their budget across containers; past it a container runs one check a refill interval', async () => {
+    const limit = { rps: 2, burst: 10 };
+    const clock = new SimClock();
+    const tenantId = randomUUID();
+    const containers = Array.from(
+      { length: 6 },
+      () =>
+        new CredentialBudget({
+          limiter: new RateLimiter({ db: async () => baseDb(), tableName: table, now: clock.now, defaults: () => ({ rps: 0, burst: 1 }) }),
+          limits: () => ({ tenant: limit }),
+          now: clock.now,
+        }),
+    );
+    const seconds = 5;
+    const tickMs = 50;
+    // Each container gets 10 made-up client ids a second naming the tenant: 60 failures/s offered against 2.
+    let worked = 0;
+    let admitted = 0;
+    let refusedBefore = 0;
+    for (let tick = 0; tick < (seconds * 1000) / tickMs; tick++) {
+      clock.t += tickMs;
+      if (tick % 2) continue;
+      await Promise.all(
+        containers.map(async (budget) => {
+          const named = { tenantId, client: `sa_${randomUUID()}` };
+          try {
+            budget.check(named);
+          } catch (err) {
+            if (!(err instanceof RateLimitedError)) throw err;
+            refusedBefore++;
+            return;
+          }
+          worked++; // the credential's work (a tenant session, a read, scrypt) runs
+          await budget.failed(named).then(
+            () => admitted++,
+            (err) => {
+              if (!(err instanceof RateLimitedError)) throw err;
+            },
+          );
+        }),
+      );
+    }
+    // every failure within the budget took a token of the table's bucket: never more than burst + rate × time
+    expect(admitted).toBeGreaterThanOrEqual(limit.burst);
+    expect(admitted).toBeLessThanOrEqual(limit.burst + limit.rps * seconds);
+    // past it, a container learns the bucket is spent from its own refused charge and refuses before the work
+    // for at least a block's refill (here 500 ms): at most one wasted run per container per refusal
+    const refusalMs = 1000 / limit.rps;
+    expect(worked - admitted).toBeLessThanOrEqual(containers.length * Math.ceil((seconds * 1000) / refusalMs + 1));
+    expect(refusedBefore).toBe(containers.length * 50 - worked);
+    expect(refusedBefore).toBeGreaterThan(containers.length * 50 * 0.6);
+  }, 240_000);
 
   it('is off without a default or tenant limit: no writes, no headers', async () => {
     const limiter = new RateLimiter({ db: async () => baseDb(), tableName: table, defaults: () => ({ rps: 0, burst: 1 }) });
