@@ -5,12 +5,13 @@
  * Permissions: admins change anything. A member changes its own display name, avatar and profile only (not
  * role, status, manager or license); a viewer changes nothing. Nobody removes their own admin role or
  * deactivates themselves. The manager must be a user of the tenant and the manager chain must not loop
- * back to the user.
+ * back to the user. A tenant always keeps an active admin (contract section 19): a change that would leave it
+ * none is 409 `last_admin`, whoever sends it and through whichever door (decideActiveAdmins).
  */
 import { isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { accept, refuse, type Decision } from '#shared/decision.ts';
 import { newUserRecord, type Role, type UserRecord, type UserStatus } from '#shared/domain/users/entity.ts';
-import { ForbiddenError, NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
+import { AppError, ForbiddenError, NotFoundError, ValidationError } from '#shared/errors.ts';
 
 export interface UserProfileInput {
   display_name?: string;
@@ -136,4 +137,45 @@ export function applyUserUpdate(current: UserRecord, cmd: UserUpdate, now: strin
 export function decideUpdateUser(current: UserRecord, cmd: UserUpdate, chain: UserRecord[] | undefined, now: string): Decision<UserRecord> {
   const refusal = changesManager(current, cmd) ? managerChainRefusal(current.uuid, cmd.manager_uuid, chain ?? []) : undefined;
   return refusal ? refuse(refusal) : accept(applyUserUpdate(current, cmd, now));
+}
+
+/** An active admin: what a tenant must always keep one of (contract section 19). */
+export const isActiveAdmin = (u: Pick<UserRecord, 'role' | 'status'>) => u.role === 'admin' && u.status === 'active';
+
+/** Whether an update may change who the tenant's active admins are (it sends a role or a status): its read reads them. */
+export const mayMoveAdmins = (cmd: UserUpdate) => cmd.role !== undefined || cmd.status !== undefined;
+
+/** Whether applying `cmd` to `current` makes it an active admin or makes it stop being one. */
+export const movesAdmins = (current: UserRecord, cmd: UserUpdate) =>
+  isActiveAdmin(current) !== isActiveAdmin({ role: cmd.role ?? current.role, status: cmd.status ?? current.status });
+
+/** 409 `last_admin`: the change would leave the tenant without an active admin; `field` is what it changed. */
+export class LastAdminError extends AppError {
+  constructor(field: 'role' | 'status') {
+    const message = 'A tenant keeps at least one active admin: make another user an admin first';
+    super(409, 'last_admin', message, [{ field, code: 'last_admin', message: `this user is the tenant's last active admin` }]);
+  }
+}
+
+/** The field a refused demotion or deactivation names: the status when the update deactivates, else the role. */
+export const lastAdminField = (cmd: UserUpdate): 'role' | 'status' => (cmd.status === 'inactive' ? 'status' : 'role');
+
+/**
+ * The tenant's active admins once `before` (undefined: a new user) becomes `after`: `admins` is the list as read
+ * with its version (shared/domain/users/admins.ts), which the write is conditioned on, so two changes that read the
+ * same list cannot both remove from it. Undefined: the change moves no one in or out (nothing to write). Refused
+ * with 409 last_admin when it would leave the list empty.
+ */
+export function decideActiveAdmins(
+  admins: readonly string[],
+  before: UserRecord | undefined,
+  after: UserRecord,
+  field: 'role' | 'status',
+): Decision<string[] | undefined> {
+  const was = before !== undefined && isActiveAdmin(before);
+  const is = isActiveAdmin(after);
+  if (was === is) return accept(undefined);
+  const others = admins.filter((uuid) => uuid !== after.uuid);
+  if (is) return accept([...others, after.uuid].sort());
+  return others.length ? accept(others) : refuse(new LastAdminError(field));
 }

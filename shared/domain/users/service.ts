@@ -4,14 +4,20 @@ import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
 import type { Stored } from '#shared/db/model.ts';
 import { entriesOf } from '#shared/db/index-queries.ts';
-import { findUnique, getEntity } from '#shared/db/reads.ts';
-import { refuse } from '#shared/decision.ts';
+import { BatchRead, findUnique, getEntity } from '#shared/db/reads.ts';
+import { accept, refuse, type Decision } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { activeAdminsKey, activeAdminsOf, writeActiveAdmins } from '#shared/domain/users/admins.ts';
 import {
   changesManager,
+  decideActiveAdmins,
   decideCreateUser,
   decideUpdateUser,
+  isActiveAdmin,
+  lastAdminField,
   MAX_MANAGER_CHAIN,
+  mayMoveAdmins,
+  movesAdmins,
   updateNeedsExistenceProbe,
   updateRefusal,
   userCreateRefusal,
@@ -43,13 +49,49 @@ export async function findUsersByExternalId(ctx: DomainCtx, externalId: string):
   return (await ctx.loader.many(userEntity, ids)).filter((u) => u.scim_external_id === externalId);
 }
 
+/** A user write: the user, and the tenant's active admins when it changes them. */
+interface UserWrite {
+  user: UserRecord;
+  admins: string[] | undefined;
+}
+
+/** The user with the admins' decision (undefined: not read, so unchanged): its refusal, or both to write. */
+const withAdmins = (user: UserRecord, admins: Decision<string[] | undefined> | undefined): Decision<UserWrite> =>
+  admins && 'error' in admins ? admins : accept({ user, admins: admins?.write });
+
+/** The users this request read itself, for a tenant's first build of its active admins (activeAdminsOf): the calling user too. */
+const knownUsers = (ctx: DomainCtx, ...users: UserRecord[]) => (ctx.caller.service ? users : [...users, ctx.caller.user]);
+
+/**
+ * A create reads the manager it names and, for a new active admin, the tenant's active admins (one BatchGetItem),
+ * and writes the user with them (decideActiveAdmins).
+ */
 export async function createUser(ctx: DomainCtx, input: UserCreate): Promise<UserRecord> {
   const uuid = newId();
+  const addsAdmin = isActiveAdmin({ role: input.role ?? 'member', status: input.status ?? 'active' });
   return runCommand(ctx, {
     precheck: () => userCreateRefusal(ctx.caller),
-    read: async () => (input.manager_uuid ? await ctx.loader.one(userEntity, input.manager_uuid) : undefined),
-    decide: (manager, now) => decideCreateUser(ctx.caller, input, manager, now, uuid),
-    write: (tx, record) => (tx.create(userEntity, record), record),
+    read: async () => {
+      if (!input.manager_uuid && !addsAdmin) return { manager: undefined, admins: undefined };
+      const batch = new BatchRead(ctx);
+      const manager = input.manager_uuid ? batch.entities(userEntity, [input.manager_uuid]) : undefined;
+      const admins = addsAdmin ? batch.side(activeAdminsKey(ctx.tenantId)) : undefined;
+      await batch.run();
+      return {
+        manager: input.manager_uuid ? manager?.().get(input.manager_uuid)?.record : undefined,
+        admins: admins ? await activeAdminsOf(ctx, admins(), knownUsers(ctx)) : undefined,
+      };
+    },
+    decide: (s, now): Decision<UserWrite> => {
+      const user = decideCreateUser(ctx.caller, input, s.manager, now, uuid);
+      if ('error' in user) return user;
+      return withAdmins(user.write, s.admins && decideActiveAdmins(s.admins.uuids, undefined, user.write, 'role'));
+    },
+    write: (tx, next, s) => {
+      tx.create(userEntity, next.user);
+      if (next.admins) writeActiveAdmins(tx, ctx.tenantId, s.admins!, next.admins);
+      return next.user;
+    },
     stored: orStored(userEntity, uuid, (stored) => stored),
   });
 }
@@ -71,7 +113,10 @@ async function managerChain(ctx: DomainCtx, managerUuid: string): Promise<Array<
 /**
  * A manager change is written with every user of the new manager's chain version-checked in the same
  * transaction: a concurrent change anywhere on that chain makes one of the two writes fail and re-read, so
- * concurrent changes cannot close a management cycle.
+ * concurrent changes cannot close a management cycle. An update that sends a role or a status reads the tenant's
+ * active admins beside the user (one BatchGetItem) and, when it moves the user in or out of them, writes them in
+ * the same transaction, conditioned on the version read: the last active admin is never demoted or deactivated
+ * (409 last_admin), however many such updates run at once and whichever door sends them (REST, SCIM, a token).
  */
 export async function updateUser(ctx: DomainCtx, id: string, input: UserUpdate): Promise<UserRecord> {
   return runCommand(ctx, {
@@ -84,22 +129,35 @@ export async function updateUser(ctx: DomainCtx, id: string, input: UserUpdate):
         updateNeedsExistenceProbe(ctx.caller, id) ? { exists: !!(await getEntity(ctx, userEntity, id)) } : undefined,
       ),
     read: async () => {
-      const current = await getEntity(ctx, userEntity, id, true);
-      return current && { current, chain: changesManager(current.record, input) ? await managerChain(ctx, input.manager_uuid) : undefined };
+      const batch = new BatchRead(ctx);
+      const user = batch.entities(userEntity, [id]);
+      const adminsItem = mayMoveAdmins(input) ? batch.side(activeAdminsKey(ctx.tenantId)) : undefined;
+      await batch.run();
+      const current = user().get(id);
+      if (!current) return undefined;
+      const chain = changesManager(current.record, input) ? await managerChain(ctx, input.manager_uuid) : undefined;
+      const admins =
+        adminsItem && movesAdmins(current.record, input)
+          ? await activeAdminsOf(ctx, adminsItem(), knownUsers(ctx, current.record))
+          : undefined;
+      return { current, chain, admins };
     },
-    decide: (s, now) =>
-      s
-        ? decideUpdateUser(
-            s.current.record,
-            input,
-            s.chain?.map((c) => c.record),
-            now,
-          )
-        : refuse(userNotFound(id)),
+    decide: (s, now): Decision<UserWrite> => {
+      if (!s) return refuse(userNotFound(id));
+      const user = decideUpdateUser(
+        s.current.record,
+        input,
+        s.chain?.map((c) => c.record),
+        now,
+      );
+      if ('error' in user) return user;
+      return withAdmins(user.write, s.admins && decideActiveAdmins(s.admins.uuids, s.current.record, user.write, lastAdminField(input)));
+    },
     write: (tx, next, s) => {
       for (const c of s!.chain ?? []) tx.checkVersion(userEntity, c);
-      tx.replace(userEntity, s!.current, next);
-      return next;
+      tx.replace(userEntity, s!.current, next.user);
+      if (next.admins) writeActiveAdmins(tx, ctx.tenantId, s!.admins!, next.admins);
+      return next.user;
     },
   });
 }
