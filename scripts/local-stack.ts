@@ -6,7 +6,13 @@
  * API_BASE_URL (the public URL the service names itself by; default: its own URL).
  */
 import { parseArgs } from 'node:util';
+import { freezeObjectPrototype } from '#shared/freeze-prototype.ts';
 import { startLocalStack } from './lib/local-stack.ts';
+
+// Object.prototype frozen before this program does anything (its imports only define modules), as every deployed
+// function does at init (shared/freeze-prototype.ts); startLocalStack does it too, for the other programs that
+// start a stack.
+freezeObjectPrototype();
 
 const { values } = parseArgs({
   options: {

@@ -1,7 +1,24 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { BuildOptions } from 'esbuild';
+import { transformSync, type BuildOptions } from 'esbuild';
 import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { REPO_ROOT } from '../paths.ts';
+
+/** Bundled CommonJS dependencies call require() for Node built-ins; an ESM bundle has no require. */
+const REQUIRE_BANNER = "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);";
+
+/**
+ * shared/freeze-prototype.ts compiled to one statement that runs it (`(()=>{function …;freezeObjectPrototype()})();`):
+ * in the banner, it runs at the top of every file of a bundle, index.mjs and each chunk. A module's static
+ * imports are evaluated before its own code, so the first file Node evaluates is a chunk: its first statement
+ * freezes Object.prototype, before any dependency's code runs and long before a request; the other files find it
+ * frozen and do nothing. Compiled from the module's text, so the bundles and the local stack run the same code
+ * and every build of the same source gives the same bytes.
+ */
+export const FREEZE_PROTOTYPE_BANNER = transformSync(
+  `${readFileSync(join(REPO_ROOT, 'shared/freeze-prototype.ts'), 'utf8')}\nfreezeObjectPrototype();\n`,
+  { loader: 'ts', format: 'iife', minify: true, target: 'node22', legalComments: 'none' },
+).code.trim();
 
 /**
  * How every function of the service is bundled (ServiceFunction), in one place so `npm run bench -- --cold`
@@ -20,8 +37,9 @@ export const SERVICE_BUNDLING = {
   externalModules: [],
   // Prefer ESM entry points of dual packages so tree-shaking works.
   mainFields: ['module', 'main'],
-  // Bundled CommonJS dependencies call require() for Node built-ins; an ESM bundle has no require.
-  banner: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);",
+  // require() for bundled CommonJS dependencies, then Object.prototype frozen before any other code of the
+  // function runs (issue 32: no request may change what every object of the process inherits)
+  banner: `${REQUIRE_BANNER}\n${FREEZE_PROTOTYPE_BANNER}`,
   // The handlers import `#shared/*.ts`: esbuild resolves package.json "imports" and .ts extensions itself.
   tsconfig: join(REPO_ROOT, 'tsconfig.json'),
 } as const satisfies BundlingOptions;

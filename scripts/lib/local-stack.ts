@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import type { Context } from 'aws-lambda';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { fileIssuer, type Issuer } from '#shared/auth/issuer.ts';
+import { freezeObjectPrototype } from '#shared/freeze-prototype.ts';
 import { LocalQueues, installLocalQueues, type WorkerHandler } from '#shared/queue/queue.ts';
 import { routes, workers, type Route } from '#shared/routes/index.ts';
 import { streamProcessorRow } from '#shared/routes/stream.ts';
@@ -18,7 +19,7 @@ import { withContextValue } from '#shared/request-context.ts';
 import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
 import { MAX_BODY_BYTES } from '#shared/http/transport.ts';
 import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
-import { awsFaithfulLayer, faithfulSettings } from './aws-faithful.ts';
+import { awsFaithfulLayer, faithfulCountsFile, faithfulSettings, writeFaithfulCounts, type FaithfulCounts } from './aws-faithful.ts';
 import { faultInjecting } from './fault-injection.ts';
 import { StreamPoller, type StreamHandler } from './stream-poller.ts';
 
@@ -73,6 +74,8 @@ export interface LocalStack {
   };
   /** Resolves once the change stream has caught up (derived state converged; StreamPoller.whenIdle). */
   streamIdle(): Promise<void>;
+  /** What the AWS-faithful layer did (undefined: the stack runs without it); also in DATA_DIR/aws-faithful-counts.<pid>.json. */
+  faithfulCounts(): FaithfulCounts | undefined;
   stop(): Promise<void>;
 }
 
@@ -126,6 +129,10 @@ function compile(route: Route): CompiledRoute {
 }
 
 export async function startLocalStack(opts: LocalStackOptions): Promise<LocalStack> {
+  // as every deployed function does at init (infra/constructs/service-bundling.ts): no request changes what every
+  // object of this process inherits. The tamed freeze keeps assignments such as `obj.toString = f` working, so
+  // the process hosting the stack (vitest's global setup, a bench) is unaffected (shared/freeze-prototype.ts).
+  freezeObjectPrototype();
   const dataDir = resolve(opts.dataDir);
   mkdirSync(dataDir, { recursive: true });
   const log = (msg: string, extra: Record<string, unknown> = {}) => {
@@ -182,8 +189,13 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   });
   // before any handler builds its client: every client the service builds in this process gets the layer
   const faithful = opts.awsFaithful ? faithfulSettings() : undefined;
-  layerClients(faithful && awsFaithfulLayer({ ...faithful, endpoint: dynamo.endpoint }));
+  const layer = faithful && awsFaithfulLayer({ ...faithful, endpoint: dynamo.endpoint });
+  layerClients(layer);
   if (faithful) log('AWS-faithful mode', faithful);
+  // its counts in a file too, every second and at the stop, for a run that starts the stack as a process (chaos)
+  const saveCounts = () => layer && writeFaithfulCounts(faithfulCountsFile(dataDir), layer.counts);
+  const countsTimer = layer ? setInterval(saveCounts, 1000) : undefined;
+  countsTimer?.unref();
   const issuer = await fileIssuer(keyFile(dataDir), process.env.ISSUER_URL!, process.env.JWT_AUDIENCE || undefined);
   const jwks = createLocalJWKSet(await issuer.jwks());
 
@@ -433,6 +445,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       lastPollFailure: stream.pollFailures.last,
     }),
     streamIdle: () => stream.whenIdle(),
+    faithfulCounts: () => layer?.counts,
     url,
     dynamoEndpoint: dynamo.endpoint,
     tableName,
@@ -440,12 +453,14 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     queues,
     stop: async () => {
       if (sweepTimer) clearInterval(sweepTimer);
+      if (countsTimer) clearInterval(countsTimer);
       queues.stop();
       await stream.stop();
       await new Promise<void>((r) => {
         server.close(() => r());
         server.closeAllConnections();
       });
+      saveCounts();
       await dynamo.stop();
       layerClients(undefined);
       rmSync(stackFile(dataDir), { force: true });

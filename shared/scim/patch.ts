@@ -1,5 +1,6 @@
 import { scimPatch, ScimError as PatchLibraryError, type ScimPatchOperation, type ScimResource } from 'scim-patch';
 import { ScimRefusal } from '#shared/scim/errors.ts';
+import { NAME_MAX, OPERATIONS_MAX } from '#shared/scim/limits.ts';
 
 /** One PATCH operation as the body schema lets it through (shared/schemas/bodies/scim.ts). */
 export interface PatchOperation {
@@ -7,18 +8,6 @@ export interface PatchOperation {
   path?: string;
   value?: unknown;
 }
-
-/**
- * The longest attribute name: an operation's `path` (filter included) and each key of its `value`, at any depth.
- * scim-patch splits names with a regex whose time is quadratic in the name's length (`SPLIT_PERIOD`: a lookahead
- * that scans to the end at each period; 60,000 characters took 2.8 s), so a name is measured before it runs.
- * RFC 7643 attribute names are short: the longest a provider sends, an extension's URN and an attribute
- * (`urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:employeeNumber`), or a member filter
- * (`members[value eq "<uuid>"]`), is under 80.
- */
-export const NAME_MAX = 200;
-/** The most operations one PATCH holds (the body schema says so too, `ScimPatchBody`). */
-export const OPERATIONS_MAX = 100;
 
 /**
  * What every JSON value inherits: a part of a name that names one of their properties would lead scim-patch out

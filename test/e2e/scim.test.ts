@@ -437,13 +437,23 @@ describe('SCIM provisioning', () => {
       { op: 'add', path: 'x'.repeat(201), value: 'x' },
     ]) {
       const e = expectScimError(await s.patch(`/Users/${u.id}`, { schemas: [PATCH], Operations: [op] }), 400, 'invalidPath');
-      expect(e.detail).toContain('200 characters');
+      expect(e.detail).toContain('at most 200 characters');
     }
     // a path the body schema already bounds (1000 characters) is refused there, 400 too
     expectScimError(await s.patch(`/Users/${u.id}`, { schemas: [PATCH], Operations: [{ op: 'add', path: long, value: 'x' }] }), 400);
     // 200 characters is still a name
     const fine = await s.patch(`/Users/${u.id}`, { schemas: [PATCH], Operations: [{ op: 'add', value: { ['c'.repeat(200)]: 'x' } }] });
     expect(fine.status).toBe(200);
+    // any key of a SCIM body is an attribute name: a user or group with one too long is refused, nothing created
+    const refusedEmail = `long.refused.${randomUUID().slice(0, 8)}@example.test`;
+    for (const [path, body] of [
+      ['/Users', { schemas: [USER], userName: refusedEmail, ['x'.repeat(201)]: 'x' }],
+      ['/Users', { schemas: [USER], userName: refusedEmail, name: { givenName: 'A', [long]: 'x' } }],
+      ['/Groups', { schemas: [GROUP], displayName: 'Long names', [`urn:x:${long}`]: 'x' }],
+    ] as const)
+      expect(expectScimError(await s.post(path, body), 400, 'invalidPath').detail).toContain('at most 200 characters');
+    expect((await s.get(`/Users${q(`userName eq "${refusedEmail}"`)}`)).body.totalResults).toBe(0);
+    expect((await s.get(`/Groups${q('displayName eq "Long names"')}`)).body.totalResults).toBe(0);
     const op = { op: 'replace', path: 'displayName', value: 'Many' };
     expectScimError(await s.patch(`/Users/${u.id}`, { schemas: [PATCH], Operations: Array(101).fill(op) }), 400, 'invalidValue');
     expect((await s.get(`/Users/${u.id}`)).body.displayName).not.toBe('Many');

@@ -5,12 +5,13 @@ import { buildOpenApiDocument } from '#shared/openapi.ts';
 import { routes } from '#shared/routes/index.ts';
 import { newUserRecord } from '#shared/domain/users/entity.ts';
 import { validateBody } from '#shared/http/api.ts';
-import { ScimPatchBody, ScimUserBody } from '#shared/schemas/bodies/scim.ts';
+import { ScimGroupBody, ScimPatchBody, ScimUserBody } from '#shared/schemas/bodies/scim.ts';
 import { PROTOTYPE_KEY } from '#shared/schemas/json-input.ts';
 import { scimError, type ScimRefusal } from '#shared/scim/errors.ts';
 import { toScimAnswer } from '#shared/scim/handler.ts';
 import { walk } from '#shared/scim/lists.ts';
-import { applyPatch, NAME_MAX, OPERATIONS_MAX } from '#shared/scim/patch.ts';
+import { NAME_MAX, NAME_TOO_LONG, OPERATIONS_MAX } from '#shared/scim/limits.ts';
+import { applyPatch } from '#shared/scim/patch.ts';
 import { compare, listQuery, parseScimFilter } from '#shared/scim/query.ts';
 import { projectAttributes, toScimUser, USER_URN } from '#shared/scim/resources.ts';
 
@@ -186,6 +187,36 @@ describe('SCIM PATCH', () => {
     const err = refusalOf(() => applyPatch(user, [{ op: 'remove' }]));
     expect(err.status).toBe(400);
     expect(err.code).toMatch(/^scim:/);
+  });
+
+  it(`refuses a key over ${NAME_MAX} characters anywhere in a SCIM body, naming it cut short, answered as invalidPath`, () => {
+    const long = 'k'.repeat(NAME_MAX + 1);
+    for (const [schema, body, field] of [
+      [ScimUserBody, { userName: 'a@b.test', [long]: 1 }, `${'k'.repeat(40)}…`],
+      [ScimUserBody, { userName: 'a@b.test', name: { givenName: 'A', [long]: 1 } }, `name.${'k'.repeat(40)}…`],
+      [
+        ScimGroupBody,
+        { displayName: 'G', members: [{ value: '00000000-0000-4000-8000-000000000000', [long]: 1 }] },
+        `members.0.${'k'.repeat(40)}…`,
+      ],
+      [
+        ScimPatchBody,
+        { schemas: [], Operations: [{ op: 'add', value: { a: [{ [long]: 1 }] } }] },
+        `Operations.0.value.a.0.${'k'.repeat(40)}…`,
+      ],
+    ] as const) {
+      let err: { details: Array<{ field?: string; code: string; message: string }>; status: number; code: string } | undefined;
+      try {
+        validateBody(schema, body);
+      } catch (e) {
+        err = e as typeof err;
+      }
+      expect(err?.details).toEqual([
+        { field, code: NAME_TOO_LONG, message: `an attribute name is ${NAME_MAX + 1} characters long: at most ${NAME_MAX} characters` },
+      ]);
+      expect(scimError(err!.status, err!.code, 'x', err!.details)).toMatchObject({ httpStatus: 400, scimType: 'invalidPath' });
+    }
+    expect(validateBody(ScimUserBody, { userName: 'a@b.test', ['k'.repeat(NAME_MAX)]: 1 })).toHaveProperty('k'.repeat(NAME_MAX));
   });
 
   it('wants at least one operation', () => {

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { nonBlank, uuid } from '#shared/schemas/bodies/fields.ts';
+import { NAME_MAX, NAME_TOO_LONG, OPERATIONS_MAX } from '#shared/scim/limits.ts';
 
 /**
  * SCIM request bodies (RFC 7643, RFC 7644), checked by the SCIM handlers (shared/scim/). Objects are loose, unlike
@@ -7,6 +8,32 @@ import { nonBlank, uuid } from '#shared/schemas/bodies/fields.ts';
  * `meta`, `id`), and SCIM leaves a service free to ignore them. What is mapped is checked: a wrong type is 400
  * invalidSyntax, a broken rule 400 invalidValue (shared/scim/handler.ts).
  */
+
+/**
+ * Every key of a SCIM body, at any depth, is an attribute name: at most NAME_MAX characters (contract section 19),
+ * else a 422 whose detail code NAME_TOO_LONG SCIM answers as 400 invalidPath (shared/scim/errors.ts). The first
+ * such key is named, cut to 40 characters. Iterative: a body nested thousands deep must not overflow the stack.
+ */
+function namesFit(body: unknown, ctx: z.RefinementCtx): void {
+  const stack: Array<{ value: unknown; path: PropertyKey[] }> = [{ value: body, path: [] }];
+  while (stack.length) {
+    const { value, path } = stack.pop()!;
+    if (value === null || typeof value !== 'object') continue;
+    const entries: Array<[PropertyKey, unknown]> = Array.isArray(value) ? value.map((x, i) => [i, x]) : Object.entries(value);
+    for (const [k, x] of entries) {
+      if (typeof k === 'string' && k.length > NAME_MAX) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [...path, `${k.slice(0, 40)}…`],
+          message: `an attribute name is ${k.length} characters long: at most ${NAME_MAX} characters`,
+          params: { code: NAME_TOO_LONG },
+        });
+        return;
+      }
+      if (x !== null && typeof x === 'object') stack.push({ value: x, path: [...path, k] });
+    }
+  }
+}
 
 /** Entra ID sends booleans as the strings "True" and "False" in PATCH values; any letter case is read. */
 export const scimBoolean = z.union([
@@ -43,6 +70,7 @@ export const ScimUserBody = z
       .meta({ description: 'Presented from userName; a different address sent here is not kept (userName is the address)' }),
     active: scimBoolean.optional().meta({ description: '`false` deactivates the user (status inactive); nothing is deleted' }),
   })
+  .superRefine(namesFit)
   .meta({ id: 'ScimUserBody' });
 
 export const ScimGroupBody = z
@@ -57,6 +85,7 @@ export const ScimGroupBody = z
       .optional()
       .meta({ description: 'User ids: the team members (owners included)' }),
   })
+  .superRefine(namesFit)
   .meta({ id: 'ScimGroupBody' });
 
 export const ScimPatchBody = z
@@ -74,8 +103,9 @@ export const ScimPatchBody = z
         }),
       )
       .min(1)
-      .max(100),
+      .max(OPERATIONS_MAX),
   })
+  .superRefine(namesFit)
   .meta({ id: 'ScimPatchBody' });
 
 /** What a SCIM write route takes before its handler checks the caller and then the body against its own schema. */
