@@ -20,7 +20,8 @@
  * once, wrote at most one check-in (its id derived from the source and the run), the goal holds the last good
  * sync's value, and the source's status, last value, last error and failing notices follow its sync log.
  * The rate limiter is on (a limit that admits the run). `--aws-faithful` runs the stack in the AWS-like mode
- * (stale eventually consistent reads, DynamoDB faults at a rate: contract section 14); the invariants are the same.
+ * (stale eventually consistent reads, DynamoDB faults at a rate: contract section 14); the invariants are the same,
+ * and the run prints and asserts what the mode did (faults injected by kind, stale reads served: both above 0).
  * `--keep` leaves the data directory; `--log` writes the stack's log into it (stack.log) to read after a violation.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -30,6 +31,7 @@ import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { describeFaithfulCounts, faithfulExpectation, faithfulProblems, readFaithfulCounts } from './lib/aws-faithful.ts';
 import { BENCH_RATE_LIMIT } from './lib/bench-budgets.ts';
 import { freePort } from './lib/dynamodb-local.ts';
 import { startJsonSource, type JsonAnswer } from './lib/json-source.ts';
@@ -900,6 +902,14 @@ async function main(): Promise<number> {
       .join('; ')}`,
   );
   for (const [k, v] of Object.entries(stats)) say(`checked: ${k} ${v}`);
+  // The AWS-faithful mode proves it ran so (every stack of the run wrote its layer's counts): faults injected and
+  // stale reads served, each above 0 unless AWS_FAITHFUL_FAULT_RATE / AWS_FAITHFUL_STALE_MS turn it off; without
+  // the mode, no layer at all.
+  const faithful = readFaithfulCounts(dataDir);
+  if (FAITHFUL) {
+    for (const line of describeFaithfulCounts(faithful ?? { faults: {}, reads: {}, stale: {} }).split('\n')) say(line);
+    for (const problem of faithfulProblems(faithful, faithfulExpectation())) check(false, `--aws-faithful: ${problem}`);
+  } else check(faithful === undefined, 'a stack without --aws-faithful ran the AWS-faithful layer');
   say(`5xx inside the kill window: ${fivexx.length - outside.length}, outside: ${outside.length}`);
   if (violations.length) {
     for (const v of violations.slice(0, 50)) console.error(`VIOLATION: ${v}`);

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
+import { describeFaithfulCounts, faithfulExpectation, faithfulProblems } from '../../scripts/lib/aws-faithful.ts';
 import { startLocalStack } from '../../scripts/lib/local-stack.ts';
 
 declare module 'vitest' {
@@ -47,9 +48,14 @@ export default async function setup(project: TestProject) {
     const stats = stack.streamStats();
     console.log(`change stream: ${JSON.stringify(stats)} (target at most ${MAX_STREAM_LAG_MS || TARGET_STREAM_LAG_MS} ms)`);
     if (stats.maxLagMs > TARGET_STREAM_LAG_MS) console.warn(`change stream: over the ${TARGET_STREAM_LAG_MS} ms target`);
+    // A run in the AWS-faithful mode proves it ran so: the faults it injected and the stale reads it served, each
+    // above 0 when the lane has it on (AWS_FAITHFUL_FAULT_RATE=0: no fault at all); a layer left unwired fails here.
+    const faithful = awsFaithful ? faithfulProblems(stack.faithfulCounts(), faithfulExpectation()) : [];
+    if (awsFaithful) console.log(describeFaithfulCounts(stack.faithfulCounts() ?? { faults: {}, reads: {}, stale: {} }));
     await stack.stop();
     rmSync(dataDir, { recursive: true, force: true });
     if (MAX_STREAM_LAG_MS && stats.maxLagMs > MAX_STREAM_LAG_MS)
       throw new Error(`the change stream fell ${stats.maxLagMs} ms behind at ${stats.maxLagAt}, more than ${MAX_STREAM_LAG_MS} ms`);
+    if (faithful.length) throw new Error(`AWS_FAITHFUL=1, yet the run does not show the mode at work: ${faithful.join('; ')}`);
   };
 }
