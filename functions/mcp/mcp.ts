@@ -7,6 +7,6 @@ import { mcpHandler } from '#shared/mcp/handler.ts';
  * shared/mcp/tools.ts).
  */
 export const handler = mcpHandler({
-  serve: () => import('#shared/mcp/server.ts').then((m) => m.serve),
+  load: () => import('#shared/mcp/server.ts'),
   authorizeReplay: 'each tool its own',
 });

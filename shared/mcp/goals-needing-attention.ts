@@ -9,6 +9,74 @@ import { uuid } from '#shared/mcp/tool-args.ts';
 
 /** goals_needing_attention: the visible open goals behind pace or without a recent check-in, worst first, each with its reasons. */
 
+/** Days without a check-in (since the last one, or since its creation for a goal never checked in) that make a goal stale. */
+export const STALE_DAYS = 14;
+
+/** What the rule reads of a presented goal (shared/presenters/goals.ts: pace and expected_progress as of `today`). */
+export interface AttentionGoal {
+  uuid: string;
+  title: string;
+  pace: 'ahead' | 'on_pace' | 'behind' | null;
+  expected_progress: number;
+  current_progress: number | null;
+  last_checkin_date: string | null;
+  created_at: string;
+}
+
+export interface Attention<G> {
+  record: G;
+  reasons: Array<{ code: 'behind_pace' | 'no_recent_checkin'; message: string }>;
+  progress_gap: number;
+  days_without_checkin: number | null;
+}
+
+const dayNumber = (d: string) => Date.parse(`${d.slice(0, 10)}T00:00:00Z`) / 86_400_000;
+
+/**
+ * The goals of `goals` that need attention on `today` (UTC `YYYY-MM-DD`), worst first: behind pace (the
+ * presenter's `pace`: progress at least 10 points under `expected_progress`), or no check-in for STALE_DAYS days
+ * or more (since `last_checkin_date`, or `created_at` for a goal never checked in). Worst: the largest
+ * `progress_gap` (expected - current, 0 unless behind), then the most days without a check-in (counted only when
+ * stale), then by title, then by uuid. Pure: the clock is an argument.
+ */
+export function needingAttention<G extends AttentionGoal>(goals: G[], today: string): Array<Attention<G>> {
+  const out = goals.flatMap((g) => {
+    const reasons: Attention<G>['reasons'] = [];
+    const gap = g.pace === 'behind' ? Math.round((g.expected_progress - (g.current_progress ?? 0)) * 100) / 100 : 0;
+    if (g.pace === 'behind')
+      reasons.push({
+        code: 'behind_pace',
+        message: `Progress is ${g.current_progress}%, but ${g.expected_progress}% was expected by today`,
+      });
+    const days = Math.floor(dayNumber(today) - dayNumber(g.last_checkin_date ?? g.created_at));
+    if (days >= STALE_DAYS)
+      reasons.push({
+        code: 'no_recent_checkin',
+        message: g.last_checkin_date
+          ? `No check-in for ${days} days (last on ${g.last_checkin_date})`
+          : `Never checked in, created ${days} days ago`,
+      });
+    if (!reasons.length) return [];
+    return [
+      {
+        record: g,
+        reasons,
+        progress_gap: gap,
+        days_without_checkin: g.last_checkin_date ? days : null,
+        stale: days >= STALE_DAYS ? days : 0,
+      },
+    ];
+  });
+  out.sort(
+    (x, y) =>
+      y.progress_gap - x.progress_gap ||
+      y.stale - x.stale ||
+      x.record.title.localeCompare(y.record.title) ||
+      (x.record.uuid < y.record.uuid ? -1 : x.record.uuid > y.record.uuid ? 1 : 0),
+  );
+  return out.map(({ stale: _, ...g }) => g);
+}
+
 export const GOALS_NEEDING_ATTENTION: McpTool = tool({
   name: 'goals_needing_attention',
   title: 'Goals needing attention',
@@ -37,40 +105,7 @@ export const GOALS_NEEDING_ATTENTION: McpTool = tool({
     if (a.time_period_uuid) pairs.push(['q[time_period_uuid_eq]', a.time_period_uuid]);
     const goals = (await Promise.all(GOAL_KINDS.map((k) => allGoals(ctx, k, pairs)))).flat();
     const today = todayUtc();
-    const day = (d: string) => Date.parse(`${d.slice(0, 10)}T00:00:00Z`) / 86_400_000;
-    const presented = await presentGoals(ctx, goals, today);
-    const out = presented.flatMap((g) => {
-      const reasons: Array<{ code: 'behind_pace' | 'no_recent_checkin'; message: string }> = [];
-      const gap = g.pace === 'behind' ? Math.round((g.expected_progress - (g.current_progress ?? 0)) * 100) / 100 : 0;
-      if (g.pace === 'behind')
-        reasons.push({
-          code: 'behind_pace',
-          message: `Progress is ${g.current_progress}%, but ${g.expected_progress}% was expected by today`,
-        });
-      const since = g.last_checkin_date ?? g.created_at;
-      const days = Math.floor(day(today) - day(since));
-      if (days >= 14)
-        reasons.push({
-          code: 'no_recent_checkin',
-          message: g.last_checkin_date
-            ? `No check-in for ${days} days (last on ${g.last_checkin_date})`
-            : `Never checked in, created ${days} days ago`,
-        });
-      return reasons.length
-        ? [
-            {
-              record: g,
-              reasons,
-              progress_gap: gap,
-              days_without_checkin: g.last_checkin_date ? days : null,
-              stale: days >= 14 ? days : 0,
-            },
-          ]
-        : [];
-    });
-    // worst first: the furthest behind pace, then the longest without a check-in
-    out.sort((x, y) => y.progress_gap - x.progress_gap || y.stale - x.stale || x.record.title.localeCompare(y.record.title));
-    return { goals: out.map(({ stale: _, ...g }) => g) };
+    return { goals: needingAttention(await presentGoals(ctx, goals, today), today) };
   },
   summary: (r) =>
     r.goals.length

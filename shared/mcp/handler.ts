@@ -4,7 +4,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { Context } from 'aws-lambda';
 import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
-import { AppError, UnauthorizedError } from '#shared/errors.ts';
+import { AppError, RateLimitedError, UnauthorizedError } from '#shared/errors.ts';
 import { rateLimiter, type ApiEvent, type ApiResult, type RequestCtx } from '#shared/http/api.ts';
 import { caller } from '#shared/http/middleware/caller.ts';
 import { errorsAndLogging } from '#shared/http/middleware/errors-and-logging.ts';
@@ -14,6 +14,8 @@ import { tenantFromClaims } from '#shared/http/middleware/tenant-from-claims.ts'
 import { checkSizes } from '#shared/http/transport.ts';
 import { resourceMetadataUrl } from '#shared/mcp/base-url.ts';
 import { verifyBearer } from '#shared/mcp/token.ts';
+import type { ToolCallMessage } from '#shared/mcp/message.ts';
+import type { Log } from '#shared/logger.ts';
 import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
 
 /** What a tool call runs with: the admitted caller, or the refusal (429) its tool result reports. */
@@ -25,13 +27,33 @@ export interface McpCall {
   context: Context;
   /** The token's scopes (contract section 17): each tool call needs its tool's (McpTool.scope). */
   scopes: ReadonlySet<string>;
+  /** The one JSON-RPC message of the POST, read by the REST body rules (shared/mcp/message.ts): the SDK parses no body. */
+  message: unknown;
+  /** The message as a tools/call: the tool's name, its arguments as read, the refusal of hostile ones. */
+  toolCall: ToolCallMessage | undefined;
 }
 
-/** The MCP server, loaded on the first POST: the SDK, zod and the tool schemas stay out of the cold start. */
-export type McpServe = (event: ApiEvent, call: McpCall) => Promise<ApiResult>;
+/**
+ * What `read` found in a POST (shared/mcp/server.ts): an answer already (a JSON-RPC refusal, or the transport's
+ * 406/415), which nothing else runs for, or one message and whether the limiter charges it (a tools/call that
+ * will run its tool: known, in the token's scopes, with arguments that break no rule).
+ */
+export type McpRead =
+  | { kind: 'answer'; result: ApiResult }
+  | { kind: 'message'; body: unknown; toolCall: ToolCallMessage | undefined; charge: boolean };
+
+/** The MCP server module, loaded on the first POST: the SDK, zod and the tool schemas stay out of the cold start. */
+export interface McpServer {
+  read: (event: ApiEvent, scopes: ReadonlySet<string>, requestId: string, log: Log) => Promise<McpRead>;
+  serve: (event: ApiEvent, call: McpCall) => Promise<ApiResult>;
+  toolScope: (name: string) => string | undefined;
+}
+
+type McpInternal = ApiInternal & { mcp: McpRead };
+type Mw = MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal>;
 
 /** The token's check, as the gateway authorizer does it on other routes, but with the MCP 401 (shared/mcp/token.ts). */
-const bearer = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal> => ({
+const bearer = (): Mw => ({
   name: 'bearer',
   before: async (request) => {
     checkSizes(request.event);
@@ -39,16 +61,67 @@ const bearer = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInterna
   },
 });
 
+const tokenScopes = (event: ApiEvent) => scopesOfClaim(event.requestContext?.authorizer?.jwt?.claims?.scope);
+
+/**
+ * The body, read as REST reads one, before the token's tenant, the caller and the limiter (as REST's transport
+ * stage): a refusal is answered without reading the caller or asking the limiter.
+ */
+const message = (load: () => Promise<McpServer>): Mw => ({
+  name: 'mcpMessage',
+  before: async (request) => {
+    const internal = request.internal as McpInternal;
+    internal.mcp = await (await load()).read(request.event, tokenScopes(request.event), internal.requestId, internal.log);
+  },
+});
+
+/** `mw`, but not for a POST already answered. */
+const unlessAnswered = (mw: Mw): Mw => ({
+  name: mw.name,
+  before: (request) => ((request.internal as McpInternal).mcp.kind === 'answer' ? undefined : mw.before!(request)),
+});
+
+/** Admits without charging: the caller is read (401) and nothing is taken. */
+const FREE = { take: async () => undefined };
+
+/**
+ * The limiter, charged once for a tools/call that will run its tool (`charge`) and for nothing else. A service
+ * account's token is charged only when the account, as the caller's read found it, still holds the tool's scope
+ * (else the call is refused 403 uncharged, as REST's caller stage refuses a route's scope before the limiter).
+ */
+const chargedPerToolCall = (load: () => Promise<McpServer>): Mw => {
+  const free = rateLimit(FREE);
+  return {
+    name: 'rateLimit',
+    before: async (request) => {
+      const internal = request.internal as McpInternal;
+      const read = internal.mcp;
+      if (read.kind !== 'message' || !read.charge) return free.before!(request);
+      const scope = (await load()).toolScope(read.toolCall!.name)!;
+      const limiter = {
+        take: async (tenantId: string, userId: string) => {
+          const { caller } = await internal.caller;
+          const held = (caller as { scopes?: ReadonlySet<string> }).scopes;
+          return held && !held.has(scope) ? undefined : rateLimiter.take(tenantId, userId);
+        },
+      };
+      return rateLimit(limiter).before!(request);
+    },
+  };
+};
+
 const MIDDY_CALL_OPTIONS = { signal: new AbortController().signal };
 
 /**
- * POST /mcp: the bearer check (401 with `resource_metadata`), then the same chain as every REST route for the
- * token's tenant, the caller (401 when unknown or inactive) and the rate limiter, then the MCP server. A
- * limiter's 429 does not end the request: the tool call it would run answers it as a refused tool result
- * (contract section 15), while initialize or tools/list, which read nothing, still answer.
+ * POST /mcp: the bearer check (sizes 413/431, then 401 with `resource_metadata`), the body read by the REST
+ * rules into one JSON-RPC message (shared/mcp/message.ts: -32700, -32600 for an array or a hostile value outside
+ * a tool call's arguments), then the same chain as every REST route for the token's tenant, the caller (401 when
+ * unknown or inactive) and the rate limiter, then the MCP server. The limiter charges a tools/call that will run
+ * its tool once, as its REST call, and nothing else. A limiter's 429 does not end the request: the tool call it
+ * would run answers it as a refused tool result (contract section 15).
  */
 export function mcpHandler(opts: {
-  serve: () => Promise<McpServe>;
+  load: () => Promise<McpServer>;
   /** Replays of an `idempotency_key` pass the permission check of the tool's REST route (`McpTool.idempotent`). */
   authorizeReplay: 'each tool its own';
 }) {
@@ -57,14 +130,17 @@ export function mcpHandler(opts: {
     .use(errorsAndLogging<ApiInternal>())
     .use(httpHeaderNormalizer())
     .use(bearer())
+    .use(message(opts.load))
     .use(scopeCheck()) // the row's scope (goals:read) to use the server at all; each tool call checks its own
     .use(tenantFromClaims())
     .use({ name: 'noReadAhead', before: (r) => void (r.internal.readAhead = { entities: [], teams: false }) })
-    .use(caller())
-    .use(rateLimit(rateLimiter))
+    .use(unlessAnswered(caller()))
+    .use(unlessAnswered(chargedPerToolCall(opts.load)))
     .use({ name: 'internalToContext', before: (r) => void ((r.context as Context & { internal?: ApiInternal }).internal = r.internal) })
     .handler(async (event, context) => {
-      const internal = (context as Context & { internal?: ApiInternal }).internal!;
+      const internal = (context as Context & { internal?: McpInternal }).internal!;
+      const read = internal.mcp;
+      if (read.kind === 'answer') return read.result;
       let ctx: RequestCtx | undefined;
       let refusal: AppError | undefined;
       try {
@@ -77,10 +153,21 @@ export function mcpHandler(opts: {
         }
         if (!(err instanceof AppError)) throw err;
         refusal = err;
+        // the limiter's headers (RateLimit, RateLimit-Policy, Retry-After) on the answer that carries its refusal, as on REST's 429
+        if (err instanceof RateLimitedError) internal.responseHeaders = { ...internal.responseHeaders, ...err.headers };
       }
-      const serve = await opts.serve();
-      const scopes = scopesOfClaim(event.requestContext?.authorizer?.jwt?.claims?.scope);
-      return serve(event, { ctx, refusal, requestId: internal.requestId, internal, context, scopes });
+      const server = await opts.load();
+      const call: McpCall = {
+        ctx,
+        refusal,
+        requestId: internal.requestId,
+        internal,
+        context,
+        scopes: tokenScopes(event),
+        message: read.body,
+        toolCall: read.toolCall,
+      };
+      return server.serve(event, call);
     });
   return (event: ApiEvent, context: Context): Promise<ApiResult> =>
     withDbMetrics(newDbMetrics(), async () => (await handler(event, context, MIDDY_CALL_OPTIONS)) as ApiResult);

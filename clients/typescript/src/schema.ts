@@ -24203,7 +24203,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A JSON-RPC answer (202 with no body for a notification) */
+            /** @description A JSON-RPC answer (202 with no body for a notification). A tools/call that runs its tool costs one unit of the rate limit, as its REST call; a refused call is a tool result with `isError` and the REST error body (a 429 with the limiter's RateLimit headers and Retry-After on this answer). Other messages cost nothing */
             200: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24213,7 +24213,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The body is not a JSON-RPC message (parse error or invalid request) */
+            /** @description The body is not one JSON-RPC message: not JSON (-32700); a JSON array (-32600: one message a POST, MCP 2025-06-18 has no batches); a value outside a tool call's arguments that breaks the JSON body rules (-32600, `data` the REST error: 422 invalid_number or invalid_string, 400 bad_request for a prototype key); or not JSON-RPC (-32700). Arguments that break them are the tool call's refused result, as its REST call's 4xx */
             400: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
