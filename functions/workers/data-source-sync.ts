@@ -18,25 +18,37 @@ export const dataSourceSyncHandler = (deps: () => SyncDeps): WorkerHandler =>
   });
 
 /**
- * A sync's charge on the tenant's budget: the API's own limiter (`rateLimiter` of shared/http/api.ts, the same
- * buckets and limits as the tenant's requests), loaded with the first sync rather than at cold start.
+ * A sync's charge on the tenant's budget through a limiter's `take` (RateLimiter.take: resolves when admitted,
+ * throws RateLimitedError with Retry-After when refused): granted, or refused with the wait it names.
  */
-async function chargeSync(tenantId: string, userId: string): Promise<SyncBudget> {
-  const { rateLimiter } = await import('#shared/http/api.ts');
-  try {
-    await rateLimiter.take(tenantId, userId);
-    return { granted: true };
-  } catch (err) {
-    if (!(err instanceof RateLimitedError)) throw err;
-    return { granted: false, retryAfterSeconds: Number(err.headers['Retry-After']) || 1 };
-  }
-}
+export const limiterBudget =
+  (take: (tenantId: string, userId: string) => Promise<unknown>): SyncDeps['budget'] =>
+  async (tenantId, userId): Promise<SyncBudget> => {
+    try {
+      await take(tenantId, userId);
+      return { granted: true };
+    } catch (err) {
+      if (!(err instanceof RateLimitedError)) throw err;
+      return { granted: false, retryAfterSeconds: Number(err.headers['Retry-After']) || 1 };
+    }
+  };
+
+/**
+ * The API's own limiter (`rateLimiter` of shared/http/api.ts: the same buckets and limits as the tenant's
+ * requests), loaded with the first sync rather than at cold start.
+ */
+const apiLimiterTake = async (tenantId: string, userId: string) => (await import('#shared/http/api.ts')).rateLimiter.take(tenantId, userId);
 
 /** A run sent again to the sync queue after `delaySeconds`. */
-const sendLater =
+export const sendLater =
   (queue: QueueSender): SyncDeps['later'] =>
   async (msg, delaySeconds) =>
     void (await queue.send(DATA_SOURCE_SYNC_QUEUE, msg, { delaySeconds }));
 
 /** Consumer of the data-source-syncs queue: one run of one http_json source per message, charged to its tenant's budget. */
-export const handler = dataSourceSyncHandler(() => ({ sendEmail, log: logger, budget: chargeSync, later: sendLater(queueSender()) }));
+export const handler = dataSourceSyncHandler(() => ({
+  sendEmail,
+  log: logger,
+  budget: limiterBudget(apiLimiterTake),
+  later: sendLater(queueSender()),
+}));
