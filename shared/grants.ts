@@ -1,5 +1,5 @@
 import { limiterLeaseLeadingKeys } from '#shared/db/rate-limit-store.ts';
-import { TABLE_DATA_ACTIONS } from '#shared/db/table-access.ts';
+import { ITEM_WRITE_ACTIONS, OPERATOR_ONLY_LEADING_KEYS, TABLE_DATA_ACTIONS } from '#shared/db/table-access.ts';
 import { contextValue, withContextValue } from '#shared/request-context.ts';
 
 /**
@@ -27,7 +27,10 @@ export class AccessDeniedError extends Error {
 
 type Item = Record<string, unknown>;
 
-/** The IAM actions a DynamoDB command needs (a transaction: its items' actions), and the partition keys it names. */
+/**
+ * The IAM actions a DynamoDB command needs (a transaction: its items' actions, each with its item's partition key
+ * at the same index), and the partition keys it names (a BatchWriteItem: every item's, as its LeadingKeys are).
+ */
 export function tableActionsOf(commandName: string, input: Item): { actions: string[]; partitionKeys: string[] } {
   const op = commandName.replace(/Command$/, '');
   const pk = (key: unknown) => {
@@ -45,6 +48,13 @@ export function tableActionsOf(commandName: string, input: Item): { actions: str
     };
   }
   if (op === 'TransactGetItems') return { actions: ['dynamodb:GetItem'], partitionKeys: [] };
+  if (op === 'BatchWriteItem') {
+    const requests = Object.values((input.RequestItems as Record<string, Item[]> | undefined) ?? {}).flat();
+    return {
+      actions: ['dynamodb:BatchWriteItem'],
+      partitionKeys: requests.map((r) => pk((r.PutRequest as Item | undefined)?.Item ?? (r.DeleteRequest as Item | undefined)?.Key)),
+    };
+  }
   return { actions: [`dynamodb:${op}`], partitionKeys: [pk(input.Key ?? input.Item)] };
 }
 
@@ -76,11 +86,29 @@ export function stringLike(pattern: string, s: string): boolean {
 // The bucket shards of any tenant (not the config item), as the read-only tenant role may update them.
 const LIMITER_LEASE_PATTERNS = limiterLeaseLeadingKeys('?'.repeat(36));
 const limiterKey = { test: (k: string) => LIMITER_LEASE_PATTERNS.some((p) => stringLike(p, k)) };
+const operatorOnlyKey = (k: string) => OPERATOR_ONLY_LEADING_KEYS.some((p) => stringLike(p, k));
+const itemWrite = new Set<string>(ITEM_WRITE_ACTIONS);
+
+/**
+ * The first write of the command to an operator-only item (the tenant's rate limits), as `action key`: the write
+ * role's explicit Deny (infra/constructs/tenant-data.ts) refuses it whatever the row grants. A transaction's
+ * items are paired with their own keys (a ConditionCheck of the item is a read); a batch's action with every key.
+ */
+function operatorOnlyWrite(actions: string[], partitionKeys: string[]): string | undefined {
+  const paired = actions.length === partitionKeys.length;
+  for (const [i, action] of actions.entries()) {
+    if (!itemWrite.has(action)) continue;
+    const key = (paired ? [partitionKeys[i]!] : partitionKeys).find(operatorOnlyKey);
+    if (key !== undefined) return `${action} on ${key}`;
+  }
+  return undefined;
+}
 
 /**
  * Throws AccessDeniedError when the current grant does not allow the command. Every authenticated function
- * reads (the caller's user) and leases rate-limit tokens (UpdateItem on the limiter's items), whatever its
- * row says: infra/stack.ts grants those to every JWT route.
+ * reads (the caller's user) and leases rate-limit tokens (UpdateItem on the limiter's bucket shards), whatever its
+ * row says: infra/stack.ts grants those to every JWT route. No row may write an operator-only item (the tenant's
+ * rate limits, OPERATOR_ONLY_LEADING_KEYS), a `write` row neither.
  */
 export function requireTableAccess(commandName: string, input: Item): void {
   const grant = contextValue('grant');
@@ -92,6 +120,9 @@ export function requireTableAccess(commandName: string, input: Item): void {
   const denied = actions.find((a) => !allowed.has(a));
   if (denied && !limiterLease)
     throw new AccessDeniedError(`${grant.name} is not authorized to perform ${denied}: its row grants table access '${grant.table}'`);
+  const operatorItem = operatorOnlyWrite(actions, partitionKeys);
+  if (operatorItem)
+    throw new AccessDeniedError(`${grant.name} is not authorized to perform ${operatorItem}: an explicit deny (operator-set items)`);
 }
 
 /** Throws AccessDeniedError when the current grant does not name `queue` in its sendsTo. */

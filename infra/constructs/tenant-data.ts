@@ -3,7 +3,7 @@ import { AttributeType, BillingMode, ProjectionType, StreamViewType, Table } fro
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { Construct } from 'constructs';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
-import { TABLE_DATA_ACTIONS } from '#shared/db/table-access.ts';
+import { ITEM_WRITE_ACTIONS, OPERATOR_ONLY_LEADING_KEYS, TABLE_DATA_ACTIONS } from '#shared/db/table-access.ts';
 import { TENANT_TAG, TENANT_TAG_LEADING_KEYS, TENANT_TAG_SHAPE, TENANT_TAG_VARIABLE } from '#shared/db/tenant-scope.ts';
 import { LIMITER_ACTIONS, limiterLeaseLeadingKeys } from '#shared/db/rate-limit-store.ts';
 
@@ -42,6 +42,13 @@ export interface TableWideGrant {
  * these roles is untagged. The roles carry no `tenant` tag of their own: a role tag would stand in for a
  * missing session tag. tenant-scope.ts still passes a per-tenant session policy, as a second layer. Two roles
  * instead of one: the intersection with the read role's policy is what keeps a `table: read` function read-only.
+ * Neither role may change the operator-set items inside a tenant's prefix (the rate limits, rl#config): the read
+ * role is granted no write of them, the write role is denied it explicitly (`OperatorOnlyItems`).
+ *
+ * What the tag does not contain: the function picks the tag when it assumes the role, and its execution role may
+ * assume with any tenant's (the trust policy checks the tag's shape, not its tenant), so code running in the
+ * function with its credentials (a compromised dependency) can take any tenant's session at the function's level
+ * (docs/deploy.md, "Tenant isolation").
  *
  * The trust policy cannot list every function role (a trust policy is at most 2,048 characters, 4,096 after a
  * quota raise, and the route table grows), so it trusts role *paths*: only execution roles this stack creates
@@ -160,6 +167,20 @@ export class TenantData extends Construct {
         conditions: tagged([TENANT_TAG_LEADING_KEYS]),
       }),
     );
+    if (access === 'write') {
+      // The data statement's `T#<tenant>#*` admits the tenant's operator-set limits (rl#config) too, and StringLike
+      // cannot subtract: an explicit Deny (which no Allow overrides) keeps them read-only, so a function cannot raise
+      // its own tenant's rate limits. LeadingKeys is the partition key, which the config item has to itself.
+      role.addToPolicy(
+        new iam.PolicyStatement({
+          sid: 'OperatorOnlyItems',
+          effect: iam.Effect.DENY,
+          actions: [...ITEM_WRITE_ACTIONS],
+          resources: [this.table.tableArn],
+          conditions: { 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': [...OPERATOR_ONLY_LEADING_KEYS] } },
+        }),
+      );
+    }
     if (access === 'read') {
       // Every authenticated request leases rate-limit tokens (shared/http/rate-limit.ts), GETs too: only the tagged
       // tenant's bucket shards, not its operator-set limits (rl#config), which stay read-only like any item.

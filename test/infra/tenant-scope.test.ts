@@ -3,8 +3,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { keys } from '#shared/db/keys.ts';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
 import { limiterKeys } from '#shared/db/rate-limit-store.ts';
+import { ITEM_WRITE_ACTIONS } from '#shared/db/table-access.ts';
 import { TENANT_TAG, tenantAssumeRoleInput, tenantSessionPolicy } from '#shared/db/tenant-scope.ts';
-import { policyAllows, type PolicyStatement } from '../support/iam.ts';
+import { conditionHolds, like, policyAllows, type PolicyStatement, type RequestContext } from '../support/iam.ts';
 import { TABLE_ACTIONS } from '../../infra/constructs/tenant-data.ts';
 import { asArray, build, logicalId, mergedTemplate, roleStatements, type Statement } from './stack.fixture.ts';
 
@@ -21,6 +22,22 @@ const allows = (policy: { Statement: Statement[] }, action: string, resource: st
     resource,
     context: { 'dynamodb:LeadingKeys': leadingKeys, 'aws:PrincipalTag/tenant': tag },
   });
+
+/**
+ * What a session of a tenant role may do, Deny statements included (test/support/iam.ts reads Allows only): an
+ * Allow of the role and of the session policy, and no Deny of the role matching (an explicit Deny wins).
+ */
+const sessionMay = (role: { Statement: Statement[] }, session: { Statement: Statement[] }, action: string, pk: string, tag: string) => {
+  const context: RequestContext = { 'dynamodb:LeadingKeys': [pk], 'aws:PrincipalTag/tenant': tag };
+  const denied = (role.Statement as PolicyStatement[]).some(
+    (s) =>
+      s.Effect === 'Deny' &&
+      asArray(s.Action).some((a) => like(a as string, action)) &&
+      asArray(s.Resource).some((r) => typeof r === 'string' && like(r, TABLE_ARN)) &&
+      conditionHolds(s.Condition, context),
+  );
+  return !denied && allows(role, action, TABLE_ARN, [pk], tag) && allows(session, action, TABLE_ARN, [pk]);
+};
 
 const uuid = fc.uuid();
 /** Keys of every family a tenant's items and index entries use (keys.ts). */
@@ -139,6 +156,38 @@ describe('tenant-scoped data access', () => {
       expect(may(`T#${a}#unique#label#rl#x`)).toBe(false);
       expect(may(`T#${a}#label#${b}`)).toBe(false);
       expect(allows(role, 'dynamodb:PutItem', TABLE_ARN, [limiterKeys.tenantShard(a, 0).PK], a)).toBe(false);
+    });
+
+    it('a write function’s session may not write its tenant’s operator-set limits (rl#config), only read them; its other items stay writable', () => {
+      fc.assert(
+        fc.property(uuid, uuid, (a, id) => {
+          const session = tenantSessionPolicy(TABLE_ARN, a) as { Statement: Statement[] };
+          const role = { Statement: roles.write };
+          const config = limiterKeys.config(a).PK;
+          for (const action of ITEM_WRITE_ACTIONS) expect(sessionMay(role, session, action, config, a), `${action} ${config}`).toBe(false);
+          for (const action of ['dynamodb:GetItem', 'dynamodb:ConditionCheckItem'])
+            expect(sessionMay(role, session, action, config, a), `${action} ${config}`).toBe(true);
+          // everything else the write role grants is untouched: every key family, the limiter's bucket shards
+          for (const pk of [...keysOf(a, id), limiterKeys.tenantShard(a, 0).PK, limiterKeys.userShard(a, id, 3).PK])
+            for (const action of TABLE_ACTIONS.write) expect(sessionMay(role, session, action, pk, a), `${action} ${pk}`).toBe(true);
+        }),
+        { numRuns: 50 },
+      );
+      // A batch naming the config item among others is refused whole (LeadingKeys holds every item's key).
+      const a = 'a3bb189e-8bf9-3888-9912-ace4e6543002';
+      const deny = roles.write.filter((s) => s.Effect === 'Deny');
+      expect(
+        deny.some((s) =>
+          conditionHolds((s as PolicyStatement).Condition, {
+            'dynamodb:LeadingKeys': [keys.entity(a, 'goal', '1').PK, limiterKeys.config(a).PK],
+          }),
+        ),
+      ).toBe(true);
+      // The read role has no Deny to need: it is granted no write on the item at all.
+      expect(roles.read.filter((s) => s.Effect === 'Deny')).toEqual([]);
+      const readSession = tenantSessionPolicy(TABLE_ARN, a) as { Statement: Statement[] };
+      for (const action of ITEM_WRITE_ACTIONS)
+        expect(sessionMay({ Statement: roles.read }, readSession, action, limiterKeys.config(a).PK, a), action).toBe(false);
     });
 
     it('every action a tenant role grants is one the session policy allows (else a function would silently lack it)', () => {

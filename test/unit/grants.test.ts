@@ -1,11 +1,11 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { instrument } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { limiterKeys } from '#shared/db/rate-limit-store.ts';
 import { LocalQueues } from '#shared/queue/queue.ts';
-import { requireQueueSend, stringLike, withGrant, type Grant } from '#shared/grants.ts';
+import { requireQueueSend, stringLike, tableActionsOf, withGrant, type Grant } from '#shared/grants.ts';
 import { routes } from '#shared/routes/index.ts';
 import { tableAccessOf } from '#shared/routes/types.ts';
 
@@ -59,6 +59,62 @@ describe('row grants on the local stack', () => {
     await allowed(withGrant(reader, () => db.send(lease(limiterKeys.tenantShard(tenant, 3)))));
     // The operator-set limits are not a lease: a read row may read them, not rewrite them.
     await denied(withGrant(reader, () => db.send(lease(limiterKeys.config(tenant)))));
+  });
+
+  it("no row writes the tenant's operator-set limits (rl#config), a write row neither: put, update, delete, in a transaction or a batch; reading them stays allowed", async () => {
+    const config = limiterKeys.config(tenant);
+    const update = (Key: Record<string, string>) =>
+      new UpdateCommand({ TableName: 't', Key, UpdateExpression: 'SET rps = :n', ExpressionAttributeValues: { ':n': 1_000_000 } });
+    for (const grant of [writer, reader]) {
+      await denied(withGrant(grant, () => db.send(new PutCommand({ TableName: 't', Item: { ...config, rps: 1_000_000 } }))));
+      await denied(withGrant(grant, () => db.send(update(config))));
+      await denied(withGrant(grant, () => db.send(new DeleteCommand({ TableName: 't', Key: config }))));
+      await allowed(withGrant(grant, () => db.send(new GetCommand({ TableName: 't', Key: config }))));
+    }
+    await denied(
+      withGrant(writer, () =>
+        db.send(
+          new TransactWriteCommand({
+            TransactItems: [{ Put: { TableName: 't', Item: item } }, { Delete: { TableName: 't', Key: config } }],
+          }),
+        ),
+      ),
+    );
+    await denied(
+      withGrant(writer, () =>
+        db.send(
+          new BatchWriteCommand({ RequestItems: { t: [{ PutRequest: { Item: item } }, { PutRequest: { Item: { ...config, rps: 1 } } }] } }),
+        ),
+      ),
+    );
+    await denied(withGrant(writer, () => db.send(new BatchWriteCommand({ RequestItems: { t: [{ DeleteRequest: { Key: config } }] } }))));
+    // A condition on it is a read; the tenant's other items, and its bucket shards, stay writable.
+    await allowed(
+      withGrant(writer, () =>
+        db.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              { Put: { TableName: 't', Item: item } },
+              { ConditionCheck: { TableName: 't', Key: config, ConditionExpression: 'attribute_not_exists(PK)' } },
+            ],
+          }),
+        ),
+      ),
+    );
+    await allowed(withGrant(writer, () => db.send(new BatchWriteCommand({ RequestItems: { t: [{ PutRequest: { Item: item } }] } }))));
+    await allowed(withGrant(writer, () => db.send(update(limiterKeys.tenantShard(tenant, 0)))));
+    await allowed(withGrant(writer, () => db.send(update(keys.misc(tenant, 'rl', 'configuration')))));
+    // outside any grant (the operator's command line, `npm run admin -- set-limits`): not checked here
+    await allowed(db.send(update(config)));
+  });
+
+  it("names a batch write's every partition key, as IAM's LeadingKeys does", () => {
+    const other = keys.entity(tenant, 'goal', 'g2');
+    expect(
+      tableActionsOf('BatchWriteItemCommand', {
+        RequestItems: { t: [{ PutRequest: { Item: item } }, { DeleteRequest: { Key: { PK: { S: other.PK }, SK: { S: other.SK } } } }] },
+      }),
+    ).toEqual({ actions: ['dynamodb:BatchWriteItem'], partitionKeys: [item.PK, other.PK] });
   });
 
   it('outside any grant (AWS, tests) nothing is checked here', async () => {
