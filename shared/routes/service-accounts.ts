@@ -130,6 +130,12 @@ export const serviceAccountRoutes: Route[] = [
           description: 'invalid_client: unknown client, wrong secret or disabled account, alike (WWW-Authenticate: Basic)',
           schema: OAuthErrorResponse,
         },
+        {
+          status: 429,
+          description:
+            "rate_limited with Retry-After (RFC 6749 section 5.2's shape): failed client authentications past their budget, per client id and per tenant named (the client's right secret too while its own budget is spent), or a proved client's tenant budget; API Gateway's stage throttling answers its own body",
+          schema: OAuthErrorResponse,
+        },
       ],
     },
   },

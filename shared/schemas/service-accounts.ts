@@ -49,7 +49,7 @@ export const TokenResponse = z
   .meta({ id: 'TokenResponse' });
 export const OAuthErrorResponse = z
   .object({
-    error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope']),
+    error: z.enum(['invalid_request', 'invalid_client', 'unsupported_grant_type', 'invalid_scope', 'rate_limited']),
     error_description: z.string(),
   })
   .meta({ id: 'OAuthError' });

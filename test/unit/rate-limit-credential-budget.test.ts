@@ -76,7 +76,8 @@ const A = { tenantId: T, client: 'sa_aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa' };
 const B = { tenantId: T, client: 'sa_bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb' };
 const randomClient = (i: number) => ({ tenantId: T, client: `sa_00000000-0000-4000-8000-${String(i).padStart(12, '0')}` });
 const randomTenant = (i: number) => ({ tenantId: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, client: 'sa_x' });
-const status = (a: Awaited<ReturnType<ReturnType<typeof door>['attempt']>>) => (typeof a === 'object' ? a.status : a);
+type Answer = Awaited<ReturnType<ReturnType<typeof door>['attempt']>>;
+const status = (a: Answer) => (typeof a === 'object' ? a.status : a);
 
 describe('the failed-credential budget (shared/http/credential-budget.ts, contract section 19)', () => {
   afterEach(() => vi.unstubAllEnvs());
@@ -98,7 +99,7 @@ describe('the failed-credential budget (shared/http/credential-budget.ts, contra
   it('admits a client id`s burst of failures, then refuses with 429 before the work until a failure has refilled', async () => {
     const d = door();
     d.budget.proved(B); // T is proved here; A is not (its failures spend the tenant's bucket too)
-    const answers = [];
+    const answers: Answer[] = [];
     for (let i = 0; i < 6; i++) answers.push(await d.attempt(A, false));
     expect(answers.map(status)).toEqual([401, 401, 401, 429, 429, 429]);
     // the 4th did the work and was past the budget; the 5th and 6th were refused before it, without a write
@@ -119,7 +120,7 @@ describe('the failed-credential budget (shared/http/credential-budget.ts, contra
   it('throttles made-up client ids naming a tenant by the tenant`s bucket, while its proved clients are served and limited by their own', async () => {
     const d = door();
     d.budget.proved(B);
-    const answers = [];
+    const answers: Array<ReturnType<typeof status>> = [];
     for (let i = 0; i < 12; i++) answers.push(status(await d.attempt(randomClient(i), false)));
     expect(answers).toEqual([...Array(5).fill(401), ...Array(7).fill(429)]);
     expect(d.sessions).toHaveLength(6); // the burst, and the one that found it spent; none after
@@ -137,7 +138,7 @@ describe('the failed-credential budget (shared/http/credential-budget.ts, contra
 
   it('bounds made-up tenants per container before any tenant session: the unproved bucket, refilling one a second', async () => {
     const d = door();
-    const answers = [];
+    const answers: Array<ReturnType<typeof status>> = [];
     for (let i = 0; i < 100; i++) answers.push(status(await d.attempt(randomTenant(i), false)));
     expect(answers).toEqual([...Array(4).fill(401), ...Array(96).fill(429)]);
     expect(d.sessions).toHaveLength(4); // the burst; the other 96 cost no session and no write (the bucket is in memory)
@@ -180,7 +181,7 @@ describe('the failed-credential budget (shared/http/credential-budget.ts, contra
 
   it('off (no limits): every failure is a 401, nothing written', async () => {
     const d = door({});
-    const answers = [];
+    const answers: Array<ReturnType<typeof status>> = [];
     for (let i = 0; i < 30; i++) answers.push(status(await d.attempt(randomTenant(i % 3), false)));
     expect(answers).toEqual(Array(30).fill(401));
     expect(d.writes).toEqual([]);

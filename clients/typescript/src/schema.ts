@@ -3206,7 +3206,7 @@ export interface components {
         };
         OAuthError: {
             /** @enum {string} */
-            error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope";
+            error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope" | "rate_limited";
             error_description: string;
         };
         TokenRequest: {
@@ -27592,25 +27592,13 @@ export interface operations {
                     "application/json": components["schemas"]["OAuthError"];
                 };
             };
-            /** @description rate_limited: too many requests for this client; see Retry-After (or API Gateway throttling) */
+            /** @description rate_limited with Retry-After (RFC 6749 section 5.2's shape): failed client authentications past their budget, per client id and per tenant named (the client's right secret too while its own budget is spent), or a proved client's tenant budget; API Gateway's stage throttling answers its own body */
             429: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        error: {
-                            status: number;
-                            code: string;
-                            message: string;
-                            details: {
-                                field?: string;
-                                code: string;
-                                message: string;
-                            }[];
-                            request_id: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["OAuthError"];
                 };
             };
             /** @description Internal error; request_id identifies the log line */
