@@ -243,8 +243,6 @@ async function editableSource(ctx: DomainCtx, id: string) {
   return s;
 }
 
-export type { DataSourceUpdateCommand };
-
 /**
  * PUT /data_sources/{id}: name, config (http_json: fields not sent stay; headers sent replace the old ones; a URL
  * on another origin without headers drops them) and status (active or paused; `failing` is the service's to set).
