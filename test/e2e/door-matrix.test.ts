@@ -43,7 +43,9 @@ function group(title: string, cases: Case[], concurrency: number, setup?: () => 
       );
       cases.forEach((c, i) => results.set(c.name, out[i]));
       const failed = out.filter(Boolean).length;
-      console.log(`door matrix · ${title}: ${cases.length} cases, ${failed} failed, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      console.log(
+        `door matrix · ${title}: ${cases.length} cases, ${failed} failed, ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      );
     }, 300_000);
     it.each(cases.map((c) => [c.name]))('%s', (name) => {
       const problem = results.get(name);

@@ -234,13 +234,23 @@ const pushCall = (r: Route, src: { source: string; secret: string }, body: Json,
 
 // ----- failed credentials spend nothing ---------------------------------------------------------------------------
 
-/** K refused credentials naming the tenant, then its own caller still gets exactly its burst. */
+/**
+ * `failures` refused credentials naming the tenant, then its own caller still gets exactly its burst. `first`: a
+ * request that proves the credential before the failures (the token endpoint and the push route count failures
+ * of a proved client in its own budget only, so other files' failures in the same stack cannot reach this case);
+ * it spends one unit of the burst's tenant, which its limit includes.
+ */
 async function failedThenBurst(
   door: Door,
   failures: Array<() => Promise<Answer>>,
   failure: Check,
   call: () => Promise<Answer>,
+  first?: { call: () => Promise<Answer>; status: number },
 ): Promise<string | undefined> {
+  if (first) {
+    const a = await first.call();
+    if (a.status !== first.status) return `the proving request before the failures: expected ${first.status}; got ${describeAnswer(a)}`;
+  }
   for (const [i, f] of failures.entries()) {
     const a = await f();
     const p = failure(a);
@@ -273,8 +283,8 @@ export function failedCredentialCases(base: string): Case[] {
         );
       },
     });
-  const labels = rowsOf('REST').find((r) => r.method === 'GET' && r.doc.list);
-  if (labels) jwtDoor('REST', rowKey(labels), (tok) => rowCall('REST', labels, tok));
+  const list = rowsOf('REST').find((r) => r.method === 'GET' && r.doc.list);
+  if (list) jwtDoor('REST', rowKey(list), (tok) => rowCall('REST', list, tok));
   const scimList = rowsOf('SCIM').find((r) => r.method === 'GET' && r.listEngine);
   if (scimList) jwtDoor('SCIM', rowKey(scimList), (tok) => rowCall('SCIM', scimList, tok));
   const listTool = MCP_TOOLS.find((x) => x.readOnly)!;
@@ -288,13 +298,15 @@ export function failedCredentialCases(base: string): Case[] {
       kind: 'failed-credential',
       name: caseName('push', rowKey(push), 'failed-credential', `${K} wrong push secrets naming the tenant spend nothing`),
       run: async () => {
-        const t = await limitedTenant(PUSH_FIXTURE_CALLS + BURST);
+        const t = await limitedTenant(PUSH_FIXTURE_CALLS + 1 + BURST);
         const src = await pushFixture(base, t);
+        const good = () => send(base, pushCall(push, src, j({ value: 1 })));
         return failedThenBurst(
           'push',
           Array.from({ length: K }, () => () => send(base, pushCall(push, src, j({ value: 1 }), wrongPushSecret(t.tenantUuid)))),
           rest(401, 'unauthorized'),
-          () => send(base, pushCall(push, src, j({ value: 1 }))),
+          good,
+          { call: good, status: 201 },
         );
       },
     });
@@ -304,9 +316,9 @@ export function failedCredentialCases(base: string): Case[] {
       door: 'token',
       op: rowKey(token),
       kind: 'failed-credential',
-      name: caseName('token', rowKey(token), 'failed-credential', `${K} failed client credentials naming the tenant spend nothing`),
+      name: caseName('token', rowKey(token), 'failed-credential', '4 failed client credentials naming the tenant spend nothing'),
       run: async () => {
-        const t = await limitedTenant(SERVICE_ACCOUNT_CALLS + BURST);
+        const t = await limitedTenant(SERVICE_ACCOUNT_CALLS + 1 + BURST);
         const c = await serviceAccount(base, t, GRANTABLE_SCOPES);
         const wrong = { ...c, client_secret: `${c.client_secret}x` };
         const unknown = { ...c, client_id: `${c.client_id.slice(0, 35)}${randomBytes(16).toString('hex')}` };
@@ -317,7 +329,8 @@ export function failedCredentialCases(base: string): Case[] {
           () => send(base, tokenCall('grant_type=client_credentials', { ...FORM_TYPE, authorization: basic })),
           () => send(base, tokenCall(credentialsForm(wrong))),
         ];
-        return failedThenBurst('token', failures, oauth(401, 'invalid_client'), () => send(base, tokenCall(credentialsForm(c))));
+        const good = () => send(base, tokenCall(credentialsForm(c)));
+        return failedThenBurst('token', failures, oauth(401, 'invalid_client'), good, { call: good, status: 200 });
       },
     });
   return out;
@@ -765,6 +778,8 @@ function scimHostile(r: Route): Hostile1[] {
       check: scim(400),
       timed: tiny,
     });
+    // contract 19: an attribute name __proto__, constructor or prototype is 400 invalidPath (a filter's attribute too;
+    // RFC 7644 would call an unsupported filter attribute invalidFilter)
     for (const p of PROTOTYPE_NAMES)
       out.push({
         door: 'SCIM',
@@ -901,7 +916,9 @@ function pushHostile(r: Route): Hostile1[] {
   return out;
 }
 
-// token: well-formed client credentials with the hostile part added (a form's names are flat: no nesting)
+// token: well-formed client credentials with the hostile part added (a form's names are flat: no nesting). Contract 19
+// makes a prototype name 400 at every door and issue 32 has long names refused in each door's dialect, so both are
+// invalid_request here, though RFC 6749 section 3.2 has a server ignore parameters it does not know.
 function tokenHostile(r: Route): Hostile1[] {
   const op = rowKey(r);
   const out: Hostile1[] = [];

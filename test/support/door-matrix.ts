@@ -1,5 +1,4 @@
 import * as z from 'zod';
-import { SCOPES } from '#shared/auth/scopes.ts';
 import type { McpTool } from '#shared/mcp/tool.ts';
 import { TOOLS } from '#shared/mcp/tools.ts';
 import { routes, type Route } from '#shared/routes/index.ts';
@@ -252,6 +251,3 @@ export function baseArgs(tool: McpTool, ids: { goal: string; period: string }): 
 /** Replace `{param}` segments with fresh uuids: the limiter and scope checks run before any record is looked up. */
 export const concretePath = (path: string, ids: Record<string, string> = {}) =>
   path.replace(/\{(\w+)\}/g, (_, name: string) => ids[name] ?? crypto.randomUUID());
-
-/** Every scope, and the grantable ones (a service account may hold all but service_accounts). */
-export const ALL_SCOPES: readonly string[] = SCOPES;
