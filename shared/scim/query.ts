@@ -1,5 +1,5 @@
 import { parse, type Filter } from 'scim2-parse-filter';
-import { invalidFilter, invalidValue } from '#shared/scim/errors.ts';
+import { invalidFilter, invalidValue, ScimRefusal } from '#shared/scim/errors.ts';
 
 /** The filters this service answers: one comparison (RFC 7644 section 3.4.2.2), on an attribute it indexes or walks. */
 export type ScimOp = 'eq' | 'co' | 'sw';
@@ -12,11 +12,15 @@ export interface ScimFilter {
 const OPS: ReadonlySet<string> = new Set(['eq', 'co', 'sw']);
 /** Room for one comparison on a 320-character userName with a schema URN before it. */
 const MAX_FILTER_LENGTH = 1024;
+/** Names no attribute has, which reach an object's prototype when looked up on a plain object (contract section 19). */
+const PROTOTYPE_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
  * Parses `filter` with scim2-parse-filter and keeps what this service answers: a single `eq`, `co` or `sw` on one of
  * `attrs` (canonical names, read in any letter case, optionally after the resource's schema URN) with a string.
- * Anything else is 400 invalidFilter, as RFC 7644 section 3.4.2.2 says for a filter the service does not support.
+ * Anything else is 400 invalidFilter, as RFC 7644 section 3.4.2.2 says for a filter the service does not support,
+ * but an attribute name with a part `__proto__`, `constructor` or `prototype`: 400 invalidPath, as contract section 19 says for
+ * every SCIM name.
  */
 export function parseScimFilter(raw: string, urn: string, attrs: readonly string[]): ScimFilter {
   // the parser's tokenizer copies the rest of the text at each token: bounded, as one comparison needs far less
@@ -29,6 +33,9 @@ export function parseScimFilter(raw: string, urn: string, attrs: readonly string
   }
   const supported = `Supported: a single eq, co or sw on ${attrs.join(', ')} with a string value`;
   if (!('attrPath' in f) || !OPS.has(f.op) || !('compValue' in f)) throw invalidFilter(`The filter is not supported. ${supported}`);
+  // contract 19: a name part naming a prototype is invalidPath through every SCIM door, filters included
+  const prototypePart = f.attrPath.split(/[.:]/).find((part) => PROTOTYPE_NAMES.has(part));
+  if (prototypePart !== undefined) throw new ScimRefusal(400, 'invalidPath', `A filter may not name ${prototypePart}`);
   const path = f.attrPath.toLowerCase().startsWith(`${urn.toLowerCase()}:`) ? f.attrPath.slice(urn.length + 1) : f.attrPath;
   const attr = attrs.find((a) => a.toLowerCase() === path.toLowerCase());
   if (!attr) throw invalidFilter(`Cannot filter on ${f.attrPath.slice(0, 200)}. ${supported}`);
