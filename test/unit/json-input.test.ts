@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BadRequestError, ValidationError } from '#shared/errors.ts';
-import { decimalParts, NUMBER_TEXT_MAX, PROTOTYPE_KEY, readJsonBody } from '#shared/schemas/json-input.ts';
+import { decimalParts, NUMBER_TEXT_MAX, needsSourceText, PROTOTYPE_KEY, readJsonBody, reviveNumber } from '#shared/schemas/json-input.ts';
 
 /** The best of a few runs of `f`, in ms (the least disturbed by the rest of the machine). */
 const fastest = (f: () => unknown, runs = 5) => {
@@ -166,6 +166,77 @@ describe('readJsonBody', () => {
       expect((err as BadRequestError).details.map((d) => d.code)).toEqual(fields.map(() => PROTOTYPE_KEY));
     }
     expect(Object.prototype).not.toHaveProperty('x');
+  });
+
+  describe('the fast path (a plain JSON.parse when no number needs its source text)', () => {
+    /** What the reviver's parse reads, or 'refused' when it throws (a text that is not JSON, a stack overflow). */
+    const revived = (text: string) => {
+      try {
+        return JSON.parse(text, reviveNumber);
+      } catch {
+        return 'refused';
+      }
+    };
+    const plain = (text: string) => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        return 'refused';
+      }
+    };
+    /** The promise: whenever the fast path is taken, the plain parse reads exactly what the reviver's reads. */
+    const sameEitherWay = (text: string) => {
+      if (!needsSourceText(text)) expect(plain(text), text.slice(0, 80)).toStrictEqual(revived(text));
+    };
+
+    it('takes the reviver for every number whose text a rule reads: an exponent, more than 15 digits, deep nesting', () => {
+      for (const n of [
+        '1e400',
+        '1E2',
+        '1e-131',
+        '9007199254740993',
+        '1152921504606846976',
+        '0.1000000000000000000000001',
+        '1234567890123456',
+      ]) {
+        expect(needsSourceText(`{"a":[1,{"b":${n}}]}`), n).toBe(true);
+        expect(needsSourceText(n), n).toBe(true);
+      }
+      expect(needsSourceText(`1${'0'.repeat(200_000)}`)).toBe(true);
+      expect(needsSourceText(`${'['.repeat(501)}1${']'.repeat(501)}`)).toBe(true);
+      expect(needsSourceText(`${'['.repeat(500)}1${']'.repeat(500)}`)).toBe(false);
+      expect(needsSourceText('{"a":"unterminated')).toBe(true); // not JSON: the reviver's parse refuses it
+      // and none for what only looks like such a number inside a string, escaped quotes and backslashes included
+      for (const text of [
+        '{"a":"1e400"}',
+        '{"a":"x\\"1234567890123456789"}',
+        '{"a\\\\":"\\\\","b":123456789012345}',
+        '{"12345678901234567":-0.00000000000001}',
+        '[true,false,null,"e",-0,0.5,150]',
+      ]) {
+        expect(needsSourceText(text), text).toBe(false);
+        sameEitherWay(text);
+      }
+    });
+
+    it('reads every text the same as the reviver whenever it is taken (fast-check: JSON values, hostile numbers and strings)', () => {
+      const numberText = fc.oneof(
+        fc.integer().map(String),
+        fc.double({ noNaN: true, noDefaultInfinity: true }).map((x) => JSON.stringify(x)),
+        fc.stringMatching(/^-?(0|[1-9]\d{0,20})(\.\d{1,20})?([eE][+-]?\d{1,3})?$/),
+      );
+      const text = fc.oneof(
+        fc.json({ maxDepth: 4 }),
+        fc.array(numberText, { maxLength: 8 }).map((ns) => `[${ns.join(',')}]`),
+        fc
+          .tuple(fc.string({ unit: fc.constantFrom('"', '\\', '1', '9', 'e', '.', '[', ']', 'x') }), numberText)
+          .map(([s, n]) => `{${JSON.stringify(s)}:${n},"b":[${JSON.stringify(s)}]}`),
+      );
+      fc.assert(
+        fc.property(text, (t) => sameEitherWay(t)),
+        { numRuns: 2000 },
+      );
+    });
   });
 
   it('keeps keys that only look like prototype names, and inherited method names', () => {
