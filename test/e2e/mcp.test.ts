@@ -2,18 +2,25 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { beforeAll, describe, expect, it, inject } from 'vitest';
-import { newTenant, type TenantFixture } from '../support/api.ts';
+import { newTenant, type Res, type TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
 import { rawRequest } from '../support/raw-http.ts';
 
 /** The MCP server at /mcp through the SDK's own client (contract section 15). */
 const base = inject('apiUrl');
 
+/**
+ * A connection a request: the SDK's client compiles each tool's output schema on a listing, seconds of CPU under
+ * load, during which a pooled keep-alive socket can pass the local stack's 5 s idle timeout unnoticed; the next
+ * request on it then fails (`other side closed`) before the server reads it.
+ */
+const NO_KEEP_ALIVE = { connection: 'close' };
+
 async function connect(token: string | undefined): Promise<Client> {
   const client = new Client({ name: 'e2e', version: '1.0.0' });
   await client.connect(
     new StreamableHTTPClientTransport(new URL(`${base}/mcp`), {
-      requestInit: token ? { headers: { authorization: `Bearer ${token}` } } : {},
+      requestInit: { headers: { ...NO_KEEP_ALIVE, ...(token ? { authorization: `Bearer ${token}` } : {}) } },
     }),
   );
   return client;
@@ -66,7 +73,14 @@ describe('MCP server', () => {
 
     const doc = await fetch(`${base}/.well-known/oauth-protected-resource`);
     expect(doc.status).toBe(200);
-    expect(await doc.json()).toMatchObject({ resource: `${base}/mcp`, authorization_servers: [expect.stringMatching(/^http/)] });
+    // every scope a tool needs (shared/mcp/tool.ts), so a client can ask the issuer for what it will use
+    expect(await doc.json()).toEqual({
+      resource: `${base}/mcp`,
+      authorization_servers: [inject('issuerUrl')],
+      bearer_methods_supported: ['header'],
+      scopes_supported: ['goals:read', 'goals:write', 'directory:read', 'events:read'],
+      resource_name: 'Goal-tracking API (MCP)',
+    });
     expect((await fetch(`${base}/mcp`)).status).toBe(405);
     expect((await fetch(`${base}/mcp`, { method: 'DELETE' })).status).toBe(405);
   });
@@ -112,9 +126,18 @@ describe('MCP server', () => {
     expect(byName.get('search_goals')!.annotations?.readOnlyHint).toBe(true);
     expect(byName.get('create_checkin')!.annotations?.readOnlyHint).toBe(false);
     expect(JSON.stringify(byName.get('search_goals')!.inputSchema)).toContain('current_status_eq');
-    expect(Object.keys(byName.get('create_checkin')!.inputSchema.properties!)).toEqual(
-      expect.arrayContaining(['goal_uuid', 'value', 'note', 'idempotency_key']),
-    );
+    // the REST body's fields (CheckinCreateBody), and idempotency_key for its Idempotency-Key
+    expect(Object.keys(byName.get('create_checkin')!.inputSchema.properties!)).toEqual([
+      'goal_uuid',
+      'value',
+      'status',
+      'note',
+      'score',
+      'checkin_date',
+      'labels',
+      'idempotency_key',
+    ]);
+    expect(byName.get('create_checkin')!.inputSchema.required).toEqual(['goal_uuid']);
   });
 
   it('runs every tool: a check-in moves the rollup parent, a retried idempotency_key writes once', async () => {
@@ -163,27 +186,14 @@ describe('MCP server', () => {
         ['checkin', 42, 84],
       ]);
     });
-    expect(ok(await call(admin, 'list_time_periods')).records.map((p: { uuid: string }) => p.uuid)).toContain(period);
-    expect(ok(await call(admin, 'list_teams')).type).toBe('team');
+    // the tenant's one period, its one team and its one user (the admin), each exactly
+    const periods = ok(await call(admin, 'list_time_periods'));
+    expect(periods.records.map((p: { uuid: string }) => p.uuid)).toEqual([period]);
+    const team = (await t.admin.post('/rest/v2/teams', { name: 'Growth' })).body.data.record as { uuid: string };
+    const teams = ok(await call(admin, 'list_teams'));
+    expect([teams.type, teams.records.map((x: { uuid: string }) => x.uuid)]).toEqual(['team', [team.uuid]]);
     const users = ok(await call(admin, 'list_users', {}));
-    expect(users.records.map((u: { uuid: string }) => u.uuid)).toContain(t.adminUuid);
-
-    // a key result at 0 % of a goal half way through its dates is behind pace
-    const behind = ok(
-      await call(admin, 'create_goal', {
-        kind: 'key_result',
-        title: 'Behind one',
-        time_period_uuid: period,
-        start_date: `${today.slice(0, 4)}-01-01`,
-        end_date: `${today.slice(0, 4)}-12-31`,
-        metric: { start_value: 0, target_value: 10 },
-      }),
-    );
-    ok(await call(admin, 'create_checkin', { goal_uuid: behind.record.uuid, value: 0 }));
-    const attention = ok(await call(admin, 'goals_needing_attention', { time_period_uuid: period }));
-    const entry = attention.goals.find((g: { record: { uuid: string } }) => g.record.uuid === behind.record.uuid);
-    if (behind.record.expected_progress >= 10) expect(entry.reasons.map((r: { code: string }) => r.code)).toContain('behind_pace');
-    else expect(entry).toBeUndefined();
+    expect(users.records.map((u: { uuid: string }) => u.uuid)).toEqual([t.adminUuid]);
   });
 
   it('pages by cursor (contract 18) and reads the event feed', async () => {
@@ -198,11 +208,16 @@ describe('MCP server', () => {
       seen.push(...page.records.map((g: { uuid: string }) => g.uuid));
       cursor = page.pages[0].pagy.next_cursor ?? undefined;
     } while (cursor);
-    expect(seen.filter((u) => made.includes(u))).toEqual(made);
-    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen).toEqual(made); // the tenant's only initiatives
     const first = ok(await call(admin, 'search_goals', { kind: 'initiative', per_page: 1 }));
     const noKind = await call(admin, 'search_goals', { cursor: first.pages[0].pagy.next_cursor });
-    expect(errorOf(noKind)).toMatchObject({ status: 400 });
+    expect(errorOf(noKind)).toEqual({
+      status: 400,
+      code: 'bad_request',
+      message: 'cursor pages one kind: send kind with it',
+      details: [{ field: 'kind', code: 'required', message: 'the kind whose pages[].pagy.next_cursor this is' }],
+      request_id: expect.any(String),
+    });
 
     // the goals just made, in the feed once the stream has recorded them; after= the first resumes past it
     const created = await eventually(async () => {
@@ -212,37 +227,169 @@ describe('MCP server', () => {
       return mine as Array<{ id: string; type: string }>;
     });
     expect(created.map((e) => e.type)).toEqual(['goal.created', 'goal.created', 'goal.created']);
+    // every goal.created after the first initiative's is the other two's (the tenant's earlier goals came before)
     const after = ok(await call(admin, 'list_events', { after: created[0]!.id, types: ['goal.created'], per_page: 100 }));
-    expect(after.records.map((e: { id: string }) => e.id).filter((id: string) => created.some((c) => c.id === id))).toEqual(
-      created.slice(1).map((e) => e.id),
-    );
+    expect(after.records.map((e: { id: string }) => e.id)).toEqual(created.slice(1).map((e) => e.id));
     // a member's token carries no events:read: refused as a tool result
     const member = await t.user({ role: 'member' });
-    expect(errorOf(await call(await connect(member.api.token), 'list_events', {}))).toMatchObject({
+    expect(errorOf(await call(await connect(member.api.token), 'list_events', {}))).toEqual({
       status: 403,
       code: 'insufficient_scope',
+      message: expect.stringMatching(/events:read/),
+      details: [{ field: 'scope', code: 'insufficient_scope', message: 'needs events:read' }],
+      request_id: expect.any(String),
     });
   });
 
-  it('refuses as tool results: bad arguments, a member without rights, another tenant', async () => {
-    const badArgs = await call(admin, 'create_checkin', { goal_uuid: 'x', value: 'high' });
-    expect(errorOf(badArgs).status).toBe(400);
+  it('refuses as tool results, each the REST error body of the same request: bad arguments, a member without rights, another tenant', async () => {
+    /** The tool's refusal is its REST call's error body, exactly (but for the request id). */
+    const sameAsRest = async (r: CallToolResult, rest: Promise<Res>, status: number) => {
+      const { request_id: _, ...refusal } = errorOf(r) as unknown as Record<string, unknown>;
+      const answer = await rest;
+      expect(answer.status).toBe(status);
+      const { request_id: __, ...restError } = answer.body.error as Record<string, unknown>;
+      expect(refusal).toEqual(restError);
+    };
+    const bad = { goal_uuid: 'x', value: 'high' };
+    await sameAsRest(await call(admin, 'create_checkin', bad), t.admin.post('/rest/v2/checkins', bad), 400);
     const obj = ok(
       await call(admin, 'create_goal', { kind: 'objective', title: 'Admin only', time_period_uuid: period, visibility: 'public' }),
     );
     const viewer = await t.user({ role: 'viewer' });
     const viewerClient = await connect(viewer.api.token);
-    expect(errorOf(await call(viewerClient, 'create_goal', { kind: 'objective', title: 'Nope', time_period_uuid: period })).status).toBe(
+    await sameAsRest(
+      await call(viewerClient, 'create_goal', { kind: 'objective', title: 'Nope', time_period_uuid: period }),
+      viewer.api.post('/rest/v2/objectives', { title: 'Nope', time_period_uuid: period }),
       403,
     );
     const member = await t.user({ role: 'member' });
     const memberClient = await connect(member.api.token);
-    expect(errorOf(await call(memberClient, 'create_checkin', { goal_uuid: obj.record.uuid, value: 1 })).status).toBe(403);
+    await sameAsRest(
+      await call(memberClient, 'create_checkin', { goal_uuid: obj.record.uuid, value: 1 }),
+      member.api.post('/rest/v2/checkins', { goal_uuid: obj.record.uuid, value: 1 }),
+      403,
+    );
 
     const other = await newTenant();
     const otherClient = await connect(other.admin.token);
-    expect(errorOf(await call(otherClient, 'get_goal', { uuid: obj.record.uuid }))).toMatchObject({ status: 404, code: 'not_found' });
-    expect(errorOf(await call(otherClient, 'list_checkins', { goal_uuid: obj.record.uuid })).status).toBe(404);
+    // by uuid alone, of any kind: no REST route reads a goal of unknown kind, so the 404 names a goal
+    const notFound = {
+      status: 404,
+      code: 'not_found',
+      message: `Goal ${obj.record.uuid} not found`,
+      details: [],
+      request_id: expect.any(String),
+    };
+    expect(errorOf(await call(otherClient, 'get_goal', { uuid: obj.record.uuid }))).toEqual(notFound);
+    expect(errorOf(await call(otherClient, 'list_checkins', { goal_uuid: obj.record.uuid }))).toEqual(notFound);
     await expect(admin.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool/);
+    // nothing was written by the refused calls: the tenant's check-ins on the objective are none
+    expect(ok(await call(admin, 'list_checkins', { goal_uuid: obj.record.uuid })).records).toEqual([]);
+  });
+});
+
+describe('goals_needing_attention over MCP: exactly the goals behind pace or 14 days without a check-in, worst first', () => {
+  it('answers the exact list, in order, with each goal reasons, and leaves out closed, postponed and other periods', async () => {
+    const t = await newTenant();
+    const admin = await connect(t.admin.token);
+    const DAY = 86_400_000;
+    const setupDay = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`);
+    const daysAgo = (n: number) => new Date(setupDay - n * DAY).toISOString().slice(0, 10);
+    const period = async (name: string) =>
+      (await t.admin.post('/rest/v2/time_periods', { name, start_date: daysAgo(300), end_date: daysAgo(-300) })).body.data.record
+        .uuid as string;
+    const [p, q] = [await period('This one'), await period('Another')];
+    // every goal ran from 200 to 100 days ago: 100 % was expected by now, whatever day the test runs
+    const kr = async (title: string, time_period_uuid = p) =>
+      ok(
+        await call(admin, 'create_goal', {
+          kind: 'key_result',
+          title,
+          time_period_uuid,
+          start_date: daysAgo(200),
+          end_date: daysAgo(100),
+          metric: { start_value: 0, target_value: 100 },
+        }),
+      ).record as { uuid: string; title: string };
+    const checkIn = async (g: { uuid: string }, value: number, ago: number, status = 'in_progress') =>
+      ok(await call(admin, 'create_checkin', { goal_uuid: g.uuid, value, status, checkin_date: daysAgo(ago) }));
+
+    const behindFar = await kr('Behind far');
+    await checkIn(behindFar, 10, 0);
+    const behindStale = await kr('Behind and stale');
+    await checkIn(behindStale, 10, 30);
+    const behindLittle = await kr('Behind a little');
+    await checkIn(behindLittle, 60, 0);
+    await checkIn(await kr('On pace'), 95, 0); // 95 > 100 - 10: on pace
+    const staleLong = await kr('Stale long');
+    await checkIn(staleLong, 95, 40);
+    const staleB = await kr('Stale B');
+    await checkIn(staleB, 95, 20);
+    const staleA = await kr('Stale A');
+    await checkIn(staleA, 95, 20);
+    await checkIn(await kr('Checked in 5 days ago'), 95, 5);
+    await checkIn(await kr('Closed, behind and stale'), 10, 30, 'closed');
+    await checkIn(await kr('Postponed, behind and stale'), 10, 30, 'postponed');
+    await kr('Never checked in, created today'); // no progress, so no pace; not 14 days old
+    const elsewhere = await kr('Elsewhere, behind', q);
+    await checkIn(elsewhere, 10, 0);
+
+    const attention = async (args: Record<string, unknown>) => {
+      for (;;) {
+        const before = new Date().toISOString().slice(0, 10);
+        const goals = ok(await call(admin, 'goals_needing_attention', args)).goals as Array<{
+          record: { uuid: string; title: string; current_progress: number; expected_progress: number };
+          reasons: Array<{ code: string; message: string }>;
+          progress_gap: number;
+          days_without_checkin: number | null;
+        }>;
+        // the days since setup, as the server counted them (a UTC midnight between the two reads: ask again)
+        if (new Date().toISOString().slice(0, 10) === before) return { goals, shift: (Date.parse(`${before}T00:00:00Z`) - setupDay) / DAY };
+      }
+    };
+    const behind = (current: number) => ({ code: 'behind_pace', message: `Progress is ${current}%, but 100% was expected by today` });
+    const stale = (ago: number, shift: number) => ({
+      code: 'no_recent_checkin',
+      message: `No check-in for ${ago + shift} days (last on ${daysAgo(ago)})`,
+    });
+    const entry = (g: { uuid: string; title: string }, reasons: unknown[], progress_gap: number, days: number) => ({
+      uuid: g.uuid,
+      title: g.title,
+      reasons,
+      progress_gap,
+      days_without_checkin: days,
+    });
+    const flat = (goals: Awaited<ReturnType<typeof attention>>['goals']) =>
+      goals.map((g) => ({
+        uuid: g.record.uuid,
+        title: g.record.title,
+        reasons: g.reasons,
+        progress_gap: g.progress_gap,
+        days_without_checkin: g.days_without_checkin,
+      }));
+
+    // worst first: the furthest behind, then the longest without a check-in, then by title
+    const expected = (shift: number, withElsewhere: boolean) => [
+      entry(behindStale, [behind(10), stale(30, shift)], 90, 30 + shift),
+      entry(behindFar, [behind(10)], 90, shift),
+      ...(withElsewhere ? [entry(elsewhere, [behind(10)], 90, shift)] : []), // as behind and as fresh as "Behind far"
+      entry(behindLittle, [behind(60)], 40, shift),
+      entry(staleLong, [stale(40, shift)], 0, 40 + shift),
+      entry(staleA, [stale(20, shift)], 0, 20 + shift),
+      entry(staleB, [stale(20, shift)], 0, 20 + shift),
+    ];
+    const inP = await attention({ time_period_uuid: p });
+    expect(flat(inP.goals)).toEqual(expected(inP.shift, false));
+    expect(inP.goals.map((g) => [g.record.current_progress, g.record.expected_progress])).toEqual([
+      [10, 100],
+      [10, 100],
+      [60, 100],
+      [95, 100],
+      [95, 100],
+      [95, 100],
+    ]);
+    // without the period: the other period's goal too, in its place
+    const all = await attention({});
+    expect(flat(all.goals)).toEqual(expected(all.shift, true));
   });
 });
