@@ -3,46 +3,44 @@ import { tenantDb } from '#shared/db/tenant-scope.ts';
 import type { OAuthRefusal } from '#shared/domain/service-accounts/decide.ts';
 import { parseClientId } from '#shared/domain/service-accounts/entity.ts';
 import { grantClientCredentials } from '#shared/domain/service-accounts/service.ts';
-import { RateLimitedError } from '#shared/errors.ts';
-import { json, publicHandler, rateLimiter, type ApiEvent } from '#shared/http/api.ts';
+import { json, publicHandler, rateLimiter, type ApiEvent, type ApiResult } from '#shared/http/api.ts';
 import { credentialBudget } from '#shared/http/credential-budget.ts';
+import { NO_STORE, toOAuthAnswer } from '#shared/http/oauth-answer.ts';
+import type { Context } from 'aws-lambda';
 
 const issuer = configuredIssuer();
 
 /** Access tokens of the client credentials grant live 15 minutes: a disabled account's stop at once anyway (the caller check). */
 const SERVICE_TOKEN_TTL_SECONDS = 900;
 
-// RFC 6749 section 5.1: token answers, refusals included, are never cached.
-const noStore = { 'cache-control': 'no-store', pragma: 'no-cache' };
-
 /** A refusal in RFC 6749 section 5.2's shape; invalid_client is 401 with the Basic challenge (the client may authenticate that way). */
 function refusal(r: OAuthRefusal, extra: Record<string, string> = {}) {
-  const headers: Record<string, string> = { ...noStore, ...extra };
+  const headers: Record<string, string> = { ...NO_STORE, ...extra };
   if (r.error === 'invalid_client') headers['www-authenticate'] = 'Basic realm="goal-tracking-api", charset="UTF-8"';
   return json(r.error === 'invalid_client' ? 401 : 400, { error: r.error, error_description: r.description }, headers);
 }
 
-/**
- * 429 in the endpoint's own dialect (RFC 6749 section 5.2's shape; `rate_limited` is this service's error code, as
- * in the REST shape), with Retry-After, and the RateLimit headers when the tenant's budget refused.
- */
-const rateLimited = (err: RateLimitedError) =>
-  json(
-    429,
-    { error: 'rate_limited', error_description: 'Too many requests: retry after the Retry-After seconds' },
-    { ...noStore, ...err.headers },
-  );
-
 const invalidRequest = (description: string) => refusal({ error: 'invalid_request', description });
 const invalidClient = () => refusal({ error: 'invalid_client', description: 'Client authentication failed' });
 
-/** The form's parameters, or a refusal: each parameter at most once (RFC 6749 section 3.2). */
+/** The longest parameter name read: as SCIM's attribute names (contract 19); no parameter of the grant comes near it. */
+const NAME_MAX = 200;
+/** Names that would reach a prototype if a parameter were looked up on a plain object: 400 at every door (contract 19). */
+const PROTOTYPE_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+/**
+ * The form's parameters, or a refusal: each parameter at most once (RFC 6749 section 3.2), no name over NAME_MAX
+ * characters and none naming a prototype. RFC 6749 has a server ignore parameters it does not know; these are
+ * refused instead, as every door of the service refuses them (docs/architecture.md, "Hostile input").
+ */
 function formOf(event: ApiEvent): Map<string, string> | string {
   const mediaType = event.headers?.['content-type']?.split(';')[0]?.trim().toLowerCase();
   if (mediaType !== 'application/x-www-form-urlencoded') return 'The body must be application/x-www-form-urlencoded';
   const raw = event.body === undefined ? '' : event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
   const form = new Map<string, string>();
   for (const [k, v] of new URLSearchParams(raw)) {
+    if (k.length > NAME_MAX) return `A parameter name may take at most ${NAME_MAX} characters`;
+    if (PROTOTYPE_NAMES.has(k)) return `No parameter may be called ${k}`;
     if (form.has(k)) return `${k} is repeated`;
     form.set(k, v);
   }
@@ -73,7 +71,7 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
  * checked before the tenant's session and scrypt, so guessing is throttled (429 with Retry-After) while the
  * tenant's own callers are served as before; a proved client then draws on its tenant's budget as any caller.
  */
-export const handler = publicHandler(async ({ event }) => {
+const grant = publicHandler(async ({ event }) => {
   const form = formOf(event);
   if (typeof form === 'string') return invalidRequest(form);
   const grantType = form.get('grant_type');
@@ -91,33 +89,34 @@ export const handler = publicHandler(async ({ event }) => {
   if (!client) return invalidClient();
   const scope = form.get('scope');
   const named = { tenantId: client.tenantId, client: `sa_${client.accountUuid}` };
-  try {
-    credentialBudget.check(named);
-    const data = { tenantId: client.tenantId, db: await tenantDb(client.tenantId) };
-    const outcome = await grantClientCredentials(data, client.accountUuid, secret, scope);
-    if ('error' in outcome && outcome.error === 'invalid_client') {
-      await credentialBudget.failed(named);
-      return refusal(outcome);
-    }
-    // the secret matched (an invalid_scope too): from here the request is the account's, charged to its tenant
-    credentialBudget.proved(named);
-    const limitHeaders = (await rateLimiter.take(client.tenantId, client.accountUuid)) ?? {};
-    if ('error' in outcome) return refusal(outcome, limitHeaders);
-    const granted = outcome.scopes.join(' ');
-    const { token } = await (await issuer).sign({
-      tenantId: client.tenantId,
-      userId: outcome.account.uuid,
-      ttlSeconds: SERVICE_TOKEN_TTL_SECONDS,
-      scope: granted,
-      clientId: outcome.account.client_id,
-    });
-    return json(
-      200,
-      { access_token: token, token_type: 'Bearer', expires_in: SERVICE_TOKEN_TTL_SECONDS, scope: granted },
-      { ...noStore, ...limitHeaders },
-    );
-  } catch (err) {
-    if (err instanceof RateLimitedError) return rateLimited(err);
-    throw err;
+  credentialBudget.check(named);
+  const data = { tenantId: client.tenantId, db: await tenantDb(client.tenantId) };
+  const outcome = await grantClientCredentials(data, client.accountUuid, secret, scope);
+  if ('error' in outcome && outcome.error === 'invalid_client') {
+    await credentialBudget.failed(named);
+    return refusal(outcome);
   }
+  // the secret matched (an invalid_scope too): from here the request is the account's, charged to its tenant
+  credentialBudget.proved(named);
+  const limitHeaders = (await rateLimiter.take(client.tenantId, client.accountUuid)) ?? {};
+  if ('error' in outcome) return refusal(outcome, limitHeaders);
+  const granted = outcome.scopes.join(' ');
+  const { token } = await (await issuer).sign({
+    tenantId: client.tenantId,
+    userId: outcome.account.uuid,
+    ttlSeconds: SERVICE_TOKEN_TTL_SECONDS,
+    scope: granted,
+    clientId: outcome.account.client_id,
+  });
+  return json(
+    200,
+    { access_token: token, token_type: 'Bearer', expires_in: SERVICE_TOKEN_TTL_SECONDS, scope: granted },
+    { ...NO_STORE, ...limitHeaders },
+  );
 });
+
+/**
+ * The grant, every answer in OAuth's dialect (shared/http/oauth-answer.ts): a refusal of the chain (413, 431), the
+ * failed-credential budget's or the tenant's 429 (`rate_limited`, Retry-After) and a 500 too.
+ */
+export const handler = async (event: ApiEvent, context: Context): Promise<ApiResult> => toOAuthAnswer(await grant(event, context));
