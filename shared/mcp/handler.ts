@@ -101,7 +101,7 @@ const chargedPerToolCall = (load: () => Promise<McpServer>): Mw => {
       const limiter = {
         take: async (tenantId: string, userId: string) => {
           const { caller } = await internal.caller;
-          const held = (caller as { scopes?: ReadonlySet<string> }).scopes;
+          const held = caller.scopes;
           return held && !held.has(scope) ? undefined : rateLimiter.take(tenantId, userId);
         },
       };

@@ -82,8 +82,7 @@ async function runTool(tool: McpTool, args: unknown, ctx: RequestCtx, call: McpC
  * The scopes a tool call is checked against: a service account's as the account is now (those of its token's it
  * still holds, read with the caller: contract section 19), else the token's claim.
  */
-const scopesOf = (call: McpCall): ReadonlySet<string> =>
-  (call.ctx?.caller as { scopes?: ReadonlySet<string> } | undefined)?.scopes ?? call.scopes;
+const scopesOf = (call: McpCall): ReadonlySet<string> => call.ctx?.caller.scopes ?? call.scopes;
 
 /**
  * One tools/call: the refusals in the order a REST request meets them (its arguments' hostile values, as the

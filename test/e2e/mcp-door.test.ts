@@ -181,6 +181,41 @@ describe('/mcp: one message a POST, each tool call charged as its REST call (con
   });
 });
 
+describe('/mcp: a service account narrowed after its token was issued (contract 19)', () => {
+  it('refuses a tool outside the account`s scopes as they are now with 403, before the limiter', async () => {
+    const t = await newTenant();
+    await runAdmin(['set-limits', '--tenant', t.tenantUuid, '--rps', '0.01', '--burst', '8', '--user-rps', '0.01', '--user-burst', '8']);
+    const account = (
+      await t.admin.post('/service_accounts', { name: 'assistant', scopes: ['goals:read', 'goals:write', 'directory:read'] })
+    ).body.data.record as { uuid: string }; // tenant: 1 of 8
+    const year = new Date().toISOString().slice(0, 4);
+    const period = await createPeriod(t.admin, 'Year', `${year}-01-01`, `${year}-12-31`); // 2
+    const kr = await goal(t.admin, 'key_results', {
+      title: 'Narrowed',
+      time_period_uuid: period.uuid,
+      metric: { start_value: 0, target_value: 10 },
+    }); // 3
+    const { token } = (await runAdmin(['issue-token', '--tenant', t.tenantUuid, '--service-account', account.uuid])) as { token: string };
+    // the token claims goals:write; the account no longer holds it
+    expect((await t.admin.put(`/service_accounts/${account.uuid}`, { scopes: ['goals:read', 'directory:read'] })).status).toBe(200); // 4: 4 left
+    for (let id = 1; id <= 5; id++) {
+      const r = resultOf(await post(token, JSON.stringify(toolCall(id, 'create_checkin', { goal_uuid: kr.uuid, value: id }))), id);
+      expect(refusalOf(r)).toEqual({
+        status: 403,
+        code: 'insufficient_scope',
+        message: expect.stringMatching(/goals:write/),
+        details: [{ field: 'scope', code: 'insufficient_scope', message: 'needs goals:write' }],
+      });
+    }
+    expect(await checkinsOf(t, kr.uuid)).toEqual([]);
+    // the five refusals cost nothing: the tenant's 4 left are served, the next call is the 429
+    const served: boolean[] = [];
+    for (let id = 6; id <= 10; id++)
+      served.push(!(resultOf(await post(token, JSON.stringify(toolCall(id, 'list_time_periods', {}))), id).isError ?? false));
+    expect(served).toEqual([true, true, true, true, false]);
+  });
+});
+
 describe('/mcp: the body is read by the REST rules (contract 11, 19; docs/architecture.md "Hostile input")', () => {
   let t: TenantFixture;
   let token: string;
