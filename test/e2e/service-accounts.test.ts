@@ -168,6 +168,10 @@ describe('service accounts and the client credentials grant (contract section 17
       'Bearer error="insufficient_scope", scope="scim"',
     ]);
     expect((await api.get('/rest/v2/users')).status).toBe(200); // what it still holds works
+    // the account is read in the caller's one BatchGetItem, beside what the route reads ahead: no round trip more than a user's token
+    const [byAccount, byAdmin] = [await api.get(`/rest/v2/users/${member.uuid}`), await t.admin.get(`/rest/v2/users/${member.uuid}`)];
+    expect([byAccount.status, byAccount.headers.get('x-db-round-trips')]).toEqual([200, expect.stringMatching(/^\d+$/)]);
+    expect(byAccount.headers.get('x-db-round-trips')).toBe(byAdmin.headers.get('x-db-round-trips'));
 
     // widened again, it acts with what both its claim and the account hold: never beyond the claim
     const wider = ['goals:read', 'goals:write', 'directory:read', 'directory:write', 'scim'];
