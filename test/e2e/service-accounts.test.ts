@@ -331,6 +331,7 @@ describe('service accounts and the client credentials grant (contract section 17
   it('throttles guessing a client`s secret in a budget of its own per client id (429 with Retry-After), a right secret too while it is spent', async () => {
     // the failed-credential budget (contract 19, shared/http/credential-budget.ts): the stack and this worker read the same environment
     const limit = failedCredentialLimitsFromEnv().client;
+    if (!limit) throw new Error('the failed-credential budget per client id is off in this environment');
     const a = await create(t.admin, { name: 'target', scopes: ['goals:read'] });
     const answers: number[] = [];
     for (let i = 0; i < limit.burst + 5 && !answers.includes(429); i++)
