@@ -4,7 +4,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { Context } from 'aws-lambda';
 import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
-import { AppError, RateLimitedError, UnauthorizedError } from '#shared/errors.ts';
+import { RateLimitedError, UnauthorizedError } from '#shared/errors.ts';
 import { rateLimiter, type ApiEvent, type ApiResult, type RequestCtx } from '#shared/http/api.ts';
 import { caller } from '#shared/http/middleware/caller.ts';
 import { errorsAndLogging } from '#shared/http/middleware/errors-and-logging.ts';
@@ -21,7 +21,7 @@ import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
 /** What a tool call runs with: the admitted caller, or the refusal (429) its tool result reports. */
 export interface McpCall {
   ctx: RequestCtx | undefined;
-  refusal: AppError | undefined;
+  refusal: RateLimitedError | undefined;
   requestId: string;
   internal: ApiInternal;
   context: Context;
@@ -142,19 +142,18 @@ export function mcpHandler(opts: {
       const read = internal.mcp;
       if (read.kind === 'answer') return read.result;
       let ctx: RequestCtx | undefined;
-      let refusal: AppError | undefined;
+      let refusal: RateLimitedError | undefined;
       try {
         ctx = await internal.ctx;
       } catch (err) {
-        // who is calling is the transport's concern (an HTTP 401 with the header); a budget's refusal is the tool's
-        if (err instanceof UnauthorizedError) {
+        // who is calling is the transport's concern: an HTTP 401 with the header, or the 403 of a service account
+        // that no longer holds the row's scope (as a token without it gets from scopeCheck); a budget's refusal is
+        // the tool call's, with the limiter's headers (RateLimit, RateLimit-Policy, Retry-After) on its answer
+        if (err instanceof UnauthorizedError)
           Object.assign(err.headers, { 'WWW-Authenticate': `Bearer resource_metadata="${resourceMetadataUrl()}"` });
-          throw err;
-        }
-        if (!(err instanceof AppError)) throw err;
+        if (!(err instanceof RateLimitedError)) throw err;
         refusal = err;
-        // the limiter's headers (RateLimit, RateLimit-Policy, Retry-After) on the answer that carries its refusal, as on REST's 429
-        if (err instanceof RateLimitedError) internal.responseHeaders = { ...internal.responseHeaders, ...err.headers };
+        internal.responseHeaders = { ...internal.responseHeaders, ...err.headers };
       }
       const server = await opts.load();
       const call: McpCall = {

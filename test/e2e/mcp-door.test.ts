@@ -214,6 +214,21 @@ describe('/mcp: a service account narrowed after its token was issued (contract 
       served.push(!(resultOf(await post(token, JSON.stringify(toolCall(id, 'list_time_periods', {}))), id).isError ?? false));
     expect(served).toEqual([true, true, true, true, false]);
   });
+
+  it('refuses the POST itself (HTTP 403) once the account no longer holds goals:read, as a token without it', async () => {
+    const t = await newTenant();
+    const account = (await t.admin.post('/service_accounts', { name: 'reader', scopes: ['goals:read', 'directory:read'] })).body.data
+      .record as { uuid: string };
+    const { token } = (await runAdmin(['issue-token', '--tenant', t.tenantUuid, '--service-account', account.uuid])) as { token: string };
+    expect(resultOf(await post(token, JSON.stringify(toolCall(1, 'list_users', {}))), 1).isError ?? false).toBe(false);
+    expect((await t.admin.put(`/service_accounts/${account.uuid}`, { scopes: ['directory:read'] })).status).toBe(200);
+    for (const message of [toolCall(2, 'list_users', {}), { jsonrpc: '2.0', id: 3, method: 'tools/list' }]) {
+      const res = await post(token, JSON.stringify(message));
+      expect(res.status).toBe(403);
+      expect(res.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="goals:read"');
+      expect(res.body.error).toMatchObject({ status: 403, code: 'insufficient_scope' });
+    }
+  });
 });
 
 describe('/mcp: the body is read by the REST rules (contract 11, 19; docs/architecture.md "Hostile input")', () => {
