@@ -119,7 +119,7 @@ export function buildOpenApiDocument() {
               ),
               404: errorResponse('No such resource in the caller tenant'),
               409: errorResponse(
-                `${scim ? 'uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; ' : ''}conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request`,
+                `${scim ? 'uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; ' : ''}${r.method !== 'GET' && /\/(users|Users)(\/|$)/.test(r.path) ? 'last_admin: the change would leave the tenant without an active admin; ' : ''}conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request`,
               ),
               // SCIM answers a broken rule as 400 invalidValue (shared/scim/errors.ts): its rows document no 422
               ...(scim ? {} : { 422: errorResponse('A rule is broken (validation_failed, taken, has_dependents)') }),

@@ -6,6 +6,8 @@ import { getEntity } from '#shared/db/reads.ts';
 import { setLimits } from './set-limits.ts';
 import { createTenant } from '#shared/domain/tenants.ts';
 import { serviceAccountEntity } from '#shared/domain/service-accounts/entity.ts';
+import { tokenIssuableInMs } from '#shared/domain/service-accounts/decide.ts';
+import { sleep } from '#shared/clock.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { UUID_RE } from '#shared/ids.ts';
 import { runImportCommand } from './import-command.ts';
@@ -61,6 +63,8 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
       const account = await getEntity({ tenantId: values.tenant, db }, serviceAccountEntity, accountUuid);
       if (!account) throw new Error(`No service account ${accountUuid} in tenant ${values.tenant}`);
       if (account.record.status !== 'active') throw new Error(`Service account ${accountUuid} is ${account.record.status}`);
+      // a token signed in its rotation's own second would be refused (its iat is whole seconds): wait that second out
+      await sleep(tokenIssuableInMs(account.record, Date.now()));
       const { token, expiresAt } = await issuer.sign({
         tenantId: values.tenant,
         userId: accountUuid,

@@ -3,6 +3,7 @@ import { nowIso } from '#shared/clock.ts';
 import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
+import { writeActiveAdmins } from '#shared/domain/users/admins.ts';
 import { newUserRecord } from '#shared/domain/users/entity.ts';
 import type { UserRecord } from '#shared/domain/users/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
@@ -31,6 +32,8 @@ export async function createTenant(
   const tenant: TenantRecord = { uuid: tenantId, name: input.name, created_at: now, updated_at: now };
   const admin = newUserRecord({ email: input.adminEmail, role: 'admin', creator_uuid: null }, now);
   const tx = putReadModelsReady(new WriteTx(ctx).create(tenantEntity, tenant).create(userEntity, admin), tenantId, now);
+  // its first admin is its active admins (contract 19, shared/domain/users/admins.ts): no later write builds the list from its users
+  writeActiveAdmins(tx, tenantId, { uuids: [], v: undefined }, [admin.uuid]);
   await putCheckinListsResharded(putChildRefsMoved(tx, tenantId, now), tenantId, now).commit();
   return { tenant, admin };
 }

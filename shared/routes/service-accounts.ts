@@ -97,7 +97,8 @@ export const serviceAccountRoutes: Route[] = [
     scope,
     table: 'write',
     doc: {
-      summary: 'Replace the client_secret (admins): the new one is in this response only, the old one gets no more tokens',
+      summary:
+        'Replace the client_secret (admins): the new one is in this response only, the old one gets no more tokens, and the tokens issued before the rotation stop working (401)',
       tag,
       extension,
       success: { status: 200, schema: ServiceAccountWithSecretResponse },

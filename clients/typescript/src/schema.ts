@@ -1823,7 +1823,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Replace the client_secret (admins): the new one is in this response only, the old one gets no more tokens
+         * Replace the client_secret (admins): the new one is in this response only, the old one gets no more tokens, and the tokens issued before the rotation stop working (401)
          * @description Needs the scope `service_accounts` (a token without it: 403 insufficient_scope).
          */
         post: operations["postServiceAccountsIdRotateSecret"];
@@ -3189,7 +3189,7 @@ export interface components {
             /** @description The scopes its tokens may carry (contract section 17); `service_accounts` is never grantable */
             scopes: ("goals:read" | "goals:write" | "directory:read" | "directory:write" | "data_sources" | "webhooks" | "events:read" | "scim")[];
         };
-        /** @description Disabling refuses the account's tokens at once, those already issued included; scopes apply to tokens issued after. */
+        /** @description Disabling refuses the account's tokens at once, those already issued included; scopes apply at once too: a token acts with the scopes both it and the account hold now (contract 19). */
         ServiceAccountUpdateBody: {
             name?: string;
             /** @description The scopes its tokens may carry (contract section 17); `service_accounts` is never grantable */
@@ -3933,7 +3933,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            /** @description last_admin: the change would leave the tenant without an active admin; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -4342,7 +4342,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description last_admin: the change would leave the tenant without an active admin; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24653,7 +24653,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; last_admin: the change would leave the tenant without an active admin; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request; idempotency_key_in_use: a request with this Idempotency-Key is still running */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -24899,7 +24899,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; last_admin: the change would leave the tenant without an active admin; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25022,7 +25022,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; last_admin: the change would leave the tenant without an active admin; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -25143,7 +25143,7 @@ export interface operations {
                     "application/scim+json": components["schemas"]["ScimError"];
                 };
             };
-            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
+            /** @description uniqueness: the userName (e-mail) is taken; a group still used by goals or active sub-teams; last_admin: the change would leave the tenant without an active admin; conflict: concurrent writes to the same record kept winning the optimistic-concurrency race after retries; retry the request */
             409: {
                 headers: {
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
