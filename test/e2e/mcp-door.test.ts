@@ -297,12 +297,24 @@ describe('/mcp: the body is read by the REST rules (contract 11, 19; docs/archit
     expect(res.body.error.data.details.map((d: { field: string }) => d.field)).toEqual([field]);
   });
 
-  it('answers a body that is not JSON with -32700, a tool call of hostile arguments and envelope with -32600', async () => {
+  it('answers 406/415 before reading the body, then a body that is not JSON with -32700, hostile arguments and envelope with -32600', async () => {
     for (const text of ['{"jsonrpc":"2.0","id":1,', 'not json', '', '{"a":1}{"b":2}']) {
       const res = await post(token, text);
       expect(res.status, text).toBe(400);
       expect(res.body, text).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32700 } });
     }
+    // the transport's own refusals come first, as REST's 415 before its body read: not JSON and a batch, unread
+    for (const [headers, status] of [
+      [{ 'content-type': 'text/plain' }, 415],
+      [{ accept: 'application/json' }, 406],
+    ] as const)
+      for (const text of ['not json', `[${callText(1, args('"value":1'))}]`]) {
+        const res = await post(token, text, headers);
+        expect([res.status, res.body]).toEqual([
+          status,
+          { jsonrpc: '2.0', error: { code: -32000, message: expect.any(String) }, id: null },
+        ]);
+      }
     // broken both in the envelope and in the arguments: the envelope's refusal, nothing runs
     const both = await post(
       token,
