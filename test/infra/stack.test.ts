@@ -5,6 +5,7 @@ import { routeName, type Route, type Worker } from '#shared/routes/index.ts';
 import { sqsSender } from '#shared/queue/queue.ts';
 import { queueUrlEnv, type GoalTrackingStack } from '../../infra/stack.ts';
 import { TABLE_ACTIONS } from '../../infra/constructs/tenant-data.ts';
+import { ITEM_WRITE_ACTIONS, OPERATOR_ONLY_LEADING_KEYS } from '#shared/db/table-access.ts';
 import {
   allRoutes,
   allWorkers,
@@ -318,7 +319,15 @@ describe('CDK stack', () => {
           'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': limiterLeaseLeadingKeys(TENANT_TAG_VARIABLE) },
         });
       }
-      const statements = all.filter((s) => s.Sid !== 'RateLimitLeases');
+      // The write role is denied the operator's items (rl#config): an Allow on T#<tenant>#* cannot leave them out.
+      const denied = all.filter((s) => s.Sid === 'OperatorOnlyItems');
+      expect(denied).toHaveLength(access === 'write' ? 1 : 0);
+      if (access === 'write') {
+        expect(denied[0]!.Effect).toBe('Deny');
+        expect(asArray(denied[0]!.Action).sort()).toEqual([...ITEM_WRITE_ACTIONS].sort());
+        expect(denied[0]!.Condition).toEqual({ 'ForAnyValue:StringLike': { 'dynamodb:LeadingKeys': OPERATOR_ONLY_LEADING_KEYS } });
+      }
+      const statements = all.filter((s) => s.Sid !== 'RateLimitLeases' && s.Sid !== 'OperatorOnlyItems');
       expect(statements).toHaveLength(1);
       expect(asArray(statements[0]!.Action).sort()).toEqual([...TABLE_ACTIONS[access]].sort());
       expect(asArray(statements[0]!.Resource).map(resourceKey).sort()).toEqual(resources.sort());

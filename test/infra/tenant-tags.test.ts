@@ -59,7 +59,13 @@ describe('tenant confinement by session tag', () => {
 
   it('(a) conditions every data statement of each tenant role on LeadingKeys under the tenant tag, nothing broader', () => {
     for (const [access, role] of tenantRoles()) {
-      const statements = roleStatements(template, logicalId(role));
+      const all = roleStatements(template, logicalId(role));
+      // the one Deny: the write role may not write the operator's items (rl#config; stack.test.ts checks its shape)
+      expect(
+        all.filter((s) => s.Effect === 'Deny').map((s) => s.Sid),
+        access,
+      ).toEqual(access === 'write' ? ['OperatorOnlyItems'] : []);
+      const statements = all.filter((s) => s.Effect !== 'Deny');
       expect(statements.length, access).toBeGreaterThan(0);
       for (const s of statements) {
         expect(s.Effect).toBe('Allow');
