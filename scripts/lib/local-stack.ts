@@ -17,7 +17,6 @@ import { requireQueueSend, withGrant, type Grant } from '#shared/grants.ts';
 import { scopesOfClaim } from '#shared/auth/scopes.ts';
 import { withContextValue } from '#shared/request-context.ts';
 import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
-import { MAX_BODY_BYTES } from '#shared/http/transport.ts';
 import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
 import { awsFaithfulLayer, faithfulCountsFile, faithfulSettings, writeFaithfulCounts, type FaithfulCounts } from './aws-faithful.ts';
 import { faultInjecting } from './fault-injection.ts';
@@ -83,6 +82,9 @@ export interface LocalStack {
 export const LOCAL_MAX_HEADER_BYTES = 16 * 1024;
 
 /** An error in the contract's shape (contract section 1), for what the local gateway refuses itself. */
+/** API Gateway HTTP API's largest request body (its quota: 10 MB). */
+const GATEWAY_MAX_BODY_BYTES = 10 * 1024 * 1024;
+
 const gatewayError = (status: number, code: string, message: string, requestId: string) =>
   JSON.stringify({ error: { status, code, message, details: [], request_id: requestId } });
 
@@ -146,6 +148,10 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   const streamArn = await ensureTable(dynamo.endpoint, tableName);
 
   const server: Server = createServer({ maxHeaderSize: LOCAL_MAX_HEADER_BYTES });
+  // Idle kept-alive connections stay open past a client's own idle time (Node's 5 s default made a client that
+  // paused under load reuse a socket the server was closing: "other side closed"), as a load balancer's do.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
   // Headers beyond the server's limit never reach a handler: answer 431 in the contract's shape, as the service does.
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (!socket.writable) return socket.destroy();
@@ -291,7 +297,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       let received = 0;
       req.on('data', (c: Buffer) => {
         received += c.length;
-        if (received <= MAX_BODY_BYTES) chunks.push(c);
+        if (received <= GATEWAY_MAX_BODY_BYTES) chunks.push(c);
       });
       req.once('end', () => resolve({ body: chunks.length ? Buffer.concat(chunks).toString('utf8') : '', received }));
       req.once('error', reject);
@@ -316,14 +322,11 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       res.end(body);
       if (!opts.quiet) log('access', { request_id: requestId, method, path: rawPath, status, ms: Date.now() - started });
     };
-    // A larger body than the service's limit is refused with 413 in the contract's shape.
+    // As API Gateway: a body over its 10 MB is its own 413; a smaller one reaches the function, whose transport
+    // refuses one over the service's 1 MiB (MAX_BODY_BYTES) in its door's dialect (REST, SCIM, JSON-RPC, OAuth).
     const { body, received } = await readRequestBody(req);
-    if (received > MAX_BODY_BYTES)
-      return send(
-        413,
-        { 'content-type': 'application/json' },
-        gatewayError(413, 'payload_too_large', `Request body is larger than ${MAX_BODY_BYTES} bytes`, requestId),
-      );
+    if (received > GATEWAY_MAX_BODY_BYTES)
+      return send(413, { 'content-type': 'application/json' }, JSON.stringify({ message: 'Request Entity Too Large' }));
     let match: { c: CompiledRoute; m: RegExpExecArray } | undefined;
     for (const c of compiledByMethod.get(method) ?? []) {
       const m = c.regex.exec(rawPath);
