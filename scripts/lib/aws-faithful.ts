@@ -427,6 +427,16 @@ export function readFaithfulCounts(dataDir: string): FaithfulCounts | undefined 
   return files.reduce((all, f) => addCounts(all, JSON.parse(readFileSync(join(dataDir, f), 'utf8')) as FaithfulCounts), emptyCounts());
 }
 
+/** How long DynamoDB answers a TransactWriteItems sent again with a token from the first one (its idempotency window). */
+const TOKEN_KEPT_MS = 10 * 60_000;
+
+/** The ClientRequestToken of a TransactWriteItems attempt (the SDK fills it once per call: every attempt has the same). */
+function tokenOf(request: unknown): string | undefined {
+  const body = (request as { body?: string | Uint8Array }).body;
+  const text = typeof body === 'string' || body === undefined ? body : new TextDecoder().decode(body);
+  return text ? (JSON.parse(text) as { ClientRequestToken?: string }).ClientRequestToken : undefined;
+}
+
 /** The layer on clients, with its counts. */
 export type FaithfulLayer = ((client: DynamoDBClient) => void) & { readonly counts: FaithfulCounts };
 
@@ -453,6 +463,16 @@ export function awsFaithfulLayer(opts: FaithfulOptions): FaithfulLayer {
   const fault = (kind: string, command: string) => bump((counts.faults[kind] ??= {}), callOf(command));
   /** Items transactions of this process are writing (an attempt sent, its answer not back), with how many. */
   const transacting = new Map<string, number>();
+  /** The ClientRequestToken of each transaction the layer let apply and answered 500, for as long as AWS keeps one (10 min). */
+  const appliedTokens = new Map<string, number>();
+  const rememberApplied = (token: string) => {
+    const at = now();
+    appliedTokens.set(token, at);
+    for (const [t, when] of appliedTokens) {
+      if (when > at - TOKEN_KEPT_MS) break;
+      appliedTokens.delete(t);
+    }
+  };
   let plain: DynamoDBClient | undefined;
   /** The current images of `keys` (strongly consistent, on a client without the layer): a write's old images. */
   const current = async (table: string, keys: Item[]): Promise<Map<string, Item>> => {
@@ -611,6 +631,7 @@ export function awsFaithfulLayer(opts: FaithfulOptions): FaithfulLayer {
         (next, context) => async (args) => {
           const command = context.commandName ?? '';
           const write = (context as WriteContext)[WRITE];
+          const transactItems = write?.transactItems ?? 0;
           const answer = (f: Fault) => {
             fault(f.kind, command);
             return { response: errorResponse(f), output: undefined } as never;
@@ -618,12 +639,18 @@ export function awsFaithfulLayer(opts: FaithfulOptions): FaithfulLayer {
           if (SINGLE_WRITES.has(command) && write?.keys.some((k) => transacting.has(k))) return answer(SINGLE_ITEM_CONFLICT);
           const attempt = async () => {
             if (random() >= opts.faultRate) return next(args);
-            const faults = faultsFor(command, write?.transactItems ?? 0);
+            // a transaction sent again with the token of one that applied is answered from that one, never run
+            // again: throttled or failed perhaps, but not cancelled for a conflict
+            const token = transactItems ? tokenOf(args.request) : undefined;
+            const replay = token !== undefined && appliedTokens.has(token);
+            const faults = faultsFor(command, replay ? 0 : transactItems);
             const f = faults[Math.min(faults.length - 1, Math.floor(random() * faults.length))]!;
-            if (!f.applied) return answer(f);
+            if (!f.applied || replay) return answer(f.applied ? INTERNAL : f); // a replay changes nothing
             const real = (await next(args)) as { response: { statusCode: number; body?: { resume?: () => void } } };
             real.response.body?.resume?.(); // its answer is dropped unread
-            return answer(real.response.statusCode < 300 ? f : INTERNAL);
+            if (real.response.statusCode >= 300) return answer(INTERNAL);
+            if (token !== undefined) rememberApplied(token);
+            return answer(f);
           };
           if (command !== 'TransactWriteItemsCommand' || !write) return attempt();
           for (const k of write.keys) transacting.set(k, (transacting.get(k) ?? 0) + 1);

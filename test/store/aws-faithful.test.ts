@@ -260,6 +260,16 @@ describe('AWS-faithful layer', () => {
     await new WriteTx(c).create(thing, a).commit();
     expect(db.layer.counts.faults).toEqual({ [FAULT_KINDS.appliedInternal]: { TransactWriteItems: 1 } });
     expect(await getEntity(c, thing, a.uuid, true)).toEqual({ record: a, version: 1 });
+    // its replay is answered from the write that applied: failed perhaps, never cancelled for a conflict (a conflict
+    // would make the store write again and meet its own write: a delivery's claim read as another's)
+    const replayed = layered({ faultRate: 0.5, random: scripted([0, 0.7, 0, 0.99]) }); // the replay's 0.99 would pick a conflict
+    const b = newThing(randomUUID());
+    await new WriteTx({ ...c, db: replayed }).create(thing, b).commit();
+    expect(replayed.layer.counts.faults).toEqual({
+      [FAULT_KINDS.appliedInternal]: { TransactWriteItems: 1 },
+      [FAULT_KINDS.internal]: { TransactWriteItems: 1 },
+    });
+    expect(await getEntity(c, thing, b.uuid, true)).toEqual({ record: b, version: 1 });
   });
 
   it('answers 500 to a conditional put that applied: the retry meets its own write, which the store answers as done', async () => {
