@@ -355,12 +355,12 @@ const sum = (m: Record<string, number>) => Object.values(m).reduce((a, b) => a +
 const callOf = (command: string) => command.replace(/Command$/, '');
 
 /** How many faults of `kind` (every kind: undefined) the layer injected. */
-export const faultsInjected = (c: FaithfulCounts, kind?: string) =>
+const faultsInjected = (c: FaithfulCounts, kind?: string) =>
   kind === undefined ? Object.values(c.faults).reduce((a, m) => a + sum(m), 0) : sum(c.faults[kind] ?? {});
-export const staleReadsServed = (c: FaithfulCounts) => sum(c.stale);
+const staleReadsServed = (c: FaithfulCounts) => sum(c.stale);
 
 /** `from` added into `into` (the counts of several stacks: chaos restarts its stack). */
-export function addCounts(into: FaithfulCounts, from: FaithfulCounts): FaithfulCounts {
+function addCounts(into: FaithfulCounts, from: FaithfulCounts): FaithfulCounts {
   for (const [kind, calls] of Object.entries(from.faults))
     for (const [call, n] of Object.entries(calls)) bump((into.faults[kind] ??= {}), call, n);
   for (const [call, n] of Object.entries(from.reads)) bump(into.reads, call, n);
