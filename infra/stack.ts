@@ -49,6 +49,7 @@ export interface GoalTrackingStackProps extends StackProps {
 const ROUTE_TIMEOUT = Duration.seconds(10);
 
 import { queueUrlEnv } from '#shared/queue/queue.ts';
+import { DOORS, gatewayChecksJwt } from '#shared/http/doors.ts';
 
 export { queueUrlEnv };
 
@@ -215,7 +216,7 @@ export class GoalTrackingStack extends Stack {
           // the public base URL the service names itself by (MCP resource metadata, SCIM meta.location), never the Host header
           API_BASE_URL: this.api.apiEndpoint,
           JWT_AUDIENCE: config.jwtAudience[0]!,
-          ...(route.auth === 'jwt' || route.rateLimited || route.credential ? this.limitDefaults(config) : {}),
+          ...(route.auth === 'jwt' || route.rateLimited || route.door === 'push' ? this.limitDefaults(config) : {}),
           ...(route.scope ? { ROUTE_SCOPE: route.scope } : {}),
         },
       });
@@ -224,33 +225,34 @@ export class GoalTrackingStack extends Stack {
       this.bindNeeds(fn, route.needs ?? [], name, config);
       // Every authenticated POST honours Idempotency-Key (contract section 11), so each may seed ids; every list
       // signs and checks its cursors (contract 18) with a key derived from the same secret (shared/list/cursor.ts).
-      if ((route.auth === 'jwt' || route.credential) && (route.method === 'POST' || route.doc.list || route.listEngine)) {
+      if ((route.auth === 'jwt' || route.door === 'push') && (route.method === 'POST' || route.doc.list || route.listEngine)) {
         fn.addToPolicy(new iam.PolicyStatement({ actions: ['kms:GenerateMac'], resources: [this.idSeedKey.keyArn] }));
         fn.addEnvironment('ID_SEED_KMS_KEY_ID', this.idSeedKey.keyArn);
       }
       this.routeFunctions.set(route, fn);
 
-      // a row whose function checks the token itself (tokenCheck) has no gateway authorizer
-      const authorizer: IHttpRouteAuthorizer = route.auth === 'jwt' && route.tokenCheck !== 'function' ? jwt : new HttpNoneAuthorizer();
+      // a row whose function checks the token itself (door mcp: credential function-jwt) has no gateway authorizer
+      const authorizer: IHttpRouteAuthorizer = gatewayChecksJwt(route.door) ? jwt : new HttpNoneAuthorizer();
       const httpRoute = new HttpRoute(group, `${name}Route`, {
         httpApi: this.api,
         routeKey: HttpRouteKey.with(route.path, HttpMethod[route.method]),
         integration: new HttpLambdaIntegration(`${name}Integration`, fn.fn),
         authorizer,
         // API Gateway refuses a token without the row's scope before the function runs (contract section 17)
-        ...(route.auth === 'jwt' && route.tokenCheck !== 'function' && route.scope ? { authorizationScopes: [route.scope] } : {}),
+        ...(gatewayChecksJwt(route.door) && route.scope ? { authorizationScopes: [route.scope] } : {}),
       });
-      if (route.tokenCheck === 'function') {
+      if (DOORS[route.door].credential === 'function-jwt') {
         Validations.of(httpRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
-          reason: `${route.method} ${route.path} checks the bearer token in its function (tokenCheck in the route table): the JWT authorizer's 401 cannot carry the WWW-Authenticate resource_metadata header MCP clients need.`,
+          reason: `${route.method} ${route.path} checks the bearer token in its function (door mcp in the route table): the JWT authorizer's 401 cannot carry the WWW-Authenticate resource_metadata header MCP clients need.`,
         });
       } else if (route.auth === 'public') {
         Validations.of(httpRoute).acknowledge({
           id: 'AwsSolutions-APIG4',
-          reason: route.credential
-            ? `${route.method} ${route.path} takes no user token by design (a cron job or a script pushes with the data source's own secret): the function checks that credential (${route.credential}) itself, in constant time, and rate-limits it.`
-            : `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document, its reference page and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,
+          reason:
+            route.door === 'push'
+              ? `${route.method} ${route.path} takes no user token by design (a cron job or a script pushes with the data source's own secret): the function checks that credential (push secret) itself, in constant time, and rate-limits it.`
+              : `${route.method} ${route.path} is public by design (auth: public in the route table): the OpenAPI document, its reference page and the issuer's JWKS/discovery must be readable without a token, and the JWT authorizer itself fetches the latter.`,
         });
       }
     }

@@ -3,10 +3,9 @@ import { tenantDb } from '#shared/db/tenant-scope.ts';
 import type { OAuthRefusal } from '#shared/domain/service-accounts/decide.ts';
 import { parseClientId } from '#shared/domain/service-accounts/entity.ts';
 import { grantClientCredentials } from '#shared/domain/service-accounts/service.ts';
-import { json, publicHandler, rateLimiter, type ApiEvent, type ApiResult } from '#shared/http/api.ts';
+import { json, rateLimiter, tokenHandler, type ApiEvent } from '#shared/http/api.ts';
 import { credentialBudget } from '#shared/http/credential-budget.ts';
-import { NO_STORE, toOAuthAnswer } from '#shared/http/oauth-answer.ts';
-import type { Context } from 'aws-lambda';
+import { NO_STORE } from '#shared/http/oauth-answer.ts';
 
 const issuer = configuredIssuer();
 
@@ -70,8 +69,10 @@ function basicCredentials(header: string | undefined): { id: string; secret: str
  * spends the failed-credential budget of its client id and of the tenant named (shared/http/credential-budget.ts),
  * checked before the tenant's session and scrypt, so guessing is throttled (429 with Retry-After) while the
  * tenant's own callers are served as before; a proved client then draws on its tenant's budget as any caller.
+ * The door `token` (shared/http/doors.ts): every answer in OAuth's dialect (shared/http/oauth-answer.ts): a refusal
+ * of the chain (413, 431), the failed-credential budget's or the tenant's 429 (`rate_limited`, Retry-After) and a 500 too.
  */
-const grant = publicHandler(async ({ event }) => {
+export const handler = tokenHandler(async ({ event }) => {
   const form = formOf(event);
   if (typeof form === 'string') return invalidRequest(form);
   const grantType = form.get('grant_type');
@@ -114,9 +115,3 @@ const grant = publicHandler(async ({ event }) => {
     { ...NO_STORE, ...limitHeaders },
   );
 });
-
-/**
- * The grant, every answer in OAuth's dialect (shared/http/oauth-answer.ts): a refusal of the chain (413, 431), the
- * failed-credential budget's or the tenant's 429 (`rate_limited`, Retry-After) and a 500 too.
- */
-export const handler = async (event: ApiEvent, context: Context): Promise<ApiResult> => toOAuthAnswer(await grant(event, context));

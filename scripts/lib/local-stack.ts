@@ -342,7 +342,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(',') : v;
 
     let claims: Record<string, string> | undefined;
-    if (route.auth === 'jwt' && route.tokenCheck !== 'function') {
+    if (route.auth === 'jwt' && route.door !== 'mcp') {
       // As the HTTP API JWT authorizer: the token (alone or after `Bearer `), signature against the issuer's JWKS, iss, aud, exp (required), nbf.
       const m = /^(?:Bearer\s+)?(\S+)$/i.exec(headers.authorization ?? '');
       try {

@@ -1,15 +1,8 @@
-import middy, { type MiddlewareObj } from '@middy/core';
-import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import httpSecurityHeaders from '@middy/http-security-headers';
-import type { Context } from 'aws-lambda';
 import type * as z from 'zod';
 import { config } from '#shared/config.ts';
-import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
-import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { bodyValidation } from '#shared/http/middleware/body-validation.ts';
-import { caller } from '#shared/http/middleware/caller.ts';
 import { earlyLists } from '#shared/http/middleware/early-lists.ts';
-import { errorsAndLogging, requestIdOf } from '#shared/http/middleware/errors-and-logging.ts';
+import { requestIdOf } from '#shared/http/middleware/errors-and-logging.ts';
 import { idempotency } from '#shared/http/middleware/idempotency.ts';
 import type {
   ApiEvent,
@@ -22,20 +15,16 @@ import type {
   ReplayRequest,
   RequestCtx,
 } from '#shared/http/middleware/internal.ts';
-import { pathAndQuery } from '#shared/http/middleware/path-and-query.ts';
-import { rateLimit } from '#shared/http/middleware/rate-limit.ts';
 import { readAhead } from '#shared/http/middleware/read-ahead.ts';
-import { scopeCheck } from '#shared/http/middleware/scope-check.ts';
-import { tenantFromClaims } from '#shared/http/middleware/tenant-from-claims.ts';
-import { limitDefaultsFromEnv, RateLimiter } from '#shared/http/rate-limit.ts';
+import { doorPipeline, type Stage } from '#shared/http/pipeline.ts';
 import { transport } from '#shared/http/transport.ts';
 import { queryPairs } from '#shared/list/params.ts';
 import { withKeys, type Log } from '#shared/logger.ts';
-import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
 
 export type { ApiEvent, ApiResult, BodySchema, EarlyRequest, ReadAhead, ReplayRequest, RequestCtx };
 export { json } from '#shared/http/json.ts';
 export { validateBody } from '#shared/http/middleware/body-validation.ts';
+export { rateLimiter } from '#shared/http/pipeline.ts';
 
 export interface ApiRequest<B, E = undefined> {
   ctx: RequestCtx;
@@ -57,27 +46,6 @@ export interface PublicRequest {
   query: Array<[string, string]>;
 }
 
-/** The per-tenant and per-user limiter (contract section 11), one per container, its budget in the table. */
-export const rateLimiter = new RateLimiter({ db: tenantDb, tableName: () => config.tableName, defaults: limitDefaultsFromEnv });
-
-// middy's handler takes (event, context) and makes each request's abort signal itself; its type still asks for
-// options, so one never-aborted set serves every call instead of an AbortController per request
-const MIDDY_CALL_OPTIONS = { signal: new AbortController().signal };
-
-function wrap<I extends LoggingInternal>(handler: middy.MiddyfiedHandler<ApiEvent, ApiResult, Error, Context, I>) {
-  return (event: ApiEvent, context: Context): Promise<ApiResult> =>
-    withDbMetrics(newDbMetrics(), async () => (await handler(event, context, MIDDY_CALL_OPTIONS)) as ApiResult);
-}
-
-/** The handler's context: middy's way to hand it what the middlewares put in request.internal. */
-type ApiContext = Context & { internal: ApiInternal };
-
-/** The last middleware: request.internal onto the handler's context. */
-const internalToContext = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal> => ({
-  name: 'internalToContext',
-  before: (request) => void ((request.context as ApiContext).internal = request.internal),
-});
-
 /**
  * An authenticated API handler: resolves the caller from the JWT claims (401 if the user is unknown or
  * inactive), validates the body with `body` (a route without one refuses body fields), and runs `handle`.
@@ -95,41 +63,34 @@ const internalToContext = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context,
  * ahead, the caller's read started (its 401 comes from the promise), the admission by the limiter (429) as a
  * promise, the route's early start beside the caller's read. The handler then awaits the admitted caller (so a
  * 401 or 429 wins over a body's 400 found meanwhile), validates the body and runs `handle`, once per
- * Idempotency-Key.
+ * Idempotency-Key. `door`: `scim` for the SCIM routes (shared/scim/handler.ts), whose answers are SCIM's.
  */
-export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(opts: {
-  accepts?: readonly string[];
-  body?: BodySchema<S>;
-  sealReplays?: boolean;
-  readAhead?: ReadAhead;
-  early?: (req: EarlyRequest) => Promise<E>;
-  handle: (req: ApiRequest<z.infer<S>, E>) => Promise<ApiResult>;
-  authorizeReplay?: (req: ReplayRequest<z.infer<S>>) => Promise<unknown> | void;
-}) {
+export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(
+  opts: {
+    accepts?: readonly string[];
+    body?: BodySchema<S>;
+    sealReplays?: boolean;
+    readAhead?: ReadAhead;
+    early?: (req: EarlyRequest) => Promise<E>;
+    handle: (req: ApiRequest<z.infer<S>, E>) => Promise<ApiResult>;
+    authorizeReplay?: (req: ReplayRequest<z.infer<S>>) => Promise<unknown> | void;
+  },
+  door: 'rest' | 'scim' = 'rest',
+) {
   void config.tableName; // every authenticated route reads the caller's user: without a table, fail at cold start
-  const handler = middy<ApiEvent, ApiResult, Error, Context, ApiInternal>()
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
-    .use(httpSecurityHeaders()) // before errorsAndLogging, so its onError also dresses error responses
-    .use(errorsAndLogging<ApiInternal>())
-    .use(httpHeaderNormalizer())
-    .use(transport({ withBody: true, accepts: opts.accepts }) as MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal>)
-    .use(
-      idempotency({
+  return doorPipeline<ApiInternal>(
+    door,
+    {
+      transport: transport({ withBody: true, accepts: opts.accepts }) as Stage<ApiInternal>,
+      idempotency: idempotency({
         sealed: opts.sealReplays,
         authorizeReplay: opts.authorizeReplay as (req: ReplayRequest<unknown>) => Promise<unknown> | void,
       }),
-    )
-    .use(bodyValidation(opts.body))
-    .use(tenantFromClaims())
-    .use(scopeCheck())
-    .use(pathAndQuery())
-    .use(readAhead(opts.readAhead))
-    .use(caller())
-    .use(rateLimit(rateLimiter))
-    .use(earlyLists(opts.early))
-    .use(internalToContext())
-    .handler(async (event, context) => {
-      const { internal } = context as ApiContext;
+      bodyValidation: bodyValidation(opts.body),
+      readAhead: readAhead(opts.readAhead),
+      early: earlyLists(opts.early),
+    },
+    async (event, { internal }) => {
       const ctx = await internal.ctx;
       const run = async () => {
         const body = (await internal.body()) as z.infer<S>;
@@ -145,19 +106,20 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(
         });
       };
       return internal.respond(run);
-    });
-  return wrap(handler);
+    },
+  );
 }
 
 /** A handler for public routes (OpenAPI document, JWKS): no caller, same errors and logging. */
-export function publicHandler(handle: (req: PublicRequest) => Promise<ApiResult>) {
-  const handler = middy<ApiEvent, ApiResult, Error, Context, LoggingInternal>()
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
-    .use(errorsAndLogging())
-    .use(transport({ withBody: false }) as MiddlewareObj<ApiEvent, ApiResult, Error, Context, LoggingInternal>)
-    .handler(async (event, context) => {
-      const requestId = requestIdOf(event, context);
-      return handle({ requestId, log: withKeys({ request_id: requestId }), event, query: queryPairs(event.rawQueryString) });
-    });
-  return wrap(handler);
+export function publicHandler(handle: (req: PublicRequest) => Promise<ApiResult>, door: 'public' | 'token' = 'public') {
+  return doorPipeline<LoggingInternal>(door, {}, async (event, context) => {
+    const requestId = requestIdOf(event, context);
+    return handle({ requestId, log: withKeys({ request_id: requestId }), event, query: queryPairs(event.rawQueryString) });
+  });
 }
+
+/**
+ * The token endpoint's handler (door `token`): the public chain, the client secret proved by `handle`, which then
+ * charges the limiter itself (after the secret, shared/http/doors.ts), every answer in OAuth's dialect.
+ */
+export const tokenHandler = (handle: (req: PublicRequest) => Promise<ApiResult>) => publicHandler(handle, 'token');

@@ -1,27 +1,18 @@
-import middy, { type MiddlewareObj } from '@middy/core';
-import httpHeaderNormalizer from '@middy/http-header-normalizer';
-import httpSecurityHeaders from '@middy/http-security-headers';
+import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type * as z from 'zod';
-import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { dataSourceUuidOf, pushSecretMatches, tenantOfPushSecret } from '#shared/domain/integrations/data-sources.ts';
 import { dataSourceEntity, type DataSourceRecord } from '#shared/domain/integrations/entity.ts';
 import { UnauthorizedError } from '#shared/errors.ts';
-import { rateLimiter } from '#shared/http/api.ts';
 import { credentialBudget } from '#shared/http/credential-budget.ts';
 import { bodyValidation } from '#shared/http/middleware/body-validation.ts';
-import { caller } from '#shared/http/middleware/caller.ts';
-import { errorsAndLogging } from '#shared/http/middleware/errors-and-logging.ts';
 import { idempotency } from '#shared/http/middleware/idempotency.ts';
 import type { ApiEvent, ApiInternal, ApiResult, BodySchema, RequestCtx } from '#shared/http/middleware/internal.ts';
-import { pathAndQuery } from '#shared/http/middleware/path-and-query.ts';
-import { rateLimit } from '#shared/http/middleware/rate-limit.ts';
-import { readAhead } from '#shared/http/middleware/read-ahead.ts';
+import { doorPipeline, type Stage } from '#shared/http/pipeline.ts';
 import { transport } from '#shared/http/transport.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
-import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
 
 type PushInternal = ApiInternal & { pushSource: DataSourceRecord };
 
@@ -65,43 +56,25 @@ const pushSecretAuth = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, Pu
   },
 });
 
-const MIDDY_CALL_OPTIONS = { signal: new AbortController().signal };
-
-/** request.internal onto the handler's context (as api.ts does). */
-const internalToContext = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, PushInternal> => ({
-  name: 'internalToContext',
-  before: (request) => void ((request.context as Context & { internal: PushInternal }).internal = request.internal),
-});
-
-type As = MiddlewareObj<ApiEvent, ApiResult, Error, Context, PushInternal>;
-
-/** apiHandler's chain with the push secret in place of the token's claims (shared/http/api.ts says what each step does). */
+/** apiHandler's chain (shared/http/pipeline.ts) at the door `push`: the push secret proves the caller in place of the token's claims. */
 export function pushHandler<S extends z.ZodType>(opts: {
   body: BodySchema<S>;
   handle: (req: { ctx: RequestCtx; body: z.infer<S>; params: Record<string, string>; source: DataSourceRecord }) => Promise<ApiResult>;
 }) {
-  const handler = middy<ApiEvent, ApiResult, Error, Context, PushInternal>()
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
-    .use(httpSecurityHeaders())
-    .use(errorsAndLogging<PushInternal>())
-    .use(httpHeaderNormalizer())
-    .use(transport({ withBody: true }) as As)
-    // a replay is answered only after the secret was checked again (pushSecretAuth runs before the handler)
-    .use(idempotency({ authorizeReplay: () => undefined }) as As)
-    .use(bodyValidation(opts.body) as As)
-    .use(pushSecretAuth())
-    .use(pathAndQuery() as As)
-    .use(readAhead(undefined) as As)
-    .use(caller() as As)
-    .use(rateLimit(rateLimiter) as As)
-    .use(internalToContext())
-    .handler(async (_event, context) => {
-      const internal = (context as Context & { internal: PushInternal }).internal;
+  return doorPipeline<PushInternal>(
+    'push',
+    {
+      transport: transport({ withBody: true }) as Stage<PushInternal>,
+      // a replay is answered only after the secret was checked again (pushSecretAuth runs before the handler)
+      idempotency: idempotency({ authorizeReplay: () => undefined }) as Stage<PushInternal>,
+      bodyValidation: bodyValidation(opts.body) as Stage<PushInternal>,
+      credential: pushSecretAuth(),
+    },
+    async (_event, { internal }) => {
       const ctx = await internal.ctx;
       return internal.respond(async () =>
         opts.handle({ ctx, body: (await internal.body()) as z.infer<S>, params: internal.params, source: internal.pushSource }),
       );
-    });
-  return (event: ApiEvent, context: Context): Promise<ApiResult> =>
-    withDbMetrics(newDbMetrics(), async () => (await handler(event, context, MIDDY_CALL_OPTIONS)) as ApiResult);
+    },
+  );
 }

@@ -1,22 +1,16 @@
-import { scopesOfClaim } from '#shared/auth/scopes.ts';
-import { scopeCheck } from '#shared/http/middleware/scope-check.ts';
-import middy, { type MiddlewareObj } from '@middy/core';
-import httpHeaderNormalizer from '@middy/http-header-normalizer';
 import type { Context } from 'aws-lambda';
-import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
+import { scopesOfClaim } from '#shared/auth/scopes.ts';
 import { RateLimitedError, UnauthorizedError } from '#shared/errors.ts';
 import { rateLimiter, type ApiEvent, type ApiResult, type RequestCtx } from '#shared/http/api.ts';
 import { caller } from '#shared/http/middleware/caller.ts';
-import { errorsAndLogging } from '#shared/http/middleware/errors-and-logging.ts';
 import type { ApiInternal } from '#shared/http/middleware/internal.ts';
 import { rateLimit } from '#shared/http/middleware/rate-limit.ts';
-import { tenantFromClaims } from '#shared/http/middleware/tenant-from-claims.ts';
+import { doorPipeline, type Stage } from '#shared/http/pipeline.ts';
 import { checkSizes } from '#shared/http/transport.ts';
 import { resourceMetadataUrl } from '#shared/mcp/base-url.ts';
-import { verifyBearer } from '#shared/mcp/token.ts';
 import type { ToolCallMessage } from '#shared/mcp/message.ts';
+import { verifyBearer } from '#shared/mcp/token.ts';
 import type { Log } from '#shared/logger.ts';
-import { captureLambdaHandler, tracer } from '#shared/tracer.ts';
 
 /** What a tool call runs with: the admitted caller, or the refusal (429) its tool result reports. */
 export interface McpCall {
@@ -50,7 +44,7 @@ export interface McpServer {
 }
 
 type McpInternal = ApiInternal & { mcp: McpRead };
-type Mw = MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal>;
+type Mw = Stage<ApiInternal>;
 
 /** The token's check, as the gateway authorizer does it on other routes, but with the MCP 401 (shared/mcp/token.ts). */
 const bearer = (): Mw => ({
@@ -110,13 +104,13 @@ const chargedPerToolCall = (load: () => Promise<McpServer>): Mw => {
   };
 };
 
-const MIDDY_CALL_OPTIONS = { signal: new AbortController().signal };
-
 /**
- * POST /mcp: the bearer check (sizes 413/431, then 401 with `resource_metadata`), the body read by the REST
+ * POST /mcp, the door `mcp` of the one chain (shared/http/pipeline.ts), its substitutions: in the transport stage
+ * the bearer check (sizes 413/431, then 401 with `resource_metadata`), then the body read by the REST
  * rules into one JSON-RPC message (shared/mcp/message.ts: -32700, -32600 for an array or a hostile value outside
- * a tool call's arguments), then the same chain as every REST route for the token's tenant, the caller (401 when
- * unknown or inactive) and the rate limiter, then the MCP server. The limiter charges a tools/call that will run
+ * a tool call's arguments), then the same stages as every REST route for the token's tenant, the row's scope, the
+ * caller (401 when unknown or inactive, not read for a POST already answered) and the rate limiter (charged per tool
+ * call), then the MCP server. The limiter charges a tools/call that will run
  * its tool once, as its REST call, and nothing else. A limiter's 429 does not end the request: the tool call it
  * would run answers it as a refused tool result (contract section 15).
  */
@@ -125,20 +119,17 @@ export function mcpHandler(opts: {
   /** Replays of an `idempotency_key` pass the permission check of the tool's REST route (`McpTool.idempotent`). */
   authorizeReplay: 'each tool its own';
 }) {
-  const handler = middy<ApiEvent, ApiResult, Error, Context, ApiInternal>()
-    .use(captureLambdaHandler(tracer, { captureResponse: false }))
-    .use(errorsAndLogging<ApiInternal>())
-    .use(httpHeaderNormalizer())
-    .use(bearer())
-    .use(message(opts.load))
-    .use(scopeCheck()) // the row's scope (goals:read) to use the server at all; each tool call checks its own
-    .use(tenantFromClaims())
-    .use({ name: 'noReadAhead', before: (r) => void (r.internal.readAhead = { entities: [], teams: false }) })
-    .use(unlessAnswered(caller()))
-    .use(unlessAnswered(chargedPerToolCall(opts.load)))
-    .use({ name: 'internalToContext', before: (r) => void ((r.context as Context & { internal?: ApiInternal }).internal = r.internal) })
-    .handler(async (event, context) => {
-      const internal = (context as Context & { internal?: McpInternal }).internal!;
+  return doorPipeline<ApiInternal>(
+    'mcp',
+    {
+      // the function proves the token where the gateway's authorizer would, before the body is read; then the one message
+      transport: [bearer(), message(opts.load)],
+      pathAndQuery: null,
+      caller: unlessAnswered(caller()),
+      limiter: unlessAnswered(chargedPerToolCall(opts.load)),
+    },
+    async (event, context) => {
+      const internal = context.internal as McpInternal;
       const read = internal.mcp;
       if (read.kind === 'answer') return read.result;
       let ctx: RequestCtx | undefined;
@@ -167,7 +158,6 @@ export function mcpHandler(opts: {
         toolCall: read.toolCall,
       };
       return server.serve(event, call);
-    });
-  return (event: ApiEvent, context: Context): Promise<ApiResult> =>
-    withDbMetrics(newDbMetrics(), async () => (await handler(event, context, MIDDY_CALL_OPTIONS)) as ApiResult);
+    },
+  );
 }

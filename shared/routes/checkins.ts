@@ -13,6 +13,7 @@ export const checkinRoutes: Route[] = [
     path: '/rest/v2/checkins',
     handler: 'functions/checkins/list.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:read',
     table: 'read',
     doc: {
@@ -27,6 +28,7 @@ export const checkinRoutes: Route[] = [
     path: '/rest/v2/checkins',
     handler: 'functions/checkins/create.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:write',
     table: 'write',
     doc: {
@@ -41,6 +43,7 @@ export const checkinRoutes: Route[] = [
     path: '/rest/v2/checkins/{id}',
     handler: 'functions/checkins/get.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:read',
     table: 'read',
     doc: {
@@ -54,6 +57,7 @@ export const checkinRoutes: Route[] = [
     path: '/rest/v2/checkins/{id}',
     handler: 'functions/checkins/update.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:write',
     table: 'write',
     doc: {
@@ -68,6 +72,7 @@ export const checkinRoutes: Route[] = [
     path: '/rest/v2/checkins/{id}',
     handler: 'functions/checkins/delete.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:write',
     table: 'write',
     doc: {

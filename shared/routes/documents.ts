@@ -15,6 +15,7 @@ export const documentRoutes: Route[] = [
     path: '/documents',
     handler: 'functions/documents/list.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:read',
     table: 'read',
     doc: {
@@ -30,6 +31,7 @@ export const documentRoutes: Route[] = [
     path: '/documents/{shareable_uuid}/refresh',
     handler: 'functions/documents/refresh.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:write',
     table: 'write',
     sendsTo: [DOCUMENT_REFRESH_QUEUE],
@@ -47,6 +49,7 @@ export const documentRoutes: Route[] = [
     path: '/chat/refresh_threads/{thread_uuid}/status',
     handler: 'functions/documents/refresh-status.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:read',
     // A run whose message was lost is ended `failed` by the poll that finds it stale (a conditional write).
     table: 'write',

@@ -8,6 +8,7 @@ export const eventRoutes: Route[] = [
     path: '/events',
     handler: 'functions/events/list.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'events:read',
     table: 'read',
     doc: {

@@ -17,6 +17,7 @@ export const importRoutes: Route[] = [
     path: '/rest/v2/imports',
     handler: 'functions/imports/create.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:write',
     table: 'write',
     sendsTo: [IMPORT_QUEUE],
@@ -35,6 +36,7 @@ export const importRoutes: Route[] = [
     path: '/rest/v2/imports',
     handler: 'functions/imports/list.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:read',
     table: 'read',
     doc: {
@@ -51,6 +53,7 @@ export const importRoutes: Route[] = [
     path: '/rest/v2/imports/{id}',
     handler: 'functions/imports/get.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:read',
     table: 'read',
     doc: {

@@ -24,6 +24,7 @@ export const integrationRoutes: Route[] = [
     path: '/connector_requests',
     handler: 'functions/integrations/create-connector-request.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'data_sources',
     table: 'write',
     sendsTo: [SUPPORT_ISSUE_QUEUE],
@@ -52,6 +53,7 @@ export const integrationRoutes: Route[] = [
     path: '/connector_requests',
     handler: 'functions/integrations/list-connector-requests.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'data_sources',
     table: 'read',
     doc: {
@@ -67,6 +69,7 @@ export const integrationRoutes: Route[] = [
     path: '/data_sources',
     handler: 'functions/integrations/create-data-source.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'data_sources',
     table: 'write',
     needs: ['kms:webhook-secrets'],
@@ -84,6 +87,7 @@ export const integrationRoutes: Route[] = [
     path: '/data_sources/{id}',
     handler: 'functions/integrations/get-data-source.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'data_sources',
     table: 'read',
     doc: {
@@ -98,6 +102,7 @@ export const integrationRoutes: Route[] = [
     path: '/data_sources/{id}',
     handler: 'functions/integrations/update-data-source.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'data_sources',
     table: 'write',
     needs: ['kms:webhook-secrets'],
@@ -114,6 +119,7 @@ export const integrationRoutes: Route[] = [
     path: '/data_sources/{id}/sync',
     handler: 'functions/integrations/sync-data-source.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'data_sources',
     // it writes nothing itself, but an Idempotency-Key's record is a write (read only, a keyed POST was a 500)
     table: 'write',
@@ -131,6 +137,7 @@ export const integrationRoutes: Route[] = [
     path: '/data_sources/{id}/syncs',
     handler: 'functions/integrations/list-data-source-syncs.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'data_sources',
     table: 'read',
     doc: {
@@ -148,7 +155,7 @@ export const integrationRoutes: Route[] = [
     // No JWT: the credential is the source's push secret (Authorization: Bearer <push_secret>), checked by the
     // function in constant time; any mismatch is 401. Rate limited as requests of the source's creator.
     auth: 'public',
-    credential: 'push_secret',
+    door: 'push',
     table: 'write',
     doc: {
       summary:
@@ -165,6 +172,7 @@ export const integrationRoutes: Route[] = [
     path: '/data_sources/{id}',
     handler: 'functions/integrations/delete-data-source.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'data_sources',
     table: 'write',
     doc: {

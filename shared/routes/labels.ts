@@ -7,6 +7,7 @@ export const labelRoutes: Route[] = [
     path: '/rest/v2/labels',
     handler: 'functions/labels/list.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:read',
     table: 'read',
     doc: { summary: 'List labels and label groups', tag: 'labels', list: true, success: { status: 200, schema: LabelListResponse } },
@@ -16,6 +17,7 @@ export const labelRoutes: Route[] = [
     path: '/rest/v2/labels',
     handler: 'functions/labels/create.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:write',
     table: 'write',
     doc: {
@@ -30,6 +32,7 @@ export const labelRoutes: Route[] = [
     path: '/rest/v2/labels/{id}',
     handler: 'functions/labels/get.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:read',
     table: 'read',
     doc: { summary: 'Get a label', tag: 'labels', success: { status: 200, schema: LabelResponse } },
@@ -39,6 +42,7 @@ export const labelRoutes: Route[] = [
     path: '/rest/v2/labels/{id}',
     handler: 'functions/labels/update.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:write',
     table: 'write',
     doc: {
@@ -53,6 +57,7 @@ export const labelRoutes: Route[] = [
     path: '/rest/v2/labels/{id}',
     handler: 'functions/labels/delete.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:write',
     table: 'write',
     doc: {

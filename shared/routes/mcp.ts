@@ -2,7 +2,7 @@ import type { Route } from '#shared/routes/types.ts';
 import { JsonRpcErrorResponse } from '#shared/schemas/mcp.ts';
 
 /**
- * The MCP server (contract section 15). POST /mcp has no gateway authorizer (`tokenCheck: 'function'`): API
+ * The MCP server (contract section 15). POST /mcp has no gateway authorizer (`door: 'mcp'`: the function checks the JWT): API
  * Gateway's JWT authorizer answers its own 401 without the `WWW-Authenticate: Bearer resource_metadata=...` header
  * MCP clients discover the issuer by, so the function checks the same JWT itself (shared/mcp/token.ts) and then
  * runs the same tenant, caller and rate-limit chain as every REST route (the body read first, by the REST body
@@ -15,7 +15,7 @@ export const mcpRoutes: Route[] = [
     path: '/mcp',
     handler: 'functions/mcp/mcp.ts',
     auth: 'jwt',
-    tokenCheck: 'function',
+    door: 'mcp',
     // the least a token needs to use the server at all; each tool call also needs its own tool's scope
     scope: 'goals:read',
     table: 'write',
@@ -45,6 +45,7 @@ export const mcpRoutes: Route[] = [
     path: '/mcp',
     handler: 'functions/mcp/method-not-allowed.ts',
     auth: 'public',
+    door: 'public',
     table: 'none',
     doc: {
       summary: 'Not offered: a stateless MCP server opens no server-to-client stream (405)',
@@ -58,6 +59,7 @@ export const mcpRoutes: Route[] = [
     path: '/mcp',
     handler: 'functions/mcp/method-not-allowed.ts',
     auth: 'public',
+    door: 'public',
     table: 'none',
     doc: {
       summary: 'Not offered: a stateless MCP server has no session to end (405)',
@@ -71,6 +73,7 @@ export const mcpRoutes: Route[] = [
     path: '/.well-known/oauth-protected-resource',
     handler: 'functions/mcp/protected-resource.ts',
     auth: 'public',
+    door: 'public',
     table: 'none',
     doc: {
       summary: 'OAuth protected resource metadata of /mcp (RFC 9728): the token issuer as its authorization server',

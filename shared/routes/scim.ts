@@ -26,6 +26,7 @@ const row = (
   path: `/scim/v2${path}`,
   handler: `functions/scim/${handler}.ts`,
   auth: 'jwt',
+  door: 'scim',
   scope: 'scim',
   table,
   doc: { ...doc, tag: 'scim', extension: true },

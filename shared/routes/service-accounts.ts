@@ -21,6 +21,7 @@ export const serviceAccountRoutes: Route[] = [
     path: '/service_accounts',
     handler: 'functions/service-accounts/list.ts',
     auth: 'jwt',
+    door: 'rest',
     scope,
     table: 'read',
     doc: {
@@ -36,6 +37,7 @@ export const serviceAccountRoutes: Route[] = [
     path: '/service_accounts',
     handler: 'functions/service-accounts/create.ts',
     auth: 'jwt',
+    door: 'rest',
     scope,
     table: 'write',
     doc: {
@@ -51,6 +53,7 @@ export const serviceAccountRoutes: Route[] = [
     path: '/service_accounts/{id}',
     handler: 'functions/service-accounts/get.ts',
     auth: 'jwt',
+    door: 'rest',
     scope,
     table: 'read',
     doc: {
@@ -65,6 +68,7 @@ export const serviceAccountRoutes: Route[] = [
     path: '/service_accounts/{id}',
     handler: 'functions/service-accounts/update.ts',
     auth: 'jwt',
+    door: 'rest',
     scope,
     table: 'write',
     doc: {
@@ -80,6 +84,7 @@ export const serviceAccountRoutes: Route[] = [
     path: '/service_accounts/{id}',
     handler: 'functions/service-accounts/delete.ts',
     auth: 'jwt',
+    door: 'rest',
     scope,
     table: 'write',
     doc: {
@@ -94,6 +99,7 @@ export const serviceAccountRoutes: Route[] = [
     path: '/service_accounts/{id}/rotate_secret',
     handler: 'functions/service-accounts/rotate-secret.ts',
     auth: 'jwt',
+    door: 'rest',
     scope,
     table: 'write',
     doc: {
@@ -109,6 +115,7 @@ export const serviceAccountRoutes: Route[] = [
     path: '/oauth/token',
     handler: 'functions/oauth/token.ts',
     auth: 'public',
+    door: 'token',
     table: 'read',
     needs: ['kms:sign'],
     rateLimited: true,

@@ -31,6 +31,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: base,
       handler: 'functions/sharing/create.ts',
       auth: 'jwt',
+      door: 'rest',
       scope: 'goals:write',
       table: 'write',
       doc: {
@@ -46,6 +47,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: item,
       handler: 'functions/sharing/get.ts',
       auth: 'jwt',
+      door: 'rest',
       scope: 'goals:read',
       table: 'read',
       doc: {
@@ -60,6 +62,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: `${item}/grants`,
       handler: 'functions/sharing/grant.ts',
       auth: 'jwt',
+      door: 'rest',
       scope: 'goals:write',
       table: 'write',
       doc: {
@@ -75,6 +78,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: `${item}/access_requests`,
       handler: 'functions/sharing/request-access.ts',
       auth: 'jwt',
+      door: 'rest',
       scope: 'goals:write',
       table: 'write',
       sendsTo: [ACCESS_REQUEST_QUEUE],
@@ -90,6 +94,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: `${item}/access_requests/mine`,
       handler: 'functions/sharing/my-request.ts',
       auth: 'jwt',
+      door: 'rest',
       scope: 'goals:read',
       table: 'read',
       doc: {
@@ -103,6 +108,7 @@ const typeRoutes = (path: ShareablePath): Route[] => {
       path: `${item}/access_requests/resend`,
       handler: 'functions/sharing/resend.ts',
       auth: 'jwt',
+      door: 'rest',
       scope: 'goals:write',
       table: 'write',
       sendsTo: [ACCESS_REQUEST_QUEUE],
@@ -123,6 +129,7 @@ export const sharingRoutes: Route[] = [
     path: '/notifications',
     handler: 'functions/sharing/notifications.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'goals:read',
     table: 'read',
     doc: {

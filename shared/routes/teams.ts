@@ -7,6 +7,7 @@ export const teamRoutes: Route[] = [
     path: '/rest/v2/teams',
     handler: 'functions/teams/list.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:read',
     table: 'read',
     doc: { summary: 'List teams', tag: 'teams', list: true, success: { status: 200, schema: TeamListResponse } },
@@ -16,6 +17,7 @@ export const teamRoutes: Route[] = [
     path: '/rest/v2/teams',
     handler: 'functions/teams/create.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:write',
     table: 'write',
     doc: {
@@ -30,6 +32,7 @@ export const teamRoutes: Route[] = [
     path: '/rest/v2/teams/{id}',
     handler: 'functions/teams/get.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:read',
     table: 'read',
     doc: { summary: 'Get a team', tag: 'teams', success: { status: 200, schema: TeamResponse } },
@@ -39,6 +42,7 @@ export const teamRoutes: Route[] = [
     path: '/rest/v2/teams/{id}',
     handler: 'functions/teams/update.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:write',
     table: 'write',
     doc: {
@@ -54,6 +58,7 @@ export const teamRoutes: Route[] = [
     path: '/rest/v2/teams/{id}',
     handler: 'functions/teams/delete.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:write',
     table: 'write',
     doc: {

@@ -8,6 +8,7 @@ export const timePeriodRoutes: Route[] = [
     path: '/rest/v2/time_periods',
     handler: 'functions/time-periods/list.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:read',
     table: 'read',
     doc: {
@@ -23,6 +24,7 @@ export const timePeriodRoutes: Route[] = [
     path: '/rest/v2/time_periods',
     handler: 'functions/time-periods/create.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:write',
     table: 'write',
     doc: {
@@ -38,6 +40,7 @@ export const timePeriodRoutes: Route[] = [
     path: '/rest/v2/time_periods/{id}',
     handler: 'functions/time-periods/get.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:read',
     table: 'read',
     doc: { summary: 'Get a time period', tag: 'time_periods', extension: true, success: { status: 200, schema: TimePeriodResponse } },
@@ -47,6 +50,7 @@ export const timePeriodRoutes: Route[] = [
     path: '/rest/v2/time_periods/{id}',
     handler: 'functions/time-periods/update.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:write',
     table: 'write',
     doc: {
@@ -62,6 +66,7 @@ export const timePeriodRoutes: Route[] = [
     path: '/rest/v2/time_periods/{id}',
     handler: 'functions/time-periods/delete.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:write',
     table: 'write',
     doc: {

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Scope } from '#shared/auth/scopes.ts';
+import type { Door } from '#shared/http/doors.ts';
 
 /** Extra needs beyond table and queues, each mapped by infra/stack.ts to one grant (or, for support:webhook, the webhook URL). */
 export type Need = 'kms:sign' | 'kms:public-key' | 'bedrock:invoke' | 'support:webhook' | 'kms:webhook-secrets' | 'events:publish';
@@ -18,10 +19,15 @@ export interface Route {
   handler: string;
   auth: 'jwt' | 'public';
   /**
-   * `function`: a JWT route without the gateway's authorizer, whose function checks the same token itself (the
-   * MCP route, which must answer its 401 with a header the authorizer cannot add; shared/mcp/token.ts).
+   * The door the request comes through (shared/http/doors.ts, docs/architecture.md "Doors"): how its credential is
+   * proved, its errors' dialect, when the limiter is charged. `jwt` rows are `rest`, `scim` or `mcp` (the MCP route
+   * has no gateway authorizer: its function checks the same token itself, to answer its 401 with a header the
+   * authorizer cannot add; shared/mcp/token.ts); `public` rows are `public`, `push` (a data source's push secret,
+   * checked by the function, metered and seeding ids like a JWT route: the limiter's defaults and the id seed key
+   * are granted to it as to those) or `token` (the client credentials grant). test/unit/doors.test.ts checks
+   * each row's handler is built for its door.
    */
-  tokenCheck?: 'function';
+  door: Door;
   /**
    * The OAuth scope a token needs for this route (contract section 17); every `jwt` row names one
    * (test/unit/route-scopes.test.ts). infra/ puts it in the route's authorizationScopes, so API Gateway refuses
@@ -30,12 +36,6 @@ export interface Route {
   scope?: Scope;
   /** A public route that meters its callers against the limiter (the token endpoint): gets the limiter's defaults as jwt routes do. */
   rateLimited?: boolean;
-  /**
-   * A public route (no gateway authorizer) whose function checks a credential of its own (`push_secret`: a
-   * data source's push secret). It meters and seeds ids like a JWT route: the rate limiter's defaults and
-   * Idempotency-Key's id seed key are granted to it as to those.
-   */
-  credential?: 'push_secret';
   /**
    * The record kind the row serves, when one handler file serves several rows of different kinds (the goal
    * kinds): the handler reads it from its row (`recordKindOf`), never from the path.

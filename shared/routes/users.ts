@@ -7,6 +7,7 @@ export const userRoutes: Route[] = [
     path: '/rest/v2/users',
     handler: 'functions/users/list.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:read',
     table: 'read',
     doc: { summary: 'List users', tag: 'users', list: true, success: { status: 200, schema: UserListResponse } },
@@ -16,6 +17,7 @@ export const userRoutes: Route[] = [
     path: '/rest/v2/users',
     handler: 'functions/users/create.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:write',
     table: 'write',
     doc: {
@@ -30,6 +32,7 @@ export const userRoutes: Route[] = [
     path: '/rest/v2/users/{id}',
     handler: 'functions/users/get.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:read',
     table: 'read',
     doc: { summary: 'Get a user', tag: 'users', success: { status: 200, schema: UserResponse } },
@@ -39,6 +42,7 @@ export const userRoutes: Route[] = [
     path: '/rest/v2/users/{id}',
     handler: 'functions/users/update.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'directory:write',
     table: 'write',
     doc: {

@@ -20,6 +20,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks',
     handler: 'functions/webhooks/list.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'webhooks',
     table: 'read',
     doc: {
@@ -35,6 +36,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks',
     handler: 'functions/webhooks/create.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'webhooks',
     table: 'write',
     needs: ['kms:webhook-secrets'],
@@ -52,6 +54,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks/{id}',
     handler: 'functions/webhooks/get.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'webhooks',
     table: 'read',
     doc: {
@@ -66,6 +69,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks/{id}',
     handler: 'functions/webhooks/update.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'webhooks',
     table: 'write',
     doc: {
@@ -81,6 +85,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks/{id}',
     handler: 'functions/webhooks/delete.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'webhooks',
     table: 'write',
     doc: { summary: 'Delete a webhook endpoint (admins); returns it', tag, extension, success: { status: 200, schema: WebhookResponse } },
@@ -90,6 +95,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks/{id}/deliveries',
     handler: 'functions/webhooks/deliveries.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'webhooks',
     table: 'read',
     doc: {
@@ -105,6 +111,7 @@ export const webhookRoutes: Route[] = [
     path: '/webhooks/{id}/deliveries/{delivery_uuid}/redeliver',
     handler: 'functions/webhooks/redeliver.ts',
     auth: 'jwt',
+    door: 'rest',
     scope: 'webhooks',
     table: 'write',
     sendsTo: [WEBHOOK_DELIVERY_QUEUE],

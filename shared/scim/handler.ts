@@ -1,12 +1,9 @@
-import type { Context } from 'aws-lambda';
 import type * as z from 'zod';
 import { isAdmin } from '#shared/auth/caller.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { ForbiddenError } from '#shared/errors.ts';
-import { apiHandler, validateBody, type ApiEvent, type ApiRequest, type ApiResult, type BodySchema } from '#shared/http/api.ts';
-import { scimError } from '#shared/scim/errors.ts';
-
-export const SCIM_MEDIA_TYPE = 'application/scim+json';
+import { apiHandler, validateBody, type ApiRequest, type ApiResult, type BodySchema } from '#shared/http/api.ts';
+import { SCIM_MEDIA_TYPE } from '#shared/scim/answer.ts';
 
 /**
  * SCIM is an admin's: a member's or viewer's token is 403. A service account's token is an admin's narrowed by
@@ -30,32 +27,9 @@ export const scimJson = (statusCode: number, body: unknown, headers: Record<stri
 });
 
 /**
- * Any answer of the chain in SCIM's clothes: JSON becomes application/scim+json, and an error in the contract's
- * shape (a refusal of the transport, the caller check, the limiter, the body check or the domain) becomes SCIM's
- * error (RFC 7644 section 3.12; shared/scim/errors.ts), its headers (Retry-After, RateLimit, x-request-id) kept.
- */
-export function toScimAnswer(res: ApiResult): ApiResult {
-  const headers = { ...(res.headers ?? {}) } as Record<string, string>;
-  const type = headers['content-type'];
-  if (type?.startsWith('application/json')) headers['content-type'] = SCIM_MEDIA_TYPE;
-  const status = res.statusCode ?? 200;
-  if (status < 400 || typeof res.body !== 'string') return { ...res, headers };
-  let parsed: { error?: { status?: number; code?: string; message?: string; details?: Array<{ field?: string; message: string }> } };
-  try {
-    parsed = JSON.parse(res.body);
-  } catch {
-    return { ...res, headers };
-  }
-  const e = parsed?.error;
-  if (!e || typeof e.code !== 'string') return { ...res, headers };
-  const { httpStatus, ...body } = scimError(status, e.code, e.message ?? '', e.details ?? []);
-  return { ...res, statusCode: httpStatus, headers: { ...headers, 'content-type': SCIM_MEDIA_TYPE }, body: JSON.stringify(body) };
-}
-
-/**
  * A SCIM route's handler: the same middy chain as every authenticated route (apiHandler: transport, the caller,
  * the limiter, Idempotency-Key), an admin caller required, then the body checked against `body` (so a member
- * learns nothing from a body's errors), and every answer made SCIM's (toScimAnswer).
+ * learns nothing from a body's errors), and every answer made SCIM's (the scim door's dialect: toScimAnswer, shared/http/pipeline.ts).
  */
 export function scimHandler<S extends z.ZodType = z.ZodUndefined>(opts: {
   body?: BodySchema<S>;
@@ -64,16 +38,18 @@ export function scimHandler<S extends z.ZodType = z.ZodUndefined>(opts: {
   authorizeReplay?: typeof scimReplayGate;
 }) {
   const schema = opts.body;
-  const inner = apiHandler({
-    // any JSON reaches the handler, which checks the caller before the body
-    body: schema ? () => import('#shared/schemas/bodies/scim.ts').then((m) => m.ScimAnyBody) : undefined,
-    handle: async (req) => {
-      const refusal = scimCallerRefusal(req.ctx);
-      if (refusal) throw refusal;
-      const body = schema ? validateBody(await schema(), req.body) : undefined;
-      return opts.handle({ ...req, body: body as z.infer<S> });
+  return apiHandler(
+    {
+      // any JSON reaches the handler, which checks the caller before the body
+      body: schema ? () => import('#shared/schemas/bodies/scim.ts').then((m) => m.ScimAnyBody) : undefined,
+      handle: async (req) => {
+        const refusal = scimCallerRefusal(req.ctx);
+        if (refusal) throw refusal;
+        const body = schema ? validateBody(await schema(), req.body) : undefined;
+        return opts.handle({ ...req, body: body as z.infer<S> });
+      },
+      authorizeReplay: opts.authorizeReplay,
     },
-    authorizeReplay: opts.authorizeReplay,
-  });
-  return async (event: ApiEvent, context: Context): Promise<ApiResult> => toScimAnswer(await inner(event, context));
+    'scim',
+  );
 }

@@ -64,11 +64,11 @@ describe('cdk-nag', () => {
       expect(a.reason.length, `${a.id} at ${a.path}`).toBeGreaterThan(40);
     }
     // Routes without the gateway's authorizer are acknowledged one by one: public ones, and those whose function
-    // checks the token itself (tokenCheck: POST /mcp); never the others.
+    // checks the token itself (door mcp: POST /mcp); never the others.
     const apig4 = acks.filter((a) => a.id === 'AwsSolutions-APIG4').map((a) => a.path.split('/').at(-1));
     expect(apig4.sort()).toEqual(
       allRoutes
-        .filter((r) => r.auth === 'public' || r.tokenCheck === 'function')
+        .filter((r) => r.auth === 'public' || r.door === 'mcp')
         .map((r) => `${routeName(r)}Route`)
         .sort(),
     );

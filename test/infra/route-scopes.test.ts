@@ -26,7 +26,7 @@ describe('authorization scopes in the synthesized template', () => {
         expect(p.AuthorizationScopes, `${p.RouteKey} has no authorization scopes`).toEqual([expect.any(String)]);
         expect(p.AuthorizationScopes).toEqual([row.scope]);
         expect(env.ROUTE_SCOPE, p.RouteKey).toBe(row.scope);
-      } else if (row.tokenCheck === 'function') {
+      } else if (row.door === 'mcp') {
         // no gateway authorizer (POST /mcp: shared/mcp/token.ts checks the token): the function checks the scope
         expect(p.AuthorizationScopes, p.RouteKey).toBeUndefined();
         expect(env.ROUTE_SCOPE, p.RouteKey).toBe(row.scope);
@@ -36,7 +36,7 @@ describe('authorization scopes in the synthesized template', () => {
       }
     }
     expect(apiRoutes.filter((r) => r.Properties.AuthorizationType === 'JWT')).toHaveLength(
-      routes.filter((r) => r.auth === 'jwt' && r.tokenCheck !== 'function').length,
+      routes.filter((r) => r.auth === 'jwt' && r.door !== 'mcp').length,
     );
   });
 

@@ -41,7 +41,11 @@ function expectedGrants(stack: GoalTrackingStack, row: { kind: 'route'; r: Route
       out.push(`${a} ${id(stack, table === 'read' ? stack.data.readRole : stack.data.writeRole)}`);
   const sendsTo = row.kind === 'route' ? row.r.sendsTo : row.w.sendsTo;
   for (const q of sendsTo ?? []) out.push(`sqs:SendMessage ${id(stack, stack.queues.get(q)!.queue)}`);
-  if (row.kind === 'route' && (row.r.auth === 'jwt' || row.r.credential) && (row.r.method === 'POST' || row.r.doc.list || row.r.listEngine))
+  if (
+    row.kind === 'route' &&
+    (row.r.auth === 'jwt' || row.r.door === 'push') &&
+    (row.r.method === 'POST' || row.r.doc.list || row.r.listEngine)
+  )
     out.push(`kms:GenerateMac ${id(stack, stack.idSeedKey)}`);
   for (const need of row.kind === 'route' ? (row.r.needs ?? []) : [])
     if (need === 'kms:sign' || need === 'kms:public-key')
@@ -108,7 +112,7 @@ describe('CDK stack', () => {
       const matching = apiRoutes.filter((x) => x.Properties.RouteKey === `${r.method} ${r.path}`);
       expect(matching, `${r.method} ${r.path}`).toHaveLength(1);
       const p = matching[0]!.Properties;
-      if (r.auth === 'jwt' && r.tokenCheck !== 'function') {
+      if (r.auth === 'jwt' && r.door !== 'mcp') {
         expect(p.AuthorizationType, `${r.method} ${r.path}`).toBe('JWT');
         expect(p.AuthorizerId).toEqual({ Ref: authorizerId });
       } else {
@@ -289,7 +293,7 @@ describe('CDK stack', () => {
     template.hasResourceProperties('AWS::KMS::Key', { KeySpec: 'HMAC_256', KeyUsage: 'GENERATE_VERIFY_MAC' });
     const keyId = id(stack, stack.idSeedKey);
     for (const [route, fn] of stack.routeFunctions) {
-      const post = (route.auth === 'jwt' || !!route.credential) && (route.method === 'POST' || !!route.doc.list || !!route.listEngine);
+      const post = (route.auth === 'jwt' || route.door === 'push') && (route.method === 'POST' || !!route.doc.list || !!route.listEngine);
       // SCIM's lists page with the list engine, which signs next_cursor: without the key a second page is a 500 deployed
       if (route.method === 'GET' && (route.path === '/scim/v2/Users' || route.path === '/scim/v2/Groups'))
         expect(post, `${route.method} ${route.path}`).toBe(true);

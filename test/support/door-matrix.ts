@@ -5,7 +5,7 @@ import { routes, type Route } from '#shared/routes/index.ts';
 
 /**
  * The door matrix's derivation (contract section 19, issue 32): which door each row of the route table is, and which
- * of the matrix's case kinds its operations get, from the row's own fields (auth, tokenCheck, credential, rateLimited,
+ * of the matrix's case kinds its operations get, from the row's own fields (door, auth, rateLimited,
  * doc.body, doc.list, doc.query, listEngine, scope) and, for `/mcp`, from the tool list. Nothing here names an
  * ordinary route: a new row gets its cases from its fields, and a row the derivation cannot place (a new kind of
  * door, a public route) fails the matrix's coverage test until it is placed or exempted here with a reason.
@@ -29,12 +29,18 @@ export const EXEMPT_ROWS: Record<string, string> = {
 
 /** The door a row is, from its fields; undefined for a row the matrix does not know how to call (fails coverage unless exempt). */
 export function doorOf(r: Route): Door | undefined {
-  if (r.auth === 'jwt' && !r.tokenCheck && !r.credential && r.path.startsWith('/scim/v2/')) return 'SCIM';
-  if (r.auth === 'jwt' && r.tokenCheck === 'function' && r.method === 'POST' && r.path === '/mcp') return 'MCP';
-  if (r.auth === 'public' && r.credential === 'push_secret' && r.method === 'POST' && r.doc.body) return 'push';
-  if (r.auth === 'public' && r.rateLimited && r.method === 'POST' && r.doc.bodyMediaType === 'application/x-www-form-urlencoded')
+  if (r.door === 'scim' && r.auth === 'jwt' && r.path.startsWith('/scim/v2/')) return 'SCIM';
+  if (r.door === 'mcp' && r.auth === 'jwt' && r.method === 'POST' && r.path === '/mcp') return 'MCP';
+  if (r.door === 'push' && r.auth === 'public' && r.method === 'POST' && r.doc.body) return 'push';
+  if (
+    r.door === 'token' &&
+    r.auth === 'public' &&
+    r.rateLimited &&
+    r.method === 'POST' &&
+    r.doc.bodyMediaType === 'application/x-www-form-urlencoded'
+  )
     return 'token';
-  if (r.auth === 'jwt' && !r.tokenCheck && !r.credential && !r.doc.bodyMediaType) return 'REST';
+  if (r.door === 'rest' && r.auth === 'jwt' && !r.doc.bodyMediaType) return 'REST';
   return undefined;
 }
 

@@ -8,7 +8,7 @@ import { validateBody } from '#shared/http/api.ts';
 import { ScimGroupBody, ScimPatchBody, ScimUserBody } from '#shared/schemas/bodies/scim.ts';
 import { PROTOTYPE_KEY } from '#shared/schemas/json-input.ts';
 import { scimError, type ScimRefusal } from '#shared/scim/errors.ts';
-import { toScimAnswer } from '#shared/scim/handler.ts';
+import { toScimAnswer } from '#shared/scim/answer.ts';
 import { walk } from '#shared/scim/lists.ts';
 import { NAME_MAX, NAME_TOO_LONG, OPERATIONS_MAX } from '#shared/scim/limits.ts';
 import { applyPatch } from '#shared/scim/patch.ts';
