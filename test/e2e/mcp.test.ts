@@ -4,6 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { beforeAll, describe, expect, it, inject } from 'vitest';
 import { newTenant, type Res, type TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
+import { withinListLag } from '../support/list-lag.ts';
 import { rawRequest } from '../support/raw-http.ts';
 
 /** The MCP server at /mcp through the SDK's own client (contract section 15). */
@@ -163,20 +164,33 @@ describe('MCP server', () => {
     );
     expect(again.record.uuid).toBe(first.record.uuid);
     expect(first.record.source).toBe('mcp');
-    const checkins = ok(await call(admin, 'list_checkins', { goal_uuid: kr.record.uuid }));
-    expect(checkins.records.map((c: { uuid: string }) => c.uuid)).toEqual([first.record.uuid]);
+    // lists and filters reflect the writes within 2 s (contract 14); a goal read by uuid, at once
+    await withinListLag(async () => {
+      const checkins = ok(await call(admin, 'list_checkins', { goal_uuid: kr.record.uuid }));
+      expect(checkins.records.map((c: { uuid: string }) => c.uuid)).toEqual([first.record.uuid]);
+    });
 
     const got = ok(await call(admin, 'get_goal', { uuid: obj.record.uuid }));
     expect(got.record.current_progress).toBe(84);
-    expect(got.children.map((g: { uuid: string }) => g.uuid)).toEqual([kr.record.uuid]);
+    // its children are a list (the goals whose links name it)
+    await withinListLag(async () => {
+      const view = ok(await call(admin, 'get_goal', { uuid: obj.record.uuid }));
+      expect(view.children.map((g: { uuid: string }) => g.uuid)).toEqual([kr.record.uuid]);
+    });
     const krView = ok(await call(admin, 'get_goal', { uuid: kr.record.uuid }));
     expect(krView.parents.map((g: { uuid: string }) => g.uuid)).toEqual([obj.record.uuid]);
-    expect(krView.recent_checkins.map((c: { uuid: string }) => c.uuid)).toEqual([first.record.uuid]);
+    // its recent check-ins are a list
+    await withinListLag(async () => {
+      const view = ok(await call(admin, 'get_goal', { uuid: kr.record.uuid }));
+      expect(view.recent_checkins.map((c: { uuid: string }) => c.uuid)).toEqual([first.record.uuid]);
+    });
 
-    const found = ok(
-      await call(admin, 'search_goals', { kind: 'key_result', title_contains: 'nps', filters: { current_status_eq: 'on_track' } }),
-    );
-    expect(found.records.map((g: { uuid: string }) => g.uuid)).toEqual([kr.record.uuid]);
+    await withinListLag(async () => {
+      const found = ok(
+        await call(admin, 'search_goals', { kind: 'key_result', title_contains: 'nps', filters: { current_status_eq: 'on_track' } }),
+      );
+      expect(found.records.map((g: { uuid: string }) => g.uuid)).toEqual([kr.record.uuid]);
+    });
     const all = ok(await call(admin, 'search_goals', {}));
     expect(all.pages.map((p: { kind: string }) => p.kind)).toEqual(['objective', 'key_result', 'initiative']);
     // history comes from the change stream: the check-in's point, once the stream has recorded it
@@ -187,28 +201,38 @@ describe('MCP server', () => {
       ]);
     });
     // the tenant's one period, its one team and its one user (the admin), each exactly
-    const periods = ok(await call(admin, 'list_time_periods'));
-    expect(periods.records.map((p: { uuid: string }) => p.uuid)).toEqual([period]);
+    // (lists: each within 2 s of the write that made it)
+    await withinListLag(async () => {
+      const periods = ok(await call(admin, 'list_time_periods'));
+      expect(periods.records.map((p: { uuid: string }) => p.uuid)).toEqual([period]);
+    });
     const team = (await t.admin.post('/rest/v2/teams', { name: 'Growth' })).body.data.record as { uuid: string };
-    const teams = ok(await call(admin, 'list_teams'));
-    expect([teams.type, teams.records.map((x: { uuid: string }) => x.uuid)]).toEqual(['team', [team.uuid]]);
-    const users = ok(await call(admin, 'list_users', {}));
-    expect(users.records.map((u: { uuid: string }) => u.uuid)).toEqual([t.adminUuid]);
+    await withinListLag(async () => {
+      const teams = ok(await call(admin, 'list_teams'));
+      expect([teams.type, teams.records.map((x: { uuid: string }) => x.uuid)]).toEqual(['team', [team.uuid]]);
+    });
+    await withinListLag(async () => {
+      const users = ok(await call(admin, 'list_users', {}));
+      expect(users.records.map((u: { uuid: string }) => u.uuid)).toEqual([t.adminUuid]);
+    });
   });
 
   it('pages by cursor (contract 18) and reads the event feed', async () => {
     const made: string[] = [];
     for (const n of [1, 2, 3])
       made.push(ok(await call(admin, 'create_goal', { kind: 'initiative', title: `Paged ${n}`, time_period_uuid: period })).record.uuid);
-    // every initiative of this tenant, one per page, by cursor: each exactly once, in creation order
-    const seen: string[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = ok(await call(admin, 'search_goals', { kind: 'initiative', per_page: 1, ...(cursor ? { cursor } : {}) }));
-      seen.push(...page.records.map((g: { uuid: string }) => g.uuid));
-      cursor = page.pages[0].pagy.next_cursor ?? undefined;
-    } while (cursor);
-    expect(seen).toEqual(made); // the tenant's only initiatives
+    // every initiative of this tenant, one per page, by cursor: each exactly once, in creation order (a list: it
+    // reflects the creates within 2 s, contract 14)
+    await withinListLag(async () => {
+      const seen: string[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = ok(await call(admin, 'search_goals', { kind: 'initiative', per_page: 1, ...(cursor ? { cursor } : {}) }));
+        seen.push(...page.records.map((g: { uuid: string }) => g.uuid));
+        cursor = page.pages[0].pagy.next_cursor ?? undefined;
+      } while (cursor);
+      expect(seen).toEqual(made); // the tenant's only initiatives
+    });
     const first = ok(await call(admin, 'search_goals', { kind: 'initiative', per_page: 1 }));
     const noKind = await call(admin, 'search_goals', { cursor: first.pages[0].pagy.next_cursor });
     expect(errorOf(noKind)).toEqual({
@@ -378,18 +402,23 @@ describe('goals_needing_attention over MCP: exactly the goals behind pace or 14 
       entry(staleA, [stale(20, shift)], 0, 20 + shift),
       entry(staleB, [stale(20, shift)], 0, 20 + shift),
     ];
-    const inP = await attention({ time_period_uuid: p });
-    expect(flat(inP.goals)).toEqual(expected(inP.shift, false));
-    expect(inP.goals.map((g) => [g.record.current_progress, g.record.expected_progress])).toEqual([
-      [10, 100],
-      [10, 100],
-      [60, 100],
-      [95, 100],
-      [95, 100],
-      [95, 100],
-    ]);
+    // a list: it reflects the writes above within 2 s (contract 14)
+    await withinListLag(async () => {
+      const inP = await attention({ time_period_uuid: p });
+      expect(flat(inP.goals)).toEqual(expected(inP.shift, false));
+      expect(inP.goals.map((g) => [g.record.current_progress, g.record.expected_progress])).toEqual([
+        [10, 100],
+        [10, 100],
+        [60, 100],
+        [95, 100],
+        [95, 100],
+        [95, 100],
+      ]);
+    });
     // without the period: the other period's goal too, in its place
-    const all = await attention({});
-    expect(flat(all.goals)).toEqual(expected(all.shift, true));
+    await withinListLag(async () => {
+      const all = await attention({});
+      expect(flat(all.goals)).toEqual(expected(all.shift, true));
+    });
   });
 });
