@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { runAdmin } from '../../scripts/lib/admin-commands.ts';
+import { describeFaithfulCounts, faithfulExpectation, faithfulProblems } from '../../scripts/lib/aws-faithful.ts';
 import { startLocalStack, type LocalStack } from '../../scripts/lib/local-stack.ts';
 import { Api, expectError } from '../support/api.ts';
 import { withinListLag } from '../support/list-lag.ts';
@@ -59,8 +60,14 @@ describe('consistency in the AWS-faithful mode (contract section 14)', () => {
   });
 
   afterAll(async () => {
+    // This stack proves it ran in the AWS-faithful mode as the suite's own does (test/setup/global.ts): it injected
+    // faults and served stale reads, as the environment set above expects.
+    const counts = stack?.faithfulCounts();
+    const problems = stack ? faithfulProblems(counts, faithfulExpectation()) : [];
+    if (counts) console.log(`consistency stack: ${describeFaithfulCounts(counts)}`);
     await stack?.stop();
     rmSync(dataDir, { recursive: true, force: true });
+    expect(problems).toEqual([]);
   });
 
   it('a GET by uuid reflects the acknowledged create, update, check-in (and the rollup ancestors it moved) and delete at once', async () => {
