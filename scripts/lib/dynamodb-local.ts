@@ -42,7 +42,26 @@ export async function startDynamoLocal(opts: {
   heapMb?: number;
   log?: (line: string) => void;
 }): Promise<DynamoLocal> {
-  const port = opts.port || (await freePort());
+  // A free port found here can be taken by another process before the JVM binds it (two stacks starting at once):
+  // DynamoDB Local then fails to bind but its JVM stays up, and the port answers for another process. Such a
+  // start is ended and made again on another port; a port the caller named is tried once.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(opts, opts.port || (await freePort()));
+    } catch (err) {
+      if (!(err instanceof PortTakenError) || opts.port || attempt >= 5) throw err;
+      opts.log?.(`DynamoDB Local: port ${err.port} was taken before it bound; starting on another`);
+    }
+  }
+}
+
+class PortTakenError extends Error {
+  constructor(readonly port: number) {
+    super(`DynamoDB Local could not bind port ${port}`);
+  }
+}
+
+async function startOnce(opts: { dbPath?: string; heapMb?: number; log?: (line: string) => void }, port: number): Promise<DynamoLocal> {
   const dir = emulatorDir();
   // -disableTelemetry: nothing leaves the machine. DynamoDB Local has no bind option and listens on every
   // interface: the local stack is for a developer's own machine (README, "The two commands").
@@ -76,6 +95,12 @@ export async function startDynamoLocal(opts: {
   });
   const deadline = Date.now() + 60_000;
   for (;;) {
+    if (/Failed to bind|Address already in use/.test(output)) {
+      process.removeListener('exit', killOnExit);
+      client.destroy();
+      child.kill('SIGKILL');
+      throw new PortTakenError(port);
+    }
     if (exited) throw new Error(`DynamoDB Local exited during start (is Java 17 installed?):\n${output}`);
     try {
       await client.send(new ListTablesCommand({}));
