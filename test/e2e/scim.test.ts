@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { type Api, expectError, newTenant, type Res, type TenantFixture } from '../support/api.ts';
+import { withinListLag } from '../support/list-lag.ts';
 import { rawRequest } from '../support/raw-http.ts';
 
 /**
@@ -132,7 +133,10 @@ describe('SCIM provisioning', () => {
       meta: { resourceType: 'Group', location: `${base}/scim/v2/Groups/${created.body.id}` },
     });
     expect(created.headers.get('location')).toBe(`${base}/scim/v2/Groups/${created.body.id}`);
-    expect((await s.get(`/Groups${q(`displayName eq "${name}"`)}`)).body).toMatchObject({ totalResults: 1, Resources: [{ id: gid }] });
+    // a filter walks the list: it reflects the create within 2 s (contract 14)
+    await withinListLag(async () =>
+      expect((await s.get(`/Groups${q(`displayName eq "${name}"`)}`)).body).toMatchObject({ totalResults: 1, Resources: [{ id: gid }] }),
+    );
     const added = await s.patch(`/Groups/${gid}`, {
       schemas: [PATCH],
       Operations: [{ op: 'add', path: 'members', value: [{ value: a.uuid, display: a.record.email }, { value: b.uuid }] }],
@@ -211,10 +215,13 @@ describe('SCIM provisioning', () => {
     });
     expect(created.status).toBe(201);
     const gid = created.body.id as string;
-    const listed = await s.get(`/Groups${q(`displayName eq "${name}"`, '&excludedAttributes=members')}`);
-    expect(listed.body.Resources).toEqual([
-      { schemas: [GROUP], id: gid, externalId: '8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159', displayName: name, meta: created.body.meta },
-    ]);
+    // a filter walks the list: it reflects the create within 2 s (contract 14)
+    await withinListLag(async () => {
+      const listed = await s.get(`/Groups${q(`displayName eq "${name}"`, '&excludedAttributes=members')}`);
+      expect(listed.body.Resources).toEqual([
+        { schemas: [GROUP], id: gid, externalId: '8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159', displayName: name, meta: created.body.meta },
+      ]);
+    });
     const add = await s.patch(`/Groups/${gid}`, {
       schemas: [PATCH],
       Operations: [
@@ -242,7 +249,10 @@ describe('SCIM provisioning', () => {
     expect(rename.body.displayName).toBe(`${name}updated`);
     expect((await t.admin.get(`/rest/v2/teams/${gid}`)).body.data.record).toMatchObject({ name: `${name}updated`, member_uuids: [b.uuid] });
     expect((await s.delete(`/Groups/${gid}`)).status).toBe(204);
-    expect((await s.get(`/Groups${q(`externalId eq "8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159"`)}`)).body.totalResults).toBe(0);
+    // the filter reflects the delete within 2 s (contract 14)
+    await withinListLag(async () =>
+      expect((await s.get(`/Groups${q(`externalId eq "8aa1a0c0-c4c3-4bc0-b4a5-2ef676900159"`)}`)).body.totalResults).toBe(0),
+    );
   });
 
   it("keeps a deactivated user's goals and check-ins, and its REST record and token show it deactivated", async () => {
@@ -290,27 +300,38 @@ describe('SCIM provisioning', () => {
       made.push(res.body.id);
     }
     const ids = (r: Res) => r.body.Resources.map((u: { id: string }) => u.id);
-    const co = await s.get(`/Users${q(`userName co "${tag}"`)}`);
-    expect(co.body).toMatchObject({ totalResults: 3, startIndex: 1, itemsPerPage: 3 });
-    expect(ids(co)).toEqual(made);
+    // filters and the list reflect the creates within 2 s (contract 14): each read waits that long at most
+    const filtered = (filter: string, extra = '') => s.get(`/Users${q(filter, extra)}`);
+    const expectIds = (filter: string, want: string[]) => withinListLag(async () => expect(ids(await filtered(filter))).toEqual(want));
+    await withinListLag(async () => {
+      const co = await filtered(`userName co "${tag}"`);
+      expect(co.body).toMatchObject({ totalResults: 3, startIndex: 1, itemsPerPage: 3 });
+      expect(ids(co)).toEqual(made);
+    });
     // the second page of one
-    const paged = await s.get(`/Users${q(`userName co "${tag}"`, '&startIndex=2&count=1')}`);
-    expect(paged.body).toMatchObject({ totalResults: 3, startIndex: 2, itemsPerPage: 1 });
-    expect(ids(paged)).toEqual([made[1]]);
-    expect(ids(await s.get(`/Users${q(`userName sw "PG${tag}-2"`)}`))).toEqual([made[1]]);
-    expect(ids(await s.get(`/Users${q(`displayName sw "pager ${tag}"`)}`))).toEqual(made);
-    expect(ids(await s.get(`/Users${q(`displayName eq "Pager ${tag} 3"`)}`))).toEqual([made[2]]);
-    expect(ids(await s.get(`/Users${q(`externalId eq "ext-${tag}-2"`)}`))).toEqual([made[1]]);
+    await withinListLag(async () => {
+      const paged = await filtered(`userName co "${tag}"`, '&startIndex=2&count=1');
+      expect(paged.body).toMatchObject({ totalResults: 3, startIndex: 2, itemsPerPage: 1 });
+      expect(ids(paged)).toEqual([made[1]]);
+    });
+    await expectIds(`userName sw "PG${tag}-2"`, [made[1]]);
+    await expectIds(`displayName sw "pager ${tag}"`, made);
+    await expectIds(`displayName eq "Pager ${tag} 3"`, [made[2]]);
+    await expectIds(`externalId eq "ext-${tag}-2"`, [made[1]]);
     // externalId is case-exact (RFC 7643)
-    expect((await s.get(`/Users${q(`externalId eq "EXT-${tag}-2"`)}`)).body.totalResults).toBe(0);
-    expect(ids(await s.get(`/Users${q(`externalId co "${tag}-3"`)}`))).toEqual([made[2]]);
+    expect((await filtered(`externalId eq "EXT-${tag}-2"`)).body.totalResults).toBe(0);
+    await expectIds(`externalId co "${tag}-3"`, [made[2]]);
     // an attribute name in any letter case, or after the schema URN
-    expect(ids(await s.get(`/Users${q(`USERNAME eq "pg${tag}-1@example.test"`)}`))).toEqual([made[0]]);
-    expect(ids(await s.get(`/Users${q(`${USER}:userName eq "pg${tag}-1@example.test"`)}`))).toEqual([made[0]]);
-    // the whole list, paged: count=0 gives the total only; attributes keeps what is asked for
-    const total = (await s.get('/Users?count=0')).body;
-    expect(total).toMatchObject({ itemsPerPage: 0, Resources: [] });
-    expect(total.totalResults).toBeGreaterThanOrEqual(4);
+    await expectIds(`USERNAME eq "pg${tag}-1@example.test"`, [made[0]]);
+    await expectIds(`${USER}:userName eq "pg${tag}-1@example.test"`, [made[0]]);
+    // the whole list, paged: count=0 gives the total only (the admin and at least the three); attributes keeps
+    // what is asked for
+    const total = await withinListLag(async () => {
+      const body = (await s.get('/Users?count=0')).body;
+      expect(body).toMatchObject({ itemsPerPage: 0, Resources: [] });
+      expect(body.totalResults).toBeGreaterThanOrEqual(4);
+      return body;
+    });
     const last = await s.get(`/Users?startIndex=${total.totalResults}&count=5&attributes=userName`);
     expect(last.body).toMatchObject({ totalResults: total.totalResults, startIndex: total.totalResults, itemsPerPage: 1 });
     expect(Object.keys(last.body.Resources[0]).sort()).toEqual(['id', 'schemas', 'userName']);
