@@ -4,6 +4,7 @@ import { failedCredentialLimitsFromEnv } from '#shared/http/rate-limit.ts';
 import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { Api, expectError, listAll, newTenant, type Res, type TenantFixture } from '../support/api.ts';
 import { EVENTUALLY_MAX_MS } from '../support/eventually.ts';
+import { withinListLag } from '../support/list-lag.ts';
 import { deliveriesSettled, eventually, startReceiver } from './webhooks.fixture.ts';
 
 /** POST /oauth/token with a form body (and HTTP Basic when `basic` is given). */
@@ -82,9 +83,12 @@ describe('service accounts and the client credentials grant (contract section 17
     expect(got.status).toBe(200);
     expect(got.body.data.record).not.toHaveProperty('client_secret');
     expect(JSON.stringify(got.body)).not.toContain(a.client_secret);
-    const listed = await listAll(t.admin, '/service_accounts');
-    expect(listed.map((r) => r.uuid)).toContain(a.uuid);
-    expect(JSON.stringify(listed)).not.toContain(a.client_secret);
+    // the list reflects the create within 2 s (contract 14)
+    await withinListLag(async () => {
+      const listed = await listAll(t.admin, '/service_accounts');
+      expect(listed.map((r) => r.uuid)).toContain(a.uuid);
+      expect(JSON.stringify(listed)).not.toContain(a.client_secret);
+    });
 
     // a token, in the body's credentials and by HTTP Basic alike
     const granted = await tokenRequest(credentials(a));
@@ -250,11 +254,8 @@ describe('service accounts and the client credentials grant (contract section 17
       const w = created.body.data.record;
       const sent = (uuid: string) => receiver.events().some((e) => e.event.type === 'goal.created' && e.event.data.record.uuid === uuid);
       // the fan-out finds the tenant's endpoints through their list, an index that may lag the create: listed first
-      await eventually(
-        async () => ((await listAll(t.admin, '/webhooks')).some((x) => x.uuid === w.uuid) ? true : undefined),
-        EVENTUALLY_MAX_MS,
-        'the endpoint listed',
-      );
+      // (within the lists' 2 s, contract 14)
+      await withinListLag(async () => expect((await listAll(t.admin, '/webhooks')).map((x) => x.uuid)).toContain(w.uuid));
       const first = (await t.admin.post('/rest/v2/objectives', { title: 'Seen', time_period_uuid: period.uuid })).body.data.record;
       await eventually(() => (sent(first.uuid) ? true : undefined), EVENTUALLY_MAX_MS, 'the delivery of a service account`s webhook');
       expect((await t.admin.get(`/webhooks/${w.uuid}`)).body.data.record.status).toBe('active');
