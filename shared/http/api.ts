@@ -16,7 +16,7 @@ import type {
   RequestCtx,
 } from '#shared/http/middleware/internal.ts';
 import { readAhead } from '#shared/http/middleware/read-ahead.ts';
-import { doorPipeline, type Stage } from '#shared/http/pipeline.ts';
+import { callerStages, doorPipeline, type Stage } from '#shared/http/pipeline.ts';
 import { transport } from '#shared/http/transport.ts';
 import { queryPairs } from '#shared/list/params.ts';
 import { withKeys, type Log } from '#shared/logger.ts';
@@ -81,6 +81,7 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(
   return doorPipeline<ApiInternal>(
     door,
     {
+      ...callerStages<ApiInternal>(door),
       transport: transport({ withBody: true, accepts: opts.accepts }) as Stage<ApiInternal>,
       idempotency: idempotency({
         sealed: opts.sealReplays,

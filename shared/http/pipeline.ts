@@ -53,36 +53,54 @@ export type StageName = (typeof STAGE_ORDER)[number];
 /** A door's substitutions: a stage given here replaces the door table's default, `null` leaves it out. */
 export type Substitutions<I extends LoggingInternal> = Partial<Record<StageName, Stage<I> | ReadonlyArray<Stage<I>> | null>>;
 
-/** The door table's stages: what a door's credential, limiter charge and headers make of each stage, before substitutions. */
-function stagesOf<I extends LoggingInternal>(door: Door): Record<StageName, Stage<I> | null> {
+/** The stages every door has, as the door table makes them (a door with a caller adds callerStages). */
+function frameStages<I extends LoggingInternal>(door: Door): Record<StageName, Stage<I> | null> {
   const spec = DOORS[door];
-  const provedByToken = spec.credential === 'gateway-jwt' || spec.credential === 'function-jwt';
-  const hasCaller = provedByToken || spec.credential === 'push-secret';
-  const as = (mw: MiddlewareObj<ApiEvent, ApiResult, Error, Context, never>) => mw as unknown as Stage<I>;
   return {
-    tracer: as(captureLambdaHandler(tracer, { captureResponse: false })),
+    tracer: captureLambdaHandler(tracer, { captureResponse: false }) as unknown as Stage<I>,
     // before errorsAndLogging, so its onError also dresses error responses
     securityHeaders: spec.securityHeaders ? (httpSecurityHeaders() as Stage<I>) : null,
     errors: errorsAndLogging<I>(),
     headerNormalizer: spec.normalizeHeaders ? (httpHeaderNormalizer() as Stage<I>) : null,
-    transport: as(transport({ withBody: hasCaller })),
+    transport: transport({ withBody: false }) as unknown as Stage<I>,
     idempotency: null,
     bodyValidation: null,
-    // a proved token (by the gateway's authorizer, or by the door's own check before it, which puts the claims where
-    // the authorizer puts them): the function reads its tenant and user; other credentials are the door's own stage
+    credential: null,
+    scopes: null,
+    pathAndQuery: null,
+    readAhead: null,
+    caller: null,
+    limiter: null,
+    early: null,
+  };
+}
+
+/**
+ * The stages of a door whose request is some caller's (its credential `gateway-jwt`, `function-jwt` or
+ * `push-secret`), as the door table makes them: the body read; for a proved token (by the gateway's authorizer,
+ * or by the door's own check before it, which puts the claims where the authorizer puts them) the tenant and user
+ * from the claims and the row's scope; path and query, no read ahead, the caller's read, the limiter charged per
+ * request. Such a door's builder spreads these under its substitutions; a public door's never loads them (nor
+ * its bundle the caller's read).
+ */
+export function callerStages<I extends LoggingInternal>(door: Door): Substitutions<I> {
+  const spec = DOORS[door];
+  const provedByToken = spec.credential === 'gateway-jwt' || spec.credential === 'function-jwt';
+  const as = (mw: MiddlewareObj<ApiEvent, ApiResult, Error, Context, never>) => mw as unknown as Stage<I>;
+  return {
+    transport: as(transport({ withBody: true })),
     credential: provedByToken ? as(tenantFromClaims()) : null,
     scopes: provedByToken ? as(scopeCheck()) : null,
-    pathAndQuery: hasCaller ? as(pathAndQuery()) : null,
-    readAhead: hasCaller ? as(readAhead(undefined)) : null,
-    caller: hasCaller ? as(caller()) : null,
+    pathAndQuery: as(pathAndQuery()),
+    readAhead: as(readAhead(undefined)),
+    caller: as(caller()),
     limiter: spec.limiter === 'per-request' ? as(rateLimit(rateLimiter)) : null,
-    early: null,
   };
 }
 
 /** The door's stages with its substitutions, in STAGE_ORDER; a credential or limiter stage the door table calls for but nothing provides is a wiring mistake. */
 export function doorStages<I extends LoggingInternal>(door: Door, substitutions: Substitutions<I>): Array<Stage<I>> {
-  const base = stagesOf<I>(door);
+  const base = frameStages<I>(door);
   const spec = DOORS[door];
   const out: Array<Stage<I>> = [];
   for (const name of STAGE_ORDER) {

@@ -10,7 +10,7 @@ import { credentialBudget } from '#shared/http/credential-budget.ts';
 import { bodyValidation } from '#shared/http/middleware/body-validation.ts';
 import { idempotency } from '#shared/http/middleware/idempotency.ts';
 import type { ApiEvent, ApiInternal, ApiResult, BodySchema, RequestCtx } from '#shared/http/middleware/internal.ts';
-import { doorPipeline, type Stage } from '#shared/http/pipeline.ts';
+import { callerStages, doorPipeline, type Stage } from '#shared/http/pipeline.ts';
 import { transport } from '#shared/http/transport.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 
@@ -64,6 +64,7 @@ export function pushHandler<S extends z.ZodType>(opts: {
   return doorPipeline<PushInternal>(
     'push',
     {
+      ...callerStages<PushInternal>('push'),
       transport: transport({ withBody: true }) as Stage<PushInternal>,
       // a replay is answered only after the secret was checked again (pushSecretAuth runs before the handler)
       idempotency: idempotency({ authorizeReplay: () => undefined }) as Stage<PushInternal>,

@@ -5,7 +5,7 @@ import { rateLimiter, type ApiEvent, type ApiResult, type RequestCtx } from '#sh
 import { caller } from '#shared/http/middleware/caller.ts';
 import type { ApiInternal } from '#shared/http/middleware/internal.ts';
 import { rateLimit } from '#shared/http/middleware/rate-limit.ts';
-import { doorPipeline, type Stage } from '#shared/http/pipeline.ts';
+import { callerStages, doorPipeline, type Stage } from '#shared/http/pipeline.ts';
 import { checkSizes } from '#shared/http/transport.ts';
 import { resourceMetadataUrl } from '#shared/mcp/base-url.ts';
 import type { ToolCallMessage } from '#shared/mcp/message.ts';
@@ -122,6 +122,7 @@ export function mcpHandler(opts: {
   return doorPipeline<ApiInternal>(
     'mcp',
     {
+      ...callerStages<ApiInternal>('mcp'),
       // the function proves the token where the gateway's authorizer would, before the body is read; then the one message
       transport: [bearer(), message(opts.load)],
       pathAndQuery: null,

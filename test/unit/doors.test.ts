@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { DOORS, type Door } from '#shared/http/doors.ts';
-import { doorStages, STAGE_ORDER } from '#shared/http/pipeline.ts';
+import { callerStages, doorStages, STAGE_ORDER } from '#shared/http/pipeline.ts';
 import { routes } from '#shared/routes/index.ts';
 
 /**
@@ -31,9 +31,11 @@ describe('doors', () => {
   });
 
   it('a door whose credential or limiter charge is its own refuses to build without that stage', () => {
-    expect(() => doorStages('push', {})).toThrow(/push-secret/);
-    expect(() => doorStages('mcp', {})).toThrow(/per-tool-call/);
-    expect(() => doorStages('rest', {})).not.toThrow();
+    expect(() => doorStages('rest', {})).toThrow(/gateway-jwt/);
+    expect(() => doorStages('push', callerStages('push'))).toThrow(/push-secret/);
+    expect(() => doorStages('mcp', callerStages('mcp'))).toThrow(/per-tool-call/);
+    expect(() => doorStages('rest', callerStages('rest'))).not.toThrow();
+    expect(() => doorStages('public', {})).not.toThrow();
   });
 
   it('the stages come in one order at every door, the door table deciding which are there', () => {
@@ -54,7 +56,7 @@ describe('doors', () => {
       'early',
     ]);
     const names = (door: Door, subs = {}) => doorStages(door, subs).map((s) => s.name ?? '?');
-    expect(names('rest')).toEqual([
+    expect(names('rest', callerStages('rest'))).toEqual([
       expect.anything(),
       expect.anything(),
       'errorsAndLogging',
