@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '#shared/db/client.ts';
@@ -68,6 +69,12 @@ const conditionFailed = (err: unknown): err is ConditionalCheckFailedException =
   err instanceof ConditionalCheckFailedException || (err as Error)?.name === 'ConditionalCheckFailedException';
 
 /** `tat` of the item a failed condition returned (low-level attribute value, or plain when unmarshalled). */
+/** The lease id the item holds (the last lease written), as a condition failure returns it. */
+function oldLid(item: Record<string, unknown> | undefined): string | undefined {
+  const v = item?.lid as { S?: string } | string | undefined;
+  return typeof v === 'string' ? v : v?.S;
+}
+
 function oldTat(item: Record<string, unknown> | undefined): number | undefined {
   const v = item?.tat as { N?: string } | number | undefined;
   if (typeof v === 'number') return v;
@@ -95,6 +102,11 @@ export async function leaseTokens(
   let full = assumeFull;
   for (let attempt = 0; attempt < 4; attempt++) {
     const expires = Math.floor(now / 1000) + STATE_TTL_SECONDS;
+    // Each write names its lease: the SDK sends a write again after an InternalServerError, which AWS may answer
+    // after the write applied. The step write's condition refuses a second application of the same lease, and a
+    // refusal whose item holds this lease's id is this lease granted (never a second charge, nor a lease taken
+    // for another container's).
+    const lid = randomUUID();
     try {
       if (full) {
         // A full bucket (or a new one): its time starts now.
@@ -102,9 +114,10 @@ export async function leaseTokens(
           new UpdateCommand({
             TableName: tableName,
             Key: key,
-            UpdateExpression: 'SET tat = :tat, expires_at = :exp',
+            UpdateExpression: 'SET tat = :tat, expires_at = :exp, lid = :lid',
+            // applied once already, this fails of itself: the time it set is not in the past
             ConditionExpression: 'attribute_not_exists(tat) OR tat < :now',
-            ExpressionAttributeValues: { ':tat': now + n * cell.intervalMs, ':now': now, ':exp': expires },
+            ExpressionAttributeValues: { ':tat': now + n * cell.intervalMs, ':now': now, ':exp': expires, ':lid': lid },
             ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
           }),
         );
@@ -115,13 +128,14 @@ export async function leaseTokens(
         new UpdateCommand({
           TableName: tableName,
           Key: key,
-          UpdateExpression: 'SET tat = tat + :step, expires_at = :exp',
-          ConditionExpression: 'tat >= :now AND tat <= :max',
+          UpdateExpression: 'SET tat = tat + :step, expires_at = :exp, lid = :lid',
+          ConditionExpression: 'tat >= :now AND tat <= :max AND (attribute_not_exists(lid) OR lid <> :lid)',
           ExpressionAttributeValues: {
             ':step': n * cell.intervalMs,
             ':now': now,
             ':max': now + cell.capacityMs - n * cell.intervalMs,
             ':exp': expires,
+            ':lid': lid,
           },
           ReturnValues: 'UPDATED_NEW',
           ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
@@ -130,7 +144,9 @@ export async function leaseTokens(
       return { granted: n, tat: Number(out.Attributes?.tat), full: false };
     } catch (err) {
       if (!conditionFailed(err)) throw err;
-      const tat = oldTat((err as ConditionalCheckFailedException).Item);
+      const item = (err as ConditionalCheckFailedException).Item;
+      const tat = oldTat(item);
+      if (tat !== undefined && oldLid(item) === lid) return { granted: n, tat, full }; // this lease applied before its retry
       // full after all (or another container's lease raced this one's): start its time
       full = tat === undefined || tat < now;
       if (tat === undefined || full) continue;
