@@ -115,6 +115,20 @@ const stable = (v: unknown): unknown =>
       )
     : v;
 
+/** Whether a JSON text holds a key `__proto__`, `constructor` or `prototype` at any depth (the body read refuses it first). */
+function holdsPrototypeKey(text: string): boolean {
+  const stack: unknown[] = [JSON.parse(text)];
+  while (stack.length) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object') continue;
+    for (const [k, x] of Object.entries(v)) {
+      if (k === '__proto__' || k === 'constructor' || k === 'prototype') return true;
+      stack.push(x);
+    }
+  }
+  return false;
+}
+
 describe('route fuzz', () => {
   let t: TenantFixture;
   let other: TenantFixture;
@@ -515,7 +529,14 @@ describe('route fuzz', () => {
           if (res.status >= 500) throw new Error(`${what}: ${JSON.stringify(res.body).slice(0, 300)}`);
           expect(ms, what).toBeLessThan(HUGE_ANSWER_RATIO * floorMs);
           // a long string or a deep object may be what a field admits (an import is 202 and checked by its job)
-          if (body?.kind === 'number' && r.path.startsWith('/scim/')) {
+          // a key naming a prototype is refused before the numbers are read (400: contract 19), at any depth
+          const prototypeKey = body?.kind === 'number' && holdsPrototypeKey(body.text);
+          if (prototypeKey && r.path.startsWith('/scim/')) {
+            expect([res.status, res.body.scimType], what).toEqual([400, 'invalidPath']);
+          } else if (prototypeKey && r.path !== '/mcp' && !r.doc.bodyMediaType) {
+            expect(res.status, what).toBe(400);
+            expect(res.body.error.code, what).toBe('bad_request');
+          } else if (body?.kind === 'number' && r.path.startsWith('/scim/')) {
             // SCIM has no 422: a broken rule is 400 invalidValue in SCIM's shape (shared/scim/errors.ts)
             expect([res.status, res.body.scimType], what).toEqual([400, 'invalidValue']);
           } else if (body?.kind === 'number' && r.path === '/mcp') {
