@@ -6,6 +6,7 @@ import { grantClientCredentials } from '#shared/domain/service-accounts/service.
 import { json, rateLimiter, tokenHandler, type ApiEvent } from '#shared/http/api.ts';
 import { credentialBudget } from '#shared/http/credential-budget.ts';
 import { NO_STORE } from '#shared/http/oauth-answer.ts';
+import { PROTOTYPE_NAMES } from '#shared/schemas/json-input.ts';
 
 const issuer = configuredIssuer();
 
@@ -24,8 +25,6 @@ const invalidClient = () => refusal({ error: 'invalid_client', description: 'Cli
 
 /** The longest parameter name read: as SCIM's attribute names (contract 19); no parameter of the grant comes near it. */
 const NAME_MAX = 200;
-/** Names that would reach a prototype if a parameter were looked up on a plain object: 400 at every door (contract 19). */
-const PROTOTYPE_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
  * The form's parameters, or a refusal: each parameter at most once (RFC 6749 section 3.2), no name over NAME_MAX

@@ -1,5 +1,6 @@
 import { parse, type Filter } from 'scim2-parse-filter';
 import { invalidFilter, invalidValue, ScimRefusal } from '#shared/scim/errors.ts';
+import { PROTOTYPE_NAMES } from '#shared/schemas/json-input.ts';
 
 /** The filters this service answers: one comparison (RFC 7644 section 3.4.2.2), on an attribute it indexes or walks. */
 export type ScimOp = 'eq' | 'co' | 'sw';
@@ -12,8 +13,6 @@ export interface ScimFilter {
 const OPS: ReadonlySet<string> = new Set(['eq', 'co', 'sw']);
 /** Room for one comparison on a 320-character userName with a schema URN before it. */
 const MAX_FILTER_LENGTH = 1024;
-/** Names no attribute has, which reach an object's prototype when looked up on a plain object (contract section 19). */
-const PROTOTYPE_NAMES: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
 
 /**
  * Parses `filter` with scim2-parse-filter and keeps what this service answers: a single `eq`, `co` or `sw` on one of
