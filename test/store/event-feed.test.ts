@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { baseDb, type Db } from '#shared/db/client.ts';
+import { awsFaithfulLayer } from '../../scripts/lib/aws-faithful.ts';
+import { config } from '#shared/config.ts';
+import { baseDb, createDynamoClient, instrument, type Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getSide, querySide } from '#shared/db/side-items.ts';
@@ -92,6 +94,43 @@ describe('the event feed in the table', () => {
     expect(pointer?.key).toMatch(new RegExp(`^${new Date(T0 + FEED_SETTLE_MS + 500).toISOString()}#`));
     const hour = await querySide(c, keys.eventFeedHour(c.tenantId, hourOf(new Date(T0).toISOString())));
     expect(hour.map((i) => i.SK)).toEqual([pointer!.key]);
+  });
+
+  it('serves a settled event whose write landed within the lag of an eventually consistent read: a client resuming after a later event misses none', async () => {
+    // AWS may answer an eventually consistent read as of up to about a second ago (the AWS-faithful mode: always 1 s)
+    const client = createDynamoClient();
+    awsFaithfulLayer({ staleMs: 1_000, faultRate: 0, endpoint: config.dynamoEndpoint!, now: () => Date.now() })(client);
+    const stale = instrument(client);
+    const c = ctx(stale);
+    // A is recorded first and its write lands 1.5 s later (retried under throttling: within the settle time, so not
+    // moved); B, recorded after A, lands at once
+    let landA!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      landA = resolve;
+    });
+    const slow = {
+      send: async (command: TransactWriteCommand) => {
+        await gate;
+        return stale.send(command);
+      },
+    } as Db;
+    const a = recordEvents({ ...c, db: slow }, change('1'), [event('1')]);
+    at(T0 + 10);
+    await recordEvents(c, change('2'), [event('2')]);
+    at(T0 + 1_500);
+    landA();
+    await a;
+    expect(await getSide(c, keys.eventPointer(c.tenantId, event('1').id))).toMatchObject({
+      key: expect.stringMatching(/^2026-05-04T10:20:00.000Z#/),
+    });
+    // both places are settled 2 s after B was recorded, A's write 0.5 s old: a read then serves both, in their order
+    at(T0 + 10 + FEED_SETTLE_MS + 1);
+    const read = await readFeed(c, { perPage: 10 });
+    expect(ids(read.events)).toEqual(['1', '2']);
+    expect(read.next).toBeUndefined();
+    // so a client that read to B and resumes after it has everything
+    at(T0 + 60_000);
+    expect((await readFeed(c, { perPage: 10, after: event('2').id })).events).toEqual([]);
   });
 
   it('reads at most six hours a page and goes on from there by cursor, across days', async () => {

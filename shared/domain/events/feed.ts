@@ -29,8 +29,10 @@ import type { TableChange } from '#shared/table-change.ts';
  * Ordered by when they were recorded, not committed: a change whose projection ran late (a retried batch, a
  * slow shard) is recorded late and so still lands after the position a client has read to, where a commit-time
  * order would slip it in behind that client. Readers leave out the last SETTLE_MS, the time within which a
- * write given a recorded time has landed (a write that took longer is moved forward, `record`), so a client
- * that pages to the end and resumes later misses nothing.
+ * write given a recorded time has landed (a write that took longer is moved forward, `record`), and read the
+ * hours strongly consistently, so a client that pages to the end and resumes later misses nothing. (Read
+ * eventually consistently, a write landed within the read's lag stays hidden though its place is settled: a
+ * slow write behind a fast one was skipped by a client resuming after the fast one.)
  */
 
 /** Events recorded this recently are not served yet: their writes may still be landing (see above). */
@@ -207,7 +209,12 @@ export async function readFeed(ctx: DataCtx, q: FeedQuery): Promise<{ events: Fe
   if (from.b < hourOf(oldest) || (from.b === hourOf(oldest) && from.k < oldest)) from = { b: hourOf(oldest), k: oldest };
 
   const hours = (
-    await querySideRange(ctx, keys.eventFeedHours(ctx.tenantId), { from: from.b, to: hourOf(upTo), limit: MAX_HOURS_PER_PAGE + 1 })
+    await querySideRange(ctx, keys.eventFeedHours(ctx.tenantId), {
+      from: from.b,
+      to: hourOf(upTo),
+      limit: MAX_HOURS_PER_PAGE + 1,
+      consistent: true,
+    })
   ).map((h) => h.SK);
   const events: FeedEvent[] = [];
   let scanned = 0;
@@ -222,6 +229,7 @@ export async function readFeed(ctx: DataCtx, q: FeedQuery): Promise<{ events: Fe
         to: upTo,
         ...(after !== undefined ? { after } : {}),
         limit,
+        consistent: true, // the settle time covers a write's landing, not an eventually consistent read's lag
       });
       for (const item of items) {
         scanned++;
