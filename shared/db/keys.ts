@@ -24,6 +24,7 @@
  *             event:  PK = T#t#events#<hour>           SK = <recorded at>#<stream sequence>#<n>
  *             hour:   PK = T#t#eventhours              SK = <hour>          (the hours that hold events)
  *             pointer: PK = T#t#eventid#<event id>     SK = #               (where an event is, for `after=<id>`)
+ *  - webhook directory: PK = T#t#webhooks  SK = <endpoint uuid>  (the endpoints, for the fan-out's strong read)
  */
 export const ENTITY_SK = '#';
 export const ENTRY_SK_PREFIX = 'IX#';
@@ -86,6 +87,9 @@ export const keys = {
   eventFeedHourEntry: (tenantId: string, hour: string) => ({ PK: `${tenantPrefix(tenantId)}eventhours`, SK: hour }),
   /** Where the feed holds an event (its hour and sort key), by the event's id. */
   eventPointer: (tenantId: string, eventId: string) => ({ PK: `${tenantPrefix(tenantId)}eventid#${eventId}`, SK: ENTITY_SK }),
+  /** The directory of a tenant's webhook endpoints: one strongly consistent Query lists every endpoint committed. */
+  webhookDirectory: (tenantId: string) => `${tenantPrefix(tenantId)}webhooks`,
+  webhookDirectoryEntry: (tenantId: string, webhookUuid: string) => ({ PK: `${tenantPrefix(tenantId)}webhooks`, SK: webhookUuid }),
 };
 
 export const READ_MODEL_SK_PREFIX = 'RM#';

@@ -7,7 +7,7 @@ import { orStored, runCommand } from '#shared/db/commands.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
-import { getSide } from '#shared/db/side-items.ts';
+import { getSide, querySide } from '#shared/db/side-items.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
@@ -51,14 +51,29 @@ async function checkUrl(url: string): Promise<void> {
   }
 }
 
-/** Every endpoint of the tenant (at most MAX_WEBHOOKS_PER_TENANT): one Query of the list, then their items. */
+/**
+ * Every endpoint of the tenant (at most MAX_WEBHOOKS_PER_TENANT), each as it is now: the directory (one strongly
+ * consistent Query: every endpoint whose create committed, as `directoryEntry` writes it beside the endpoint) and
+ * the endpoint list beside it (GSI1: endpoints created before the directory; it may lag, and a deleted endpoint it
+ * still names is not found), then their items. The list alone missed an endpoint created a moment ago: the events
+ * of the writes that followed its create were never delivered to it.
+ */
 export async function tenantWebhooks(ctx: DataCtx): Promise<WebhookRecord[]> {
-  const ids: string[] = [];
-  for await (const e of partitionEntries(ctx, keys.entityList(ctx.tenantId, webhookEntity.type))) ids.push(e.id);
+  const listed: string[] = [];
+  const [directory] = await Promise.all([
+    querySide(ctx, keys.webhookDirectory(ctx.tenantId), { consistent: true }),
+    (async () => {
+      for await (const e of partitionEntries(ctx, keys.entityList(ctx.tenantId, webhookEntity.type))) listed.push(e.id);
+    })(),
+  ]);
+  const ids = [...new Set([...listed, ...directory.map((d) => d.SK)])];
   if (ids.length === 0) return [];
   const found = await getEntities(ctx, webhookEntity, ids, true);
   return ids.flatMap((id) => (found.has(id) ? [found.get(id)!.record] : []));
 }
+
+/** An endpoint's directory entry (tenantWebhooks), written in its create's transaction and removed in its delete's. */
+const directoryEntry = (ctx: DataCtx, webhookUuid: string) => keys.webhookDirectoryEntry(ctx.tenantId, webhookUuid);
 
 /**
  * The tenant's endpoint count, kept in one side item that every create and delete writes in its transaction:
@@ -95,6 +110,7 @@ export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): 
     decide: (count, now) => decideCreateWebhook(ctx.caller, input, count.n, now, { uuid, secretSealed }),
     write: (tx, record, count) => {
       tx.create(webhookEntity, record);
+      tx.putSide(directoryEntry(ctx, record.uuid), { kind: 'webhook_ref' });
       countOneMore(ctx, tx, count);
       return { record, secret };
     },
@@ -139,6 +155,7 @@ export async function deleteWebhook(ctx: DomainCtx, id: string): Promise<Webhook
     decide: (s) => (s ? accept(s.current.record) : refuse(notFound(id))),
     write: (tx, record, s) => {
       tx.remove(webhookEntity, s!.current);
+      tx.deleteSide(directoryEntry(ctx, record.uuid));
       if (s!.counted) tx.updateSide(countKey(ctx), { set: {}, add: { n: -1 } });
       return record;
     },
