@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { C, checkin, goalNow } from './checkins.fixture.ts';
 import { createPeriod, goal, P } from './goals.fixture.ts';
-import { expectError, newTenant, type Api, type TenantFixture } from '../support/api.ts';
+import { expectError, listAll, newTenant, type Api, type TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
 import { afterStreamPasses } from '../support/stream-marker.ts';
 import { startReceiver } from './webhooks.fixture.ts';
@@ -58,6 +58,7 @@ describe('the event feed', () => {
   let a: TenantFixture;
   let b: TenantFixture;
   let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  let hook: { uuid: string };
   let burst: FeedEvent[];
   let K1: { uuid: string; type: string };
   let K2: { uuid: string; type: string };
@@ -68,7 +69,9 @@ describe('the event feed', () => {
   beforeAll(async () => {
     [a, b] = await Promise.all([newTenant(), newTenant()]);
     receiver = await startReceiver();
-    expect((await a.admin.post('/webhooks', { url: receiver.url, events: ['*'] })).status).toBe(201);
+    const created = await a.admin.post('/webhooks', { url: receiver.url, events: ['*'] });
+    expect(created.status).toBe(201);
+    hook = created.body.data.record;
 
     // A burst: a rollup tree, check-ins on both children at once (each child's own in sequence), renames, deletes.
     const period = await createPeriod(a.admin, 'H1', '2026-01-01', '2026-06-30');
@@ -195,7 +198,8 @@ describe('the event feed', () => {
       const got = receiver.events();
       const ids = new Set(got.map((r) => r.id));
       const missing = [...expected].filter((id) => !ids.has(id));
-      if (missing.length) throw new Error(`${missing.length} events not delivered yet`);
+      const named = (id: string) => burst.filter((e) => e.id === id).map((e) => `${e.type} of ${e.data.record.uuid} (${id})`);
+      if (missing.length) throw new Error(`${missing.length} events not delivered yet: ${missing.flatMap(named).join(', ')}`);
       return got;
     }, 60_000);
     const feed = new Map((await readAll(a.admin)).map((e) => [e.id, e]));
@@ -205,6 +209,13 @@ describe('the event feed', () => {
       expect(payload).toEqual(r.event);
     }
     expect(received.length).toBeGreaterThanOrEqual(burst.length);
+    // at least once to the receiver, and one delivery per event in the endpoint's log, each succeeded
+    const ids = [...feed.keys()].sort();
+    await eventually(async () => {
+      const log = await listAll(a.admin, `/webhooks/${hook.uuid}/deliveries`);
+      expect(log.map((d) => d.event_id).sort()).toEqual(ids);
+      expect(log.filter((d) => d.status !== 'succeeded')).toEqual([]);
+    }, 60_000);
   });
 
   it('answers admins only: a member and a viewer get 403', async () => {
