@@ -96,6 +96,29 @@ describe('the event feed in the table', () => {
     expect(hour.map((i) => i.SK)).toEqual([pointer!.key]);
   });
 
+  it('moves a write that applied late though its answer was an error (a 500 once it took effect, retries spent), so none misses it', async () => {
+    let failed = false;
+    const base = baseDb();
+    const lost = {
+      send: async (command: TransactWriteCommand) => {
+        const out = await base.send(command);
+        if (failed) return out;
+        failed = true;
+        at(Date.now() + FEED_SETTLE_MS + 500);
+        throw Object.assign(new Error('Internal server error'), { name: 'InternalServerError', $metadata: { httpStatusCode: 500 } });
+      },
+    } as Db;
+    const c = ctx(lost);
+    expect(await recordEvents(c, change('1'), [event('1')])).toEqual([event('1')]);
+    const pointer = await getSide(c, keys.eventPointer(c.tenantId, event('1').id));
+    expect(pointer?.key).toMatch(new RegExp(`^${new Date(T0 + FEED_SETTLE_MS + 500).toISOString()}#`));
+    const hour = await querySide(c, keys.eventFeedHour(c.tenantId, hourOf(new Date(T0).toISOString())));
+    expect(hour.map((i) => i.SK)).toEqual([pointer!.key]);
+    // an error before anything applied is the error
+    const refused = { send: async () => Promise.reject(Object.assign(new Error('Throttled'), { name: 'ThrottlingException' })) } as Db;
+    await expect(recordEvents(ctx(refused), change('2'), [event('2')])).rejects.toThrow('Throttled');
+  });
+
   it('serves a settled event whose write landed within the lag of an eventually consistent read: a client resuming after a later event misses none', async () => {
     // AWS may answer an eventually consistent read as of up to about a second ago (the AWS-faithful mode: always 1 s)
     const client = createDynamoClient();

@@ -85,7 +85,17 @@ async function storeEvent(
       tx.putSide(keys.eventFeedHourEntry(ctx.tenantId, at.b), { kind: 'event_hour', [TTL]: retentionEnd(recordedAt) + 3600 });
     return tx;
   };
-  if (!(await committedUnlessConditionFails(write))) return undefined;
+  let committed: boolean;
+  try {
+    committed = await committedUnlessConditionFails(write);
+  } catch (err) {
+    // An answer lost after the write applied (a 500 once it took effect, the retries spent): the pointer says whether
+    // it did. If so it is this write, landed only now perhaps, so it is moved past readers like any slow one below;
+    // thrown, a replay of the change would find it in place and leave it behind readers that passed it.
+    if ((await getSide(ctx, pointer))?.key !== at.k) throw err;
+    committed = true;
+  }
+  if (!committed) return undefined;
   hoursWritten.add(hourKey);
   // Readers may have passed this position while the write was under way: move it past them (they see it once more, never not at all).
   if (Date.now() - Date.parse(recordedAt) >= FEED_SETTLE_MS) return storeEvent(ctx, e, order, n, at);
