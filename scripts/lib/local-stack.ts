@@ -280,7 +280,20 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   );
   server.on('request', (req, res) => {
     handle(req, res).catch((err) => {
-      log('local stack error', { error: String(err?.stack ?? err) });
+      // A handler that fails outside its error mapper, or whose module fails to load (as when a source file changes
+      // under a running suite: the module first imported after the change meets the old ones already loaded), gets
+      // API Gateway's bare 500, which names nothing: its trace is printed even when the stack is quiet.
+      console.error(
+        JSON.stringify({
+          level: 'ERROR',
+          timestamp: new Date().toISOString(),
+          service: 'local-stack',
+          message: 'local stack error',
+          method: req.method,
+          path: req.url,
+          error: String(err?.stack ?? err),
+        }),
+      );
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ message: 'Internal Server Error' }));
     });

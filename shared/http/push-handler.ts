@@ -1,10 +1,11 @@
 import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import type * as z from 'zod';
+import { loadSourceCreator } from '#shared/auth/load-caller.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { dataSourceUuidOf, pushSecretMatches, tenantOfPushSecret } from '#shared/domain/integrations/data-sources.ts';
-import { dataSourceEntity, type DataSourceRecord } from '#shared/domain/integrations/entity.ts';
+import { creatorKindOf, dataSourceEntity, SOURCE_WRITE_SCOPE, type DataSourceRecord } from '#shared/domain/integrations/entity.ts';
 import { UnauthorizedError } from '#shared/errors.ts';
 import { credentialBudget } from '#shared/http/credential-budget.ts';
 import { bodyValidation } from '#shared/http/middleware/body-validation.ts';
@@ -26,7 +27,7 @@ const refused = () => new UnauthorizedError('Authorization must be Bearer <push_
  * exists. A secret that names a tenant and fails spends the failed-credential budget of the source (its client
  * id) and of the tenant named, checked before the tenant's session and the read (429 with Retry-After past it;
  * shared/http/credential-budget.ts, contract section 19); nothing is charged to the tenant before the secret
- * matched. The caller is then the source's creator, read (401 when inactive) and rate limited as any request of theirs.
+ * matched. The caller is then the source's creator (sourceCreator), rate limited as any request of theirs.
  */
 const pushSecretAuth = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, PushInternal> => ({
   name: 'pushSecretAuth',
@@ -56,6 +57,25 @@ const pushSecretAuth = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, Pu
   },
 });
 
+/**
+ * The caller's read at the push door: the source's creator as it is now, by the kind the source records (a user, or a
+ * service account acting with its scopes of now, which must still allow the check-in: SOURCE_WRITE_SCOPE); 401 when
+ * it can no longer write (loadSourceCreator), before the limiter charges anything.
+ */
+const sourceCreator = (): MiddlewareObj<ApiEvent, ApiResult, Error, Context, PushInternal> => ({
+  name: 'sourceCreator',
+  before: (request) => {
+    const { data, pushSource } = request.internal;
+    request.internal.caller = loadSourceCreator(
+      data,
+      { uuid: pushSource.creator_uuid, kind: creatorKindOf(pushSource) },
+      SOURCE_WRITE_SCOPE,
+      { readAhead: request.internal.readAhead.entities, teams: request.internal.readAhead.teams },
+    );
+    request.internal.caller.catch(() => undefined); // awaited by rateLimit
+  },
+});
+
 /** apiHandler's chain (shared/http/pipeline.ts) at the door `push`: the push secret proves the caller in place of the token's claims. */
 export function pushHandler<S extends z.ZodType>(opts: {
   body: BodySchema<S>;
@@ -70,6 +90,7 @@ export function pushHandler<S extends z.ZodType>(opts: {
       idempotency: idempotency({ authorizeReplay: () => undefined }) as Stage<PushInternal>,
       bodyValidation: bodyValidation(opts.body) as Stage<PushInternal>,
       credential: pushSecretAuth(),
+      caller: sourceCreator(),
     },
     async (_event, { internal }) => {
       const ctx = await internal.ctx;

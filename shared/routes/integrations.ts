@@ -75,7 +75,7 @@ export const integrationRoutes: Route[] = [
     needs: ['kms:webhook-secrets'],
     doc: {
       summary:
-        "Add a data source to a goal the caller can update; the goal's data_sources_count moves with it, and a tenant has at most 100 (422 too_many). http_json sources are fetched on their schedule (header values sealed, never returned, sent only to the url's origin; the url follows the webhook rules, 422); a push source's push_secret is in this response only",
+        "Add a data source to a goal the caller can update; the goal's data_sources_count moves with it, and a tenant has at most 100 (422 too_many). http_json sources are fetched on their schedule (header values sealed, never returned, sent only to the url's origin; the url follows the webhook rules, 422); a push source's push_secret is in this response only. Its syncs and pushes write as its creator; a service account's token creating a push or http_json source needs goals:write as well (403 insufficient_scope)",
       tag,
       extension: true,
       body: DataSourceCreateBody,
@@ -159,7 +159,7 @@ export const integrationRoutes: Route[] = [
     table: 'write',
     doc: {
       summary:
-        'Push a value to a push data source with Authorization: Bearer <push_secret> (no user token): 201 with the check-in, written by the source creator (Idempotency-Key honoured; a wrong or missing secret is 401)',
+        'Push a value to a push data source with Authorization: Bearer <push_secret> (no user token): 201 with the check-in, written by the source creator as it is now (Idempotency-Key honoured; a wrong or missing secret is 401, and so is a creator who can no longer write: an inactive user, or a service account disabled, deleted or without goals:write)',
       tag,
       extension: true,
       body: DataSourcePushBody,

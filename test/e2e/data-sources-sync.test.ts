@@ -498,6 +498,119 @@ describe('data-source sync', () => {
     });
   });
 
+  describe('a source created by a service account (its creator kind recorded)', () => {
+    /** A token of the account from POST /oauth/token (client credentials in the form), narrowed to `scope` when given. */
+    async function serviceToken(a: { client_id: string; client_secret: string }, scope?: string): Promise<Api> {
+      const form = {
+        grant_type: 'client_credentials',
+        client_id: a.client_id,
+        client_secret: a.client_secret,
+        ...(scope ? { scope } : {}),
+      };
+      const res = await new Api(undefined).request('POST', '/oauth/token', new URLSearchParams(form).toString(), {
+        'content-type': 'application/x-www-form-urlencoded',
+      });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      return new Api(res.body.access_token);
+    }
+    const pushTo = (src: { uuid: string; push_secret: string }, value: number) =>
+      new Api(src.push_secret).request('POST', `/data_sources/${src.uuid}/values`, { value });
+    const account = async (scopes: string[]) => {
+      const res = await t.admin.post('/service_accounts', { name: `etl ${scopes.join(' ')}`, scopes });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return res.body.data.record as { uuid: string; client_id: string; client_secret: string };
+    };
+    const setAccount = async (uuid: string, body: Record<string, unknown>) =>
+      expect((await t.admin.put(`/service_accounts/${uuid}`, body)).status).toBe(200);
+
+    it('pushes and syncs as the account; refused as a creator who left once it loses goals:write, is disabled or deleted', async () => {
+      const { kr } = await keyResultUnderParent();
+      const sa = await account(['data_sources', 'goals:read', 'goals:write']);
+      const api = await serviceToken(sa);
+      const created = await api.post('/data_sources', { goal_uuid: kr.uuid, name: 'etl push', kind: 'push' });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const push = created.body.data.record;
+      expect(push.creator_uuid).toBe(sa.uuid);
+      json.set('/sa', { status: 200, body: { data: { total: 30 } } });
+      const http = await httpSource(kr.uuid, '/sa', {}, api);
+      expect(http.creator_uuid).toBe(sa.uuid);
+
+      // the push and a sync write check-ins attributed to the account
+      const pushed = await pushTo(push, 20);
+      expect(pushed.status, JSON.stringify(pushed.body)).toBe(201);
+      expect(pushed.body.data.record).toMatchObject({
+        value: 20,
+        source: 'data_source',
+        data_source_uuid: push.uuid,
+        creator_uuid: sa.uuid,
+      });
+      const synced = await syncNow(http.uuid, api);
+      expect(synced).toMatchObject({ trigger: 'manual', status: 'succeeded', value: 30, error: null });
+      expect((await owner.api.get(`/rest/v2/checkins/${synced.checkin_uuid}`)).body.data.record).toMatchObject({
+        value: 30,
+        data_source_uuid: http.uuid,
+        creator_uuid: sa.uuid,
+      });
+      expect(await goalNow('key_results', kr.uuid)).toMatchObject({ current_value: 30 });
+
+      // a token narrowed to data_sources cannot make itself a way to write goals
+      const narrowed = await serviceToken(sa, 'data_sources');
+      for (const kind of ['push', 'http_json']) {
+        const body = {
+          goal_uuid: kr.uuid,
+          name: 'narrow',
+          kind,
+          ...(kind === 'http_json' ? { config: { url: json.url('/sa'), json_pointer: '/a' } } : {}),
+        };
+        const res = await narrowed.post('/data_sources', body);
+        expectError(res, 403, 'insufficient_scope');
+        expect(res.headers.get('www-authenticate')).toBe('Bearer error="insufficient_scope", scope="goals:write"');
+      }
+
+      const refusedAs = async (message: string, value: number) => {
+        const res = await pushTo(push, value);
+        expect(expectError(res, 401, 'unauthorized').message).toBe(message);
+        json.set('/sa', { status: 200, body: { data: { total: value } } });
+        expect(await syncNow(http.uuid, owner.api)).toMatchObject({ status: 'failed', value: null, checkin_uuid: null, error: message });
+      };
+      // the account acts with its scopes of now: without goals:write it writes nothing, with it again it does
+      await setAccount(sa.uuid, { scopes: ['data_sources', 'goals:read'] });
+      await refusedAs("The data source's creator, a service account, no longer holds the scope goals:write", 41);
+      await setAccount(sa.uuid, { scopes: ['data_sources', 'goals:write'] });
+      expect((await pushTo(push, 50)).status).toBe(201);
+      json.set('/sa', { status: 200, body: { data: { total: 60 } } });
+      expect(await syncNow(http.uuid, owner.api)).toMatchObject({ status: 'succeeded', value: 60 });
+
+      const gone = "The data source's creator, a service account, is disabled or deleted";
+      await setAccount(sa.uuid, { status: 'disabled' });
+      await refusedAs(gone, 70);
+      expect((await t.admin.delete(`/service_accounts/${sa.uuid}`)).status).toBe(200);
+      await refusedAs(gone, 80);
+      // nothing the refused runs and pushes carried reached the goal
+      expect(await goalNow('key_results', kr.uuid)).toMatchObject({ current_value: 60 });
+      await withinListLag(async () =>
+        expect(
+          (await listAll(owner.api, `/rest/v2/checkins?q[goal_uuid_eq]=${kr.uuid}`)).map((c) => c.value).sort((a, b) => a - b),
+        ).toEqual([20, 30, 50, 60]),
+      );
+    });
+
+    it("reads a source that records no creator kind (made before it was kept) as a user's", async () => {
+      const { kr } = await keyResultUnderParent();
+      const created = await owner.api.post('/data_sources', { goal_uuid: kr.uuid, name: 'old', kind: 'push' });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const src = created.body.data.record;
+      const ctx = data(t.tenantUuid);
+      const stored = (await getEntity(ctx, dataSourceEntity, src.uuid, true))!;
+      expect(stored.record.creator_kind).toBe('user');
+      const { creator_kind: _, ...old } = stored.record;
+      await new WriteTx(ctx).replace(dataSourceEntity, stored, old).commit();
+      const res = await pushTo(src, 12);
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      expect(res.body.data.record).toMatchObject({ value: 12, creator_uuid: owner.uuid });
+    });
+  });
+
   it('takes pushed values with the push secret only', async () => {
     const { parent, kr } = await keyResultUnderParent();
     const created = await owner.api.post('/data_sources', { goal_uuid: kr.uuid, name: 'cron', kind: 'push' });

@@ -8,6 +8,7 @@ import {
   decideConnectorRequest as decideRequest,
   decideCreateDataSource,
   newDataSource,
+  sourceCreatorScopeRefusal,
   updatedDataSource,
 } from '#shared/domain/integrations/decide.ts';
 
@@ -97,6 +98,7 @@ describe('data source decisions', () => {
       kind: 'k',
       config: {},
       creator_uuid: 'bob',
+      creator_kind: 'user',
       status: 'active',
       last_synced_at: null,
       last_value: null,
@@ -121,6 +123,27 @@ describe('data source decisions', () => {
     expect(
       decided(decideCreateDataSource(goal, { canView: true, canEdit: true, source: 'owner' }, 0, LATER, hidden)).data_sources_count,
     ).toBe(3);
+  });
+
+  it("records its creator's kind; a service account's token creates a source that writes check-ins only while it holds goals:write", () => {
+    const sa = { ...callerAs('admin', 'sa-1'), service: { name: 'etl', clientId: 'sa_x' } };
+    const scoped = (scopes: string[]) => ({ ...sa, scopes: new Set(scopes) });
+    expect(newDataSource(scoped(['data_sources', 'goals:write']), { goal_uuid: 'g', name: 'n', kind: 'push' }, NOW, 'ds')).toMatchObject({
+      creator_uuid: 'sa-1',
+      creator_kind: 'service_account',
+    });
+    expect(newDataSource(bob, { goal_uuid: 'g', name: 'n', kind: 'push' }, NOW, 'ds').creator_kind).toBe('user');
+    for (const kind of ['push', 'http_json']) {
+      expect(sourceCreatorScopeRefusal(scoped(['data_sources', 'goals:write']), kind)).toBeUndefined();
+      expect(sourceCreatorScopeRefusal(scoped(['data_sources']), kind)).toMatchObject({
+        status: 403,
+        code: 'insufficient_scope',
+        headers: { 'WWW-Authenticate': 'Bearer error="insufficient_scope", scope="goals:write"' },
+      });
+      expect(sourceCreatorScopeRefusal(bob, kind)).toBeUndefined(); // a user's role decides
+    }
+    // a kind that is a record only writes nothing as its creator
+    expect(sourceCreatorScopeRefusal(scoped(['data_sources']), 'manual')).toBeUndefined();
   });
 
   it("refuses the tenant's 101st data source with 422 too_many, after the goal's own refusals", () => {

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Caller } from '#shared/auth/caller.ts';
 import { hashClientSecret, newClientSecret, UNKNOWN_CLIENT_HASH, verifyClientSecret } from '#shared/auth/client-secret.ts';
-import { decideCreateServiceAccount, decideTokenGrant, serviceAccountAdminRefusal } from '#shared/domain/service-accounts/decide.ts';
+import {
+  decideCreateServiceAccount,
+  decideServiceCreator,
+  decideTokenGrant,
+  serviceAccountAdminRefusal,
+} from '#shared/domain/service-accounts/decide.ts';
 import { clientIdOf, parseClientId, type ServiceAccountRecord } from '#shared/domain/service-accounts/entity.ts';
 import { decided } from '#shared/decision.ts';
 
@@ -45,6 +50,23 @@ describe('service accounts', () => {
     expect(decideTokenGrant(undefined, false, undefined)).toEqual(refused);
     expect(decideTokenGrant(account(), false, undefined)).toEqual(refused);
     expect(decideTokenGrant(account({ status: 'disabled' }), true, undefined)).toEqual(refused);
+  });
+
+  it("acts as a data source's creator with its scopes of now: refused (401) once deleted, disabled or without the scope of the write", () => {
+    const writer = account({ scopes: ['data_sources', 'goals:write'] });
+    expect(decideServiceCreator(writer, 'goals:write')).toEqual({ scopes: new Set(['data_sources', 'goals:write']) });
+    const refusal = (a: ServiceAccountRecord | undefined) => {
+      const d = decideServiceCreator(a, 'goals:write');
+      return 'error' in d ? { status: d.error.status, code: d.error.code, message: d.error.message } : d;
+    };
+    const gone = { status: 401, code: 'unauthorized', message: "The data source's creator, a service account, is disabled or deleted" };
+    expect(refusal(undefined)).toEqual(gone);
+    expect(refusal({ ...writer, status: 'disabled' })).toEqual(gone);
+    expect(refusal({ ...writer, scopes: ['data_sources', 'goals:read'] })).toEqual({
+      status: 401,
+      code: 'unauthorized',
+      message: "The data source's creator, a service account, no longer holds the scope goals:write",
+    });
   });
 
   it('stores a secret as a salted scrypt hash that only the secret matches', async () => {

@@ -11,6 +11,7 @@ import {
   dataSourceConfigRefusal,
   decideCreateDataSource,
   newDataSource,
+  sourceCreatorScopeRefusal,
   tooManyDataSources,
   updatedDataSource,
   type DataSourceCommand,
@@ -64,7 +65,7 @@ export async function createDataSource(ctx: DomainCtx, input: DataSourceCommand)
   // One read of the goal: the permission checks run on the consistent read the write is conditioned on.
   return runCommand(ctx, {
     precheck: async () => {
-      const refusal = dataSourceConfigRefusal(input);
+      const refusal = sourceCreatorScopeRefusal(ctx.caller, input.kind) ?? dataSourceConfigRefusal(input);
       if (refusal) return refusal;
       sync = await syncSettingsOf(ctx.tenantId, uuid, input.kind, input.config ?? {}, undefined, pushSecret);
       return undefined;

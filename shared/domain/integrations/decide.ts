@@ -20,6 +20,7 @@
  *    a credential are refused (422) rather than stored in clear and shown to the tenant.
  */
 import type { Caller } from '#shared/auth/caller.ts';
+import { InsufficientScopeError } from '#shared/auth/scopes.ts';
 import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import {
@@ -30,6 +31,7 @@ import {
   type ConnectorRequesterItem,
   type ConnectorRequestRecord,
   MAX_DATA_SOURCES_PER_TENANT,
+  SOURCE_WRITE_SCOPE,
   type DataSourceRecord,
   type DataSourceStatus,
   type RequestSource,
@@ -128,6 +130,20 @@ export function dataSourceConfigRefusal(
   );
 }
 
+/** The kinds whose source writes check-ins by itself (fetched or pushed), as its creator. */
+const SYNCED_KINDS = new Set(['http_json', 'push']);
+
+/**
+ * Refused before anything is read (a create's precheck): a service account's token creating a source that writes
+ * check-ins as the account (http_json, push) must itself hold the scope of that write (SOURCE_WRITE_SCOPE), so a
+ * token narrowed to `data_sources` cannot make itself a way to write goals (403 insufficient_scope). A user's
+ * token: its role decides, as for any goal change.
+ */
+export function sourceCreatorScopeRefusal(caller: Caller, kind: string): AppError | undefined {
+  if (!caller.service || !SYNCED_KINDS.has(kind) || caller.scopes?.has(SOURCE_WRITE_SCOPE)) return undefined;
+  return new InsufficientScopeError(SOURCE_WRITE_SCOPE);
+}
+
 /**
  * What a synced kind stores beside the record: its config as shown (http_json: without header_names), the header
  * values sent (sealed, bound to the config URL's origin; undefined when the command sent none), the push secret's hash.
@@ -154,6 +170,7 @@ export function newDataSource(caller: Caller, cmd: DataSourceCommand, now: strin
     kind: cmd.kind,
     config: sync?.config ?? cmd.config ?? {},
     creator_uuid: caller.userId,
+    creator_kind: caller.service ? 'service_account' : 'user',
     status: 'active',
     last_synced_at: null,
     last_value: null,

@@ -73,6 +73,9 @@ export interface ConnectorRequesterItem {
 export const DATA_SOURCE_STATUSES = ['active', 'paused', 'failing'] as const;
 export type DataSourceStatus = (typeof DATA_SOURCE_STATUSES)[number];
 
+/** Who created a data source: a user, or a service account (contract 17), whose uuid names no user. */
+export type CreatorKind = 'user' | 'service_account';
+
 /** A data source feeding a goal (contract sections 8 and 16). `config` is opaque for kinds the service does not sync. */
 export interface DataSourceRecord extends BaseRecord {
   goal_uuid: string;
@@ -80,7 +83,13 @@ export interface DataSourceRecord extends BaseRecord {
   kind: string;
   /** As presented: an http_json source's header values are not here (`headers_sealed`), only their names. */
   config: Record<string, unknown>;
+  /** The user or service account its pushes and syncs write as (`creator_kind` says which). */
   creator_uuid: string;
+  /**
+   * Absent on records from before it was kept: read as a user (a source a service account created before then still
+   * finds no user, and stays refused as a source whose creator left).
+   */
+  creator_kind?: CreatorKind;
   /** Absent on records from before sync: `active`. */
   status?: DataSourceStatus;
   last_synced_at?: string | null;
@@ -100,6 +109,15 @@ export interface DataSourceRecord extends BaseRecord {
   /** http_json: when the next scheduled sync is due (ISO), mirrored in the due-index item; null when paused. */
   next_run_at?: string | null;
 }
+
+/** The kind of a source's creator: a record from before the kind was kept names a user. */
+export const creatorKindOf = (d: Pick<DataSourceRecord, 'creator_kind'>): CreatorKind => d.creator_kind ?? 'user';
+
+/**
+ * The scope a service account that creates a syncing source must hold, and must still hold for each push and sync:
+ * what a source writes is a check-in of its goal, which `goals:write` allows (the check-in routes' scope).
+ */
+export const SOURCE_WRITE_SCOPE = 'goals:write';
 
 /** A tenant's data sources at most (contract 19): the create past it is 422 too_many. */
 export const MAX_DATA_SOURCES_PER_TENANT = 100;

@@ -1,4 +1,5 @@
-import { callerTeamUuids } from '#shared/auth/load-caller.ts';
+import type { Caller } from '#shared/auth/caller.ts';
+import { callerTeamUuids, serviceAccountCaller } from '#shared/auth/load-caller.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
 import type { DataCtx } from '#shared/db/model.ts';
@@ -10,9 +11,11 @@ import { newId } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import {
+  creatorKindOf,
   dataSourceEntity,
   dataSourceSyncEntity,
   runUuid,
+  SOURCE_WRITE_SCOPE,
   type DataSourceRecord,
   type DataSourceSyncRecord,
   type SyncMessage,
@@ -23,6 +26,8 @@ import { fetchJson, type FetchOutcome } from '#shared/domain/integrations/fetch-
 import { headersRefusal, numberAt, SYNC_BODY_CAP, sourceAfterSync, type HttpJsonConfig } from '#shared/domain/integrations/sync-rules.ts';
 import { syncDueItem } from '#shared/domain/integrations/sync-due.ts';
 import { addFailingNotice, emailFailingNotice, failingNoticeUuid } from '#shared/domain/integrations/sync-notices.ts';
+import { decideServiceCreator } from '#shared/domain/service-accounts/decide.ts';
+import { serviceAccountEntity } from '#shared/domain/service-accounts/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
 import { resolveSafeTarget, type Resolve, type SafeTarget } from '#shared/domain/webhooks/url-safety.ts';
 import { accept } from '#shared/decision.ts';
@@ -88,18 +93,34 @@ interface Outcome {
 
 const failed = (error: string): Outcome => ({ status: 'failed', value: null, error, checkin_uuid: null });
 
-/** The creator as the caller of the check-in command, or why the source can no longer write. */
-async function creatorCtx(data: DataCtx, source: DataSourceRecord, requestId: string): Promise<DomainCtx | string> {
+/**
+ * The creator as the caller of the check-in command, as it is now, or why the source can no longer write: by the kind
+ * the source records (none: a user), an active user, or a service account that is active and still holds the scope
+ * of the check-in among its scopes of now (decideServiceCreator; no token presents any), as its pushes are admitted.
+ */
+async function creatorCaller(data: DataCtx, source: DataSourceRecord): Promise<Caller | string> {
+  if (creatorKindOf(source) === 'service_account') {
+    // read strongly consistent, as its tokens' reads are: a disabled or narrowed account writes nothing from then on
+    const account = (await getEntity(data, serviceAccountEntity, source.creator_uuid, true))?.record;
+    const admitted = decideServiceCreator(account, SOURCE_WRITE_SCOPE);
+    return 'error' in admitted ? admitted.error.message : serviceAccountCaller(data.tenantId, account!, admitted.scopes);
+  }
   const user = (await getEntity(data, userEntity, source.creator_uuid))?.record;
   if (user?.status !== 'active') return "the data source's creator is no longer active";
+  return { tenantId: data.tenantId, userId: user.uuid, role: user.role, user };
+}
+
+async function creatorCtx(data: DataCtx, source: DataSourceRecord, requestId: string): Promise<DomainCtx | string> {
+  const caller = await creatorCaller(data, source);
+  if (typeof caller === 'string') return caller;
   let teams: Promise<Set<string>> | undefined;
   return {
     ...data,
-    caller: { tenantId: data.tenantId, userId: user.uuid, role: user.role, user },
+    caller,
     loader: new Loader(data),
     log: logger,
     requestId,
-    teams: () => (teams ??= callerTeamUuids(data, user.uuid)),
+    teams: () => (teams ??= callerTeamUuids(data, caller.userId)),
   };
 }
 

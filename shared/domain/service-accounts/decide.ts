@@ -132,3 +132,26 @@ export function decideServiceToken(
   if (!scopes.has(token.needs)) return { error: new InsufficientScopeError(token.needs) };
   return { scopes };
 }
+
+/** What a service account acting as a data source's creator presents: no token, only the scope of what it writes. */
+export interface ServiceCreator {
+  creatorNeeds: string;
+}
+
+/**
+ * A service account acting as the creator of a data source (its pushes and syncs, contract 16), read now: no token
+ * presents scopes, so the account acts with its scopes as they are now, and the scope of what it writes (`needs`: a
+ * check-in, goals:write) must be one of them. A deleted or disabled account, or one without that scope, is refused
+ * as a source's creator who left is (401 at the push route; the sync logs the message as its failure).
+ */
+export function decideServiceCreator(
+  account: Pick<ServiceAccountRecord, 'scopes' | 'status'> | undefined,
+  needs: string,
+): { scopes: ReadonlySet<string> } | { error: AppError } {
+  if (account?.status !== 'active')
+    return { error: new UnauthorizedError("The data source's creator, a service account, is disabled or deleted") };
+  const scopes = new Set<string>(account.scopes);
+  if (!scopes.has(needs))
+    return { error: new UnauthorizedError(`The data source's creator, a service account, no longer holds the scope ${needs}`) };
+  return { scopes };
+}
