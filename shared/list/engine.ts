@@ -1,6 +1,7 @@
 import { keys } from '#shared/db/keys.ts';
 import { entryPartitionOf } from '#shared/db/index-queries.ts';
-import type { BaseRecord, DataCtx, ListEntry } from '#shared/db/model.ts';
+import type { BaseRecord, ListEntry } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { attributeMap, parseFilters, type ParsedFilter } from '#shared/list/filter.ts';
 import { cursorBinding, openCursor, sealCursor, type Position } from '#shared/list/cursor.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';

@@ -3,7 +3,7 @@ import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { baseDb, type Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getSide, querySide } from '#shared/db/side-items.ts';
 import { FEED_SETTLE_MS, readFeed, recordEvents } from '#shared/domain/events/feed.ts';
 import { decodeCursor, encodeCursor, FEED_RETENTION_SECONDS, hourOf } from '#shared/domain/events/position.ts';

@@ -1,4 +1,4 @@
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { querySidePage } from '#shared/db/side-items.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';

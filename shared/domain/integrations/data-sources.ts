@@ -4,7 +4,8 @@ import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { runCommand } from '#shared/db/commands.ts';
 import { BatchRead, getEntity } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { goalAccess } from '#shared/domain/goals/access.ts';
+import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/refusals.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import {
@@ -21,7 +22,6 @@ import { dueKey as dueKeyOf } from '#shared/domain/integrations/sync-due.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { secretBox } from '#shared/auth/secret-box.ts';
-import { goalEditRefusal } from '#shared/domain/goals/access.ts';
 import type { SyncSettings } from '#shared/domain/integrations/decide.ts';
 import { addDueItem, syncDueItem } from '#shared/domain/integrations/sync-due.ts';
 import { httpJsonSettings, originOf, sortedHeaderNames, type HttpJsonConfig } from '#shared/domain/integrations/sync-rules.ts';
@@ -29,7 +29,7 @@ import { DATA_SOURCE_SYNC_QUEUE, dataSourceSyncEntity, MAX_DATA_SOURCES_PER_TENA
 import { headersContext, manualRun } from '#shared/domain/integrations/sync.ts';
 import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
 import { accept, refuse } from '#shared/decision.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { keys } from '#shared/db/keys.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
 import { getSide, type SideItem } from '#shared/db/side-items.ts';

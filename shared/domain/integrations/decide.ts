@@ -20,7 +20,7 @@
  *    a credential are refused (422) rather than stored in clear and shown to the tenant.
  */
 import type { Caller } from '#shared/auth/caller.ts';
-import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/refusals.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import {
   collapseWhitespace,

@@ -3,7 +3,7 @@ import { newId } from '#shared/ids.ts';
 import { directoryAccessSource, directoryChecks, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
 import { entriesOf } from '#shared/db/index-queries.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { removeUnreferenced } from '#shared/db/references.ts';
 import { refuse } from '#shared/decision.ts';

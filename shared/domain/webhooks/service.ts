@@ -5,7 +5,7 @@ import { secretBox } from '#shared/auth/secret-box.ts';
 import { keys } from '#shared/db/keys.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { getSide } from '#shared/db/side-items.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
