@@ -27,7 +27,7 @@ import { addDueItem, syncDueItem } from '#shared/domain/integrations/sync-due.ts
 import { httpJsonSettings, originOf, sortedHeaderNames, type HttpJsonConfig } from '#shared/domain/integrations/sync-rules.ts';
 import { DATA_SOURCE_SYNC_QUEUE, dataSourceSyncEntity, MAX_DATA_SOURCES_PER_TENANT } from '#shared/domain/integrations/entity.ts';
 import { headersContext, manualRun } from '#shared/domain/integrations/sync.ts';
-import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
+import { resolveSafeTarget } from '#shared/outbound/url-safety.ts';
 import { accept, refuse } from '#shared/decision.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { keys } from '#shared/db/keys.ts';

@@ -24,7 +24,7 @@ import { headersRefusal, numberAt, SYNC_BODY_CAP, sourceAfterSync, type HttpJson
 import { syncDueItem } from '#shared/domain/integrations/sync-due.ts';
 import { addFailingNotice, emailFailingNotice, failingNoticeUuid } from '#shared/domain/integrations/sync-notices.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { resolveSafeTarget, type Resolve, type SafeTarget } from '#shared/domain/webhooks/url-safety.ts';
+import { resolveSafeTarget, type Resolve, type SafeTarget } from '#shared/outbound/url-safety.ts';
 import { accept } from '#shared/decision.ts';
 import { AppError } from '#shared/errors.ts';
 import { Loader } from '#shared/list/entity-cache.ts';

@@ -25,7 +25,7 @@ import { postWebhook, type PostOutcome } from '#shared/domain/webhooks/post.ts';
 import { requireAdmin, secretContext, showWebhook, tenantWebhooks } from '#shared/domain/webhooks/service.ts';
 import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
 import { webhookHeaders } from '#shared/domain/webhooks/signature.ts';
-import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
+import { resolveSafeTarget } from '#shared/outbound/url-safety.ts';
 import { ConcurrentUpdateError } from '#shared/errors.ts';
 import { runList } from '#shared/list/engine.ts';
 import type { ListResource } from '#shared/list/resource.ts';

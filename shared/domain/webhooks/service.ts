@@ -20,7 +20,7 @@ import {
   type WebhookUpdateInput,
 } from '#shared/domain/webhooks/decide.ts';
 import { newWebhookSecret } from '#shared/domain/webhooks/signature.ts';
-import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
+import { resolveSafeTarget } from '#shared/outbound/url-safety.ts';
 import { NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
 
 /*
