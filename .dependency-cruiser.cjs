@@ -11,8 +11,8 @@
 const SDK_ADAPTERS =
   '^shared/(db/|queue/sqs[.]ts$|email/ses[.]ts$|ai/bedrock-sdk[.]ts$|auth/kms-[^/]+[.]ts$|events/event-bus[.]ts$|stream/changes[.]ts$)';
 
-/** The pure core: the domain's entity definitions and decisions (no I/O), and the goal rules they share. */
-const PURE_CORE = '^shared/domain/([^/]+/entity|[^/]+/decide[^/]*|goals/rules)[.]ts$';
+/** The pure core: the domain's entity definitions and decisions (no I/O), and the goal rules and refusals they share. */
+const PURE_CORE = '^shared/domain/([^/]+/entity|[^/]+/decide[^/]*|goals/rules|goals/refusals)[.]ts$';
 
 module.exports = {
   forbidden: [
@@ -28,7 +28,7 @@ module.exports = {
       name: 'domain-no-aws-sdk',
       severity: 'error',
       comment:
-        "Domain code never touches the AWS SDK (handbook). The pure core (every entity.ts and decide*.ts under shared/domain, goals/rules.ts: no I/O) reaches no @aws-sdk/ module at all, even transitively, even through a type-only import: a type is knowledge of the SDK too, and a type's module is one run-time import away from loading it. What the core needs lives in pure modules the store builds on (the entity model shared/db/model.ts, the grant type shared/function-grant.ts, the goal refusals goals/refusals.ts), never in the store's client (the store's DataCtx is shared/db/data-ctx.ts). The rest of the domain calls the store and so reaches the SDK through it; it imports none itself (aws-sdk-only-in-adapters).",
+        "Domain code never touches the AWS SDK (handbook). The pure core (every entity.ts and decide*.ts under shared/domain, goals/rules.ts and goals/refusals.ts: no I/O) reaches no @aws-sdk/ module at all, even transitively, even through a type-only import: a type is knowledge of the SDK too, and a type's module is one run-time import away from loading it. What the core needs lives in pure modules the store builds on (the entity model shared/db/model.ts, the grant type shared/function-grant.ts, the goal refusals goals/refusals.ts), never in the store's client (the store's DataCtx is shared/db/data-ctx.ts). The rest of the domain calls the store and so reaches the SDK through it; it imports none itself (aws-sdk-only-in-adapters).",
       from: { path: PURE_CORE },
       to: { reachable: true, path: '(^|/)@aws-sdk/' },
     },
