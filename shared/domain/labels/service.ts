@@ -8,7 +8,7 @@ import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { entityReads } from '#shared/domain/entity-reads.ts';
+import { entityShow } from '#shared/domain/entity-show.ts';
 import { refuse } from '#shared/decision.ts';
 import {
   canManageLabel,
@@ -31,13 +31,9 @@ import { ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, NotFoundError } from '#sh
 // ---------- reads ----------
 
 const notFound = (id: string) => new NotFoundError('Label', id);
-const labels = entityReads(labelEntity, notFound);
 
-/** The tenant's label, or undefined (goals and check-ins decide their own error for a missing label). */
-export const getLabel = labels.get;
-
-/** The label for GET/PUT/DELETE /labels/{id}: 404 when it is not in the caller's tenant. */
-export const showLabel = labels.show;
+/** The label for GET /labels/{id}: 404 when it is not in the caller's tenant. */
+export const showLabel = entityShow(labelEntity, notFound);
 
 const childPartition = (ctx: DataCtx, groupUuid: string) => entryPartitionOf(ctx, labelsInGroup, groupUuid);
 

@@ -5,7 +5,7 @@ import { orStored, runCommand } from '#shared/db/commands.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { entityReads } from '#shared/domain/entity-reads.ts';
+import { entityShow } from '#shared/domain/entity-show.ts';
 import {
   decideCreateServiceAccount,
   decideRotateSecret,
@@ -62,7 +62,7 @@ export async function createServiceAccount(
 }
 
 /** The service account for GET /service_accounts/{id}: admins only (403 first), 404 when it is not in the caller's tenant. */
-export const showServiceAccount = entityReads(serviceAccountEntity, notFound, { byKey: true, mayRead: checkServiceAccountAdmin }).show;
+export const showServiceAccount = entityShow(serviceAccountEntity, notFound, { byKey: true, mayRead: checkServiceAccountAdmin });
 
 export async function updateServiceAccount(ctx: DomainCtx, id: string, input: ServiceAccountUpdateInput): Promise<ServiceAccountRecord> {
   return runCommand(ctx, {

@@ -20,7 +20,7 @@ import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { referencesTo, removeUnreferenced, type ReferenceEntry } from '#shared/db/references.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { entityReads } from '#shared/domain/entity-reads.ts';
+import { entityShow } from '#shared/domain/entity-show.ts';
 import { refuse } from '#shared/decision.ts';
 import {
   activeSubTeamRefusal,
@@ -49,7 +49,7 @@ import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
 const notFound = (id: string) => new NotFoundError('Team', id);
 
 /** The team for GET /teams/{id} (and SCIM's Groups): 404 when it is not in the caller's tenant. */
-export const getTeam = entityReads(teamEntity, notFound).show;
+export const getTeam = entityShow(teamEntity, notFound);
 
 // ---------- reads ----------
 

@@ -8,7 +8,7 @@ import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { removeUnreferenced } from '#shared/db/references.ts';
 import { refuse } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { entityReads } from '#shared/domain/entity-reads.ts';
+import { entityShow } from '#shared/domain/entity-show.ts';
 import { goalEntity, GOAL_KINDS, goalsInPeriod, type GoalKind } from '#shared/domain/goals/entity.ts';
 import {
   decideCreateTimePeriod,
@@ -28,13 +28,9 @@ import { NotFoundError } from '#shared/errors.ts';
  */
 
 const notFound = (id: string) => new NotFoundError('Time period', id);
-const timePeriods = entityReads(timePeriodEntity, notFound);
-
-/** The tenant's time period, or undefined (goals decide their own error for an unknown period). */
-export const getTimePeriod = timePeriods.get;
 
 /** The time period for GET /time_periods/{id}: 404 when it is not in the caller's tenant. */
-export const showTimePeriod = timePeriods.show;
+export const showTimePeriod = entityShow(timePeriodEntity, notFound);
 
 /** Ids of the non-discarded goals (every kind) in the period, from the entry lists `<kind>@time_period#<uuid>`. */
 async function liveGoalsOf(ctx: DataCtx, periodUuid: string): Promise<Array<{ kind: GoalKind; id: string }>> {

@@ -10,7 +10,7 @@ import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { getSide } from '#shared/db/side-items.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { entityReads } from '#shared/domain/entity-reads.ts';
+import { entityShow } from '#shared/domain/entity-show.ts';
 import { webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
 import { accept, refuse } from '#shared/decision.ts';
 import {
@@ -107,7 +107,7 @@ export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): 
 }
 
 /** The webhook for GET /webhooks/{id} and its deliveries: admins only (403 first), 404 when it is not in the caller's tenant. */
-export const showWebhook = entityReads(webhookEntity, notFound, { byKey: true, mayRead: requireAdmin }).show;
+export const showWebhook = entityShow(webhookEntity, notFound, { byKey: true, mayRead: requireAdmin });
 
 /** The admin check (webhookAdminRefusal) and, when the body names one, the URL's (DNS: I/O), before anything is read. */
 async function webhookPrecheck(ctx: DomainCtx, url: string | undefined): Promise<AppError | undefined> {
