@@ -1,14 +1,18 @@
 /**
  * Layer rules, checked by dependency-cruiser (`npm run lint:layers`; docs/architecture.md, "Layer rules").
  * Type-only imports are in the graph and marked (tsPreCompilationDeps: 'specify'): they count for the layer rules
- * (a type is knowledge of a layer too), not for cycles or the AWS SDK rules, since they are erased before anything
- * runs and pull no code into a bundle.
+ * (a type is knowledge of a layer too) and for the pure core's reach (domain-no-aws-sdk), not for cycles or for
+ * where run-time code may import the SDK (aws-sdk-only-in-adapters), since they are erased before anything runs
+ * and pull no code into a bundle.
  * No violation is known: none may be added (no baseline file).
  */
 
 /** Modules that may import the AWS SDK: the store and the adapters behind the ports (queue, mail, AI, KMS, events, stream). */
 const SDK_ADAPTERS =
   '^shared/(db/|queue/sqs[.]ts$|email/ses[.]ts$|ai/bedrock-sdk[.]ts$|auth/kms-[^/]+[.]ts$|events/event-bus[.]ts$|stream/changes[.]ts$)';
+
+/** The pure core: the domain's entity definitions and decisions (no I/O), and the goal rules and refusals they share. */
+const PURE_CORE = '^shared/domain/([^/]+/entity|[^/]+/decide[^/]*|goals/rules|goals/refusals)[.]ts$';
 
 module.exports = {
   forbidden: [
@@ -24,15 +28,15 @@ module.exports = {
       name: 'domain-no-aws-sdk',
       severity: 'error',
       comment:
-        "Domain code never touches the AWS SDK (handbook): it works through the store (shared/db) and the ports; the SDK is the adapters' business.",
-      from: { path: '^shared/domain/' },
-      to: { path: '(^|/)@aws-sdk/', dependencyTypesNot: ['type-only'] },
+        "Domain code never touches the AWS SDK (handbook). The pure core (every entity.ts and decide*.ts under shared/domain, goals/rules.ts and goals/refusals.ts: no I/O) reaches no @aws-sdk/ module at all, even transitively, even through a type-only import: a type is knowledge of the SDK too, and a type's module is one run-time import away from loading it. What the core needs lives in pure modules the store builds on (the entity model shared/db/model.ts, the grant type shared/function-grant.ts, the goal refusals goals/refusals.ts), never in the store's client (the store's DataCtx is shared/db/data-ctx.ts). The rest of the domain calls the store and so reaches the SDK through it; it imports none itself (aws-sdk-only-in-adapters).",
+      from: { path: PURE_CORE },
+      to: { reachable: true, path: '(^|/)@aws-sdk/' },
     },
     {
       name: 'aws-sdk-only-in-adapters',
       severity: 'error',
       comment:
-        'Run-time code imports the AWS SDK only in the store (shared/db) and the named port adapters (sqs, ses, bedrock-sdk, kms-*, event-bus, stream/changes). With domain-no-aws-sdk this means every path from the domain to the SDK ends in the store or a port adapter; a literal "the domain reaches no SDK transitively" cannot hold, since the domain calls the store. A new module that needs the SDK is an adapter: add it to SDK_ADAPTERS.',
+        'Run-time code imports the AWS SDK only in the store (shared/db) and the named port adapters (sqs, ses, bedrock-sdk, kms-*, event-bus, stream/changes). So every path from a domain service to the SDK ends in the store or a port adapter (a service calls the store; only the pure core must reach no SDK at all: domain-no-aws-sdk). A new module that needs the SDK is an adapter: add it to SDK_ADAPTERS.',
       from: { path: '^(shared|functions)/', pathNot: SDK_ADAPTERS },
       to: { path: '(^|/)@aws-sdk/', dependencyTypesNot: ['type-only'] },
     },

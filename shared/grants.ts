@@ -1,21 +1,14 @@
 import { limiterLeaseLeadingKeys } from '#shared/db/rate-limit-store.ts';
+import type { Grant } from '#shared/function-grant.ts';
 import { ITEM_WRITE_ACTIONS, OPERATOR_ONLY_LEADING_KEYS, TABLE_DATA_ACTIONS } from '#shared/db/table-access.ts';
 import { contextValue, withContextValue } from '#shared/request-context.ts';
 
 /**
- * What the running function's row (route, worker, stream processor) grants it: its table access and the
- * queues it may send to, as infra/ turns them into IAM. In AWS, IAM refuses what a row does not grant and
- * nothing here runs (no grant is set). The local stack runs every handler inside `withGrant(row)`, so a
- * handler that writes on a `read` row, or sends to a queue its row does not name, fails locally too, with
- * the error AWS would raise (a 500 for the client), instead of only after a deployment.
+ * Runs `fn` under what the running function's row grants it (shared/function-grant.ts). In AWS, IAM refuses what
+ * a row does not grant and nothing here runs (no grant is set). The local stack runs every handler inside
+ * `withGrant(row)`, so a handler that writes on a `read` row, or sends to a queue its row does not name, fails
+ * locally too, with the error AWS would raise (a 500 for the client), instead of only after a deployment.
  */
-export interface Grant {
-  /** The row, for the message: `POST /rest/v2/objectives`, `worker notifications`. */
-  name: string;
-  table: 'none' | 'read' | 'write';
-  sendsTo: readonly string[];
-}
-
 export function withGrant<T>(grant: Grant, fn: () => T): T {
   return withContextValue('grant', grant, fn);
 }

@@ -1,13 +1,13 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DbMetrics } from '#shared/db/metrics.ts';
 import type { DomainSignals } from '#shared/signals.ts';
-import type { Grant } from '#shared/grants.ts';
+import type { Grant } from '#shared/function-grant.ts';
 import type { IdSeed } from '#shared/ids.ts';
 import type { ActiveTrace } from '#shared/tracer.ts';
 
 /**
  * What code deep inside a request reads about it without being handed it: the function's grant (local stack,
- * shared/grants.ts), the id seed of an idempotent request (shared/ids.ts), the request's DynamoDB metrics
+ * shared/function-grant.ts; shared/grants.ts enforces it), the id seed of an idempotent request (shared/ids.ts), the request's DynamoDB metrics
  * (shared/db/metrics.ts), its trace subsegment (shared/tracer.ts) and its domain signals (shared/signals.ts). One AsyncLocalStorage holds them all:
  * Node 22 copies the value of every enabled store onto every promise created, so one store per concern cost
  * a copy per store on each of a request's hundreds of promises (the profile of `npm run load` showed it).

@@ -28,7 +28,7 @@ import { ENTRY_SK_PREFIX, keys, REFERENCE_SK_PREFIX } from '#shared/db/keys.ts';
 import { createTableInput } from '#shared/db/table.ts';
 import { sleep } from '#shared/clock.ts';
 import { commandClock } from '#shared/db/commands.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { createCheckin } from '#shared/domain/checkins/service.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { HISTORY_SK_PREFIX } from '#shared/domain/history/entity.ts';

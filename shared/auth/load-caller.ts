@@ -2,7 +2,7 @@ import type { Caller } from '#shared/auth/caller.ts';
 import type { Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity, readEntitiesAhead, type EntityRef } from '#shared/db/reads.ts';
 import type { CreatorKind } from '#shared/domain/integrations/entity.ts';
 import {

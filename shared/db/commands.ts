@@ -1,5 +1,6 @@
 import { nowIso, sleep } from '#shared/clock.ts';
-import type { BaseRecord, DataCtx, EntityDef, Stored } from '#shared/db/model.ts';
+import type { BaseRecord, EntityDef, Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { AlreadyCreatedError } from '#shared/db/tx-errors.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';

@@ -1,6 +1,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { entryListPartition, type EntryList } from '#shared/db/entry-lists.ts';
-import type { DataCtx, ListEntry } from '#shared/db/model.ts';
+import type { ListEntry } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { storable, tableName } from '#shared/db/reads.ts';
 
 export interface ListPage {

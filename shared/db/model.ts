@@ -1,17 +1,8 @@
-import type { Db } from '#shared/db/client.ts';
 import type { EntryList } from '#shared/db/entry-lists.ts';
 import { keys } from '#shared/db/keys.ts';
 import type { AppError } from '#shared/errors.ts';
 
 // The entity model: pure types and builders, no AWS SDK and no configuration at runtime (domain modules import it).
-
-/** What every request-scoped data access needs: the caller's tenant and a client confined to it. */
-export interface DataCtx {
-  tenantId: string;
-  db: Db;
-  /** Items the request read ahead (readEntitiesAhead, strongly consistent), by key; getEntity answers from it unless asked for a fresh read. */
-  readAhead?: Map<string, Record<string, unknown> | null>;
-}
 
 export interface BaseRecord {
   uuid: string;

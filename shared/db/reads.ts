@@ -2,7 +2,8 @@ import { BatchGetCommand, GetCommand } from '@aws-sdk/lib-dynamodb';
 import { sleep } from '#shared/clock.ts';
 import { config } from '#shared/config.ts';
 import { keys } from '#shared/db/keys.ts';
-import type { BaseRecord, Claim, DataCtx, EntityDef, Stored } from '#shared/db/model.ts';
+import type { BaseRecord, Claim, EntityDef, Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import type { SideItem, SideKey } from '#shared/db/side-items.ts';
 
 export const tableName = () => config.tableName;

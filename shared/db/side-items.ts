@@ -1,5 +1,5 @@
 import { GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { batchGet, storable, tableName } from '#shared/db/reads.ts';
 
 // Side items: misc keys such as order items, requester claims, request items.

@@ -1,5 +1,5 @@
 import { partitionEntries } from '#shared/db/index-queries.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getSide, type SideItem, type SideKey } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 

@@ -1,7 +1,8 @@
 import { TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { Expr, type ItemCondition } from '#shared/db/expressions.ts';
 import { keys } from '#shared/db/keys.ts';
-import type { BaseRecord, DataCtx, EntityDef, EntryDef, Envelope, Stored, UniqueDef } from '#shared/db/model.ts';
+import type { BaseRecord, EntityDef, EntryDef, Envelope, Stored, UniqueDef } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { tableName } from '#shared/db/reads.ts';
 import type { SideItem, SideKey } from '#shared/db/side-items.ts';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';

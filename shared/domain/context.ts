@@ -1,5 +1,5 @@
 import type { Caller } from '#shared/auth/caller.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 import type { Log } from '#shared/logger.ts';
 

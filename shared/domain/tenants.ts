@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { nowIso } from '#shared/clock.ts';
-import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
+import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { writeActiveAdmins } from '#shared/domain/users/admins.ts';

@@ -1,11 +1,13 @@
 import { keys } from '#shared/db/keys.ts';
 import { entryPartitionOf } from '#shared/db/index-queries.ts';
-import type { BaseRecord, DataCtx, ListEntry } from '#shared/db/model.ts';
+import type { BaseRecord, ListEntry } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { attributeMap, parseFilters, type ParsedFilter } from '#shared/list/filter.ts';
 import { cursorBinding, openCursor, sealCursor, type Position } from '#shared/list/cursor.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 import { pageShape } from '#shared/list/page-shape.ts';
 import { readItemsPage, readKeysPage, readVerifiedPage, type PageInput } from '#shared/list/page-readers.ts';
+import { listPage } from '#shared/list/list-page.ts';
 import { parsePageParams } from '#shared/list/params.ts';
 import type { AttrDef, IndexEnv, ListPlan, ListResource, ReadModelPart } from '#shared/list/resource.ts';
 import { entriesFrom, started, type Sizing } from '#shared/list/streams.ts';
@@ -150,18 +152,7 @@ export async function runList<R extends BaseRecord>(resource: ListResource<R>, r
   const nextCursor = position ? await sealCursor(binding, position) : null;
 
   return {
-    records: pageRecords,
-    pagy: {
-      page: page.page,
-      per_page: page.perPage,
-      offset: page.offset,
-      // a cursor page's place is its cursor: no page numbers around it
-      next: hasNext && !after ? page.page + 1 : null,
-      prev: page.page > 1 && !after ? page.page - 1 : null,
-      ...(page.count ? { count: knownCount ?? total } : {}),
-      next_cursor: nextCursor,
-    },
-    filters: echo,
+    ...listPage(page, { records: pageRecords, hasNext, fromCursor: !!after, count: knownCount ?? total, nextCursor }, echo),
     ...readModelParts(plan, page.count && knownCount !== undefined),
   };
 

@@ -1,4 +1,5 @@
-import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
+import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities } from '#shared/db/reads.ts';
 
 /** Per-request cache of entities by id, so association filters and presenters read each item at most once. */

@@ -1,5 +1,6 @@
 import type { EntryList } from '#shared/db/entry-lists.ts';
-import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
+import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import type { AttrType, ParsedFilter, ParsedSort } from '#shared/list/filter.ts';
 import type { Position } from '#shared/list/cursor.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';

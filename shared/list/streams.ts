@@ -1,6 +1,7 @@
 import { keys } from '#shared/db/keys.ts';
 import { queryList } from '#shared/db/index-queries.ts';
-import type { BaseRecord, DataCtx, EntityDef, ListEntry } from '#shared/db/model.ts';
+import type { BaseRecord, EntityDef, ListEntry } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities } from '#shared/db/reads.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 

@@ -1,6 +1,6 @@
 /** Import presentation, above the domain: the import record, typed by its response schema. */
 import type { z } from 'zod';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import type { ImportRecord } from '#shared/domain/imports/entity.ts';
 import { importOutcome, type ImportOutcome } from '#shared/domain/imports/service.ts';
 import type { ImportRecordSchema } from '#shared/schemas/imports.ts';

@@ -1,5 +1,5 @@
 import { keys } from '#shared/db/keys.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { querySidePage } from '#shared/db/side-items.ts';
 import type { GoalKind } from '#shared/domain/goals/entity.ts';
 

@@ -1,4 +1,4 @@
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import type { Log } from '#shared/logger.ts';
 import type { TableChange } from '#shared/table-change.ts';
 

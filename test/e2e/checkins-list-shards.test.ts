@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { config } from '#shared/config.ts';
 import { baseDb } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getSide } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { CHECKIN_LISTS, checkinListName, LEGACY_CHECKIN_LISTS } from '#shared/domain/checkins/entity.ts';

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { createDynamoClient, instrument } from '#shared/db/client.ts';
 import { mutateEntity } from '#shared/db/commands.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import type { Checkin, CheckinCreateBody, CheckinUpdateBody, Goal } from '../../clients/typescript/src/index.ts';
 import type { Api } from '../support/api.ts';

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
 import { createEntity } from '../support/seed.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';

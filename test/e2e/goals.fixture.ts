@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import { callerTeamUuids } from '#shared/auth/load-caller.ts';
 import { baseDb } from '#shared/db/client.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';

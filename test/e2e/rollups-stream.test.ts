@@ -5,7 +5,7 @@ import { config } from '#shared/config.ts';
 import { createDynamoClient, instrument } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { mutateEntity } from '#shared/db/commands.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { logger } from '#shared/logger.ts';

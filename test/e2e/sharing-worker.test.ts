@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import { newDbMetrics, withDbMetrics } from '#shared/db/metrics.ts';
 import { createEntity } from '../support/seed.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { notificationEntity, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import { deliverAccessRequestEmails, storeInbox, type AccessRequestEmailMessage } from '#shared/domain/sharing/mail.ts';

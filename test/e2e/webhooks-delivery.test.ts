@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { fanOut, redeliver } from '#shared/domain/webhooks/deliveries.ts';
 import type { QueueSender } from '#shared/queue/queue.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';

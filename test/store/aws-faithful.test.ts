@@ -18,7 +18,8 @@ import { retryOnConflict, retryTransactionConflicts } from '#shared/db/commands.
 import { entryList, entryListPartition } from '#shared/db/entry-lists.ts';
 import { entriesOf, queryList } from '#shared/db/index-queries.ts';
 import { keys } from '#shared/db/keys.ts';
-import { entry, type BaseRecord, type DataCtx, type EntityDef } from '#shared/db/model.ts';
+import { entry, type BaseRecord, type EntityDef } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { conditionFailed, ConcurrentUpdateError, TransactionConflictError } from '#shared/errors.ts';

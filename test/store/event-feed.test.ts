@@ -5,7 +5,7 @@ import { awsFaithfulLayer } from '../../scripts/lib/aws-faithful.ts';
 import { config } from '#shared/config.ts';
 import { baseDb, createDynamoClient, instrument, type Db } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getSide, querySide } from '#shared/db/side-items.ts';
 import { FEED_SETTLE_MS, readFeed, recordEvents } from '#shared/domain/events/feed.ts';
 import { decodeCursor, encodeCursor, FEED_RETENTION_SECONDS, hourOf } from '#shared/domain/events/position.ts';

@@ -1,4 +1,5 @@
-import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
+import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 
 /** Stores `record` as it is, with its entries and claims: a test's setup of state no API request makes (commands go through runCommand). */

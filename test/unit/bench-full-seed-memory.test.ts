@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { BatchGetCommand, GetCommand, QueryCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { partitionEntries } from '#shared/db/index-queries.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { querySide, querySidePage } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';

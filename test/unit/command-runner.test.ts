@@ -15,7 +15,8 @@ const { CONFLICT_ATTEMPTS, CONFLICT_DEADLINE_MS, commandClock, orStored, retryOn
 const { AlreadyCreatedError } = await import('#shared/db/tx-errors.ts');
 const { ConcurrentUpdateError, ForbiddenError, NotFoundError } = await import('#shared/errors.ts');
 import type { Db } from '#shared/db/client.ts';
-import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
+import type { BaseRecord, EntityDef } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 
 /** A store that answers every GetItem with `item` (the record an earlier attempt stored) and records each call. */
 function fakeCtx(item?: { rec: unknown; v: number }): DataCtx & { calls: string[] } {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Stored } from '#shared/db/model.ts';
-import type { GoalAccess } from '#shared/domain/goals/access.ts';
+import type { GoalAccess } from '#shared/domain/goals/refusals.ts';
 import {
   createRefusal,
   decideArchive,

@@ -5,7 +5,8 @@ import { instrument } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
 import { limiterKeys } from '#shared/db/rate-limit-store.ts';
 import { LocalQueues } from '#shared/queue/queue.ts';
-import { requireQueueSend, stringLike, tableActionsOf, withGrant, type Grant } from '#shared/grants.ts';
+import type { Grant } from '#shared/function-grant.ts';
+import { requireQueueSend, stringLike, tableActionsOf, withGrant } from '#shared/grants.ts';
 import { routes } from '#shared/routes/index.ts';
 import { tableAccessOf } from '#shared/routes/types.ts';
 

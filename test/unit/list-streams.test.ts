@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Db } from '#shared/db/client.ts';
-import type { DataCtx, ListEntry } from '#shared/db/model.ts';
+import type { ListEntry } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
 import { entriesFrom, type Sizing } from '#shared/list/streams.ts';

@@ -43,10 +43,10 @@ const rel = (url: string) => (url.startsWith('file:') ? relative(root, new URL(u
 
 describe('the pure core loads no AWS SDK', () => {
   // Domain decisions and entity definitions are pure: a test (or a script) of them must not pay for the SDK.
-  it('every shared/domain/**/decide.ts and entity.ts imports without loading @aws-sdk/', () => {
+  it('every shared/domain/**/decide*.ts and entity.ts, goals/rules.ts and goals/refusals.ts, imports without loading @aws-sdk/', () => {
     const domain = join(root, 'shared/domain');
     const files = (readdirSync(domain, { recursive: true }) as string[])
-      .filter((f) => /(^|\/)(decide|entity)\.ts$/.test(f))
+      .filter((f) => /(^|\/)(decide[^/]*|entity)\.ts$|^goals\/(rules|refusals)\.ts$/.test(f))
       .map((f) => join(domain, f));
     expect(files.length).toBeGreaterThan(10);
     const loaded = modulesLoadedBy(files);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isBlockedAddress, resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
+import { isBlockedAddress, resolveSafeTarget } from '#shared/outbound/url-safety.ts';
 
 /*
  * The IPv6 forms that carry (or stand for) an IPv4 address, and the tunnels (issue 32, item 6). Nothing here

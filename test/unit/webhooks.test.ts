@@ -10,7 +10,7 @@ import { deliveryUuid } from '#shared/domain/webhooks/deliveries.ts';
 import { changedFields, draftEvents, eventId, mayMakeEvents } from '#shared/domain/webhooks/events.ts';
 import { buildEvents } from '#shared/events/build.ts';
 import { newWebhookSecret, signPayload, webhookHeaders } from '#shared/domain/webhooks/signature.ts';
-import { isBlockedAddress, resolveSafeTarget, urlShapeProblem } from '#shared/domain/webhooks/url-safety.ts';
+import { isBlockedAddress, resolveSafeTarget, urlShapeProblem } from '#shared/outbound/url-safety.ts';
 import { eventBridgeBus, EVENT_SOURCE } from '#shared/events/event-bus.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 import type { TableChange } from '#shared/table-change.ts';

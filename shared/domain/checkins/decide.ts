@@ -1,6 +1,6 @@
 import { todayUtc } from '#shared/clock.ts';
 import { checkinOrderKey, type CheckinRecord, type CheckinSource } from '#shared/domain/checkins/entity.ts';
-import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/refusals.ts';
 import type { GoalRecord, GoalStatus } from '#shared/domain/goals/entity.ts';
 import type { HistoryCause } from '#shared/domain/history/progress-cause.ts';
 import { goalProgressAt } from '#shared/domain/goals/progress.ts';

@@ -1,7 +1,7 @@
 import { nowIso } from '#shared/clock.ts';
 import { runCommand } from '#shared/db/commands.ts';
 import { keys } from '#shared/db/keys.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { layoutMove } from '#shared/db/tenant-layouts.ts';
 import { accept } from '#shared/decision.ts';

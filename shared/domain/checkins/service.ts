@@ -1,6 +1,7 @@
 import { newId } from '#shared/ids.ts';
 import { orStored, runCommand, type CommandRun } from '#shared/db/commands.ts';
-import type { DataCtx, Stored } from '#shared/db/model.ts';
+import type { Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { querySide } from '#shared/db/side-items.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
@@ -16,7 +17,8 @@ import {
 } from '#shared/domain/checkins/decide.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { goalAccess } from '#shared/domain/goals/access.ts';
+import type { GoalAccess } from '#shared/domain/goals/refusals.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { addGoalWrite, refreshRollupsAfterWrite, rollupsWithGoalWrite } from '#shared/domain/goals/rollup-writes.ts';

@@ -1,5 +1,6 @@
 import { runCommand } from '#shared/db/commands.ts';
-import type { DataCtx, Stored } from '#shared/db/model.ts';
+import type { Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { findUnique, getEntity } from '#shared/db/reads.ts';
 import { accept, type Decision } from '#shared/decision.ts';
 import {

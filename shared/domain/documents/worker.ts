@@ -1,5 +1,6 @@
 import { nowIso } from '#shared/clock.ts';
-import type { DataCtx, Stored } from '#shared/db/model.ts';
+import type { Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { refreshThreadEntity, WRITER_TIMEOUT_MS, type RefreshState, type RefreshThreadRecord } from '#shared/domain/documents/entity.ts';
 import { finishRun, type ContentChange } from '#shared/domain/documents/runs.ts';

@@ -2,7 +2,7 @@ import { isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { nowIso } from '#shared/clock.ts';
 import { committedUnlessConditionFails } from '#shared/db/commands.ts';
 import { keys } from '#shared/db/keys.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getSide, querySideRange } from '#shared/db/side-items.ts';
 import { TABLE_DEFINITION } from '#shared/db/table.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';

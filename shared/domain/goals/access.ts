@@ -3,23 +3,12 @@ import type { AccessSource } from '#shared/auth/permissions.ts';
 import type { ListEntry } from '#shared/db/model.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
+import { goalEditRefusal, goalViewRefusal, type GoalAccess } from '#shared/domain/goals/refusals.ts';
 import { teamEntity, teamUserUuids } from '#shared/domain/teams/entity.ts';
-import { ForbiddenError, type AppError } from '#shared/errors.ts';
+import type { AppError } from '#shared/errors.ts';
 
-/**
- * Goal permissions (contract section 5).
- * - admin: everything.
- * - view: a public goal is visible to everyone in the tenant; a limited goal to its creator, owners,
- *   delegates, members of its teams, and the users/teams named in visible_entities.
- * - edit (update, delete, check in, archive): members (not viewers) who are owner, delegate or creator, an
- *   owner of a team on the goal, or named in visible_entities with mode `edit` (directly or via a team).
- */
-export interface GoalAccess {
-  canView: boolean;
-  canEdit: boolean;
-  /** Why the caller can see the goal; null when it cannot. */
-  source: AccessSource | null;
-}
+// Goal permissions as read: the caller's access to a goal, from the goal and the teams it names (contract
+// section 5, spelled out on GoalAccess in goals/refusals.ts, the pure half that decisions import).
 
 export async function goalAccess(ctx: DomainCtx, goal: GoalRecord): Promise<GoalAccess> {
   if (isAdmin(ctx.caller)) return { canView: true, canEdit: true, source: 'admin' };
@@ -90,7 +79,8 @@ export async function goalEntryVisibility(ctx: DomainCtx): Promise<(e: ListEntry
 /** 403 unless the caller can see the goal (`hidden` answers instead, e.g. a goal named in a body reads as unknown). */
 export async function requireViewer(ctx: DomainCtx, goal: GoalRecord, hidden?: () => AppError): Promise<GoalAccess> {
   const access = await goalAccess(ctx, goal);
-  if (!access.canView) throw hidden ? hidden() : new ForbiddenError('You cannot see this goal');
+  const refusal = goalViewRefusal(access, hidden);
+  if (refusal) throw refusal;
   return access;
 }
 
@@ -104,11 +94,4 @@ export async function requireGoalEditor(ctx: DomainCtx, goal: GoalRecord, hidden
   const refusal = goalEditRefusal(access, hidden);
   if (refusal) throw refusal;
   return access;
-}
-
-/** Pure: why the caller may not change a goal (403, or `hidden` for a goal it cannot see), or undefined. */
-export function goalEditRefusal(access: GoalAccess, hidden?: () => AppError): AppError | undefined {
-  if (!access.canView) return hidden ? hidden() : new ForbiddenError('You cannot see this goal');
-  if (!access.canEdit) return new ForbiddenError('You cannot change this goal');
-  return undefined;
 }

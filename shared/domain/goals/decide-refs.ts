@@ -4,7 +4,7 @@
  */
 import type { Stored } from '#shared/db/model.ts';
 import { uniq } from '#shared/domain/fields.ts';
-import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/refusals.ts';
 import type { GoalKind, GoalRecord } from '#shared/domain/goals/entity.ts';
 import { ForbiddenError, NotFoundError, ValidationError, type AppError, type ErrorDetail } from '#shared/errors.ts';
 

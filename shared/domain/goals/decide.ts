@@ -8,7 +8,7 @@
 import type { Stored } from '#shared/db/model.ts';
 import { accept, refuse, type Decision } from '#shared/decision.ts';
 import type { GoalDeleteCommand } from '#shared/domain/goals/commands.ts';
-import { goalEditRefusal } from '#shared/domain/goals/access.ts';
+import { goalEditRefusal } from '#shared/domain/goals/refusals.ts';
 import { editRefusal, goalNotFound, type Actor, type SeenGoal } from '#shared/domain/goals/decide-refs.ts';
 import { type GoalKind, type GoalRecord, GOAL_KINDS } from '#shared/domain/goals/entity.ts';
 import { IMMEDIATE_FLAGS, tooMany } from '#shared/domain/goals/rules.ts';

@@ -1,5 +1,6 @@
 import { entryPartitionOf, partitionEntries } from '#shared/db/index-queries.ts';
-import type { DataCtx, ListEntry } from '#shared/db/model.ts';
+import type { ListEntry } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { childLinks } from '#shared/domain/goals/child-refs.ts';
 import { childrenOfKind, goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';

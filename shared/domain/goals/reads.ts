@@ -3,7 +3,8 @@ import type { Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { requireGoalEditor, requireViewer, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { requireGoalEditor, requireViewer } from '#shared/domain/goals/access.ts';
+import type { GoalAccess } from '#shared/domain/goals/refusals.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { NotFoundError, type AppError } from '#shared/errors.ts';
 

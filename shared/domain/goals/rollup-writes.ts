@@ -1,6 +1,7 @@
 import { nowIso } from '#shared/clock.ts';
 import { runCommand } from '#shared/db/commands.ts';
-import type { DataCtx, Stored } from '#shared/db/model.ts';
+import type { Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { accept, type Decision } from '#shared/decision.ts';

@@ -11,7 +11,7 @@
  * transaction. commands.ts holds the commands' domain types.
  */
 import type { DomainCtx } from '#shared/domain/context.ts';
-import type { GoalAccess } from '#shared/domain/goals/access.ts';
+import type { GoalAccess } from '#shared/domain/goals/refusals.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import type { GoalKind, GoalRecord } from '#shared/domain/goals/entity.ts';
 

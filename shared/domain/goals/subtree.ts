@@ -1,4 +1,5 @@
-import type { DataCtx, ListEntry } from '#shared/db/model.ts';
+import type { ListEntry } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import type { GoalKind } from '#shared/domain/goals/entity.ts';
 import { childEntries, childEntriesOfKind } from '#shared/domain/goals/hierarchy.ts';
 

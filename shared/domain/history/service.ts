@@ -1,4 +1,4 @@
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { querySidePage } from '#shared/db/side-items.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
@@ -6,6 +6,7 @@ import type { GoalKind, GoalRecord } from '#shared/domain/goals/entity.ts';
 import { HISTORY_SK_PREFIX, historyKey, type HistoryRecord } from '#shared/domain/history/entity.ts';
 import { BadRequestError } from '#shared/errors.ts';
 import type { ListResult } from '#shared/list/engine.ts';
+import { listPage } from '#shared/list/list-page.ts';
 import { cursorBinding, openCursor, sealCursor } from '#shared/list/cursor.ts';
 import { parsePageParams } from '#shared/list/params.ts';
 
@@ -62,22 +63,8 @@ export async function listHistory(
     if (!page.count && seen > skip + page.perPage) break;
   }
   const hasNext = seen > skip + page.perPage;
-  return {
-    goal,
-    result: {
-      records,
-      pagy: {
-        page: page.page,
-        per_page: page.perPage,
-        offset: page.offset,
-        next: hasNext && !after ? page.page + 1 : null,
-        prev: page.page > 1 && !after ? page.page - 1 : null,
-        ...(page.count ? { count: seen } : {}),
-        next_cursor: hasNext && lastSk ? await sealCursor(binding, { k: lastSk }) : null,
-      },
-      filters: {},
-    },
-  };
+  const nextCursor = hasNext && lastSk ? await sealCursor(binding, { k: lastSk }) : null;
+  return { goal, result: listPage(page, { records, hasNext, fromCursor: after !== undefined, count: seen, nextCursor }, {}) };
 }
 
 /** The goal and its latest CHART_MAX_POINTS history points, oldest first (for the chart). */

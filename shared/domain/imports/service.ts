@@ -4,7 +4,7 @@ import type { Checks } from '#shared/auth/permissions.ts';
 import { requireContentWriter } from '#shared/auth/permissions.ts';
 import { nowIso } from '#shared/clock.ts';
 import { mutateEntity, runCommand } from '#shared/db/commands.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { querySidePage } from '#shared/db/side-items.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';

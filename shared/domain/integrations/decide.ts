@@ -21,7 +21,7 @@
  */
 import type { Caller } from '#shared/auth/caller.ts';
 import { InsufficientScopeError } from '#shared/auth/scopes.ts';
-import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/refusals.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import {
   collapseWhitespace,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { committedUnlessConditionFails } from '#shared/db/commands.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';

@@ -2,7 +2,7 @@ import type { Caller } from '#shared/auth/caller.ts';
 import { callerTeamUuids, serviceAccountCaller } from '#shared/auth/load-caller.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
 import { checkinEntity } from '#shared/domain/checkins/entity.ts';
@@ -29,7 +29,7 @@ import { addFailingNotice, emailFailingNotice, failingNoticeUuid } from '#shared
 import { decideServiceCreator } from '#shared/domain/service-accounts/decide.ts';
 import { serviceAccountEntity } from '#shared/domain/service-accounts/entity.ts';
 import { userEntity } from '#shared/domain/users/entity.ts';
-import { resolveSafeTarget, type Resolve, type SafeTarget } from '#shared/domain/webhooks/url-safety.ts';
+import { resolveSafeTarget, type Resolve, type SafeTarget } from '#shared/outbound/url-safety.ts';
 import { accept } from '#shared/decision.ts';
 import { AppError } from '#shared/errors.ts';
 import { Loader } from '#shared/list/entity-cache.ts';

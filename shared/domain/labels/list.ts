@@ -1,4 +1,4 @@
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { findUniques } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { labelEntity, labelsInGroup, normalizeLabelName, type LabelRecord } from '#shared/domain/labels/entity.ts';

@@ -3,10 +3,12 @@ import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
 import { entryPartitionOf, partitionEntries, queryList } from '#shared/db/index-queries.ts';
-import type { BaseRecord, DataCtx, EntityDef, Stored } from '#shared/db/model.ts';
+import type { BaseRecord, EntityDef, Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { entityShow } from '#shared/domain/entity-show.ts';
 import { refuse } from '#shared/decision.ts';
 import {
   canManageLabel,
@@ -22,7 +24,7 @@ import {
   type LabelUpdate,
 } from '#shared/domain/labels/decide.ts';
 import { claimedLabels, labelEntity, labelsInGroup, labelsToRead, type LabelRecord, type LabelRef } from '#shared/domain/labels/entity.ts';
-import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
+import { ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, NotFoundError } from '#shared/errors.ts';
 
 /** Label commands: read, decide (decide.ts, where the rules are), write once. */
 
@@ -30,17 +32,8 @@ import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
 
 const notFound = (id: string) => new NotFoundError('Label', id);
 
-/** The tenant's label, or undefined (goals and check-ins decide their own error for a missing label). */
-export async function getLabel(ctx: DomainCtx, uuid: string): Promise<LabelRecord | undefined> {
-  return ctx.loader.one(labelEntity, uuid);
-}
-
-/** The label for GET/PUT/DELETE /labels/{id}: 404 when it is not in the caller's tenant. */
-export async function showLabel(ctx: DomainCtx, id: string): Promise<LabelRecord> {
-  const label = await getLabel(ctx, id);
-  if (!label) throw notFound(id);
-  return label;
-}
+/** The label for GET /labels/{id}: 404 when it is not in the caller's tenant. */
+export const showLabel = entityShow(labelEntity, notFound);
 
 const childPartition = (ctx: DataCtx, groupUuid: string) => entryPartitionOf(ctx, labelsInGroup, groupUuid);
 
@@ -135,9 +128,6 @@ export async function updateLabel(ctx: DomainCtx, id: string, input: LabelUpdate
   });
 }
 
-/** DynamoDB's TransactWriteItems limit (write-tx.ts refuses more). */
-const TX_MAX_ITEMS = 100;
-
 /** Everything under a group (sub-groups' contents included), deepest level first. */
 async function descendantsDeepestFirst(ctx: DataCtx, groupUuid: string): Promise<Array<Stored<LabelRecord>>> {
   const levels: Array<Array<Stored<LabelRecord>>> = [];
@@ -155,8 +145,8 @@ async function descendantsDeepestFirst(ctx: DataCtx, groupUuid: string): Promise
 
 /**
  * Deletes a label; a group goes with everything under it (found through the `label@parent#<group>` entry
- * lists). One transaction when it fits in DynamoDB's 100-item limit (a group with up to 32 children: 3 items
- * per child, 2 for the group). A larger group is deleted deepest-first in several transactions with the group
+ * lists). One transaction when it fits in DynamoDB's 100-item limit (MAX_TRANSACTION_ITEMS; a group with up to
+ * 32 children: 3 items per child, 2 for the group). A larger group is deleted deepest-first in several transactions with the group
  * in the last one, so a failure midway leaves the group (with fewer labels under it) and a retry finishes it.
  * Returns the deleted record.
  */
@@ -191,7 +181,7 @@ async function removeLast<R extends BaseRecord>(
   final: WriteTx,
 ): Promise<void> {
   const cost = (s: Stored<R>) => new WriteTx(ctx).remove(def, s).size;
-  const budget = TX_MAX_ITEMS - cost(last);
+  const budget = MAX_TRANSACTION_ITEMS - cost(last);
   const batches: Array<Array<Stored<R>>> = [[]];
   let size = 0;
   for (const s of first) {

@@ -2,9 +2,10 @@ import { sleep } from '#shared/clock.ts';
 import { hashClientSecret, newClientSecret, UNKNOWN_CLIENT_HASH, verifyClientSecret } from '#shared/auth/client-secret.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { entityShow } from '#shared/domain/entity-show.ts';
 import {
   decideCreateServiceAccount,
   decideRotateSecret,
@@ -60,12 +61,8 @@ export async function createServiceAccount(
   });
 }
 
-export async function showServiceAccount(ctx: DomainCtx, id: string): Promise<ServiceAccountRecord> {
-  checkServiceAccountAdmin(ctx);
-  const found = await getEntity(ctx, serviceAccountEntity, id);
-  if (!found) throw notFound(id);
-  return found.record;
-}
+/** The service account for GET /service_accounts/{id}: admins only (403 first), 404 when it is not in the caller's tenant. */
+export const showServiceAccount = entityShow(serviceAccountEntity, notFound, { byKey: true, mayRead: checkServiceAccountAdmin });
 
 export async function updateServiceAccount(ctx: DomainCtx, id: string, input: ServiceAccountUpdateInput): Promise<ServiceAccountRecord> {
   return runCommand(ctx, {

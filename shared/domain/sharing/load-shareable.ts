@@ -1,4 +1,5 @@
-import type { DataCtx, Stored } from '#shared/db/model.ts';
+import type { Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { shareableEntity, type ShareableRecord } from '#shared/domain/sharing/entity.ts';
 import { resourceUuidOf, SHAREABLE_TYPE_BY_PATH, shareableNotFound, type ShareablePath } from '#shared/domain/sharing/types.ts';

@@ -1,5 +1,6 @@
 import { nowIso } from '#shared/clock.ts';
-import type { DataCtx, Stored } from '#shared/db/model.ts';
+import type { Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { committedUnlessConditionFails } from '#shared/db/commands.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';

@@ -1,6 +1,7 @@
 import { runCommand } from '#shared/db/commands.ts';
 import type { ItemCondition } from '#shared/db/expressions.ts';
-import type { DataCtx, Stored } from '#shared/db/model.ts';
+import type { Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getSide } from '#shared/db/side-items.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
 import { newId } from '#shared/ids.ts';

@@ -14,11 +14,13 @@ import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
 import { entriesOf, entryPartitionOf, partitionEntries } from '#shared/db/index-queries.ts';
-import type { DataCtx, ListEntry, Stored } from '#shared/db/model.ts';
+import type { ListEntry, Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { referencesTo, removeUnreferenced, type ReferenceEntry } from '#shared/db/references.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { entityShow } from '#shared/domain/entity-show.ts';
 import { refuse } from '#shared/decision.ts';
 import {
   activeSubTeamRefusal,
@@ -46,11 +48,8 @@ import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
 
 const notFound = (id: string) => new NotFoundError('Team', id);
 
-export async function getTeam(ctx: DomainCtx, id: string): Promise<TeamRecord> {
-  const team = await ctx.loader.one(teamEntity, id);
-  if (!team) throw notFound(id);
-  return team;
-}
+/** The team for GET /teams/{id} (and SCIM's Groups): 404 when it is not in the caller's tenant. */
+export const getTeam = entityShow(teamEntity, notFound);
 
 // ---------- reads ----------
 

@@ -3,11 +3,12 @@ import { newId } from '#shared/ids.ts';
 import { directoryAccessSource, directoryChecks, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
 import { entriesOf } from '#shared/db/index-queries.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { removeUnreferenced } from '#shared/db/references.ts';
 import { refuse } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { entityShow } from '#shared/domain/entity-show.ts';
 import { goalEntity, GOAL_KINDS, goalsInPeriod, type GoalKind } from '#shared/domain/goals/entity.ts';
 import {
   decideCreateTimePeriod,
@@ -28,17 +29,8 @@ import { NotFoundError } from '#shared/errors.ts';
 
 const notFound = (id: string) => new NotFoundError('Time period', id);
 
-/** The tenant's time period, or undefined (goals decide their own error for an unknown period). */
-export async function getTimePeriod(ctx: DomainCtx, uuid: string): Promise<TimePeriodRecord | undefined> {
-  return ctx.loader.one(timePeriodEntity, uuid);
-}
-
 /** The time period for GET /time_periods/{id}: 404 when it is not in the caller's tenant. */
-export async function showTimePeriod(ctx: DomainCtx, id: string): Promise<TimePeriodRecord> {
-  const period = await getTimePeriod(ctx, id);
-  if (!period) throw notFound(id);
-  return period;
-}
+export const showTimePeriod = entityShow(timePeriodEntity, notFound);
 
 /** Ids of the non-discarded goals (every kind) in the period, from the entry lists `<kind>@time_period#<uuid>`. */
 async function liveGoalsOf(ctx: DataCtx, periodUuid: string): Promise<Array<{ kind: GoalKind; id: string }>> {

@@ -1,6 +1,6 @@
 import { keys } from '#shared/db/keys.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities } from '#shared/db/reads.ts';
 import type { SideItem, SideKey } from '#shared/db/side-items.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';

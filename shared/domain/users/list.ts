@@ -1,5 +1,5 @@
 import { entriesOf } from '#shared/db/index-queries.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { teamEntity, teamMemberships, teamsWithMember, teamUserUuids, type TeamRecord } from '#shared/domain/teams/entity.ts';
 import { PROFILE_FILTERABLE, reportsOf, userEntity, type UserRecord } from '#shared/domain/users/entity.ts';

@@ -7,6 +7,7 @@ import { entriesOf } from '#shared/db/index-queries.ts';
 import { BatchRead, findUnique, getEntity } from '#shared/db/reads.ts';
 import { accept, refuse, type Decision } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { entityShow } from '#shared/domain/entity-show.ts';
 import { activeAdminsKey, activeAdminsOf, writeActiveAdmins } from '#shared/domain/users/admins.ts';
 import {
   changesManager,
@@ -29,11 +30,8 @@ import { normalizeEmail, userEntity, usersByExternalId, type UserRecord } from '
 
 /** User commands: read, decide (decide.ts, where the rules are), write once. */
 
-export async function getUser(ctx: DomainCtx, id: string): Promise<UserRecord> {
-  const user = await ctx.loader.one(userEntity, id);
-  if (!user) throw userNotFound(id);
-  return user;
-}
+/** The user for GET /users/{id} (and SCIM's Users): 404 when it is not in the caller's tenant. */
+export const getUser = entityShow(userEntity, userNotFound);
 
 /** The user holding an e-mail address (any letter case), through its uniqueness claim: one read. */
 export async function findUserByEmail(ctx: DomainCtx, email: string): Promise<UserRecord | undefined> {

@@ -1,5 +1,6 @@
 import { runCommand } from '#shared/db/commands.ts';
-import type { DataCtx, Stored } from '#shared/db/model.ts';
+import type { Stored } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
 import { accept } from '#shared/decision.ts';

@@ -5,11 +5,12 @@ import { secretBox } from '#shared/auth/secret-box.ts';
 import { keys } from '#shared/db/keys.ts';
 import { orStored, runCommand } from '#shared/db/commands.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { getSide, querySide } from '#shared/db/side-items.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import { entityShow } from '#shared/domain/entity-show.ts';
 import { webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
 import { accept, refuse } from '#shared/decision.ts';
 import {
@@ -20,7 +21,7 @@ import {
   type WebhookUpdateInput,
 } from '#shared/domain/webhooks/decide.ts';
 import { newWebhookSecret } from '#shared/domain/webhooks/signature.ts';
-import { resolveSafeTarget } from '#shared/domain/webhooks/url-safety.ts';
+import { resolveSafeTarget } from '#shared/outbound/url-safety.ts';
 import { NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
 
 /*
@@ -121,12 +122,8 @@ export async function createWebhook(ctx: DomainCtx, input: WebhookCreateInput): 
   });
 }
 
-export async function showWebhook(ctx: DomainCtx, id: string): Promise<WebhookRecord> {
-  checkWebhookAdmin(ctx.caller);
-  const found = await getEntity(ctx, webhookEntity, id);
-  if (!found) throw notFound(id);
-  return found.record;
-}
+/** The webhook for GET /webhooks/{id} and its deliveries: admins only (403 first), 404 when it is not in the caller's tenant. */
+export const showWebhook = entityShow(webhookEntity, notFound, { byKey: true, mayRead: requireAdmin });
 
 /** The admin check (webhookAdminRefusal) and, when the body names one, the URL's (DNS: I/O), before anything is read. */
 async function webhookPrecheck(ctx: DomainCtx, url: string | undefined): Promise<AppError | undefined> {

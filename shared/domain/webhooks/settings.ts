@@ -32,10 +32,6 @@ export const webhookSettings = {
   get disableAfterMs(): number {
     return positive('WEBHOOK_DISABLE_AFTER_SECONDS', 24 * 3600) * 1000;
   },
-  /** The local stack accepts http and loopback for 127.0.0.1 and localhost; never set in AWS. */
-  get allowLocalHttp(): boolean {
-    return process.env.WEBHOOK_ALLOW_LOCAL_HTTP === 'true';
-  },
   /** How much of a receiver's answer is read (for `last_error`); the rest is discarded. */
   responseBodyCap: 4096,
 };

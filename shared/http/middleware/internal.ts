@@ -2,7 +2,7 @@ import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyStructured
 import type * as z from 'zod';
 import type { Caller } from '#shared/auth/caller.ts';
 import type { Db } from '#shared/db/client.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import type { EntityRef } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { ReadBody } from '#shared/http/transport.ts';

@@ -2,7 +2,7 @@ import type { MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
 import { config } from '#shared/config.ts';
 import type { Db } from '#shared/db/client.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { tenantDb } from '#shared/db/tenant-scope.ts';
 import { UnauthorizedError } from '#shared/errors.ts';
 import type { ApiEvent, ApiInternal, ApiResult } from '#shared/http/middleware/internal.ts';

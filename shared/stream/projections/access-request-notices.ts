@@ -1,5 +1,5 @@
 import { ENTITY_SK } from '#shared/db/keys.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { committedUnlessConditionFails } from '#shared/db/commands.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';

@@ -1,6 +1,6 @@
 import { nowIso } from '#shared/clock.ts';
 import { mutateEntity } from '#shared/db/commands.ts';
-import type { DataCtx } from '#shared/db/model.ts';
+import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { checkinEntity, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { goalRepair } from '#shared/domain/checkins/decide.ts';

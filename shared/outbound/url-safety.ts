@@ -1,12 +1,12 @@
 import { lookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
-import { webhookSettings } from '#shared/domain/webhooks/settings.ts';
 
 /**
- * Where a webhook (or a data source's fetch) may point. Deployed: https only, and every address the host resolves
- * to must be public (no private, loopback, link-local, CGNAT, metadata, multicast or reserved ranges, nor an IPv6
- * form that carries one: isBlockedAddress), so a tenant cannot make the service call into its own network. Checked at registration and again before every attempt (DNS can
- * change), and the attempt connects to the address that was checked (no second lookup to rebind).
+ * The SSRF checks of an outbound request (pinned-request.ts): where a webhook (or a data source's fetch) may
+ * point. Deployed: https only, and every address the host resolves to must be public (no private, loopback,
+ * link-local, CGNAT, metadata, multicast or reserved ranges, nor an IPv6 form that carries one: isBlockedAddress),
+ * so a tenant cannot make the service call into its own network. Checked at registration and again before every
+ * attempt (DNS can change), and the attempt connects to the address that was checked (no second lookup to rebind).
  */
 const blocked = new BlockList();
 for (const [net, prefix] of [
@@ -38,6 +38,8 @@ for (const [net, prefix] of [
   blocked.addSubnet(net, prefix, 'ipv6');
 
 const LOCAL_HOSTS = new Set(['127.0.0.1', 'localhost']);
+/** The local stack accepts http and loopback for 127.0.0.1 and localhost; never set in AWS. */
+const allowLocalHttp = () => process.env.WEBHOOK_ALLOW_LOCAL_HTTP === 'true';
 
 /** The eight 16-bit groups of an IPv6 address (a dotted IPv4 tail read as the last two), or undefined (a zone id included). */
 function ipv6Groups(address: string): number[] | undefined {
@@ -102,7 +104,7 @@ export function urlShapeProblem(raw: string): string | undefined {
     return 'must be an absolute URL';
   }
   if (url.username || url.password) return 'must not carry credentials';
-  const local = webhookSettings.allowLocalHttp && LOCAL_HOSTS.has(url.hostname);
+  const local = allowLocalHttp() && LOCAL_HOSTS.has(url.hostname);
   if (url.protocol !== 'https:' && !(local && url.protocol === 'http:')) return 'must use https';
   return undefined;
 }
@@ -113,7 +115,7 @@ export async function resolveSafeTarget(raw: string, resolve: Resolve = dnsResol
   if (problem) throw new Error(`url ${problem}`);
   const url = new URL(raw);
   const host = url.hostname.replace(/^\[|\]$/g, '');
-  if (webhookSettings.allowLocalHttp && LOCAL_HOSTS.has(url.hostname)) return { url, address: host === 'localhost' ? '127.0.0.1' : host };
+  if (allowLocalHttp() && LOCAL_HOSTS.has(url.hostname)) return { url, address: host === 'localhost' ? '127.0.0.1' : host };
   let addresses: string[];
   try {
     addresses = isIP(host) ? [host] : await resolve(host);
