@@ -98,7 +98,7 @@ export async function runAdmin(argv: string[]): Promise<Record<string, unknown>>
   if (command === 'backfill-label-names') {
     // Names kept on goals and check-ins, and label name claims carrying the name, for data written before; idempotent.
     const { tenant, concurrency } = tenantWalkArgs(rest, 4);
-    const { backfillLabelNames } = await import('#shared/stream/projections/label-names.ts');
+    const { backfillLabelNames } = await import('#shared/stream/label-names-backfill.ts');
     return { tenant_uuid: tenant, ...(await backfillLabelNames({ tenantId: tenant, db }, { concurrency })) };
   }
   if (command === 'backfill-child-refs') {

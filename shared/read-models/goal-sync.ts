@@ -1,11 +1,12 @@
 import { keys, READ_MODEL_SK_PREFIX } from '#shared/db/keys.ts';
 import { nowIso } from '#shared/clock.ts';
-import { committedUnlessConditionFails, retryOnConflict } from '#shared/db/commands.ts';
+import { retryOnConflict } from '#shared/db/commands.ts';
 import { queryList } from '#shared/db/index-queries.ts';
 import type { Stored } from '#shared/db/model.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities } from '#shared/db/reads.ts';
 import { getSides, querySidePage, type SideItem } from '#shared/db/side-items.ts';
+import { checkVersionOp, commitPlanned, deleteSideOp, incrementSideOp, putSideOp, type TxOp } from '#shared/db/tx-ops.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { goalEntity, GOAL_KINDS, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
@@ -71,12 +72,12 @@ export function addEntriesWrittenAtCreate(tx: WriteTx, tenantId: string, goal: G
 }
 
 /** One goal's pending change: its entry writes and what they add to each counter dimension. */
-interface GoalChange {
+export interface GoalChange {
   goal: Stored<GoalRecord> | undefined;
   uuid: string;
   kind: GoalKind;
-  /** Each entry write with the counter increments it makes. */
-  entries: Array<{ add: (tx: WriteTx) => void; counters: Map<string, { n: number; nl: number }> }>;
+  /** Each entry write (conditioned on the entry as read) with the counter increments it makes. */
+  entries: Array<{ op: TxOp; counters: Map<string, { n: number; nl: number }> }>;
   /** Their sum. */
   counters: Map<string, { n: number; nl: number }>;
 }
@@ -96,9 +97,8 @@ async function pendingChange(ctx: DataCtx, goalUuid: string, goal: Stored<GoalRe
     const key = keys.readModelEntry(ctx.tenantId, goalEntity.type, goalUuid, sk);
     const guard = was ? { equals: { fp: was.fp } } : { exists: false };
     const counters = counterDelta(was, next);
-    const add = (tx: WriteTx) =>
-      next ? tx.putSide(key, readModelItem(goalUuid, kind, next), { if: guard }) : tx.deleteSide(key, { if: guard });
-    change.entries.push({ add, counters });
+    const op = next ? putSideOp(key, readModelItem(goalUuid, kind, next), guard) : deleteSideOp(key, guard);
+    change.entries.push({ op, counters });
     for (const [d, v] of counters) addTo(change.counters, d, v);
   }
   return change.entries.length ? change : undefined;
@@ -109,60 +109,73 @@ function addTo(into: Map<string, { n: number; nl: number }>, d: string, v: { n: 
   into.set(d, { n: cur.n + v.n, nl: cur.nl + v.nl });
 }
 
+/** What syncing the goals would write, read strongly consistent: each goal and its entries as stored (goals with nothing to do left out). */
+export async function readGoalSync(ctx: DataCtx, goalUuids: string[]): Promise<GoalChange[]> {
+  const goals = await getEntities(ctx, goalEntity, goalUuids, true);
+  return (await Promise.all(goalUuids.map((id) => pendingChange(ctx, id, goals.get(id))))).filter((c): c is GoalChange => !!c);
+}
+
+/**
+ * Pure: the transactions that bring the read models to `changes`, in order. Several goals share a transaction,
+ * their counter increments summed per counter item; one goal's whole change is in one transaction when it fits
+ * (a goal with every association changing may not: then its entries are split, each part with its own counters,
+ * still exact at every commit); every transaction checks each goal it writes for is still at the version read.
+ */
+export function planGoalSync(tenantId: string, changes: readonly GoalChange[], opts: { shard?: number } = {}): TxOp[][] {
+  const out: TxOp[][] = [];
+  let tx: TxOp[] | undefined;
+  let counters = new Map<string, { kind: GoalKind; d: string; shard: number; n: number; nl: number }>();
+  const commit = () => {
+    if (!tx) return;
+    for (const c of counters.values())
+      if (c.n || c.nl) tx.push(incrementSideOp(counterKey(tenantId, c.kind, c.d, c.shard), { n: c.n, nl: c.nl }));
+    out.push(tx);
+    tx = undefined;
+    counters = new Map();
+  };
+  for (const change of changes) {
+    const shard = opts.shard ?? shardOf(change.uuid, STREAM_COUNTER_SHARDS);
+    const newCounters = [...change.counters.keys()].filter((d) => !counters.has(`${change.kind} ${d} ${shard}`)).length;
+    if (tx && tx.length + 1 + change.entries.length + counters.size + newCounters > MAX_TRANSACTION_ITEMS) commit();
+    tx ??= [];
+    if (change.goal) tx.push(checkVersionOp(goalEntity, change.goal));
+    if (tx.length + change.entries.length + counters.size + newCounters <= MAX_TRANSACTION_ITEMS) {
+      for (const e of change.entries) tx.push(e.op);
+      for (const [d, v] of change.counters) addCounter(counters, change.kind, d, shard, v);
+      continue;
+    }
+    // too large for one transaction: entry by entry, each with the counters it moves
+    for (const part of change.entries) {
+      if (tx!.length + 1 + counters.size + part.counters.size > MAX_TRANSACTION_ITEMS) {
+        commit();
+        tx = change.goal ? [checkVersionOp(goalEntity, change.goal)] : [];
+      }
+      tx!.push(part.op);
+      for (const [d, v] of part.counters) addCounter(counters, change.kind, d, shard, v);
+    }
+  }
+  commit();
+  return out;
+}
+
 /**
  * Brings goals' read models (entries and the counters they feed) to the goals as they are now. Idempotent and
- * version-checked: it reads each goal and its entries strongly consistent, writes only the entries that differ,
- * each conditioned on the entry as read (two syncs of one goal never both apply a change), with the counter
- * increments of those entries in the same transaction (a counter always equals the number of entries naming
- * its dimension), and every transaction checks each goal it writes for is still at the version read (a goal
- * written meanwhile makes it read again). A replayed or reordered change therefore converges to the same state.
+ * version-checked: it reads each goal and its entries strongly consistent (readGoalSync), writes only the entries
+ * that differ, each conditioned on the entry as read (two syncs of one goal never both apply a change), with the
+ * counter increments of those entries in the same transaction (a counter always equals the number of entries
+ * naming its dimension), and every transaction checks each goal it writes for is still at the version read (a
+ * goal written meanwhile makes it read again). A replayed or reordered change therefore converges to the same state.
  *
- * Several goals share a transaction, their counter increments summed per counter item: the backfill writes
- * ten or more goals per transaction and its workers each add to their own counter shard (`shard`), so they
- * never contend for one item. Without `shard` a goal adds to the shard of its uuid.
- * Returns the number of entries written or deleted.
+ * Several goals share a transaction (planGoalSync): the backfill writes ten or more goals per transaction and its
+ * workers each add to their own counter shard (`shard`), so they never contend for one item. Without `shard` a
+ * goal adds to the shard of its uuid. Returns the number of entries written or deleted.
  */
 export async function syncGoals(ctx: DataCtx, goalUuids: string[], opts: { shard?: number } = {}): Promise<number> {
   if (goalUuids.length === 0) return 0;
-  // Not runCommand: one attempt packs many goals into several transactions, each committed as it fills (the runner commits one).
+  // Not runCommand: one attempt packs many goals into several transactions, committed in order (the runner commits one).
   return retryOnConflict(async () => {
-    const goals = await getEntities(ctx, goalEntity, goalUuids, true);
-    const changes = (await Promise.all(goalUuids.map((id) => pendingChange(ctx, id, goals.get(id))))).filter((c): c is GoalChange => !!c);
-    let tx: WriteTx | undefined;
-    let counters = new Map<string, { kind: GoalKind; d: string; shard: number; n: number; nl: number }>();
-    const commit = async () => {
-      if (!tx) return;
-      for (const c of counters.values())
-        if (c.n || c.nl) tx.incrementSide(counterKey(ctx.tenantId, c.kind, c.d, c.shard), { n: c.n, nl: c.nl });
-      await tx.commit();
-      tx = undefined;
-      counters = new Map();
-    };
-    for (const change of changes) {
-      const shard = opts.shard ?? shardOf(change.uuid, STREAM_COUNTER_SHARDS);
-      const newCounters = [...change.counters.keys()].filter((d) => !counters.has(`${change.kind} ${d} ${shard}`)).length;
-      // one goal's whole change in one transaction when it fits (a goal with every association changing may not: then its
-      // entries are split, each part with its own counters, still exact at every commit)
-      if (tx && tx.size + 1 + change.entries.length + counters.size + newCounters > MAX_TRANSACTION_ITEMS) await commit();
-      tx ??= new WriteTx(ctx);
-      if (change.goal) tx.checkVersion(goalEntity, change.goal);
-      if (tx.size + change.entries.length + counters.size + newCounters <= MAX_TRANSACTION_ITEMS) {
-        for (const e of change.entries) e.add(tx);
-        for (const [d, v] of change.counters) addCounter(counters, change.kind, d, shard, v);
-        continue;
-      }
-      // too large for one transaction: entry by entry, each with the counters it moves
-      for (const part of change.entries) {
-        if (tx.size + 1 + counters.size + part.counters.size > MAX_TRANSACTION_ITEMS) {
-          await commit();
-          tx = new WriteTx(ctx);
-          if (change.goal) tx.checkVersion(goalEntity, change.goal);
-        }
-        part.add(tx!);
-        for (const [d, v] of part.counters) addCounter(counters, change.kind, d, shard, v);
-      }
-    }
-    await commit();
+    const changes = await readGoalSync(ctx, goalUuids);
+    await commitPlanned(ctx, planGoalSync(ctx.tenantId, changes, opts));
     return changes.reduce((n, c) => n + c.entries.length, 0);
   });
 }
@@ -179,9 +192,6 @@ function addCounter(
   into.set(k, { ...cur, n: cur.n + v.n, nl: cur.nl + v.nl });
 }
 
-/** Brings one goal's read models to the goal as it is now (see syncGoals). */
-export const syncGoalReadModels = (ctx: DataCtx, goalUuid: string): Promise<number> => syncGoals(ctx, [goalUuid]);
-
 // ---------- the tenant's readiness and the counters, as the list planner reads them ----------
 
 /** Marks the tenant's read models complete at this layout version, as part of `tx` (a new tenant's own create writes it: it has no goals yet). */
@@ -194,20 +204,11 @@ export async function markReadModelsReady(ctx: DataCtx): Promise<void> {
 }
 
 /**
- * The stream's mark of a new tenant: only when its create did not write one (a tenant created by code from
- * before the create wrote it), so the create's own marker is never replaced.
+ * The stream's mark of a new tenant, written only when its create did not write one (a tenant created by code from
+ * before the create wrote it), so the create's own marker is never replaced: conditioned on its absence.
  */
-export async function markNewTenantReady(ctx: DataCtx): Promise<void> {
-  const at = nowIso();
-  // a failed condition: marked already
-  await committedUnlessConditionFails(() =>
-    new WriteTx(ctx).putSide(
-      keys.readModelState(ctx.tenantId),
-      { kind: 'read_models', ready_at: at, version: READ_MODELS_VERSION },
-      { if: { exists: false } },
-    ),
-  );
-}
+export const newTenantReadyOp = (tenantId: string, at: string): TxOp =>
+  putSideOp(keys.readModelState(tenantId), { kind: 'read_models', ready_at: at, version: READ_MODELS_VERSION }, { exists: false });
 
 export interface CounterValue {
   /** Goals along the dimension (not discarded). */

@@ -1,10 +1,11 @@
-import type { Projection, ProjectionCtx } from '#shared/stream/projection.ts';
+import { commitStep } from '#shared/stream/commit.ts';
+import { stepOf, type Projection, type ProjectionCtx } from '#shared/stream/projection.ts';
 import type { TableChange } from '#shared/table-change.ts';
 
 /**
- * Routes one committed change to every projection that accepts it, at once, except that a projection naming
- * others in `after` waits for them (a check-in's goal settles its current values before its ancestors are
- * recomputed from it). A projection that throws fails the whole change (the processor reports it as a batch
+ * Routes one committed change to every projection that accepts it, at once (each run by the one committer,
+ * commit.ts), except that a projection naming others in `after` waits for them (a check-in's goal settles its
+ * current values before its ancestors are recomputed from it). A projection that throws fails the whole change (the processor reports it as a batch
  * item failure, so the change is delivered again and every projection sees it again): projections are
  * idempotent, so the ones that already applied it converge to the same state on the second delivery.
  */
@@ -15,8 +16,10 @@ export async function applyChange(change: TableChange, projections: readonly Pro
     const first = (p.after ?? []).flatMap((name) => running.get(name) ?? []);
     running.set(
       p.name,
-      Promise.all(first).then(() =>
-        p.apply(change, ctx).catch((err: unknown) => {
+      Promise.all(first).then(async () => {
+        try {
+          await commitStep(ctx.data, stepOf(p, change), ctx.log);
+        } catch (err) {
           ctx.log.error('projection failed', {
             projection: p.name,
             event_id: change.eventId,
@@ -25,8 +28,8 @@ export async function applyChange(change: TableChange, projections: readonly Pro
             error: (err as Error).message,
           });
           throw err;
-        }),
-      ),
+        }
+      }),
     );
   }
   const outcomes = await Promise.allSettled(running.values());

@@ -11,7 +11,7 @@ import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { logger } from '#shared/logger.ts';
 import { streamProcessor } from '#shared/stream/processor.ts';
 import { projections } from '#shared/stream/projections.ts';
-import { backfillLabelNames } from '#shared/stream/projections/label-names.ts';
+import { backfillLabelNames } from '#shared/stream/label-names-backfill.ts';
 import { listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
 import { afterStreamPasses } from '../support/stream-marker.ts';

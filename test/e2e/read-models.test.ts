@@ -9,7 +9,7 @@ import { getSides } from '#shared/db/side-items.ts';
 import { getTenant } from '#shared/domain/tenants.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { dim, READ_MODELS_VERSION, rmPartition, RM_LIST } from '#shared/read-models/goal-entries.ts';
-import { readGoalStats, syncGoalReadModels } from '#shared/read-models/goal-sync.ts';
+import { readGoalStats, syncGoals } from '#shared/read-models/goal-sync.ts';
 import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { listAll, newTenant } from '../support/api.ts';
 import { eventually } from '../support/eventually.ts';
@@ -98,7 +98,7 @@ describe('goal read models (change stream)', () => {
       const status = statuses[round % statuses.length]!;
       await goalApi(t.admin).update('objectives', g.uuid, { current_status: status });
       // the stream's own sync races these five
-      await Promise.all(Array.from({ length: 5 }, () => syncGoalReadModels(ctx, g.uuid)));
+      await Promise.all(Array.from({ length: 5 }, () => syncGoals(ctx, [g.uuid])));
       const s = await readGoalStats(ctx, 'objective', dims);
       expect(s.count(dim.all).n).toBe(1);
       for (const x of statuses) {
@@ -107,7 +107,7 @@ describe('goal read models (change stream)', () => {
       }
       expect(s.count(dim.status('not_started')).n).toBe(0);
     }
-    expect(await syncGoalReadModels(ctx, g.uuid)).toBe(0); // nothing left to do
+    expect(await syncGoals(ctx, [g.uuid])).toBe(0); // nothing left to do
     // the backfill over a tenant the stream already keeps: idempotent, nothing to write
     await eventually(async () =>
       expect(await runAdmin(['rebuild-read-models', '--tenant', t.tenantUuid])).toMatchObject({ goals: 1, written: 0 }),
@@ -173,7 +173,7 @@ describe('lists served by the read models', () => {
     });
     // every goal's create synced by now too (g0, g2, g5 have nothing else the waits above would show): nothing left to write
     await afterStreamPasses();
-    for (const x of g) expect(await syncGoalReadModels(ctx, x.uuid)).toBe(0);
+    for (const x of g) expect(await syncGoals(ctx, [x.uuid])).toBe(0);
     // a goal deleted a moment ago is checked on its item: left out before the stream syncs the order
     await goalApi(t.admin).remove('objectives', g[0]!.uuid);
     expect(await list('asc')).toEqual(asc.filter((id) => id !== g[0]!.uuid));

@@ -19,12 +19,13 @@ function recorder() {
     name,
     ...(opts.after ? { after: opts.after } : {}),
     accepts: () => opts.accepts ?? true,
-    apply: async () => {
+    reads: async () => {
       events.push(`${name} start`);
       await tick();
       if (opts.fails) throw new Error(`${name} failed`);
       events.push(`${name} end`);
     },
+    project: () => ({}),
   });
   return { events, projection };
 }

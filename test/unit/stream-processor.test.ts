@@ -32,13 +32,14 @@ describe('the stream processor under concurrent batches', () => {
         {
           name: 'probe',
           accepts: () => true,
-          async apply(change) {
+          async reads(change) {
             if (change.eventId === 'e11') bStarted();
             if (change.eventId === 'e2') {
               await started;
               throw new Error('injected');
             }
           },
+          project: () => ({}),
         },
       ],
     });

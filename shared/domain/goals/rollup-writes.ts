@@ -120,7 +120,7 @@ export function addGoalWrite(tx: WriteTx, before: Stored<GoalRecord>, w: GoalWri
  * parent was read: a child value read before the parent's version could be older than what that version
  * counts, and the parent's write is conditioned on that version only. Strongly consistent.
  */
-async function readRollupState(
+export async function readRollupState(
   ctx: DataCtx,
   start: string[],
   written: Map<string, GoalRecord>,
@@ -260,7 +260,7 @@ export async function refreshRollupsAfterWrite(ctx: DomainCtx, goals: Array<stri
  * The recomputed goals as written (`writes`, planRollupWrites' values): moved progress is stamped `now` with the
  * rollup as its cause; all of them marked synced when the refresh is atomic (one transaction, walk not cut).
  */
-function decideRollupRecords(
+export function decideRollupRecords(
   read: { stored: Map<string, Stored<GoalRecord>>; truncated: boolean },
   writes: Map<string, RollupWrite>,
   now: string,

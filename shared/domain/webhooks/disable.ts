@@ -2,15 +2,15 @@ import { runCommand } from '#shared/db/commands.ts';
 import type { Stored } from '#shared/db/model.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
+import { addOps, checkVersionOp, createOp, replaceOp, type TxOp } from '#shared/db/tx-ops.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
-import { accept } from '#shared/decision.ts';
+import { accept, decided } from '#shared/decision.ts';
 import { serviceAccountAsUser, serviceAccountEntity } from '#shared/domain/service-accounts/entity.ts';
 import { notificationEntity, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import { userListResource } from '#shared/domain/users/list.ts';
 import { decideCreatorCheck, holdsWebhookRights } from '#shared/domain/webhooks/decide.ts';
 import { webhookEntity, type WebhookRecord } from '#shared/domain/webhooks/entity.ts';
-import { tenantWebhooks } from '#shared/domain/webhooks/service.ts';
 import { runList } from '#shared/list/engine.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 
@@ -39,8 +39,12 @@ export async function webhookDisabledNotices(
   message: string,
   except?: string,
 ): Promise<void> {
-  addDisabledNotices(tx, await notifiedAdmins(ctx), w, now, message, except);
+  const admins = await notifiedAdmins(ctx);
+  addOps(tx, disabledNotices(admins, noticeUuids(admins), w, now, message, except));
 }
+
+/** One fresh notice uuid per admin told (drawn with the read, so what is written is decided purely). */
+const noticeUuids = (admins: UserRecord[]) => admins.map(() => crypto.randomUUID());
 
 /** The admins an endpoint's disabling tells: the tenant's active admins, at most MAX_NOTIFIED_ADMINS. */
 async function notifiedAdmins(ctx: DataCtx): Promise<UserRecord[]> {
@@ -56,12 +60,14 @@ async function notifiedAdmins(ctx: DataCtx): Promise<UserRecord[]> {
   return admins.records.filter((u) => holdsWebhookRights(u));
 }
 
-/** The notices of webhookDisabledNotices, to `admins` as read (notifiedAdmins). */
-function addDisabledNotices(tx: WriteTx, admins: UserRecord[], w: WebhookRecord, now: string, message: string, except?: string): void {
+/** The notices of an endpoint's disabling, to `admins` as read (notifiedAdmins), the i-th with `uuids[i]`. */
+function disabledNotices(admins: UserRecord[], uuids: string[], w: WebhookRecord, now: string, message: string, except?: string): TxOp[] {
+  const out: TxOp[] = [];
   // The list reads an index, which can lag a role change: the creator who just lost the role is never told here.
-  for (const admin of admins.filter((u) => u.uuid !== except)) {
+  for (const [i, admin] of admins.entries()) {
+    if (admin.uuid === except) continue;
     const note = {
-      uuid: crypto.randomUUID(),
+      uuid: uuids[i]!,
       kind: WEBHOOK_DISABLED_KIND,
       recipient_uuid: admin.uuid,
       actor_uuid: null,
@@ -77,8 +83,9 @@ function addDisabledNotices(tx: WriteTx, admins: UserRecord[], w: WebhookRecord,
       created_at: now,
       updated_at: now,
     };
-    tx.create(notificationEntity, note as unknown as NotificationRecord);
+    out.push(createOp(notificationEntity, note as unknown as NotificationRecord));
   }
+  return out;
 }
 
 /**
@@ -95,11 +102,57 @@ export async function readWebhookCreator(ctx: DataCtx, uuid: string): Promise<{ 
   return { record: account.scopes.includes('webhooks') ? record : { ...record, status: 'inactive' } };
 }
 
+/** What a creator check reads: the endpoint, its creator, and (only when it is to be disabled) the admins to tell. */
+export type CreatorCheckState =
+  | {
+      endpoint: Stored<WebhookRecord>;
+      creator: { record?: UserRecord; user?: Stored<UserRecord> };
+      admins: UserRecord[];
+      noticeUuids: string[];
+    }
+  | undefined;
+
 /**
- * Disables the endpoint if its creator, as read now, no longer holds the rights webhooks require (`creatorUuid`:
- * only while that user is still its creator: an admin may have re-enabled it since, taking it over). The admins
- * are told in the same transaction, conditioned on the endpoint's and the creator's versions read, so a re-enable
- * or a re-promotion in between makes it read again. True when this call disabled it; a replay writes nothing.
+ * The creator check's read: the endpoint and its creator, strongly consistent (`creatorUuid`: only while that user
+ * is still its creator: an admin may have re-enabled it since, taking it over; else undefined).
+ */
+export async function readCreatorCheck(ctx: DataCtx, webhookUuid: string, creatorUuid?: string): Promise<CreatorCheckState> {
+  const endpoint = await getEntity(ctx, webhookEntity, webhookUuid, true);
+  if (!endpoint || (creatorUuid !== undefined && endpoint.record.creator_uuid !== creatorUuid)) return undefined;
+  const creator = await readWebhookCreator(ctx, endpoint.record.creator_uuid);
+  // the admins to tell, read only when decideCreatorCheck is to disable it (its own rule)
+  const losing = endpoint.record.status === 'active' && !holdsWebhookRights(creator.record);
+  const admins = losing ? await notifiedAdmins(ctx) : [];
+  return { endpoint, creator, admins, noticeUuids: noticeUuids(admins) };
+}
+
+/**
+ * Pure: the endpoint disabled if its creator as read no longer holds the rights (decideCreatorCheck), with the
+ * admins' notices, conditioned on the endpoint's and the creator's versions read; undefined: nothing to write.
+ */
+export function creatorCheckWrites(seen: CreatorCheckState, at: string): TxOp[] | undefined {
+  const next = seen && decided(decideCreatorCheck(seen.endpoint.record, seen.creator.record, at));
+  if (!next || !seen) return undefined;
+  const { endpoint, creator } = seen;
+  return [
+    replaceOp(webhookEntity, endpoint, next),
+    ...(creator.user ? [checkVersionOp(userEntity, creator.user)] : []),
+    ...disabledNotices(
+      seen.admins,
+      seen.noticeUuids,
+      endpoint.record,
+      at,
+      creatorLostAccessNotice(endpoint.record, creator.record),
+      endpoint.record.creator_uuid,
+    ),
+  ];
+}
+
+/**
+ * Disables the endpoint if its creator, as read now, no longer holds the rights webhooks require (readCreatorCheck,
+ * creatorCheckWrites). The admins are told in the same transaction, conditioned on the endpoint's and the
+ * creator's versions read, so a re-enable or a re-promotion in between makes it read again. True when this call
+ * disabled it; a replay writes nothing. The webhook-creators projection runs the same read and writes per endpoint.
  */
 export async function disableIfCreatorLostAccess(
   ctx: DataCtx,
@@ -109,41 +162,12 @@ export async function disableIfCreatorLostAccess(
 ): Promise<boolean> {
   return runCommand(ctx, {
     clock: { now, perAttempt: true },
-    read: async () => {
-      const endpoint = await getEntity(ctx, webhookEntity, webhookUuid, true);
-      if (!endpoint || (creatorUuid !== undefined && endpoint.record.creator_uuid !== creatorUuid)) return undefined;
-      const creator = await readWebhookCreator(ctx, endpoint.record.creator_uuid);
-      // the admins to tell, read only when decideCreatorCheck is to disable it (its own rule)
-      const losing = endpoint.record.status === 'active' && !holdsWebhookRights(creator.record);
-      return { endpoint, creator, admins: losing ? await notifiedAdmins(ctx) : [] };
-    },
-    decide: (seen, at) => (seen ? decideCreatorCheck(seen.endpoint.record, seen.creator.record, at) : accept(undefined)),
-    write: (tx, next, seen, { now: at }) => {
-      if (!next || !seen) return false;
-      const { endpoint, creator } = seen;
-      tx.replace(webhookEntity, endpoint, next);
-      if (creator.user) tx.checkVersion(userEntity, creator.user);
-      addDisabledNotices(
-        tx,
-        seen.admins,
-        endpoint.record,
-        at,
-        creatorLostAccessNotice(endpoint.record, creator.record),
-        endpoint.record.creator_uuid,
-      );
+    read: () => readCreatorCheck(ctx, webhookUuid, creatorUuid),
+    decide: (seen, at) => accept(creatorCheckWrites(seen, at)),
+    write: (tx, ops) => {
+      if (!ops) return false;
+      addOps(tx, ops);
       return true;
     },
   });
-}
-
-/**
- * Every active endpoint `userUuid` created, disabled if that user, as read now, no longer holds the rights (the
- * creators projection, after a demotion or deactivation). Idempotent: a replayed change finds them disabled, or
- * the user an admin again, and writes nothing. Returns how many it disabled.
- */
-export async function disableWebhooksOfCreator(ctx: DataCtx, userUuid: string, now: () => string): Promise<number> {
-  const mine = (await tenantWebhooks(ctx)).filter((w) => w.creator_uuid === userUuid && w.status === 'active');
-  let disabled = 0;
-  for (const w of mine) if (await disableIfCreatorLostAccess(ctx, w.uuid, now, userUuid)) disabled++;
-  return disabled;
 }

@@ -1,14 +1,10 @@
 import { ENTITY_SK } from '#shared/db/keys.ts';
-import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
-import { committedUnlessConditionFails } from '#shared/db/commands.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
-import type { AccessRequestRecord } from '#shared/domain/sharing/entity.ts';
-import { notificationEntity } from '#shared/domain/sharing/entity.ts';
+import { createOp } from '#shared/db/tx-ops.ts';
+import { notificationEntity, type AccessRequestRecord } from '#shared/domain/sharing/entity.ts';
 import { ACCESS_REQUEST_QUEUE } from '#shared/domain/sharing/mail.ts';
 import { requestEmailMessage, requestNotifications } from '#shared/domain/sharing/notifications.ts';
-import { userEntity } from '#shared/domain/users/entity.ts';
-import { queueSender } from '#shared/queue/queue.ts';
+import { userEntity, type UserRecord } from '#shared/domain/users/entity.ts';
 import type { Projection } from '#shared/stream/projection.ts';
 import type { TableChange } from '#shared/table-change.ts';
 
@@ -30,37 +26,45 @@ export function noticeEvent(change: TableChange): AccessRequestRecord | undefine
   return isNewEvent ? after : undefined;
 }
 
-/** Writes the notice unless it exists (its uuid is derived from the event, so this is the once-only check). */
-async function ensureNotification(ctx: DataCtx, n: ReturnType<typeof requestNotifications>[number]): Promise<void> {
-  // conditioned on the item being absent; a failed condition: written meanwhile, the same notice
-  await committedUnlessConditionFails(() => new WriteTx(ctx).create(notificationEntity, n));
+/** The notices already written (by the request's own transaction or an earlier delivery), and the requester. */
+export interface AccessRequestNoticesState {
+  existing: ReadonlySet<string>;
+  requester: UserRecord | undefined;
 }
 
 /**
  * Access-request notices from the change stream: for each committed created/resent event, every recipient's
- * in-app notice (normally already written in the request's own transaction; written here if not) and one
- * e-mail message for the worker. Idempotent: the notices' uuids derive from the event, so a replay finds them
- * and writes nothing; a replayed e-mail message names the same notices, and the worker skips those already
- * marked e-mailed. A queue that cannot be reached fails the change, which is retried and then dead-lettered
- * (never lost, as an enqueue after the commit in the request could be).
+ * in-app notice (normally already written in the request's own transaction; written here if not, each in a
+ * transaction of its own, conditioned on its absence) and one e-mail message for the worker. Idempotent: the
+ * notices' uuids derive from the event, so a replay finds them and writes nothing (one written meanwhile fails
+ * its condition: read again); a replayed e-mail message names the same notices, and the worker skips those
+ * already marked e-mailed. A requester gone: the in-app notices stand, there is no one to name in an e-mail. A
+ * queue that cannot be reached fails the change, which is retried and then dead-lettered (never lost, as an
+ * enqueue after the commit in the request could be).
  */
-export const accessRequestNoticesProjection: Projection = {
+export const accessRequestNoticesProjection: Projection<AccessRequestNoticesState> = {
   name: 'access-request-notices',
   accepts: (change) => noticeEvent(change) !== undefined,
-  async apply(change, ctx) {
+  async reads(change, data) {
+    const request = noticeEvent(change)!;
+    if (request.notice!.recipients.length === 0) return { existing: new Set(), requester: undefined };
+    const uuids = requestNotifications(request, request.notice!).map((n) => n.uuid);
+    const [existing, requester] = await Promise.all([
+      getEntities(data, notificationEntity, uuids, true),
+      getEntity(data, userEntity, request.requester_uuid),
+    ]);
+    return { existing: new Set(existing.keys()), requester: requester?.record };
+  },
+  project(change, { existing, requester }) {
     const request = noticeEvent(change)!;
     const notice = request.notice!;
-    if (notice.recipients.length === 0) return;
-    const notes = requestNotifications(request, notice);
-    const existing = await getEntities(
-      ctx.data,
-      notificationEntity,
-      notes.map((n) => n.uuid),
-      true,
-    );
-    for (const n of notes) if (!existing.has(n.uuid)) await ensureNotification(ctx.data, n);
-    const requester = (await getEntity(ctx.data, userEntity, request.requester_uuid))?.record;
-    if (!requester) return; // the requester is gone: the in-app notices stand, there is no one to name in an e-mail
-    await queueSender().send(ACCESS_REQUEST_QUEUE, requestEmailMessage(change.tenantId, request, notice, requester));
+    if (notice.recipients.length === 0) return {};
+    const missing = requestNotifications(request, notice).filter((n) => !existing.has(n.uuid));
+    return {
+      transactions: missing.map((n) => [createOp(notificationEntity, n)]),
+      ...(requester
+        ? { messages: [{ queue: ACCESS_REQUEST_QUEUE, body: requestEmailMessage(change.tenantId, request, notice, requester) }] }
+        : {}),
+    };
   },
 };

@@ -1,9 +1,11 @@
+import { keys } from '#shared/db/keys.ts';
+import { getSide } from '#shared/db/side-items.ts';
+import type { GoalRecord } from '#shared/domain/goals/entity.ts';
+import { desiredEntries, fingerprint } from '#shared/read-models/goal-entries.ts';
+import { newTenantReadyOp, planGoalSync, readGoalSync, type GoalChange } from '#shared/read-models/goal-sync.ts';
 import { entityRecord } from '#shared/stream/changes.ts';
 import type { Projection } from '#shared/stream/projection.ts';
 import type { TableChange } from '#shared/table-change.ts';
-import { markNewTenantReady, syncGoalReadModels } from '#shared/read-models/goal-sync.ts';
-import { desiredEntries, fingerprint } from '#shared/read-models/goal-entries.ts';
-import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 
 const goalOf = (change: TableChange, which: 'old' | 'new') => entityRecord<GoalRecord>(change, 'goal', which);
 
@@ -18,19 +20,27 @@ function movesReadModels(change: TableChange): boolean {
 
 const isNewTenant = (change: TableChange) => change.eventName === 'INSERT' && entityRecord(change, 'tenant', 'new') !== undefined;
 
+/** A new tenant's readiness marker as read, or the goal's pending read-model change (none when its entries are as they should be). */
+export type GoalReadModelsState = { marked: boolean } | { changes: GoalChange[] };
+
 /**
  * The goal read models (composite list entries and exact counters, docs/data-model.md "Read models") from the
- * change stream: every goal change that moves one syncs that goal from the table as it is now
- * (read-models/goal-sync.ts: idempotent, conditioned on the entries and the goal version read). A tenant
+ * change stream: every goal change that moves one syncs that goal from the table as it is now (reads
+ * `readGoalSync`: the goal and its entries, strongly consistent; projects `planGoalSync`, pure: each entry that
+ * differs, conditioned on the entry as read, with its counters, the goal checked at the version read). A tenant
  * created after this projection exists has every goal change pass here, so its read models are complete from
- * the start: its create marks it ready (here only if a create from before that did not); older tenants become
- * ready through the backfill.
+ * the start: its create marks it ready (here only if a create from before that did not, conditioned on the
+ * marker's absence); older tenants become ready through the backfill.
  */
-export const goalReadModelsProjection: Projection = {
+export const goalReadModelsProjection: Projection<GoalReadModelsState> = {
   name: 'goal-read-models',
   accepts: (change) => isNewTenant(change) || movesReadModels(change),
-  async apply(change, ctx) {
-    if (isNewTenant(change)) return markNewTenantReady(ctx.data);
-    await syncGoalReadModels(ctx.data, (goalOf(change, 'new') ?? goalOf(change, 'old'))!.uuid);
+  async reads(change, data) {
+    if (isNewTenant(change)) return { marked: (await getSide(data, keys.readModelState(data.tenantId))) !== undefined };
+    return { changes: await readGoalSync(data, [(goalOf(change, 'new') ?? goalOf(change, 'old'))!.uuid]) };
+  },
+  project(change, state, now) {
+    if ('marked' in state) return state.marked ? {} : { transactions: [[newTenantReadyOp(change.tenantId, now)]] };
+    return { transactions: planGoalSync(change.tenantId, state.changes) };
   },
 };
