@@ -13,10 +13,13 @@ export interface Attempt {
 /**
  * Exact DynamoDB faults for a test: `rule` names the attempts that fail, and they answer as AWS does (as the
  * AWS-faithful layer's InternalServerError, scripts/lib/aws-faithful.ts), below the SDK's retries, so the client's
- * own retry strategy meets them. `faults` counts what was injected, by call: a test waits for it as a marker.
+ * own retry strategy meets them. `faults` counts what was injected, by call (one map for several clients when given): a test waits for it as a marker.
  */
-export function scriptedFaults(client: DynamoDBClient, rule: (attempt: Attempt) => ScriptedFault): { faults: Map<string, number> } {
-  const faults = new Map<string, number>();
+export function scriptedFaults(
+  client: DynamoDBClient,
+  rule: (attempt: Attempt) => ScriptedFault,
+  faults = new Map<string, number>(),
+): { faults: Map<string, number> } {
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const call = (context.commandName ?? '').replace(/Command$/, '');
