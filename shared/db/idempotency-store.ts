@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { AttributeValue, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, type DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { IdempotencyRecord } from '@aws-lambda-powertools/idempotency/persistence';
@@ -33,7 +33,23 @@ export function idempotencyRecordKey(call: Pick<IdempotentCall, 'tenantId' | 'us
 }
 
 const STATUS_ATTR = 'idem_status';
-const IN_PROGRESS_UNTIL_ATTR = 'idem_in_progress_until';
+/** The attempt that put the lock (a random token): its own lock, told from another's put in the same millisecond. */
+const ATTEMPT_ATTR = 'idem_attempt';
+
+/**
+ * The client Powertools writes through, for one attempt: its lock's put carries the attempt's token. Without it,
+ * two attempts of one request that put their locks in the same millisecond put equal items, and a put whose
+ * first try answered 500 took the other's lock for its own (createDynamoClient's ownPutAfterAmbiguousAttempt):
+ * both ran (the AWS-faithful mode at a 30 % fault rate did so).
+ */
+function attemptClient(db: Db, attempt: string): DynamoDBClient {
+  const client = db as unknown as DynamoDBClient;
+  const send = (command: object) => {
+    if (command instanceof PutItemCommand && command.input.Item) command.input.Item[ATTEMPT_ATTR] = { S: attempt };
+    return client.send(command as never);
+  };
+  return { send, config: client.config, middlewareStack: client.middlewareStack } as unknown as DynamoDBClient;
+}
 
 /** Errors after which the same call may pass: throttled, a transaction on the item, a 5xx or no answer. */
 const TRANSIENT = new Set([
@@ -65,7 +81,7 @@ const MAX_PAUSE_MS = 1000;
  * applied) are tried again on a transient error, outside the SDK's retries and its retry quota, until they land or
  * the lock has expired (its in-progress expiry: the function's remaining time). So the attempt answers only once
  * its lock is gone or expired, and a resend after that answer is never refused as still running. The lock is
- * removed only while it is this attempt's (still in progress, with this attempt's expiry), never a later
+ * removed only while it is this attempt's (still in progress, with this attempt's token), never a later
  * attempt's that took over. Everything else (the put's condition, payload validation, replay) is Powertools'.
  */
 export class TenantIdempotencyStore extends DynamoDBPersistenceLayer {
@@ -75,6 +91,7 @@ export class TenantIdempotencyStore extends DynamoDBPersistenceLayer {
   constructor(
     private readonly tableName_: string,
     private readonly db: Db,
+    private readonly attempt = randomUUID(),
   ) {
     super({
       tableName: tableName_,
@@ -86,9 +103,9 @@ export class TenantIdempotencyStore extends DynamoDBPersistenceLayer {
       // the request hash (path parameters and body); the attribute keeps its first name, so a record written
       // before path parameters were hashed mismatches (422) rather than replays
       validationKeyAttr: 'idem_body_hash',
-      inProgressExpiryAttr: IN_PROGRESS_UNTIL_ATTR,
+      inProgressExpiryAttr: 'idem_in_progress_until',
       // The document client shares the low-level client's middleware and config, so it sends Powertools' commands as is.
-      awsSdkV3Client: db as unknown as DynamoDBClient,
+      awsSdkV3Client: attemptClient(db, attempt),
     });
   }
 
@@ -118,16 +135,15 @@ export class TenantIdempotencyStore extends DynamoDBPersistenceLayer {
 
   /** Removes this attempt's lock (its function failed, or its put answered an error): only while it is still its own. */
   protected override async _deleteRecord(record: IdempotencyRecord): Promise<void> {
-    const until = this.#lockUntil;
     await this.#persistently(() =>
       this.db
         .send(
           new DeleteCommand({
             TableName: this.tableName_,
             Key: { [TABLE_DEFINITION.partitionKey]: record.idempotencyKey, [TABLE_DEFINITION.sortKey]: IDEMPOTENCY_SK },
-            ConditionExpression: until === undefined ? '#s = :p' : '#s = :p AND #u = :u',
-            ExpressionAttributeNames: { '#s': STATUS_ATTR, ...(until === undefined ? {} : { '#u': IN_PROGRESS_UNTIL_ATTR }) },
-            ExpressionAttributeValues: { ':p': 'INPROGRESS', ...(until === undefined ? {} : { ':u': until }) },
+            ConditionExpression: '#s = :p AND #a = :a',
+            ExpressionAttributeNames: { '#s': STATUS_ATTR, '#a': ATTEMPT_ATTR },
+            ExpressionAttributeValues: { ':p': 'INPROGRESS', ':a': this.attempt },
           }),
         )
         // not there, or another attempt's by now: nothing of this attempt's is left

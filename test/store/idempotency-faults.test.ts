@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Context } from 'aws-lambda';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { config } from '#shared/config.ts';
 import { createDynamoClient, instrument, type Db } from '#shared/db/client.ts';
 import { IDEMPOTENCY_SK, idempotencyRecordKey } from '#shared/db/idempotency-store.ts';
@@ -221,5 +221,27 @@ describe('Idempotency-Key: store faults after the lock (contract 11: a first att
     await expect(send(t, clean, 10_000, work(t, clean))).rejects.toBeInstanceOf(IdempotencyKeyInUseError);
     releaseSecond();
     expect((await second).statusCode).toBe(201);
+  });
+  it("a lock put whose first try answered 500 and then met another attempt's lock, put in the same millisecond, is 409: never taken for its own", async () => {
+    const t = newScope();
+    vi.spyOn(Date, 'now').mockReturnValue(Date.now()); // both locks' expiries, to the millisecond
+    try {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const first = send(t, clean, 10_000, async () => {
+        await held;
+        return work(t, clean)();
+      });
+      await eventually(async () => expect(await record(t)).toMatchObject({ idem_status: 'INPROGRESS' }));
+      // the second's put: its first try meets the first's lock (the condition fails) and is answered 500
+      const { db, faults } = faultyDb(failing('PutItem', 1, 'applied'));
+      await expect(send(t, db, 10_000, work(t, db))).rejects.toBeInstanceOf(IdempotencyKeyInUseError);
+      expect(faults.get('PutItem')).toBe(1);
+      release();
+      expect((await first).statusCode).toBe(201);
+      expect(t.runs).toHaveLength(1);
+    } finally {
+      vi.restoreAllMocks();
+    }
   });
 });
