@@ -51,17 +51,24 @@ function attemptClient(db: Db, attempt: string): DynamoDBClient {
   return { send, config: client.config, middlewareStack: client.middlewareStack } as unknown as DynamoDBClient;
 }
 
-/** Errors after which the same call may pass: throttled, a transaction on the item, a 5xx or no answer. */
+/**
+ * Errors after which the same call may pass, as the SDK's own retry strategy classes them: throttled, a
+ * transaction on the item, a 5xx, a timeout or a dropped connection. Anything else (a failed condition, a bug) is
+ * the answer at once.
+ */
 const TRANSIENT = new Set([
   'ProvisionedThroughputExceededException',
   'ThrottlingException',
   'RequestLimitExceeded',
   'TransactionConflictException',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
 ]);
+const NETWORK_CODES = new Set(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'ETIMEDOUT']);
 function transient(err: unknown): boolean {
-  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-  const status = e.$metadata?.httpStatusCode;
-  return status === undefined || status >= 500 || TRANSIENT.has(e.name ?? '');
+  const e = err as { name?: string; code?: string; $metadata?: { httpStatusCode?: number } };
+  return TRANSIENT.has(e.name ?? '') || NETWORK_CODES.has(e.code ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500;
 }
 
 /** The first pause between two tries of a lock's write, doubled each time up to MAX_PAUSE_MS (with jitter). */
