@@ -78,7 +78,10 @@ class ServerErrorResult extends Error {
  * Runs `run` at most once per (tenant, user, route, key) within 24 hours, with Powertools idempotency:
  * the first answer is stored (any status below 500 but 429) and returned again with `Idempotent-Replayed: true`;
  * other path parameters or a different body are 422 `idempotency_key_reused`, a first request still running
- * 409 `idempotency_key_in_use`; a 5xx or 429 answer (nothing was done; an import refused for the tenant's imports in flight is meant to be sent again) or a crash deletes the record, so the key can be retried. `run`
+ * 409 `idempotency_key_in_use`; a 5xx or 429 answer (nothing was done; an import refused for the tenant's imports in flight is meant to be sent again) or a crash deletes the record, so the key can be retried.
+ * Whatever store fault follows the lock (its put answered an error, saving the answer or removing the lock
+ * failed), the attempt answers only once its lock is gone or expired (TenantIdempotencyStore), so a resend after
+ * a 5xx is never 409; it runs again with the same ids and finds what a write that applied left. `run`
  * returns 4xx as responses. A stored success is returned only after `authorizeReplay` passes: the route's
  * permission checks for the caller as it is now (a demoted admin gets the 403, not a webhook's secret again).
  * A stored refusal is replayed as is: it holds nothing the caller could not get again.
@@ -113,7 +116,8 @@ export async function runIdempotent(
       return { ...r, headers: { ...r.headers, [REPLAYED_HEADER]: 'true' } };
     },
   });
-  // The in-progress lock expires with the function's timeout, so a crashed attempt does not block the key for a day.
+  // The in-progress lock expires with the function's timeout, so a crashed attempt does not block the key for a day;
+  // an attempt that could not remove it answers no earlier than that (shared/db/idempotency-store.ts).
   idempotencyConfig.registerLambdaContext(scope.context);
   const once = makeIdempotent(
     async (call: IdempotentCall) => {
