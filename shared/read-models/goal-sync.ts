@@ -1,6 +1,6 @@
 import { keys, READ_MODEL_SK_PREFIX } from '#shared/db/keys.ts';
 import { nowIso } from '#shared/clock.ts';
-import { committedUnlessConditionFails, retryOnConflict } from '#shared/db/commands.ts';
+import { committedUnlessConditionFails, retryOnConflict } from '#shared/db/conflict-retries.ts';
 import { queryList } from '#shared/db/index-queries.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntities } from '#shared/db/reads.ts';

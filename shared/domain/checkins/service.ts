@@ -1,5 +1,5 @@
 import { newId } from '#shared/ids.ts';
-import { orStored, runCommand, type CommandRun } from '#shared/db/commands.ts';
+import { orStored, runCommand, type CommandRun } from '#shared/command/run.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { querySide } from '#shared/db/side-items.ts';

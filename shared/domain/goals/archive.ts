@@ -1,6 +1,6 @@
 /** Goal archive and unarchive (extension): read the goal, decide (decide.ts), one write. */
 import { canWriteContent } from '#shared/auth/caller.ts';
-import { runCommand } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/command/run.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { refuse } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';

@@ -1,7 +1,7 @@
 /** Goal create: one batched read, decide (decide.ts), one transaction; then rollups. */
 import { canWriteContent } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import { BatchRead, getEntities } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { GoalCreateCommand } from '#shared/domain/goals/commands.ts';

@@ -1,8 +1,8 @@
 import { nowIso } from '#shared/clock.ts';
-import { runCommand } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/command/run.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntities } from '#shared/db/reads.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import type { WriteTx } from '#shared/db/write-tx.ts';
 import { accept, type Decision } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
@@ -213,21 +213,13 @@ export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRec
     clock: { perAttempt: true },
     read: () => readRollupState(ctx, start, written),
     decide: (read, now) => decideRollupRecords(read, planRollupWrites(read.state, start), now),
-    write: async (tx, changes, read) => {
-      // Over one transaction's size: the full parts commit here, children first; the last is the runner's.
-      let part = new WriteTx(ctx);
-      let lastStart = 0;
-      const full: WriteTx[] = [];
-      changes.forEach(({ before, after }, i) => {
-        if (part.size >= MAX_TRANSACTION_ITEMS) {
-          full.push(part);
-          part = new WriteTx(ctx);
-          lastStart = i;
-        }
-        part.replace(goalEntity, before, after);
-      });
-      for (const p of full) await p.commit();
-      for (const { before, after } of changes.slice(lastStart)) tx.replace(goalEntity, before, after);
+    write: (first, changes, read, run) => {
+      // Over one transaction's size: a plan of several, children first, which the runner commits in order.
+      let tx = first;
+      for (const { before, after } of changes) {
+        if (tx.size >= MAX_TRANSACTION_ITEMS) tx = run.part();
+        tx.replace(goalEntity, before, after);
+      }
       const latest = new Map(read.state.goals);
       for (const { after } of changes) latest.set(after.uuid, after);
       return latest;

@@ -1,6 +1,6 @@
 import { callerTeamUuids } from '#shared/auth/load-caller.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';

@@ -1,7 +1,7 @@
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import { entryPartitionOf, partitionEntries, queryList } from '#shared/db/index-queries.ts';
 import type { BaseRecord, DataCtx, EntityDef, Stored } from '#shared/db/model.ts';
 import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';

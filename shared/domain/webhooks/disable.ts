@@ -1,4 +1,4 @@
-import { runCommand } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/command/run.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';

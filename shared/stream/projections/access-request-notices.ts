@@ -1,7 +1,7 @@
 import { ENTITY_SK } from '#shared/db/keys.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
-import { committedUnlessConditionFails } from '#shared/db/commands.ts';
+import { committedUnlessConditionFails } from '#shared/db/conflict-retries.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { AccessRequestRecord } from '#shared/domain/sharing/entity.ts';
 import { notificationEntity } from '#shared/domain/sharing/entity.ts';

@@ -1,5 +1,5 @@
 import { nowIso } from '#shared/clock.ts';
-import { mutateEntity } from '#shared/db/commands.ts';
+import { mutateEntity } from '#shared/command/run.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { checkinEntity, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
@@ -30,7 +30,7 @@ export const currentValuesProjection: Projection = {
     (entityRecord<CheckinRecord>(change, 'checkin', 'new') ?? entityRecord<CheckinRecord>(change, 'checkin', 'old')) !== undefined,
   async apply(change, ctx) {
     const checkin = (entityRecord<CheckinRecord>(change, 'checkin', 'new') ?? entityRecord<CheckinRecord>(change, 'checkin', 'old'))!;
-    // mutateEntity retries a lost race within the one budget (shared/db/commands.ts)
+    // mutateEntity retries a lost race within the one budget (shared/command/run.ts)
     await mutateEntity(
       ctx.data,
       goalEntity,

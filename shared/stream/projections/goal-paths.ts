@@ -1,4 +1,4 @@
-import { mutateEntity } from '#shared/db/commands.ts';
+import { mutateEntity } from '#shared/command/run.ts';
 import type { DataCtx } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';

@@ -1,5 +1,5 @@
 import { keys } from '#shared/db/keys.ts';
-import { mutateEntity, runCommand } from '#shared/db/commands.ts';
+import { mutateEntity, runCommand } from '#shared/command/run.ts';
 import type { EntryList } from '#shared/db/entry-lists.ts';
 import { entriesOf, partitionEntries } from '#shared/db/index-queries.ts';
 import type { BaseRecord, DataCtx, EntityDef } from '#shared/db/model.ts';
