@@ -4,8 +4,10 @@ import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts
 import type { GoalRecord, GoalStatus } from '#shared/domain/goals/entity.ts';
 import type { HistoryCause } from '#shared/domain/history/progress-cause.ts';
 import { goalProgressAt } from '#shared/domain/goals/progress.ts';
-import type { LabelRef } from '#shared/domain/labels/entity.ts';
-import { distinctLabels } from '#shared/domain/labels/decide.ts';
+import type { LabelRecord, LabelRef } from '#shared/domain/labels/entity.ts';
+import { distinctLabels, namedLabels, type LabelNamesRead } from '#shared/domain/labels/decide.ts';
+import { planGoalWrite, type AncestorsRead, type GoalWriteWithRollups } from '#shared/domain/goals/rollup-plan.ts';
+import type { Stored } from '#shared/db/model.ts';
 import { refuse, type Decision } from '#shared/decision.ts';
 import { ValidationError, type AppError } from '#shared/errors.ts';
 
@@ -174,6 +176,57 @@ export function decideCreate(
   // A back-dated check-in behind the current latest leaves the goal where it is.
   const head = state.newest[0];
   return { write: { checkin, goal: head && head.orderKey > checkinOrderKey(checkin) ? g : goalAfter(g, checkin, now, 'checkin') } };
+}
+
+/** The first round of a check-in create's read (no caller needed): the goal named (undefined: not there) and the label names. */
+export interface CheckinGoalRead {
+  goal: Stored<GoalRecord> | undefined;
+  labels: LabelNamesRead;
+}
+
+/** Everything a check-in create reads: the first round, then, when the goal is there, what it names. */
+export type CheckinCreateState =
+  | (CheckinGoalRead & { goal: undefined })
+  | (CheckinGoalRead & {
+      goal: Stored<GoalRecord>;
+      around: { access: GoalAccess; newest: OrderHead[]; ancestors: AncestorsRead };
+    });
+
+/** What a check-in create writes, all of it decided: the check-in, new labels, the goal with its rollup ancestors. */
+export interface CheckinCreateWrite {
+  checkin: CheckinRecord;
+  createdLabels: LabelRecord[];
+  goal: GoalWriteWithRollups;
+  /** The caller's access to the goal (what the answer presents). */
+  access: GoalAccess;
+}
+
+/**
+ * The whole create, pure: the label names (422 for one out of bounds, answered first), the check-in rules
+ * (decideCreate), then the goal following its latest check-in with each rollup ancestor moved by it
+ * (planGoalWrite: contract 6, read-your-writes).
+ */
+export function decideCheckinCreate(
+  state: CheckinCreateState,
+  input: CheckinCreateCommand,
+  ctx: { callerUuid: string; hidden: () => AppError },
+  now: string,
+  ids: { checkin: string; labels: readonly string[] },
+): Decision<CheckinCreateWrite> {
+  const labels = namedLabels(state.labels, ids.labels, ctx.callerUuid, now);
+  if ('error' in labels) return labels;
+  if (!state.goal) return refuse(ctx.hidden());
+  const { access, newest, ancestors } = state.around;
+  const decided = decideCreate({ goal: state.goal.record, access, newest }, input, labels.write.labels, ctx, now, ids);
+  if ('error' in decided) return decided;
+  return {
+    write: {
+      checkin: decided.write.checkin,
+      createdLabels: labels.write.created,
+      goal: planGoalWrite(state.goal, decided.write.goal, ancestors, now),
+      access,
+    },
+  };
 }
 
 export function decideUpdate(

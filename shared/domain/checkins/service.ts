@@ -5,12 +5,14 @@ import { getEntity } from '#shared/db/reads.ts';
 import { querySide } from '#shared/db/side-items.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
 import {
-  decideCreate,
+  decideCheckinCreate,
   decideDelete,
   decideUpdate,
   deleteNeedsNext,
   type CheckinCreateCommand,
   type CheckinUpdateCommand,
+  type CheckinCreateState,
+  type CheckinGoalRead,
   type GoalState,
   type OrderHead,
 } from '#shared/domain/checkins/decide.ts';
@@ -19,10 +21,12 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { addGoalWrite, refreshRollupsAfterWrite, rollupsWithGoalWrite } from '#shared/domain/goals/rollup-writes.ts';
+import { fittedTo } from '#shared/domain/goals/rollup-plan.ts';
+import { addGoalWrite, readAncestors, refreshRollupsAfterWrite, rollupsWithGoalWrite } from '#shared/domain/goals/rollup-writes.ts';
 import { reportSignal } from '#shared/signals.ts';
 import { primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
-import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/service.ts';
+import { addLabelCreates, readLabelNames, resolveLabelNames } from '#shared/domain/labels/service.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
 import { refuse, type Decision } from '#shared/decision.ts';
 import { NotFoundError, ValidationError } from '#shared/errors.ts';
 
@@ -114,7 +118,7 @@ interface CheckinWritten {
  */
 async function withRollups(ctx: DomainCtx, tx: WriteTx, before: Stored<GoalRecord>, after: GoalRecord, now: string) {
   const rollups = await rollupsWithGoalWrite(ctx, before, after, tx.size, now);
-  addGoalWrite(tx, before, rollups);
+  addGoalWrite(tx, rollups);
   return { goal: rollups.goal, synced: rollups.synced, rollupDepth: rollups.ancestors.length };
 }
 
@@ -147,25 +151,66 @@ export async function getCheckin(ctx: DomainCtx, id: string): Promise<CheckinVie
 const commandContext = (ctx: DomainCtx) => ({ callerUuid: ctx.caller.userId });
 
 /**
+ * The first round of a check-in create's read, which needs no caller (so the route starts it beside the caller's
+ * read): the goal named, strongly consistent with its version, beside the name claims of the labels named.
+ */
+export async function readCheckinGoal(data: DataCtx, loader: Pick<Loader, 'many'>, input: CheckinCreateInput): Promise<CheckinGoalRead> {
+  const [goal, labels] = await Promise.all([
+    getEntity(data, goalEntity, input.goal_uuid.toLowerCase(), true),
+    readLabelNames(data, loader, input.labels ?? []),
+  ]);
+  return { goal, labels };
+}
+
+/**
+ * The second round, after the goal: its newest check-in order item, the caller's access to it and its rollup
+ * ancestors (one batch for a chain: the goal's `path` names it), all at once. The order is read after the goal on
+ * purpose (readGoalState says why).
+ */
+async function readAroundGoal(ctx: DomainCtx, first: CheckinGoalRead): Promise<CheckinCreateState> {
+  if (!first.goal) return { ...first, goal: undefined };
+  const goal = first.goal;
+  const [newest, access, ancestors] = await Promise.all([
+    newestOf(ctx, goal.record.uuid, 1),
+    goalAccess(ctx, goal.record),
+    readAncestors(ctx, [goal.record]),
+  ]);
+  return { ...first, goal, around: { access, newest, ancestors } };
+}
+
+/**
  * `opts.checkinUuid`: the check-in's uuid, derived by a caller that may run the same create again (a data
  * source's sync run): a second run finds the check-in stored and answers it, so one run writes at most one.
+ * `opts.started`: readCheckinGoal begun by the route beside the caller's read (the first attempt's first round).
+ *
+ * Read once (readCheckinGoal, then readAroundGoal: the goal, the label names, the order, the access, the rollup
+ * ancestors), decide once (decideCheckinCreate: the check-in, the goal following it, the new labels and every
+ * ancestor's aggregate), write once (the runner's one transaction).
  */
-export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput, opts: { checkinUuid?: string } = {}): Promise<CheckinView> {
-  const goalUuid = input.goal_uuid.toLowerCase();
+export async function createCheckin(
+  ctx: DomainCtx,
+  input: CheckinCreateInput,
+  opts: { checkinUuid?: string; started?: Promise<CheckinGoalRead> } = {},
+): Promise<CheckinView> {
   const hidden = () => unknownGoal(input.goal_uuid);
   const ids = { checkin: opts.checkinUuid ?? newId(), labels: (input.labels ?? []).map(() => newId()) };
   return runCommand(ctx, {
     ids,
-    read: ({ ids, now }) => readGoalState(ctx, goalUuid, 1, () => resolveLabelNames(ctx, input.labels ?? [], ids.labels, now)),
-    decide: (read, now, ids) => decideCreate(read?.state, input, read?.extra.labels ?? [], { ...commandContext(ctx), hidden }, now, ids),
-    write: async (tx, write, read, run): Promise<CheckinWritten> => {
-      tx.create(checkinEntity, write.checkin).putSide(orderKeyOf(ctx, write.checkin), orderItem(write.checkin));
-      addLabelCreates(tx, read!.extra.created);
+    first: opts.started?.then((first) => readAroundGoal(ctx, first)),
+    read: async () => readAroundGoal(ctx, await readCheckinGoal(ctx, ctx.loader, input)),
+    decide: (state, now, ids) => decideCheckinCreate(state, input, { ...commandContext(ctx), hidden }, now, ids),
+    write: (tx, d): CheckinWritten => {
+      tx.create(checkinEntity, d.checkin).putSide(orderKeyOf(ctx, d.checkin), orderItem(d.checkin));
+      addLabelCreates(tx, d.createdLabels);
+      const goal = fittedTo(d.goal, tx.size);
+      addGoalWrite(tx, goal);
       return {
-        checkin: write.checkin,
-        ...(await withRollups(ctx, tx, read!.stored, write.goal, run.now)),
-        access: read!.state.access,
-        createdLabels: read!.extra.created,
+        checkin: d.checkin,
+        goal: goal.goal,
+        synced: goal.synced,
+        rollupDepth: goal.ancestors.length,
+        access: d.access,
+        createdLabels: d.createdLabels,
       };
     },
     stored: orStored(checkinEntity, ids.checkin, async (stored): Promise<CheckinWritten> => {

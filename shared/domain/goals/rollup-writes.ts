@@ -11,11 +11,11 @@ import {
   MAX_ROLLUP_GOALS,
   namedAbove,
   parentDeltas,
-  planAncestorDeltas,
   planRollupWrites,
   type RollupState,
   type RollupWrite,
 } from '#shared/domain/goals/progress.ts';
+import { fittedTo, planGoalWrite, type AncestorsRead, type GoalWriteWithRollups } from '#shared/domain/goals/rollup-plan.ts';
 import { ConcurrentUpdateError, MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
 
 // The rollup writes of shared/domain/goals/progress.ts (read, decide there, write): OWNED BY THE CHECK-INS WORK too.
@@ -25,7 +25,7 @@ import { ConcurrentUpdateError, MAX_TRANSACTION_ITEMS } from '#shared/errors.ts'
  * progress does not follow its children, so the walk stops there), each once, one strongly consistent batch
  * per round; a goal's `path` names its whole first-parent line, so a chain is read in one batch.
  */
-async function readAncestors(ctx: DataCtx, from: GoalRecord[]): Promise<{ stored: Map<string, Stored<GoalRecord>>; truncated: boolean }> {
+export async function readAncestors(ctx: DataCtx, from: GoalRecord[]): Promise<AncestorsRead> {
   const stored = new Map<string, Stored<GoalRecord>>();
   const self = new Set(from.map((g) => g.uuid));
   const named = new Set<string>();
@@ -48,30 +48,10 @@ async function readAncestors(ctx: DataCtx, from: GoalRecord[]): Promise<{ stored
   return { stored, truncated };
 }
 
-/** A goal write with the rollup ancestors that move with it, in one transaction (`addGoalWrite`). */
-export interface GoalWriteWithRollups {
-  /** The goal record to write; when `synced`, marked `rollup_synced_v` (its effect on its parents is in the same transaction). */
-  goal: GoalRecord;
-  /** Rollup ancestors written in the same transaction, each conditioned on the version read. */
-  ancestors: Array<{ before: Stored<GoalRecord>; after: GoalRecord }>;
-  /** Goals a delta reached that are not in rollup mode, checked at the version read. */
-  checks: Stored<GoalRecord>[];
-  /** False when the ancestors could not move with the goal: call `refreshRollups` after the commit (the stream does too). */
-  synced: boolean;
-}
-
 /**
- * Read and decide the rollup side of a goal write whose own mode and metric do not change (a check-in): the
- * ancestors that move are read (a bounded number: the goal's rollup ancestry, never its siblings) and their
- * new aggregates decided by deltas. `txItems`: the items the transaction holds besides the goal and the
- * ancestors. Not synced (and nothing read beyond the ancestry) when an ancestor keeps no aggregate yet (its
- * first recompute sets it), the ancestry is larger than MAX_ROLLUP_GOALS or the writes would not fit.
- *
- * Why this is right under concurrency: every goal written or checked is conditioned on the version read, so
- * the transaction commits only if the goal and those ancestors are exactly as read; an aggregate read with
- * the child it counts is consistent with it (each write that moves a child moves its parents' aggregates in
- * the same transaction, or is followed by a recompute), so adding the delta keeps it equal to the sum over
- * the children. Concurrent check-ins on siblings serialize on the parent: the loser re-reads and retries.
+ * Read and decide the rollup side of a goal write (planGoalWrite, rollup-plan.ts) for a command that does not read
+ * its ancestors in its own read step yet (check-in update and delete). `txItems`: the items the transaction holds
+ * besides the goal and the ancestors.
  */
 export async function rollupsWithGoalWrite(
   ctx: DataCtx,
@@ -80,32 +60,22 @@ export async function rollupsWithGoalWrite(
   txItems: number,
   now = nowIso(),
 ): Promise<GoalWriteWithRollups> {
-  const marked = { ...after, rollup_synced_v: before.version + 1 };
-  const unsynced: GoalWriteWithRollups = { goal: after, ancestors: [], checks: [], synced: false };
+  const unsynced: GoalWriteWithRollups = { before, goal: after, ancestors: [], checks: [], synced: false };
   if (
     before.record.progress_mode !== after.progress_mode ||
     JSON.stringify(before.record.metric ?? null) !== JSON.stringify(after.metric ?? null)
   )
     return unsynced;
-  if (!parentDeltas(before.record, after).size) return { goal: marked, ancestors: [], checks: [], synced: true };
-  const { stored, truncated } = await readAncestors(ctx, [before.record, after]);
-  if (truncated) return unsynced;
-  const plan = planAncestorDeltas(before.record, after, new Map([...stored].map(([id, s]) => [id, s.record])), now);
-  if (!plan.complete || txItems + 1 + plan.writes.size + plan.checks.length > MAX_TRANSACTION_ITEMS) return unsynced;
-  return {
-    goal: marked,
-    ancestors: [...plan.writes].map(([id, next]) => {
-      const read = stored.get(id)!;
-      return { before: read, after: { ...next, rollup_synced_v: read.version + 1 } };
-    }),
-    checks: plan.checks.map((id) => stored.get(id)!),
-    synced: true,
-  };
+  const above = parentDeltas(before.record, after).size
+    ? await readAncestors(ctx, [before.record, after])
+    : { stored: new Map(), truncated: false };
+  return fittedTo(planGoalWrite(before, after, above, now), txItems);
 }
 
-/** Adds the goal write and its rollup ancestors (rollupsWithGoalWrite) to `tx`. */
-export function addGoalWrite(tx: WriteTx, before: Stored<GoalRecord>, w: GoalWriteWithRollups): WriteTx {
-  tx.replace(goalEntity, before, w.goal);
+/** Adds the goal write (a replace of the goal read, or its create) and its rollup ancestors (planGoalWrite) to `tx`. */
+export function addGoalWrite(tx: WriteTx, w: GoalWriteWithRollups): WriteTx {
+  if (w.before) tx.replace(goalEntity, w.before, w.goal);
+  else tx.create(goalEntity, w.goal);
   for (const a of w.ancestors) tx.replace(goalEntity, a.before, a.after);
   for (const c of w.checks) tx.checkVersion(goalEntity, c);
   return tx;

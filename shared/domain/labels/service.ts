@@ -7,6 +7,7 @@ import type { BaseRecord, DataCtx, EntityDef, Stored } from '#shared/db/model.ts
 import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
 import { refuse } from '#shared/decision.ts';
 import {
   canManageLabel,
@@ -16,9 +17,10 @@ import {
   labelCreateRefusal,
   labelNamesOf,
   MAX_LABEL_DEPTH,
+  namedLabels,
   planLabelUpdate,
-  resolveLabels,
   type LabelCreate,
+  type LabelNamesRead,
   type LabelUpdate,
 } from '#shared/domain/labels/decide.ts';
 import { claimedLabels, labelEntity, labelsInGroup, labelsToRead, type LabelRecord, type LabelRef } from '#shared/domain/labels/entity.ts';
@@ -240,10 +242,20 @@ export async function resolveLabelNames(
   ids: readonly string[],
   now: string,
 ): Promise<{ labels: LabelRef[]; created: LabelRecord[] }> {
-  const named = labelNamesOf(names);
+  const named = namedLabels(await readLabelNames(ctx, ctx.loader, names), ids, ctx.caller.userId, now);
   if ('error' in named) throw named.error;
-  const claims = claimedLabels(await findClaims(ctx, 'label_name', named.wanted.keys()));
+  return named.write;
+}
+
+/**
+ * The read half of resolveLabelNames, which needs no caller (a route may start it beside the caller's read): the
+ * names as a body sent them (or their 422), their name claims, and the labels of claims that carry no name.
+ */
+export async function readLabelNames(data: DataCtx, loader: Pick<Loader, 'many'>, names: readonly string[]): Promise<LabelNamesRead> {
+  const named = labelNamesOf(names);
+  if ('error' in named) return { named, claims: new Map(), existing: new Map() };
+  const claims = claimedLabels(await findClaims(data, 'label_name', named.wanted.keys()));
   const unnamed = labelsToRead(claims);
-  const existing = new Map((unnamed.length ? await ctx.loader.many(labelEntity, unnamed) : []).map((l) => [l.uuid, l]));
-  return resolveLabels(named.wanted, claims, existing, ids, ctx.caller.userId, now);
+  const existing = new Map((unnamed.length ? await loader.many(labelEntity, unnamed) : []).map((l) => [l.uuid, l]));
+  return { named, claims, existing };
 }
