@@ -64,7 +64,7 @@ describe('idempotency middleware', () => {
     expect(authorizeReplay).toHaveBeenCalledWith({ ctx, params: { id: 'p' }, body: { a: 1 }, event: request.event });
   });
 
-  it('the record is begun beside the caller read, with the token\'s tenant and user: a refused caller (401) is answered, never kept', async () => {
+  it("the record is begun beside the caller read, with the token's tenant and user: a refused caller (401) is answered, never kept", async () => {
     const refused = new UnauthorizedError('inactive');
     const admitted = Promise.reject(refused);
     admitted.catch(() => undefined);
