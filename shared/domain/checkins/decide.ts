@@ -1,6 +1,7 @@
 import { todayUtc } from '#shared/clock.ts';
 import { checkinOrderKey, type CheckinRecord, type CheckinSource } from '#shared/domain/checkins/entity.ts';
 import { goalEditRefusal, type GoalAccess } from '#shared/domain/goals/access.ts';
+import { FOLLOWED_FIELDS } from '#shared/domain/goals/derived-fields.ts';
 import type { GoalRecord, GoalStatus } from '#shared/domain/goals/entity.ts';
 import type { HistoryCause } from '#shared/domain/history/progress-cause.ts';
 import { goalProgressAt } from '#shared/domain/goals/progress.ts';
@@ -82,8 +83,8 @@ export function scoreRefusal(status: GoalStatus, score: number | null | undefine
 /** Today in the tenant's time zone (UTC: contract section 7). */
 
 /**
- * The goal's fields that follow its latest check-in, set from `latest` (or reset when the goal has none).
- * Pure; the caller decides whether anything changed.
+ * The goal's fields that follow its latest check-in (FOLLOWED_FIELDS, goals/derived-fields.ts), set from `latest`
+ * (or reset when the goal has none). Pure; the caller decides whether anything changed.
  */
 function goalFollowing(goal: GoalRecord, latest: CheckinRecord | undefined): GoalRecord {
   // A rollup goal's progress is its children's (progress.ts), whatever its own check-ins say.
@@ -102,26 +103,13 @@ function goalFollowing(goal: GoalRecord, latest: CheckinRecord | undefined): Goa
   };
 }
 
-/** The goal fields that follow its latest check-in (goalFollowing). */
-const FOLLOWED = [
-  'current_value',
-  'current_progress',
-  'current_status',
-  'score',
-  'last_checkin_date',
-  'value_updated_at',
-  'value_updated_by_uuid',
-  'status_updated_at',
-  'status_updated_by_uuid',
-] as const;
-
 /**
  * The goal following `latest` with `updated_at` moved, or undefined when it already does (nothing to write).
  * The stream's current-values projection writes it as is (a repair: no check-in write caused it).
  */
 export function goalRepair(goal: GoalRecord, latest: CheckinRecord | undefined, now: string): GoalRecord | undefined {
   const next = goalFollowing(goal, latest);
-  return FOLLOWED.some((k) => next[k] !== goal[k]) ? { ...next, updated_at: now } : undefined;
+  return FOLLOWED_FIELDS.some((k) => next[k] !== goal[k]) ? { ...next, updated_at: now } : undefined;
 }
 
 /** The goal record to write: following `latest`, with `updated_at` moved only when a followed field changed. */

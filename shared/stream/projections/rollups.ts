@@ -1,3 +1,4 @@
+import { anyMoved, ROLLUP_INPUTS } from '#shared/domain/goals/derived-fields.ts';
 import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { rollupSynced } from '#shared/domain/goals/progress.ts';
 import { refreshRollups } from '#shared/domain/goals/rollup-writes.ts';
@@ -5,11 +6,9 @@ import { entityRecord, versionOf } from '#shared/stream/changes.ts';
 import type { Projection } from '#shared/stream/projection.ts';
 import type { TableChange } from '#shared/table-change.ts';
 
-/** The goal fields a parent's rollup is computed from (progress.ts aggregateOf, aggregateProgress), and its own aggregate (a write that changed it outside a rollup write is checked). */
-const ROLLUP_INPUTS = ['current_progress', 'parent_links', 'progress_mode', 'discarded_at', 'archived_at', 'metric', 'rollup'] as const;
-
+// what a rollup is made from: declared once, in goals/derived-fields.ts
 const moved = (before: GoalRecord | undefined, after: GoalRecord | undefined) =>
-  !before || !after || ROLLUP_INPUTS.some((k) => JSON.stringify(before[k] ?? null) !== JSON.stringify(after[k] ?? null));
+  !before || !after || anyMoved(ROLLUP_INPUTS, before, after);
 
 /**
  * Rollups (contract section 6) from the change stream: when a goal's progress, parent links, mode, metric or
