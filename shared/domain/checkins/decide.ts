@@ -10,7 +10,7 @@ import { distinctLabels, namedLabels, type LabelNamesRead } from '#shared/domain
 import { planGoalWrite, type AncestorsRead, type GoalWriteWithRollups } from '#shared/domain/goals/rollup-plan.ts';
 import type { Stored } from '#shared/db/model.ts';
 import { refuse, type Decision } from '#shared/decision.ts';
-import { ValidationError, type AppError } from '#shared/errors.ts';
+import { NotFoundError, ValidationError, type AppError } from '#shared/errors.ts';
 
 /**
  * Check-in commands, the pure part: given what the command read (the goal, the caller's access to it, the
@@ -177,8 +177,79 @@ export type CheckinCreateState =
   | (CheckinGoalRead & { goal: undefined })
   | (CheckinGoalRead & {
       goal: Stored<GoalRecord>;
-      around: { access: GoalAccess; newest: OrderHead[]; ancestors: AncestorsRead };
+      around: GoalAround;
     });
+
+/** What every check-in command reads after the goal: the goal as read, the caller's access, its newest check-ins, its rollup ancestors. */
+export interface GoalAround {
+  stored: Stored<GoalRecord>;
+  access: GoalAccess;
+  newest: OrderHead[];
+  ancestors: AncestorsRead;
+}
+
+/** What a command on one check-in reads: the check-in (404 without it), its goal and what that names (404 without it), what else it reads. */
+export type OnCheckinState<X> =
+  | { current: undefined }
+  | { current: Stored<CheckinRecord>; goal: undefined }
+  | { current: Stored<CheckinRecord>; goal: GoalAround; extra: X };
+
+/** What a check-in update or delete writes, all of it decided: the check-in as read and as written, new labels, the goal with its rollup ancestors. */
+export interface CheckinChangeWrite {
+  current: Stored<CheckinRecord>;
+  checkin: CheckinRecord;
+  createdLabels: LabelRecord[];
+  goal: GoalWriteWithRollups;
+  access: GoalAccess;
+}
+
+export const checkinNotFound = (id: string) => new NotFoundError('Checkin', id);
+const goalNotFound = (id: string) => new NotFoundError('Goal', id);
+
+/** The whole update, pure: 404s, the label names (422), decideUpdate, then the goal's rollup ancestors (planGoalWrite). */
+export function decideCheckinUpdate(
+  s: OnCheckinState<LabelNamesRead | undefined>,
+  id: string,
+  input: CheckinUpdateCommand,
+  labelIds: readonly string[],
+  ctx: { callerUuid: string },
+  now: string,
+): Decision<CheckinChangeWrite> {
+  if (!s.current) return refuse(checkinNotFound(id));
+  if (!s.goal) return refuse(goalNotFound(s.current.record.goal_uuid));
+  const labels = s.extra === undefined ? undefined : namedLabels(s.extra, labelIds, ctx.callerUuid, now);
+  if (labels && 'error' in labels) return labels;
+  const { stored, access, newest, ancestors } = s.goal;
+  const decided = decideUpdate({ goal: stored.record, access, newest }, s.current.record, input, labels?.write.labels, ctx, now);
+  if ('error' in decided) return decided;
+  return {
+    write: {
+      current: s.current,
+      checkin: decided.write.checkin,
+      createdLabels: labels?.write.created ?? [],
+      goal: planGoalWrite(stored, decided.write.goal, ancestors, now),
+      access,
+    },
+  };
+}
+
+/** The whole delete, pure: 404s, decideDelete (`extra`: the next latest check-in, read only when this one is the latest), then the rollup ancestors. */
+export function decideCheckinDelete(s: OnCheckinState<CheckinRecord | undefined>, id: string, now: string): Decision<CheckinChangeWrite> {
+  if (!s.current) return refuse(checkinNotFound(id));
+  if (!s.goal) return refuse(goalNotFound(s.current.record.goal_uuid));
+  const { stored, access, newest, ancestors } = s.goal;
+  const decided = decideDelete({ goal: stored.record, access, newest }, s.current.record, s.extra, now);
+  if ('error' in decided) return decided;
+  return {
+    write: {
+      current: s.current,
+      checkin: s.current.record,
+      createdLabels: [],
+      goal: planGoalWrite(stored, decided.write.goal, ancestors, now),
+      access,
+    },
+  };
+}
 
 /** What a check-in create writes, all of it decided: the check-in, new labels, the goal with its rollup ancestors. */
 export interface CheckinCreateWrite {
@@ -263,3 +334,13 @@ export function decideDelete(
 
 /** True when deleting `checkinUuid` needs the next latest check-in read (it is the goal's latest). */
 export const deleteNeedsNext = (newest: OrderHead[], checkinUuid: string) => newest[0]?.id === checkinUuid && newest.length > 1;
+
+/**
+ * Read plan (pure): whether a check-in dated `date` may move its goal's progress, so that the goal's rollup
+ * ancestors are worth reading with it: not for a goal without parents or in rollup mode (its progress is its
+ * children's), nor for a check-in dated before the goal's latest (the goal does not follow it). Should the goal not
+ * follow its latest check-in (written another way), a write that moves it after all finds its ancestors unread:
+ * planGoalWrite leaves them to the recompute after the commit, never wrong.
+ */
+export const mayMoveParents = (goal: GoalRecord, date: string) =>
+  goal.parent_links.length > 0 && goal.progress_mode !== 'rollup' && (goal.last_checkin_date === null || date >= goal.last_checkin_date);

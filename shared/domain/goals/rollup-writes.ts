@@ -1,4 +1,3 @@
-import { nowIso } from '#shared/clock.ts';
 import { runCommand } from '#shared/command/run.ts';
 import type { DataCtx, Stored } from '#shared/db/model.ts';
 import { getEntities } from '#shared/db/reads.ts';
@@ -7,15 +6,8 @@ import { accept, type Decision } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { childEntries } from '#shared/domain/goals/hierarchy.ts';
-import {
-  MAX_ROLLUP_GOALS,
-  namedAbove,
-  parentDeltas,
-  planRollupWrites,
-  type RollupState,
-  type RollupWrite,
-} from '#shared/domain/goals/progress.ts';
-import { fittedTo, planGoalWrite, type AncestorsRead, type GoalWriteWithRollups } from '#shared/domain/goals/rollup-plan.ts';
+import { MAX_ROLLUP_GOALS, namedAbove, planRollupWrites, type RollupState, type RollupWrite } from '#shared/domain/goals/progress.ts';
+import type { AncestorsRead, GoalWriteWithRollups } from '#shared/domain/goals/rollup-plan.ts';
 import { ConcurrentUpdateError, MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
 
 // The rollup writes of shared/domain/goals/progress.ts (read, decide there, write): OWNED BY THE CHECK-INS WORK too.
@@ -46,30 +38,6 @@ export async function readAncestors(ctx: DataCtx, from: GoalRecord[]): Promise<A
     }
   }
   return { stored, truncated };
-}
-
-/**
- * Read and decide the rollup side of a goal write (planGoalWrite, rollup-plan.ts) for a command that does not read
- * its ancestors in its own read step yet (check-in update and delete). `txItems`: the items the transaction holds
- * besides the goal and the ancestors.
- */
-export async function rollupsWithGoalWrite(
-  ctx: DataCtx,
-  before: Stored<GoalRecord>,
-  after: GoalRecord,
-  txItems: number,
-  now = nowIso(),
-): Promise<GoalWriteWithRollups> {
-  const unsynced: GoalWriteWithRollups = { before, goal: after, ancestors: [], checks: [], synced: false };
-  if (
-    before.record.progress_mode !== after.progress_mode ||
-    JSON.stringify(before.record.metric ?? null) !== JSON.stringify(after.metric ?? null)
-  )
-    return unsynced;
-  const above = parentDeltas(before.record, after).size
-    ? await readAncestors(ctx, [before.record, after])
-    : { stored: new Map(), truncated: false };
-  return fittedTo(planGoalWrite(before, after, above, now), txItems);
 }
 
 /** Adds the goal write (a replace of the goal read, or its create) and its rollup ancestors (planGoalWrite) to `tx`. */
@@ -160,7 +128,7 @@ async function readRollupState(
  * Brings the given goals (when they are in rollup mode) and every `progress_mode = rollup` ancestor of
  * them up to date before returning, recomputed from their children. Call after any write that changes a
  * goal's progress, its parent links, its contribution, its discarded/archived state, its progress_mode or
- * its metric and did not move its ancestors in its own transaction (rollupsWithGoalWrite). When a goal
+ * its metric and did not move its ancestors in its own transaction (planGoalWrite, rollup-plan.ts). When a goal
  * leaves a parent, pass the former parent too: it is recomputed itself (if rollup) and upwards.
  *
  * A goal may be passed as the record the caller just wrote: it only names the parents to start from (the

@@ -17,13 +17,12 @@ import {
   labelCreateRefusal,
   labelNamesOf,
   MAX_LABEL_DEPTH,
-  namedLabels,
   planLabelUpdate,
   type LabelCreate,
   type LabelNamesRead,
   type LabelUpdate,
 } from '#shared/domain/labels/decide.ts';
-import { claimedLabels, labelEntity, labelsInGroup, labelsToRead, type LabelRecord, type LabelRef } from '#shared/domain/labels/entity.ts';
+import { claimedLabels, labelEntity, labelsInGroup, labelsToRead, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { ConcurrentUpdateError, NotFoundError } from '#shared/errors.ts';
 
 /** Label commands: read, decide (decide.ts, where the rules are), write once. */
@@ -223,33 +222,19 @@ const autoCreatedLabelEntity: EntityDef<LabelRecord> = {
   uniques: (l) => labelEntity.uniques!(l).map((u) => ({ ...u, onTaken: () => new ConcurrentUpdateError() })),
 };
 
-/** The writes of labels resolveLabelNames made up: each with its name claim (a lost claim is a retry, not `taken`). */
+/** The writes of labels namedLabels made up: each with its name claim (a lost claim is a retry, not `taken`). */
 export function addLabelCreates(tx: WriteTx, created: LabelRecord[]): void {
   for (const record of created) tx.create(autoCreatedLabelEntity, record);
 }
 
 /**
- * For goal-less callers of the label rules (check-in writes; `labels` = label names): reads the name claims
- * (each naming its label as spelled; the labels themselves only for claims written before claims carried the
- * name), then resolves the names (labels/decide.ts `resolveLabels`): the tenant's labels with those names
+ * For goal-less callers of the label rules (check-in writes; `labels` = label names), the read, which needs no
+ * caller (a route may start it beside the caller's read): the names as a body sent them (or their 422), their name
+ * claims (each naming its label as spelled), and the labels of claims written before claims carried the name. The
+ * names then resolve purely (labels/decide.ts `namedLabels`): the tenant's labels with those names
  * (case-insensitive, de-duplicated, in order of first appearance) and, for each name with no label yet, a new
- * regular label (creator = caller) with the n-th of `ids`, drawn by the caller before its retry loop so every
+ * regular label (creator = caller) with the n-th of the ids the command drew before its retry loop, so every
  * attempt names the same label. New labels are written only by addLabelCreates, in the command's transaction.
- */
-export async function resolveLabelNames(
-  ctx: DomainCtx,
-  names: string[],
-  ids: readonly string[],
-  now: string,
-): Promise<{ labels: LabelRef[]; created: LabelRecord[] }> {
-  const named = namedLabels(await readLabelNames(ctx, ctx.loader, names), ids, ctx.caller.userId, now);
-  if ('error' in named) throw named.error;
-  return named.write;
-}
-
-/**
- * The read half of resolveLabelNames, which needs no caller (a route may start it beside the caller's read): the
- * names as a body sent them (or their 422), their name claims, and the labels of claims that carry no name.
  */
 export async function readLabelNames(data: DataCtx, loader: Pick<Loader, 'many'>, names: readonly string[]): Promise<LabelNamesRead> {
   const named = labelNamesOf(names);
