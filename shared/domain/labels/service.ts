@@ -8,7 +8,7 @@ import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
-import { refuse } from '#shared/decision.ts';
+import { accept, refuse } from '#shared/decision.ts';
 import {
   canManageLabel,
   decideCreateLabel,
@@ -157,9 +157,9 @@ async function descendantsDeepestFirst(ctx: DataCtx, groupUuid: string): Promise
 /**
  * Deletes a label; a group goes with everything under it (found through the `label@parent#<group>` entry
  * lists). One transaction when it fits in DynamoDB's 100-item limit (a group with up to 32 children: 3 items
- * per child, 2 for the group). A larger group is deleted deepest-first in several transactions with the group
- * in the last one, so a failure midway leaves the group (with fewer labels under it) and a retry finishes it.
- * Returns the deleted record.
+ * per child, 2 for the group). A larger group is a plan of several transactions, deepest-first with the group in
+ * the last one, which the runner commits in order: a failure midway leaves the group (with fewer labels under it)
+ * and a retry finishes it. Returns the deleted record.
  */
 export async function deleteLabel(ctx: DomainCtx, id: string): Promise<LabelRecord> {
   return runCommand(ctx, {
@@ -172,44 +172,43 @@ export async function deleteLabel(ctx: DomainCtx, id: string): Promise<LabelReco
         }
       );
     },
-    decide: (s) => (s ? decideDeleteLabel(ctx.caller, s.current.record) : refuse(notFound(id))),
-    write: async (tx, label, s) => {
-      await removeLast(ctx, labelEntity, s!.under, s!.current, tx);
-      return label;
+    decide: (s) => {
+      if (!s) return refuse(notFound(id));
+      const d = decideDeleteLabel(ctx.caller, s.current.record);
+      return 'error' in d ? d : accept({ label: d.write, ...s });
+    },
+    write: (tx, d, _s, run) => {
+      removeInParts(ctx, labelEntity, d.under, d.current, tx, run.part);
+      return d.label;
     },
   });
 }
 
 /**
- * Removes `first` and then `last`, packing as many removals per transaction as fit; the ones before are
- * committed here, `last` goes in `final` (the command's transaction, committed by the runner).
+ * Removes `first` and then `last`, packing as many removals per transaction as fit: the first in `tx`, each next
+ * one started by `part()` (the runner commits them in order), `last` in the final one.
  */
-async function removeLast<R extends BaseRecord>(
+function removeInParts<R extends BaseRecord>(
   ctx: DataCtx,
   def: EntityDef<R>,
   first: Array<Stored<R>>,
   last: Stored<R>,
-  final: WriteTx,
-): Promise<void> {
+  tx: WriteTx,
+  part: () => WriteTx,
+): void {
   const cost = (s: Stored<R>) => new WriteTx(ctx).remove(def, s).size;
   const budget = TX_MAX_ITEMS - cost(last);
-  const batches: Array<Array<Stored<R>>> = [[]];
+  let current = tx;
   let size = 0;
   for (const s of first) {
     if (size + cost(s) > budget) {
-      batches.push([]);
+      current = part();
       size = 0;
     }
-    batches.at(-1)!.push(s);
+    current.remove(def, s);
     size += cost(s);
   }
-  for (const batch of batches.slice(0, -1)) {
-    const tx = new WriteTx(ctx);
-    for (const s of batch) tx.remove(def, s);
-    await tx.commit();
-  }
-  for (const s of batches.at(-1)!) final.remove(def, s);
-  final.remove(def, last);
+  current.remove(def, last);
 }
 
 /**
