@@ -336,11 +336,15 @@ export function decideDelete(
 export const deleteNeedsNext = (newest: OrderHead[], checkinUuid: string) => newest[0]?.id === checkinUuid && newest.length > 1;
 
 /**
- * Read plan (pure): whether a check-in dated `date` may move its goal's progress, so that the goal's rollup
- * ancestors are worth reading with it: not for a goal without parents or in rollup mode (its progress is its
- * children's), nor for a check-in dated before the goal's latest (the goal does not follow it). Should the goal not
- * follow its latest check-in (written another way), a write that moves it after all finds its ancestors unread:
- * planGoalWrite leaves them to the recompute after the commit, never wrong.
+ * Read plan (pure): whether a check-in dated `date`, at which the goal's progress would be `progress` (undefined:
+ * not known before the order is read, a delete's next latest), may move the goal's progress, so that the goal's
+ * rollup ancestors are worth reading with it: not for a goal without parents or in rollup mode (its progress is
+ * its children's), nor for a check-in dated before the goal's latest (the goal does not follow it), nor at the
+ * progress the goal has. Should the goal not follow its latest check-in (written another way), a write that moves
+ * it after all finds its ancestors unread: planGoalWrite leaves them to the recompute after the commit, never wrong.
  */
-export const mayMoveParents = (goal: GoalRecord, date: string) =>
-  goal.parent_links.length > 0 && goal.progress_mode !== 'rollup' && (goal.last_checkin_date === null || date >= goal.last_checkin_date);
+export const mayMoveParents = (goal: GoalRecord, date: string, progress: number | null | undefined) =>
+  goal.parent_links.length > 0 &&
+  goal.progress_mode !== 'rollup' &&
+  (goal.last_checkin_date === null || date >= goal.last_checkin_date) &&
+  progress !== goal.current_progress;

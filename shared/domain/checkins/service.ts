@@ -25,6 +25,7 @@ import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalAccess, type GoalAccess } from '#shared/domain/goals/access.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
+import { goalProgressAt } from '#shared/domain/goals/progress.ts';
 import { fittedTo, type GoalWriteWithRollups } from '#shared/domain/goals/rollup-plan.ts';
 import { addGoalWrite, readAncestors, refreshRollupsAfterWrite } from '#shared/domain/goals/rollup-writes.ts';
 import { reportSignal } from '#shared/signals.ts';
@@ -79,6 +80,12 @@ export async function newestOf(ctx: DataCtx, goalUuid: string, limit: number): P
   return items.map((i) => ({ id: i.id as string, orderKey: i.SK }));
 }
 
+/** What a check-in command may move its goal to, for the read plan: the check-in's date and value (undefined: not known yet). */
+interface MovesGoal {
+  date: string;
+  value: number | null | undefined;
+}
+
 /**
  * The second round of every check-in command's read, after the goal (strongly consistent, with its version): the
  * goal's newest `newest` order items, the caller's access to it and its rollup ancestors (one batch for a chain:
@@ -88,11 +95,13 @@ export async function newestOf(ctx: DataCtx, goalUuid: string, limit: number): P
  * while the goal already follows it; this write would then take the goal's lead from a newer check-in (moving its
  * rollup parents by it), and the stream would set the goal back to the newer one without them.
  */
-async function readGoalAround(ctx: DomainCtx, stored: Stored<GoalRecord>, newest: number, checkinDate: string): Promise<GoalAround> {
+async function readGoalAround(ctx: DomainCtx, stored: Stored<GoalRecord>, newest: number, moves: MovesGoal): Promise<GoalAround> {
   const [heads, access, ancestors] = await Promise.all([
     newestOf(ctx, stored.record.uuid, newest),
     goalAccess(ctx, stored.record),
-    mayMoveParents(stored.record, checkinDate) ? readAncestors(ctx, [stored.record]) : { stored: new Map(), truncated: false },
+    mayMoveParents(stored.record, moves.date, moves.value === undefined ? undefined : goalProgressAt(stored.record, moves.value))
+      ? readAncestors(ctx, [stored.record])
+      : { stored: new Map(), truncated: false },
   ]);
   return { stored, access, newest: heads, ancestors };
 }
@@ -157,9 +166,9 @@ export async function readCheckinGoal(data: DataCtx, loader: Pick<Loader, 'many'
 }
 
 /** A check-in create's read after its first round: what the goal names, when it is there. */
-async function readAroundGoal(ctx: DomainCtx, first: CheckinGoalRead, checkinDate: string): Promise<CheckinCreateState> {
+async function readAroundGoal(ctx: DomainCtx, first: CheckinGoalRead, moves: MovesGoal): Promise<CheckinCreateState> {
   if (!first.goal) return { ...first, goal: undefined };
-  return { ...first, goal: first.goal, around: await readGoalAround(ctx, first.goal, 1, checkinDate) };
+  return { ...first, goal: first.goal, around: await readGoalAround(ctx, first.goal, 1, moves) };
 }
 
 /**
@@ -178,11 +187,12 @@ export async function createCheckin(
 ): Promise<CheckinView> {
   const hidden = () => unknownGoal(input.goal_uuid);
   const ids = { checkin: opts.checkinUuid ?? newId(), labels: (input.labels ?? []).map(() => newId()) };
+  const moves = (today: string): MovesGoal => ({ date: input.checkin_date ?? today, value: input.value ?? null });
   return runCommand(ctx, {
     ids,
     // started before the runner fixed its instant: today as the read sees it, which only chooses what to read
-    first: opts.started?.then((first) => readAroundGoal(ctx, first, input.checkin_date ?? todayUtc(nowIso()))),
-    read: async ({ now }) => readAroundGoal(ctx, await readCheckinGoal(ctx, ctx.loader, input), input.checkin_date ?? todayUtc(now)),
+    first: opts.started?.then((first) => readAroundGoal(ctx, first, moves(todayUtc(nowIso())))),
+    read: async ({ now }) => readAroundGoal(ctx, await readCheckinGoal(ctx, ctx.loader, input), moves(todayUtc(now))),
     decide: (state, now, ids) => decideCheckinCreate(state, input, { ...commandContext(ctx), hidden }, now, ids),
     write: (tx, d): CheckinWritten => {
       tx.create(checkinEntity, d.checkin).putSide(orderKeyOf(ctx, d.checkin), orderItem(d.checkin));
@@ -201,7 +211,13 @@ export async function createCheckin(
  * Read plan of a command on one check-in: the check-in, then its goal beside what `extra` reads, then what the goal
  * names (readGoalAround). A retry reads the check-in and its goal at once: a check-in's goal never changes.
  */
-function readOnCheckin<X>(ctx: DomainCtx, id: string, newest: number, extra: () => Promise<X>) {
+function readOnCheckin<X>(
+  ctx: DomainCtx,
+  id: string,
+  newest: number,
+  extra: () => Promise<X>,
+  value: (current: CheckinRecord) => MovesGoal['value'],
+) {
   let goalUuid: string | undefined;
   return async (): Promise<OnCheckinState<X>> => {
     const [current, known] = await Promise.all([
@@ -212,7 +228,8 @@ function readOnCheckin<X>(ctx: DomainCtx, id: string, newest: number, extra: () 
     goalUuid = current.record.goal_uuid;
     const [goal, more] = known ?? (await Promise.all([getEntity(ctx, goalEntity, goalUuid, true), extra()]));
     if (!goal) return { current, goal };
-    return { current, goal: await readGoalAround(ctx, goal, newest, current.record.checkin_date), extra: more };
+    const moves = { date: current.record.checkin_date, value: value(current.record) };
+    return { current, goal: await readGoalAround(ctx, goal, newest, moves), extra: more };
   };
 }
 
@@ -222,8 +239,12 @@ export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUp
   const labels = input.labels;
   return runCommand(ctx, {
     ids,
-    read: readOnCheckin<LabelNamesRead | undefined>(ctx, id, 1, async () =>
-      labels === undefined ? undefined : readLabelNames(ctx, ctx.loader, labels),
+    read: readOnCheckin<LabelNamesRead | undefined>(
+      ctx,
+      id,
+      1,
+      async () => (labels === undefined ? undefined : readLabelNames(ctx, ctx.loader, labels)),
+      (current) => (input.value !== undefined ? input.value : current.value),
     ),
     decide: (s, now, ids) => decideCheckinUpdate(s, id, input, ids, commandContext(ctx), now),
     write: (tx, d): CheckinWritten => {
@@ -237,7 +258,14 @@ export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUp
 
 /** Hard-deletes a check-in; when it was the goal's latest, the goal follows the one latest afterwards. Returns the deleted record. */
 export async function deleteCheckin(ctx: DomainCtx, id: string): Promise<CheckinView> {
-  const read = readOnCheckin<CheckinRecord | undefined>(ctx, id, 2, async () => undefined);
+  // the goal follows the next latest check-in, not read yet: its value is not known
+  const read = readOnCheckin<CheckinRecord | undefined>(
+    ctx,
+    id,
+    2,
+    async () => undefined,
+    () => undefined,
+  );
   return runCommand(ctx, {
     read: async (): Promise<OnCheckinState<CheckinRecord | undefined>> => {
       const s = await read();
