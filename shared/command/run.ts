@@ -80,6 +80,7 @@ export async function runCommand<S, W, R, I = undefined, O = R>(ctx: DataCtx, c:
   const ids = c.ids as I;
   const clock = c.clock?.now ?? commandClock.now;
   const fixed = c.clock?.perAttempt ? undefined : clock();
+  c.first?.catch(() => undefined); // awaited by the first attempt; a precheck's refusal leaves it unread
   const refusal = await c.precheck?.(ids);
   if (refusal) throw refusal;
   const attempts = () =>

@@ -66,6 +66,26 @@ describe('runCommand: one command shape', () => {
     expect([answer, reads]).toEqual(['read again', ['read']]);
   });
 
+  it("a first read left unread by the precheck's refusal is no unhandled rejection", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const run = runCommand(fakeCtx(), {
+        precheck: () => new ForbiddenError('viewer'),
+        first: Promise.reject(new Error('the early read failed')),
+        read: async () => undefined,
+        decide: () => ({ write: undefined }),
+        write: () => undefined,
+      });
+      await expect(run).rejects.toBeInstanceOf(ForbiddenError);
+      await new Promise((r) => setTimeout(r, 10));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
   it('commits a plan of several transactions in order, each part started by run.part()', async () => {
     const ctx = fakeCtx();
     const sent: number[] = [];
