@@ -49,6 +49,14 @@ module.exports = {
       to: { reachable: true, path: '^shared/domain/' },
     },
     {
+      name: 'store-not-to-command',
+      severity: 'error',
+      comment:
+        'The command runner (shared/command/) is a concept above the store: it reads through a command, asks its pure decision and commits what the command mapped it to, through the store. The store reaching the runner (even transitively) would put the command shape back inside the persistence layer.',
+      from: { path: '^shared/db/' },
+      to: { reachable: true, path: '^shared/command/' },
+    },
+    {
       name: 'no-circular',
       severity: 'error',
       comment:

@@ -2,7 +2,7 @@ import type { AppError } from '#shared/errors.ts';
 
 /**
  * A domain command's outcome: the typed error to answer (nothing is written), or what to write. Every
- * `shared/domain/<x>/decide.ts` returns one; the command runner (shared/db/commands.ts) answers the error or
+ * `shared/domain/<x>/decide.ts` returns one; the command runner (shared/command/run.ts) answers the error or
  * commits the write. Pure: the domain imports it without the store (or the SDK).
  */
 export type Decision<T> = { error: AppError } | { write: T };

@@ -27,7 +27,7 @@ import { callerTeamUuids } from '#shared/auth/load-caller.ts';
 import { ENTRY_SK_PREFIX, keys, REFERENCE_SK_PREFIX } from '#shared/db/keys.ts';
 import { createTableInput } from '#shared/db/table.ts';
 import { sleep } from '#shared/clock.ts';
-import { commandClock } from '#shared/db/commands.ts';
+import { commandClock } from '#shared/command/run.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { createCheckin } from '#shared/domain/checkins/service.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';

@@ -1,5 +1,6 @@
 import type { DomainCtx } from '#shared/domain/context.ts';
 import type { CheckinRecord } from '#shared/domain/checkins/entity.ts';
+import { FOLLOWED_FIELDS } from '#shared/domain/goals/derived-fields.ts';
 import { changedFields, draftEvents, eventId, PROGRESS_FIELDS, type IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
 import type { EventType } from '#shared/domain/webhooks/entity.ts';
 import type { Loader } from '#shared/list/entity-cache.ts';
@@ -15,22 +16,11 @@ import type { TableChange } from '#shared/table-change.ts';
  */
 
 /**
- * Presented fields a goal.updated does not report: the progress family (its own event), what a check-in or
- * rollup writes with it, derived read-outs (pace moves with the clock) and the write time.
+ * Presented fields a goal.updated does not report: the progress family (its own event) and everything a check-in
+ * writes with it (the current values, declared once in goals/derived-fields.ts, and `status`, the presented name of
+ * current_status), derived read-outs (pace moves with the clock) and the write time.
  */
-const NOT_AN_UPDATE = new Set<string>([
-  ...PROGRESS_FIELDS,
-  'status',
-  'last_checkin_date',
-  'score',
-  'value_updated_at',
-  'status_updated_at',
-  'value_updated_by_uuid',
-  'status_updated_by_uuid',
-  'expected_progress',
-  'pace',
-  'updated_at',
-]);
+const NOT_AN_UPDATE = new Set<string>([...PROGRESS_FIELDS, ...FOLLOWED_FIELDS, 'status', 'expected_progress', 'pace', 'updated_at']);
 
 const progressKeys = new Set<string>([...PROGRESS_FIELDS, 'status']);
 

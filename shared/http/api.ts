@@ -92,8 +92,9 @@ export function apiHandler<S extends z.ZodType = z.ZodUndefined, E = undefined>(
       early: earlyLists(opts.early),
     },
     async (event, { internal }) => {
-      const ctx = await internal.ctx;
+      // the admitted caller is awaited inside the run: a key's record is put beside the caller's read (idempotency.ts)
       const run = async () => {
+        const ctx = await internal.ctx;
         const body = (await internal.body()) as z.infer<S>;
         const rawBody = internal.read?.kind === 'raw' ? { mediaType: internal.read.mediaType, text: internal.read.text } : undefined;
         return opts.handle({

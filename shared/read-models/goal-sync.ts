@@ -1,6 +1,6 @@
 import { keys, READ_MODEL_SK_PREFIX } from '#shared/db/keys.ts';
 import { nowIso } from '#shared/clock.ts';
-import { retryOnConflict } from '#shared/db/commands.ts';
+import { retryOnConflict } from '#shared/db/conflict-retries.ts';
 import { queryList } from '#shared/db/index-queries.ts';
 import type { Stored } from '#shared/db/model.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';

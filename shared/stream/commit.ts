@@ -1,4 +1,4 @@
-import { runCommand } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/command/run.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { commitPlanned } from '#shared/db/tx-ops.ts';
 import { accept } from '#shared/decision.ts';
@@ -11,7 +11,7 @@ import type { Step } from '#shared/stream/projection.ts';
 
 /**
  * The one committer of every projection (shared/stream/projection.ts): runs a step as a command
- * (shared/db/commands.ts runCommand, the store's one retry budget): `reads`, the clock read once the read is done
+ * (shared/command/run.ts runCommand, the store's one retry budget): `reads`, the clock read once the read is done
  * (a derived write's stamps follow the write it lost a race to), `project`, then its transactions committed in
  * order; a lost race (ConcurrentUpdateError: a version read moved, a create found its item, a transaction
  * conflict) runs reads-project-commit again. Then, once committed, its messages, its outbound events and its

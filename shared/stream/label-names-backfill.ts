@@ -1,5 +1,5 @@
 import { keys } from '#shared/db/keys.ts';
-import { runCommand } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/command/run.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { findClaims, getEntity } from '#shared/db/reads.ts';

@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import { createDynamoClient, instrument } from '#shared/db/client.ts';
-import { mutateEntity } from '#shared/db/commands.ts';
+import { mutateEntity } from '#shared/command/run.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import type { Checkin, CheckinCreateBody, CheckinUpdateBody, Goal } from '../../clients/typescript/src/index.ts';

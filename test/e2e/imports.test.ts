@@ -5,7 +5,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { runAdmin } from '../../scripts/lib/admin-commands.ts';
 import { baseDb } from '#shared/db/client.ts';
-import { mutateEntity } from '#shared/db/commands.ts';
+import { mutateEntity } from '#shared/command/run.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { getSide } from '#shared/db/side-items.ts';
 import { goalEntity } from '#shared/domain/goals/entity.ts';

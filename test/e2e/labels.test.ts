@@ -3,7 +3,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
-import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/service.ts';
+import { namedLabels } from '#shared/domain/labels/decide.ts';
+import { addLabelCreates, readLabelNames } from '#shared/domain/labels/service.ts';
 import { Loader } from '#shared/list/entity-cache.ts';
 import { logger } from '#shared/logger.ts';
 import { ConcurrentUpdateError } from '#shared/errors.ts';
@@ -420,10 +421,12 @@ describe('labels', () => {
     });
   });
 
-  describe('resolveLabelNames and addLabelCreates (the label names of check-in writes)', () => {
-    // as a check-in write uses them: resolve with ids drawn before its retry loop, then add the creations to its transaction
+  describe('readLabelNames, namedLabels and addLabelCreates (the label names of check-in writes)', () => {
+    // as a check-in write uses them: read, resolve with ids drawn before its retry loop, then add the creations to its transaction
     const labelsForNames = async (ctx: DomainCtx, names: string[], tx: WriteTx, ids = names.map(() => randomUUID())) => {
-      const { labels, created } = await resolveLabelNames(ctx, names, ids, new Date().toISOString());
+      const named = namedLabels(await readLabelNames(ctx, ctx.loader, names), ids, ctx.caller.userId, new Date().toISOString());
+      if ('error' in named) throw named.error;
+      const { labels, created } = named.write;
       addLabelCreates(tx, created);
       return labels;
     };

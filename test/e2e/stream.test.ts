@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { config } from '#shared/config.ts';
 import { createDynamoClient, instrument } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { mutateEntity } from '#shared/db/commands.ts';
+import { mutateEntity } from '#shared/command/run.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
-import { mutateEntity } from '#shared/db/commands.ts';
+import { mutateEntity } from '#shared/command/run.ts';
 import { createEntity } from '../support/seed.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { goalEntity, type GoalKind, type GoalRecord } from '#shared/domain/goals/entity.ts';

@@ -14,7 +14,7 @@ import {
 } from '../../scripts/lib/aws-faithful.ts';
 import { config } from '#shared/config.ts';
 import { createDynamoClient, instrument } from '#shared/db/client.ts';
-import { retryOnConflict, retryTransactionConflicts } from '#shared/db/commands.ts';
+import { retryOnConflict, retryTransactionConflicts } from '#shared/db/conflict-retries.ts';
 import { entryList, entryListPartition } from '#shared/db/entry-lists.ts';
 import { entriesOf, queryList } from '#shared/db/index-queries.ts';
 import { keys } from '#shared/db/keys.ts';

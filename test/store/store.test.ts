@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { baseDb } from '#shared/db/client.ts';
 import { keys } from '#shared/db/keys.ts';
-import { retryOnConflict } from '#shared/db/commands.ts';
+import { retryOnConflict } from '#shared/db/conflict-retries.ts';
 import { entryList } from '#shared/db/entry-lists.ts';
 import { entriesOf } from '#shared/db/index-queries.ts';
 import { entry, type BaseRecord, type EntityDef } from '#shared/db/model.ts';

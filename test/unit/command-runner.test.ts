@@ -9,9 +9,8 @@ vi.mock('#shared/clock.ts', async (original) => ({
   },
 }));
 
-const { CONFLICT_ATTEMPTS, CONFLICT_DEADLINE_MS, commandClock, orStored, retryOnConflict, runCommand } = await import(
-  '#shared/db/commands.ts'
-);
+const { CONFLICT_ATTEMPTS, CONFLICT_DEADLINE_MS, retryOnConflict } = await import('#shared/db/conflict-retries.ts');
+const { commandClock, orStored, runCommand } = await import('#shared/command/run.ts');
 const { AlreadyCreatedError } = await import('#shared/db/tx-errors.ts');
 const { ConcurrentUpdateError, ForbiddenError, NotFoundError } = await import('#shared/errors.ts');
 import type { Db } from '#shared/db/client.ts';
@@ -51,6 +50,56 @@ describe('runCommand: one command shape', () => {
     await expect(run).rejects.toBeInstanceOf(ConcurrentUpdateError);
     expect(attempts).toBe(CONFLICT_ATTEMPTS);
     expect(waits.count).toBe(CONFLICT_ATTEMPTS - 1);
+  });
+
+  it('reads the first attempt from `first` when given (a read started beside the caller), every later one through `read`', async () => {
+    const reads: string[] = [];
+    let attempt = 0;
+    const answer = await runCommand(fakeCtx(), {
+      first: Promise.resolve('started early'),
+      read: async () => (reads.push('read'), 'read again'),
+      decide: (s) => ({ write: s }),
+      write: (_tx, s) => {
+        if (attempt++ === 0) throw new ConcurrentUpdateError();
+        return s;
+      },
+    });
+    expect([answer, reads]).toEqual(['read again', ['read']]);
+  });
+
+  it("a first read left unread by the precheck's refusal is no unhandled rejection", async () => {
+    const unhandled: unknown[] = [];
+    const onUnhandled = (err: unknown) => unhandled.push(err);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const run = runCommand(fakeCtx(), {
+        precheck: () => new ForbiddenError('viewer'),
+        first: Promise.reject(new Error('the early read failed')),
+        read: async () => undefined,
+        decide: () => ({ write: undefined }),
+        write: () => undefined,
+      });
+      await expect(run).rejects.toBeInstanceOf(ForbiddenError);
+      await new Promise((r) => setTimeout(r, 10));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+
+  it('commits a plan of several transactions in order, each part started by run.part()', async () => {
+    const ctx = fakeCtx();
+    const sent: number[] = [];
+    ctx.db.send = (async (cmd: { input: { TransactItems: unknown[] } }) => (sent.push(cmd.input.TransactItems.length), {})) as never;
+    await runCommand(ctx, {
+      read: async () => undefined,
+      decide: () => ({ write: ['a', 'b', 'c'] }),
+      write: (tx, names, _s, run) => {
+        tx.create(thingEntity, { uuid: names[0]!, name: 'first', created_at: 'x', updated_at: 'x' } as Thing);
+        for (const uuid of names.slice(1)) run.part().create(thingEntity, { uuid, name: uuid, created_at: 'x', updated_at: 'x' } as Thing);
+      },
+    });
+    expect(sent).toEqual([1, 1, 1]);
   });
 
   it('a retry inside an attempt shares nothing with the runner: the budget is the outer one, not multiplied', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { ForbiddenError } from '#shared/errors.ts';
+import { ForbiddenError, UnauthorizedError } from '#shared/errors.ts';
 import type { ApiResult, RequestCtx } from '#shared/http/middleware/internal.ts';
 import { before, fakeEvent, fakeRequest, status, TENANT, USER } from './support/middleware-request.ts';
 
@@ -37,6 +37,7 @@ describe('idempotency middleware', () => {
       internal: {
         ctx: Promise.resolve(ctx),
         data,
+        userId: USER,
         params: { id: 'p' },
         read: { kind: 'json', value: { a: 1 } },
         body: async () => ({ a: 1 }),
@@ -61,6 +62,31 @@ describe('idempotency middleware', () => {
       sealed: true,
     });
     expect(authorizeReplay).toHaveBeenCalledWith({ ctx, params: { id: 'p' }, body: { a: 1 }, event: request.event });
+  });
+
+  it("the record is begun beside the caller read, with the token's tenant and user: a refused caller (401) is answered, never kept", async () => {
+    const refused = new UnauthorizedError('inactive');
+    const admitted = Promise.reject(refused);
+    admitted.catch(() => undefined);
+    const request = fakeRequest({
+      event: post({ 'idempotency-key': 'k3' }),
+      internal: { ctx: admitted, data: { tenantId: TENANT, db: {} as never }, userId: USER, params: {}, body: async () => undefined },
+    });
+    await before(idempotency({}), request);
+    let inside: unknown;
+    runIdempotent.mockImplementationOnce(async (scope: { tenantId: string; userId: string }, run: () => Promise<ApiResult>) => {
+      expect([scope.tenantId, scope.userId]).toEqual([TENANT, USER]);
+      // Powertools drops the record of a run that throws, and throws it on
+      return run().catch((err: unknown) => {
+        inside = err;
+        throw err;
+      });
+    });
+    const handler = vi.fn(async () => ok);
+    await expect(request.internal.respond(handler)).rejects.toBe(refused);
+    expect(inside).not.toBe(refused); // thrown inside as no answer to keep, not turned into a 401 response
+    expect(inside).toBeInstanceOf(Error);
+    expect(handler).not.toHaveBeenCalled();
   });
 
   it('a failure that is no typed error is not kept: it reaches the error mapper', async () => {

@@ -2,8 +2,8 @@ import { describe, expect, it, vi } from 'vitest';
 
 // the refresh's runner, made to fail as a refresh under a burst does (its retry budget run out), or otherwise
 const failure = vi.hoisted(() => ({ error: undefined as unknown }));
-vi.mock('#shared/db/commands.ts', async (original) => ({
-  ...(await original<typeof import('#shared/db/commands.ts')>()),
+vi.mock('#shared/command/run.ts', async (original) => ({
+  ...(await original<typeof import('#shared/command/run.ts')>()),
   runCommand: async () => {
     throw failure.error;
   },

@@ -9,6 +9,7 @@ import {
   planAncestorDeltas,
   planRollupWrites,
 } from '#shared/domain/goals/progress.ts';
+import { fittedTo, planGoalWrite } from '#shared/domain/goals/rollup-plan.ts';
 
 const rollupProgress = (parentUuid: string, children: GoalRecord[]) => aggregateProgress(aggregateOf(parentUuid, children));
 
@@ -309,5 +310,42 @@ describe('planRollupWrites (pure)', () => {
       ['l'],
     );
     expect(writes).toEqual(new Map([['p', { progress: 10, rollup: { sum: 10000 * 1000, weight: 10000 } }]]));
+  });
+});
+
+describe('planGoalWrite (pure): a goal write with the ancestors that move with it', () => {
+  const stored = (record: GoalRecord, version = 3) => ({ record, version });
+  const above = (...goals: GoalRecord[]) => ({ stored: new Map(goals.map((g) => [g.uuid, stored(g)])), truncated: false });
+
+  it('a create under a rollup parent moves its aggregate by the new child (its weight, no progress yet) and marks the goal synced at version 1', () => {
+    const sibling = goal('s', 'manual', 80, [['P', 100]]);
+    const P = withAggregate(goal('P', 'rollup', null), [sibling]);
+    const child = goal('c', 'manual', null, [['P', 100]]);
+    const w = planGoalWrite(undefined, child, above(P), NOW);
+    expect(w.synced).toBe(true);
+    expect(w.goal.rollup_synced_v).toBe(1);
+    expect(w.ancestors.map((a) => [a.after.uuid, a.after.rollup, a.after.current_progress, a.after.rollup_synced_v])).toEqual([
+      ['P', aggregateOf('P', [sibling, child]), 40, 4],
+    ]);
+    expect(w.checks).toEqual([]);
+  });
+
+  it('a check-in under a manual parent checks the parent at its version and writes nothing above', () => {
+    const P = goal('P', 'manual', 10);
+    const before = goal('k', 'manual', 10, [['P', 100]]);
+    const w = planGoalWrite(stored(before, 7), { ...before, current_progress: 60 }, above(P), NOW);
+    expect([w.synced, w.goal.rollup_synced_v, w.ancestors, w.checks.map((c) => c.record.uuid)]).toEqual([true, 8, [], ['P']]);
+  });
+
+  it('unsynced (recomputed after the commit) for a rollup parent without an aggregate, a cut ancestry, or a mode change; fittedTo unsyncs a plan over one transaction', () => {
+    const before = goal('k', 'manual', 10, [['P', 100]]);
+    const after = { ...before, current_progress: 60 };
+    expect(planGoalWrite(stored(before), after, above(goal('P', 'rollup', 10)), NOW).synced).toBe(false);
+    expect(planGoalWrite(stored(before), after, { ...above(goal('P', 'manual', 10)), truncated: true }, NOW).synced).toBe(false);
+    expect(planGoalWrite(stored(before), { ...after, progress_mode: 'rollup' }, above(), NOW).synced).toBe(false);
+    const P = withAggregate(goal('P', 'rollup', null), [before]);
+    const w = planGoalWrite(stored(before), after, above(P), NOW);
+    expect(fittedTo(w, 98)).toBe(w);
+    expect(fittedTo(w, 99)).toMatchObject({ synced: false, ancestors: [], checks: [], goal: { rollup_synced_v: null } });
   });
 });

@@ -1,5 +1,5 @@
 import { nowIso } from '#shared/clock.ts';
-import { runCommand } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/command/run.ts';
 import { keys } from '#shared/db/keys.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';

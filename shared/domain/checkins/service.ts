@@ -1,18 +1,24 @@
+import { nowIso, todayUtc } from '#shared/clock.ts';
 import { newId } from '#shared/ids.ts';
-import { orStored, runCommand, type CommandRun } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import type { Stored } from '#shared/db/model.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { querySide } from '#shared/db/side-items.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';
 import {
-  decideCreate,
-  decideDelete,
-  decideUpdate,
+  checkinNotFound,
+  decideCheckinCreate,
+  decideCheckinDelete,
+  decideCheckinUpdate,
   deleteNeedsNext,
+  mayMoveParents,
   type CheckinCreateCommand,
   type CheckinUpdateCommand,
-  type GoalState,
+  type CheckinCreateState,
+  type CheckinGoalRead,
+  type GoalAround,
+  type OnCheckinState,
   type OrderHead,
 } from '#shared/domain/checkins/decide.ts';
 import { checkinEntity, checkinOrderItemKey, checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
@@ -21,12 +27,15 @@ import { goalAccess } from '#shared/domain/goals/access.ts';
 import type { GoalAccess } from '#shared/domain/goals/refusals.ts';
 import { readableGoal } from '#shared/domain/goals/reads.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
-import { addGoalWrite, refreshRollupsAfterWrite, rollupsWithGoalWrite } from '#shared/domain/goals/rollup-writes.ts';
+import { goalProgressAt } from '#shared/domain/goals/progress.ts';
+import { fittedTo, type GoalWriteWithRollups } from '#shared/domain/goals/rollup-plan.ts';
+import { addGoalWrite, readAncestors, refreshRollupsAfterWrite } from '#shared/domain/goals/rollup-writes.ts';
 import { reportSignal } from '#shared/signals.ts';
 import { primeLabels, type LabelRecord } from '#shared/domain/labels/entity.ts';
-import { addLabelCreates, resolveLabelNames } from '#shared/domain/labels/service.ts';
-import { refuse, type Decision } from '#shared/decision.ts';
-import { NotFoundError, ValidationError } from '#shared/errors.ts';
+import type { LabelNamesRead } from '#shared/domain/labels/decide.ts';
+import { addLabelCreates, readLabelNames } from '#shared/domain/labels/service.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
+import { ValidationError } from '#shared/errors.ts';
 
 /** The commands with the label names they attach (resolved to labels before deciding). */
 export type CheckinCreateInput = CheckinCreateCommand & { labels?: string[] };
@@ -61,8 +70,6 @@ export interface CheckinView {
  *  - Delete is a hard delete; the response is the flat deleted record.
  */
 
-const notFound = (id: string) => new NotFoundError('Checkin', id);
-const goalNotFound = (id: string) => new NotFoundError('Goal', id);
 /** goal_uuid of a create body naming no goal the caller can see (unknown, another tenant's, or invisible: one answer). */
 export const unknownGoal = (id: string) => ValidationError.field('goal_uuid', 'not_found', `goal_uuid ${id} is not a goal of this tenant`);
 
@@ -75,25 +82,30 @@ export async function newestOf(ctx: DataCtx, goalUuid: string, limit: number): P
   return items.map((i) => ({ id: i.id as string, orderKey: i.SK }));
 }
 
+/** What a check-in command may move its goal to, for the read plan: the check-in's date and value (undefined: not known yet). */
+interface MovesGoal {
+  date: string;
+  value: number | null | undefined;
+}
+
 /**
- * Read plan of a check-in write on a goal: the goal (strongly consistent, with its version) beside whatever
- * else the command reads (`extra`), then its newest `newest` order items beside the caller's access to it.
- * The order is read after the goal on purpose: a check-in committed before the goal was read is in the order,
- * and one committed after it moves the goal's version, which the write is conditioned on. Read at once, a
- * check-in committing between the two reads could be missing from the order while the goal already follows
- * it; this write would then take the goal's lead from a newer check-in (moving its rollup parents by it), and
- * the stream would set the goal back to the newer one without them. Undefined when the goal is gone.
+ * The second round of every check-in command's read, after the goal (strongly consistent, with its version): the
+ * goal's newest `newest` order items, the caller's access to it and its rollup ancestors (one batch for a chain:
+ * the goal's `path` names it), all at once. The order is read after the goal on purpose: a check-in committed
+ * before the goal was read is in the order, and one committed after it moves the goal's version, which the write
+ * is conditioned on. Read at once, a check-in committing between the two reads could be missing from the order
+ * while the goal already follows it; this write would then take the goal's lead from a newer check-in (moving its
+ * rollup parents by it), and the stream would set the goal back to the newer one without them.
  */
-async function readGoalState<X>(
-  ctx: DomainCtx,
-  goalUuid: string,
-  newest: number,
-  extra: () => Promise<X>,
-): Promise<{ stored: Stored<GoalRecord>; state: GoalState; extra: X } | undefined> {
-  const [stored, more] = await Promise.all([getEntity(ctx, goalEntity, goalUuid, true), extra()]);
-  if (!stored) return undefined;
-  const [heads, access] = await Promise.all([newestOf(ctx, goalUuid, newest), goalAccess(ctx, stored.record)]);
-  return { stored, state: { goal: stored.record, access, newest: heads }, extra: more };
+async function readGoalAround(ctx: DomainCtx, stored: Stored<GoalRecord>, newest: number, moves: MovesGoal): Promise<GoalAround> {
+  const [heads, access, ancestors] = await Promise.all([
+    newestOf(ctx, stored.record.uuid, newest),
+    goalAccess(ctx, stored.record),
+    mayMoveParents(stored.record, moves.date, moves.value === undefined ? undefined : goalProgressAt(stored.record, moves.value))
+      ? readAncestors(ctx, [stored.record])
+      : { stored: new Map(), truncated: false },
+  ]);
+  return { stored, access, newest: heads, ancestors };
 }
 
 /** What a check-in command's transaction wrote (or, replayed, what was stored), before its after-work. */
@@ -108,16 +120,11 @@ interface CheckinWritten {
   createdLabels: LabelRecord[];
 }
 
-/**
- * Completes a check-in transaction with the goal write and its rollup ancestors (read now: the goal's rollup
- * ancestry, whatever the number of siblings); the runner commits it. The goal's version serializes the
- * check-in writes of one goal, the rollup ancestors' versions the check-ins under one parent: a lost race
- * runs the whole command again (the runner's one retry budget).
- */
-async function withRollups(ctx: DomainCtx, tx: WriteTx, before: Stored<GoalRecord>, after: GoalRecord, now: string) {
-  const rollups = await rollupsWithGoalWrite(ctx, before, after, tx.size, now);
-  addGoalWrite(tx, before, rollups);
-  return { goal: rollups.goal, synced: rollups.synced, rollupDepth: rollups.ancestors.length };
+/** Maps a decided check-in write's goal and rollup ancestors into the transaction (unsynced when they would not fit in it). */
+function addGoalAndRollups(tx: WriteTx, d: { goal: GoalWriteWithRollups }) {
+  const goal = fittedTo(d.goal, tx.size);
+  addGoalWrite(tx, goal);
+  return { goal: goal.goal, synced: goal.synced, rollupDepth: goal.ancestors.length };
 }
 
 /** After the commit: ancestors that could not move in it (one without its aggregate yet) are recomputed before the request returns. */
@@ -133,7 +140,7 @@ async function afterCheckinWrite(ctx: DomainCtx, w: CheckinWritten): Promise<Che
 
 async function storedCheckin(ctx: DataCtx, id: string, consistent = false): Promise<Stored<CheckinRecord>> {
   const stored = await getEntity(ctx, checkinEntity, id, consistent);
-  if (!stored) throw notFound(id);
+  if (!stored) throw checkinNotFound(id);
   return stored;
 }
 
@@ -149,26 +156,50 @@ export async function getCheckin(ctx: DomainCtx, id: string): Promise<CheckinVie
 const commandContext = (ctx: DomainCtx) => ({ callerUuid: ctx.caller.userId });
 
 /**
+ * The first round of a check-in create's read, which needs no caller (so the route starts it beside the caller's
+ * read): the goal named, strongly consistent with its version, beside the name claims of the labels named.
+ */
+export async function readCheckinGoal(data: DataCtx, loader: Pick<Loader, 'many'>, input: CheckinCreateInput): Promise<CheckinGoalRead> {
+  const [goal, labels] = await Promise.all([
+    getEntity(data, goalEntity, input.goal_uuid.toLowerCase(), true),
+    readLabelNames(data, loader, input.labels ?? []),
+  ]);
+  return { goal, labels };
+}
+
+/** A check-in create's read after its first round: what the goal names, when it is there. */
+async function readAroundGoal(ctx: DomainCtx, first: CheckinGoalRead, moves: MovesGoal): Promise<CheckinCreateState> {
+  if (!first.goal) return { ...first, goal: undefined };
+  return { ...first, goal: first.goal, around: await readGoalAround(ctx, first.goal, 1, moves) };
+}
+
+/**
  * `opts.checkinUuid`: the check-in's uuid, derived by a caller that may run the same create again (a data
  * source's sync run): a second run finds the check-in stored and answers it, so one run writes at most one.
+ * `opts.started`: readCheckinGoal begun by the route beside the caller's read (the first attempt's first round).
+ *
+ * Read once (readCheckinGoal, then readAroundGoal: the goal, the label names, the order, the access, the rollup
+ * ancestors), decide once (decideCheckinCreate: the check-in, the goal following it, the new labels and every
+ * ancestor's aggregate), write once (the runner's one transaction).
  */
-export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput, opts: { checkinUuid?: string } = {}): Promise<CheckinView> {
-  const goalUuid = input.goal_uuid.toLowerCase();
+export async function createCheckin(
+  ctx: DomainCtx,
+  input: CheckinCreateInput,
+  opts: { checkinUuid?: string; started?: Promise<CheckinGoalRead> } = {},
+): Promise<CheckinView> {
   const hidden = () => unknownGoal(input.goal_uuid);
   const ids = { checkin: opts.checkinUuid ?? newId(), labels: (input.labels ?? []).map(() => newId()) };
+  const moves = (today: string): MovesGoal => ({ date: input.checkin_date ?? today, value: input.value ?? null });
   return runCommand(ctx, {
     ids,
-    read: ({ ids, now }) => readGoalState(ctx, goalUuid, 1, () => resolveLabelNames(ctx, input.labels ?? [], ids.labels, now)),
-    decide: (read, now, ids) => decideCreate(read?.state, input, read?.extra.labels ?? [], { ...commandContext(ctx), hidden }, now, ids),
-    write: async (tx, write, read, run): Promise<CheckinWritten> => {
-      tx.create(checkinEntity, write.checkin).putSide(orderKeyOf(ctx, write.checkin), orderItem(write.checkin));
-      addLabelCreates(tx, read!.extra.created);
-      return {
-        checkin: write.checkin,
-        ...(await withRollups(ctx, tx, read!.stored, write.goal, run.now)),
-        access: read!.state.access,
-        createdLabels: read!.extra.created,
-      };
+    // started before the runner fixed its instant: today as the read sees it, which only chooses what to read
+    first: opts.started?.then((first) => readAroundGoal(ctx, first, moves(todayUtc(nowIso())))),
+    read: async ({ now }) => readAroundGoal(ctx, await readCheckinGoal(ctx, ctx.loader, input), moves(todayUtc(now))),
+    decide: (state, now, ids) => decideCheckinCreate(state, input, { ...commandContext(ctx), hidden }, now, ids),
+    write: (tx, d): CheckinWritten => {
+      tx.create(checkinEntity, d.checkin).putSide(orderKeyOf(ctx, d.checkin), orderItem(d.checkin));
+      addLabelCreates(tx, d.createdLabels);
+      return { checkin: d.checkin, ...addGoalAndRollups(tx, d), access: d.access, createdLabels: d.createdLabels };
     },
     stored: orStored(checkinEntity, ids.checkin, async (stored): Promise<CheckinWritten> => {
       const { goal, access } = await readableGoal(ctx, stored.goal_uuid);
@@ -179,77 +210,77 @@ export async function createCheckin(ctx: DomainCtx, input: CheckinCreateInput, o
 }
 
 /**
- * Read plan of a command on one check-in: the check-in, then its goal's state (`newest` order items, what
- * `extra` reads). A retry reads both at once: a check-in's goal never changes. Undefined parts are gone.
+ * Read plan of a command on one check-in: the check-in, then its goal beside what `extra` reads, then what the goal
+ * names (readGoalAround). A retry reads the check-in and its goal at once: a check-in's goal never changes.
  */
-function readCheckinState<X, I>(ctx: DomainCtx, id: string, newest: number, extra: (run: CommandRun<I>) => Promise<X>) {
+function readOnCheckin<X>(
+  ctx: DomainCtx,
+  id: string,
+  newest: number,
+  extra: () => Promise<X>,
+  value: (current: CheckinRecord) => MovesGoal['value'],
+) {
   let goalUuid: string | undefined;
-  return async (run: CommandRun<I>) => {
-    const [current, read] = await Promise.all([
+  return async (): Promise<OnCheckinState<X>> => {
+    const [current, known] = await Promise.all([
       getEntity(ctx, checkinEntity, id, true),
-      goalUuid === undefined ? undefined : readGoalState(ctx, goalUuid, newest, () => extra(run)),
+      goalUuid === undefined ? undefined : Promise.all([getEntity(ctx, goalEntity, goalUuid, true), extra()]),
     ]);
-    if (!current) return { current, read: undefined };
+    if (!current) return { current };
     goalUuid = current.record.goal_uuid;
-    return { current, read: read ?? (await readGoalState(ctx, goalUuid, newest, () => extra(run))) };
+    const [goal, more] = known ?? (await Promise.all([getEntity(ctx, goalEntity, goalUuid, true), extra()]));
+    if (!goal) return { current, goal };
+    const moves = { date: current.record.checkin_date, value: value(current.record) };
+    return { current, goal: await readGoalAround(ctx, goal, newest, moves), extra: more };
   };
 }
 
-/** The check-in and its goal both there: `decide` on them; else the 404 of the one missing. */
-function onCheckin<T, X>(
-  id: string,
-  s: { current: Stored<CheckinRecord> | undefined; read: { state: GoalState; extra: X } | undefined },
-  decide: (current: CheckinRecord, state: GoalState, extra: X) => Decision<T>,
-): Decision<T> {
-  if (!s.current) return refuse(notFound(id));
-  if (!s.read) return refuse(goalNotFound(s.current.record.goal_uuid));
-  return decide(s.current.record, s.read.state, s.read.extra);
-}
-
 export async function updateCheckin(ctx: DomainCtx, id: string, input: CheckinUpdateInput): Promise<CheckinView> {
-  const read = readCheckinState(ctx, id, 1, async ({ ids, now }: CommandRun<string[]>) =>
-    input.labels === undefined ? undefined : resolveLabelNames(ctx, input.labels, ids, now),
-  );
+  // new labels' ids are drawn once: every retried attempt names the same labels
+  const ids = (input.labels ?? []).map(() => newId());
+  const labels = input.labels;
   return runCommand(ctx, {
-    // new labels' ids are drawn once: every retried attempt names the same labels
-    ids: (input.labels ?? []).map(() => newId()),
-    read,
-    decide: (s, now) =>
-      onCheckin(id, s, (current, state, extra) => decideUpdate(state, current, input, extra?.labels, commandContext(ctx), now)),
-    write: async (tx, write, s, run): Promise<CheckinWritten> => {
-      const created = s.read!.extra?.created ?? [];
-      tx.replace(checkinEntity, s.current!, write.checkin);
-      addLabelCreates(tx, created);
-      return {
-        checkin: write.checkin,
-        ...(await withRollups(ctx, tx, s.read!.stored, write.goal, run.now)),
-        access: s.read!.state.access,
-        createdLabels: created,
-      };
+    ids,
+    read: readOnCheckin<LabelNamesRead | undefined>(
+      ctx,
+      id,
+      1,
+      async () => (labels === undefined ? undefined : readLabelNames(ctx, ctx.loader, labels)),
+      (current) => (input.value !== undefined ? input.value : current.value),
+    ),
+    decide: (s, now, ids) => decideCheckinUpdate(s, id, input, ids, commandContext(ctx), now),
+    write: (tx, d): CheckinWritten => {
+      tx.replace(checkinEntity, d.current, d.checkin);
+      addLabelCreates(tx, d.createdLabels);
+      return { checkin: d.checkin, ...addGoalAndRollups(tx, d), access: d.access, createdLabels: d.createdLabels };
     },
     after: (w) => afterCheckinWrite(ctx, w),
   });
 }
+
 /** Hard-deletes a check-in; when it was the goal's latest, the goal follows the one latest afterwards. Returns the deleted record. */
 export async function deleteCheckin(ctx: DomainCtx, id: string): Promise<CheckinView> {
-  const readState = readCheckinState(ctx, id, 2, async () => undefined);
+  // the goal follows the next latest check-in, not read yet: its value is not known
+  const read = readOnCheckin<CheckinRecord | undefined>(
+    ctx,
+    id,
+    2,
+    async () => undefined,
+    () => undefined,
+  );
   return runCommand(ctx, {
-    read: async (run) => {
-      const s = await readState(run);
+    read: async (): Promise<OnCheckinState<CheckinRecord | undefined>> => {
+      const s = await read();
       // the check-in that becomes the goal's latest, read only when this one is the latest
-      const newest = s.read?.state.newest ?? [];
+      if (!s.current || !s.goal) return s;
+      const newest = s.goal.newest;
       const next = deleteNeedsNext(newest, id) ? (await getEntity(ctx, checkinEntity, newest[1]!.id, true))?.record : undefined;
-      return { ...s, next };
+      return { ...s, extra: next };
     },
-    decide: (s, now) => onCheckin(id, s, (current, state) => decideDelete(state, current, s.next, now)),
-    write: async (tx, write, s, run): Promise<CheckinWritten> => {
-      tx.remove(checkinEntity, s.current!).deleteSide(orderKeyOf(ctx, s.current!.record));
-      return {
-        checkin: s.current!.record,
-        ...(await withRollups(ctx, tx, s.read!.stored, write.goal, run.now)),
-        access: s.read!.state.access,
-        createdLabels: [],
-      };
+    decide: (s, now) => decideCheckinDelete(s, id, now),
+    write: (tx, d): CheckinWritten => {
+      tx.remove(checkinEntity, d.current).deleteSide(orderKeyOf(ctx, d.current.record));
+      return { checkin: d.checkin, ...addGoalAndRollups(tx, d), access: d.access, createdLabels: [] };
     },
     after: (w) => afterCheckinWrite(ctx, w),
   });

@@ -1,4 +1,4 @@
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import { accept } from '#shared/decision.ts';
 import { newId, UUID_RE } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';

@@ -1,6 +1,6 @@
 import { isAdmin, type Caller } from '#shared/auth/caller.ts';
 import { nowIso } from '#shared/clock.ts';
-import { committedUnlessConditionFails } from '#shared/db/commands.ts';
+import { committedUnlessConditionFails } from '#shared/db/conflict-retries.ts';
 import { keys } from '#shared/db/keys.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getSide, querySideRange } from '#shared/db/side-items.ts';

@@ -1,5 +1,5 @@
 import { nowIso } from '#shared/clock.ts';
-import { runCommand } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/command/run.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
 import { keys } from '#shared/db/keys.ts';
 import type { ListEntry } from '#shared/db/model.ts';

@@ -26,6 +26,7 @@ import {
 import type { ClaimedLabel, LabelRecord, LabelRef } from '#shared/domain/labels/entity.ts';
 import { labelNamesOf, resolveLabels } from '#shared/domain/labels/decide.ts';
 import type { TimePeriodRecord } from '#shared/domain/time-periods/entity.ts';
+import { planGoalWrite, type AncestorsRead, type GoalWriteWithRollups } from '#shared/domain/goals/rollup-plan.ts';
 
 /**
  * What a create reads, in one batch: the period, the named users and teams, the new parents, the label name
@@ -162,4 +163,27 @@ export function decideCreate(
   };
   goal.searchable_content = searchableContent(goal);
   return { write: { goal, labels, createdLabels: created, parents: [...state.parents.values()].map((p) => p.stored) } };
+}
+
+/** What a create reads when it moves its rollup ancestors itself: the batch, and the ancestors above its rollup parents. */
+export interface CreateStateWithAncestors extends CreateState {
+  /** The new parents and, above those in rollup mode, their rollup ancestors (the parents as in `parents`). */
+  ancestors: AncestorsRead;
+}
+
+/**
+ * The whole create, pure: decideCreate, then the goal's effect on its parents' rollups by deltas (planGoalWrite:
+ * a new child counts with its contribution and no progress yet), written in the create's own transaction.
+ */
+export function decideCreateWithRollups(
+  kind: GoalKind,
+  input: GoalCreateCommand,
+  state: CreateStateWithAncestors,
+  actor: Actor,
+  now: string,
+  ids: CreateIds,
+): Decision<CreateWrite & { rollups: GoalWriteWithRollups }> {
+  const decided = decideCreate(kind, input, state, actor, now, ids);
+  if ('error' in decided) return decided;
+  return { write: { ...decided.write, rollups: planGoalWrite(undefined, decided.write.goal, state.ancestors, now) } };
 }

@@ -2,7 +2,7 @@
  * Goal commands, the pure part: given what the command read, the input, the time and fresh ids, decide the
  * records to write or the typed error (a Decision). No I/O, no clock, no id generation
  * (test/unit/goals-decide.test.ts). The shells (create.ts, update.ts, delete.ts, archive.ts) run them through
- * the command runner (shared/db/commands.ts). Create and update are in decide-create.ts and decide-update.ts,
+ * the command runner (shared/command/run.ts). Create and update are in decide-create.ts and decide-update.ts,
  * what they share in decide-refs.ts; archive and delete here.
  */
 import type { Stored } from '#shared/db/model.ts';

@@ -1,6 +1,6 @@
 /** Goal delete (soft), with the including_immediate_* and delete_hierarchy flags: read, decide (decide.ts), one transaction, all or nothing. */
 import { canWriteContent } from '#shared/auth/caller.ts';
-import { runCommand } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/command/run.ts';
 import type { Stored } from '#shared/db/model.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { refuse } from '#shared/decision.ts';

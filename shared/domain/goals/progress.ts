@@ -13,7 +13,7 @@ import type { GoalRecord, MetricRecord } from '#shared/domain/goals/entity.ts';
  *   as 0 (it has contributed nothing so far); with no counted child (or only zero weights) progress is null.
  * - A rollup goal keeps the aggregate of its counted children (`rollup`: Σ weight × progress and Σ weight, in
  *   integer hundredths, so adding deltas and summing from scratch give the same numbers, exactly). A check-in
- *   moves its ancestors by deltas in its own transaction (`rollupsWithGoalWrite`): a bounded number of items
+ *   moves its ancestors by deltas in its own transaction (`planGoalWrite`, rollup-plan.ts): a bounded number of items
  *   whatever the number of siblings. A full recompute from the children (`refreshRollups`) serves the other
  *   writes and the change stream, which repairs any drift (docs/data-model.md, "Rollups").
  */

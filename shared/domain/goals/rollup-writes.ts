@@ -1,22 +1,14 @@
-import { nowIso } from '#shared/clock.ts';
-import { runCommand } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/command/run.ts';
 import type { Stored } from '#shared/db/model.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities } from '#shared/db/reads.ts';
-import { WriteTx } from '#shared/db/write-tx.ts';
+import type { WriteTx } from '#shared/db/write-tx.ts';
 import { accept, type Decision } from '#shared/decision.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { childEntries } from '#shared/domain/goals/hierarchy.ts';
-import {
-  MAX_ROLLUP_GOALS,
-  namedAbove,
-  parentDeltas,
-  planAncestorDeltas,
-  planRollupWrites,
-  type RollupState,
-  type RollupWrite,
-} from '#shared/domain/goals/progress.ts';
+import { MAX_ROLLUP_GOALS, namedAbove, planRollupWrites, type RollupState, type RollupWrite } from '#shared/domain/goals/progress.ts';
+import type { AncestorsRead, GoalWriteWithRollups } from '#shared/domain/goals/rollup-plan.ts';
 import { ConcurrentUpdateError, MAX_TRANSACTION_ITEMS } from '#shared/errors.ts';
 
 // The rollup writes of shared/domain/goals/progress.ts (read, decide there, write): OWNED BY THE CHECK-INS WORK too.
@@ -26,7 +18,7 @@ import { ConcurrentUpdateError, MAX_TRANSACTION_ITEMS } from '#shared/errors.ts'
  * progress does not follow its children, so the walk stops there), each once, one strongly consistent batch
  * per round; a goal's `path` names its whole first-parent line, so a chain is read in one batch.
  */
-async function readAncestors(ctx: DataCtx, from: GoalRecord[]): Promise<{ stored: Map<string, Stored<GoalRecord>>; truncated: boolean }> {
+export async function readAncestors(ctx: DataCtx, from: GoalRecord[]): Promise<AncestorsRead> {
   const stored = new Map<string, Stored<GoalRecord>>();
   const self = new Set(from.map((g) => g.uuid));
   const named = new Set<string>();
@@ -49,64 +41,10 @@ async function readAncestors(ctx: DataCtx, from: GoalRecord[]): Promise<{ stored
   return { stored, truncated };
 }
 
-/** A goal write with the rollup ancestors that move with it, in one transaction (`addGoalWrite`). */
-export interface GoalWriteWithRollups {
-  /** The goal record to write; when `synced`, marked `rollup_synced_v` (its effect on its parents is in the same transaction). */
-  goal: GoalRecord;
-  /** Rollup ancestors written in the same transaction, each conditioned on the version read. */
-  ancestors: Array<{ before: Stored<GoalRecord>; after: GoalRecord }>;
-  /** Goals a delta reached that are not in rollup mode, checked at the version read. */
-  checks: Stored<GoalRecord>[];
-  /** False when the ancestors could not move with the goal: call `refreshRollups` after the commit (the stream does too). */
-  synced: boolean;
-}
-
-/**
- * Read and decide the rollup side of a goal write whose own mode and metric do not change (a check-in): the
- * ancestors that move are read (a bounded number: the goal's rollup ancestry, never its siblings) and their
- * new aggregates decided by deltas. `txItems`: the items the transaction holds besides the goal and the
- * ancestors. Not synced (and nothing read beyond the ancestry) when an ancestor keeps no aggregate yet (its
- * first recompute sets it), the ancestry is larger than MAX_ROLLUP_GOALS or the writes would not fit.
- *
- * Why this is right under concurrency: every goal written or checked is conditioned on the version read, so
- * the transaction commits only if the goal and those ancestors are exactly as read; an aggregate read with
- * the child it counts is consistent with it (each write that moves a child moves its parents' aggregates in
- * the same transaction, or is followed by a recompute), so adding the delta keeps it equal to the sum over
- * the children. Concurrent check-ins on siblings serialize on the parent: the loser re-reads and retries.
- */
-export async function rollupsWithGoalWrite(
-  ctx: DataCtx,
-  before: Stored<GoalRecord>,
-  after: GoalRecord,
-  txItems: number,
-  now = nowIso(),
-): Promise<GoalWriteWithRollups> {
-  const marked = { ...after, rollup_synced_v: before.version + 1 };
-  const unsynced: GoalWriteWithRollups = { goal: after, ancestors: [], checks: [], synced: false };
-  if (
-    before.record.progress_mode !== after.progress_mode ||
-    JSON.stringify(before.record.metric ?? null) !== JSON.stringify(after.metric ?? null)
-  )
-    return unsynced;
-  if (!parentDeltas(before.record, after).size) return { goal: marked, ancestors: [], checks: [], synced: true };
-  const { stored, truncated } = await readAncestors(ctx, [before.record, after]);
-  if (truncated) return unsynced;
-  const plan = planAncestorDeltas(before.record, after, new Map([...stored].map(([id, s]) => [id, s.record])), now);
-  if (!plan.complete || txItems + 1 + plan.writes.size + plan.checks.length > MAX_TRANSACTION_ITEMS) return unsynced;
-  return {
-    goal: marked,
-    ancestors: [...plan.writes].map(([id, next]) => {
-      const read = stored.get(id)!;
-      return { before: read, after: { ...next, rollup_synced_v: read.version + 1 } };
-    }),
-    checks: plan.checks.map((id) => stored.get(id)!),
-    synced: true,
-  };
-}
-
-/** Adds the goal write and its rollup ancestors (rollupsWithGoalWrite) to `tx`. */
-export function addGoalWrite(tx: WriteTx, before: Stored<GoalRecord>, w: GoalWriteWithRollups): WriteTx {
-  tx.replace(goalEntity, before, w.goal);
+/** Adds the goal write (a replace of the goal read, or its create) and its rollup ancestors (planGoalWrite) to `tx`. */
+export function addGoalWrite(tx: WriteTx, w: GoalWriteWithRollups): WriteTx {
+  if (w.before) tx.replace(goalEntity, w.before, w.goal);
+  else tx.create(goalEntity, w.goal);
   for (const a of w.ancestors) tx.replace(goalEntity, a.before, a.after);
   for (const c of w.checks) tx.checkVersion(goalEntity, c);
   return tx;
@@ -191,7 +129,7 @@ export async function readRollupState(
  * Brings the given goals (when they are in rollup mode) and every `progress_mode = rollup` ancestor of
  * them up to date before returning, recomputed from their children. Call after any write that changes a
  * goal's progress, its parent links, its contribution, its discarded/archived state, its progress_mode or
- * its metric and did not move its ancestors in its own transaction (rollupsWithGoalWrite). When a goal
+ * its metric and did not move its ancestors in its own transaction (planGoalWrite, rollup-plan.ts). When a goal
  * leaves a parent, pass the former parent too: it is recomputed itself (if rollup) and upwards.
  *
  * A goal may be passed as the record the caller just wrote: it only names the parents to start from (the
@@ -214,21 +152,13 @@ export async function refreshRollups(ctx: DataCtx, goals: Array<string | GoalRec
     clock: { perAttempt: true },
     read: () => readRollupState(ctx, start, written),
     decide: (read, now) => decideRollupRecords(read, planRollupWrites(read.state, start), now),
-    write: async (tx, changes, read) => {
-      // Over one transaction's size: the full parts commit here, children first; the last is the runner's.
-      let part = new WriteTx(ctx);
-      let lastStart = 0;
-      const full: WriteTx[] = [];
-      changes.forEach(({ before, after }, i) => {
-        if (part.size >= MAX_TRANSACTION_ITEMS) {
-          full.push(part);
-          part = new WriteTx(ctx);
-          lastStart = i;
-        }
-        part.replace(goalEntity, before, after);
-      });
-      for (const p of full) await p.commit();
-      for (const { before, after } of changes.slice(lastStart)) tx.replace(goalEntity, before, after);
+    write: (first, changes, read, run) => {
+      // Over one transaction's size: a plan of several, children first, which the runner commits in order.
+      let tx = first;
+      for (const { before, after } of changes) {
+        if (tx.size >= MAX_TRANSACTION_ITEMS) tx = run.part();
+        tx.replace(goalEntity, before, after);
+      }
       const latest = new Map(read.state.goals);
       for (const { after } of changes) latest.set(after.uuid, after);
       return latest;

@@ -1,6 +1,6 @@
 /** Goal update: read the goal, then one batched read of what it names, decide (decide.ts), one transaction; then rollups and paths. */
 import { canWriteContent } from '#shared/auth/caller.ts';
-import { mutateEntity, runCommand } from '#shared/db/commands.ts';
+import { mutateEntity, runCommand } from '#shared/command/run.ts';
 import { BatchRead, getEntities, getEntity } from '#shared/db/reads.ts';
 import { refuse } from '#shared/decision.ts';
 import { newId } from '#shared/ids.ts';

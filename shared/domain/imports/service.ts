@@ -3,7 +3,7 @@ import { newId } from '#shared/ids.ts';
 import type { Checks } from '#shared/auth/permissions.ts';
 import { requireContentWriter } from '#shared/auth/permissions.ts';
 import { nowIso } from '#shared/clock.ts';
-import { mutateEntity, runCommand } from '#shared/db/commands.ts';
+import { mutateEntity, runCommand } from '#shared/command/run.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { querySidePage } from '#shared/db/side-items.ts';

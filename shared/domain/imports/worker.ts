@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { callerTeamUuids } from '#shared/auth/load-caller.ts';
 import { nowIso, sleep } from '#shared/clock.ts';
-import { mutateEntity, runCommand } from '#shared/db/commands.ts';
+import { mutateEntity, runCommand } from '#shared/command/run.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
 import { accept } from '#shared/decision.ts';

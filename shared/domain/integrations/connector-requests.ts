@@ -1,7 +1,8 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { requireAdmin, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
 import { nowIso } from '#shared/clock.ts';
-import { committedUnlessConditionFails, runCommand } from '#shared/db/commands.ts';
+import { runCommand } from '#shared/command/run.ts';
+import { committedUnlessConditionFails } from '#shared/db/conflict-retries.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { getSide } from '#shared/db/side-items.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
-import { committedUnlessConditionFails } from '#shared/db/commands.ts';
+import { committedUnlessConditionFails } from '#shared/db/conflict-retries.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DataSourceRecord } from '#shared/domain/integrations/entity.ts';
 import { FAILURES_BEFORE_FAILING, FAILING_RETRY_MINUTES } from '#shared/domain/integrations/sync-rules.ts';

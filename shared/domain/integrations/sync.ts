@@ -1,7 +1,7 @@
 import type { Caller } from '#shared/auth/caller.ts';
 import { callerTeamUuids, serviceAccountCaller } from '#shared/auth/load-caller.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import type { WriteTx } from '#shared/db/write-tx.ts';

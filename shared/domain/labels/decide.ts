@@ -172,6 +172,24 @@ export function resolveLabels(
   return { labels: distinctLabels(labels), created };
 }
 
+/** What a command read to resolve label names (labels/service.ts `readLabelNames`). */
+export interface LabelNamesRead {
+  named: ReturnType<typeof labelNamesOf>;
+  claims: ReadonlyMap<string, ClaimedLabel>;
+  existing: ReadonlyMap<string, Pick<LabelRecord, 'uuid' | 'name'>>;
+}
+
+/** Pure: the labels the names read resolve to (resolveLabels), or the 422 of a name out of bounds. */
+export function namedLabels(
+  read: LabelNamesRead,
+  ids: readonly string[],
+  creatorUuid: string,
+  now: string,
+): Decision<{ labels: LabelRef[]; created: LabelRecord[] }> {
+  if ('error' in read.named) return refuse(read.named.error);
+  return accept(resolveLabels(read.named.wanted, read.claims, read.existing, ids, creatorUuid, now));
+}
+
 /** Each label once, in order of first appearance. */
 export function distinctLabels(labels: readonly LabelRef[]): LabelRef[] {
   const seen = new Set<string>();

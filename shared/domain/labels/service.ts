@@ -1,7 +1,7 @@
 import { canWriteContent, isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import { entryPartitionOf, partitionEntries, queryList } from '#shared/db/index-queries.ts';
 import type { BaseRecord, EntityDef, Stored } from '#shared/db/model.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
@@ -9,7 +9,8 @@ import { findClaims, getEntities, getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { entityShow } from '#shared/domain/entity-show.ts';
-import { refuse } from '#shared/decision.ts';
+import type { Loader } from '#shared/list/entity-cache.ts';
+import { accept, refuse } from '#shared/decision.ts';
 import {
   canManageLabel,
   decideCreateLabel,
@@ -19,11 +20,11 @@ import {
   labelNamesOf,
   MAX_LABEL_DEPTH,
   planLabelUpdate,
-  resolveLabels,
   type LabelCreate,
+  type LabelNamesRead,
   type LabelUpdate,
 } from '#shared/domain/labels/decide.ts';
-import { claimedLabels, labelEntity, labelsInGroup, labelsToRead, type LabelRecord, type LabelRef } from '#shared/domain/labels/entity.ts';
+import { claimedLabels, labelEntity, labelsInGroup, labelsToRead, type LabelRecord } from '#shared/domain/labels/entity.ts';
 import { ConcurrentUpdateError, MAX_TRANSACTION_ITEMS, NotFoundError } from '#shared/errors.ts';
 
 /** Label commands: read, decide (decide.ts, where the rules are), write once. */
@@ -145,10 +146,10 @@ async function descendantsDeepestFirst(ctx: DataCtx, groupUuid: string): Promise
 
 /**
  * Deletes a label; a group goes with everything under it (found through the `label@parent#<group>` entry
- * lists). One transaction when it fits in DynamoDB's 100-item limit (MAX_TRANSACTION_ITEMS; a group with up to
- * 32 children: 3 items per child, 2 for the group). A larger group is deleted deepest-first in several transactions with the group
- * in the last one, so a failure midway leaves the group (with fewer labels under it) and a retry finishes it.
- * Returns the deleted record.
+ * lists). One transaction when it fits in DynamoDB's 100-item limit (MAX_TRANSACTION_ITEMS; a group with up to 32 children: 3 items
+ * per child, 2 for the group). A larger group is a plan of several transactions, deepest-first with the group in
+ * the last one, which the runner commits in order: a failure midway leaves the group (with fewer labels under it)
+ * and a retry finishes it. Returns the deleted record.
  */
 export async function deleteLabel(ctx: DomainCtx, id: string): Promise<LabelRecord> {
   return runCommand(ctx, {
@@ -161,44 +162,43 @@ export async function deleteLabel(ctx: DomainCtx, id: string): Promise<LabelReco
         }
       );
     },
-    decide: (s) => (s ? decideDeleteLabel(ctx.caller, s.current.record) : refuse(notFound(id))),
-    write: async (tx, label, s) => {
-      await removeLast(ctx, labelEntity, s!.under, s!.current, tx);
-      return label;
+    decide: (s) => {
+      if (!s) return refuse(notFound(id));
+      const d = decideDeleteLabel(ctx.caller, s.current.record);
+      return 'error' in d ? d : accept({ label: d.write, ...s });
+    },
+    write: (tx, d, _s, run) => {
+      removeInParts(ctx, labelEntity, d.under, d.current, tx, run.part);
+      return d.label;
     },
   });
 }
 
 /**
- * Removes `first` and then `last`, packing as many removals per transaction as fit; the ones before are
- * committed here, `last` goes in `final` (the command's transaction, committed by the runner).
+ * Removes `first` and then `last`, packing as many removals per transaction as fit: the first in `tx`, each next
+ * one started by `part()` (the runner commits them in order), `last` in the final one.
  */
-async function removeLast<R extends BaseRecord>(
+function removeInParts<R extends BaseRecord>(
   ctx: DataCtx,
   def: EntityDef<R>,
   first: Array<Stored<R>>,
   last: Stored<R>,
-  final: WriteTx,
-): Promise<void> {
+  tx: WriteTx,
+  part: () => WriteTx,
+): void {
   const cost = (s: Stored<R>) => new WriteTx(ctx).remove(def, s).size;
   const budget = MAX_TRANSACTION_ITEMS - cost(last);
-  const batches: Array<Array<Stored<R>>> = [[]];
+  let current = tx;
   let size = 0;
   for (const s of first) {
     if (size + cost(s) > budget) {
-      batches.push([]);
+      current = part();
       size = 0;
     }
-    batches.at(-1)!.push(s);
+    current.remove(def, s);
     size += cost(s);
   }
-  for (const batch of batches.slice(0, -1)) {
-    const tx = new WriteTx(ctx);
-    for (const s of batch) tx.remove(def, s);
-    await tx.commit();
-  }
-  for (const s of batches.at(-1)!) final.remove(def, s);
-  final.remove(def, last);
+  current.remove(def, last);
 }
 
 /**
@@ -211,29 +211,25 @@ const autoCreatedLabelEntity: EntityDef<LabelRecord> = {
   uniques: (l) => labelEntity.uniques!(l).map((u) => ({ ...u, onTaken: () => new ConcurrentUpdateError() })),
 };
 
-/** The writes of labels resolveLabelNames made up: each with its name claim (a lost claim is a retry, not `taken`). */
+/** The writes of labels namedLabels made up: each with its name claim (a lost claim is a retry, not `taken`). */
 export function addLabelCreates(tx: WriteTx, created: LabelRecord[]): void {
   for (const record of created) tx.create(autoCreatedLabelEntity, record);
 }
 
 /**
- * For goal-less callers of the label rules (check-in writes; `labels` = label names): reads the name claims
- * (each naming its label as spelled; the labels themselves only for claims written before claims carried the
- * name), then resolves the names (labels/decide.ts `resolveLabels`): the tenant's labels with those names
+ * For goal-less callers of the label rules (check-in writes; `labels` = label names), the read, which needs no
+ * caller (a route may start it beside the caller's read): the names as a body sent them (or their 422), their name
+ * claims (each naming its label as spelled), and the labels of claims written before claims carried the name. The
+ * names then resolve purely (labels/decide.ts `namedLabels`): the tenant's labels with those names
  * (case-insensitive, de-duplicated, in order of first appearance) and, for each name with no label yet, a new
- * regular label (creator = caller) with the n-th of `ids`, drawn by the caller before its retry loop so every
+ * regular label (creator = caller) with the n-th of the ids the command drew before its retry loop, so every
  * attempt names the same label. New labels are written only by addLabelCreates, in the command's transaction.
  */
-export async function resolveLabelNames(
-  ctx: DomainCtx,
-  names: string[],
-  ids: readonly string[],
-  now: string,
-): Promise<{ labels: LabelRef[]; created: LabelRecord[] }> {
+export async function readLabelNames(data: DataCtx, loader: Pick<Loader, 'many'>, names: readonly string[]): Promise<LabelNamesRead> {
   const named = labelNamesOf(names);
-  if ('error' in named) throw named.error;
-  const claims = claimedLabels(await findClaims(ctx, 'label_name', named.wanted.keys()));
+  if ('error' in named) return { named, claims: new Map(), existing: new Map() };
+  const claims = claimedLabels(await findClaims(data, 'label_name', named.wanted.keys()));
   const unnamed = labelsToRead(claims);
-  const existing = new Map((unnamed.length ? await ctx.loader.many(labelEntity, unnamed) : []).map((l) => [l.uuid, l]));
-  return resolveLabels(named.wanted, claims, existing, ids, ctx.caller.userId, now);
+  const existing = new Map((unnamed.length ? await loader.many(labelEntity, unnamed) : []).map((l) => [l.uuid, l]));
+  return { named, claims, existing };
 }

@@ -1,7 +1,7 @@
 import { sleep } from '#shared/clock.ts';
 import { hashClientSecret, newClientSecret, UNKNOWN_CLIENT_HASH, verifyClientSecret } from '#shared/auth/client-secret.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';

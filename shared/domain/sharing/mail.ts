@@ -2,7 +2,7 @@ import { nowIso } from '#shared/clock.ts';
 import type { Stored } from '#shared/db/model.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';
-import { committedUnlessConditionFails } from '#shared/db/commands.ts';
+import { committedUnlessConditionFails } from '#shared/db/conflict-retries.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { notificationEntity, type NotificationKind, type NotificationRecord } from '#shared/domain/sharing/entity.ts';
 import type { Level, ShareablePath } from '#shared/domain/sharing/types.ts';

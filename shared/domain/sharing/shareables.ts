@@ -1,4 +1,4 @@
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import { newId } from '#shared/ids.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import { decided, refuse } from '#shared/decision.ts';

@@ -12,7 +12,7 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import { entriesOf, entryPartitionOf, partitionEntries } from '#shared/db/index-queries.ts';
 import type { ListEntry, Stored } from '#shared/db/model.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';

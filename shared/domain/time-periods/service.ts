@@ -1,7 +1,7 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import { directoryAccessSource, directoryChecks, type AccessSource, type Checks } from '#shared/auth/permissions.ts';
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import { entriesOf } from '#shared/db/index-queries.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';

@@ -1,7 +1,7 @@
 import { isAdmin } from '#shared/auth/caller.ts';
 import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import type { Stored } from '#shared/db/model.ts';
 import { entriesOf } from '#shared/db/index-queries.ts';
 import { BatchRead, findUnique, getEntity } from '#shared/db/reads.ts';

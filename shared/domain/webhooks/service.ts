@@ -3,7 +3,7 @@ import { newId } from '#shared/ids.ts';
 import type { AccessSource, Checks } from '#shared/auth/permissions.ts';
 import { secretBox } from '#shared/auth/secret-box.ts';
 import { keys } from '#shared/db/keys.ts';
-import { orStored, runCommand } from '#shared/db/commands.ts';
+import { orStored, runCommand } from '#shared/command/run.ts';
 import { partitionEntries } from '#shared/db/index-queries.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntities, getEntity } from '#shared/db/reads.ts';

@@ -12,8 +12,8 @@ export const earlyLists = (
 ): MiddlewareObj<ApiEvent, ApiResult, Error, Context, ApiInternal> => ({
   name: 'earlyLists',
   before: (request) => {
-    const { data, loader, params, query, ctx } = request.internal;
-    const started = early?.({ data, loader, params, query, event: request.event, ctx }) ?? Promise.resolve(undefined);
+    const { data, loader, params, query, ctx, body } = request.internal;
+    const started = early?.({ data, loader, body, params, query, event: request.event, ctx }) ?? Promise.resolve(undefined);
     started.catch(() => undefined); // awaited by the handler once the caller is admitted
     request.internal.early = started;
   },

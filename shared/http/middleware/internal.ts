@@ -59,7 +59,7 @@ export interface ApiInternal extends LoggingInternal {
 export type ReadAhead = (params: Record<string, string>) => { entities?: EntityRef[]; teams?: boolean };
 
 /**
- * What a route may start before its caller is known (`early`: a list's plan and first keys), concurrently with
+ * What a route may start before its caller is known (`early`: a list's plan and first keys, a check-in's goal), concurrently with
  * the caller's read: reads of the token's tenant, through the request's own loader. `ctx` resolves once the
  * caller is known and admitted by the limiter; a 401 or 429 rejects it, the early work stops at its next await
  * of it and its result is dropped. So nothing is answered, and no caller-specific decision made, before the
@@ -68,6 +68,8 @@ export type ReadAhead = (params: Record<string, string>) => { entities?: EntityR
 export interface EarlyRequest {
   data: DataCtx;
   loader: Loader;
+  /** The validated body (400/422 rejects it), as `handle` gets it: a write may start its first read from it. */
+  body: () => Promise<unknown>;
   params: Record<string, string>;
   query: Array<[string, string]>;
   event: ApiEvent;

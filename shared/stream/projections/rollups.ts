@@ -3,15 +3,14 @@ import { decided } from '#shared/decision.ts';
 import { goalEntity, type GoalRecord } from '#shared/domain/goals/entity.ts';
 import { planRollupWrites, rollupSynced } from '#shared/domain/goals/progress.ts';
 import { decideRollupRecords, readRollupState } from '#shared/domain/goals/rollup-writes.ts';
+import { anyMoved, ROLLUP_INPUTS } from '#shared/domain/goals/derived-fields.ts';
 import { entityRecord, versionOf } from '#shared/stream/changes.ts';
 import type { Projection } from '#shared/stream/projection.ts';
 import type { TableChange } from '#shared/table-change.ts';
 
-/** The goal fields a parent's rollup is computed from (progress.ts aggregateOf, aggregateProgress), and its own aggregate (a write that changed it outside a rollup write is checked). */
-const ROLLUP_INPUTS = ['current_progress', 'parent_links', 'progress_mode', 'discarded_at', 'archived_at', 'metric', 'rollup'] as const;
-
+// what a rollup is made from: declared once, in goals/derived-fields.ts
 const moved = (before: GoalRecord | undefined, after: GoalRecord | undefined) =>
-  !before || !after || ROLLUP_INPUTS.some((k) => JSON.stringify(before[k] ?? null) !== JSON.stringify(after[k] ?? null));
+  !before || !after || anyMoved(ROLLUP_INPUTS, before, after);
 
 /**
  * Where a recompute starts: the goal by uuid (read again, so a rollup goal is recomputed on current data) and,

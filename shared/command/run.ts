@@ -1,76 +1,17 @@
-import { nowIso, sleep } from '#shared/clock.ts';
+import { nowIso } from '#shared/clock.ts';
+import { retryOnConflict } from '#shared/db/conflict-retries.ts';
 import type { BaseRecord, EntityDef, Stored } from '#shared/db/model.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
 import { getEntity } from '#shared/db/reads.ts';
 import { AlreadyCreatedError } from '#shared/db/tx-errors.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import { accept, refuse, type Decision } from '#shared/decision.ts';
-import { conditionFailed, ConcurrentUpdateError, TransactionConflictError, type AppError } from '#shared/errors.ts';
+import { ConcurrentUpdateError, type AppError } from '#shared/errors.ts';
 
 /**
- * The one retry budget of a write that lost an optimistic race (ConcurrentUpdateError): attempts in all (and
- * CONFLICT_DEADLINE_MS in time), never nested. Sized for the worst burst the service promises to absorb without a 409: many concurrent
- * check-ins under one rollup parent (each round of retries lets at least one writer of each contended item
- * through; test/e2e/checkins-progress.test.ts runs 40 under one parent). Back-off is exponential with full
- * jitter, capped, so a burst spreads out instead of colliding in lockstep.
- */
-export const CONFLICT_ATTEMPTS = 64;
-/**
- * And a time budget: no retry starts (back-off included) past this long after the first attempt, so a request
- * answers 409 conflict ("retry the request") well inside its function's 10 s timeout instead of being cut off
- * mid-write by Lambda (64 attempts at up to 400 ms of back-off each could outlast it).
- */
-export const CONFLICT_DEADLINE_MS = 7_000;
-const BACKOFF_CAP_MS = 400;
-const backoff = (n: number) => Math.random() * Math.min(BACKOFF_CAP_MS, 10 * 2 ** n);
-
-/**
- * Runs a read-check-write attempt again when its transaction lost an optimistic race, within the one budget
- * (CONFLICT_ATTEMPTS). Creates need it because two overlapping transactions on one uniqueness claim can be
- * cancelled as a conflict rather than a failed condition (the retry then sees the claim: 422 taken); deletes
- * because they are conditioned on the version read. Commands use runCommand, which retries through this.
- */
-export async function retryOnConflict<T>(
-  attempt: (n: number) => Promise<T>,
-  retries: (err: unknown) => boolean = (err) => err instanceof ConcurrentUpdateError,
-): Promise<T> {
-  const started = Date.now();
-  for (let n = 0; ; n++) {
-    try {
-      return await attempt(n);
-    } catch (err) {
-      if (!retries(err) || n >= CONFLICT_ATTEMPTS - 1) throw err;
-      const wait = backoff(n);
-      if (Date.now() - started + wait > CONFLICT_DEADLINE_MS) throw err;
-      await sleep(wait);
-    }
-  }
-}
-
-/**
- * Makes a conditioned write that reads a failed condition as its answer (already done, taken by another) again
- * while DynamoDB cancels it for a transaction conflict (nothing written, nothing decided), within the one budget.
- */
-export const retryTransactionConflicts = <T>(write: () => Promise<T>): Promise<T> =>
-  retryOnConflict(write, (err) => err instanceof TransactionConflictError);
-
-/**
- * Commits a conditioned write whose failed condition is an answer (already there, taken by another, moved on):
- * true when it committed, false when its condition failed; a transaction conflict makes it again
- * (retryTransactionConflicts), never reads as that answer.
- */
-export async function committedUnlessConditionFails(write: () => WriteTx): Promise<boolean> {
-  try {
-    await retryTransactionConflicts(() => write().commit());
-    return true;
-  } catch (err) {
-    if (conditionFailed(err)) return false;
-    throw err;
-  }
-}
-
-/**
- * One command, the shape every domain write has (docs/architecture.md, "worked example"):
+ * One command, the shape every domain write has (the decider pattern; docs/architecture.md "Commands", and the
+ * walk of a check-in there). The runner sits above the store: it reads through the command's read step, asks its
+ * pure decision, and commits what `write` mapped the decision to.
  *  - `ids` (drawn by the command's caller, once) and the clock are fixed before anything else: every attempt (and a replay of the request
  *    under the same Idempotency-Key, whose ids are seeded) writes the same records at the same time. `clock`:
  *    the caller's own (`now`: a worker under an injected clock), or read again on each attempt once its read is
@@ -78,22 +19,30 @@ export async function committedUnlessConditionFails(write: () => WriteTx): Promi
  *    stamps must follow the write it lost a race to (a parent's updated_at never moves back; a run starts after
  *    the one it waited for);
  *  - `precheck`: a refusal that must answer before anything is read (e.g. a viewer creating), once;
- *  - `read` the state (again on every attempt; `attempt` counts from 0), `decide` purely on it (a Decision:
- *    its error is answered, nothing written), `write` the decision into one transaction, which the runner
- *    commits; a lost race (ConcurrentUpdateError) runs read-decide-write again within the one budget;
+ *  - `read` everything the command needs, typed per command (again on every attempt; `attempt` counts from 0);
+ *    `first`: the first attempt's read when the caller started it already (beside the caller's own read: a
+ *    check-in's goal), so the first attempt costs no round trip more than the read itself;
+ *  - `decide` purely on it (a Decision: its error is answered, nothing written): everything the command writes,
+ *    derived values included (a check-in's rollup ancestors);
+ *  - `write` maps the decision into the runner's transaction; a decision too large for one transaction maps into
+ *    a plan of several (`run.part()` starts the next; the runner commits them in order, so a later part lost to
+ *    a race is resumed by the next attempt, which reads what the earlier parts committed); a lost race
+ *    (ConcurrentUpdateError) runs read-decide-write again within the one budget;
  *  - `stored`: a create whose record an earlier attempt of this request already stored (AlreadyCreatedError
  *    under seeded ids) answers with that record, presented as `write` would have (createdOrStored);
  *  - `recover`: a failed condition of the write that is an answer, not an error (e.g. a repeated request
  *    finding its own claim): what to answer instead, or undefined to let the error through;
- *  - `after`: derived work once the transaction committed (rollups, caches), on the stored record too.
+ *  - `after`: work once the transaction committed (caches, signals; for the few writes that cannot move their
+ *    rollup ancestors in their own transaction, the recompute), on the stored record too.
  */
 export interface Command<S, W, R, I, O> {
   ids?: I;
   clock?: { now?: () => string; perAttempt?: boolean };
   precheck?: (ids: I) => AppError | undefined | Promise<AppError | undefined>;
+  first?: Promise<S>;
   read: (run: CommandRun<I>) => Promise<S>;
   decide: (state: S, now: string, ids: I) => Decision<W>;
-  write: (tx: WriteTx, write: W, state: S, run: CommandRun<I>) => R | Promise<R>;
+  write: (tx: WriteTx, write: W, state: S, run: WriteRun<I>) => R | Promise<R>;
   stored?: StoredAnswer<R>;
   recover?: (err: unknown, state: S) => Promise<R | undefined>;
   after?: (result: R) => O | Promise<O>;
@@ -104,6 +53,11 @@ export interface CommandRun<I> {
   ids: I;
   now: string;
   attempt: number;
+}
+
+/** The write step's run: `part()` starts the next transaction of a plan of several (committed in order after the ones before). */
+export interface WriteRun<I> extends CommandRun<I> {
+  part(): WriteTx;
 }
 
 /** How a create answers when its record is already stored (`orStored`). */
@@ -127,20 +81,27 @@ export async function runCommand<S, W, R, I = undefined, O = R>(ctx: DataCtx, c:
   const ids = c.ids as I;
   const clock = c.clock?.now ?? commandClock.now;
   const fixed = c.clock?.perAttempt ? undefined : clock();
+  c.first?.catch(() => undefined); // awaited by the first attempt; a precheck's refusal leaves it unread
   const refusal = await c.precheck?.(ids);
   if (refusal) throw refusal;
   const attempts = () =>
     retryOnConflict(async (n) => {
       const run = { ids, now: fixed ?? clock(), attempt: n };
-      const state = await c.read(run);
+      const state = await (n === 0 && c.first ? c.first : c.read(run));
       // per attempt, the instant follows what the attempt read (a run ended just before is over by then)
       if (fixed === undefined) run.now = clock();
       const decision = c.decide(state, run.now, ids);
       if ('error' in decision) throw decision.error;
-      const tx = new WriteTx(ctx);
-      const result = await c.write(tx, decision.write, state, run);
+      const parts = [new WriteTx(ctx)];
+      const result = await c.write(parts[0]!, decision.write, state, {
+        ...run,
+        part: () => {
+          parts.push(new WriteTx(ctx));
+          return parts.at(-1)!;
+        },
+      });
       try {
-        await tx.commit();
+        for (const tx of parts) await tx.commit();
       } catch (err) {
         const recovered = err instanceof ConcurrentUpdateError ? undefined : await c.recover?.(err, state);
         if (recovered === undefined) throw err;
