@@ -18,6 +18,7 @@ import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
 import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
 import { awsFaithfulLayer, faithfulCountsFile, faithfulSettings, writeFaithfulCounts, type FaithfulCounts } from './aws-faithful.ts';
 import { registerWorkers, startSchedules, streamPoller } from './local-entry-points.ts';
+import { writeStackStats } from './stack-stats.ts';
 
 /**
  * The local stack: DynamoDB Local + every route of the route table served over HTTP, each request turned
@@ -233,6 +234,17 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
   );
   for (const p of pollers) p.start();
   const stream = pollers[0]!; // the stream processor's (the first row): what the tests and the chaos run report
+  // how the stream and the queues keep up, every second, for a run that started this stack as a process (chaos, soak)
+  const statsTimer = setInterval(
+    () =>
+      writeStackStats(dataDir, {
+        at: Date.now(),
+        stream: { delivered: stream.delivered, maxLagMs: stream.maxLag.ms, maxLagAt: stream.maxLag.at },
+        queues: queues.stats(),
+      }),
+    1000,
+  );
+  statsTimer.unref();
 
   const compiled = routes.map(compile);
   // Routes by method, and each route's grant, built once: a request scans only its method's routes.
@@ -419,6 +431,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     queues,
     stop: async () => {
       stopSchedules();
+      clearInterval(statsTimer);
       if (countsTimer) clearInterval(countsTimer);
       queues.stop();
       for (const p of pollers) await p.stop();
