@@ -233,6 +233,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     streamPoller(row, { endpoint: dynamo.endpoint, streamArn, dataDir, deadLetterFile: dlqFile, load, log }),
   );
   for (const p of pollers) p.start();
+  const startedAt = Date.now();
   const stream = pollers[0]!; // the stream processor's (the first row): what the tests and the chaos run report
   // how the stream and the queues keep up, every second, for a run that started this stack as a process (chaos, soak)
   const statsTimer = setInterval(
@@ -240,7 +241,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       writeStackStats(dataDir, {
         at: Date.now(),
         stream: { delivered: stream.delivered, maxLagMs: stream.maxLag.ms, maxLagAt: stream.maxLag.at },
-        queues: queues.stats(),
+        queues: queues.stats(startedAt),
       }),
     1000,
   );

@@ -277,13 +277,17 @@ export class LocalQueues implements QueueSender {
     return this.queues.get(queue)?.slots.size ?? 0;
   }
 
-  /** Per queue: messages not yet deleted, batches in flight, and the age of the oldest message (SQS's ApproximateAgeOfOldestMessage). */
-  stats(now = Date.now()): Record<string, { pending: number; inFlight: number; oldestAgeMs: number }> {
+  /**
+   * Per queue: messages not yet deleted, batches in flight, and the age of the oldest message (SQS's
+   * ApproximateAgeOfOldestMessage), counted from `since` at the earliest (the local stack's start: a message sent
+   * before a restart did not wait for its worker while no stack ran).
+   */
+  stats(since = 0, now = Date.now()): Record<string, { pending: number; inFlight: number; oldestAgeMs: number }> {
     const out: Record<string, { pending: number; inFlight: number; oldestAgeMs: number }> = {};
     for (const [name, q] of this.queues) {
       let oldest = now;
       for (const { m } of q.slots.values()) if (m.sentAt < oldest) oldest = m.sentAt;
-      out[name] = { pending: q.slots.size, inFlight: q.inFlight, oldestAgeMs: now - oldest };
+      out[name] = { pending: q.slots.size, inFlight: q.inFlight, oldestAgeMs: q.slots.size ? now - Math.max(oldest, since) : 0 };
     }
     return out;
   }
