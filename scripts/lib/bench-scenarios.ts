@@ -263,7 +263,7 @@ export async function runScenarios(url: string, callers: BenchCallers, refs: See
   }
   rows.push(...(await syncRows(url, callers, refs, settled)));
   await settled();
-  rows.push(await deliveryRow(url, callers.admin));
+  rows.push(await deliveryRow(url, callers.admin, [...refs.rollupTrees.values()][0]!.leaves, settled));
   return rows;
 }
 
