@@ -21,11 +21,18 @@ import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import { LogGroup } from 'aws-cdk-lib/aws-logs';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
-import { DATA_SOURCE_SYNC_QUEUE } from '#shared/domain/integrations/entity.ts';
-import { duePartitionPrefix } from '#shared/domain/integrations/sync-due.ts';
 import type { Construct } from 'constructs';
-import { routeName, routes as routeTable, workers as workerTable, type Route, type Worker } from '#shared/routes/index.ts';
-import { streamProcessorRow } from '#shared/routes/stream.ts';
+import {
+  routeName,
+  routes as routeTable,
+  schedules as scheduleTable,
+  streamConsumers as streamTable,
+  workers as workerTable,
+  type Route,
+  type Schedule as ScheduleRow,
+  type StreamConsumer,
+  type Worker,
+} from '#shared/routes/index.ts';
 import { tableAccessOf } from '#shared/routes/types.ts';
 import type { StackConfig } from './config.ts';
 import { ServiceAlarms } from './constructs/alarms.ts';
@@ -36,6 +43,7 @@ import { ServiceFunction } from './constructs/service-function.ts';
 import { TABLE_ACTIONS, TenantData, type TableAccess } from './constructs/tenant-data.ts';
 import { TokenIssuer } from './constructs/token-issuer.ts';
 import { WorkQueue } from './constructs/work-queue.ts';
+import { WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
 
 export interface GoalTrackingStackProps extends StackProps {
   config: StackConfig;
@@ -43,7 +51,13 @@ export interface GoalTrackingStackProps extends StackProps {
   routes?: Route[];
   /** Defaults to the worker lists aggregated in shared/routes/index.ts. */
   workers?: Worker[];
+  /** Defaults to the stream consumers and schedules of shared/routes/index.ts. */
+  streamConsumers?: StreamConsumer[];
+  schedules?: ScheduleRow[];
 }
+
+/** Contract 14: derived state (events, webhooks, e-mail, history) follows a write within 60 s; the stack alarms past that. */
+const DERIVED_STATE_SECONDS = 60;
 
 /** Route functions: API Gateway gives up after 30 s; a request that needs more belongs on a queue. */
 const ROUTE_TIMEOUT = Duration.seconds(10);
@@ -110,17 +124,20 @@ export class GoalTrackingStack extends Stack {
   /** Keys the ids of Idempotency-Key requests and the list cursors (shared/auth/id-seed-secret.ts): HMAC, only GenerateMac granted. */
   readonly idSeedKey: Key;
   readonly alarms: ServiceAlarms;
-  /** The change stream's processor (shared/stream/) and its on-failure destination. */
-  readonly streamProcessor: ServiceFunction;
-  /** The data-source schedule's sweep (EventBridge, every minute). */
-  readonly dataSourceSweep?: ServiceFunction;
+  /** One function per stream consumer row (the change stream's processor, shared/stream/). */
+  readonly streamFunctions = new Map<StreamConsumer, ServiceFunction>();
+  /** The stream consumers' on-failure destination. */
   readonly streamDeadLetters: Queue;
+  /** One function per schedule row, run by its EventBridge rule (the data-source sweep). */
+  readonly scheduleFunctions = new Map<ScheduleRow, ServiceFunction>();
   private bedrockBound = false;
 
   constructor(scope: Construct, id: string, props: GoalTrackingStackProps) {
     super(scope, id, { description: 'Goal-tracking API (HTTP API + Lambda + DynamoDB + SQS + SES)', ...props });
     const config = props.config;
     const workers = props.workers ?? workerTable;
+    const streams = props.streamConsumers ?? streamTable;
+    const schedules = props.schedules ?? scheduleTable;
     const routes = (props.routes ?? routeTable).filter((r) => config.issuer.kind === 'self' || !isSelfIssuerRoute(r));
 
     this.data = new TenantData(this, 'Data');
@@ -282,7 +299,8 @@ export class GoalTrackingStack extends Stack {
         new SqsEventSource(queue.queue, {
           batchSize: w.batchSize,
           reportBatchItemFailures: true,
-          ...(w.maxConcurrency ? { maxConcurrency: w.maxConcurrency } : {}),
+          maxConcurrency: w.maxConcurrency,
+          ...(w.batchWindowSeconds ? { maxBatchingWindow: Duration.seconds(w.batchWindowSeconds) } : {}),
         }),
       );
       Validations.of(fn).acknowledge({
@@ -311,72 +329,71 @@ export class GoalTrackingStack extends Stack {
           'This queue is itself a dead-letter store (the stream processor on-failure destination); a DLQ of a DLQ would only move the problem, its depth is alarmed instead.',
       },
     );
-    const row = streamProcessorRow;
-    this.streamProcessor = new ServiceFunction(this, 'StreamProcessor', {
-      handler: row.handler,
-      description: 'Table change stream: rollups, current values, access-request notices, outbound events',
-      rolePath: this.data.rolePath(row.table),
-      timeout: Duration.seconds(row.timeoutSeconds),
-      logRetention: config.logRetention,
-      environment: common,
-    });
-    this.data.bindTable(this.streamProcessor, row.table);
-    this.bindQueues(
-      this.streamProcessor,
-      row.sendsTo.filter((q) => this.queues.has(q)),
-      'StreamProcessor',
-    );
-    this.bindNeeds(this.streamProcessor, row.needs, 'StreamProcessor', config);
-    // Partial batch responses (Powertools), bisect on error, bounded retries, then the record's metadata goes to
-    // the dead-letter queue and the shard moves on; records are kept 24 h by the stream itself.
-    this.streamProcessor.fn.addEventSource(
-      new DynamoEventSource(this.data.table, {
-        startingPosition: StartingPosition.TRIM_HORIZON,
-        batchSize: row.batchSize,
-        bisectBatchOnError: true,
-        retryAttempts: row.retryAttempts,
-        reportBatchItemFailures: true,
-        maxRecordAge: Duration.hours(24),
-        onFailure: new SqsDlq(this.streamDeadLetters),
-        // only the items projections derive from (entities, sort key #): index entries, read models, the limiter's
-        // buckets and idempotency records take no room in a batch (shared/routes/stream.ts)
-        filters: [FilterCriteria.filter({ dynamodb: { Keys: { SK: { S: row.sortKeys } } } })],
-      }),
-    );
+    for (const row of streams) {
+      const fn = new ServiceFunction(this, row.name, {
+        handler: row.handler,
+        description: row.description,
+        rolePath: this.data.rolePath(row.table),
+        timeout: Duration.seconds(row.timeoutSeconds),
+        logRetention: config.logRetention,
+        environment: common,
+      });
+      this.data.bindTable(fn, row.table);
+      this.bindQueues(
+        fn,
+        row.sendsTo.filter((q) => this.queues.has(q)),
+        row.name,
+      );
+      this.bindNeeds(fn, row.needs, row.name, config);
+      // Partial batch responses (Powertools), bisect on error, bounded retries, then the record's metadata goes to
+      // the dead-letter queue and the shard moves on; records are kept 24 h by the stream itself.
+      fn.fn.addEventSource(
+        new DynamoEventSource(this.data.table, {
+          startingPosition: StartingPosition.TRIM_HORIZON,
+          batchSize: row.batchSize,
+          bisectBatchOnError: true,
+          retryAttempts: row.retryAttempts,
+          reportBatchItemFailures: true,
+          maxRecordAge: Duration.hours(24),
+          onFailure: new SqsDlq(this.streamDeadLetters),
+          // only the items projections derive from (entities, sort key #): index entries, read models, the limiter's
+          // buckets and idempotency records take no room in a batch (shared/routes/stream.ts)
+          filters: [FilterCriteria.filter({ dynamodb: { Keys: { SK: { S: row.sortKeys } } } })],
+        }),
+      );
+      this.streamFunctions.set(row, fn);
+    }
 
-    // ---- the data-source schedule: a sweep every minute puts due sources on the sync queue ----
-    // Its one table grant is a Query of the due index's partitions (SYNCDUE#<shard> on GSI1, by LeadingKeys): the
-    // only cross-tenant read in the service, and it sees tenant, source and due time only (sync-due.ts).
-    // only with its queue's worker (a stack built with a subset of the workers, as some tests build it, has none)
-    if (this.queues.has(DATA_SOURCE_SYNC_QUEUE)) {
-      const sweep = new ServiceFunction(this, 'DataSourceSweep', {
-        handler: 'functions/workers/data-source-sweep.ts',
-        description: 'Data-source schedule: due http_json sources onto the data-source-syncs queue, every minute',
+    // ---- one function per schedule row, run by its EventBridge rule ----
+    // Its one table grant is a Query of one index's partitions by leading-key prefix (the data-source sweep:
+    // SYNCDUE#<shard> on GSI1, the only cross-tenant read in the service, which sees tenant, source and due time only).
+    // A schedule is made only with every queue it sends to (a stack built with a subset of the workers, as some
+    // tests build it, has none).
+    for (const row of schedules.filter((r) => r.sendsTo.every((q) => this.queues.has(q)))) {
+      const fn = new ServiceFunction(this, row.name, {
+        handler: row.handler,
+        description: row.description,
         rolePath: this.data.rolePath('none'),
-        timeout: Duration.seconds(60),
+        timeout: Duration.seconds(row.timeoutSeconds),
         logRetention: config.logRetention,
         environment: { ...common, TABLE_NAME: this.data.table.tableName },
       });
-      sweep.role.addToPrincipalPolicy(
+      fn.role.addToPrincipalPolicy(
         new iam.PolicyStatement({
-          sid: 'DueIndexQuery',
+          sid: 'IndexPartitionQuery',
           actions: ['dynamodb:Query'],
-          resources: [`${this.data.table.tableArn}/index/GSI1`],
-          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${duePartitionPrefix}*`] } },
+          resources: [`${this.data.table.tableArn}/index/${row.reads.index}`],
+          conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': [`${row.reads.leadingKeyPrefix}*`] } },
         }),
       );
-      this.bindQueues(sweep, [DATA_SOURCE_SYNC_QUEUE], 'DataSourceSweep');
-      const sweepSchedule = new Rule(this, 'DataSourceSweepSchedule', {
-        description: 'Runs the data-source sweep every minute',
-        schedule: Schedule.rate(Duration.minutes(1)),
-        targets: [new LambdaFunction(sweep.fn, { retryAttempts: 2 })],
+      this.bindQueues(fn, row.sendsTo, row.name);
+      const rule = new Rule(this, `${row.name}Schedule`, {
+        description: `Runs ${row.name} every ${row.everyMinutes} minute(s)`,
+        schedule: Schedule.rate(Duration.minutes(row.everyMinutes)),
+        targets: [new LambdaFunction(fn.fn, { retryAttempts: 2 })],
       });
-      Validations.of(sweepSchedule).acknowledge({
-        id: 'Serverless-EventBusDLQ',
-        reason:
-          'A missed sweep loses nothing: it carries no data, and the next minute’s sweep reads the same due index (unchanged until a sync is logged) and sends the same sources; a dead-letter queue would hold only empty schedule events.',
-      });
-      this.dataSourceSweep = sweep;
+      Validations.of(rule).acknowledge({ id: 'Serverless-EventBusDLQ', reason: row.missedRun });
+      this.scheduleFunctions.set(row, fn);
     }
 
     if (config.bedrockModelId && !this.bedrockBound) {
@@ -395,16 +412,25 @@ export class GoalTrackingStack extends Stack {
       [
         ...this.routeFunctions.values(),
         ...this.workerFunctions.values(),
-        this.streamProcessor,
-        ...(this.dataSourceSweep ? [this.dataSourceSweep] : []),
+        ...this.streamFunctions.values(),
+        ...this.scheduleFunctions.values(),
       ].map((f) => f.fn),
     );
-    this.alarms.workerErrors('StreamProcessorErrors', this.streamProcessor.fn);
-    this.alarms.streamLag('StreamLag', this.streamProcessor.fn, 60);
+    for (const [row, fn] of this.streamFunctions) {
+      this.alarms.workerErrors(`${row.name}Errors`, fn.fn);
+      this.alarms.streamLag(row.name === 'StreamProcessor' ? 'StreamLag' : `${row.name}Lag`, fn.fn, DERIVED_STATE_SECONDS);
+    }
     this.alarms.deadLetters('StreamDeadLetters', this.streamDeadLetters);
     for (const [w, fn] of this.workerFunctions) this.alarms.workerErrors(`${pascal(w.queue)}WorkerErrors`, fn.fn);
-    for (const [q, wq] of this.queues) this.alarms.deadLetters(`${pascal(q)}DeadLetters`, wq.deadLetterQueue);
-    new ServiceDashboard(this, 'Dashboard', { alarms: this.alarms.alarms }); // the service metrics and every alarm above
+    for (const [q, wq] of this.queues) {
+      this.alarms.deadLetters(`${pascal(q)}DeadLetters`, wq.deadLetterQueue);
+      this.alarms.queueAge(`${pascal(q)}Age`, q, wq.queue, DERIVED_STATE_SECONDS);
+    }
+    // the service metrics, every alarm above, and the webhook deliveries' rate and age
+    new ServiceDashboard(this, 'Dashboard', {
+      alarms: this.alarms.alarms,
+      deliveries: { queue: this.queues.get(WEBHOOK_DELIVERY_QUEUE)?.queue, worker: this.workerByQueue(WEBHOOK_DELIVERY_QUEUE)?.fn },
+    });
 
     // ---- operator access (scripts/admin.ts runs with a human's credentials, not in a function) ----
     const operator = new iam.ManagedPolicy(this, 'OperatorPolicy', {
@@ -455,6 +481,11 @@ export class GoalTrackingStack extends Stack {
         description: `Dead-letter queue of ${q}`,
       });
     }
+  }
+
+  private workerByQueue(queue: string): ServiceFunction | undefined {
+    for (const [w, fn] of this.workerFunctions) if (w.queue === queue) return fn;
+    return undefined;
   }
 
   /** The rate limiter's service defaults, for every function that meters a tenant (JWT routes, rate-limited workers). */

@@ -23,6 +23,10 @@
  * (stale eventually consistent reads, DynamoDB faults at a rate: contract section 14); the invariants are the same,
  * and the run prints and asserts what the mode did (faults injected by kind, stale reads served: both above 0).
  * `--keep` leaves the data directory; `--log` writes the stack's log into it (stack.log) to read after a violation.
+ * Throughout, the change stream's lag and each queue's oldest message are printed (every 30 s) and bounded by
+ * contract 14's 60 s for derived state: the stream at most STREAM_LAG_BOUND_MS behind, no queue's oldest message
+ * older than QUEUE_AGE_BOUND_MS; and the events the writes produced per second and the
+ * deliveries per second the receiver saw are printed. `npm run soak` is this run for 300 s in the AWS-faithful mode.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
@@ -35,6 +39,7 @@ import { describeFaithfulCounts, faithfulExpectation, faithfulProblems, readFait
 import { BENCH_RATE_LIMIT } from './lib/bench-budgets.ts';
 import { freePort } from './lib/dynamodb-local.ts';
 import { startJsonSource, type JsonAnswer } from './lib/json-source.ts';
+import { readStackStats } from './lib/stack-stats.ts';
 import { goalRepair } from '#shared/domain/checkins/decide.ts';
 import { checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
 import { GOAL_STATUSES, type GoalRecord } from '#shared/domain/goals/entity.ts';
@@ -62,6 +67,10 @@ const ROOT = resolve(import.meta.dirname, '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'goal-tracking-chaos-'));
 const ACCESS_QUEUE = 'access-request-notifications';
 const SYNC_TIMEOUT_MS = 1000;
+/** The change stream may fall this far behind: derived state follows a write within 60 s (contract 14). */
+const STREAM_LAG_BOUND_MS = 60_000;
+/** No queue's oldest message may be older: derived state follows a write within 60 s (contract 14). */
+const QUEUE_AGE_BOUND_MS = 60_000;
 const say = (msg: string) => console.log(`[chaos ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -191,6 +200,8 @@ async function all(token: string, path: string): Promise<any[]> {
 
 /** Deliveries per receiving tenant (by the path `/hook/<tenant name>`): event type and record uuid. */
 const delivered = new Map<string, Array<{ id: string; type: string; uuid: string; tenant: string; signed: boolean }>>();
+/** When each delivery reached the receiver (the deliveries per second). */
+const arrivals: number[] = [];
 const secrets = new Map<string, string>();
 const hooks = new Map<string, string>();
 /** Per tenant, its delivery log by type and status, when events were missing (printed with the violations). */
@@ -224,6 +235,7 @@ async function startReceiver(): Promise<string> {
           header('webhook-signature'),
         );
         list.push({ id: header('webhook-id'), type: event.type, uuid: event.data?.record?.uuid, tenant: event.data?.tenant_uuid, signed });
+        arrivals.push(Date.now());
         delivered.set(name, list);
         res.writeHead(200).end('ok');
       } catch {
@@ -825,6 +837,49 @@ function deadLetters(): Array<{ queue: string }> {
     : [];
 }
 
+/** The worst the stack's stats showed (every stack process of the run): stream lag, and per queue its oldest message and most messages. */
+const worst = { streamLagMs: 0, streamLagAt: '', queues: new Map<string, { ageMs: number; pending: number }>() };
+
+function lookAtStats(): void {
+  for (const st of readStackStats(dataDir)) {
+    if (st.stream.maxLagMs > worst.streamLagMs) [worst.streamLagMs, worst.streamLagAt] = [st.stream.maxLagMs, st.stream.maxLagAt];
+    for (const [q, v] of Object.entries(st.queues)) {
+      const w = worst.queues.get(q) ?? { ageMs: 0, pending: 0 };
+      worst.queues.set(q, { ageMs: Math.max(w.ageMs, v.oldestAgeMs), pending: Math.max(w.pending, v.pending) });
+    }
+  }
+}
+
+/** Every second the stats are read; every 30 s the latest are printed (a soak shows how the stack keeps up as it goes). */
+function monitor(): () => void {
+  let n = 0;
+  const timer = setInterval(() => {
+    lookAtStats();
+    if (++n % 30) return;
+    const now = readStackStats(dataDir).at(-1);
+    if (!now) return;
+    const qs = Object.entries(now.queues)
+      .filter(([, v]) => v.pending)
+      .map(([q, v]) => `${q} ${v.pending} (oldest ${Math.round(v.oldestAgeMs / 1000)} s)`);
+    say(
+      `stream lag at most ${Math.round(worst.streamLagMs / 1000)} s so far; queues: ${qs.join(', ') || 'empty'}; ${arrivals.length} deliveries received`,
+    );
+  }, 1000);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** The most deliveries the receiver took in any `windowMs`, per second. */
+function peakRate(times: number[], windowMs: number): number {
+  const t = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < t.length; i++) {
+    while (t[i]! - t[j]! >= windowMs) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most / (windowMs / 1000);
+}
+
 async function main(): Promise<number> {
   port = await freePort();
   say(`data in ${dataDir}; API on ${base()}; ${CLIENTS} clients for ${DURATION_MS / 1000} s${FAITHFUL ? '; AWS-faithful mode' : ''}`);
@@ -845,6 +900,8 @@ async function main(): Promise<number> {
   synced = await setupDataSource(tenants[0]!, feedServer.url);
   say('tenants ready; writing');
 
+  const stopMonitor = monitor();
+  const writingFrom = Date.now();
   const clients = [...Array.from({ length: CLIENTS }, (_, i) => client(tenants[i % 2]!)), syncer(synced)];
   await sleep(DURATION_MS * 0.4);
   const beforeKill = acked.checkins.length;
@@ -891,6 +948,23 @@ async function main(): Promise<number> {
   const verifyFrom = Date.now();
   const stats = await eventuallyVerified(tenants, 60_000, 300_000);
   say(`verified in ${Math.round((Date.now() - verifyFrom) / 1000)} s (derived state converging)`);
+  stopMonitor();
+  lookAtStats();
+  // every event reached its receiver once verified: the events the writes produced, per second of writing
+  const events = new Set([...delivered.values()].flatMap((l) => l.map((e) => e.id))).size;
+  const writingSeconds = (stoppedAt! - writingFrom) / 1000;
+  say(
+    `events: ${events} in ${Math.round(writingSeconds)} s of writing (${(events / writingSeconds).toFixed(1)}/s); deliveries received: ${arrivals.length}, at most ${peakRate(arrivals, 10_000).toFixed(1)}/s over 10 s`,
+  );
+  say(
+    `stream lag at most ${Math.round(worst.streamLagMs / 1000)} s (${worst.streamLagAt}; bound ${STREAM_LAG_BOUND_MS / 1000} s); oldest queue message: ${[...worst.queues].map(([q, w]) => `${q} ${Math.round(w.ageMs / 1000)} s (at most ${w.pending} messages)`).join(', ')} (bound ${QUEUE_AGE_BOUND_MS / 1000} s)`,
+  );
+  check(
+    worst.streamLagMs <= STREAM_LAG_BOUND_MS,
+    `the change stream fell ${worst.streamLagMs} ms behind (${worst.streamLagAt}): over ${STREAM_LAG_BOUND_MS} ms`,
+  );
+  for (const [q, w] of worst.queues)
+    check(w.ageMs <= QUEUE_AGE_BOUND_MS, `queue ${q}: a message waited ${w.ageMs} ms, over contract 14's ${QUEUE_AGE_BOUND_MS} ms`);
   violations.push(...runViolations);
   check(deadLetters().length === 0, `dead letters left after redrive: ${deadLetters().length}`);
   const outside = fivexx.filter((e) => !killWindow || e.at < killWindow.from || e.at > killWindow.to);

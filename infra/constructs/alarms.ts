@@ -119,6 +119,20 @@ export class ServiceAlarms extends Construct {
     );
   }
 
+  /**
+   * The oldest message of a work queue has waited `seconds` or more (SQS ApproximateAgeOfOldestMessage, the worst
+   * minute): its worker does not keep up, so the derived state it makes (webhook deliveries, e-mails, syncs) lags
+   * past contract 14's 60 s.
+   */
+  queueAge(id: string, name: string, queue: IQueue, seconds: number): void {
+    this.add(
+      id,
+      queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), statistic: 'Maximum' }),
+      seconds,
+      `The oldest message of queue ${name} is more than ${seconds} s old: its worker does not keep up (or fails and retries), so what it derives lags the write past the 60 s of contract 14.`,
+    );
+  }
+
   private add(id: string, metric: IMetric, threshold: number, description: string): void {
     const alarm = new Alarm(this, id, {
       metric,

@@ -4,11 +4,14 @@ import {
   AlarmWidget,
   Dashboard,
   GraphWidget,
+  MathExpression,
   Metric,
   TextWidget,
   type Alarm,
   type IWidget,
 } from 'aws-cdk-lib/aws-cloudwatch';
+import type { IFunction } from 'aws-cdk-lib/aws-lambda';
+import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { METRIC_CATALOGUE, METRIC_NAMES, METRICS_NAMESPACE, METRICS_SERVICE } from '#shared/observability/metrics.ts';
 
@@ -26,12 +29,13 @@ function rows(dashboard: Dashboard, widgets: IWidget[]): void {
  * The operator's dashboard (docs/architecture.md, "Metrics"; docs/deploy.md, "Alarms"): one graph per metric of
  * the service's catalogue (shared/observability/metrics.ts, namespace GoalTracking, dimension `service`), built
  * from the catalogue so a new metric gets its widget, then the alarms' state and each alarm's own metric against
- * its threshold (5xx, throttles, worker errors, the stream's IteratorAge, dead letters).
+ * its threshold (5xx, throttles, worker errors, the stream's IteratorAge, dead letters, each queue's oldest
+ * message), and the webhook deliveries: how many a second the worker finishes and the age of the oldest waiting.
  */
 export class ServiceDashboard extends Construct {
   readonly dashboard: Dashboard;
 
-  constructor(scope: Construct, id: string, props: { alarms: readonly Alarm[] }) {
+  constructor(scope: Construct, id: string, props: { alarms: readonly Alarm[]; deliveries?: { queue?: IQueue; worker?: IFunction } }) {
     super(scope, id);
     const stack = Stack.of(this);
     this.dashboard = new Dashboard(this, 'Dashboard', { defaultInterval: Duration.hours(3) });
@@ -57,6 +61,32 @@ export class ServiceDashboard extends Construct {
         return new GraphWidget({ title: name, left: [metric], width: WIDTH, height: 6 });
       }),
     );
+    const { queue, worker } = props.deliveries ?? {};
+    if (queue) {
+      const minute = Duration.minutes(1);
+      const perSecond = new MathExpression({
+        expression: 'done / PERIOD(done)',
+        usingMetrics: { done: queue.metricNumberOfMessagesDeleted({ period: minute, statistic: 'Sum' }) },
+        period: minute,
+        label: 'messages done per second (an attempt, or a message found stale or deferred)',
+      });
+      this.dashboard.addWidgets(
+        new GraphWidget({
+          title: 'Webhook deliveries per second',
+          left: [perSecond],
+          right: worker ? [worker.metricInvocations({ period: minute, statistic: 'Sum', label: 'worker batches a minute' })] : [],
+          width: 12,
+          height: 6,
+        }),
+        new GraphWidget({
+          title: 'Webhook deliveries: age of the oldest waiting (s; alarm at 60)',
+          left: [queue.metricApproximateAgeOfOldestMessage({ period: minute, statistic: 'Maximum' })],
+          right: [queue.metricApproximateNumberOfMessagesVisible({ period: minute, statistic: 'Maximum', label: 'waiting' })],
+          width: 12,
+          height: 6,
+        }),
+      );
+    }
     this.dashboard.addWidgets(
       new AlarmStatusWidget({
         title: 'Alarms',

@@ -30,6 +30,12 @@ export interface LimiterBudget {
  */
 export const LIMITER_COLD: LimiterBudget = { roundTrips: 5, rcu: 0.5, writes: 4 };
 
+/**
+ * Webhook deliveries a second the local stack must sustain, per event a second a chaos-like load of check-ins
+ * produces on the same machine in the same run (the bench's delivery row, scripts/lib/bench-deliveries.ts; issue 37).
+ */
+export const DELIVERIES_PER_EVENT = 3;
+
 /** A worker's run: it has no rate limiter, so the limiter may cost nothing. */
 export const NO_LIMITER: LimiterBudget = { roundTrips: 0, rcu: 0, writes: 0 };
 

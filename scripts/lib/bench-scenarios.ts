@@ -1,5 +1,6 @@
 import { BUDGETS, rowOf, worstOf, type Budget, type Row } from './bench-budgets.ts';
 import { call, must, recordsOf, type Measured } from './bench-http.ts';
+import { deliveryRow } from './bench-deliveries.ts';
 import { syncRows } from './bench-sync.ts';
 import { SETTLE_MS } from '#shared/read-models/page-anchors.ts';
 
@@ -219,7 +220,7 @@ export const steadyState = (streamIdle: () => Promise<void>, seededAt: number) =
  * a list answering no record fails (the seed fills every one). Then three check-ins on leaves of each rollup tree,
  * each once the stream is idle (the previous one's recompute done), the last after the limiter's reset, the worst
  * kept. Check-ins under the largest tree must read no more items than under the smallest. Last, what one
- * data-source sync costs (bench-sync.ts).
+ * data-source sync costs (bench-sync.ts), and how many webhook deliveries a second the stack sustains (bench-deliveries.ts).
  */
 export async function runScenarios(url: string, callers: BenchCallers, refs: SeedRefs, settled: () => Promise<void>): Promise<Row[]> {
   const rows: Row[] = [];
@@ -261,6 +262,8 @@ export async function runScenarios(url: string, callers: BenchCallers, refs: See
     rows.push(rowOf(`create check-in, 3-level rollup, parent of ${n} children`, tries, BUDGETS.checkinRollup, extra));
   }
   rows.push(...(await syncRows(url, callers, refs, settled)));
+  await settled();
+  rows.push(await deliveryRow(url, callers.admin, [...refs.rollupTrees.values()][0]!.leaves, settled));
   return rows;
 }
 

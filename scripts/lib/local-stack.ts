@@ -7,10 +7,8 @@ import type { Context } from 'aws-lambda';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { fileIssuer, type Issuer } from '#shared/auth/issuer.ts';
 import { freezeObjectPrototype } from '#shared/freeze-prototype.ts';
-import { LocalQueues, installLocalQueues, type WorkerHandler } from '#shared/queue/queue.ts';
-import { routes, workers, type Route } from '#shared/routes/index.ts';
-import { streamProcessorRow } from '#shared/routes/stream.ts';
-import { DATA_SOURCE_SYNC_QUEUE } from '#shared/domain/integrations/entity.ts';
+import { LocalQueues, installLocalQueues } from '#shared/queue/queue.ts';
+import { routes, schedules, streamConsumers, workers, type Route } from '#shared/routes/index.ts';
 import { tableAccessOf } from '#shared/routes/types.ts';
 import { layerClients } from '#shared/db/client.ts';
 import type { Grant } from '#shared/function-grant.ts';
@@ -20,8 +18,8 @@ import { withContextValue } from '#shared/request-context.ts';
 import type { ApiEvent, ApiResult } from '#shared/http/api.ts';
 import { ensureTable, startDynamoLocal, type DynamoLocal } from './dynamodb-local.ts';
 import { awsFaithfulLayer, faithfulCountsFile, faithfulSettings, writeFaithfulCounts, type FaithfulCounts } from './aws-faithful.ts';
-import { faultInjecting } from './fault-injection.ts';
-import { StreamPoller, type StreamHandler } from './stream-poller.ts';
+import { registerWorkers, startSchedules, streamPoller } from './local-entry-points.ts';
+import { writeStackStats } from './stack-stats.ts';
 
 /**
  * The local stack: DynamoDB Local + every route of the route table served over HTTP, each request turned
@@ -226,51 +224,29 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       );
     return handlers.get(file)!;
   };
-  for (const w of workers) {
-    const grant: Grant = { name: `worker ${w.queue}`, table: w.table, sendsTo: w.sendsTo ?? [] };
-    const granted =
-      (h: WorkerHandler): WorkerHandler =>
-      (event) =>
-        withGrant(grant, () => h(event));
-    queues.register({
-      queue: w.queue,
-      maxReceiveCount: w.maxReceiveCount,
-      batchSize: w.batchSize,
-      timeoutSeconds: w.timeoutSeconds,
-      handler: () => (load(w.handler) as Promise<WorkerHandler>).then((h) => faultInjecting(w.queue, granted(h))),
-    });
-  }
+  // Every entry point from its row, as the CDK stack makes them (scripts/lib/local-entry-points.ts): the workers
+  // behind the queues, each row's concurrency and batch as its event source's; the schedules on timers; the change
+  // stream's consumers on DynamoDB Local's stream, the same processor the Lambda runs.
+  registerWorkers(queues, workers, load);
   queues.start();
-
-  // The data-source schedule: the same sweep the deployed stack runs every minute (DATA_SOURCE_SWEEP_MS; 0: off).
-  const sweepMs = Number(process.env.DATA_SOURCE_SWEEP_MS ?? 60_000);
-  const sweepGrant: Grant = { name: 'data source sweep', table: 'read', sendsTo: [DATA_SOURCE_SYNC_QUEUE] };
-  const sweep = () =>
-    (load('functions/workers/data-source-sweep.ts') as Promise<() => Promise<unknown>>)
-      .then((h) => withGrant(sweepGrant, () => h()))
-      .catch((err) => log('data source sweep failed', { error: String(err) }));
-  const sweepTimer = Number.isFinite(sweepMs) && sweepMs > 0 ? setInterval(() => void sweep(), sweepMs) : undefined;
-  sweepTimer?.unref();
-
-  // The change stream: the same processor the Lambda runs, fed from DynamoDB Local's stream.
-  const stream = new StreamPoller({
-    endpoint: dynamo.endpoint,
-    streamArn,
-    checkpointFile: join(dataDir, 'stream-checkpoint.json'),
-    deadLetterFile: dlqFile,
-    batchSize: streamProcessorRow.batchSize,
-    // as deployed: the first delivery and the mapping's retries (a record failing under AWS's transient faults is not dead-lettered sooner here)
-    maxAttempts: streamProcessorRow.retryAttempts + 1,
-    skip: (r) => !streamProcessorRow.sortKeys.includes(r.dynamodb?.Keys?.SK?.S ?? ''),
-    handler: () =>
-      (load(streamProcessorRow.handler) as Promise<StreamHandler>).then(
-        (h): StreamHandler =>
-          (event) =>
-            withGrant({ name: 'stream processor', table: streamProcessorRow.table, sendsTo: streamProcessorRow.sendsTo }, () => h(event)),
-      ),
-    log: (m, e) => log(m, e),
-  });
-  stream.start();
+  const stopSchedules = startSchedules(schedules, load, log);
+  const pollers = streamConsumers.map((row) =>
+    streamPoller(row, { endpoint: dynamo.endpoint, streamArn, dataDir, deadLetterFile: dlqFile, load, log }),
+  );
+  for (const p of pollers) p.start();
+  const startedAt = Date.now();
+  const stream = pollers[0]!; // the stream processor's (the first row): what the tests and the chaos run report
+  // how the stream and the queues keep up, every second, for a run that started this stack as a process (chaos, soak)
+  const statsTimer = setInterval(
+    () =>
+      writeStackStats(dataDir, {
+        at: Date.now(),
+        stream: { delivered: stream.delivered, maxLagMs: stream.maxLag.ms, maxLagAt: stream.maxLag.at },
+        queues: queues.stats(startedAt),
+      }),
+    1000,
+  );
+  statsTimer.unref();
 
   const compiled = routes.map(compile);
   // Routes by method, and each route's grant, built once: a request scans only its method's routes.
@@ -461,7 +437,7 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
       pollFailures: stream.pollFailures.count,
       lastPollFailure: stream.pollFailures.last,
     }),
-    streamIdle: () => stream.whenIdle(),
+    streamIdle: () => Promise.all(pollers.map((p) => p.whenIdle())).then(() => undefined),
     faithfulCounts: () => layer?.counts,
     url,
     dynamoEndpoint: dynamo.endpoint,
@@ -469,10 +445,11 @@ export async function startLocalStack(opts: LocalStackOptions): Promise<LocalSta
     issuer,
     queues,
     stop: async () => {
-      if (sweepTimer) clearInterval(sweepTimer);
+      stopSchedules();
+      clearInterval(statsTimer);
       if (countsTimer) clearInterval(countsTimer);
       queues.stop();
-      await stream.stop();
+      for (const p of pollers) await p.stop();
       await new Promise<void>((r) => {
         server.close(() => r());
         server.closeAllConnections();

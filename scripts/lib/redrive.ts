@@ -12,7 +12,7 @@ import { STREAM_DEAD_LETTER_QUEUE } from './stream-poller.ts';
 
 /**
  * `npm run admin -- redrive` on the local stack: every dead letter in DATA_DIR/dead-letters.jsonl goes back
- * to work. A queue message becomes a new message of its queue (a file in DATA_DIR/queues/<queue>, which the
+ * to work. A queue message becomes a new message of its queue (a file in DATA_DIR/queues/<queue>/incoming, which the
  * running stack's worker picks up at its next poll); a change-stream record is applied again by the stream
  * processor in this process (projections are idempotent, so a record that did apply meanwhile changes
  * nothing), its e-mails queued the same way. Redriven letters move to dead-letters.redriven.jsonl; a stream
@@ -28,7 +28,7 @@ export async function redriveLocal(dataDir: string): Promise<{ requeued: number;
   const files = new MessageFiles(join(dataDir, 'queues'));
   const send = async (queue: string, body: unknown) => {
     const id = randomUUID();
-    files.save(queue, { id, body: JSON.stringify(body), receiveCount: 0, visibleAt: Date.now(), sentAt: Date.now() });
+    files.submit(queue, { id, body: JSON.stringify(body), receiveCount: 0, visibleAt: Date.now(), sentAt: Date.now() });
     return id;
   };
   installLocalQueues({ send } as unknown as LocalQueues);

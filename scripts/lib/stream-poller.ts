@@ -101,10 +101,14 @@ export class StreamPoller {
    * The longest a record waited between its commit and its delivery, and when (the test suite prints it). An
    * upper bound: DynamoDB Local truncates a record's creation time to the minute (AWS keeps it to the
    * millisecond), so a record is taken as committed no earlier than that, nor than the last read that found its
-   * shard caught up or the sampler saw it (`caughtUp`). `queuedMs`: how much of it the record spent read but
-   * waiting for its lane.
+   * shard caught up or the sampler saw it (`caughtUp`), nor than the `updated_at` its writer stamped on the item
+   * (a write commits after it computed it; the bound that stays tight when a loaded machine starves the sampler),
+   * nor than this poller's start: a record committed while no stack ran (before a restart) counts from the start,
+   * the stack's downtime not being the stream's lag.
+   * `queuedMs`: how much of it the record spent read but waiting for its lane.
    */
   maxLag = { ms: 0, at: '', queuedMs: 0 };
+  private startedAt = 0;
   /**
    * Per shard, what is known of when records were committed: a record after `after` was committed after `at`.
    * From reads that reached the shard's end, and from the sampler (`sample`), which keeps the bound tight while
@@ -134,6 +138,7 @@ export class StreamPoller {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.startedAt = Date.now();
     this.loop = this.run();
     this.sampler = this.sample();
   }
@@ -341,7 +346,9 @@ export class StreamPoller {
     // reached the shard's end before it.
     const seq = BigInt(first.SequenceNumber!);
     const after = (this.caughtUp.get(shardId) ?? []).reduce((at, m) => (m.after < seq && m.at > at ? m.at : at), 0);
-    const lag = Date.now() - Math.max(first.ApproximateCreationDateTime! * 1000, after);
+    const now = Date.now();
+    const stamped = Date.parse((first.NewImage ?? first.OldImage)?.updated_at?.S ?? '') || 0;
+    const lag = now - Math.max(first.ApproximateCreationDateTime! * 1000, after, stamped <= now ? stamped : 0, this.startedAt);
     if (lag > this.maxLag.ms) this.maxLag = { ms: Math.round(lag), at: new Date().toISOString(), queuedMs: Date.now() - readAt };
     this.delivered += batch.length;
     const res = await (await this.opts.handler())(event);

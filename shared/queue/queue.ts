@@ -4,6 +4,7 @@ import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { ReadyHeap } from '#shared/queue/ready-heap.ts';
 
 /**
  * The queue interface every producer uses. In AWS it is SQS (queue URL from `QUEUE_URL_<NAME>`); on the
@@ -90,60 +91,105 @@ export interface LocalWorker {
   maxReceiveCount: number;
   batchSize: number;
   timeoutSeconds: number;
+  /** Batches at once (the worker row's maxConcurrency, as the event source runs them). */
+  maxConcurrency: number;
+  /** Seconds to wait for a full batch while fewer than batchSize messages are ready (the row's batch window). */
+  batchWindowSeconds?: number;
   handler: () => Promise<WorkerHandler>;
 }
+
+/** The directory of messages sent from outside the running stack (redrive), taken in at its next poll. */
+const INCOMING = 'incoming';
 
 /**
  * Messages on disk, one file per message under `<dir>/<queue>/`, so a kill of the local stack loses none
  * (as SQS would not). A file is written (write, then rename: never half a message) before `send` returns and
- * rewritten on each receive; it is removed when the message is done or dead-lettered. Files that appear from
- * outside (`npm run admin -- redrive`) are picked up on the next poll.
+ * rewritten on each receive; it is removed when the message is done or dead-lettered. A message sent from outside
+ * the running stack (`npm run admin -- redrive`) is written to `<dir>/<queue>/incoming/` (`submit`), which the
+ * stack looks into at each poll: an empty directory, not the whole queue.
  */
 export class MessageFiles {
   constructor(private readonly dir: string) {}
 
-  private queueDir(queue: string) {
-    const d = join(this.dir, queue);
+  private queueDir(queue: string, sub?: string) {
+    const d = sub ? join(this.dir, queue, sub) : join(this.dir, queue);
     mkdirSync(d, { recursive: true });
     return d;
   }
 
-  save(queue: string, m: Pending): void {
-    const file = join(this.queueDir(queue), `${m.id}.json`);
+  private static write(file: string, m: Pending): void {
     writeFileSync(`${file}.tmp`, JSON.stringify(m));
     renameSync(`${file}.tmp`, file);
+  }
+
+  save(queue: string, m: Pending): void {
+    MessageFiles.write(join(this.queueDir(queue), `${m.id}.json`), m);
+  }
+
+  /** A message from outside the stack: the running stack takes it in at its next poll, a stopped one at its start. */
+  submit(queue: string, m: Pending): void {
+    MessageFiles.write(join(this.queueDir(queue, INCOMING), `${m.id}.json`), m);
   }
 
   remove(queue: string, id: string): void {
     rmSync(join(this.queueDir(queue), `${id}.json`), { force: true });
   }
 
-  /** Every stored message of the queue not among `known`. */
-  load(queue: string, known: Set<string>): Pending[] {
+  /** Every stored message of the queue (at start), oldest first. */
+  load(queue: string): Pending[] {
+    return this.read(this.queueDir(queue)).sort((a, b) => a.sentAt - b.sentAt);
+  }
+
+  /** The messages submitted from outside since the last call, moved into the queue. */
+  takeIncoming(queue: string): Pending[] {
+    const incoming = this.queueDir(queue, INCOMING);
+    const found = this.read(incoming);
+    for (const m of found) renameSync(join(incoming, `${m.id}.json`), join(this.queueDir(queue), `${m.id}.json`));
+    return found;
+  }
+
+  private read(dir: string): Pending[] {
     const out: Pending[] = [];
-    for (const f of readdirSync(this.queueDir(queue))) {
-      if (!f.endsWith('.json') || known.has(f.slice(0, -5))) continue;
+    for (const f of readdirSync(dir)) {
+      if (!f.endsWith('.json')) continue;
       try {
-        out.push(JSON.parse(readFileSync(join(this.queueDir(queue), f), 'utf8')) as Pending);
+        out.push(JSON.parse(readFileSync(join(dir, f), 'utf8')) as Pending);
       } catch {
         // removed between readdir and read (done meanwhile): nothing to load
       }
     }
-    return out.sort((a, b) => a.sentAt - b.sentAt);
+    return out;
   }
 }
 
+/** One message in memory; `gen` tells its current entry in the ready heap from entries it has outlived. */
+interface Slot {
+  m: Pending;
+  gen: number;
+}
+
+interface LocalQueue {
+  worker?: LocalWorker;
+  slots: Map<string, Slot>;
+  ready: ReadyHeap<{ slot: Slot; gen: number }>;
+  inFlight: number;
+}
+
 /**
- * In-process queues for the local stack and tests, with SQS semantics. With `dir`, messages live in files
- * (MessageFiles) and survive a kill; a message in flight when the process died is visible again at restart
- * (its visibility timeout would have run out).
+ * In-process queues for the local stack and tests, with the semantics of SQS behind Lambda's event source mapping:
+ * up to the worker's `maxConcurrency` batches at once, each of up to `batchSize` visible messages (waiting up to its
+ * batch window for a full one); a message taken is invisible for the visibility timeout (6x the worker's); after a
+ * batch, the records it did not report failed are deleted and the failed ones come back, after a back-off here
+ * (`baseBackoffMs`, doubling: the local stand-in for the visibility timeout, so a test or the chaos run sees
+ * retries in seconds), and are dead-lettered after `maxReceiveCount` receives. A poll costs what the ready messages
+ * cost: messages wait in a heap by the time they become visible. With `dir`, messages live in files (MessageFiles)
+ * and survive a kill; a message in flight when the process died is visible again at restart (its visibility
+ * timeout would have run out).
  */
 export class LocalQueues implements QueueSender {
-  private queues = new Map<string, Pending[]>();
-  private workers = new Map<string, LocalWorker>();
+  private queues = new Map<string, LocalQueue>();
   readonly deadLetters: DeadLetter[] = [];
   private timer?: NodeJS.Timeout;
-  private busy = new Set<string>();
   private readonly files?: MessageFiles;
   private readonly detached = AsyncLocalStorage.snapshot();
 
@@ -162,23 +208,45 @@ export class LocalQueues implements QueueSender {
   }
 
   register(worker: LocalWorker): void {
-    this.workers.set(worker.queue, worker);
-    this.queues.set(worker.queue, this.queues.get(worker.queue) ?? []);
-    this.adopt(worker.queue, true);
+    const q = this.queueOf(worker.queue);
+    q.worker = worker;
+    if (!this.files) return;
+    // at start every stored message is visible now at the latest (one in flight at a kill would be by now)
+    for (const m of [...this.files.load(worker.queue), ...this.files.takeIncoming(worker.queue)])
+      if (!q.slots.has(m.id)) this.enqueue(q, { ...m, visibleAt: Math.min(m.visibleAt, Date.now()) });
   }
 
-  /** Takes in the queue's stored messages not yet in memory (at start: all, made visible now). */
-  private adopt(queue: string, atStart = false): void {
-    if (!this.files) return;
-    const list = this.queues.get(queue)!;
-    const found = this.files.load(queue, new Set(list.map((m) => m.id)));
-    for (const m of found) list.push(atStart ? { ...m, visibleAt: Math.min(m.visibleAt, Date.now()) } : m);
+  /** The settings a queue's worker runs with (test/infra compares them with the deployed event source's). */
+  settings(queue: string): Omit<LocalWorker, 'handler'> | undefined {
+    const w = this.queues.get(queue)?.worker;
+    if (!w) return undefined;
+    const { handler: _, ...rest } = w;
+    return rest;
+  }
+
+  private queueOf(name: string): LocalQueue {
+    let q = this.queues.get(name);
+    if (!q) this.queues.set(name, (q = { slots: new Map(), ready: new ReadyHeap(), inFlight: 0 }));
+    return q;
+  }
+
+  private enqueue(q: LocalQueue, m: Pending): void {
+    const slot: Slot = { m, gen: 0 };
+    q.slots.set(m.id, slot);
+    q.ready.push(m.visibleAt, { slot, gen: 0 });
+  }
+
+  /** The message is next visible at `at`: an entry of its own in the heap; the one it had is left to lapse. */
+  private visibleAgain(q: LocalQueue, slot: Slot, at: number): void {
+    slot.m.visibleAt = at;
+    slot.gen++;
+    q.ready.push(at, { slot, gen: slot.gen });
   }
 
   async send(queue: string, body: unknown, opts?: { delaySeconds?: number }): Promise<string> {
     this.opts.beforeSend?.(queue);
-    const list = this.queues.get(queue);
-    if (!list) throw new Error(`Unknown queue ${queue}`);
+    const q = this.queues.get(queue);
+    if (!q?.worker) throw new Error(`Unknown queue ${queue}`);
     const id = randomUUID();
     const m: Pending = {
       id,
@@ -188,14 +256,14 @@ export class LocalQueues implements QueueSender {
       sentAt: Date.now(),
     };
     this.files?.save(queue, m);
-    list.push(m);
+    this.enqueue(q, m);
     this.opts.log?.('queue: message sent', { queue, message_id: id });
     this.kick();
     return id;
   }
 
   start(): void {
-    this.timer ??= setInterval(() => this.kick(), this.opts.pollMs ?? 200);
+    this.timer ??= setInterval(() => this.kick(true), this.opts.pollMs ?? 200);
     this.timer.unref?.();
   }
 
@@ -204,36 +272,82 @@ export class LocalQueues implements QueueSender {
     this.timer = undefined;
   }
 
+  /** Messages not yet deleted (waiting, delayed or in flight). */
   pending(queue: string): number {
-    return this.queues.get(queue)?.length ?? 0;
+    return this.queues.get(queue)?.slots.size ?? 0;
   }
 
-  private kick(): void {
+  /**
+   * Per queue: messages not yet deleted, batches in flight, and the age of the oldest message (SQS's
+   * ApproximateAgeOfOldestMessage), counted from `since` at the earliest (the local stack's start: a message sent
+   * before a restart did not wait for its worker while no stack ran).
+   */
+  stats(since = 0, now = Date.now()): Record<string, { pending: number; inFlight: number; oldestAgeMs: number }> {
+    const out: Record<string, { pending: number; inFlight: number; oldestAgeMs: number }> = {};
+    for (const [name, q] of this.queues) {
+      let oldest = now;
+      for (const { m } of q.slots.values()) if (m.sentAt < oldest) oldest = m.sentAt;
+      out[name] = { pending: q.slots.size, inFlight: q.inFlight, oldestAgeMs: q.slots.size ? now - Math.max(oldest, since) : 0 };
+    }
+    return out;
+  }
+
+  /** Starts what batches the queues allow. `tick`: the poll timer's turn, which also takes in messages sent from outside. */
+  private kick(tick = false): void {
     // Workers run in the queues' own async context, never in the sender's: in AWS they are other Lambdas, and a
     // request's async-local state (its seeded ids, shared/ids.ts) must not leak into them.
     this.detached(() => {
-      for (const [queue, worker] of this.workers) if (!this.busy.has(queue)) void this.poll(queue, worker);
+      for (const [name, q] of this.queues) {
+        if (!q.worker) continue;
+        if (tick && this.files) for (const m of this.files.takeIncoming(name)) if (!q.slots.has(m.id)) this.enqueue(q, m);
+        while (q.inFlight < q.worker.maxConcurrency) {
+          const batch = this.take(q, q.worker, Date.now());
+          if (!batch) break;
+          q.inFlight++;
+          void this.run(name, q, q.worker, batch).finally(() => {
+            q.inFlight--;
+            this.kick();
+          });
+        }
+      }
     });
   }
 
-  private async poll(queue: string, worker: LocalWorker): Promise<void> {
-    const list = this.queues.get(queue)!;
-    this.adopt(queue);
+  /**
+   * Up to batchSize visible messages, earliest visible first, or undefined: none visible, or fewer than a batch
+   * while the first of them has waited less than the batch window (they stay in the heap).
+   */
+  private take(q: LocalQueue, worker: LocalWorker, now: number): Slot[] | undefined {
+    const batch: Slot[] = [];
+    let firstAt = now;
+    while (batch.length < worker.batchSize && (q.ready.peekAt() ?? Infinity) <= now) {
+      const { at, value } = q.ready.pop()!;
+      if (q.slots.get(value.slot.m.id) !== value.slot || value.slot.gen !== value.gen) continue; // deleted, or visible at another time now
+      if (!batch.length) firstAt = at;
+      batch.push(value.slot);
+    }
+    if (!batch.length) return undefined;
+    const windowMs = (worker.batchWindowSeconds ?? 0) * 1000;
+    if (batch.length < worker.batchSize && now - firstAt < windowMs) {
+      for (const slot of batch) q.ready.push(slot.m.visibleAt, { slot, gen: slot.gen });
+      return undefined;
+    }
+    return batch;
+  }
+
+  private async run(queue: string, q: LocalQueue, worker: LocalWorker, batch: Slot[]): Promise<void> {
     const now = Date.now();
-    const batch = list.filter((m) => m.visibleAt <= now).slice(0, worker.batchSize);
-    if (batch.length === 0) return;
-    this.busy.add(queue);
-    for (const m of batch) {
-      m.receiveCount += 1;
-      m.visibleAt = now + worker.timeoutSeconds * 6 * 1000; // in flight: invisible for the visibility timeout
-      this.files?.save(queue, m);
+    for (const slot of batch) {
+      slot.m.receiveCount += 1;
+      this.visibleAgain(q, slot, now + worker.timeoutSeconds * 6 * 1000); // in flight: invisible for the visibility timeout
+      this.files?.save(queue, slot.m);
     }
     let failedIds = new Set<string>();
     let error: string | undefined;
     try {
       const handler = await worker.handler();
       const event: SQSEvent = {
-        Records: batch.map((m) =>
+        Records: batch.map(({ m }) =>
           sqsRecord({ queue, messageId: m.id, body: m.body, receiveCount: m.receiveCount, sentAt: m.sentAt, firstReceivedAt: now }),
         ),
       };
@@ -241,16 +355,18 @@ export class LocalQueues implements QueueSender {
       failedIds = new Set((res?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (err) {
       error = (err as Error).message;
-      failedIds = new Set(batch.map((m) => m.id));
+      failedIds = new Set(batch.map(({ m }) => m.id));
     }
-    for (const m of batch) {
+    for (const slot of batch) {
+      const m = slot.m;
+      if (q.slots.get(m.id) !== slot) continue; // taken in again from outside meanwhile: that copy is its own message
       if (!failedIds.has(m.id)) {
-        list.splice(list.indexOf(m), 1);
+        q.slots.delete(m.id);
         this.files?.remove(queue, m.id);
         continue;
       }
       if (m.receiveCount >= worker.maxReceiveCount) {
-        list.splice(list.indexOf(m), 1);
+        q.slots.delete(m.id);
         const dead: DeadLetter = { queue, id: m.id, body: JSON.parse(m.body), receiveCount: m.receiveCount, error };
         this.deadLetters.push(dead);
         this.opts.onDeadLetter?.(dead);
@@ -258,7 +374,7 @@ export class LocalQueues implements QueueSender {
         this.opts.log?.('queue: message dead-lettered', { queue, message_id: m.id, receive_count: m.receiveCount, error });
       } else {
         const backoff = (this.opts.baseBackoffMs ?? 500) * 2 ** (m.receiveCount - 1);
-        m.visibleAt = Date.now() + backoff;
+        this.visibleAgain(q, slot, Date.now() + backoff);
         this.files?.save(queue, m);
         this.opts.log?.('queue: delivery failed, will retry', {
           queue,
@@ -269,7 +385,6 @@ export class LocalQueues implements QueueSender {
         });
       }
     }
-    this.busy.delete(queue);
   }
 }
 

@@ -72,5 +72,7 @@ export const documentWorkers: Worker[] = [
     timeoutSeconds: REFRESH_WORKER_TIMEOUT_SECONDS,
     table: 'write',
     needs: ['bedrock:invoke'],
+    // each run holds a writer call of up to a minute: a few at once, within Bedrock's on-demand quota for one model
+    maxConcurrency: 5,
   },
 ];

@@ -8,7 +8,7 @@ import { goalRoutes } from '#shared/routes/goals.ts';
 import { checkinRoutes } from '#shared/routes/checkins.ts';
 import { historyRoutes } from '#shared/routes/history.ts';
 import { sharingRoutes, sharingWorkers } from '#shared/routes/sharing.ts';
-import { integrationRoutes, integrationWorkers } from '#shared/routes/integrations.ts';
+import { integrationRoutes, integrationSchedules, integrationWorkers } from '#shared/routes/integrations.ts';
 import { documentRoutes, documentWorkers } from '#shared/routes/documents.ts';
 import { importRoutes, importWorkers } from '#shared/routes/imports.ts';
 import { webhookRoutes, webhookWorkers } from '#shared/routes/webhooks.ts';
@@ -16,9 +16,10 @@ import { mcpRoutes } from '#shared/routes/mcp.ts';
 import { scimRoutes } from '#shared/routes/scim.ts';
 import { serviceAccountRoutes } from '#shared/routes/service-accounts.ts';
 import { eventRoutes } from '#shared/routes/events.ts';
-import type { Worker } from '#shared/routes/types.ts';
+import { streamConsumers as streamRows } from '#shared/routes/stream.ts';
+import type { Schedule, StreamConsumer, Worker } from '#shared/routes/types.ts';
 
-export type { Route, Worker } from '#shared/routes/types.ts';
+export type { Route, Schedule, StreamConsumer, Worker } from '#shared/routes/types.ts';
 
 /** The route table: the single source for the CDK stack, the local stack and the OpenAPI document. */
 export const routes: Route[] = [
@@ -41,8 +42,17 @@ export const routes: Route[] = [
   ...eventRoutes,
 ];
 
-/** Queue consumers, one Lambda each behind an SQS queue with a dead-letter queue. */
+/**
+ * The entry points besides the routes, each a table both stacks read (docs/architecture.md "Entry points"):
+ * queue consumers, one Lambda each behind an SQS queue with a dead-letter queue;
+ */
 export const workers: Worker[] = [...sharingWorkers, ...integrationWorkers, ...documentWorkers, ...importWorkers, ...webhookWorkers];
+
+/** the change stream's consumers, one Lambda each on the table's stream; */
+export const streamConsumers: StreamConsumer[] = [...streamRows];
+
+/** and the schedules, one Lambda each run by an EventBridge rule (a timer locally). */
+export const schedules: Schedule[] = [...integrationSchedules];
 
 /** Stable function name for a route, used for CDK construct ids and logs: `GET /rest/v2/users/{id}` → `GetRestV2UsersId`. */
 export function routeName(r: Pick<Route, 'method' | 'path'>): string {

@@ -1,6 +1,7 @@
 import { DATA_SOURCE_SYNC_CONCURRENCY, DATA_SOURCE_SYNC_QUEUE } from '#shared/domain/integrations/entity.ts';
 import { SUPPORT_ISSUE_QUEUE } from '#shared/domain/integrations/support.ts';
-import type { Route, Worker } from '#shared/routes/types.ts';
+import { duePartitionPrefix } from '#shared/domain/integrations/sync-due.ts';
+import type { Route, Schedule, Worker } from '#shared/routes/types.ts';
 import {
   ConnectorRequestCreateBody,
   ConnectorRequestListResponse,
@@ -210,5 +211,25 @@ export const integrationWorkers: Worker[] = [
     timeoutSeconds: 30,
     table: 'none',
     needs: ['support:webhook'],
+    // a connector request is rare and waits for a person: two at once are plenty
+    maxConcurrency: 2,
+  },
+];
+
+export const integrationSchedules: Schedule[] = [
+  // Every minute, the http_json sources due by then onto the sync queue (one message per run; the worker charges
+  // and fetches). Its one table grant is a Query of the due index's partitions (SYNCDUE#<shard> on GSI1): the only
+  // cross-tenant read in the service, and it sees tenant, source and due time only (sync-due.ts).
+  {
+    name: 'DataSourceSweep',
+    handler: 'functions/workers/data-source-sweep.ts',
+    description: 'Data-source schedule: due http_json sources onto the data-source-syncs queue, every minute',
+    everyMinutes: 1,
+    timeoutSeconds: 60,
+    reads: { index: 'GSI1', leadingKeyPrefix: duePartitionPrefix },
+    sendsTo: [DATA_SOURCE_SYNC_QUEUE],
+    missedRun:
+      'A missed sweep loses nothing: it carries no data, and the next minute’s sweep reads the same due index (unchanged until a sync is logged) and sends the same sources; a dead-letter queue would hold only empty schedule events.',
+    localEveryMsEnv: 'DATA_SOURCE_SWEEP_MS',
   },
 ];

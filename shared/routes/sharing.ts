@@ -153,5 +153,7 @@ export const sharingWorkers: Worker[] = [
     timeoutSeconds: 30,
     table: 'write',
     sendsEmail: true,
+    // records one by one, a few e-mails each: two batches at once stay near SES's default sending rate (14/s)
+    maxConcurrency: 2,
   },
 ];

@@ -1,6 +1,6 @@
 import { ACCESS_REQUEST_QUEUE } from '#shared/domain/sharing/mail.ts';
 import { WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
-import type { Need } from '#shared/routes/types.ts';
+import type { StreamConsumer } from '#shared/routes/types.ts';
 import { ENTITY_SK } from '#shared/db/keys.ts';
 
 /**
@@ -19,16 +19,19 @@ const DELIVERED_SORT_KEYS = [ENTITY_SK];
  * (infra/stack.ts), the stream poller on the local stack (scripts/lib/stream-poller.ts). `sendsTo` is every
  * queue a projection hands work to.
  */
-export const streamProcessorRow = {
+export const streamProcessorRow: StreamConsumer = {
+  name: 'StreamProcessor',
   handler: 'functions/stream/processor.ts',
-  table: 'write' as const,
+  description: 'Table change stream: rollups, current values, access-request notices, outbound events',
+  table: 'write',
   sendsTo: [ACCESS_REQUEST_QUEUE, WEBHOOK_DELIVERY_QUEUE],
   /** The outbound events projection publishes to the stack's EventBridge bus. */
-  needs: ['events:publish'] as Need[],
+  needs: ['events:publish'],
   batchSize: 100,
-  /** The event source delivers only changes of items with these sort keys (DELIVERED_SORT_KEYS). */
   sortKeys: DELIVERED_SORT_KEYS,
   timeoutSeconds: 60,
-  /** Deliveries of a failing record before it goes to the on-failure destination (the batch bisected on each error). */
   retryAttempts: 10,
 };
+
+/** The change stream's consumers, one Lambda each on the table's stream (gathered in shared/routes/index.ts). */
+export const streamConsumers: StreamConsumer[] = [streamProcessorRow];

@@ -100,12 +100,62 @@ export interface Worker {
   sendsTo?: string[];
   needs?: Need[];
   /**
-   * Most invocations at once (the SQS event source's maximum concurrency, 2 to 1000): bulk work gets a bounded
-   * share of the account's Lambda concurrency and the table, whoever floods its queue. Absent: as many as SQS polls.
+   * Most batches at once (the SQS event source's maximum concurrency, 2 to 1000; the local queue runs as many):
+   * every worker gets a bounded share of the account's Lambda concurrency and the table, whoever floods its queue.
+   * docs/deploy.md "Worker concurrency" says each row's value and why.
    */
-  maxConcurrency?: number;
+  maxConcurrency: number;
+  /**
+   * Seconds the event source may wait to fill a batch (its maximum batching window, 0 to 300) when fewer than
+   * `batchSize` messages are ready; the local queue waits the same. Absent: a batch leaves with what is ready.
+   */
+  batchWindowSeconds?: number;
   /** Meters its work against the tenant's rate limit: gets the limiter's service defaults (TENANT_RATE_LIMIT_*) as routes do. */
   rateLimited?: boolean;
+}
+
+/**
+ * A consumer of the table's change stream: a Lambda on the DynamoDB stream in AWS (infra/stack.ts), the stream
+ * poller on the local stack (scripts/lib/stream-poller.ts). Rows in shared/routes/stream.ts.
+ */
+export interface StreamConsumer {
+  /** Names its function (`StreamProcessor`), its grant and its local checkpoint. */
+  name: string;
+  handler: string;
+  description: string;
+  table: 'read' | 'write';
+  /** Every queue a projection hands work to. */
+  sendsTo: string[];
+  needs: Need[];
+  batchSize: number;
+  /** The event source delivers only changes of items with these sort keys (an event filter in AWS, the poller locally). */
+  sortKeys: string[];
+  timeoutSeconds: number;
+  /** Deliveries of a failing record before it goes to the on-failure destination (the batch bisected on each error). */
+  retryAttempts: number;
+}
+
+/**
+ * A function run on a schedule: an EventBridge rule every `everyMinutes` in AWS (infra/stack.ts), a timer on the
+ * local stack (scripts/lib/local-stack.ts; `localEveryMsEnv` overrides its period there, 0 turns it off). Its table
+ * access is one Query of one index's partitions by leading-key prefix (`reads`), never a tenant's items: a sweep
+ * reads what is due across tenants and hands each to a queue, whose worker acts as the tenant.
+ */
+export interface Schedule {
+  /** Names its function and rule (`DataSourceSweep`). */
+  name: string;
+  handler: string;
+  description: string;
+  everyMinutes: number;
+  timeoutSeconds: number;
+  /** The index partitions it may Query: `index` with partition keys starting `leadingKeyPrefix`. */
+  reads: { index: 'GSI1'; leadingKeyPrefix: string };
+  /** Queues it sends to (names of worker rows); the stack builds the schedule only where every one has its worker. */
+  sendsTo: string[];
+  /** Why a missed run loses nothing (the rule's retries are its only redelivery: no dead-letter queue). */
+  missedRun: string;
+  /** The environment variable that sets the local timer's period in ms (0: off). */
+  localEveryMsEnv: string;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
+import { WEBHOOK_DELIVERY_CONCURRENCY, WEBHOOK_DELIVERY_QUEUE, WEBHOOK_WORKER_TIMEOUT_SECONDS } from '#shared/domain/webhooks/entity.ts';
 import type { Route, Worker } from '#shared/routes/types.ts';
 import {
   DeliveryListResponse,
@@ -126,15 +126,19 @@ export const webhookRoutes: Route[] = [
 ];
 
 export const webhookWorkers: Worker[] = [
-  // One signed POST per message (10 s timeout each, a batch in parallel); retries are new delayed messages, so receives beyond one mean a crash.
+  // One signed POST per message (10 s timeout each); a batch's records to different endpoints run at once, those
+  // to one endpoint one after another (functions/workers/webhook-deliver.ts), so an endpoint has at most one
+  // delivery in flight per batch and WEBHOOK_DELIVERY_CONCURRENCY in all. Retries are
+  // new delayed messages, so receives beyond one mean a crash.
   {
     queue: WEBHOOK_DELIVERY_QUEUE,
     handler: 'functions/workers/webhook-deliver.ts',
     maxReceiveCount: 5,
     batchSize: 10,
-    timeoutSeconds: 30,
+    timeoutSeconds: WEBHOOK_WORKER_TIMEOUT_SECONDS,
     table: 'write',
     sendsTo: [WEBHOOK_DELIVERY_QUEUE],
     needs: ['kms:webhook-secrets'],
+    maxConcurrency: WEBHOOK_DELIVERY_CONCURRENCY,
   },
 ];

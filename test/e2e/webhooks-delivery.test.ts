@@ -9,7 +9,7 @@ import { fanOut, redeliver } from '#shared/domain/webhooks/deliveries.ts';
 import type { QueueSender } from '#shared/queue/queue.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { keys } from '#shared/db/keys.ts';
-import { DELIVERY_LOG_DAYS, WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
+import { DELIVERY_LOG_DAYS, WEBHOOK_DELIVERY_CONCURRENCY, WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
 import type { IdentifiedEvent } from '#shared/domain/webhooks/events.ts';
 import { expectError, listAll, newTenant, type TenantFixture } from '../support/api.ts';
 import { deliveryWorkerQueues, eventually, startReceiver } from './webhooks.fixture.ts';
@@ -281,6 +281,54 @@ describe('webhook deliveries', () => {
       expect((await deliveries(w))[0]).toMatchObject({ attempts: 1, status: 'succeeded' });
     } finally {
       await receiver.stop();
+    }
+  });
+
+  it('a burst reaches each endpoint at most WEBHOOK_DELIVERY_CONCURRENCY requests at once, and a slow endpoint beside it holds up none of the fast one', async () => {
+    const N = 40;
+    /** Requests each receiver holds open at once, and the most it held. */
+    const open = { fast: 0, slow: 0 };
+    const most = { fast: 0, slow: 0 };
+    const answerAfter = (which: 'fast' | 'slow', ms: number) => () => {
+      most[which] = Math.max(most[which], ++open[which]);
+      return new Promise<number>((r) =>
+        setTimeout(() => {
+          open[which]--;
+          r(200);
+        }, ms),
+      );
+    };
+    const fast = await startReceiver(answerAfter('fast', 50));
+    const slow = await startReceiver(answerAfter('slow', 3000)); // slow, within the 4 s timeout: each attempt succeeds
+    try {
+      const wf = await register(fast.url);
+      const ws = await register(slow.url);
+      const events = Array.from({ length: N }, () => event('checkin.created'));
+      // the burst's messages all visible at once (a backlog), so the worker takes full batches of both endpoints' records
+      const burst: unknown[] = [];
+      await fanOut(ctx, events, { send: async (_q, body) => (burst.push(body), 'collected') } satisfies QueueSender);
+      await Promise.all(burst.map((body) => queues.send(WEBHOOK_DELIVERY_QUEUE, body, { delaySeconds: 1 })));
+      await eventually(() => (fast.received.length === N ? true : undefined), 60_000, `${N} deliveries to the fast endpoint`);
+      // the fast endpoint was served while the slow one waited: each batch put the slow one's records back after one attempt
+      const slowWhenFastDone = slow.received.length;
+      // the slow one's records come back a batch's worth of attempts at a time (one each), so it drains slowly, each once
+      await eventually(() => (slow.received.length === N ? true : undefined), 150_000, `${N} deliveries to the slow endpoint`);
+      await drained();
+      for (const [r, w] of [
+        [fast, wf],
+        [slow, ws],
+      ] as const) {
+        expect(new Set(r.received.map((x) => x.headers['webhook-id']))).toEqual(new Set(events.map((e) => e.id)));
+        expect(r.received).toHaveLength(N); // each once
+        expect((await deliveries(w)).map((d) => d.status)).toEqual(Array(N).fill('succeeded'));
+      }
+      expect(most.fast).toBeLessThanOrEqual(WEBHOOK_DELIVERY_CONCURRENCY);
+      expect(most.slow).toBeLessThanOrEqual(WEBHOOK_DELIVERY_CONCURRENCY);
+      expect(most.fast).toBeGreaterThan(1); // lanes of different batches run at once
+      expect(slowWhenFastDone).toBeLessThan(2 * WEBHOOK_DELIVERY_CONCURRENCY);
+    } finally {
+      await fast.stop();
+      await slow.stop();
     }
   });
 });

@@ -1,5 +1,5 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import { WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
+import { WEBHOOK_DELIVERY_CONCURRENCY, WEBHOOK_DELIVERY_QUEUE } from '#shared/domain/webhooks/entity.ts';
 import { LocalQueues } from '#shared/queue/queue.ts';
 import { webhookDeliverHandler } from '#functions/workers/webhook-deliver.ts';
 import { type Api, listAll } from '../support/api.ts';
@@ -88,6 +88,7 @@ export function deliveryWorkerQueues(handled?: (messageIds: string[]) => void): 
     maxReceiveCount: 5,
     batchSize: 10,
     timeoutSeconds: 30,
+    maxConcurrency: WEBHOOK_DELIVERY_CONCURRENCY,
     handler: async () => async (event) => {
       const res = await worker(event);
       handled?.(event.Records.map((r) => r.messageId));

@@ -25,6 +25,8 @@ export const extraWorkers: Worker[] = [
     timeoutSeconds: 60,
     table: 'write',
     sendsTo: ['fixture-mail'],
+    maxConcurrency: 3,
+    batchWindowSeconds: 5,
   },
   {
     queue: 'fixture-mail',
@@ -34,6 +36,7 @@ export const extraWorkers: Worker[] = [
     timeoutSeconds: 20,
     table: 'none',
     sendsEmail: true,
+    maxConcurrency: 2,
   },
 ];
 

@@ -1,7 +1,8 @@
 import { Match, type Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTableInput, TABLE_DEFINITION } from '#shared/db/table.ts';
-import { routeName, type Route, type Worker } from '#shared/routes/index.ts';
+import { routeName, schedules, type Route, type Worker } from '#shared/routes/index.ts';
+import { streamProcessorRow } from '#shared/routes/stream.ts';
 import { sqsSender } from '#shared/queue/queue.ts';
 import { queueUrlEnv, type GoalTrackingStack } from '../../infra/stack.ts';
 import { TABLE_ACTIONS } from '../../infra/constructs/tenant-data.ts';
@@ -24,6 +25,7 @@ import { IMPORT_QUEUE, IMPORT_WORKER_CONCURRENCY } from '#shared/domain/imports/
 import { TENANT_TAG_LEADING_KEYS, TENANT_TAG_SHAPE, TENANT_TAG_VARIABLE } from '#shared/db/tenant-scope.ts';
 
 const id = (_stack: unknown, c: Parameters<typeof logicalId>[0]) => logicalId(c);
+const dataSourceSweepRow = schedules.find((r) => r.name === 'DataSourceSweep')!;
 
 /** What a row entitles its function to, derived from the row alone: `action resource` pairs. */
 function expectedGrants(stack: GoalTrackingStack, row: { kind: 'route'; r: Route } | { kind: 'worker'; w: Worker }): string[] {
@@ -199,9 +201,9 @@ describe('CDK stack', () => {
       );
       if (!trustsLambda) continue;
       // The stream processor reads the table's change stream (not its items) with its own role: the event source mapping polls with it.
-      const isProcessor = rid === id(stack, stack.streamProcessor.role);
+      const isProcessor = rid === id(stack, stack.streamFunctions.get(streamProcessorRow)!.role);
       // The data-source sweep Queries the due index's partitions only (below), no tenant's items.
-      if (rid === id(stack, stack.dataSourceSweep!.role)) continue;
+      if (rid === id(stack, stack.scheduleFunctions.get(dataSourceSweepRow)!.role)) continue;
       const actions = roleStatements(template, rid)
         .flatMap((s) => asArray(s.Action))
         .filter((a) => !(isProcessor && STREAM_READ.includes(a)));
@@ -219,7 +221,7 @@ describe('CDK stack', () => {
       .filter((p) => p.EventSourceArn?.['Fn::GetAtt']?.[1] === 'StreamArn');
     expect(mappings).toHaveLength(1);
     const m = mappings[0]!;
-    expect(refId(m.FunctionName)).toBe(id(stack, stack.streamProcessor.fn));
+    expect(refId(m.FunctionName)).toBe(id(stack, stack.streamFunctions.get(streamProcessorRow)!.fn));
     expect(m).toMatchObject({
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 10,
@@ -228,20 +230,20 @@ describe('CDK stack', () => {
     });
     expect(m.DestinationConfig.OnFailure.Destination['Fn::GetAtt'][0]).toBe(id(stack, stack.streamDeadLetters));
     // Stream reads only on the stream, and the processor reaches items through the write tenant role like any function.
-    const actions = roleStatements(template, id(stack, stack.streamProcessor.role))
+    const actions = roleStatements(template, id(stack, stack.streamFunctions.get(streamProcessorRow)!.role))
       .flatMap((s) => asArray(s.Action))
       .filter((a) => a.startsWith('dynamodb:'));
     expect([...new Set(actions)].sort()).toEqual([...STREAM_READ].sort());
     // Records are read on the stream only (ListStreams takes no resource).
-    for (const st of roleStatements(template, id(stack, stack.streamProcessor.role)).filter((s) =>
+    for (const st of roleStatements(template, id(stack, stack.streamFunctions.get(streamProcessorRow)!.role)).filter((s) =>
       asArray(s.Action).includes('dynamodb:GetRecords'),
     ))
       expect(JSON.stringify(st.Resource)).toContain('StreamArn');
-    expect(stack.streamProcessor.rolePath).toBe(stack.data.rolePath('write'));
+    expect(stack.streamFunctions.get(streamProcessorRow)!.rolePath).toBe(stack.data.rolePath('write'));
   });
 
   it('runs the data-source sweep every minute with one grant: Query of the due index partitions on GSI1, and a send to the sync queue', () => {
-    const sweep = stack.dataSourceSweep!;
+    const sweep = stack.scheduleFunctions.get(dataSourceSweepRow)!;
     const statements = roleStatements(template, id(stack, sweep.role));
     const dynamo = statements.filter((st) => asArray(st.Action).some((a) => a.startsWith('dynamodb:')));
     expect(dynamo).toHaveLength(1);
@@ -266,10 +268,10 @@ describe('CDK stack', () => {
     });
     const busId = id(stack, stack.outboundEvents.bus);
     const keyId = id(stack, stack.outboundEvents.secretKey);
-    const processorEnv = t.Resources[id(stack, stack.streamProcessor.fn)].Properties.Environment.Variables as Json;
+    const processorEnv = t.Resources[id(stack, stack.streamFunctions.get(streamProcessorRow)!.fn)].Properties.Environment.Variables as Json;
     expect(refId(processorEnv.EVENT_BUS_NAME)).toBe(busId);
-    expect(actualGrants(template, id(stack, stack.streamProcessor.role))).toContain(`events:PutEvents ${busId}`);
-    expect(actualGrants(template, id(stack, stack.streamProcessor.role))).toContain(
+    expect(actualGrants(template, id(stack, stack.streamFunctions.get(streamProcessorRow)!.role))).toContain(`events:PutEvents ${busId}`);
+    expect(actualGrants(template, id(stack, stack.streamFunctions.get(streamProcessorRow)!.role))).toContain(
       `sqs:SendMessage ${id(stack, stack.queues.get('webhook-deliveries')!.queue)}`,
     );
     const sealing = [...stack.routeFunctions.entries(), ...stack.workerFunctions.entries()].filter(([row]) =>
@@ -428,8 +430,7 @@ describe('CDK stack', () => {
     // One tenant's imports cannot take the account's Lambda concurrency and the table's capacity from everyone else's.
     expect(mappingOf(imports).ScalingConfig).toEqual({ MaximumConcurrency: IMPORT_WORKER_CONCURRENCY });
     expect(IMPORT_WORKER_CONCURRENCY).toBeGreaterThanOrEqual(2); // SQS's least
-    for (const w of allWorkers)
-      expect(mappingOf(w).ScalingConfig, w.queue).toEqual(w.maxConcurrency ? { MaximumConcurrency: w.maxConcurrency } : undefined);
+    for (const w of allWorkers) expect(mappingOf(w).ScalingConfig, w.queue).toEqual({ MaximumConcurrency: w.maxConcurrency });
     // its rows are charged to the tenant's limit with the same service defaults the routes use
     const env = t.Resources[id(stack, stack.workerFunctions.get(imports)!.fn)].Properties.Environment.Variables;
     expect(env).toMatchObject({ TENANT_RATE_LIMIT_RPS: expect.any(String), TENANT_RATE_LIMIT_BURST: expect.any(String) });
@@ -513,7 +514,7 @@ describe('CDK stack', () => {
           a.Namespace === 'AWS/Lambda' &&
           a.Statistic === 'Maximum' &&
           a.Threshold === 60_000 &&
-          refId(a.Dimensions[0].Value) === id(stack, stack.streamProcessor.fn),
+          refId(a.Dimensions[0].Value) === id(stack, stack.streamFunctions.get(streamProcessorRow)!.fn),
       ),
     ).toHaveLength(1);
     // Throttles: every function appears in exactly one alarm's metric math (at most 10 per alarm).

@@ -129,9 +129,17 @@ describe('row grants on the local stack', () => {
       maxReceiveCount: 3,
       batchSize: 1,
       timeoutSeconds: 1,
+      maxConcurrency: 1,
       handler: async () => async () => undefined,
     });
-    queues.register({ queue: 'emails', maxReceiveCount: 3, batchSize: 1, timeoutSeconds: 1, handler: async () => async () => undefined });
+    queues.register({
+      queue: 'emails',
+      maxReceiveCount: 3,
+      batchSize: 1,
+      timeoutSeconds: 1,
+      maxConcurrency: 1,
+      handler: async () => async () => undefined,
+    });
     await expect(withGrant(writer, () => queues.send('emails', {}))).rejects.toMatchObject({ name: 'AccessDeniedException' });
     await expect(withGrant(writer, () => queues.send('notifications', {}))).resolves.toEqual(expect.any(String));
   });

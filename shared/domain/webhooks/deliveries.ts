@@ -7,7 +7,7 @@ import { committedUnlessConditionFails } from '#shared/db/conflict-retries.ts';
 import { accept } from '#shared/decision.ts';
 import type { Stored } from '#shared/db/model.ts';
 import type { DataCtx } from '#shared/db/data-ctx.ts';
-import { getEntity } from '#shared/db/reads.ts';
+import { BatchRead, getEntity } from '#shared/db/reads.ts';
 import { WriteTx } from '#shared/db/write-tx.ts';
 import type { DomainCtx } from '#shared/domain/context.ts';
 import {
@@ -180,7 +180,12 @@ const WRITE_WAIT_RETRY_SECONDS = 1;
  */
 export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messageId: string, deps: AttemptDeps): Promise<AttemptResult> {
   const now = deps.now ?? Date.now;
-  let stored = await getEntity(ctx, deliveryEntity, msg.delivery_uuid, true);
+  // the delivery and its endpoint in one round trip (the endpoint's id is the message's)
+  const read = new BatchRead(ctx);
+  const deliveryOf = read.entities(deliveryEntity, [msg.delivery_uuid]);
+  const endpointOf = read.entities(webhookEntity, [msg.webhook_uuid]);
+  await read.run();
+  let stored = deliveryOf().get(msg.delivery_uuid);
   if (stored && stored.record.seq < msg.seq) {
     const until = msg.awaits_write_until ?? now() + WRITE_WAIT_MS;
     if (now() >= until) return { outcome: 'stale' };
@@ -200,7 +205,7 @@ export async function attemptDelivery(ctx: DataCtx, msg: DeliveryMessage, messag
       return { outcome: 'stale' };
     stored = { record: claimed, version: stored.version + 1 };
   }
-  const endpoint = await getEntity(ctx, webhookEntity, msg.webhook_uuid, true);
+  const endpoint = endpointOf().get(msg.webhook_uuid);
   let outcome: PostOutcome;
   if (!endpoint) return finish(ctx, stored, { ok: false, statusCode: null, error: 'webhook deleted' }, deps, true);
   if (endpoint.record.status !== 'active')

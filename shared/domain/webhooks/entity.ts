@@ -97,3 +97,14 @@ export interface DeliveryMessage {
 }
 
 export const WEBHOOK_DELIVERY_QUEUE = 'webhook-deliveries';
+
+/**
+ * Delivery worker batches at once, across tenants (the event source's maximum concurrency, the worker row's
+ * `maxConcurrency`). A batch runs one delivery at a time per endpoint (its lane), so this is also the most
+ * deliveries one endpoint has in flight: a burst, or an import of 10,000 goals, reaches a receiver at most this
+ * many requests at once.
+ */
+export const WEBHOOK_DELIVERY_CONCURRENCY = 10;
+
+/** The delivery worker's timeout: a batch's lanes fit their attempts (10 s each at most) into it. */
+export const WEBHOOK_WORKER_TIMEOUT_SECONDS = 30;
