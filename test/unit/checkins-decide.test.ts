@@ -1,32 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { decideCreate, decideDelete, decideUpdate, deleteNeedsNext, goalAfter, type GoalState } from '#shared/domain/checkins/decide.ts';
 import { checkinOrderKey, type CheckinRecord } from '#shared/domain/checkins/entity.ts';
-import type { GoalRecord } from '#shared/domain/goals/entity.ts';
 import { ForbiddenError, ValidationError, type AppError } from '#shared/errors.ts';
+import { goalRecord } from '../support/goal-record.ts';
 
 /** The check-in rules on plain objects: no DynamoDB, no clock, no ids generated. */
 const NOW = '2025-02-10T12:00:00.000Z';
-const goal = (over: Partial<GoalRecord> = {}): GoalRecord =>
-  ({
-    uuid: 'g1',
-    type: 'key_result',
-    metric: { uuid: 'm1', name: null, start_value: 0, target_value: 200, unit: null, metric_type: 'reach' },
-    current_metric_uuid: 'm1',
-    progress_mode: 'manual',
-    current_progress: null,
-    current_value: null,
-    current_status: 'not_started',
-    score: null,
-    last_checkin_date: null,
-    value_updated_at: null,
-    value_updated_by_uuid: null,
-    status_updated_at: null,
-    status_updated_by_uuid: null,
-    discarded_at: null,
-    archived_at: null,
-    updated_at: '2025-01-01T00:00:00.000Z',
-    ...over,
-  }) as GoalRecord;
+const goal = goalRecord;
 const editor = { canView: true, canEdit: true, source: 'owner' as const };
 const state = (over: Partial<GoalState> = {}): GoalState => ({ goal: goal(), access: editor, newest: [], ...over });
 const hidden = () => ValidationError.field('goal_uuid', 'not_found', 'unknown');

@@ -27,6 +27,7 @@ import { labelNamesProjection, projectLabelSync } from '#shared/stream/projectio
 import { rollupProjection, rollupStart, type RollupsState } from '#shared/stream/projections/rollups.ts';
 import { creatorCheckStep, webhookCreatorsProjection } from '#shared/stream/projections/webhook-creators.ts';
 import type { TableChange } from '#shared/table-change.ts';
+import { goalRecord } from '../support/goal-record.ts';
 
 /**
  * Every projection's `project`: pure, from the change and the state its `reads` returns, to the writes the
@@ -47,29 +48,7 @@ const change = (kind: string, before?: object, after?: object, vBefore = 1): Tab
 });
 const stored = <R>(record: R, version = 3): Stored<R> => ({ record, version });
 
-const goal = (uuid: string, over: Partial<GoalRecord> = {}): GoalRecord =>
-  ({
-    uuid,
-    type: 'key_result',
-    metric: { uuid: 'm', name: null, start_value: 0, target_value: 200, unit: null, metric_type: 'reach' },
-    progress_mode: 'manual',
-    current_value: null,
-    current_progress: null,
-    current_status: 'not_started',
-    score: null,
-    last_checkin_date: null,
-    value_updated_at: null,
-    value_updated_by_uuid: null,
-    status_updated_at: null,
-    status_updated_by_uuid: null,
-    parent_links: [],
-    path: '',
-    label_uuids: [],
-    discarded_at: null,
-    archived_at: null,
-    updated_at: '2026-01-01T00:00:00.000Z',
-    ...over,
-  }) as GoalRecord;
+const goal = (uuid: string, over: Partial<GoalRecord> = {}): GoalRecord => goalRecord({ uuid, ...over });
 /** The record a replace writes (fails for any other operation). */
 const replaced = (op: TxOp): GoalRecord => {
   if (op.op !== 'replace') throw new Error(`${op.op}, not a replace`);
@@ -89,41 +68,28 @@ describe('current-values: a goal follows its latest check-in', () => {
     updated_by_uuid: 'u',
   } as unknown as CheckinRecord;
   const c = change('checkin', undefined, checkin);
+  /** What a goal holds once it follows that check-in. */
+  const followsCheckin: Partial<GoalRecord> = {
+    current_value: 50,
+    current_progress: 25,
+    current_status: 'on_track',
+    last_checkin_date: '2026-02-28',
+    value_updated_at: AT,
+    value_updated_by_uuid: 'u',
+    status_updated_at: AT,
+    status_updated_by_uuid: 'u',
+  };
 
   it('writes the goal following the check-in, at the version read, stamped now', () => {
     const g = stored(goal('g'));
     const writes = currentValuesProjection.project(c, { goal: g, latest: checkin }, NOW);
     expect(writes).toEqual({
-      transactions: [
-        [
-          replaceOp(goalEntity, g, {
-            ...g.record,
-            current_value: 50,
-            current_progress: 25,
-            current_status: 'on_track',
-            last_checkin_date: '2026-02-28',
-            value_updated_at: AT,
-            value_updated_by_uuid: 'u',
-            status_updated_at: AT,
-            status_updated_by_uuid: 'u',
-            updated_at: NOW,
-          }),
-        ],
-      ],
+      transactions: [[replaceOp(goalEntity, g, { ...g.record, ...followsCheckin, updated_at: NOW })]],
     });
   });
 
   it('writes nothing when the goal already follows it (a replay) or is gone', () => {
-    const following = goal('g', {
-      current_value: 50,
-      current_progress: 25,
-      current_status: 'on_track',
-      last_checkin_date: '2026-02-28',
-      value_updated_at: AT,
-      value_updated_by_uuid: 'u',
-      status_updated_at: AT,
-      status_updated_by_uuid: 'u',
-    });
+    const following = goal('g', followsCheckin);
     expect(currentValuesProjection.project(c, { goal: stored(following), latest: checkin }, NOW)).toEqual({});
     expect(currentValuesProjection.project(c, { goal: undefined, latest: undefined }, NOW)).toEqual({});
   });
