@@ -127,6 +127,7 @@ describe('support-issue worker', () => {
         timeoutSeconds: 30,
         table: 'none',
         needs: ['support:webhook'],
+        maxConcurrency: 2,
       },
     ]);
   });
